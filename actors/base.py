@@ -1,0 +1,55 @@
+"""The supervised child: a thin mailbox around plain objects.
+
+A tell that raises kills the child; its on_failure tells the supervisor, which
+restarts it. Each message ends with a fresh snapshot on the board.
+"""
+from __future__ import annotations
+
+import logging
+
+import pykka
+
+from .messages import ChildFailed, Crash
+
+log = logging.getLogger("hippocampus.actors")
+
+
+class Supervised(pykka.ThreadingActor):
+    name = "child"
+
+    def __init__(self, supervisor: pykka.ActorRef, runtime) -> None:
+        super().__init__()
+        self.supervisor = supervisor
+        self.rt = runtime
+
+    def on_start(self) -> None:
+        if self.rt.faults.pop(f"{self.name}:on_start", False):
+            raise RuntimeError(f"injected on_start fault in {self.name}")
+        self.publish()
+
+    def on_failure(self, exc_type, exc, tb) -> None:
+        try:
+            self.supervisor.tell(ChildFailed(self.name, self.actor_urn, f"{exc_type.__name__}: {exc}"))
+        except pykka.ActorDeadError:
+            pass
+
+    def on_receive(self, message):
+        if isinstance(message, Crash):
+            raise RuntimeError(f"injected crash in {self.name} ({message.where})")
+        handler = getattr(self, "on_" + type(message).__name__, None)
+        if handler is None:
+            log.warning("%s got a message it does not know: %r", self.name, message)
+            return None
+        try:
+            return handler(message)
+        finally:
+            self.publish()
+
+    def snapshot(self) -> dict:
+        return {}
+
+    def publish(self) -> None:
+        try:
+            self.rt.board.put(self.name, self.snapshot())
+        except Exception:  # noqa: BLE001 - a snapshot never fails a message
+            log.exception("%s could not publish its snapshot", self.name)

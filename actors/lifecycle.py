@@ -1,0 +1,43 @@
+"""The lifecycle actor: owns the small model's server process.
+
+On (re)start it adopts the process it started before (recorded in the state
+file), so a crash of this actor never leaves an orphaned server.
+"""
+from __future__ import annotations
+
+from hippocampus.lifecycle import ModelLifecycle
+
+from .base import Supervised
+
+
+class LifecycleActor(Supervised):
+    name = "lifecycle"
+
+    def __init__(self, supervisor, runtime) -> None:
+        super().__init__(supervisor, runtime)
+        ctx = runtime.ctx
+        self.lc = ModelLifecycle(runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock,
+                                 emit=ctx.emit, persisted=ctx.state.get("lifecycle") or None,
+                                 save=lambda d: ctx.state.set(lifecycle=d))
+
+    def on_start(self) -> None:
+        self.lc.adopt()
+        super().on_start()
+
+    def on_stop(self) -> None:
+        self.lc.shutdown()
+
+    def on_Ensure(self, msg) -> None:
+        self.lc.ensure()
+
+    def on_Release(self, msg) -> None:
+        self.lc.release(msg.busy_seconds)
+
+    def on_Handover(self, msg) -> bool:
+        return self.lc.handover()
+
+    def on_ModelTick(self, msg) -> None:
+        self.lc.tick(chain_open=msg.chain_open)
+
+    def snapshot(self) -> dict:
+        return self.lc.snapshot()

@@ -1,0 +1,94 @@
+"""The messages the actors are told or asked. Small, plain, immutable."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Tick:                     # the ticker's beat, fanned out by the supervisor
+    at: float
+
+
+@dataclass(frozen=True)
+class ChildFailed:
+    name: str
+    urn: str
+    error: str
+
+
+@dataclass(frozen=True)
+class RestartChild:
+    name: str
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Crash:                    # test-only fault hook: the handler raises
+    where: str = "tell"
+
+
+# scheduler
+@dataclass(frozen=True)
+class Wake:                     # a nudge arrived
+    pass
+
+
+# chain and sleeper: `token` is the cycle lock, taken by the caller and released by the handler
+@dataclass(frozen=True)
+class Tend:
+    redraft: bool
+    token: Any = None
+
+
+@dataclass(frozen=True)
+class Check:
+    token: Any = None
+
+
+@dataclass(frozen=True)
+class Sleep:
+    ask_for_brief: bool
+    token: Any = None
+
+
+# lifecycle
+@dataclass(frozen=True)
+class Ensure:
+    pass
+
+
+@dataclass(frozen=True)
+class Release:
+    busy_seconds: float
+
+
+@dataclass(frozen=True)
+class Handover:
+    pass
+
+
+@dataclass(frozen=True)
+class ModelTick:
+    chain_open: bool
+
+
+# ripple and notifier
+@dataclass(frozen=True)
+class Fire:
+    event: dict
+
+
+@dataclass(frozen=True)
+class RetrySkipped:
+    pass
+
+
+@dataclass(frozen=True)
+class Publish:
+    event: dict
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    reason: Optional[str] = None

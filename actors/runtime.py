@@ -1,0 +1,186 @@
+"""The running service: the shared plain objects, the supervisor and its six children.
+
+Routes and the MCP tools talk to the service only through this object: they tell
+or ask an actor by name (through the supervisor's registry, never a stale ref),
+take the cycle lock before asking, and read status from the board.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from typing import Any, Callable, Optional
+
+import pykka
+
+from hippocampus.clock import Clock
+from hippocampus.config import Config
+from hippocampus.context import Context
+from hippocampus.cycle import Busy
+from hippocampus.events import EventLog
+from hippocampus.memory import MemoryClient
+from hippocampus.model import ModelClient
+from hippocampus.notify import Webhook
+from hippocampus.ripple import Ripple
+from hippocampus.state import State
+
+from .board import Board
+from .chain import ChainActor
+from .gates import LifecycleGate
+from .lifecycle import LifecycleActor
+from .messages import Publish, Wake
+from .notifier import NotifierActor
+from .ripple import RippleActor
+from .scheduler import SchedulerActor
+from .sleeper import SleeperActor
+from .supervisor import ChildSpec, Registry, Supervisor
+
+log = logging.getLogger("hippocampus.runtime")
+
+CHILDREN = [
+    ChildSpec("notifier", NotifierActor),
+    ChildSpec("ripple", RippleActor),
+    ChildSpec("lifecycle", LifecycleActor),
+    ChildSpec("chain", ChainActor),
+    ChildSpec("sleeper", SleeperActor),
+    ChildSpec("scheduler", SchedulerActor, ticks=True),
+]
+
+
+class Nudges:
+    """'Your turn' flags: set by a nudge, taken by the tick it causes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending = False
+        self.count = 0
+
+    def set(self) -> None:
+        with self._lock:
+            self._pending = True
+            self.count += 1
+
+    def pending(self) -> bool:
+        with self._lock:
+            return self._pending
+
+    def take(self) -> bool:
+        with self._lock:
+            was, self._pending = self._pending, False
+            return was
+
+
+class Runtime:
+    def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory: Optional[MemoryClient] = None):
+        self.cfg = cfg
+        clock = clock or Clock()
+        state_path = cfg.sleep.resolved_state_path()
+        state = State(state_path)
+        events = EventLog(state_path.with_name("events.json"), clock, keep=cfg.events.keep)
+        memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
+        model = ModelClient(cfg.model) if cfg.model.configured else None
+        voice = None
+        if cfg.voice.enabled:
+            from hippocampus.voice import VoiceCard
+
+            voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock)
+        self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model,
+                           gate=LifecycleGate(self), voice=voice)
+        self.board = Board()
+        self.registry = Registry()
+        self.faults: dict = {}
+        self.nudges = Nudges()
+        self.ripple = Ripple(cfg.ripple, log_dir=cfg.state_dir)
+        self.webhook = Webhook(cfg.notify)
+        self.supervisor: Optional[pykka.ActorRef] = None
+        events.subscribe(lambda e: self.tell("notifier", Publish(e)))
+
+    @property
+    def events(self) -> EventLog:
+        return self.ctx.events
+
+    # ------------------------------------------------------------ life
+    def start(self) -> "Runtime":
+        self.supervisor = Supervisor.start(self, CHILDREN)
+        return self
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.supervisor is not None:
+            try:
+                self.supervisor.stop(block=True, timeout=timeout)
+            except (pykka.ActorDeadError, pykka.Timeout):
+                pass
+            self.supervisor = None
+        self.ripple.shutdown()
+        pykka.ActorRegistry.stop_all(block=True, timeout=timeout)
+
+    # ------------------------------------------------------------ messaging
+    def tell(self, name: str, message: Any) -> bool:
+        ref = self.registry.get(name)
+        if ref is None:
+            return False
+        try:
+            ref.tell(message)
+            return True
+        except pykka.ActorDeadError:
+            return False
+
+    def ask(self, name: str, message: Any, timeout: Optional[float] = 5.0) -> Any:
+        ref = self.registry.get(name)
+        if ref is None:
+            raise pykka.ActorDeadError(f"the {name} actor is down (restarting or failed)")
+        return ref.ask(message, timeout=timeout)
+
+    @contextlib.contextmanager
+    def holding(self, token, what: str):
+        """Inside a handler: the lock the caller took, or take it here."""
+        tok = token if token is not None else self.ctx.cycle.enter(what)
+        try:
+            yield tok
+        finally:
+            self.ctx.cycle.leave(tok)
+
+    def request(self, what: str, actor: str, make: Callable[[Any], Any], timeout: Optional[float]) -> Any:
+        """Take the cycle lock here (Busy at once if it is held) and hand it to the actor's handler."""
+        tok = self.ctx.cycle.enter(what)
+        ref = self.registry.get(actor)
+        if ref is None:
+            self.ctx.cycle.leave(tok)
+            raise pykka.ActorDeadError(f"the {actor} actor is down (restarting or failed): see /actors")
+        try:
+            return ref.ask(make(tok), timeout=timeout)
+        except pykka.ActorDeadError:
+            self.ctx.cycle.leave(tok)
+            raise
+
+    def run_locked(self, what: str, actor: str, make: Callable[[Any], Any], timeout: Optional[float] = 3600.0):
+        """For the tick: the report, or None when the cycle is busy or the actor is down."""
+        try:
+            return self.request(what, actor, make, timeout)
+        except Busy:
+            return None
+        except pykka.ActorDeadError:
+            return None
+        except pykka.Timeout:
+            log.warning("the %s is taking longer than %s s; the tick goes on", what, timeout)
+            return None
+        except Exception as exc:  # noqa: BLE001 - a tick never dies of one step
+            log.error("the %s failed in the tick: %s", what, exc)
+            return None
+
+    def nudge(self) -> dict:
+        self.nudges.set()
+        woke = self.tell("scheduler", Wake())
+        self.ctx.emit("nudged", woke=woke)
+        return {"ok": True, "woke": woke,
+                "message": "carrying on now" if woke else "noted; the next tick carries on"}
+
+    def inject_fault(self, name: str, where: str = "tell") -> bool:
+        """Test-only: make a child crash (a tell that raises) or die in its next on_start."""
+        from .messages import Crash
+
+        if where == "on_start":
+            self.faults[f"{name}:on_start"] = True
+            return self.tell(name, Crash("on_start"))
+        return self.tell(name, Crash(where))
+

@@ -1,0 +1,18 @@
+"""The sleeper actor: the check (purge, the brief gate) and the sleep itself."""
+from __future__ import annotations
+
+from hippocampus import gate
+
+from .base import Supervised
+
+
+class SleeperActor(Supervised):
+    name = "sleeper"
+
+    def on_Check(self, msg) -> dict:
+        with self.rt.holding(msg.token, "check"):
+            return gate.check(self.rt.ctx)
+
+    def on_Sleep(self, msg) -> dict:
+        with self.rt.holding(msg.token, "sleep"):
+            return gate.sleep_by_hand(self.rt.ctx, ask_for_brief=msg.ask_for_brief)

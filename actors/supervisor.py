@@ -1,0 +1,214 @@
+"""One-for-one supervision over the six children, with restart intensity.
+
+A child that crashes is restarted after a backoff; one that crashes more than
+max_restarts times in window_seconds is `failed`, left down and reported until
+an operator restarts it. A liveness check catches a child that died in
+on_start. Children are reached by name through the supervisor (`ref(name)`),
+never through a ref kept from before a restart. One ticker thread beats; the
+supervisor fans the beat out.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pykka
+
+from .messages import ChildFailed, RestartChild, Tick
+
+log = logging.getLogger("hippocampus.supervisor")
+
+
+@dataclass
+class ChildSpec:
+    name: str
+    cls: Any
+    ticks: bool = False         # wants the fanned-out beat
+
+
+class Ticker(threading.Thread):
+    def __init__(self, target: pykka.ActorRef, every: float):
+        super().__init__(name="hippocampus-ticker", daemon=True)
+        self.target, self.every = target, every
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.every):
+            try:
+                self.target.tell(Tick(time.time()))
+            except pykka.ActorDeadError:
+                return
+
+
+class Registry:
+    """The current ref of each child, by name: written by the supervisor, read by anyone."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._refs: dict = {}
+
+    def get(self, name: str) -> Optional[pykka.ActorRef]:
+        with self._lock:
+            return self._refs.get(name)
+
+    def put(self, name: str, ref: pykka.ActorRef) -> None:
+        with self._lock:
+            self._refs[name] = ref
+
+    def drop(self, name: str) -> None:
+        with self._lock:
+            self._refs.pop(name, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._refs.clear()
+
+
+class Supervisor(pykka.ThreadingActor):
+    def __init__(self, runtime, specs: list) -> None:
+        super().__init__()
+        self.rt = runtime
+        cfg = runtime.cfg.supervisor
+        self.max_restarts, self.window, self.backoff = cfg.max_restarts, cfg.window_seconds, cfg.backoff_seconds
+        self.specs = {s.name: s for s in specs}
+        self.children: dict = {}
+        self.registry = runtime.registry
+        self.ticker: Optional[Ticker] = None
+        for name in self.specs:
+            self.children[name] = {"state": "stopped", "restarts": 0, "last_error": None, "last_error_at": None,
+                                   "started_at": None, "urn": None, "recent": collections.deque(),
+                                   "restart_due": None}
+
+    def ref(self, name: str) -> Optional[pykka.ActorRef]:
+        return self.registry.get(name)
+
+    # ------------------------------------------------------------ life
+    def on_start(self) -> None:
+        for name in self.specs:
+            self._start_child(name)
+        self.ticker = Ticker(self.actor_ref, self.rt.cfg.supervisor.check_seconds)
+        self.ticker.start()
+        self._publish()
+
+    def on_stop(self) -> None:
+        self._stop_all()
+
+    def on_failure(self, *exc) -> None:
+        self._stop_all()
+
+    def _stop_all(self) -> None:
+        if self.ticker:
+            self.ticker.stopped.set()
+        for name in reversed(list(self.specs)):
+            ref = self.ref(name)
+            if ref is not None:
+                try:
+                    ref.stop(block=True, timeout=10)
+                except pykka.Timeout:
+                    log.error("%s did not stop within 10 s", name)
+                except pykka.ActorDeadError:
+                    pass
+            self.children[name]["state"] = "stopped"
+        self.registry.clear()
+        self._publish()
+
+    def _start_child(self, name: str) -> None:
+        spec, c = self.specs[name], self.children[name]
+        try:
+            ref = spec.cls.start(self.actor_ref, self.rt)
+        except Exception as exc:  # noqa: BLE001 - a constructor that raises is a crash like any other
+            self._failed(name, None, f"{type(exc).__name__}: {exc}")
+            return
+        self.registry.put(name, ref)
+        c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None)
+
+    # ------------------------------------------------------------ messages
+    def on_receive(self, message):
+        try:
+            if isinstance(message, ChildFailed):
+                self._failed(message.name, message.urn, message.error)
+            elif isinstance(message, Tick):
+                self._tick(message)
+            elif isinstance(message, RestartChild):
+                return self._operator_restart(message.name, message.force)
+            return None
+        finally:
+            self._publish()
+
+    def _failed(self, name: str, urn: Optional[str], error: str) -> None:
+        c = self.children.get(name)
+        if c is None or (urn is not None and urn != c["urn"]) or c["state"] == "failed":
+            return
+        if c["state"] == "restarting":          # the liveness check saw it first: keep the real error
+            c.update(last_error=error, last_error_at=time.time())
+            return
+        now = time.time()
+        self.registry.drop(name)
+        c.update(last_error=error, last_error_at=now)
+        recent = c["recent"]
+        while recent and now - recent[0] > self.window:
+            recent.popleft()
+        self.rt.events.emit("actor_crashed", actor=name, error=error)
+        log.error("actor %s crashed: %s", name, error)
+        if len(recent) >= self.max_restarts:
+            c["state"] = "failed"
+            self.rt.events.emit("actor_failed", actor=name, error=error, restarts=c["restarts"])
+            log.error("actor %s crashed %d times in %g s: left down; POST /actors/%s/restart brings it back",
+                      name, len(recent) + 1, self.window, name)
+            return
+        c["state"] = "restarting"
+        c["restart_due"] = now + self.backoff * (2 ** len(recent))
+
+    def _tick(self, tick: Tick) -> None:
+        now = time.time()
+        for name, c in self.children.items():
+            if c["state"] == "running":
+                ref = self.ref(name)
+                if ref is None or not ref.is_alive():
+                    self._failed(name, c["urn"], c["last_error"] if ref is None else
+                                 "the actor stopped on its own (it died while starting)")
+            if c["state"] == "restarting" and c["restart_due"] is not None and now >= c["restart_due"]:
+                c["recent"].append(now)
+                c["restarts"] += 1
+                self._start_child(name)
+                if c["state"] == "running":
+                    self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"])
+                    log.info("actor %s restarted (%d restart(s))", name, c["restarts"])
+        for name, spec in self.specs.items():
+            if spec.ticks and self.children[name]["state"] == "running":
+                ref = self.ref(name)
+                if ref is not None:
+                    try:
+                        ref.tell(tick)
+                    except pykka.ActorDeadError:
+                        pass
+
+    def _operator_restart(self, name: str, force: bool) -> dict:
+        c = self.children.get(name)
+        if c is None:
+            return {"status": 404, "detail": f"no actor named {name!r}; the actors are " + ", ".join(self.specs)}
+        if c["state"] == "running" and not force:
+            return {"status": 409, "detail": f"{name} is running; add ?force=true to restart it anyway"}
+        ref = self.ref(name)
+        if ref is not None:
+            self.registry.drop(name)
+            try:
+                ref.stop(block=True, timeout=10)
+            except (pykka.Timeout, pykka.ActorDeadError):
+                pass
+        c["recent"].clear()
+        c["restarts"] += 1
+        self._start_child(name)
+        self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], by="operator")
+        return {"status": 202, "actor": name, "state": c["state"]}
+
+    def table(self) -> dict:
+        return {name: {k: c[k] for k in ("state", "restarts", "last_error", "last_error_at", "started_at")}
+                for name, c in self.children.items()}
+
+    def _publish(self) -> None:
+        self.rt.board.put("actors", self.table())

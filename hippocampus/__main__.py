@@ -1,0 +1,108 @@
+"""seren-hippocampus: serve (the default), check-config, demo."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Optional
+
+from . import SERVICE, __version__
+from . import config as config_mod
+
+log = logging.getLogger("hippocampus")
+
+
+def _utf8() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(encoding="utf-8")
+        except (AttributeError, ValueError):
+            pass
+
+
+def setup_logging(level: str = "INFO") -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pykka").setLevel(logging.WARNING)
+
+
+def enforce_exposure(cfg) -> None:
+    """The family's refusal to start open on a LAN (exit 78), and the banner when consented."""
+    from seren_meninges.exposure import enforce_exposure as enforce
+
+    enforce(cfg.server.host, cfg.server.port, service=SERVICE, token=cfg.server.resolve_bearer(),
+            allow_open_lan=cfg.server.allow_open_lan, env_prefix=config_mod.ENV_PREFIX,
+            log=lambda m: print(m, file=sys.stderr, flush=True))
+
+
+def use_system_trust(cfg) -> None:
+    if not cfg.tls.trust_system_store:
+        return
+    try:
+        import truststore
+    except ImportError:
+        log.warning("tls.trust_system_store is on but truststore is not installed: "
+                    "pip install 'seren-hippocampus[corp]' (using certifi meanwhile)")
+        return
+    truststore.inject_into_ssl()
+    log.info("TLS: using OS trust store (truststore injected)")
+
+
+def serve(cfg) -> int:
+    from .http.server import Service
+
+    enforce_exposure(cfg)
+    use_system_trust(cfg)
+    service = Service(cfg).start()
+
+    def stop(signum, frame) -> None:
+        log.info("signal %s: stopping (draining in-flight requests)", signum)
+        threading.Thread(target=service.request_stop, name="stopper", daemon=True).start()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    if hasattr(signal, "SIGBREAK"):  # Windows: CTRL_BREAK from a service wrapper
+        signal.signal(signal.SIGBREAK, stop)
+    log.info("%s %s listening on %s (memory %s, %s mode, %s)", SERVICE, __version__, service.url,
+             cfg.memory.url, cfg.sleep.mode, "model " + cfg.model.url if cfg.model.configured else "mechanical")
+    print(f"[{SERVICE}] ready on {service.url}  viewer: {service.url}/viewer", file=sys.stderr, flush=True)
+    service.serve_forever()
+    return 0
+
+
+def check_config(cfg) -> int:
+    print(json.dumps(config_mod.redacted(cfg), indent=2, sort_keys=False))
+    print(f"# config file: {cfg.path or '(none: defaults)'}")
+    for w in cfg.warnings:
+        print(f"warning: {w}")
+    return 1 if cfg.warnings else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="seren-hippocampus", description="The sleep cycle for SerenMemory.")
+    p.add_argument("--config", "-c", help="the yaml config (else $SEREN_HIPPOCAMPUS_CONFIG, else "
+                                          "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
+    p.add_argument("--log-level", default=os.environ.get("SEREN_HIPPOCAMPUS_LOG_LEVEL", "INFO"))
+    sub = p.add_subparsers(dest="command")
+    sub.add_parser("serve", help="run the service (the default)")
+    sub.add_parser("check-config", help="print the resolved config (secrets hidden) and every warning; "
+                                        "exit 1 when there were warnings")
+    return p
+
+
+def main(argv: Optional[list] = None) -> int:
+    _utf8()
+    args = build_parser().parse_args(argv)
+    setup_logging(args.log_level)
+    if args.command == "check-config":
+        return check_config(config_mod.load(args.config, announce=False))
+    cfg = config_mod.load(args.config)
+    return serve(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

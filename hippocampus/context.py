@@ -1,0 +1,62 @@
+"""What the domain objects share: config, clients, the clock, state, events and the model gate."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol
+
+from .clock import Clock
+from .config import Config
+from .cycle import CycleLock
+from .events import EventLog
+from .memory import MemoryClient
+from .model import ModelClient
+from .state import State
+
+
+class ModelGate(Protocol):
+    """The model's lifecycle as the drafting code sees it."""
+
+    def ensure(self) -> None: ...
+    def release(self, busy_seconds: float) -> None: ...
+    def handover(self) -> bool: ...
+
+
+class AlwaysUp:
+    """The gate for an unmanaged model: nothing to start or stop."""
+
+    def ensure(self) -> None:
+        return None
+
+    def release(self, busy_seconds: float) -> None:
+        return None
+
+    def handover(self) -> bool:
+        return False
+
+
+@dataclass
+class Context:
+    cfg: Config
+    memory: MemoryClient
+    state: State
+    events: EventLog
+    clock: Clock
+    model: Optional[ModelClient] = None
+    gate: Any = field(default_factory=AlwaysUp)
+    voice: Any = None            # hippocampus.voice.VoiceCard when enabled
+    cycle: CycleLock = field(default_factory=CycleLock)
+    progress: dict = field(default_factory=dict)   # what a running sleep is doing, for /status
+
+    def emit(self, type_: str, **fields: Any) -> dict:
+        return self.events.emit(type_, **fields)
+
+    @property
+    def mechanical(self) -> bool:
+        return self.model is None or not self.cfg.model.configured
+
+    def voice_block(self) -> tuple:
+        """(the card's preamble, its version) or ("", None)."""
+        if self.voice is None:
+            return "", None
+        block = self.voice.block()
+        return (block, self.voice.version()) if block else ("", None)

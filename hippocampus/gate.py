@@ -1,0 +1,177 @@
+"""The brief is the gate: the check, the misses, asking for a brief, a sleep by hand.
+
+The hippocampus never drafts on its own clock. A brief there and no chain open
+means sleep now; none means wait, and past bedtime every brief_check_misses
+misses it asks for one (one near-term note, and a brief_requested event each time).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Optional
+
+from . import chain
+from .bedtime import BRIEF_TOPIC, REQUEST_TTL, bedtime_at, request_text
+from .context import Context
+from .memory import MemoryError_
+from .sleep.runner import purge, resume_submit, run_sleep
+
+log = logging.getLogger("hippocampus.gate")
+
+
+def open_steps(ctx: Context) -> list:
+    return chain.plan(ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed"))
+
+
+def latest_usable_brief(ctx: Context) -> Optional[dict]:
+    """The newest open brief that is not parked; (None) when there is none."""
+    parked = set(ctx.state.get("parked_briefs") or [])
+    for b in ctx.memory.open_briefs(limit=20):
+        if b.get("id") not in parked:
+            return b
+    return None
+
+
+def bedtime(ctx: Context) -> float:
+    return bedtime_at(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), ctx.clock.now())
+
+
+def brief_wanted(ctx: Context) -> Optional[dict]:
+    req = ctx.state.get("brief_request")
+    return req if req and req.get("answered") is None else None
+
+
+def request_brief(ctx: Context, force: bool = False) -> Optional[dict]:
+    """Ask the main model for a brief: one note in near-term, a brief_requested event each time."""
+    if not ctx.cfg.sleep.brief_request:
+        return None
+    req = brief_wanted(ctx)
+    if req:
+        req["nudges"] = int(req.get("nudges") or 0) + 1
+        ctx.state.set(brief_request=req)
+        ctx.emit("brief_requested", due_at=req.get("for_sleep_due_at"), intent_id=req.get("intent_id"),
+                 nudge=req["nudges"])
+        return req
+    now = ctx.clock.now()
+    if not force and latest_usable_brief(ctx):
+        return None
+    due = now if force else bedtime(ctx)
+    note = ctx.memory.add_near(request_text(due, now, force), topic=BRIEF_TOPIC,
+                               expires_at=max(due, now) + REQUEST_TTL)
+    req = {"asked_at": now, "for_sleep_due_at": due, "intent_id": note.get("id"), "answered": None,
+           "nudges": 0, "forced": force}
+    ctx.state.set(brief_request=req)
+    ctx.emit("brief_requested", due_at=due, intent_id=req["intent_id"])
+    log.info("asked the main model for a brief (note %s)", req["intent_id"])
+    return req
+
+
+def check(ctx: Context) -> dict:
+    """Purge what is flagged; then sleep if a brief is waiting and no chain is open."""
+    now = ctx.clock.now()
+    report: dict = {"at": now, "status": None, "brief_id": None, "misses": ctx.state.get("brief_misses") or 0,
+                    "purged": 0, "error": None, "sleep": None}
+    try:
+        resume_submit(ctx)
+        purged, restored = purge(ctx)
+        report["purged"] = len(purged)
+        brief = latest_usable_brief(ctx)
+        steps = open_steps(ctx)
+        report["brief_id"] = (brief or {}).get("id")
+        if brief and steps:
+            report["status"] = "chain_open"
+        elif brief:
+            report["status"] = "sleeping"
+            ctx.state.set(brief_misses=0)
+            report["sleep"] = run_sleep(ctx, brief)
+        elif now < bedtime(ctx):
+            report["status"] = "not_bedtime"
+            ctx.state.set(brief_misses=0)
+        else:
+            report["status"] = "waiting_for_brief"
+            misses = int(ctx.state.get("brief_misses") or 0) + 1
+            ctx.state.set(brief_misses=misses)
+            if ctx.cfg.sleep.brief_request and misses % ctx.cfg.sleep.brief_check_misses == 0:
+                request_brief(ctx)
+            if ctx.cfg.sleep.brief_pull and misses >= ctx.cfg.sleep.brief_check_misses and not steps:
+                pulled = pull_brief(ctx)
+                if pulled:
+                    report["status"] = "sleeping_on_pulled_brief"
+                    report["brief_id"] = pulled["id"]
+                    ctx.state.set(brief_misses=0)
+                    report["sleep"] = run_sleep(ctx, pulled, pulled=True)
+        report["misses"] = ctx.state.get("brief_misses") or 0
+    except Exception as exc:  # noqa: BLE001 - a failed check is reported, never raised into the tick
+        report["status"] = "error"
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        log.error("the check failed: %s", report["error"])
+    ctx.state.set(last_check={k: v for k, v in report.items() if k != "sleep"})
+    return report
+
+
+def sleep_by_hand(ctx: Context, ask_for_brief: bool = True) -> dict:
+    """POST /sleep: one cycle at a time; with no brief waiting, ask for one instead of drafting blind."""
+    try:
+        steps = open_steps(ctx)
+    except MemoryError_:
+        steps = []
+    if any(s.action in (chain.REVIEW, chain.REDRAFT) for s in steps):
+        waiting = steps[0]
+        return {"refused": True, "status": "chain_open", "draft_id": waiting.latest.get("id"), "operations": 0,
+                "error": None, "message": "a chain is open (draft "
+                f"{waiting.latest.get('id')} is {waiting.action.replace('_', ' ')}): one cycle at a time, so "
+                "nothing was started; it sleeps again once that chain lands"}
+    try:
+        brief = latest_usable_brief(ctx)
+    except MemoryError_:
+        brief = None
+    if brief is None and ask_for_brief and ctx.cfg.sleep.brief_request:
+        req = request_brief(ctx, force=True)
+        if req:
+            return {"asked_for_brief": True, "status": "asked_for_brief", "draft_id": None, "operations": 0,
+                    "error": None, "intent_id": req.get("intent_id"),
+                    "message": "no brief was waiting, so the hippocampus asked the main model for one instead of "
+                               "drafting blind; it sleeps at the check after the brief arrives "
+                               "(or sleep with without_brief=true to draft unsteered now)"}
+    return run_sleep(ctx, brief)
+
+
+PULL_PROMPT = """You are a steering assistant for a memory consolidator. Below are short-term memory fragments.
+Write a brief for tonight's sleep: what mattered, which running topics deserve long-term memory
+(promote_hints: short phrases copied word for word from the fragments or their topic tags) and which
+are one-offs (noise_hints). Answer with exact JSON only:
+{"summary": "...", "promote_hints": ["..."], "noise_hints": ["..."], "completed_intents": []}
+
+Fragments:
+%s
+
+JSON brief:"""
+
+
+def pull_brief(ctx: Context) -> Optional[dict]:
+    """brief_pull (headless installs): the small model writes a brief from the fragments."""
+    if ctx.mechanical:
+        return None
+    from .sleep.drafting import call_model
+
+    shorts = ctx.memory.shorts(limit=50)
+    if not shorts:
+        return None
+    lines = "\n".join(f"[{(s.get('metadata') or {}).get('topic') or 'untagged'}] {s.get('content', '')[:200]}"
+                      for s in shorts)
+    try:
+        answer = call_model(ctx, PULL_PROMPT % lines)
+        m = re.search(r"\{.*\}", answer.text, re.S)
+        data = json.loads(m.group(0)) if m else None
+    except Exception as exc:  # noqa: BLE001 - a failed pull is logged and gives nothing
+        log.warning("the small model could not pull a brief: %s", exc)
+        return None
+    if not isinstance(data, dict) or not str(data.get("summary") or "").strip():
+        log.warning("the small model's pulled brief was not the JSON asked for")
+        return None
+    hints = {k: [str(h) for h in data.get(k) or [] if isinstance(h, (str, int))][:12]
+             for k in ("promote_hints", "noise_hints")}
+    res = ctx.memory.submit_brief(str(data["summary"])[:2000], hints["promote_hints"], hints["noise_hints"])
+    return {"id": res.get("id"), "content": str(data["summary"]),
+            "metadata": {"created_at": ctx.clock.now(), **hints}}

@@ -1,0 +1,107 @@
+"""The whole service in one object: the runtime, the app, and waitress with a draining stop.
+
+`Service` is what the console entry point, the Windows service and the tests
+all drive: start(), serve_forever() (blocks), request_stop() (from any thread:
+in-flight requests are answered, then the actor tree stops, no thread is left).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Optional
+
+from waitress import create_server
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+
+from actors.runtime import Runtime
+from hippocampus.clock import Clock
+from hippocampus.config import Config
+
+from .app import create_app
+
+log = logging.getLogger("hippocampus.server")
+
+
+class Service:
+    def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory=None, port: Optional[int] = None):
+        self.cfg = cfg
+        self.runtime = Runtime(cfg, clock=clock, memory=memory)
+        self.bearer = cfg.server.resolve_bearer()
+        self.app = create_app(self.runtime, bearer=self.bearer)
+        self.mcp = None
+        self._port = cfg.server.port if port is None else port
+        self.server = None
+        self._stopped = threading.Event()
+        self._stop_lock = threading.Lock()
+        self._stopping = False
+
+    @property
+    def port(self) -> int:
+        return self.server.effective_port if self.server else self._port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.cfg.server.host}:{self.port}"
+
+    def start(self) -> "Service":
+        self.runtime.start()
+        try:
+            from hippocampus.mcp.mount import mount_mcp
+
+            self.mcp = mount_mcp(self.app, self.runtime)
+        except ImportError:
+            self.mcp = None
+        self.server = create_server(self.app, host=self.cfg.server.host, port=self._port,
+                                    threads=self.cfg.server.threads, ident="seren-hippocampus",
+                                    clear_untrusted_proxy_headers=True)
+        return self
+
+    def serve_forever(self) -> None:
+        try:
+            self.server.run()
+        finally:
+            self._teardown()
+
+    def serve_in_thread(self) -> threading.Thread:
+        t = threading.Thread(target=self.serve_forever, name="waitress-main", daemon=True)
+        t.start()
+        return t
+
+    def request_stop(self, drain_seconds: float = 10.0) -> None:
+        """The draining stop: close the listener, let in-flight requests finish, then close the rest."""
+        with self._stop_lock:
+            if self._stopping or self.server is None:
+                return
+            self._stopping = True
+        srv = self.server
+        srv.trigger.pull_trigger(lambda: wasyncore.dispatcher.close(srv))
+        deadline = time.monotonic() + drain_seconds
+        while time.monotonic() < deadline and not self._idle(srv):
+            time.sleep(0.02)
+        srv.trigger.pull_trigger(lambda: wasyncore.close_all(srv._map))
+
+    def wait_stopped(self, timeout: float = 30.0) -> bool:
+        return self._stopped.wait(timeout)
+
+    @staticmethod
+    def _idle(srv) -> bool:
+        td = srv.task_dispatcher
+        if getattr(td, "active_count", 0) or getattr(td, "queue", None):
+            return False
+        for ch in list(srv._map.values()):
+            if isinstance(ch, HTTPChannel) and (ch.requests or ch.total_outbufs_len):
+                return False
+        return True
+
+    def _teardown(self) -> None:
+        try:
+            self.server.task_dispatcher.shutdown()
+        except Exception:  # noqa: BLE001
+            log.exception("stopping the request threads")
+        if self.mcp is not None:
+            self.mcp.stop()
+        self.runtime.stop()
+        self._stopped.set()
+        log.info("stopped")

@@ -1,0 +1,84 @@
+"""GET /status: read from the board and the state, never from a busy actor."""
+from __future__ import annotations
+
+import threading
+import time
+
+from hippocampus.bedtime import bedtime_at, is_catch_up
+from hippocampus.explain import explain
+from hippocampus.memory import MemoryError_
+
+
+class MemoryWatch:
+    """Is Memory answering? Refreshed in the background when stale, so /status never waits on it."""
+
+    def __init__(self, memory, ttl: float = 5.0):
+        self.memory, self.ttl = memory, ttl
+        self._lock = threading.Lock()
+        self._snap = {"reachable": None, "url": memory.url, "error": None, "checked_at": 0.0}
+        self._running = False
+
+    def refresh(self) -> dict:
+        try:
+            self.memory.health()
+            snap = {"reachable": True, "url": self.memory.url, "error": None, "checked_at": time.time()}
+        except MemoryError_ as exc:
+            snap = {"reachable": False, "url": self.memory.url, "error": str(exc), "checked_at": time.time()}
+        with self._lock:
+            self._snap = snap
+            self._running = False
+        return snap
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            snap = dict(self._snap)
+            stale = time.time() - snap["checked_at"] > self.ttl
+            if stale and not self._running:
+                self._running = True
+                threading.Thread(target=self.refresh, name="memory-watch", daemon=True).start()
+        return snap
+
+
+def build_status(rt, watch: MemoryWatch) -> dict:
+    cfg, ctx = rt.cfg, rt.ctx
+    st = ctx.state.snapshot()
+    now = ctx.clock.now()
+    board = rt.board.all()
+    sched = board.get("scheduler") or {}
+    req = st.get("brief_request") or {}
+    wanted = bool(req) and req.get("answered") is None
+    last_check = st.get("last_check")
+    s = {
+        "service": "seren-hippocampus",
+        "mode": cfg.sleep.mode,
+        "interval_seconds": cfg.sleep.interval_seconds,
+        "sleep_at": cfg.sleep.at or None,
+        "tend_interval_seconds": cfg.sleep.tend_interval_seconds,
+        "tend_cycle": cfg.sleep.tend_cycle,
+        "tick_seconds": cfg.sleep.heartbeat(),
+        "model_configured": cfg.model.configured,
+        "model_lifecycle": board.get("lifecycle"),
+        "next_tick_at": sched.get("next_tick_at"),
+        "ticking": sched.get("ticking", False),
+        "bedtime_at": bedtime_at(cfg.sleep, st.get("last_sleep_ok_at"), now),
+        "brief_misses": st.get("brief_misses", 0),
+        "last_check": last_check,
+        "catch_up_next": is_catch_up(cfg.sleep, st.get("last_sleep_ok_at"), now),
+        "brief_wanted": wanted,
+        "brief_requested_at": req.get("asked_at") if wanted else None,
+        "webhook": bool(cfg.notify.webhook_url),
+        "ripple": board.get("ripple"),
+        "last_sleep": st.get("last_sleep"),
+        "last_tend": st.get("last_tend"),
+        "redrafts_waiting_since": st.get("redrafts_waiting_since"),
+        "busy": ctx.cycle.describe(),
+        "progress": dict(ctx.progress),
+        "actors": board.get("actors") or {},
+        "memory": watch.snapshot(),
+        "state_error": ctx.state.write_error,
+        "events_error": ctx.events.write_error,
+        "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None
+                  else {"enabled": False}),
+    }
+    s["explain"] = explain(s)
+    return s

@@ -1,0 +1,43 @@
+"""Atomic JSON files: write to a temp file, fsync, rename. A corrupt file is moved aside."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+log = logging.getLogger("hippocampus.state")
+
+
+def write_atomic(path: Path, data: Any) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    raw = json.dumps(data, indent=1, sort_keys=True, default=str)
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(raw)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_or_set_aside(path: Path, what: str) -> Optional[Any]:
+    """The file's JSON; None if it does not exist. A corrupt one is renamed
+    `<name>.corrupt-<timestamp>`, named in the log, and None is returned."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.replace(path, aside)
+            log.error("the %s file %s could not be read (%s); moved it aside to %s and started clean",
+                      what, path, exc, aside)
+        except OSError as exc2:
+            log.error("the %s file %s could not be read (%s) nor moved aside (%s); starting clean",
+                      what, path, exc, exc2)
+        return None

@@ -1,0 +1,226 @@
+"""MemoryClient: one method per SerenMemory route the hippocampus uses.
+
+Two errors: MemoryUnavailable (Memory did not answer: refused, timed out, 5xx)
+and MemoryRefused (Memory answered 4xx and said why). Both name the method, the
+path and the status, so a log line or /status says exactly what broke.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+import requests
+
+
+class MemoryError_(Exception):
+    """Base for both Memory errors (named so it does not shadow the builtin)."""
+
+    def __init__(self, method: str, path: str, status: Optional[int], detail: str):
+        self.method, self.path, self.status, self.detail = method, path, status, detail
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return f"{self.method} {self.path} -> {self.status}: {self.detail}"
+
+
+class MemoryUnavailable(MemoryError_):
+    def _message(self) -> str:
+        what = f"answered {self.status}" if self.status else "did not answer"
+        return f"SerenMemory {what} on {self.method} {self.path}: {self.detail}"
+
+
+class MemoryRefused(MemoryError_):
+    def _message(self) -> str:
+        return f"SerenMemory refused {self.method} {self.path} ({self.status}): {self.detail}"
+
+
+NO_DRAFTS = "Memory has no /drafts routes: upgrade Memory first"
+
+
+def _detail(resp: requests.Response) -> str:
+    try:
+        body = resp.json()
+    except ValueError:
+        return (resp.text or resp.reason or "").strip()[:300]
+    if isinstance(body, dict):
+        d = body.get("detail", body.get("error", body))
+        return (d if isinstance(d, str) else str(d))[:300]
+    return str(body)[:300]
+
+
+class MemoryClient:
+    def __init__(self, url: str, bearer: str = "", timeout: float = 30.0,
+                 session: Optional[requests.Session] = None):
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self._bearer = bearer
+        self._local = threading.local()
+        self._session = session
+        self._features: Optional[set] = None
+
+    # ------------------------------------------------------------ plumbing
+    def _s(self) -> requests.Session:
+        if self._session is not None:
+            return self._session
+        s = getattr(self._local, "s", None)
+        if s is None:
+            s = requests.Session()
+            if self._bearer:
+                s.headers["Authorization"] = f"Bearer {self._bearer}"
+            self._local.s = s
+        return s
+
+    def request(self, method: str, path: str, *, params: Optional[dict] = None,
+                json: Any = None, timeout: Optional[float] = None) -> Any:
+        try:
+            resp = self._s().request(method, self.url + path, params=params, json=json,
+                                     timeout=timeout or self.timeout)
+        except requests.Timeout as exc:
+            raise MemoryUnavailable(method, path, None,
+                                    f"no answer within {timeout or self.timeout:g} s ({type(exc).__name__})") from None
+        except requests.RequestException as exc:
+            raise MemoryUnavailable(method, path, None,
+                                    f"{type(exc).__name__} reaching {self.url}") from None
+        if resp.status_code >= 500:
+            raise MemoryUnavailable(method, path, resp.status_code, _detail(resp))
+        if resp.status_code >= 400:
+            raise MemoryRefused(method, path, resp.status_code, _detail(resp))
+        try:
+            return resp.json()
+        except ValueError:
+            return resp.text
+
+    # ------------------------------------------------------------ service
+    def health(self) -> dict:
+        return self.request("GET", "/health", timeout=min(self.timeout, 5.0))
+
+    def features(self, refresh: bool = False) -> set:
+        """Memory's optional features, read once from /health and cached."""
+        if self._features is None or refresh:
+            body = self.health()
+            self._features = set(body.get("features") or []) if isinstance(body, dict) else set()
+        return self._features
+
+    def reachable(self) -> bool:
+        try:
+            self.health()
+            return True
+        except MemoryError_:
+            return False
+
+    # ------------------------------------------------------------ short-term
+    def shorts(self, limit: int = 500) -> list:
+        return self.request("GET", "/short", params={"limit": limit}).get("entries", [])
+
+    def add_short(self, content: str, topic: Optional[str] = None, **fields: Any) -> dict:
+        return self.request("POST", "/short", json={"content": content, "topic": topic, **fields})
+
+    # ------------------------------------------------------------ briefs
+    def open_briefs(self, limit: int = 50) -> list:
+        body = self.request("GET", "/brief", params={"limit": limit})
+        return body if isinstance(body, list) else body.get("entries", [])
+
+    def latest_brief(self) -> Optional[dict]:
+        entries = self.open_briefs(limit=1)
+        return entries[0] if entries else None
+
+    def submit_brief(self, summary: str, promote_hints: Optional[list] = None,
+                     noise_hints: Optional[list] = None, completed_intents: Optional[list] = None) -> dict:
+        return self.request("POST", "/brief", json={
+            "summary": summary, "promote_hints": list(promote_hints or []),
+            "noise_hints": list(noise_hints or []), "completed_intents": list(completed_intents or [])})
+
+    def consume_brief(self, brief_id: str, draft_id: Optional[str] = None) -> dict:
+        return self.request("POST", f"/brief/{brief_id}/consume", json={"draft_id": draft_id})
+
+    # ------------------------------------------------------------ drafts
+    def _drafts_call(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            return self.request(method, path, **kw)
+        except MemoryRefused as exc:
+            if exc.status == 404 and path == "/drafts":
+                raise MemoryRefused(method, path, 404, NO_DRAFTS) from None
+            raise
+
+    def drafts(self, status: Optional[str] = None, limit: int = 200) -> list:
+        params: dict = {"limit": limit}
+        if status:
+            params["status"] = status
+        return self._drafts_call("GET", "/drafts", params=params).get("entries", [])
+
+    def draft(self, draft_id: str, review: bool = False) -> dict:
+        return self.request("GET", f"/drafts/{draft_id}", params={"review": "true"} if review else None)
+
+    def draft_chain(self, draft_id: str) -> list:
+        return self.request("GET", f"/drafts/{draft_id}/chain").get("attempts", [])
+
+    def submit_draft(self, body: dict) -> dict:
+        return self._drafts_call("POST", "/drafts", json=body)
+
+    def review_draft(self, draft_id: str, decisions: list, note: Optional[str] = None) -> dict:
+        body: dict = {"decisions": decisions}
+        if note:
+            body["note"] = note
+        return self.request("POST", f"/drafts/{draft_id}/review", json=body)
+
+    def close_draft(self, draft_id: str) -> dict:
+        return self.request("POST", f"/drafts/{draft_id}/close")
+
+    def audit(self, limit: int = 20) -> dict:
+        return self.request("GET", "/audit", params={"limit": limit})
+
+    # ------------------------------------------------------------ near-term
+    def add_near(self, intent: str, topic: Optional[str] = None, expires_at: Optional[float] = None,
+                 trigger_type: str = "always") -> dict:
+        body: dict = {"intent": intent, "topic": topic, "trigger_type": trigger_type}
+        if expires_at is not None:
+            body["expires_at"] = expires_at
+        return self.request("POST", "/near", json=body)
+
+    def list_near(self, include_completed: bool = False) -> list:
+        return self.request("GET", "/near", params={"include_completed": str(include_completed).lower()}
+                            ).get("entries", [])
+
+    def delete_near(self, near_id: str) -> dict:
+        return self.request("DELETE", f"/near/{near_id}")
+
+    # ------------------------------------------------------------ long-term
+    def search_long(self, query: str, n: int = 8) -> list:
+        body = {"query": query[:2000], "n_results": max(1, min(50, n)), "include_short": False,
+                "include_near": False, "include_long": True, "include_satellites": True}
+        return self.request("POST", "/search", json=body).get("hits", [])
+
+    def memory(self, memory_id: str) -> Optional[dict]:
+        try:
+            return self.request("GET", f"/memory/{memory_id}")
+        except MemoryRefused as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def satellites(self, core_id: str) -> Optional[dict]:
+        try:
+            return self.request("GET", f"/long/{core_id}/satellites")
+        except MemoryRefused as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def long(self, include_superseded: bool = False, include_satellites: bool = False) -> list:
+        return self.request("GET", "/long", params={
+            "include_superseded": str(include_superseded).lower(),
+            "include_satellites": str(include_satellites).lower()}).get("entries", [])
+
+    def forget(self, memory_id: str, reason: str) -> dict:
+        return self.request("POST", f"/long/{memory_id}/forget", json={"reason": reason})
+
+    def tombstones(self) -> list:
+        return self.request("GET", "/tombstones").get("entries", [])
+
+    # ------------------------------------------------------------ tidy
+    def tidy(self, *, age_out: bool, near: bool, sweep: bool, purge: bool) -> dict:
+        return self.request("POST", "/tidy", json={"age_out": age_out, "near": near,
+                                                    "sweep": sweep, "purge": purge})
+
+    def purge_flagged(self) -> dict:
+        return self.tidy(age_out=False, near=False, sweep=False, purge=True)

@@ -1,0 +1,72 @@
+"""The webhook: telling someone what happened, best effort.
+
+Each event in ``notify.events`` is POSTed as ``{"service": "seren-hippocampus",
+...event}`` with the configured bearer. Delivery never raises and never fails
+a sleep: the outcome comes back as a dict the caller records on the event.
+Only a 2xx answer counts as delivered.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import requests
+
+from hippocampus.config import NotifyConfig
+
+SERVICE = "seren-hippocampus"
+MAX_ERROR = 400
+# Bookkeeping a stored event may carry from earlier deliveries or ripples;
+# never part of what is sent.
+_NOT_SENT = ("delivered", "delivery_error", "ripple")
+
+
+def _error_text(resp: Any) -> str:
+    text = ""
+    try:
+        body = resp.json()
+    except Exception:  # noqa: BLE001 - not JSON
+        body = None
+    if isinstance(body, dict):
+        got = body.get("error") or body.get("detail")
+        if got:
+            text = got if isinstance(got, str) else json.dumps(got, default=str)
+    if not text:
+        text = (getattr(resp, "text", "") or "").strip()
+    return (text or f"HTTP {resp.status_code}")[:MAX_ERROR]
+
+
+class Webhook:
+    def __init__(self, cfg: NotifyConfig, session: Optional[requests.Session] = None) -> None:
+        self.cfg = cfg
+        self._session = session
+
+    @property
+    def configured(self) -> bool:
+        return bool((self.cfg.webhook_url or "").strip())
+
+    def wants(self, event_type: str) -> bool:
+        return self.configured and event_type in (self.cfg.events or [])
+
+    def deliver(self, event: dict) -> dict:
+        """POST the event; {"delivered": True, "status"} only on a 2xx."""
+        if not self.configured:
+            return {"delivered": False, "error": "notify.webhook_url is empty"}
+        timeout = float(self.cfg.timeout_seconds)
+        try:
+            body: dict[str, Any] = {"service": SERVICE}
+            body.update({k: v for k, v in event.items() if k not in _NOT_SENT})
+            headers = {"Content-Type": "application/json"}
+            bearer = self.cfg.resolve_bearer()
+            if bearer:
+                headers["Authorization"] = f"Bearer {bearer}"
+            post = self._session.post if self._session is not None else requests.post
+            resp = post(self.cfg.webhook_url.strip(), data=json.dumps(body, default=str).encode("utf-8"),
+                        headers=headers, timeout=timeout)
+        except requests.Timeout as exc:
+            return {"delivered": False, "error": f"{type(exc).__name__}: timed out after {timeout:g} s"}
+        except Exception as exc:  # noqa: BLE001 - delivery never raises
+            return {"delivered": False, "error": f"{type(exc).__name__}: {exc}"}
+        if 200 <= resp.status_code < 300:
+            return {"delivered": True, "status": resp.status_code}
+        return {"delivered": False, "status": resp.status_code, "error": _error_text(resp)}

@@ -1,0 +1,90 @@
+"""Grouping short-terms into piles by their tags (pure, no I/O).
+
+A memory joins the pile whose FIRST member (the anchor) shares the most tags
+with it, by Jaccard index, if that index is at least 0.5. Comparing with the
+anchor only keeps a pile from drifting by chaining.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+JOIN_AT = 0.5
+
+
+def tags(topic: Any) -> frozenset:
+    """A topic string as a set of tags: split on commas, trimmed, lower-cased."""
+    if not isinstance(topic, str):
+        return frozenset()
+    return frozenset(t.strip().lower() for t in topic.split(",") if t.strip())
+
+
+def _meta(entry: Any) -> dict:
+    meta = entry.get("metadata") if isinstance(entry, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def topic_of(entry: Any) -> Optional[str]:
+    topic = _meta(entry).get("topic")
+    return topic if isinstance(topic, str) else None
+
+
+def ts_of(entry: Any) -> float:
+    ts = _meta(entry).get("ts")
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        return 0.0
+    return float(ts)
+
+
+def entry_tags(entry: Any) -> frozenset:
+    return tags(topic_of(entry))
+
+
+@dataclass
+class Cluster:
+    topic: Optional[str]
+    entries: list = field(default_factory=list)
+
+    @property
+    def tags(self) -> frozenset:
+        out: set = set(tags(self.topic))
+        for e in self.entries:
+            out |= entry_tags(e)
+        return frozenset(out)
+
+
+def jaccard(a: frozenset, b: frozenset) -> float:
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def cluster_by_tags(shorts: Iterable[dict]) -> list:
+    """Piles in input order; the untagged pile (topic None) comes last."""
+    piles: list = []
+    anchors: list = []
+    untagged: list = []
+    for entry in shorts:
+        mine = entry_tags(entry)
+        if not mine:
+            untagged.append(entry)
+            continue
+        best, best_j = None, -1.0
+        for i, anchor in enumerate(anchors):
+            j = jaccard(mine, anchor)
+            if j > best_j:
+                best, best_j = i, j
+        if best is not None and best_j >= JOIN_AT:
+            piles[best].entries.append(entry)
+        else:
+            piles.append(Cluster(topic=topic_of(entry), entries=[entry]))
+            anchors.append(mine)
+    if untagged:
+        piles.append(Cluster(topic=None, entries=untagged))
+    return piles
+
+
+def split_piles(entries: Iterable[dict], pile_max: int) -> list:
+    """Oldest first (by metadata.ts, missing = 0), in chunks of at most pile_max."""
+    size = max(1, int(pile_max))
+    ordered = sorted(entries, key=ts_of)  # stable: ties keep input order
+    return [ordered[i:i + size] for i in range(0, len(ordered), size)]

@@ -1,0 +1,177 @@
+"""Prompt builders for the drafting worker, with LOCAL MARKERS (pure).
+
+A small model never copies a long id: fragments are shown as [f1], [f2] ...
+and candidate cores as [c1], [c2] ...; Markers maps them back. The lines and
+the answer format below are a contract that tests and people rely on.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Optional
+
+FRAGMENT_CHARS = 400
+VIA_CHARS = 200
+SUMMARY_CHARS = 900
+MAX_HINTS_SHOWN = 6
+OLD_TARGET_PLACEHOLDER = "(the core the denied operation targets)"
+
+ANSWER_FORMAT = (
+    'Answer with ONE JSON object and nothing else, in this shape:\n'
+    '{"operations": [{"kind": "new_core" | "attach" | "supersede", "content": "...", "topic": "...", '
+    '"fragments": ["f1", "f3"], "target": "c2" or null, '
+    '"target_op": <index of a new_core earlier in this same list> or null, '
+    '"restated_content": "..." or null, "rationale": "..."}]}'
+)
+
+DRAFT_RULES = """You are the drafting worker of a memory consolidator. Below are short-term fragments about one topic and the nearest existing long-term cores. Propose operations that turn the fragments into long-term memory, and answer with JSON only.
+Rules:
+- attach: the fragments are more evidence for an existing core. "content" is a one-line summary of this episode; "target" is that core's marker.
+- supersede: the fragments replace or contradict an existing core. "content" is the new statement; "target" is the core's marker.
+- new_core: nothing shown covers it. "content" is one durable statement in the present tense, with no preamble.
+- To attach to or supersede a new_core proposed earlier in your own list, give "target_op": its index in the list (counted from 0) and "target": null.
+- Use only the markers shown ([f1], [c1], ...). Never invent one.
+- "fragments" lists only the fragments the operation's text actually comes from: approving an operation archives what it cites.
+- One operation per separate memory. Propose nothing for a fragment an existing core already covers.
+- Say only what the fragments say; take nothing from the cores or from anything else above.
+- Give "restated_content" only when the core's wording must change; never repeat the content in it.
+- Keep the rationale to one short sentence.
+- Weigh the steer, when there is one."""
+
+REDRAFT_RULES = """You are the drafting worker of a memory consolidator, redrafting one operation.
+The operation below was DENIED by the reviewer: the main model, whose memories these are, and who was there.
+Rules:
+- THE CRITIQUE IS TRUE. Do exactly what it says.
+- Wording, facts or a list given in the critique become the content.
+- A kind the critique names is used. A target the critique names is used: a core marker from the list below, or "target_op" for a new core in this same answer.
+- Withdraw, by answering {"operations": []}, when the critique says it is a duplicate, already covered, or untrue.
+- Where the critique is silent, keep the kind and the target. A wrong target is not a reason to withdraw.
+- new_core has no target. Use only the markers shown ([f1], [c1], ...). Never invent one.
+- Never restate a core: give no restated_content.
+- An answer that is not a withdrawal MUST have "content": the rationale is not the memory.
+- Keep the rationale to one short sentence."""
+
+
+@dataclass
+class Markers:
+    fragments: dict = field(default_factory=dict)  # "f1" -> short-term id
+    cores: dict = field(default_factory=dict)      # "c1" -> core id
+    entries: dict = field(default_factory=dict)    # "f1" -> the short-term row
+
+
+@dataclass
+class Steer:
+    summary: str = ""
+    pulled: bool = False
+    promote: list = field(default_factory=list)
+    noise: list = field(default_factory=list)
+
+
+def _one_line(text: object) -> str:
+    return " ".join(text.split()) if isinstance(text, str) else ""
+
+
+def _date(entry: dict) -> str:
+    meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+    ts = meta.get("ts")
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        return "date unknown"
+    try:
+        return _dt.datetime.fromtimestamp(float(ts), _dt.timezone.utc).strftime("%Y-%m-%d")
+    except (OverflowError, OSError, ValueError):
+        return "date unknown"
+
+
+def fragment_lines(entries: list, markers: Markers) -> list:
+    lines = []
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("id") in markers.fragments.values():
+            continue
+        m = f"f{len(markers.fragments) + 1}"
+        markers.fragments[m] = entry.get("id")
+        markers.entries[m] = entry
+        lines.append(f"[{m}] {_one_line(entry.get('content'))[:FRAGMENT_CHARS]} ({_date(entry)})")
+    return lines
+
+
+def core_lines(candidates: list, markers: Markers, core_chars: int) -> list:
+    lines = []
+    for core in candidates:
+        if not isinstance(core, dict) or core.get("id") in markers.cores.values():
+            continue
+        m = f"c{len(markers.cores) + 1}"
+        markers.cores[m] = core.get("id")
+        sats = core.get("satellites")
+        n = sats if isinstance(sats, int) and not isinstance(sats, bool) else 0
+        lines.append(f"[{m}] {_one_line(core.get('content'))[:max(1, int(core_chars))]} ({n} satellites)")
+        via = _one_line(core.get("via"))
+        if via:
+            lines.append(f"    one of its episodes: {via[:VIA_CHARS]}")
+    return lines or ["(none)"]
+
+
+def _hint_list(hints: list) -> str:
+    return ", ".join(str(h) for h in hints[:MAX_HINTS_SHOWN])
+
+
+def steer_lines(steer: Steer) -> list:
+    who = ("pulled from the fragments by a small model" if steer.pulled
+           else "written by the main model, who was there")
+    lines = ["Steer:", f"The brief for this period ({who}):", (steer.summary or "").strip()[:SUMMARY_CHARS]]
+    if steer.promote:
+        lines.append(f"The brief names THIS topic as worth keeping ({_hint_list(steer.promote)}): "
+                     "a running bit deserves a core, or an attach, even from few fragments.")
+    if steer.noise:
+        lines.append(f"The brief names THIS topic as noise ({_hint_list(steer.noise)}): "
+                     "ask for nothing unless the fragments clearly outgrow that call.")
+    return lines
+
+
+def _voice(voice_block: str) -> list:
+    v = (voice_block or "").strip()
+    return [v, ""] if v else []
+
+
+def draft_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[str], entries: list,
+                 candidates: list, core_chars: int = 600) -> tuple:
+    markers = Markers()
+    lines = _voice(voice_block) + [DRAFT_RULES, ""]
+    if steer is not None:
+        lines += steer_lines(steer) + [""]
+    lines.append(f"Topic: {topic or 'untagged'}")
+    lines += ["Fragments:"] + fragment_lines(entries, markers)
+    lines += ["Existing cores:"] + core_lines(candidates, markers, core_chars)
+    lines += ["", ANSWER_FORMAT, "JSON:"]
+    return "\n".join(lines), markers
+
+
+def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries: list,
+                   candidates: list, core_chars: int = 600) -> tuple:
+    markers = Markers()
+    critique = (critique or "").strip()
+    target = op.get("target_core_id")
+    cands = list(candidates or [])
+    if target and all(not isinstance(c, dict) or c.get("id") != target for c in cands):
+        cands.append({"id": target, "content": OLD_TARGET_PLACEHOLDER})
+    frags = fragment_lines(entries, markers)
+    cores = core_lines(cands, markers, core_chars)
+    shown = next((m for m, cid in markers.cores.items() if target and cid == target), None)
+    lines = _voice(voice_block) + [REDRAFT_RULES, "", "THE CRITIQUE:", critique, ""]
+    lines += ["What you proposed:",
+              f"  kind: {op.get('kind') or 'new_core'}",
+              f"  target: [{shown}]" if shown else "  target: (none)",
+              f"  topic: {op.get('topic') or 'untagged'}",
+              f"  content: {_one_line(op.get('content'))}", ""]
+    lines.append("Earlier versions:")
+    rows = [e for e in earlier or [] if isinstance(e, dict)]
+    for e in rows:
+        lines.append(f"attempt {e.get('attempt')} ({e.get('kind')}): {_one_line(e.get('content'))}"
+                     f" — critique: {_one_line(e.get('critique'))}")
+    if not rows:
+        lines.append("(none)")
+    lines += ["", "Fragments:"]
+    lines += frags or ["(none left: an approved operation already took them; "
+                       "work from the content and the critique; give \"fragments\": [])"]
+    lines += ["Existing cores:"] + cores
+    lines += ["", "The critique, once more:", critique, "", ANSWER_FORMAT, "JSON:"]
+    return "\n".join(lines), markers

@@ -1,0 +1,258 @@
+"""One sleep, step by step: purge, read the free fragments, cluster, draft, submit, tidy.
+
+A sleep either submits one whole draft or fails and keeps its brief: never a
+half-submitted draft, never a mechanical copy when the model is down, never a
+second draft for the same brief (the draft id is chosen and recorded before the
+POST, so a restart finishes what it started instead of drafting again).
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import Counter
+from typing import Optional
+
+from .. import chain
+from ..bedtime import is_catch_up
+from ..context import Context
+from ..memory import MemoryError_, MemoryRefused, MemoryUnavailable
+from .drafting import draft_pile, stamp, submittable
+from .prompt import Steer
+from .propose import mechanical_ops, plan_sleep
+
+log = logging.getLogger("hippocampus.sleep")
+REVIEW_TOPIC = "hippocampus, review"
+
+
+def review_note_text(draft_id: str, n_ops: int) -> str:
+    return (f"A draft with {n_ops} operation(s) waits for your review: review_draft {draft_id}. "
+            "Approve or deny each operation; a denial needs a critique.")
+
+
+def draft_summary(ops: list) -> str:
+    kinds = Counter(op["kind"] for op in ops)
+    topics = sorted({op.get("topic") or "untagged" for op in ops})
+    text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + " across " + ", ".join(topics)
+    return text[:200]
+
+
+def purge(ctx: Context) -> tuple:
+    """Execute the flags Memory holds (every tick and every sleep)."""
+    res = ctx.memory.purge_flagged()
+    purged = [t.get("id") for t in res.get("purged", []) or [] if isinstance(t, dict)]
+    restored = [r.get("id") for r in res.get("restored", []) or [] if isinstance(r, dict) and not r.get("error")]
+    if purged:
+        ctx.emit("purged", count=len(purged), ids=purged)
+        log.info("purged %d flagged memory(ies): %s", len(purged), ", ".join(purged))
+    if restored:
+        ctx.emit("restored", count=len(restored), ids=restored)
+    return purged, restored
+
+
+def finish_submit(ctx: Context, record: dict) -> None:
+    """After the draft landed in Memory: the review note, the event, the handover. Idempotent."""
+    cluster_id = record["cluster_id"]
+    notes = ctx.state.get("review_notes") or {}
+    note_id = notes.get(cluster_id)
+    if not note_id:
+        try:
+            note = ctx.memory.add_near(review_note_text(record["draft_id"], record["operations"]),
+                                       topic=REVIEW_TOPIC)
+            note_id = note.get("id")
+            ctx.state.mutate("review_notes", lambda n: {**n, cluster_id: note_id})
+        except MemoryError_ as exc:
+            log.warning("could not leave the review note for draft %s: %s", record["draft_id"], exc)
+    ctx.state.mutate("chain_catch_up", lambda c: {**c, cluster_id: bool(record.get("catch_up"))})
+    ctx.state.set(submitting=None)
+    ctx.gate.handover()
+    ctx.emit("draft_submitted", draft_id=record["draft_id"], operations=record["operations"],
+             kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
+
+
+def resume_submit(ctx: Context) -> Optional[str]:
+    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed."""
+    record = ctx.state.get("submitting")
+    if not record:
+        return None
+    try:
+        ctx.memory.draft(record["draft_id"])
+    except MemoryError_ as exc:
+        if getattr(exc, "status", None) == 404:
+            log.info("draft %s never reached Memory before the restart; its fragments wait for the next sleep",
+                     record["draft_id"])
+            ctx.state.set(submitting=None)
+            return None
+        raise
+    log.info("finishing draft %s, submitted before the restart", record["draft_id"])
+    finish_submit(ctx, record)
+    return record["draft_id"]
+
+
+def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:
+    req = ctx.state.get("brief_request")
+    if not req or req.get("answered") is not None:
+        return None
+    answered = bool(brief) and not pulled
+    if req.get("intent_id"):
+        try:
+            ctx.memory.delete_near(req["intent_id"])
+        except MemoryError_ as exc:
+            log.warning("could not delete the brief request note: %s", exc)
+    ctx.state.set(brief_request={**req, "answered": answered, "resolved_at": ctx.clock.now()})
+    return answered
+
+
+def new_report(ctx: Context, brief: Optional[dict], pulled: bool, catch_up: bool) -> dict:
+    return {"kind": "sleep", "started_at": ctx.clock.now(), "purged": 0, "brief_id": (brief or {}).get("id"),
+            "brief_pulled": pulled, "brief_answered": None, "clusters": 0, "piles": 0, "operations": 0,
+            "kinds": {}, "model_calls": 0, "cut_off": 0, "draft_id": None, "held_back": 0,
+            "below_threshold": 0, "tidy": {}, "error": None, "catch_up": catch_up, "quiet": False,
+            "model_failures": [], "hints": None, "brief_unmatched": False}
+
+
+def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False) -> dict:
+    now = ctx.clock.now()
+    catch_up = is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now)
+    report = new_report(ctx, brief, pulled, catch_up)
+    ctx.progress.update(what="sleeping", since=now, piles=0, piles_done=0)
+    t0 = time.monotonic()
+    try:
+        _sleep(ctx, brief, pulled, report)
+    except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        log.error("the sleep failed: %s", report["error"])
+        ctx.emit("sleep_failed", error=report["error"], brief_id=report["brief_id"])
+    finally:
+        ctx.progress.clear()
+    report["finished_at"] = ctx.clock.now()
+    report["duration_seconds"] = round(time.monotonic() - t0, 3)
+    updates: dict = {"last_sleep": report}
+    if not report["error"]:
+        updates["last_sleep_ok_at"] = report["finished_at"]
+    ctx.state.set(**updates)
+    ctx.state.add_history({k: report.get(k) for k in (
+        "kind", "started_at", "finished_at", "duration_seconds", "error", "operations", "purged", "draft_id",
+        "quiet", "catch_up", "brief_id", "cut_off", "clusters")})
+    if not report["error"]:
+        ctx.emit("sleep_done", operations=report["operations"], purged=report["purged"], quiet=report["quiet"],
+                 catch_up=catch_up, brief_answered=report["brief_answered"], draft_id=report["draft_id"])
+    return report
+
+
+def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict) -> None:
+    cfg = ctx.cfg
+    purged, _ = purge(ctx)
+    report["purged"] = len(purged)
+    if report["catch_up"]:
+        ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
+    report["brief_answered"] = resolve_brief_request(ctx, brief, pulled)
+
+    live = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
+    held = chain.held_short_ids(live)
+    shorts = ctx.memory.shorts(limit=cfg.sleep.max_entries_per_run)
+    free = [s for s in shorts if s.get("id") not in held]
+    report["held_back"] = len(shorts) - len(free)
+    report["quiet"] = not free
+
+    meta = (brief or {}).get("metadata") or {}
+    promote = [str(h).lower() for h in meta.get("promote_hints") or []]
+    noise = [str(h).lower() for h in meta.get("noise_hints") or []]
+    if brief:
+        ctx.state.mutate("brief_times", lambda t: dict(list({**t, brief["id"]: meta.get("created_at")}.items())[-50:]))
+
+    plan = plan_sleep(free, promote_hints=promote, noise_hints=noise,
+                      min_evidence=cfg.sleep.promote_min_evidence, pile_max=cfg.sleep.pile_max)
+    report["clusters"] = len({p.topic for p in plan.piles})
+    report["piles"] = len(plan.piles)
+    report["below_threshold"] = plan.below_threshold
+    ops = list(plan.verbatim_ops)
+    served = None
+    voice_block, voice_version = ctx.voice_block()
+    ctx.progress.update(piles=len(plan.piles))
+    for i, pile in enumerate(plan.piles):
+        if ctx.mechanical:
+            pile_ops = mechanical_ops(pile)
+        else:
+            steer = None
+            if brief:
+                steer = Steer(summary=brief.get("content", ""), pulled=pulled,
+                              promote=list(pile.hits.promote), noise=list(pile.hits.noise))
+            res = draft_pile(ctx, pile, steer, voice_block)
+            report["model_calls"] += 1
+            served = res.served or served
+            if res.cut_off:
+                report["cut_off"] += 1
+            if res.failure:
+                report["model_failures"].append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
+                ctx.emit("draft_failed", topic=pile.topic, why=res.failure[:300])
+            pile_ops = res.operations
+        shift = len(ops)
+        for op in pile_ops:
+            if op.get("target_op") is not None:
+                op["target_op"] += shift
+        ops.extend(pile_ops)
+        ctx.progress.update(piles_done=i + 1)
+
+    if brief and not pulled and promote:
+        report["hints"] = plan.hint_hits
+        if not report["quiet"] and not plan.hint_hits.get("promote"):
+            report["brief_unmatched"] = True
+            ctx.emit("brief_unmatched", brief_id=brief["id"], hints=sorted(promote))
+
+    ops = submittable(ctx, ops)
+    report["operations"] = len(ops)
+    report["kinds"] = dict(Counter(op["kind"] for op in ops))
+    if ops:
+        submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
+        report["tidy"] = {"deferred": "until the chain lands"}
+        return
+    if report["model_failures"]:
+        whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report["model_failures"][:3])
+        raise RuntimeError(f"the model could not draft: {whys}")
+    if brief and not pulled:
+        if report["brief_unmatched"]:
+            ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
+            log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
+        else:
+            ctx.memory.consume_brief(brief["id"], None)
+            ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
+    report["tidy"] = ctx.memory.tidy(age_out=not report["catch_up"], near=True,
+                                     sweep=not report["catch_up"], purge=False)
+
+
+def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: dict, extra: dict) -> None:
+    draft_id = uuid.uuid4().hex
+    record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
+              "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
+              "catch_up": report["catch_up"], "at": ctx.clock.now()}
+    ctx.state.set(submitting=record)
+    body = {"id": draft_id, "summary": draft_summary(ops), "operations": ops,
+            "brief_id_used": record["brief_id"], "attempt": 1,
+            "terminal": ctx.cfg.sleep.max_attempts <= 1, "extra": extra}
+    try:
+        res = ctx.memory.submit_draft(body)
+    except MemoryRefused:
+        ctx.state.set(submitting=None)     # Memory said no: nothing landed
+        raise
+    except MemoryUnavailable:
+        landed = _landed(ctx, draft_id)
+        if landed is False:
+            ctx.state.set(submitting=None)
+        if not landed:                     # unknown: the record stays, the next check finds out
+            raise
+        res = {"id": draft_id}
+    record["draft_id"] = res.get("id", draft_id)
+    report["draft_id"] = record["draft_id"]
+    finish_submit(ctx, record)
+
+
+def _landed(ctx: Context, draft_id: str) -> Optional[bool]:
+    """Did a POST that errored land anyway (a timeout after Memory wrote it)? None: cannot tell yet."""
+    try:
+        ctx.memory.draft(draft_id)
+        return True
+    except MemoryRefused:
+        return False
+    except MemoryUnavailable:
+        return None

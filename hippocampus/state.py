@@ -1,0 +1,101 @@
+"""The durable state: one JSON file written atomically after every change that matters.
+
+Last sleep, chains in flight and their closing progress, misses, the brief
+request, parked briefs, review notes, the lifecycle's process. A corrupt file
+is moved aside (named in the log) and the service starts clean. A write that
+fails (disk full, read-only) keeps the state in memory and says so.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Optional
+
+from .jsonfile import read_or_set_aside, write_atomic
+
+log = logging.getLogger("hippocampus.state")
+
+DEFAULTS: dict = {
+    "last_sleep": None,          # the last sleep report (any outcome)
+    "last_sleep_ok_at": None,    # when the last sleep that did not fail finished: bedtime counts from here
+    "last_tend": None,
+    "last_check": None,
+    "history": [],               # rows {kind: sleep|tend, ...}, newest last
+    "brief_misses": 0,
+    "brief_request": None,       # {asked_at, for_sleep_due_at, intent_id, answered, nudges}
+    "brief_times": {},           # brief id -> created_at
+    "parked_briefs": [],
+    "review_notes": {},          # cluster id -> near-term note id
+    "chain_catch_up": {},        # cluster id -> bool
+    "ended_chains": [],          # cluster ids whose chain_ended was emitted
+    "closing": {},               # cluster id -> progress of a cull in flight
+    "submitting": None,          # a draft being submitted: {draft_id, brief_id, ...}
+    "lifecycle": {},
+    "redrafts_waiting_since": None,
+}
+HISTORY_KEEP = 40
+
+
+class State:
+    def __init__(self, path: Optional[Path]):
+        self.path = Path(path) if path else None
+        self._lock = threading.RLock()
+        self.write_error: Optional[str] = None
+        self._data = copy.deepcopy(DEFAULTS)
+        if self.path:
+            loaded = read_or_set_aside(self.path, "state")
+            if isinstance(loaded, dict):
+                for k, v in loaded.items():
+                    if k in DEFAULTS:
+                        self._data[k] = v
+            elif loaded is not None:
+                log.error("the state file %s did not hold a mapping; starting clean", self.path)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            v = self._data.get(key, default)
+            return copy.deepcopy(v)
+
+    def set(self, **values: Any) -> None:
+        with self._lock:
+            for k, v in values.items():
+                if k not in DEFAULTS:
+                    raise KeyError(f"unknown state key {k!r}")
+                self._data[k] = v
+            self.save()
+
+    def mutate(self, key: str, fn) -> Any:
+        """Apply fn to a copy of the value and store what it returns; saved."""
+        with self._lock:
+            value = fn(copy.deepcopy(self._data[key]))
+            self._data[key] = value
+            self.save()
+            return value
+
+    def add_history(self, row: dict) -> None:
+        def add(rows: list) -> list:
+            rows.append(row)
+            kind = row.get("kind")
+            same = [r for r in rows if r.get("kind") == kind]
+            drop = {id(r) for r in same[:-HISTORY_KEEP]}
+            return [r for r in rows if id(r) not in drop]
+        self.mutate("history", add)
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            return copy.deepcopy(self._data)
+
+    def save(self) -> None:
+        if not self.path:
+            return
+        with self._lock:
+            try:
+                write_atomic(self.path, self._data)
+                self.write_error = None
+            except OSError as exc:
+                self.write_error = (f"the state file {self.path} could not be written ({exc}); "
+                                    "the service keeps running but a restart would lose recent progress: "
+                                    "free disk space or fix the folder's permissions")
+                log.error(self.write_error)

@@ -1,0 +1,186 @@
+"""Tend and cull: redraft what the reviewer denied, close chains that landed.
+
+A cull is recorded step by step in the state file before each step runs, so a
+closing cut short by a crash is finished on the next tend, never repeated
+(no second close, no second consume).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Optional
+
+from . import chain
+from .context import Context
+from .memory import MemoryError_, MemoryRefused
+from .redraft import redraft_chain
+
+log = logging.getLogger("hippocampus.tend")
+
+
+def new_report(ctx: Context, redraft: bool) -> dict:
+    return {"kind": "tend", "started_at": ctx.clock.now(), "redraft": redraft, "examined": 0,
+            "resubmitted": [], "ended": [], "closed": [], "deferred": [], "under_review": [],
+            "withdrawn": {}, "model_failures": [], "tidy": {}, "error": None}
+
+
+def sleep_time(ctx: Context, steps: list) -> bool:
+    """With the tend cycle off, redrafts wait for sleep time: bedtime passed, or a new brief waiting
+    (one that is not the brief the open chain itself is working on)."""
+    from .gate import bedtime, latest_usable_brief
+
+    if ctx.clock.now() >= bedtime(ctx):
+        return True
+    brief = latest_usable_brief(ctx)
+    used = {d.get("brief_id_used") for s in steps for d in s.attempts}
+    return brief is not None and brief.get("id") not in used
+
+
+def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
+    """One tend. redraft: True redrafts now, False leaves denied operations waiting, None lets
+    sleep time decide (the tend cycle off)."""
+    report = new_report(ctx, redraft)
+    t0 = time.monotonic()
+    try:
+        for cid in list((ctx.state.get("closing") or {}).keys()):
+            finish_closing(ctx, cid, report)
+        steps = chain.plan(ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed"))
+        if redraft is None and any(s.action == chain.REDRAFT for s in steps):
+            redraft = report["redraft"] = sleep_time(ctx, steps)
+        for step in steps:
+            report["examined"] += 1
+            if step.action == chain.REVIEW:
+                report["under_review"].append(step.cluster_id)
+            elif step.action == chain.CLOSE:
+                close_chain(ctx, step, report, why=None)
+            elif not redraft:
+                report["deferred"].append(step.cluster_id)
+            else:
+                _redraft(ctx, step, report)
+    except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        log.error("the tend failed: %s", report["error"])
+    report["finished_at"] = ctx.clock.now()
+    report["duration_seconds"] = round(time.monotonic() - t0, 3)
+    waiting = ctx.state.get("redrafts_waiting_since")
+    if report["deferred"] and not waiting:
+        ctx.state.set(redrafts_waiting_since=report["started_at"])
+    elif not report["deferred"] and not report["error"] and waiting:
+        ctx.state.set(redrafts_waiting_since=None)
+    ctx.state.set(last_tend=report)
+    if report["error"] or report["resubmitted"] or report["closed"] or report["model_failures"]:
+        ctx.state.add_history({k: report.get(k) for k in (
+            "kind", "started_at", "finished_at", "duration_seconds", "error", "resubmitted", "closed", "ended")})
+    return report
+
+
+def _redraft(ctx: Context, step: chain.Next, report: dict) -> None:
+    result = redraft_chain(ctx, step)
+    report["model_failures"].extend(result.failures)
+    if result.withdrawn:
+        report["withdrawn"][step.cluster_id] = result.withdrawn
+    if result.draft_id:
+        report["resubmitted"].append({"draft_id": result.draft_id, "cluster_id": step.cluster_id,
+                                      "attempt": result.attempt, "operations": result.operations,
+                                      "terminal": result.terminal})
+        return
+    if result.failures:
+        return                                    # the model could not write it: the chain waits
+    why = "withdrawn" if result.withdrawn == len(chain.denied_ops(step.latest)) else "nothing to redraft"
+    close_chain(ctx, step, report, why=why)
+
+
+def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str]) -> None:
+    """Record the cull's plan in the state file, then carry it out step by step."""
+    cid = step.cluster_id
+    attempts = step.attempts
+    denied_left = len(chain.denied_ops(step.latest))
+    if denied_left and cid not in (ctx.state.get("ended_chains") or []):
+        ctx.state.mutate("ended_chains", lambda e: (e + [cid])[-200:])
+        fields = {"why": why} if why else {}
+        ctx.emit("chain_ended", cluster_id=cid, draft_id=step.latest.get("id"), denied=denied_left, **fields)
+        report["ended"].append(cid)
+    brief_id = next((d.get("brief_id_used") for d in attempts if d.get("brief_id_used")), None)
+    record = {
+        "cluster_id": cid, "drafts": [d["id"] for d in attempts if d.get("status") == "reviewed"],
+        "closed": [], "brief_id": brief_id, "last_draft_id": attempts[-1]["id"], "consumed": False,
+        "retired": False, "note_deleted": False, "attempts": len(attempts),
+        "landed": sum(len(chain.approved_ops(d)) for d in attempts), "denied": denied_left,
+        "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
+    }
+    ctx.state.mutate("closing", lambda c: {**c, cid: record})
+    finish_closing(ctx, cid, report)
+
+
+def _save(ctx: Context, record: dict) -> None:
+    ctx.state.mutate("closing", lambda c: {**c, record["cluster_id"]: record})
+
+
+def finish_closing(ctx: Context, cid: str, report: dict) -> None:
+    record = (ctx.state.get("closing") or {}).get(cid)
+    if not record:
+        return
+    for did in record["drafts"]:
+        if did in record["closed"]:
+            continue
+        try:
+            ctx.memory.close_draft(did)
+        except MemoryRefused as exc:
+            if exc.status != 404:
+                raise
+        record["closed"].append(did)
+        _save(ctx, record)
+    brief_id = record.get("brief_id")
+    if brief_id and not record["consumed"]:
+        try:
+            ctx.memory.consume_brief(brief_id, record["last_draft_id"])
+            ctx.emit("brief_consumed", brief_id=brief_id, draft_id=record["last_draft_id"])
+        except MemoryRefused as exc:
+            if exc.status != 404:
+                raise
+            log.warning("the brief %s that opened chain %s is gone from Memory", brief_id, cid)
+        record["consumed"] = True
+        _save(ctx, record)
+    if brief_id and not record["retired"]:
+        _retire_older_briefs(ctx, brief_id)
+        record["retired"] = True
+        _save(ctx, record)
+    if not record["note_deleted"]:
+        note_id = (ctx.state.get("review_notes") or {}).get(cid)
+        if note_id:
+            ctx.memory.delete_near(note_id)
+        ctx.state.mutate("review_notes", lambda n: {k: v for k, v in n.items() if k != cid})
+        record["note_deleted"] = True
+        _save(ctx, record)
+    try:
+        tidy = ctx.memory.tidy(age_out=not record["catch_up"], near=True, sweep=not record["catch_up"],
+                               purge=False)
+    except MemoryError_ as exc:
+        tidy = {"error": str(exc)}
+    report["tidy"][cid] = tidy
+    ctx.state.set(brief_misses=0)
+    ctx.state.mutate("closing", lambda c: {k: v for k, v in c.items() if k != cid})
+    ctx.state.mutate("chain_catch_up", lambda c: {k: v for k, v in c.items() if k != cid})
+    report["closed"].append(cid)
+    ctx.emit("chain_closed", cluster_id=cid, draft_id=record["last_draft_id"], brief_id=brief_id,
+             attempts=record["attempts"], landed=record["landed"], denied=record["denied"],
+             aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None)
+    log.info("chain %s closed: %d landed, %d denied, %d attempt(s)", cid, record["landed"], record["denied"],
+             record["attempts"])
+
+
+def _retire_older_briefs(ctx: Context, used_id: str) -> None:
+    """Open briefs written before the one this chain used are answered by it: consume them too."""
+    times = ctx.state.get("brief_times") or {}
+    used_at = times.get(used_id)
+    try:
+        open_briefs = ctx.memory.open_briefs(limit=50)
+    except MemoryError_:
+        return
+    for b in open_briefs:
+        if b.get("id") == used_id:
+            continue
+        created = (b.get("metadata") or {}).get("created_at")
+        if used_at is not None and created is not None and float(created) < float(used_at):
+            ctx.memory.consume_brief(b["id"], f"superseded-by-{used_id}")
+            ctx.emit("brief_consumed", brief_id=b["id"], draft_id=None, superseded_by=used_id)

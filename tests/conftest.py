@@ -1,0 +1,84 @@
+"""Shared fixtures: one real SerenMemory per session, a fresh store per test, a fake small model."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("SEREN_MEMORY_UPDATES_ENABLED", "0")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from tests.harness.fake_model import FakeModel  # noqa: E402
+from tests.harness.memory_server import MemoryServer  # noqa: E402
+from tests.harness.reviewer import MemoryHand  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def memory_server(tmp_path_factory):
+    srv = MemoryServer(tmp_path_factory.mktemp("memory-boot")).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def memory(memory_server, tmp_path):
+    """A fresh, empty store in the running SerenMemory; returns the server (url, set_lifetimes...)."""
+    memory_server.fresh_store(tmp_path / "memory-store")
+    return memory_server
+
+
+@pytest.fixture
+def hand(memory) -> MemoryHand:
+    return MemoryHand(memory.url)
+
+
+@pytest.fixture
+def fake_model():
+    fm = FakeModel().start()
+    yield fm
+    fm.stop()
+
+
+@pytest.fixture
+def make_config(tmp_path, memory):
+    """A Config pointed at the test's Memory, its state in tmp_path, external mode, mechanical unless told."""
+    from hippocampus import config as cm
+
+    def make(data: dict | None = None, **sections):
+        base = {"memory": {"url": memory.url}, "model": {"url": ""},
+                "sleep": {"mode": "external", "state_path": str(tmp_path / "state" / "state.json"),
+                          "promote_min_evidence": 2, "max_attempts": 3}}
+        for block, values in {**(data or {}), **sections}.items():
+            base.setdefault(block, {})
+            base[block] = {**base[block], **values}
+        cfg = cm.build(base, environ={})
+        assert not cfg.warnings, cfg.warnings
+        return cfg
+    return make
+
+
+@pytest.fixture
+def start_service():
+    """Start the whole service in-process on a port the OS picks; stopped (and checked) at teardown."""
+    started = []
+
+    def start(cfg, **kw):
+        from hippocampus.http.server import Service
+
+        cfg.server.port = 0
+        svc = Service(cfg, **kw).start()
+        svc.serve_in_thread()
+        started.append(svc)
+        return svc
+    yield start
+    for svc in started:
+        svc.request_stop(drain_seconds=5)
+        assert svc.wait_stopped(30), "the service did not stop"
+    import pykka
+    assert pykka.ActorRegistry.get_all() == []
+    leftover = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+    assert not leftover, f"non-daemon threads left: {leftover}"

@@ -1,0 +1,101 @@
+"""The real SerenMemory, served on a loopback port for a whole test session.
+
+One server per session; each test gets a fresh store (a new persist dir and a
+new MemoryStore swapped into the running app), so tests never see each other's
+memories and never pay for a second server start.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+import requests
+
+os.environ.setdefault("SEREN_MEMORY_UPDATES_ENABLED", "0")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def memory_config(persist_dir: Path, *, short_term_seconds: int = 691200, pruned_safety_days: int = 1,
+                  bearer: str = ""):
+    from seren_memory.config import MemoryConfig
+
+    cfg = MemoryConfig()
+    cfg.storage.persist_dir = str(persist_dir)
+    cfg.updates.enabled = False
+    cfg.backup.enabled = False
+    cfg.lifetimes.short_term_seconds = short_term_seconds
+    cfg.consolidator.pruned_safety_days = pruned_safety_days
+    cfg.server.bearer_token = bearer
+    try:
+        cfg.eidetic.enabled = False
+    except AttributeError:
+        pass
+    return cfg
+
+
+class MemoryServer:
+    """A real SerenMemory app under uvicorn in a daemon thread."""
+
+    def __init__(self, persist_dir: Path, port: Optional[int] = None, bearer: str = ""):
+        import uvicorn
+        from seren_memory.app import create_app
+
+        from .embedder import HashEmbedder
+
+        self.embedder = HashEmbedder()
+        self.cfg = memory_config(persist_dir, bearer=bearer)
+        self.app = create_app(self.cfg, embedding_function=self.embedder, _allow_store_reset=True)
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
+                                                     log_level="warning", lifespan="on"))
+        self._thread = threading.Thread(target=self._server.run, name="seren-memory", daemon=True)
+
+    def start(self, timeout: float = 60.0) -> "MemoryServer":
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(self.url + "/health", timeout=1).status_code == 200 and \
+                        getattr(self.app.state, "store", None) is not None:
+                    return self
+            except requests.RequestException:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the real SerenMemory did not come up")
+
+    def fresh_store(self, persist_dir: Path, **cfg_kw) -> None:
+        """Swap a brand-new store (and config) into the running app."""
+        from seren_memory.collections import MemoryStore
+
+        cfg = memory_config(persist_dir, bearer=self.cfg.server.bearer_token, **cfg_kw)
+        old = getattr(self.app.state, "store", None)
+        self.app.state.store = MemoryStore(cfg, embedding_function=self.embedder, _allow_reset=True)
+        self.app.state.config = cfg
+        if old is not None:
+            try:
+                old.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def set_lifetimes(self, *, short_term_seconds: Optional[int] = None,
+                      pruned_safety_days: Optional[int] = None) -> None:
+        cfg = self.app.state.config
+        if short_term_seconds is not None:
+            cfg.lifetimes.short_term_seconds = short_term_seconds
+        if pruned_safety_days is not None:
+            cfg.consolidator.pruned_safety_days = pruned_safety_days
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)

@@ -1,0 +1,93 @@
+"""Drive Memory exactly as the main model would: seed fragments, write briefs, review drafts."""
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional
+
+import requests
+
+DAY = 86400.0
+
+
+class MemoryHand:
+    """Calls Memory's own routes, as the main model (or a person) does."""
+
+    def __init__(self, url: str, bearer: str = ""):
+        self.url = url.rstrip("/")
+        self.s = requests.Session()
+        if bearer:
+            self.s.headers["Authorization"] = f"Bearer {bearer}"
+
+    def _req(self, method: str, path: str, **kw):
+        r = self.s.request(method, self.url + path, timeout=30, **kw)
+        r.raise_for_status()
+        return r.json()
+
+    # fragments
+    def short(self, content: str, topic: Optional[str] = None, ts: Optional[float] = None, **extra) -> str:
+        body = {"content": content, "topic": topic}
+        if ts is not None:
+            body["ts"] = ts
+        if extra:
+            body["extra"] = extra
+        return self._req("POST", "/short", json=body)["id"]
+
+    def shorts(self) -> list:
+        return self._req("GET", "/short", params={"limit": 1000})["entries"]
+
+    def preserve(self, short_id: str) -> dict:
+        return self._req("POST", f"/short/{short_id}/preserve")
+
+    # briefs
+    def brief(self, summary: str, promote=(), noise=()) -> str:
+        return self._req("POST", "/brief", json={"summary": summary, "promote_hints": list(promote),
+                                                 "noise_hints": list(noise)})["id"]
+
+    def open_briefs(self) -> list:
+        return self._req("GET", "/brief")["entries"]
+
+    def all_briefs(self) -> list:
+        return self._req("GET", "/brief", params={"include_consumed": "true", "limit": 100})["entries"]
+
+    # drafts
+    def drafts(self, status: Optional[str] = None) -> list:
+        params = {"limit": 200}
+        if status:
+            params["status"] = status
+        return self._req("GET", "/drafts", params=params)["entries"]
+
+    def draft(self, draft_id: str, review: bool = False) -> dict:
+        return self._req("GET", f"/drafts/{draft_id}", params={"review": "true"} if review else None)
+
+    def review(self, draft_id: str, decisions: list) -> dict:
+        return self._req("POST", f"/drafts/{draft_id}/review", json={"decisions": decisions})
+
+    def approve_all(self, draft_id: str) -> dict:
+        d = self.draft(draft_id)
+        return self.review(draft_id, [{"op": op["index"], "verdict": "approve"} for op in d["operations"]
+                                      if op.get("status", "pending") == "pending"])
+
+    # long-term and near-term
+    def long(self, satellites: bool = False) -> list:
+        return self._req("GET", "/long", params={"include_satellites": str(satellites).lower()})["entries"]
+
+    def near(self) -> list:
+        return self._req("GET", "/near", params={"include_completed": "true"})["entries"]
+
+    def forget(self, memory_id: str, reason: str = "asked to forget") -> dict:
+        return self._req("POST", f"/long/{memory_id}/forget", json={"reason": reason})
+
+    def tombstones(self) -> list:
+        return self._req("GET", "/tombstones")["entries"]
+
+
+def wait_for(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.02, what: str = "condition"):
+    """Poll until pred() is truthy; return its value. Raises AssertionError at the deadline."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")

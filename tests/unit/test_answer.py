@@ -1,0 +1,229 @@
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hippocampus.sleep.answer import parse_answer, strip_scaffolding
+from hippocampus.sleep.prompt import Markers
+
+M = Markers(fragments={"f1": "s1", "f2": "s2", "f3": "s3"}, cores={"c1": "core-1", "c2": "core-2"},
+            entries={})
+
+
+def parse(text, finish="stop", markers=M, **kw):
+    return parse_answer(text, finish_reason=finish, markers=markers, max_tokens=777, **kw)
+
+
+def op(kind="new_core", content="Likes fish.", fragments=("f1",), **kw):
+    return dict(kind=kind, content=content, fragments=list(fragments), **kw)
+
+
+def answer(*ops):
+    return json.dumps({"operations": list(ops)})
+
+
+def test_plain_answer_maps_markers():
+    p = parse(answer(op(fragments=["f1", "f3", "f1"], topic="fish", rationale="r"),
+                     op("attach", "ate fish again", ["f2"], target="c2", restated_content="Loves fish.")))
+    assert p.failure is None and not p.cut_off and p.dropped == []
+    assert p.operations == [
+        {"kind": "new_core", "content": "Likes fish.", "topic": "fish", "source_short_ids": ["s1", "s3"],
+         "evidence_count": 2, "rationale": "r"},
+        {"kind": "attach", "content": "ate fish again", "target_core_id": "core-2", "source_short_ids": ["s2"],
+         "evidence_count": 1, "restated_content": "Loves fish."}]
+
+
+def test_prose_fences_think_and_trailing_commas():
+    body = '{"operations": [{"kind": "NEW_CORE", "content": "x", "fragments": ["f1",],},],}'
+    for text in (f"Sure, here you go:\n{body}\nHope that helps!",
+                 f"```json\n{body}\n```",
+                 f"<think>hmm {{\"operations\": []}}</think>\n```\n{body}\n```\nbye",
+                 f"reasoning... </think>{body}"):
+        p = parse(text)
+        assert p.failure is None, text
+        assert [o["content"] for o in p.operations] == ["x"]
+
+
+def test_unknown_kinds_and_verbatim():
+    p = parse(answer(op("merge"), op("verbatim", "word for word"), "not a dict", op(None)))
+    assert [o["kind"] for o in p.operations] == ["new_core"]
+    assert len(p.dropped) == 3
+
+
+def test_invented_markers_drop_the_op():
+    p = parse(answer(op(fragments=["f1", "f9"]), op("attach", "x", ["f1"], target="c7"),
+                     op("supersede", "y", ["f2"], target="deadbeef" * 4), op(fragments=[]),
+                     op("attach", "z", ["f2"])))
+    assert p.operations == [] and len(p.dropped) == 5
+    assert any("f9" in d for d in p.dropped) and any("c7" in d for d in p.dropped)
+
+
+def test_integer_and_loose_markers():
+    p = parse(answer(op(fragments=[1, "2", "[F3]"]), op("attach", "x", ["f1"], target="[C1]"),
+                     op("attach", "y", ["f1"], target="core-2")))
+    assert p.operations[0]["source_short_ids"] == ["s1", "s2", "s3"]
+    assert [o.get("target_core_id") for o in p.operations] == [None, "core-1", "core-2"]
+
+
+def test_missing_fields_and_content_rules():
+    p = parse(answer({"kind": "new_core", "fragments": ["f1"]},  # no content
+                     {"kind": "supersede", "content": "  ", "fragments": ["f1"], "target": "c1"},
+                     {"kind": "attach", "fragments": ["f2"], "target": "c1"},  # neither text
+                     {"kind": "attach", "fragments": ["f2"], "target": "c1", "restated_content": "New wording"},
+                     {"kind": "new_core", "content": "c", "fragments": ["f3"], "restated_content": "c2"},
+                     {"kind": "attach", "content": "same", "restated_content": " same ", "fragments": ["f1"],
+                      "target": "c2"}))
+    assert len(p.dropped) == 3
+    assert p.operations[0] == {"kind": "attach", "content": "", "target_core_id": "core-1",
+                               "source_short_ids": ["s2"], "evidence_count": 1, "restated_content": "New wording"}
+    assert "restated_content" not in p.operations[1] and "restated_content" not in p.operations[2]
+
+
+def test_empty_or_missing_operations_taken_at_word():
+    for text in ('{"operations": []}', '{"withdraw": true}', '{"operations": null}'):
+        p = parse(text)
+        assert p.operations == [] and p.failure is None and not p.cut_off
+
+
+def test_target_op_remapped_and_checked():
+    p = parse(answer(op("merge"), op(content="A"), op("attach", "x", ["f2"], target_op=2),
+                     op("supersede", "y", ["f2"], target_op="1"), op("attach", "z", ["f3"], target_op=3),
+                     op("attach", "w", ["f3"], target_op=9)))
+    assert [(o["kind"], o.get("target_op")) for o in p.operations] == [("new_core", None), ("supersede", 0)]
+    assert len(p.dropped) == 4
+
+
+def test_cap_at_fragments_plus_one():
+    p = parse(answer(*[op(content=str(i)) for i in range(10)]))
+    assert [o["content"] for o in p.operations] == ["0", "1", "2", "3"]
+
+
+def test_scaffolding_cut():
+    assert strip_scaffolding("Likes fish.\nFragments:\n[f1] x") == ("Likes fish.", True)
+    assert strip_scaffolding("A Topic: in the middle") == ("A Topic: in the middle", False)
+    p = parse(answer(op(content="Likes fish.\n  JSON:\n{}"), op(content="Existing cores:\n[c1] x")))
+    assert [o["content"] for o in p.operations] == ["Likes fish."]
+
+
+def test_cut_off_keeps_finished_ops():
+    full = answer(op(content="one"), op(content="two", fragments=["f2"]))
+    text = full[: full.index('"two"') + 2]
+    p = parse(text, finish="length")
+    assert p.cut_off and p.failure is None
+    assert [o["content"] for o in p.operations] == ["one"]
+    p = parse('```json\n{"operations": [{"kind": "new_core", "content": "a", "fragments": ["f1"],},\n {"ki')
+    assert p.cut_off and [o["content"] for o in p.operations] == ["a"]
+
+
+def test_cut_off_before_first_op_names_max_tokens():
+    for text in ('{"operations": [{"kind": "new_core", "cont', '{"operations"', "", "<think>I wonder"):
+        p = parse(text, finish="length")
+        assert p.cut_off and p.operations == []
+        assert "model.max_tokens (777)" in p.failure and "raise model.max_tokens" in p.failure
+
+
+def test_not_json_failure():
+    p = parse("I cannot help with that {really}.")
+    assert not p.cut_off and p.operations == []
+    assert p.failure == "the model's answer was not the JSON asked for: 'I cannot help with that {really}.'"
+
+
+def test_redraft_never_restates_and_marks():
+    p = parse(answer(op("attach", "ep", ["f1"], target="c1", restated_content="New core text")), redraft_of=4)
+    assert p.operations == [{"kind": "attach", "content": "ep", "target_core_id": "core-1",
+                             "source_short_ids": ["s1"], "evidence_count": 1, "redraft_of": 4}]
+    p = parse(answer(op("attach", "", ["f1"], target="c1", restated_content="Text")), redraft_of=0)
+    assert p.operations[0]["content"] == "Text" and "restated_content" not in p.operations[0]
+    p = parse('{"operations": []}', redraft_of=2)
+    assert p.operations == [] and p.failure is None  # a withdrawal
+    gone = Markers(fragments={}, cores={"c1": "core-1"}, entries={})
+    p = parse(answer(op(content="x", fragments=["f1"])), markers=gone, redraft_of=1)
+    assert p.operations == [{"kind": "new_core", "content": "x", "source_short_ids": [], "evidence_count": 0,
+                             "redraft_of": 1}]
+
+
+# -- property-based fuzz ---------------------------------------------------------
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 12), st.floats(allow_nan=True),
+                     st.sampled_from(["f1", "f2", "f3", "f4", "c1", "c2", "c9", "1", "0", "new_core", "attach",
+                                      "supersede", "verbatim", "VERBATIM", "merge", "", " ", "Fragments:\nx",
+                                      "core-1", "null"]),
+                     st.text(max_size=30))
+_keys = st.sampled_from(["kind", "content", "topic", "fragments", "target", "target_op", "restated_content",
+                         "rationale", "operations", "target_core_id", "source_indexes", "withdraw"])
+_json = st.recursive(_scalars, lambda kids: st.one_of(
+    st.lists(kids, max_size=4), st.dictionaries(st.one_of(_keys, st.text(max_size=6)), kids, max_size=6)),
+    max_leaves=12)
+_op = st.fixed_dictionaries(
+    {"kind": st.sampled_from(["new_core", "attach", "supersede", "verbatim", "Attach", "bogus"]),
+     "content": st.one_of(st.text(max_size=40), st.sampled_from(["Likes fish.", "x\nJSON:\ny"]))},
+    optional={"fragments": st.lists(st.sampled_from(["f1", "f2", "f3", "f4", 1, 2, "3", 0, None]), max_size=4),
+              "target": st.sampled_from(["c1", "c2", "c3", None, "core-2", 1]),
+              "target_op": st.one_of(st.integers(-1, 6), st.none(), st.sampled_from(["0", "2"])),
+              "restated_content": st.one_of(st.none(), st.text(max_size=20), st.just("Likes fish.")),
+              "topic": st.one_of(st.none(), st.text(max_size=10)), "rationale": st.text(max_size=20)})
+_pieces = st.sampled_from(["<think>", "</think>", "```json\n", "\n```", "Here:", '{"operations": [', "]}", ",",
+                           "}", "{", "[", "]", '"', '"operations"', ":", " ", "\n", "null", ",}", ",]"])
+
+
+@st.composite
+def answers(draw):
+    kind = draw(st.integers(0, 4))
+    if kind == 0:
+        return draw(st.text(max_size=120))
+    if kind == 1:
+        return json.dumps(draw(_json))
+    ops = draw(st.lists(st.one_of(_op, _op, _json), max_size=6))
+    text = json.dumps({"operations": ops})
+    if kind == 2:
+        return text
+    if kind == 3:  # cut anywhere, with prose or fences around
+        cut = draw(st.integers(0, len(text)))
+        return draw(st.sampled_from(["", "Sure!\n", "```json\n", "<think>x</think>"])) + text[:cut]
+    parts = draw(st.lists(st.one_of(_pieces, st.just(text[: len(text) // 2]), st.just(text)), max_size=8))
+    return "".join(parts)
+
+
+def check_valid(p, markers, redraft_of):
+    assert isinstance(p.operations, list) and isinstance(p.dropped, list)
+    assert p.failure is None or not p.failure.startswith("could not read")  # the safety net never fired
+    frag_ids = set(markers.fragments.values())
+    ops = p.operations
+    assert len(ops) <= len(markers.fragments) + 1
+    for i, o in enumerate(ops):
+        assert o["kind"] in ("new_core", "attach", "supersede")
+        assert set(o) <= {"kind", "content", "topic", "target_core_id", "target_op", "source_short_ids",
+                          "evidence_count", "rationale", "restated_content", "redraft_of"}
+        assert all(v is not None for v in o.values())
+        if markers.fragments:
+            assert o["source_short_ids"] and set(o["source_short_ids"]) <= frag_ids
+        assert o["evidence_count"] == len(set(o["source_short_ids"]))
+        assert isinstance(o["content"], str)
+        if o["kind"] != "attach":
+            assert o["content"].strip() and "restated_content" not in o
+            assert "target_core_id" not in o or o["kind"] == "supersede"
+        if o["kind"] == "new_core":
+            assert "target_core_id" not in o and "target_op" not in o
+        else:
+            assert ("target_core_id" in o) != ("target_op" in o)
+        if "target_core_id" in o:
+            assert o["target_core_id"] in markers.cores.values()
+        if "target_op" in o:
+            t = o["target_op"]
+            assert isinstance(t, int) and 0 <= t < len(ops) and t != i and ops[t]["kind"] == "new_core"
+        if redraft_of is not None:
+            assert o["redraft_of"] == redraft_of and "restated_content" not in o
+        if "restated_content" in o:
+            assert o["restated_content"] != o["content"]
+        assert len(o.get("rationale", "")) <= 500
+
+
+@settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(text=answers(), finish=st.sampled_from(["stop", "length", None, "weird"]),
+       redraft_of=st.one_of(st.none(), st.integers(0, 3)), no_frags=st.booleans())
+def test_fuzz_never_raises_and_ops_are_valid(text, finish, redraft_of, no_frags):
+    markers = Markers(fragments={} if no_frags else dict(M.fragments), cores=dict(M.cores), entries={})
+    p = parse_answer(text, finish_reason=finish, markers=markers, max_tokens=100, redraft_of=redraft_of)
+    check_valid(p, markers, redraft_of)
+    if finish == "length":
+        assert p.cut_off

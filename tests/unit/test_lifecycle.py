@@ -1,0 +1,462 @@
+"""ModelLifecycle against real processes: the stand-in llama-server, scripts that never answer."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+
+from hippocampus.clock import FakeClock
+from hippocampus.config import LifecycleConfig, ModelConfig
+from hippocampus.lifecycle import ModelLifecycle, _pid_alive
+from hippocampus.model import ModelUnavailable
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
+
+FAKE = Path(__file__).resolve().parents[1] / "harness" / "fake_llama_server.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(pred, timeout: float = 10.0, step: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+def gone(pid: int, timeout: float = 10.0) -> bool:
+    return wait_until(lambda: not _pid_alive(pid), timeout)
+
+
+class Rig:
+    def __init__(self, tmp_path: Path):
+        self.tmp = tmp_path
+        self.clock = FakeClock()
+        self.events: list = []
+        self.saves: list = []
+        self.procs: list = []          # processes the tests start themselves
+        self.port = free_port()
+        self.state_dir = tmp_path / "state"
+        self.model = tmp_path / "models" / "small.gguf"
+        self.model.parent.mkdir()
+        self.model.write_bytes(b"GGUF fake")
+        self.server = tmp_path / "bin" / "llama-server"
+        self.server.parent.mkdir()
+        self.server.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+        self.server.chmod(0o755)
+
+    def emit(self, kind: str, **fields) -> dict:
+        ev = {"kind": kind, **fields}
+        self.events.append(ev)
+        return ev
+
+    def kinds(self, kind: str) -> list:
+        return [e for e in self.events if e["kind"] == kind]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def make(self, persisted=None, url=None, **lifecycle) -> ModelLifecycle:
+        opts = dict(server=str(self.server), model_path=str(self.model), poll_seconds=0.05,
+                    ready_timeout_seconds=10.0, stop_grace_seconds=3.0)
+        opts.update(lifecycle)
+        cfg = ModelConfig(url=url or self.url, lifecycle=LifecycleConfig(**opts))
+        return ModelLifecycle(cfg, state_dir=self.state_dir, clock=self.clock, emit=self.emit,
+                              persisted=persisted, save=self.saves.append)
+
+    def spawn(self, argv, **kw) -> subprocess.Popen:
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def launches(self) -> int:
+        log = self.state_dir / "model.log"
+        return log.read_text().count("launched") if log.exists() else 0
+
+    def cleanup(self) -> None:
+        pids = {s["pid"] for s in self.saves if s.get("pid")} | {p.pid for p in self.procs}
+        for pid in pids:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+@pytest.fixture
+def rig(tmp_path):
+    r = Rig(tmp_path)
+    yield r
+    r.cleanup()
+
+
+def healthy(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+# ---------------------------------------------------------------- basics
+
+def test_health_url_from_model_url_or_explicit(rig):
+    assert rig.make(url="http://10.0.0.5:7200/v1").health_url == "http://10.0.0.5:7200/health"
+    assert rig.make(url="http://10.0.0.5:7200").health_url == "http://10.0.0.5:7200/health"
+    assert rig.make(health_url="http://x:1/ping").health_url == "http://x:1/ping"
+
+
+def test_not_managed_and_not_answering_is_unavailable(rig):
+    lc = ModelLifecycle(ModelConfig(url=rig.url), state_dir=rig.state_dir, clock=rig.clock, emit=rig.emit)
+    with pytest.raises(ModelUnavailable) as ei:
+        lc.ensure()
+    msg = str(ei.value)
+    assert rig.url in msg and f"127.0.0.1:{rig.port}/health" in msg and "model.lifecycle.manage is off" in msg
+    assert lc.snapshot()["managed"] is False and lc.snapshot()["via"] is None
+    assert rig.events == []
+
+
+def test_built_command_line_is_exact(rig):
+    lc = rig.make()
+    assert lc.built_command() == [str(rig.server), "-m", str(rig.model), "--host", "127.0.0.1",
+                                  "--port", str(rig.port), "-ngl", "99", "-c", "8192"]
+    assert rig.make(url="https://example.org/v1").built_command()[3:7] == ["--host", "example.org", "--port", "443"]
+    assert rig.make(url="http://example.org/v1").built_command()[6] == "80"
+
+
+# ---------------------------------------------------------------- start, keep warm, stop
+
+def test_ensure_starts_waits_through_loading_and_idle_tick_stops(rig):
+    lc = rig.make(keep_warm_seconds=300)
+    t0 = time.monotonic()
+    lc.ensure()
+    assert time.monotonic() - t0 >= 0.9          # it waited through the 503 second
+    snap = lc.snapshot()
+    assert snap["state"] == "ready" and snap["started_by_us"] is True and snap["via"] == "local"
+    pid = snap["pid"]
+    assert rig.saves[-1] == {"pid": pid, "started_by_us": True, "cmd": lc.built_command(), "how": "command"}
+    started = rig.kinds("model_started")
+    assert len(started) == 1 and started[0]["how"] == "command" and started[0]["url"] == rig.url
+    assert started[0]["seconds"] >= 0.9
+    assert "fake llama-server listening" in (rig.state_dir / "model.log").read_text()
+
+    lc.release(2.5)
+    rig.clock.advance(100)
+    lc.tick(chain_open=True)                      # still warm
+    assert _pid_alive(pid) and rig.kinds("model_stopped") == []
+
+    lc.lc.keep_warm_seconds = 0
+    rig.clock.advance(30)
+    lc.tick(chain_open=True)
+    assert gone(pid)
+    stopped = rig.kinds("model_stopped")
+    assert len(stopped) == 1 and stopped[0]["idle_seconds"] == 130.0 and "why" not in stopped[0]
+    snap = lc.snapshot()
+    assert snap["state"] == "stopped" and snap["started_by_us"] is False and snap["pid"] is None
+    assert snap["busy_seconds_total"] == 2.5 and snap["up_seconds_total"] == 130.0
+    assert rig.saves[-1]["pid"] is None and rig.saves[-1]["started_by_us"] is False
+    lc.tick(chain_open=False)                     # nothing of ours left: nothing to do
+    assert len(rig.kinds("model_stopped")) == 1
+
+
+def test_tick_with_no_open_chain_stops_at_once(rig):
+    lc = rig.make(keep_warm_seconds=3600)
+    lc.ensure()
+    pid = lc.pid
+    lc.tick(chain_open=False)
+    assert gone(pid)
+    assert [e["why"] for e in rig.kinds("model_stopped")] == ["the cycle is over"]
+
+
+def test_handover_stops_and_the_next_ensure_starts_again(rig):
+    lc = rig.make(handover=True)
+    lc.ensure()
+    pid = lc.pid
+    assert lc.handover() is True
+    assert gone(pid)
+    assert rig.kinds("model_stopped")[-1]["why"] == "handing over to the main model"
+    assert lc.handover() is False                 # nothing to hand over now
+    lc.ensure()
+    assert len(rig.kinds("model_started")) == 2 and lc.pid != pid
+    lc.shutdown()
+
+
+def test_handover_off_keeps_it_warm(rig):
+    lc = rig.make(handover=False)
+    lc.ensure()
+    assert lc.handover() is False and _pid_alive(lc.pid)
+    pid = lc.pid
+    lc.shutdown()
+    assert gone(pid) and lc.snapshot()["state"] == "stopped"
+
+
+def test_a_server_already_up_is_borrowed_and_never_stopped(rig):
+    p = rig.spawn([sys.executable, str(FAKE), "-m", str(rig.model), "--host", "127.0.0.1",
+                   "--port", str(rig.port)])
+    assert wait_until(lambda: healthy(f"http://127.0.0.1:{rig.port}/health"))
+    lc = rig.make(keep_warm_seconds=0)
+    lc.ensure()
+    snap = lc.snapshot()
+    assert snap["state"] == "ready" and snap["started_by_us"] is False and snap["pid"] is None
+    rig.clock.advance(1000)
+    lc.tick(chain_open=True)
+    lc.tick(chain_open=False)
+    assert lc.handover() is False and lc.stop_now("x") is False
+    lc.shutdown()
+    assert p.poll() is None and healthy(f"http://127.0.0.1:{rig.port}/health")
+    assert rig.events == [] and rig.saves == []
+    assert not (rig.state_dir / "model.log").exists()
+
+
+# ---------------------------------------------------------------- failures
+
+def test_missing_model_file_fails_naming_the_path(rig):
+    missing = rig.tmp / "models" / "nope.gguf"
+    lc = rig.make(model_path=str(missing))
+    with pytest.raises(ModelUnavailable) as ei:
+        lc.ensure()
+    assert str(ei.value) == f"model.lifecycle.model_path not found: {missing}"
+    failed = rig.kinds("model_start_failed")
+    assert len(failed) == 1 and str(missing) in failed[0]["error"]
+    assert lc.snapshot()["state"] == "failed" and lc.snapshot()["last_error"] == str(ei.value)
+    assert rig.saves == []                         # nothing was launched
+
+
+def test_missing_server_file_fails_naming_the_path(rig):
+    lc = rig.make(server=str(rig.tmp / "bin" / "no-server"))
+    with pytest.raises(ModelUnavailable, match="model.lifecycle.server not found: .*no-server"):
+        lc.ensure()
+
+
+def test_a_start_that_never_answers_is_killed_and_waits_before_retrying(rig):
+    script = "import time; print('launched', flush=True); time.sleep(60)"
+    lc = rig.make(start=f"{sys.executable} -c \"{script}\"", manage=True, ready_timeout_seconds=0.5,
+                  retry_after_seconds=900, stop_grace_seconds=2)
+    with pytest.raises(ModelUnavailable) as ei:
+        lc.ensure()
+    assert f"did not answer http://127.0.0.1:{rig.port}/health within 0.5 s" in str(ei.value)
+    assert len(rig.kinds("model_start_failed")) == 1
+    pid = rig.saves[0]["pid"]
+    assert gone(pid)
+    assert wait_until(lambda: rig.launches() == 1, 3)
+
+    rig.clock.advance(60)
+    with pytest.raises(ModelUnavailable) as ei:
+        lc.ensure()
+    assert "failed to start 60 s ago" in str(ei.value) and "next attempt is in 840 s" in str(ei.value)
+    assert len(rig.kinds("model_start_failed")) == 1 and len(rig.saves) == 2   # no relaunch
+    assert rig.launches() == 1
+
+    rig.clock.advance(841)
+    with pytest.raises(ModelUnavailable, match="did not answer"):
+        lc.ensure()
+    assert len(rig.kinds("model_start_failed")) == 2
+    assert wait_until(lambda: rig.launches() == 2, 3)
+    assert gone(rig.saves[2]["pid"])
+
+
+def test_a_start_command_that_exits_fails_with_its_code_and_log(rig):
+    script = "import sys; print('cannot find the card', flush=True); sys.exit(3)"
+    lc = rig.make(start=f"{sys.executable} -c \"{script}\"", manage=True)
+    with pytest.raises(ModelUnavailable) as ei:
+        lc.ensure()
+    msg = str(ei.value)
+    assert msg.startswith("the start command exited with code 3 before the model answered")
+    assert "cannot find the card" in msg
+    assert rig.kinds("model_start_failed")[0]["error"] == msg
+    assert lc.snapshot()["started_by_us"] is False and rig.saves[-1]["pid"] is None
+
+
+def test_the_stand_in_refuses_a_missing_model(rig):
+    out = subprocess.run([str(rig.server), "-m", str(rig.tmp / "gone.gguf"), "--port", str(rig.port)],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode == 1 and "gone.gguf" in out.stderr
+
+
+def test_the_stand_in_serves_a_scripted_chat(rig):
+    script = rig.tmp / "script.json"
+    script.write_text(json.dumps(["first", "second"]))
+    env = dict(os.environ, FAKE_LLAMA_SCRIPT=str(script), FAKE_LLAMA_WARMUP="0")
+    lc = rig.make()
+    p = rig.spawn(lc.built_command(), env=env)
+    assert wait_until(lambda: healthy(lc.health_url))
+    texts = []
+    for _ in range(3):
+        r = requests.post(rig.url + "/chat/completions", json={"messages": []}, timeout=5)
+        texts.append(r.json()["choices"][0]["message"]["content"])
+    assert texts == ["first", "second", "second"]
+    assert p.poll() is None
+
+
+# ---------------------------------------------------------------- adoption
+
+def test_a_restarted_service_adopts_the_server_it_started_and_stops_it(rig):
+    a = rig.make()
+    a.ensure()                                     # A then "crashes": no shutdown
+    pid = a.pid
+    persisted = dict(rig.saves[-1])
+    b = rig.make(persisted=persisted)
+    b.adopt()
+    snap = b.snapshot()
+    assert snap["started_by_us"] is True and snap["pid"] == pid and snap["state"] == "ready"
+    b.tick(chain_open=False)
+    assert gone(pid)
+    assert rig.kinds("model_stopped")[-1]["why"] == "the cycle is over"
+    assert b.snapshot()["pid"] is None and rig.saves[-1]["pid"] is None
+    assert a._proc.wait(timeout=5) is not None     # the process itself is gone: no orphan
+
+
+def test_adopting_a_dead_pid_clears_it(rig):
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    b = rig.make(persisted={"pid": p.pid, "started_by_us": True, "cmd": ["x"], "how": "command"})
+    b.adopt()
+    assert b.snapshot()["started_by_us"] is False and b.snapshot()["pid"] is None
+    assert rig.saves == [{"pid": None, "started_by_us": False, "cmd": None, "how": None}]
+
+
+def test_a_pid_that_is_not_ours_is_not_adopted(rig):
+    p = rig.spawn([sys.executable, "-c", "import time; time.sleep(30)"])
+    b = rig.make(persisted={"pid": p.pid, "started_by_us": True, "cmd": ["/opt/llama-server", "-m", "/m/x.gguf"],
+                            "how": "command"})
+    b.adopt()
+    b.tick(chain_open=False)
+    assert b.snapshot()["started_by_us"] is False and p.poll() is None
+
+
+def test_adopt_with_nothing_persisted_does_nothing(rig):
+    b = rig.make(persisted=None)
+    b.adopt()
+    assert rig.saves == [] and b.snapshot()["state"] == "stopped"
+
+
+# ---------------------------------------------------------------- through the Observatory
+
+class Observatory:
+    def __init__(self):
+        self.calls: list = []
+        self.answer: dict = {"ok": True, "ready": True, "started": True, "already_running": False}
+        self.up = False
+        obs = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _send(self, status, body):
+                raw = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def do_GET(self):
+                self._send(200 if obs.up else 503, {})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                obs.calls.append((self.path, self.headers.get("Authorization"), body))
+                if self.path.endswith("/ensure"):
+                    obs.up = obs.up or bool(obs.answer.get("ready"))
+                    self._send(200, obs.answer)
+                elif self.path.endswith("/stop"):
+                    obs.up = False
+                    self._send(200, {"ok": True})
+                else:
+                    self._send(404, {"error": "no"})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def observatory():
+    o = Observatory()
+    yield o
+    o.httpd.shutdown()
+    o.httpd.server_close()
+
+
+def _via(rig, obs, **kw):
+    return rig.make(url=obs.url + "/v1", server="", model_path="", manage=True, observatory_url=obs.url,
+                    observatory_service="small-model", observatory_token="s3cret", **kw)
+
+
+def test_observatory_ensure_then_stop(rig, observatory):
+    lc = _via(rig, observatory)
+    assert lc.snapshot()["via"] == "observatory"
+    lc.ensure()
+    path, auth, body = observatory.calls[0]
+    assert path == "/api/v1/service/small-model/ensure" and auth == "Bearer s3cret"
+    assert body == {"holder": "seren-hippocampus", "reason": body["reason"], "wait_seconds": 10.0}
+    assert lc.snapshot()["started_by_us"] is True and rig.kinds("model_started")[0]["how"] == "observatory"
+    lc.tick(chain_open=False)
+    assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop"
+    assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over"
+
+
+def test_observatory_already_running_is_borrowed(rig, observatory):
+    observatory.answer = {"ok": True, "ready": True, "started": False, "already_running": True}
+    lc = _via(rig, observatory)
+    lc.ensure()
+    lc.tick(chain_open=False)
+    assert lc.snapshot()["started_by_us"] is False
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure"]
+
+
+def test_observatory_refusal_fails_with_its_error(rig, observatory):
+    observatory.answer = {"ok": False, "ready": False, "error": "llama did not start: model.gguf: no such file"}
+    lc = _via(rig, observatory)
+    with pytest.raises(ModelUnavailable, match="llama did not start: model.gguf: no such file"):
+        lc.ensure()
+    assert len(rig.kinds("model_start_failed")) == 1 and lc.snapshot()["state"] == "failed"
+
+
+# ---------------------------------------------------------------- the stop command, callbacks
+
+def test_a_configured_stop_command_runs_and_nothing_is_left_behind(rig):
+    marker = rig.tmp / "stopped.txt"
+    stop = f"{sys.executable} -c \"open('{marker}', 'w').write('stop ran')\""
+    lc = rig.make(stop=stop)
+    lc.ensure()
+    pid = lc.pid
+    assert lc.stop_now("testing") is True
+    assert marker.read_text() == "stop ran"
+    assert gone(pid)                               # the stand-in ignores the stop line: terminated after it
+
+
+def test_a_broken_emit_or_save_does_not_break_the_lifecycle(rig):
+    def bad(*a, **k):
+        raise RuntimeError("listener down")
+
+    lc = ModelLifecycle(ModelConfig(url=rig.url, lifecycle=LifecycleConfig(
+        server=str(rig.server), model_path=str(rig.model), poll_seconds=0.05, ready_timeout_seconds=10)),
+        state_dir=rig.state_dir, clock=rig.clock, emit=bad, save=bad)
+    lc.ensure()
+    rig.saves.append({"pid": lc.pid})              # so the teardown can find it
+    pid = lc.pid
+    lc.shutdown()
+    assert gone(pid) and lc.snapshot()["state"] == "stopped"

@@ -1,0 +1,151 @@
+"""The webhook, against a real local HTTP receiver."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import requests
+
+from hippocampus.config import NotifyConfig, build
+from hippocampus.notify import Webhook
+
+
+class Receiver:
+    """A real HTTP server on port 0 that records each POST and answers as told."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.status = 200
+        self.answer: bytes = b'{"ok": true}'
+        self.content_type = "application/json"
+        self.delay = 0.0
+        self.release = threading.Event()
+        rec = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n)
+                rec.requests.append({"path": self.path, "headers": dict(self.headers),
+                                     "body": json.loads(raw or b"null")})
+                if rec.delay:
+                    rec.release.wait(rec.delay)
+                self.send_response(rec.status)
+                self.send_header("Content-Type", rec.content_type)
+                self.send_header("Content-Length", str(len(rec.answer)))
+                self.end_headers()
+                self.wfile.write(rec.answer)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver()
+    yield r
+    r.close()
+
+
+EVENT = {"type": "draft_submitted", "at": 1700000000.5, "draft_id": "d-1", "operations": 4}
+
+
+def test_configured_and_wants():
+    assert not Webhook(NotifyConfig()).configured
+    assert not Webhook(NotifyConfig()).wants("draft_submitted")
+    assert not Webhook(NotifyConfig(webhook_url="   ")).configured
+    hook = Webhook(NotifyConfig(webhook_url="http://127.0.0.1:9/hook"))
+    assert hook.configured
+    assert hook.wants("draft_submitted") and hook.wants("sleep_failed")
+    assert not hook.wants("sleep_done")
+
+
+def test_docket_submitted_is_aliased_by_config():
+    cfg = build({"notify": {"webhook_url": "http://x/hook", "events": ["docket_submitted", "purged"]}},
+                environ={})
+    hook = Webhook(cfg.notify)
+    assert hook.wants("draft_submitted") and hook.wants("purged") and not hook.wants("sleep_failed")
+
+
+def test_delivered_on_2xx_with_bearer_and_body(receiver):
+    hook = Webhook(NotifyConfig(webhook_url=receiver.url, bearer_token="tok-1"))
+    assert hook.deliver(dict(EVENT)) == {"delivered": True, "status": 200}
+    got = receiver.requests[0]
+    assert got["path"] == "/hook"
+    assert got["headers"]["Authorization"] == "Bearer tok-1"
+    assert got["headers"]["Content-Type"] == "application/json"
+    assert got["body"] == {"service": "seren-hippocampus", **EVENT}
+
+
+def test_202_counts_and_no_bearer_sends_none(receiver):
+    receiver.status = 202
+    hook = Webhook(NotifyConfig(webhook_url=receiver.url))
+    assert hook.deliver(dict(EVENT)) == {"delivered": True, "status": 202}
+    assert "Authorization" not in receiver.requests[0]["headers"]
+
+
+def test_bookkeeping_fields_are_not_sent(receiver):
+    hook = Webhook(NotifyConfig(webhook_url=receiver.url))
+    ev = dict(EVENT, ripple={"ok": True}, delivered=False, delivery_error="x")
+    assert hook.deliver(ev)["delivered"] is True
+    assert receiver.requests[0]["body"] == {"service": "seren-hippocampus", **EVENT}
+
+
+def test_500_is_not_delivered(receiver):
+    receiver.status = 500
+    receiver.answer = b'{"error": "the bridge fell over"}'
+    res = Webhook(NotifyConfig(webhook_url=receiver.url)).deliver(dict(EVENT))
+    assert res == {"delivered": False, "status": 500, "error": "the bridge fell over"}
+
+
+def test_error_text_is_cut(receiver):
+    receiver.status = 503
+    receiver.content_type = "text/plain"
+    receiver.answer = b"z" * 2000
+    res = Webhook(NotifyConfig(webhook_url=receiver.url)).deliver(dict(EVENT))
+    assert res["delivered"] is False and res["status"] == 503 and res["error"] == "z" * 400
+
+
+def test_a_hanging_webhook_times_out_quickly(receiver):
+    receiver.delay = 10
+    hook = Webhook(NotifyConfig(webhook_url=receiver.url, timeout_seconds=0.5))
+    t0 = time.monotonic()
+    res = hook.deliver(dict(EVENT))
+    elapsed = time.monotonic() - t0
+    assert elapsed < 2, elapsed
+    assert res["delivered"] is False and "status" not in res
+    assert "timed out" in res["error"] and "0.5 s" in res["error"]
+
+
+def test_nobody_listening_is_an_answer(receiver):
+    url = receiver.url
+    receiver.close()
+    res = Webhook(NotifyConfig(webhook_url=url, timeout_seconds=2)).deliver(dict(EVENT))
+    assert res["delivered"] is False and res["error"].startswith("ConnectionError: ")
+
+
+def test_unconfigured_deliver_is_an_answer():
+    res = Webhook(NotifyConfig()).deliver(dict(EVENT))
+    assert res["delivered"] is False and "webhook_url" in res["error"]
+
+
+def test_a_given_session_is_used(receiver):
+    with requests.Session() as s:
+        s.headers["X-Seren-Test"] = "yes"
+        hook = Webhook(NotifyConfig(webhook_url=receiver.url), session=s)
+        assert hook.deliver(dict(EVENT))["delivered"] is True
+    assert receiver.requests[0]["headers"]["X-Seren-Test"] == "yes"
