@@ -52,5 +52,4 @@ def create_app(runtime, *, bearer: str = "") -> falcon.App:
     app.add_route("/actors/{name}/restart", ActorRestart(runtime))
     app.add_route("/voice", Voice(runtime))
     app.add_route("/voice/history", VoiceHistory(runtime))
-    app.context = {"runtime": runtime, "watch": watch}
     return app
