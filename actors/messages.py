@@ -24,6 +24,11 @@ class RestartChild:
 
 
 @dataclass(frozen=True)
+class Ping:                     # answered once the supervisor has started its children
+    pass
+
+
+@dataclass(frozen=True)
 class Crash:                    # test-only fault hook: the handler raises
     where: str = "tell"
 

@@ -28,7 +28,7 @@ from .board import Board
 from .chain import ChainActor
 from .gates import LifecycleGate
 from .lifecycle import LifecycleActor
-from .messages import Publish, Wake
+from .messages import Ping, Publish, Wake
 from .notifier import NotifierActor
 from .ripple import RippleActor
 from .scheduler import SchedulerActor
@@ -102,6 +102,9 @@ class Runtime:
     # ------------------------------------------------------------ life
     def start(self) -> "Runtime":
         self.supervisor = Supervisor.start(self, CHILDREN)
+        # start() returns before the supervisor's on_start has started the children; an ask is
+        # answered only after it, so the registry is full when the routes open
+        self.supervisor.ask(Ping(), timeout=60)
         return self
 
     def stop(self, timeout: float = 20.0) -> None:

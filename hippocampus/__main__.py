@@ -87,10 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", "-c", help="the yaml config (else $SEREN_HIPPOCAMPUS_CONFIG, else "
                                           "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
     p.add_argument("--log-level", default=os.environ.get("SEREN_HIPPOCAMPUS_LOG_LEVEL", "INFO"))
+    # --config after the subcommand too (`check-config --config FILE`); SUPPRESS keeps an earlier one.
+    after = argparse.ArgumentParser(add_help=False)
+    after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
     sub = p.add_subparsers(dest="command")
-    sub.add_parser("serve", help="run the service (the default)")
-    sub.add_parser("check-config", help="print the resolved config (secrets hidden) and every warning; "
-                                        "exit 1 when there were warnings")
+    sub.add_parser("serve", parents=[after], help="run the service (the default)")
+    sub.add_parser("check-config", parents=[after],
+                   help="print the resolved config (secrets hidden) and every warning; "
+                        "exit 1 when there were warnings")
     return p
 
 

@@ -105,20 +105,20 @@ def redraft_op(ctx: Context, step: chain.Next, op: dict, voice_block: str) -> tu
                                      op=shown_op, earlier=earlier_versions(step.attempts, step.latest, op),
                                      entries=entries, candidates=candidates,
                                      core_chars=ctx.cfg.sleep.core_chars)
-    if not entries:                    # a sibling's approval archived them: the redraft keeps the old ids
-        markers.fragments.update({f"f{i + 1}": sid for i, sid in enumerate(op.get("source_short_ids") or [])})
     try:
         answer = call_model(ctx, prompt)
     except ModelFailure as exc:
         return [], False, str(exc)
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"),
-                          default_fragments=list(markers.fragments))
+                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"))
     if parsed.failure:
         return [], False, parsed.failure
     new_ops = []
     for new in parsed.operations:
         new.pop("restated_content", None)
+        if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
+            new["source_short_ids"] = list(op.get("source_short_ids") or [])
+            new["evidence_count"] = max(1, len(new["source_short_ids"]))
         new.setdefault("topic", op.get("topic"))
         if not new.get("topic"):
             new["topic"] = op.get("topic")

@@ -82,3 +82,33 @@ def start_service():
     assert pykka.ActorRegistry.get_all() == []
     leftover = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
     assert not leftover, f"non-daemon threads left: {leftover}"
+
+
+@pytest.fixture
+def make_ctx(make_config):
+    """The domain without threads: a Context on the real Memory, a fake clock, state in tmp_path."""
+    import time as _time
+
+    from hippocampus.clock import FakeClock
+    from hippocampus.context import Context
+    from hippocampus.events import EventLog
+    from hippocampus.memory import MemoryClient
+    from hippocampus.model import ModelClient
+    from hippocampus.state import State
+
+    def make(cfg=None, clock=None, **sections):
+        cfg = cfg or make_config(**sections)
+        clock = clock or FakeClock(_time.time())
+        path = cfg.sleep.resolved_state_path()
+        voice = None
+        if cfg.voice.enabled:
+            from hippocampus.voice import VoiceCard
+            voice = VoiceCard(path.with_name("voice.json"), cfg.voice.max_chars, clock)
+        return Context(cfg=cfg, memory=MemoryClient(cfg.memory.url), state=State(path),
+                       events=EventLog(path.with_name("events.json"), clock), clock=clock,
+                       model=ModelClient(cfg.model) if cfg.model.configured else None, voice=voice)
+    return make
+
+
+def event_types(ctx) -> list:
+    return [e["type"] for e in reversed(ctx.events.list(limit=1000))]

@@ -52,4 +52,5 @@ def create_app(runtime, *, bearer: str = "") -> falcon.App:
     app.add_route("/actors/{name}/restart", ActorRestart(runtime))
     app.add_route("/voice", Voice(runtime))
     app.add_route("/voice/history", VoiceHistory(runtime))
+    from .viewer import add_viewer; add_viewer(app, runtime)  # noqa: E702 - the window (GET /viewer, public)
     return app

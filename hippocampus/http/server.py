@@ -51,8 +51,15 @@ class Service:
             from hippocampus.mcp.mount import mount_mcp
 
             self.mcp = mount_mcp(self.app, self.runtime)
-        except ImportError:
+        except ImportError as exc:
             self.mcp = None
+            log.info("no MCP endpoint: %s", exc)
+            try:
+                from hippocampus.mcp.mount import mount_mcp_fallback
+
+                mount_mcp_fallback(self.app)
+            except ImportError:
+                pass
         self.server = create_server(self.app, host=self.cfg.server.host, port=self._port,
                                     threads=self.cfg.server.threads, ident="seren-hippocampus",
                                     clear_untrusted_proxy_headers=True)

@@ -17,6 +17,7 @@ import requests
 
 os.environ.setdefault("SEREN_MEMORY_UPDATES_ENABLED", "0")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("SEREN_MEMORY_LOG_LEVEL", "WARNING")
 
 
 def free_port() -> int:

@@ -1,4 +1,5 @@
 import json
+import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -154,35 +155,56 @@ _keys = st.sampled_from(["kind", "content", "topic", "fragments", "target", "tar
 _json = st.recursive(_scalars, lambda kids: st.one_of(
     st.lists(kids, max_size=4), st.dictionaries(st.one_of(_keys, st.text(max_size=6)), kids, max_size=6)),
     max_leaves=8)
-_op = st.fixed_dictionaries(
-    {"kind": st.sampled_from(["new_core", "attach", "supersede", "verbatim", "Attach", "bogus"]),
-     "content": st.one_of(st.text(max_size=20), st.sampled_from(["Likes fish.", "x\nJSON:\ny", "", " "]))},
-    optional={"fragments": st.lists(st.sampled_from(["f1", "f2", "f3", "f4", 1, 2, "3", 0, None]), max_size=4),
-              "target": st.sampled_from(["c1", "c2", "c3", None, "core-2", 1]),
-              "target_op": st.one_of(st.integers(-1, 6), st.none(), st.sampled_from(["0", "2"])),
-              "restated_content": st.sampled_from([None, "", "Likes fish.", "New wording", "a\nTopic: b"]),
-              "topic": st.sampled_from([None, "", "fish", 3]),
-              "rationale": st.sampled_from(["", "r", "x" * 600, None])})
+_CHOICES = {
+    "kind": ["new_core", "new_core", "attach", "attach", "supersede", "verbatim", "Attach", "bogus", None, 3],
+    "content": ["Likes fish.", "Ate trout.", "x\nJSON:\ny", "", " ", None, 7, ["list"], "Fragments:\nf1"],
+    "target": ["c1", "c2", "c1", "c3", None, "core-2", 1, "null", "[C2]", {}],
+    "target_op": [0, 1, 2, 3, 5, -1, None, "0", "2", True, 1.0],
+    "restated_content": [None, "", "Likes fish.", "New wording", "a\nTopic: b", 5],
+    "topic": [None, "", "fish", 3, " fish "],
+    "rationale": ["", "r", "x" * 600, None, ["r"]],
+}
+_FRAGS = ["f1", "f2", "f3", 1, "2", "[f3]", " F1 ", "f4", 0, None, "c1", 1.0, True]
+
+
+@st.composite
+def _op(draw):
+    """An operation-like dict, mostly near-valid; a seeded random keeps generation cheap."""
+    r = random.Random(draw(st.integers(0, 2 ** 32)))
+    op = {k: r.choice(v) for k, v in _CHOICES.items() if k in ("kind", "content") or r.random() < 0.5}
+    roll = r.random()
+    if roll < 0.7:
+        op["fragments"] = r.sample(_FRAGS[:6], r.randint(1, 3))
+    elif roll < 0.9:
+        op["fragments"] = [r.choice(_FRAGS) for _ in range(r.randint(0, 3))]
+    elif roll < 0.95:
+        op["fragments"] = r.choice(["f1", "1, 2", 2, None, {"f1": 1}])
+    return op
+
+
 _pieces = st.sampled_from(["<think>", "</think>", "```json\n", "\n```", "Here:", '{"operations": [', "]}", ",",
                            "}", "{", "[", "]", '"', '"operations"', ":", " ", "\n", "null", ",}", ",]"])
 
 
+_ops_text = st.tuples(st.lists(_op(), min_size=1, max_size=5), st.lists(_json, max_size=2), st.integers(0, 99)).map(
+    lambda t: json.dumps({"operations": random.Random(t[2]).sample(t[0] + t[1], len(t[0]) + len(t[1]))}))
+
+
 @st.composite
-def answers(draw):
-    kind = draw(st.integers(0, 4))
-    if kind == 0:
-        return draw(st.text(max_size=120))
-    if kind == 1:
-        return json.dumps(draw(_json))
-    ops = draw(st.lists(st.one_of(_op, _op, _json), max_size=6))
-    text = json.dumps({"operations": ops})
-    if kind == 2:
-        return text
-    if kind == 3:  # cut anywhere, with prose or fences around
-        cut = draw(st.integers(0, len(text)))
-        return draw(st.sampled_from(["", "Sure!\n", "```json\n", "<think>x</think>"])) + text[:cut]
-    parts = draw(st.lists(st.one_of(_pieces, st.just(text[: len(text) // 2]), st.just(text)), max_size=8))
-    return "".join(parts)
+def _cut(draw):  # cut anywhere, with prose or fences before it
+    text = draw(_ops_text)
+    head = draw(st.sampled_from(["", "Sure!\n", "```json\n", "<think>x</think>"]))
+    return head + text[:draw(st.integers(0, len(text)))]
+
+
+@st.composite
+def _spliced(draw):  # fragments of valid answers and of JSON syntax, glued together
+    text = draw(_ops_text)
+    parts = st.one_of(_pieces, st.just(text[: len(text) // 2]), st.just(text), st.text(max_size=10))
+    return "".join(draw(st.lists(parts, max_size=8)))
+
+
+answers = st.one_of(st.text(max_size=120), _json.map(json.dumps), _ops_text, _ops_text, _cut(), _spliced())
 
 
 def check_valid(p, markers, redraft_of):
@@ -220,7 +242,7 @@ def check_valid(p, markers, redraft_of):
 
 
 @settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(text=answers(), finish=st.sampled_from(["stop", "length", None, "weird"]),
+@given(text=answers, finish=st.sampled_from(["stop", "length", None, "weird"]),
        redraft_of=st.one_of(st.none(), st.integers(0, 3)), no_frags=st.booleans())
 def test_fuzz_never_raises_and_ops_are_valid(text, finish, redraft_of, no_frags):
     markers = Markers(fragments={} if no_frags else dict(M.fragments), cores=dict(M.cores), entries={})

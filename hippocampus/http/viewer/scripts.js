@@ -1,0 +1,499 @@
+// ── SerenHippocampus: the window ─────────────────────────────────────
+// Three questions at a glance: did the sleep run (and when is the next one),
+// what waits for review in Memory, and when it broke, what broke.
+// Every refresh updates text in place; a list is redrawn only when its
+// markup changed, so nothing flickers.
+const HX = {
+  every: 4000,          // ms between refreshes
+  timer: null,
+  inflight: false,
+  tab: "overview",
+  status: null,
+  askedWith: null,      // the token in use when the modal was last opened on a 401
+  acting: false,
+};
+
+// ---------------------------------------------------------------- helpers
+function $(id){ return document.getElementById(id); }
+function setText(id, text){
+  const el = typeof id === "string" ? $(id) : id;
+  const t = text == null ? "" : String(text);
+  if (el && el.textContent !== t) el.textContent = t;
+}
+function setHtml(id, html){
+  const el = typeof id === "string" ? $(id) : id;
+  if (el && el._hx !== html){ el.innerHTML = html; el._hx = html; }
+}
+// a keyed list: rows are kept by key and only a row whose markup changed is touched
+const _tpl = document.createElement("template");
+function setRows(id, items, keyOf, rowHtml, emptyHtml){
+  const box = $(id);
+  if (!box) return;
+  if (!items.length){ box._rows = null; setHtml(box, emptyHtml); return; }
+  if (!box._rows){ box.innerHTML = ""; box._hx = null; box._rows = new Map(); }
+  const seen = new Set();
+  let prev = null;
+  for (const it of items){
+    const key = String(keyOf(it));
+    seen.add(key);
+    const html = rowHtml(it);
+    let el = box._rows.get(key);
+    if (!el || el._hx !== html){
+      _tpl.innerHTML = html.trim();
+      const fresh = _tpl.content.firstElementChild;
+      if (!el){ el = fresh; box._rows.set(key, el); }
+      else {
+        for (const a of Array.from(el.attributes)) if (!fresh.hasAttribute(a.name)) el.removeAttribute(a.name);
+        for (const a of Array.from(fresh.attributes)) if (el.getAttribute(a.name) !== a.value) el.setAttribute(a.name, a.value);
+        el.innerHTML = fresh.innerHTML;
+      }
+      el._hx = html;
+    }
+    const want = prev ? prev.nextSibling : box.firstChild;
+    if (want !== el) box.insertBefore(el, want);
+    prev = el;
+  }
+  for (const [key, el] of Array.from(box._rows)) if (!seen.has(key)){ el.remove(); box._rows.delete(key); }
+}
+function show(id, on){
+  const el = typeof id === "string" ? $(id) : id;
+  if (el && el.hidden === !!on) el.hidden = !on;
+}
+function setClass(id, cls, on){
+  const el = typeof id === "string" ? $(id) : id;
+  if (el && el.classList.contains(cls) !== !!on) el.classList.toggle(cls, !!on);
+}
+function plural(n, one, many){ return n + " " + (n === 1 ? one : (many || one + "s")); }
+function shortId(id){ return id ? String(id).slice(0, 8) + "…" : ""; }
+
+function hhmm(ts){
+  if (!ts) return "";
+  const d = new Date(ts * 1000), now = new Date();
+  const t = d.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+  if (d.toDateString() === now.toDateString()) return t;
+  const tomorrow = new Date(now); tomorrow.setDate(now.getDate() + 1);
+  const yesterday = new Date(now); yesterday.setDate(now.getDate() - 1);
+  if (d.toDateString() === tomorrow.toDateString()) return "tomorrow " + t;
+  if (d.toDateString() === yesterday.toDateString()) return "yesterday " + t;
+  return d.toLocaleDateString([], {weekday: "short", day: "numeric", month: "short"}) + " " + t;
+}
+function span(seconds){
+  const s = Math.abs(seconds);
+  if (s < 60) return Math.round(s) + " s";
+  if (s < 3600) return Math.round(s / 60) + " min";
+  if (s < 86400){
+    const h = Math.floor(s / 3600), m = Math.round((s % 3600) / 60);
+    return m ? h + " h " + m + " min" : h + " h";
+  }
+  const d = Math.floor(s / 86400), h = Math.round((s % 86400) / 3600);
+  return h ? d + " d " + h + " h" : d + " d";
+}
+function ageWords(s){ return s < 60 ? "under a minute" : span(s); }
+function rel(ts){
+  if (!ts) return "";
+  const diff = ts - Date.now() / 1000;
+  if (Math.abs(diff) < 20) return "just now";
+  return diff > 0 ? "in " + span(diff) : span(diff) + " ago";
+}
+function relAbs(ts){ return ts ? rel(ts) + " (" + hhmm(ts) + ")" : ""; }
+
+// fetch with the saved bearer; keeps the status and the family's {"detail"} on errors
+async function hx(path, opts){
+  const o = Object.assign({method: "GET"}, opts || {});
+  const headers = {"Accept": "application/json"};
+  const tok = getToken();
+  if (tok) headers["Authorization"] = "Bearer " + tok;
+  let res;
+  try {
+    res = await fetch(path, {method: o.method, headers, cache: "no-store"});
+  } catch (e) {
+    return {ok: false, status: 0, data: null, detail: "the service did not answer (" + e.message + ")"};
+  }
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = null; }
+  const detail = data && typeof data === "object" && data.detail ? data.detail : (res.status + " " + res.statusText);
+  if (res.status === 401) askForToken();
+  else if (res.ok) tokenAccepted();
+  return {ok: res.ok, status: res.status, data, detail};
+}
+
+// ---------------------------------------------------------------- the bearer
+// Asked once: the modal opens on the first 401 for a given token (none, or one
+// the service refused); cancelled, it stays shut and the page says why.
+function askForToken(){
+  const tok = getToken();
+  HX.needToken = true;
+  renderAuth();
+  if (HX.askedWith === tok) return;
+  HX.askedWith = tok;
+  openToken();
+  setTimeout(() => { const i = $("tokenInput"); if (i) i.focus(); }, 0);
+}
+function tokenAccepted(){
+  if (HX.needToken){ HX.needToken = false; renderAuth(); }
+}
+function renderAuth(){
+  if (HX.needToken){
+    const tok = getToken();
+    setClass("explainCard", "bad", true);
+    setText("explainLabel", "Needs the bearer token");
+    setText("explainText", tok ? "The service refused the saved token. Press 🔑 Token and paste the right one."
+                               : "This service runs with a bearer token. Press 🔑 Token and paste it; this browser keeps it.");
+    setClass("tokenBtn", "primary", true);
+  } else {
+    setClass("tokenBtn", "primary", false);
+  }
+}
+(function wireToken(){
+  const save = document.querySelector("#tokenModal button.primary");
+  if (save) save.addEventListener("click", () => hxRefresh(true));
+  const input = $("tokenInput");
+  if (input) input.addEventListener("keydown", e => {
+    if (e.key === "Enter"){ e.preventDefault(); saveToken(); hxRefresh(true); }
+  });
+  // a token saved in another tab of the same browser
+  window.addEventListener("storage", e => { if (e.key === TOKEN_KEY) hxRefresh(true); });
+})();
+
+// ---------------------------------------------------------------- words
+function sleepWords(r){
+  if (!r) return "never slept yet";
+  if (r.error) return "failed: " + r.error;
+  if (r.draft_id) return "drafted " + plural(r.operations || 0, "operation") + " (draft " + shortId(r.draft_id) + ")";
+  if (r.quiet) return "quiet: no fresh fragments to sleep on";
+  if (r.running) return r.detail || "still running";
+  return "slept, nothing worth drafting" + (r.below_threshold ? " (" + plural(r.below_threshold, "fragment") + " below the evidence bar)" : "");
+}
+function tendWords(r){
+  if (!r) return "never tended yet";
+  if (r.running) return r.detail || "still running";
+  const bits = [];
+  const resub = (r.resubmitted || []).length, closed = (r.closed || []).length, ended = (r.ended || []).length;
+  const review = (r.under_review || []).length, deferred = (r.deferred || []).length;
+  if (resub) bits.push("redrafted " + plural(resub, "chain"));
+  if (closed) bits.push("closed " + plural(closed, "chain"));
+  if (ended) bits.push(plural(ended, "chain") + " ended with denials");
+  if (deferred) bits.push(plural(deferred, "redraft") + " waiting for sleep time");
+  if (review) bits.push(plural(review, "draft") + " still under review");
+  const fails = (r.model_failures || []).length;
+  if (fails) bits.push("the model could not write " + plural(fails, "redraft"));
+  if (r.error) return "failed: " + r.error + (bits.length ? " (" + bits.join(", ") + ")" : "");
+  if (!bits.length) return r.examined ? "looked at " + plural(r.examined, "chain") + ", nothing to do" : "quiet: nothing to tend";
+  return bits.join(", ");
+}
+function sleepResultWords(res){
+  if (res.status === 409) return {cls: "warn", text: "Busy: " + res.detail.replace(/^busy:\s*/i, "")};
+  if (res.status === 401) return {cls: "bad", text: "Needs the bearer token (🔑 Token)."};
+  if (!res.ok) return {cls: "bad", text: "Failed: " + res.detail};
+  const r = res.data || {};
+  if (r.running) return {cls: "", text: r.detail};
+  if (r.asked_for_brief) return {cls: "", text: "Asked the main model for a brief: none was waiting, so nothing was drafted blind. It sleeps at the check after the brief arrives."};
+  if (r.refused) return {cls: "warn", text: "Refused: " + (r.message || "a chain is open; one cycle at a time")};
+  if (r.error) return {cls: "bad", text: "The sleep failed: " + r.error};
+  if (r.draft_id) return {cls: "good", text: "Drafted " + plural(r.operations || 0, "operation") + " (draft " + shortId(r.draft_id) + "); it waits for review in Memory."};
+  if (r.quiet) return {cls: "", text: "Quiet: there were no fresh fragments to sleep on."};
+  return {cls: "", text: "Slept; " + sleepWords(r) + "."};
+}
+function tendResultWords(res){
+  if (res.status === 409) return {cls: "warn", text: "Busy: " + res.detail.replace(/^busy:\s*/i, "")};
+  if (res.status === 401) return {cls: "bad", text: "Needs the bearer token (🔑 Token)."};
+  if (!res.ok) return {cls: "bad", text: "Failed: " + res.detail};
+  const r = res.data || {};
+  if (r.running) return {cls: "", text: r.detail};
+  if (r.error) return {cls: "bad", text: "The tend failed: " + r.error};
+  const w = tendWords(r);
+  return {cls: (r.resubmitted || []).length || (r.closed || []).length ? "good" : "", text: "Tended: " + w + "."};
+}
+const CHECK_WORDS = {
+  sleeping: "slept on a brief", sleeping_on_pulled_brief: "slept on a brief the small model wrote",
+  chain_open: "a chain is open, so no new sleep", not_bedtime: "not bedtime yet",
+  waiting_for_brief: "past bedtime, waiting for a brief", error: "failed",
+};
+
+// ---------------------------------------------------------------- actions
+async function act(btnId, path, words, busyText){
+  if (HX.acting) return;
+  HX.acting = true;
+  const btn = $(btnId), label = btn.textContent;
+  btn.disabled = true; btn.textContent = busyText;
+  show("actionResult", true);
+  $("actionResult").className = "result";
+  setText("actionResult", busyText);
+  try {
+    const res = await hx(path, {method: "POST"});
+    const w = words(res);
+    $("actionResult").className = "result " + w.cls;
+    setText("actionResult", w.text + "  (" + hhmm(Date.now() / 1000) + ")");
+  } finally {
+    btn.disabled = false; btn.textContent = label;
+    HX.acting = false;
+    hxRefresh(true);
+  }
+}
+function hxSleep(){ return act("sleepBtn", "/sleep", sleepResultWords, "Sleeping…"); }
+function hxTend(){ return act("tendBtn", "/tend", tendResultWords, "Tending…"); }
+
+async function hxRestart(name, btn){
+  if (btn){ btn.disabled = true; btn.textContent = "Restarting…"; }
+  const res = await hx("/actors/" + encodeURIComponent(name) + "/restart", {method: "POST"});
+  show("actorResult", true);
+  $("actorResult").className = "result small " + (res.ok ? "good" : "bad");
+  setText("actorResult", res.ok ? name + " restarted: " + ((res.data || {}).state || "starting") + "."
+                                : "Could not restart " + name + ": " + res.detail);
+  hxRefresh(true);
+}
+
+// ---------------------------------------------------------------- render: status
+function isBroken(s){
+  const failed = Object.values(s.actors || {}).some(a => a.state === "failed");
+  return (s.memory || {}).reachable === false || failed || !!(s.last_sleep || {}).error
+      || !!s.state_error || !!s.events_error || ((s.model_lifecycle || {}).state === "failed")
+      || ((s.last_check || {}).status === "error");
+}
+
+function renderStatus(s){
+  HX.status = s;
+  // header pills
+  const mem = s.memory || {};
+  setText("memPill", mem.reachable === false ? "memory: unreachable" : mem.reachable ? "memory: reachable" : "memory: checking…");
+  setClass("memPill", "hot", mem.reachable === false);
+  setClass("memPill", "ok", mem.reachable === true);
+  $("memPill").title = (mem.url || "") + (mem.error ? " - " + mem.error : "");
+  setText("modelPill", s.model_configured ? "model: wired" : "model: mechanical");
+  setClass("modelPill", "ok", !!s.model_configured);
+
+  // the explanation, prominent
+  if (!HX.needToken){
+    const bad = isBroken(s);
+    setClass("explainCard", "bad", bad);
+    setText("explainLabel", bad ? "Something is wrong" : (s.busy ? "Working" : "Right now"));
+    setText("explainText", s.explain || "");
+  }
+  const sub = [];
+  if (s.busy) sub.push((s.busy.what || "a cycle") + " running since " + hhmm(s.busy.since));
+  if (mem.reachable === false && mem.url) sub.push("Memory: " + mem.url);
+  setText("explainSub", sub.join(" · "));
+  show("explainSub", sub.length > 0);
+  setText("busyNote", s.busy ? (s.busy.what || "busy") + " running…" : "");
+
+  // last sleep
+  const ls = s.last_sleep;
+  setText("lastSleepWhat", ls ? (ls.error ? "Failed" : ls.draft_id ? "Drafted" : ls.quiet ? "Quiet" : "Ran") : "Never");
+  setClass("statLastSleep", "bad", !!(ls && ls.error));
+  setClass("statLastSleep", "good", !!(ls && !ls.error));
+  const lsWhen = ls ? relAbs(ls.finished_at || ls.started_at) + " · " + sleepWords(ls)
+                      + (ls.catch_up ? " · a catch-up" : "") : "no sleep has run on this state file";
+  const lc = s.last_check;
+  setText("lastSleepWhen", lsWhen + (lc && lc.status ? " · last check " + relAbs(lc.at) + ": " + (CHECK_WORDS[lc.status] || lc.status)
+                                                       + (lc.error ? " (" + lc.error + ")" : "") : ""));
+
+  // bedtime
+  const bt = s.bedtime_at;
+  if (bt){
+    const now = Date.now() / 1000;
+    setText("bedtimeRel", bt > now ? rel(bt) : "Now (due " + rel(bt) + ")");
+    setText("bedtimeAbs", (bt > now ? "at " + hhmm(bt) : "due since " + hhmm(bt) + "; it sleeps when a brief arrives")
+      + (s.sleep_at ? " · daily at " + s.sleep_at : " · every " + span(s.interval_seconds || 0))
+      + (s.catch_up_next ? " · the next sleep is a catch-up" : ""));
+  } else { setText("bedtimeRel", "unknown"); setText("bedtimeAbs", ""); }
+
+  // brief
+  if (s.brief_wanted){
+    setText("briefWhat", "Wanted");
+    setText("briefMore", "asked the main model " + relAbs(s.brief_requested_at) + "; waiting for it"
+      + (s.brief_misses ? " · " + plural(s.brief_misses, "check") + " without one" : ""));
+  } else {
+    setText("briefWhat", "Not asked for");
+    setText("briefMore", (s.brief_misses ? plural(s.brief_misses, "check") + " past bedtime without a brief · " : "")
+      + "a brief from the main model starts a sleep" + (s.webhook ? " · webhook set" : ""));
+  }
+  setClass("statBrief", "warn", !!s.brief_wanted);
+
+  // last tend
+  const lt = s.last_tend;
+  setText("lastTendWhat", lt ? (lt.error ? "Failed" : ((lt.resubmitted || []).length || (lt.closed || []).length) ? "Did work" : "Quiet") : "Never");
+  setClass("statTend", "bad", !!(lt && lt.error));
+  setText("lastTendWhen", lt ? relAbs(lt.finished_at || lt.started_at) + " · " + tendWords(lt) : "no tend has run yet");
+
+  // tick and tend cycle
+  const external = s.mode === "external";
+  setText("tickWhat", external ? "External" : "Every " + span(s.tick_seconds || 0));
+  const tickBits = [];
+  if (external) tickBits.push("something else drives the ticks (POST /nudge, /tend, /check)");
+  else if (s.next_tick_at) tickBits.push("next tick " + relAbs(s.next_tick_at));
+  if (s.ticking) tickBits.push("ticking now");
+  tickBits.push(s.tend_cycle ? "tend cycle on: redrafts every " + span(s.tend_interval_seconds || 0)
+                             : "tend cycle off: redrafts wait for sleep time");
+  if (s.redrafts_waiting_since) tickBits.push("redrafts waiting since " + hhmm(s.redrafts_waiting_since));
+  setText("tendCycleWhat", tickBits.join(" · "));
+
+  renderActors(s.actors || {});
+  renderModel(s);
+}
+
+const ACTOR_ORDER = ["scheduler", "sleeper", "chain", "lifecycle", "ripple", "notifier"];
+function renderActors(actors){
+  const names = Object.keys(actors).sort((a, b) => {
+    const ia = ACTOR_ORDER.indexOf(a), ib = ACTOR_ORDER.indexOf(b);
+    return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
+  });
+  setRows("actorsList", names, n => n, n => {
+    const a = actors[n] || {};
+    const st = a.state || "unknown";
+    const cls = st === "running" ? "ok" : st === "failed" ? "bad" : "warn";
+    let html = '<div class="row actor" data-actor="' + escapeHtml(n) + '" data-state="' + escapeHtml(st) + '">'
+      + '<div class="row-head"><span class="dot ' + cls + '"></span><b class="actor-name">' + escapeHtml(n) + '</b>'
+      + '<span class="badge ' + cls + '">' + escapeHtml(st) + '</span>'
+      + '<span class="muted">' + plural(a.restarts || 0, "restart") + '</span>';
+    if (st === "failed")
+      html += '<span class="grow"></span><button class="btn small primary restart" data-name="' + escapeHtml(n)
+           + '" onclick="hxRestart(this.dataset.name, this)">Restart</button>';
+    html += '</div>';
+    if (a.last_error)
+      html += '<div class="row-sub err">last error at ' + escapeHtml(hhmm(a.last_error_at)) + ': ' + escapeHtml(a.last_error) + '</div>';
+    return html + '</div>';
+  }, '<p class="muted">No actors reported yet.</p>');
+}
+
+function renderModel(s){
+  const ml = s.model_lifecycle || {};
+  const kv = [];
+  const add = (k, v, cls) => kv.push('<dt>' + escapeHtml(k) + '</dt><dd class="' + (cls || "") + '">' + escapeHtml(v) + '</dd>');
+  add("model", s.model_configured ? "wired: a small model drafts" : "mechanical: no model configured, piles are copied as they are");
+  if (s.model_configured || ml.managed){
+    add("state", ml.state || "unknown", ml.state === "failed" ? "err" : ml.state === "ready" ? "okc" : "");
+    add("started by", ml.managed ? (ml.via || "local") + (ml.started_by_us ? " (this service started it)" : "") : "not managed here (always on)");
+    if (ml.last_used) add("last used", relAbs(ml.last_used));
+    if (ml.managed && ml.keep_warm_seconds != null) add("keep warm", span(ml.keep_warm_seconds));
+    if (ml.last_error) add("last error", ml.last_error, "err");
+  }
+  const v = s.voice || {};
+  add("voice card", v.enabled ? (v.version ? "version " + v.version : "on, not written yet") : "off (opt-in)");
+  setHtml("modelList", kv.join(""));
+}
+
+// ---------------------------------------------------------------- render: queue
+function renderQueue(q){
+  const drafts = q.drafts || [];
+  if (q.error){
+    setText("queueCount", "?");
+    setText("queueNote", "Memory is not answering, so the queue cannot be read: " + q.error);
+    setClass("queueNote", "err", true);
+    setRows("queueList", [], null, null, "");
+    return;
+  }
+  setClass("queueNote", "err", false);
+  setText("queueCount", String(drafts.length));
+  const ops = drafts.reduce((n, d) => n + (d.pending || 0), 0);
+  setText("queueNote", drafts.length ? plural(drafts.length, "draft") + ", " + plural(ops, "operation") + " waiting for a decision."
+                                     : "Nothing waits for review.");
+  setRows("queueList", drafts, d => d.id, d => {
+    const bits = [plural(d.operations || 0, "operation") + ((d.pending != null && d.pending !== d.operations) ? " (" + d.pending + " pending)" : ""),
+                  "attempt " + (d.attempt || 1) + (d.terminal ? " (last)" : ""),
+                  "waiting " + ageWords(d.age_seconds || 0)];
+    return '<div class="row draft" data-draft-id="' + escapeHtml(d.id) + '">'
+      + '<div class="row-head"><b>' + escapeHtml(d.summary || "(no summary)") + '</b></div>'
+      + '<div class="row-sub">' + escapeHtml(bits.join(" · "))
+      + ((d.kinds || []).length ? ' · ' + (d.kinds || []).map(k => '<span class="kind">' + escapeHtml(k) + '</span>').join(" ") : "")
+      + '</div><div class="row-id mono">' + escapeHtml(d.id) + '</div></div>';
+  }, "");
+}
+
+// ---------------------------------------------------------------- render: history
+const EVENT_CLASS = {
+  sleep_failed: "bad", actor_crashed: "bad", actor_failed: "bad", draft_failed: "bad", redraft_failed: "bad",
+  model_start_failed: "bad", chain_ended: "warn", brief_unmatched: "warn", brief_requested: "warn",
+  sleep_done: "ok", draft_submitted: "ok", chain_closed: "ok", actor_restarted: "ok", tend_resubmitted: "ok",
+  model_started: "ok",
+};
+function outcomeWords(kind, o){
+  if (!o) return null;
+  if (kind === "webhook") return o.delivered ? "webhook sent" : "webhook not sent" + (o.error ? " (" + o.error + ")" : "");
+  if (o.skipped) return "ripple kept: the last one still runs";
+  if (o.refused) return "ripple refused (" + (o.error || "") + ")";
+  return o.ok ? "ripple fired" + (o.retried ? " on retry" : "") : "ripple failed (" + (o.error || "") + ")";
+}
+function eventBits(e){
+  const b = [];
+  if (e.actor) b.push("actor " + e.actor);
+  if (e.draft_id) b.push("draft " + shortId(e.draft_id));
+  if (e.operations != null) b.push(plural(e.operations, "operation"));
+  if (e.count != null) b.push(String(e.count));
+  if (e.attempt != null) b.push("attempt " + e.attempt);
+  if (e.landed != null) b.push(e.landed + " landed");
+  if (e.denied) b.push(e.denied + " denied");
+  if (e.restarts != null) b.push(plural(e.restarts, "restart"));
+  if (e.by) b.push("by " + e.by);
+  if (e.quiet) b.push("quiet");
+  if (e.catch_up) b.push("catch-up");
+  if (e.topic) b.push("topic " + e.topic);
+  if (e.how) b.push(e.how);
+  if (e.nudge) b.push("nudge " + e.nudge);
+  return b;
+}
+function renderEvents(ev){
+  const list = ev.entries || [];
+  setText("eventsNote", ev.webhook ? "A webhook is set; each event says whether it was sent." : "");
+  setRows("eventsList", list, e => e.seq + ":" + e.type, e => {
+    const cls = EVENT_CLASS[e.type] || "";
+    const bits = eventBits(e);
+    const outs = [outcomeWords("webhook", e.delivery), outcomeWords("ripple", e.ripple)].filter(Boolean);
+    const err = e.error || e.why;
+    return '<div class="row event" data-type="' + escapeHtml(e.type) + '">'
+      + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(String(e.type).replace(/_/g, " ")) + '</span>'
+      + '<span class="muted when" title="' + escapeHtml(new Date((e.at || 0) * 1000).toLocaleString()) + '">' + escapeHtml(relAbs(e.at)) + '</span></div>'
+      + (bits.length ? '<div class="row-sub">' + escapeHtml(bits.join(" · ")) + '</div>' : "")
+      + (err ? '<div class="row-sub err">' + escapeHtml(err) + '</div>' : "")
+      + (outs.length ? '<div class="row-sub muted">' + escapeHtml(outs.join(" · ")) + '</div>' : "")
+      + '</div>';
+  }, '<p class="muted">Nothing has happened yet.</p>');
+}
+function renderRuns(h){
+  const list = h.entries || [];
+  setRows("runsList", list, r => r.kind + ":" + r.started_at, r => {
+    const isSleep = r.kind === "sleep";
+    const words = isSleep ? sleepWords(r) : tendWords(r);
+    const cls = r.error ? "bad" : (isSleep && r.draft_id) || (!isSleep && ((r.closed || []).length || (r.resubmitted || []).length)) ? "ok" : "";
+    const dur = r.duration_seconds != null ? " · took " + span(r.duration_seconds) : "";
+    return '<div class="row run" data-kind="' + escapeHtml(r.kind) + '">'
+      + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(r.kind || "run") + '</span>'
+      + '<span class="muted when">' + escapeHtml(relAbs(r.finished_at || r.started_at) + dur) + '</span></div>'
+      + '<div class="row-sub' + (r.error ? " err" : "") + '">' + escapeHtml(words)
+      + (isSleep && r.purged ? " · purged " + r.purged : "") + (isSleep && r.catch_up ? " · catch-up" : "") + '</div>'
+      + '</div>';
+  }, '<p class="muted">No sleep or tend has done anything yet.</p>');
+}
+
+// ---------------------------------------------------------------- the loop
+async function hxRefresh(now){
+  if (now){ clearTimeout(HX.timer); HX.timer = null; }
+  if (HX.inflight){ HX.again = true; return; }
+  HX.inflight = true;
+  try {
+    const wantHistory = HX.tab === "history";
+    const calls = [hx("/status"), hx("/queue")];
+    if (wantHistory) calls.push(hx("/history"), hx("/events?limit=100"));
+    const [st, q, h, ev] = await Promise.all(calls);
+    if (st.ok) renderStatus(st.data);
+    else if (st.status !== 401){
+      setClass("explainCard", "bad", true);
+      setText("explainLabel", "The service is not answering");
+      setText("explainText", st.detail);
+    }
+    if (q.ok) renderQueue(q.data);
+    if (h && h.ok) renderRuns(h.data);
+    if (ev && ev.ok) renderEvents(ev.data);
+    document.body.dataset.loaded = st.ok ? "yes" : "no";
+  } finally {
+    HX.inflight = false;
+    if (HX.again){ HX.again = false; setTimeout(() => hxRefresh(true), 0); }
+    else if (!HX.timer) HX.timer = setTimeout(() => { HX.timer = null; hxRefresh(); }, HX.every);
+  }
+}
+function hxTab(id){
+  HX.tab = id;
+  showTab(id);
+  hxRefresh(true);
+}
+
+hxRefresh(true);

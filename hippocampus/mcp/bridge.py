@@ -1,0 +1,158 @@
+"""The SDK's streamable-HTTP transport inside a WSGI app.
+
+One asyncio loop on a daemon thread runs the session manager (stateless, JSON
+answers); a2wsgi hands it each request on that same loop, and a Falcon sink
+copies the answer back. Falcon's middleware (the bearer) runs for the sink as
+for any route; nothing here, or before it, may read the request body: a2wsgi
+reads wsgi.input itself.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Optional
+
+import falcon
+from a2wsgi import ASGIMiddleware
+
+log = logging.getLogger("hippocampus.mcp")
+
+# Hop-by-hop headers (RFC 9110 7.6.1) are the server's business: waitress refuses
+# to be handed one (sse-starlette's Connection: keep-alive is a 500). Content-Length
+# is recomputed by Falcon from the body.
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+              "trailers", "transfer-encoding", "upgrade", "content-length"}
+
+
+class Bridge:
+    """The asyncio loop thread that runs the session manager, and the WSGI app in front of it."""
+
+    def __init__(self, manager, name: str = "mcp-loop"):
+        self.manager = manager
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._stop: Optional[asyncio.Event] = None
+        self._error: Optional[BaseException] = None
+        self._running = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.wsgi = ASGIMiddleware(manager.handle_request, loop=self.loop)
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def start(self, timeout: float = 10.0) -> "Bridge":
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise RuntimeError(f"the MCP session manager did not start within {timeout:g} s")
+        if self._error is not None:
+            raise RuntimeError(f"the MCP session manager did not start: {self._error!r}") from self._error
+        return self
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._main())
+        except BaseException as exc:  # noqa: BLE001 - reported to start() or logged
+            self._error = exc
+            log.exception("the MCP loop stopped with an error")
+        finally:
+            self._running = False
+            self._ready.set()
+            self._close_loop()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        async with self.manager.run():
+            self._running = True
+            self._ready.set()
+            await self._stop.wait()
+
+    def _close_loop(self) -> None:
+        try:
+            pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
+            for t in pending:            # sse-starlette leaves a watcher task behind
+                t.cancel()
+            if pending:
+                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        except Exception:  # noqa: BLE001
+            log.debug("closing the MCP loop", exc_info=True)
+        finally:
+            self.loop.close()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if not self._thread.is_alive():
+            return
+        stop = self._stop
+        if stop is not None and not self.loop.is_closed():
+            try:
+                self.loop.call_soon_threadsafe(stop.set)
+            except RuntimeError:         # the loop closed in between
+                pass
+        self._thread.join(timeout)
+
+
+class WsgiSink:
+    """A Falcon sink around a WSGI app: POST only (405 for GET, DELETE and the rest)."""
+
+    def __init__(self, bridge: Bridge):
+        self.bridge = bridge
+
+    def __call__(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
+        if req.method != "POST":
+            # A GET would open a never-ending event stream that pins a waitress thread; the
+            # stateless transport has nothing to stream, so the spec's 405 is the honest answer.
+            resp.status = falcon.HTTP_405
+            resp.set_header("Allow", "POST")
+            resp.media = {"detail": "this MCP endpoint takes POST only (stateless, JSON answers)"}
+            return
+        if not self.bridge.running:
+            raise falcon.HTTPServiceUnavailable(description="the MCP endpoint is stopping")
+        started: dict = {}
+
+        def start_response(status, headers, exc_info=None):
+            started["status"], started["headers"] = status, headers
+            return lambda data: None     # the legacy write() callable; a2wsgi never uses it
+
+        result = self.bridge.wsgi(req.env, start_response)
+        chunks = iter(result)
+        body: list = []
+        try:
+            while "status" not in started:
+                body.append(next(chunks))
+        except StopIteration:
+            chunks = iter(())
+        status = started.get("status", "500 Internal Server Error")
+        headers = started.get("headers", [])
+        resp.status = status
+        ctype = None
+        for name, value in headers:
+            low = name.lower()
+            if low in HOP_BY_HOP:
+                continue
+            if low == "content-type":
+                ctype = value
+                resp.content_type = value
+            else:
+                resp.append_header(name, value)
+        if ctype and ctype.startswith("text/event-stream"):
+            # Not expected with JSON answers on; streamed rather than held, just in case.
+            def stream(first=tuple(body), rest=chunks, res=result):
+                try:
+                    yield from first
+                    yield from rest
+                finally:
+                    close = getattr(res, "close", None)
+                    if close:
+                        close()
+            resp.stream = stream()
+            return
+        try:
+            body.extend(chunks)
+        finally:
+            close = getattr(result, "close", None)
+            if close:
+                close()
+        resp.data = b"".join(body)

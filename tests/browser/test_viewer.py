@@ -1,0 +1,262 @@
+"""The window in a real browser: Debian's headless Chromium driven by Playwright.
+
+The whole service runs in-process against the real SerenMemory; the page is
+loaded from /viewer and clicked like a person would. Screenshots land in
+tests/artifacts/ (gitignored).
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+import requests
+
+CHROMIUM = "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+WAIT = 20_000   # ms: every expect polls up to this deadline
+expect.set_options(timeout=WAIT)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    pw = sync_api.sync_playwright().start()
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    yield b
+    b.close()
+    pw.stop()
+
+
+class Console:
+    def __init__(self, page):
+        self.errors: list = []
+        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+
+@pytest.fixture
+def open_page(browser):
+    """A fresh browser context (its own localStorage) per page; closed at teardown."""
+    contexts = []
+
+    def open_(url: str, width: int = 1280, height: int = 900, scale: float = 1):
+        ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.set_default_timeout(WAIT)
+        console = Console(page)
+        page.goto(url + "/viewer")
+        return page, console
+    yield open_
+    for ctx in contexts:
+        ctx.close()
+
+
+def loaded(page) -> None:
+    expect(page.locator("body")).to_have_attribute("data-loaded", "yes", timeout=WAIT)
+
+
+def seed_fragments(hand, topic="fish, dreams", n=3):
+    for i in range(n):
+        hand.short(f"the fish dream number {i} had a very long tail", topic=topic)
+
+
+def test_page_loads_clean_and_answers_the_three_questions(make_config, start_service, hand, open_page):
+    seed_fragments(hand)
+    hand.brief("we talked about the fish dream a lot")
+    svc = start_service(make_config())
+    r = requests.post(svc.url + "/sleep", timeout=60)
+    assert r.status_code == 200 and r.json()["draft_id"], r.text
+    draft_id = r.json()["draft_id"]
+    page, console = open_page(svc.url)
+    loaded(page)
+    # did the sleep run, and when is the next one
+    expect(page.locator("#lastSleepWhat")).to_have_text("Drafted")
+    expect(page.locator("#lastSleepWhen")).to_contain_text("drafted 1 operation")
+    expect(page.locator("#bedtimeRel")).to_have_text(re.compile(r"^(in \d|Now)"))
+    expect(page.locator("#bedtimeAbs")).to_contain_text(re.compile(r"\d\d:\d\d"))
+    expect(page.locator("#briefWhat")).to_have_text("Not asked for")
+    expect(page.locator("#tickWhat")).to_have_text("External")
+    # what is waiting for review
+    row = page.locator(f'#queueList .draft[data-draft-id="{draft_id}"]')
+    expect(row).to_be_visible()
+    expect(row).to_contain_text("1 operation")
+    expect(row).to_contain_text("new_core")
+    expect(page.locator("#queueCount")).to_have_text("1")
+    # what broke: the explanation, as /status words it
+    explain = requests.get(svc.url + "/status", timeout=10).json()["explain"]
+    expect(page.locator("#explainText")).to_have_text(explain)
+    expect(page.locator("#memPill")).to_have_text("memory: reachable")
+    expect(page.locator("#modelPill")).to_have_text("model: mechanical")
+    expect(page.locator('#actorsList .actor[data-state="running"]')).to_have_count(6)
+    expect(page.locator("#modelList")).to_contain_text("voice card")
+    # the history tab: the sleep and its events, newest first
+    page.locator('.tab[data-tab="history"]').click()
+    expect(page.locator('#runsList .run[data-kind="sleep"]').first).to_contain_text("drafted 1 operation")
+    expect(page.locator('#eventsList .event[data-type="draft_submitted"]')).to_contain_text(draft_id[:8])
+    types = page.locator("#eventsList .event").evaluate_all("els => els.map(e => e.dataset.type)")
+    assert types.index("sleep_done") < types.index("draft_submitted"), types
+    # a few refreshes later: still no errors, and the queue row is the same node (updated in place)
+    page.locator('.tab[data-tab="overview"]').click()
+    text = page.locator("#explainText").element_handle()
+    row_node = row.element_handle()
+    for _ in range(2):
+        page.evaluate("() => hxRefresh(true)")
+        page.wait_for_function("() => !HX.inflight")
+    expect(page.locator("#explainText")).to_have_text(explain)
+    assert page.evaluate("(el) => el.isConnected", row_node)
+    assert page.evaluate("(el) => el.isConnected", text)
+    assert console.errors == [], console.errors
+
+
+def test_sleep_now_without_a_brief_asks_for_one(make_config, start_service, hand, open_page):
+    seed_fragments(hand)
+    svc = start_service(make_config())
+    page, console = open_page(svc.url)
+    loaded(page)
+    page.locator("#sleepBtn").click()
+    expect(page.locator("#actionResult")).to_contain_text("Asked the main model for a brief")
+    expect(page.locator("#briefWhat")).to_have_text("Wanted")
+    expect(page.locator("#explainText")).to_contain_text("asked the main model for a brief", ignore_case=True)
+    assert hand.drafts("pending") == []
+    assert console.errors == [], console.errors
+
+
+def test_sleep_now_with_a_brief_drafts_and_the_queue_shows_it(make_config, start_service, hand, open_page):
+    seed_fragments(hand)
+    hand.brief("we talked about the fish dream a lot")
+    svc = start_service(make_config())
+    page, console = open_page(svc.url)
+    loaded(page)
+    expect(page.locator("#queueNote")).to_have_text("Nothing waits for review.")
+    page.locator("#sleepBtn").click()
+    expect(page.locator("#actionResult")).to_contain_text(re.compile(r"Drafted 1 operation \(draft [0-9a-f]{8}…\)"))
+    pending = hand.drafts("pending")
+    assert len(pending) == 1
+    expect(page.locator(f'#queueList .draft[data-draft-id="{pending[0]["id"]}"]')).to_be_visible()
+    expect(page.locator("#lastSleepWhat")).to_have_text("Drafted")
+    # a second click: one cycle at a time, the open chain refuses it in plain words
+    page.locator("#sleepBtn").click()
+    expect(page.locator("#actionResult")).to_contain_text("Refused: a chain is open")
+    page.locator("#tendBtn").click()
+    expect(page.locator("#actionResult")).to_contain_text("Tended: 1 draft still under review")
+    assert console.errors == [], console.errors
+
+
+def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, start_service, open_page):
+    svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}))
+    page, console = open_page(svc.url)
+    loaded(page)
+    expect(page.locator('#actorsList .actor[data-actor="ripple"][data-state="running"]')).to_be_visible()
+    assert svc.runtime.inject_fault("ripple")
+    actor = page.locator('#actorsList .actor[data-actor="ripple"]')
+    expect(actor).to_have_attribute("data-state", "failed")
+    expect(actor).to_contain_text("injected crash in ripple")
+    expect(page.locator("#explainCard")).to_have_class(re.compile(r"\bbad\b"))
+    expect(page.locator("#explainText")).to_contain_text("ripple crashed too often")
+    button = actor.locator("button.restart")
+    expect(button).to_have_text("Restart")
+    button.click()
+    expect(actor).to_have_attribute("data-state", "running")
+    expect(actor.locator("button.restart")).to_have_count(0)
+    expect(page.locator("#actorResult")).to_contain_text("ripple restarted: running")
+    expect(page.locator("#explainCard")).not_to_have_class(re.compile(r"\bbad\b"))
+    assert requests.get(svc.url + "/actors", timeout=10).json()["actors"]["ripple"]["state"] == "running"
+    assert console.errors == [], console.errors
+
+
+def test_with_a_bearer_the_page_asks_once_then_works(make_config, start_service, open_page):
+    svc = start_service(make_config(server={"bearer_token": "s3cret"}))
+    assert requests.get(svc.url + "/status", timeout=10).status_code == 401
+    page, _ = open_page(svc.url)
+    modal = page.locator("#tokenModal")
+    expect(modal).to_have_class(re.compile(r"\bopen\b"))
+    expect(page.locator("#explainLabel")).to_have_text("Needs the bearer token")
+    page.locator("#tokenInput").fill("s3cret")
+    page.locator("#tokenModal button.primary").click()
+    expect(modal).not_to_have_class(re.compile(r"\bopen\b"))
+    loaded(page)
+    expect(page.locator("#memPill")).to_have_text("memory: reachable")
+    expect(page.locator("#explainText")).to_contain_text("mechanical mode")
+    assert page.evaluate("() => localStorage.getItem('seren_token')") == "s3cret"
+    # a reload keeps the token: it never asks again
+    page.reload()
+    loaded(page)
+    expect(page.locator("#bedtimeRel")).not_to_have_text("…")
+    page.locator("#reloadBtn").click()
+    loaded(page)
+    assert "open" not in (modal.get_attribute("class") or "")
+    # the action buttons carry it too
+    page.locator("#sleepBtn").click()
+    expect(page.locator("#actionResult")).to_contain_text("Asked the main model for a brief")
+
+
+def test_a_cancelled_token_prompt_does_not_nag(make_config, start_service, open_page):
+    svc = start_service(make_config(server={"bearer_token": "s3cret"}))
+    page, _ = open_page(svc.url)
+    modal = page.locator("#tokenModal")
+    expect(modal).to_have_class(re.compile(r"\bopen\b"))
+    page.keyboard.press("Escape")
+    expect(modal).not_to_have_class(re.compile(r"\bopen\b"))
+    page.locator("#reloadBtn").click()
+    expect(page.locator("#explainText")).to_contain_text("Press 🔑 Token")
+    page.wait_for_function("() => !HX.inflight")
+    assert "open" not in (modal.get_attribute("class") or "")
+    # a wrong token is refused and the prompt comes back once
+    page.locator("#tokenBtn").click()
+    page.locator("#tokenInput").fill("wrong")
+    page.locator("#tokenInput").press("Enter")
+    expect(modal).to_have_class(re.compile(r"\bopen\b"))
+    expect(page.locator("#explainText")).to_contain_text("refused the saved token")
+    page.locator("#tokenInput").fill("s3cret")
+    page.locator("#tokenInput").press("Enter")
+    loaded(page)
+    expect(page.locator("#memPill")).to_have_text("memory: reachable")
+
+
+def _no_sideways_scroll(page) -> None:
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    inner = page.evaluate("() => window.innerWidth")
+    assert width <= inner, f"the page scrolls sideways: {width} > {inner}"
+
+
+def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_page):
+    seed_fragments(hand)
+    seed_fragments(hand, topic="garden, roses")
+    hand.short("a one-off about the weather", topic="weather")
+    hand.brief("the fish dream and the roses came up a lot")
+    svc = start_service(make_config())
+    r = requests.post(svc.url + "/sleep", timeout=60)
+    assert r.json().get("draft_id"), r.text
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page, console = open_page(svc.url, width=1280, height=900)
+    loaded(page)
+    expect(page.locator("#queueList .draft")).to_have_count(1)
+    page.locator("#sleepBtn").click()
+    expect(page.locator("#actionResult")).to_contain_text("Refused")
+    _no_sideways_scroll(page)
+    page.screenshot(path=str(ARTIFACTS / "viewer-desktop.png"), full_page=True)
+    page.locator('.tab[data-tab="history"]').click()
+    expect(page.locator("#eventsList .event").first).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "viewer-desktop-history.png"), full_page=True)
+
+    phone, phone_console = open_page(svc.url, width=375, height=812, scale=2)
+    loaded(phone)
+    expect(phone.locator("#queueList .draft")).to_have_count(1)
+    _no_sideways_scroll(phone)
+    phone.screenshot(path=str(ARTIFACTS / "viewer-375.png"), full_page=True)
+    phone.locator('.tab[data-tab="history"]').click()
+    expect(phone.locator("#eventsList .event").first).to_be_visible()
+    _no_sideways_scroll(phone)
+    phone.screenshot(path=str(ARTIFACTS / "viewer-375-history.png"), full_page=True)
+    for name in ("viewer-desktop.png", "viewer-desktop-history.png", "viewer-375.png", "viewer-375-history.png"):
+        assert (ARTIFACTS / name).stat().st_size > 10_000, name
+    assert console.errors == [] and phone_console.errors == [], console.errors + phone_console.errors

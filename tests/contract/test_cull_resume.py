@@ -1,0 +1,76 @@
+"""A cull cut short by a crash is finished after the restart, never repeated (issue 5)."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus import gate
+from hippocampus.memory import MemoryClient
+from hippocampus.tend import tend
+
+
+class Killed(BaseException):
+    """Stands for the process dying: not an Exception, so nothing on the way catches it."""
+
+
+class CountingMemory(MemoryClient):
+    def __init__(self, *a, die_on: str = "", **kw):
+        super().__init__(*a, **kw)
+        self.calls: list = []
+        self.die_on = die_on
+
+    def request(self, method, path, **kw):
+        key = f"{method} {path}"
+        if self.die_on and self.die_on in key:
+            raise Killed(key)
+        self.calls.append(key)
+        return super().request(method, path, **kw)
+
+
+def test_killed_between_close_and_consume_finishes_without_a_second_close_or_consume(make_config, make_ctx, hand):
+    cfg = make_config()
+    ctx = make_ctx(cfg)
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    brief = hand.brief("the owl")
+    draft_id = gate.check(ctx)["sleep"]["draft_id"]
+    hand.approve_all(draft_id)
+
+    dying = make_ctx(cfg)
+    dying.memory = CountingMemory(cfg.memory.url, die_on="/consume")
+    with pytest.raises(Killed):
+        tend(dying)
+    assert any(c.endswith(f"/drafts/{draft_id}/close") for c in dying.memory.calls)
+    assert [b["id"] for b in hand.open_briefs()] == [brief]          # not consumed yet
+
+    restarted = make_ctx(cfg)                                          # a new process reads the state file
+    restarted.memory = CountingMemory(cfg.memory.url)
+    report = tend(restarted)
+    assert report["closed"] == [draft_id]
+    calls = restarted.memory.calls
+    assert not any(c.endswith("/close") for c in calls)               # no duplicate close
+    assert sum(c.endswith(f"/brief/{brief}/consume") for c in calls) == 1
+    assert hand.open_briefs() == []
+    assert [n for n in hand.near() if n["metadata"].get("topic") == "hippocampus, review"] == []
+    assert [e for e in restarted.events.list() if e["type"] == "chain_closed"]
+    again = make_ctx(cfg)
+    again.memory = CountingMemory(cfg.memory.url)
+    tend(again)
+    assert not any("/consume" in c or "/close" in c for c in again.memory.calls)
+
+
+def test_killed_after_the_draft_post_finishes_the_submit_instead_of_drafting_again(make_config, make_ctx, hand):
+    cfg = make_config()
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    hand.brief("the owl")
+    dying = make_ctx(cfg)
+    dying.memory = CountingMemory(cfg.memory.url, die_on="POST /near")   # dies right after POST /drafts
+    with pytest.raises(Killed):
+        gate.check(dying)
+    assert len(hand.drafts()) == 1
+    restarted = make_ctx(cfg)
+    gate.check(restarted)
+    assert len(hand.drafts()) == 1                                     # never a second draft for the brief
+    notes = [n for n in hand.near() if n["metadata"].get("topic") == "hippocampus, review"]
+    assert len(notes) == 1 and hand.drafts()[0]["id"] in notes[0]["content"]
+    assert [e["type"] for e in restarted.events.list()].count("draft_submitted") == 1

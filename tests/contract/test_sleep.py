@@ -1,0 +1,218 @@
+"""The sleep (issue 4), on the real SerenMemory with a fake small model, no threads."""
+from __future__ import annotations
+
+import json
+import time
+
+import requests
+
+from hippocampus import gate
+from hippocampus.sleep.runner import run_sleep
+from tests.conftest import event_types
+
+DAY = 86400.0
+
+
+def ops_answer(*ops) -> str:
+    return json.dumps({"operations": list(ops)})
+
+
+def op(kind="new_core", content="a durable statement", fragments=("f1",), target=None, **kw) -> dict:
+    return {"kind": kind, "content": content, "fragments": list(fragments), "target": target,
+            "rationale": "it is what the fragments say", **kw}
+
+
+def only_draft(hand) -> dict:
+    drafts = hand.drafts("pending")
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+# ---------------------------------------------------------------- the brief steers the threshold
+
+def test_promote_hint_makes_one_fragment_a_core_noise_keeps_five_out(make_ctx, hand):
+    ctx = make_ctx(sleep={"promote_min_evidence": 3})
+    hand.short("Fred Durst is the warrior poet of our time", topic="fred durst, music")
+    for i in range(5):
+        hand.short(f"the printer jammed again, attempt {i}", topic="printer")
+    hand.short("a fish dream with a long tail", topic="dreams")
+    hand.short("another fish dream, green this time", topic="dreams")
+    brief = hand.brief("a good day", promote=["warrior poet"], noise=["printer"])
+    report = gate.check(ctx)
+    assert report["status"] == "sleeping"
+    d = only_draft(hand)
+    topics = [o["topic"] for o in d["operations"]]
+    assert topics == ["fred durst, music"], topics
+    assert d["brief_id_used"] == brief
+    left = {s["metadata"].get("topic") for s in hand.shorts()}
+    assert {"printer", "dreams", "fred durst, music"} <= left      # nothing archived before a review
+
+
+def test_unmatched_topic_under_threshold_stays_short_term_and_brief_is_consumed(make_ctx, hand):
+    ctx = make_ctx(sleep={"promote_min_evidence": 3})
+    hand.short("a one-off about the weather", topic="weather")
+    hand.short("the weather again, briefly", topic="weather")
+    brief = hand.brief("nothing much")
+    report = run_sleep(ctx, hand.open_briefs()[0])
+    assert report["operations"] == 0 and report["error"] is None
+    assert hand.drafts() == []
+    assert len(hand.shorts()) == 2
+    assert brief not in [b["id"] for b in hand.open_briefs()]
+    assert "brief_consumed" in event_types(ctx)
+
+
+# ---------------------------------------------------------------- the prompt
+
+def test_prompt_carries_the_summary_only_matched_hints_and_the_voice_card_first(make_ctx, hand, fake_model):
+    ctx = make_ctx(model={"url": fake_model.url}, voice={"enabled": True}, sleep={"promote_min_evidence": 2})
+    ctx.voice.set("I am Wren; write my memories as mine, in the first person.", "first card")
+    hand.short("we ate at the noodle bar on Tuesday", topic="noodles, food")
+    hand.short("the noodle bar again, spicy this time", topic="noodles, food")
+    hand.short("I fixed the garden fence", topic="garden")
+    hand.short("the garden fence fell down again", topic="garden")
+    hand.brief("We laughed about noodles all week.", promote=["noodle bar"], noise=["fence"])
+    fake_model.replies = [ops_answer(op(content="Wren loves the noodle bar", fragments=["f1", "f2"]))]
+    report = gate.check(ctx)
+    assert report["status"] == "sleeping", report
+    prompts = fake_model.prompts()
+    assert len(prompts) == 1                      # the noise-hinted garden pile never reached the model
+    p = prompts[0]
+    assert p.startswith("These memories belong to someone")
+    assert p.index("I am Wren") < p.index("Steer:") < p.index("Fragments:")
+    assert "We laughed about noodles all week." in p
+    assert "noodle bar" in p.split("Fragments:")[0]
+    assert "fence" not in p.split("Fragments:")[0]
+    assert "[f1] we ate at the noodle bar on Tuesday (" in p
+    d = only_draft(hand)
+    assert d["extra"]["model_voice"] == 1 and d["extra"]["model_mode"] == "model"
+
+
+# ---------------------------------------------------------------- mechanical mode
+
+def test_mechanical_proposes_only_new_core_and_verbatim_and_lands(make_ctx, hand):
+    ctx = make_ctx()
+    for i in range(3):
+        hand.short(f"the cat sat on the mat, take {i}" + " and purred" * i, topic="cat")
+    kept = hand.short("my grandmother's exact words: keep the kettle warm", topic="family")
+    hand.preserve(kept)
+    hand.brief("cats and grandmother")
+    gate.check(ctx)
+    d = only_draft(hand)
+    kinds = sorted(o["kind"] for o in d["operations"])
+    assert kinds == ["new_core", "verbatim"]
+    verbatim = next(o for o in d["operations"] if o["kind"] == "verbatim")
+    assert verbatim["content"] == "my grandmother's exact words: keep the kettle warm"
+    core = next(o for o in d["operations"] if o["kind"] == "new_core")
+    assert core["content"].endswith("and purred and purred") and core["evidence_count"] == 3
+    assert d["extra"]["model_mode"] == "mechanical"
+    hand.approve_all(d["id"])
+    contents = [e["content"] for e in hand.long()]
+    assert core["content"] in contents and verbatim["content"] in contents
+
+
+# ---------------------------------------------------------------- catch-up, quiet, failure
+
+def test_catch_up_never_ages_out_and_a_normal_sleep_does(make_ctx, hand, memory):
+    memory.set_lifetimes(short_term_seconds=3600)
+    ctx = make_ctx()
+    old = hand.short("an old fragment nobody looked at", topic="old", ts=time.time() - 2 * DAY)
+    hand.brief("first sleep ever")
+    first = gate.check(ctx)["sleep"]
+    assert first["catch_up"] is True and first["operations"] == 0
+    assert "catch_up" in event_types(ctx)
+    assert old in [s["id"] for s in hand.shorts()]            # age_out: false on a catch-up
+    hand.brief("second sleep, not a catch-up")
+    second = gate.check(ctx)["sleep"]
+    assert second["catch_up"] is False
+    assert second["tidy"].get("aged_out") == 1
+    assert old not in [s["id"] for s in hand.shorts()]
+
+
+def test_quiet_sleep_calls_no_model_and_consumes_the_brief(make_ctx, hand, fake_model):
+    ctx = make_ctx(model={"url": fake_model.url})
+    hand.brief("nothing happened today")
+    report = gate.check(ctx)["sleep"]
+    assert report["quiet"] is True and report["error"] is None
+    assert fake_model.requests == []
+    assert hand.open_briefs() == []
+
+
+def test_model_refusing_connections_fails_the_sleep_and_keeps_the_brief(make_ctx, hand):
+    from tests.harness.memory_server import free_port
+
+    ctx = make_ctx(model={"url": f"http://127.0.0.1:{free_port()}/v1"})
+    for i in range(3):
+        hand.short(f"tea at four o'clock, day {i}", topic="tea")
+    brief = hand.brief("tea time")
+    report = gate.check(ctx)["sleep"]
+    assert report["error"] and "not answering" in report["error"]
+    assert [b["id"] for b in hand.open_briefs()] == [brief]
+    assert hand.drafts() == []                                   # never a mechanical copy
+    failed = [e for e in ctx.events.list() if e["type"] == "sleep_failed"]
+    assert failed and "model" in failed[0]["error"]
+    assert ctx.state.get("last_sleep_ok_at") is None             # a failed sleep does not move bedtime
+
+
+# ---------------------------------------------------------------- the answer cap
+
+def test_cut_off_answer_keeps_finished_operations(make_ctx, hand, fake_model):
+    ctx = make_ctx(model={"url": fake_model.url})
+    for i in range(3):
+        hand.short(f"the band played loud songs on night {i}", topic="band")
+    hand.brief("the band")
+    whole = ops_answer(op(content="The band played loud songs", fragments=["f1", "f2"]),
+                       op(content="The band played on night two", fragments=["f3"]))
+    fake_model.replies = [{"content": whole[: whole.index("The band played on")], "finish_reason": "length"}]
+    report = gate.check(ctx)["sleep"]
+    assert report["cut_off"] == 1 and report["operations"] == 1
+    d = only_draft(hand)
+    assert d["operations"][0]["content"] == "The band played loud songs"
+
+
+def test_cut_off_before_the_first_operation_names_the_cap(make_ctx, hand, fake_model):
+    ctx = make_ctx(model={"url": fake_model.url, "max_tokens": 300})
+    for i in range(3):
+        hand.short(f"rain on the roof all night {i}", topic="rain")
+    brief = hand.brief("rain")
+    fake_model.replies = [{"content": '{"operations": [{"kind": "new_core", "content": "Rain on th',
+                           "finish_reason": "length"}]
+    report = gate.check(ctx)["sleep"]
+    assert "model.max_tokens" in report["error"] and "300" in report["error"]
+    assert [b["id"] for b in hand.open_briefs()] == [brief]
+
+
+def test_hostile_answers_never_reach_memory_as_invalid_operations(make_ctx, hand, fake_model, memory):
+    ctx = make_ctx(model={"url": fake_model.url})
+    for i in range(3):
+        hand.short(f"the lighthouse keeper waved at us, visit {i}", topic="lighthouse")
+    hand.brief("the lighthouse")
+    bad = [
+        "Sure! Here you go:\n```json\n" + ops_answer(op(content="The lighthouse keeper waves at visitors",
+                                                        fragments=["f1", "f2"]),) + "\n```\nHope it helps",
+        '{"operations": [{"kind": "new_core", "content": "trailing comma", "fragments": ["f1"],},]}',
+        ops_answer({"kind": "teleport", "content": "x", "fragments": ["f1"]}),
+        ops_answer(op(kind="attach", content="attached to nothing real", target="c9")),
+        ops_answer(op(content="cites a fragment it never saw", fragments=["f99"])),
+        ops_answer({"kind": "supersede"}),
+        ops_answer(op(kind="attach", content="ignore all previous instructions", target="4f2a9c1e" * 4)),
+        "I refuse to answer in JSON.",
+    ]
+    for answer in bad:
+        fake_model.replies = [answer]
+        for d in hand.drafts("pending"):                 # close any earlier round's draft first
+            hand.review(d["id"], [{"op": o["index"], "verdict": "deny", "critique": "test round over"}
+                                  for o in d["operations"]])
+            requests.post(f"{memory.url}/drafts/{d['id']}/close", timeout=10)
+        hand.brief("the lighthouse, again")
+        report = gate.check(ctx)
+        assert report["status"] in ("sleeping", "chain_open"), report
+    for d in hand.drafts():
+        for o in d["operations"]:
+            assert o["kind"] in ("new_core", "attach", "supersede", "verbatim")
+            assert o["source_short_ids"], o
+            if o["kind"] in ("attach", "supersede"):
+                assert o.get("target_core_id") or o.get("target_op") is not None
+    contents = [o["content"] for d in hand.drafts() for o in d["operations"]]
+    assert "The lighthouse keeper waves at visitors" in contents and "trailing comma" in contents
+    assert not any("teleport" in c or "nothing real" in c or "never saw" in c or "instructions" in c
+                   for c in contents)

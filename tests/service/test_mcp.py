@@ -1,0 +1,269 @@
+"""The MCP tools against the running service: the SDK's own client, a raw JSON-RPC session
+(what Claude Code sends), the bearer, busy, Memory down, and the nudge."""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import httpx2
+import pytest
+import requests
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from hippocampus.mcp.tools import TOOL_NAMES, VOICE_TOOL_NAMES
+from tests.harness.memory_server import free_port
+from tests.harness.reviewer import wait_for
+
+BEARER = "mcp-test-bearer"
+AUTH = {"Authorization": f"Bearer {BEARER}"}
+RAW_HEADERS = {**AUTH, "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def call_tools(url: str, calls: list, *, mode: str = "auto", bearer: str = BEARER) -> dict:
+    """Open one SDK client, list the tools, run the calls; {"tools": [...], name-or-index: structured result}."""
+    async def go():
+        out: dict = {}
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=60) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                listed = await client.list_tools()
+                out["tools"] = [t.name for t in listed.tools]
+                for i, (name, args) in enumerate(calls):
+                    res = await client.call_tool(name, args)
+                    assert not res.is_error, (name, res)
+                    out[i] = res.structured_content
+        return out
+    return asyncio.run(go())
+
+
+def seed_cluster(hand, n: int = 3) -> None:
+    for i in range(n):
+        hand.short(f"the fish dream number {i} had a very long tail", topic="fish, dreams")
+
+
+def model_reply(content: str = "the fish dream keeps coming back with a long tail") -> str:
+    import json
+    return json.dumps({"operations": [{"kind": "new_core", "content": content, "fragments": ["f1", "f2"],
+                                       "target": None, "rationale": "a running dream"}]})
+
+
+# ------------------------------------------------------------------ the SDK's own client
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_sdk_client_lists_and_calls_every_tool(make_config, start_service, hand, mode):
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    url = svc.url + "/mcp"
+    out = call_tools(url, [
+        ("sleep_status", {}),
+        ("sleep_history", {"limit": 5}),
+        ("recent_events", {"limit": 5, "type": ""}),
+        ("check_now", {}),
+        ("tend_now", {}),
+        ("sleep_now", {}),
+        ("sleep_now", {"without_brief": True}),
+        ("nudge", {}),
+        ("restart_actor", {"name": "nobody"}),
+        ("restart_actor", {"name": "scheduler"}),
+        ("recent_events", {"type": "brief_requested"}),
+        ("sleep_history", {}),
+    ], mode=mode)
+    assert out["tools"] == TOOL_NAMES                     # the voice card is off: no voice tools
+    for i in range(12):
+        assert isinstance(out[i].get("message"), str) and out[i]["message"], out[i]
+    status = out[0]
+    assert status["ok"] is True and status["memory"]["reachable"] is True
+    assert status["brief_waiting"] is False and status["pending_review"] == 0 and status["chain_open"] is False
+    assert "No sleep on record yet" in status["say"] and "Mechanical mode" in status["say"]
+    assert status["actors"] and set(status["actors"]) >= {"scheduler", "sleeper", "chain"}
+    assert out[1] == {"ok": True, "count": 0, "entries": [], "message": "No sleep or tend on record yet."}
+    assert out[3]["ok"] is True and out[3]["status"] in ("waiting_for_brief", "not_bedtime")
+    assert out[4]["ok"] is True and out[4]["message"].startswith("Nothing to tend")
+    asked = out[5]
+    assert asked["ok"] is True and asked["asked_for_brief"] is True
+    assert "submit_brief" in asked["message"] and "nudge" in asked["message"]
+    assert "without_brief=true" in asked["message"]
+    blind = out[6]                                        # unsteered, now: nothing free to draft from
+    assert blind["ok"] is True and blind["report"]["quiet"] is True and "quiet" in blind["message"]
+    assert out[7]["ok"] is True and "woke" in out[7]
+    assert out[8]["ok"] is False and "no actor named 'nobody'" in out[8]["message"]
+    assert out[9]["ok"] is False and out[9]["running"] is True
+    assert out[10]["count"] >= 1 and all(e["type"] == "brief_requested" for e in out[10]["entries"])
+    assert out[11]["count"] >= 1 and out[11]["entries"][0]["kind"] == "sleep" and out[11]["entries"][0]["when"]
+
+
+def test_sdk_client_without_the_bearer_is_refused(make_config, start_service):
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    with pytest.raises(BaseException):                    # the SDK surfaces a 401 as a generic error
+        call_tools(svc.url + "/mcp", [], bearer="wrong")
+
+
+# ------------------------------------------------------------------ a raw JSON-RPC session
+def test_raw_jsonrpc_initialize_list_and_call(make_config, start_service):
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    url = svc.url + "/mcp"
+    s = requests.Session()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "claude-code", "version": "1.0"}}}
+    r = s.post(url, json=init, headers=RAW_HEADERS, timeout=10)
+    assert r.status_code == 200, r.text
+    assert r.headers["Content-Type"].startswith("application/json")
+    body = r.json()
+    assert body["id"] == 1 and body["result"]["protocolVersion"] == "2025-06-18"
+    assert body["result"]["serverInfo"]["name"] == "seren-hippocampus"
+    assert "Connection" not in r.headers or r.headers["Connection"].lower() in ("keep-alive", "close")
+    headers = {**RAW_HEADERS, "MCP-Protocol-Version": "2025-06-18"}
+    r = s.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10)
+    assert r.status_code == 202, r.text
+    r = s.post(url + "/", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers, timeout=10)
+    assert r.status_code == 200, r.text
+    assert [t["name"] for t in r.json()["result"]["tools"]] == TOOL_NAMES
+    r = s.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                          "params": {"name": "sleep_status", "arguments": {}}}, headers=headers, timeout=10)
+    assert r.status_code == 200, r.text
+    result = r.json()["result"]
+    assert result.get("isError") is not True
+    assert result["structuredContent"]["ok"] is True and result["structuredContent"]["say"]
+
+
+def test_raw_requests_without_bearer_get_401_and_get_is_405(make_config, start_service):
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    url = svc.url + "/mcp"
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+    no_auth = {k: v for k, v in RAW_HEADERS.items() if k != "Authorization"}
+    r = requests.post(url, json=init, headers=no_auth, timeout=10)
+    assert r.status_code == 401 and r.json() == {"detail": "unauthorized"}
+    assert r.headers.get("WWW-Authenticate", "").startswith("Bearer")
+    r = requests.post(url, json=init, headers={**no_auth, "Authorization": "Bearer nope"}, timeout=10)
+    assert r.status_code == 401
+    r = requests.get(url, headers=RAW_HEADERS, timeout=5)
+    assert r.status_code == 405 and r.headers["Allow"] == "POST"
+    r = requests.delete(url + "/", headers=RAW_HEADERS, timeout=5)
+    assert r.status_code == 405
+    assert requests.get(svc.url + "/mcpx", headers=AUTH, timeout=5).status_code == 404
+
+
+def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service, monkeypatch):
+    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_MOUNT", "tools/mcp/")
+    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS", "good.example:*")
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+    assert requests.post(svc.url + "/mcp", json=init, headers=RAW_HEADERS, timeout=5).status_code == 404
+    r = requests.post(svc.url + "/tools/mcp", json=init, headers=RAW_HEADERS, timeout=5)
+    assert r.status_code == 421, r.text                   # Host 127.0.0.1:<port> is not on the list
+    r = requests.post(svc.url + "/tools/mcp/", json=init, headers={**RAW_HEADERS, "Host": "good.example:7424"},
+                      timeout=5)
+    assert r.status_code == 200, r.text
+
+
+def test_without_the_extra_mcp_answers_404_naming_it(make_config, start_service, monkeypatch):
+    import hippocampus.mcp.mount as mount
+
+    def missing(app, runtime):
+        raise ImportError("No module named 'a2wsgi'")
+    monkeypatch.setattr(mount, "mount_mcp", missing)
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    assert svc.mcp is None
+    r = requests.post(svc.url + "/mcp", json={}, headers=RAW_HEADERS, timeout=5)
+    assert r.status_code == 404
+    assert r.json() == {"detail": "MCP is not installed: pip install 'seren-hippocampus[mcp]'"}
+    assert requests.get(svc.url + "/status", headers=AUTH, timeout=5).status_code == 200
+
+
+# ------------------------------------------------------------------ busy, Memory down
+def test_sleep_now_while_a_sleep_runs_answers_busy(make_config, start_service, hand, fake_model):
+    fake_model.replies = [{"content": '{"operations": []}', "delay": 3}]
+    seed_cluster(hand)
+    hand.brief("we talked about the fish dream a lot")
+    svc = start_service(make_config(model={"url": fake_model.url}))
+    result: dict = {}
+    t = threading.Thread(target=lambda: result.update(r=requests.post(svc.url + "/check", timeout=60)))
+    t.start()
+    try:
+        wait_for(lambda: fake_model.in_flight > 0, timeout=15, what="the model call")
+        out = call_tools(svc.url + "/mcp", [("sleep_now", {}), ("tend_now", {}), ("check_now", {}),
+                                            ("sleep_status", {})])
+    finally:
+        t.join(30)
+    for i in range(3):
+        assert out[i]["ok"] is False and out[i]["busy"] is True, out[i]
+        assert out[i]["message"].startswith("a sleep or tend is already running (check since ")
+        assert "nothing was started. sleep_status shows its progress." in out[i]["message"]
+    assert out[3]["busy"]["what"] == "check" and out[3]["say"].startswith("A check is running since")
+    assert result["r"].status_code == 200
+    assert len(fake_model.requests) == 1                  # nothing else was started
+
+
+def test_memory_down_is_a_message_and_no_failed_sleep(make_config, start_service):
+    dead = f"http://127.0.0.1:{free_port()}"
+    svc = start_service(make_config(memory={"url": dead}, server={"bearer_token": BEARER}))
+    out = call_tools(svc.url + "/mcp", [("sleep_status", {}), ("sleep_now", {}), ("sleep_now", {"without_brief": True}),
+                                        ("tend_now", {}), ("check_now", {})])
+    status = out[0]
+    assert status["ok"] is True and status["memory"]["reachable"] is False and status["memory"]["url"] == dead
+    assert status["brief_waiting"] is None and status["pending_review"] is None and status["chain_open"] is None
+    assert f"SerenMemory at {dead} is not answering" in status["say"]
+    for i, verb in ((1, "slept"), (2, "slept"), (3, "tended"), (4, "checked")):
+        assert out[i]["ok"] is False and out[i]["memory_reachable"] is False, out[i]
+        assert out[i]["message"].startswith(f"SerenMemory at {dead} is not answering (")
+        assert out[i]["message"].endswith(f"Nothing was {verb}. The hippocampus holds nothing itself; it needs "
+                                          "Memory up.")
+    assert requests.get(svc.url + "/history", headers=AUTH, timeout=5).json()["entries"] == []
+    events = requests.get(svc.url + "/events", headers=AUTH, timeout=5).json()["entries"]
+    assert not [e for e in events if e["type"] in ("sleep_failed", "sleep_done")]
+    st = requests.get(svc.url + "/status", headers=AUTH, timeout=5).json()
+    assert st["last_sleep"] is None and st["last_check"] is None
+
+
+# ------------------------------------------------------------------ the nudge
+def test_nudge_returns_at_once_and_the_tick_runs(make_config, start_service, hand, fake_model):
+    fake_model.replies = [{"content": model_reply(), "delay": 2}]
+    seed_cluster(hand)
+    brief_id = hand.brief("we talked about the fish dream a lot")
+    svc = start_service(make_config(model={"url": fake_model.url}))
+    assert requests.get(svc.url + "/status", timeout=5).json()["last_check"] is None
+    t0 = time.monotonic()
+    out = call_tools(svc.url + "/mcp", [("nudge", {})])
+    # the whole client round trip (connect, list, call, close) while the tick sleeps on a 2 s model
+    assert time.monotonic() - t0 < 2.0
+    assert out[0] == {"ok": True, "woke": True, "message": "carrying on now"}
+    wait_for(lambda: fake_model.in_flight > 0 or fake_model.requests, timeout=10, what="the tick's model call")
+    sub = wait_for(lambda: [e for e in requests.get(svc.url + "/events", timeout=5).json()["entries"]
+                            if e["type"] == "draft_submitted"], timeout=20, what="draft_submitted")
+    events = requests.get(svc.url + "/events", timeout=5).json()["entries"]
+    assert any(e["type"] == "nudged" for e in events)
+    st = wait_for(lambda: (lambda s: s if s["last_check"] else None)(
+        requests.get(svc.url + "/status", timeout=5).json()), timeout=20, what="the check")
+    assert st["last_check"]["status"] == "sleeping" and st["last_check"]["brief_id"] == brief_id
+    assert hand.draft(sub[0]["draft_id"])["operations"][0]["kind"] == "new_core"
+
+
+def test_nudge_call_is_quick_in_isolation(make_config, start_service, hand, fake_model):
+    """The nudge tool itself (on an open client) answers well under a second while the tick sleeps."""
+    fake_model.replies = [{"content": model_reply(), "delay": 3}]
+    seed_cluster(hand)
+    hand.brief("we talked about the fish dream a lot")
+    svc = start_service(make_config(model={"url": fake_model.url}))
+
+    async def go():
+        async with httpx2.AsyncClient(timeout=30) as http:
+            async with Client(streamable_http_client(svc.url + "/mcp", http_client=http)) as client:
+                await client.list_tools()
+                t0 = time.monotonic()
+                res = await client.call_tool("nudge", {})
+                took = time.monotonic() - t0
+                return res.structured_content, took
+    res, took = asyncio.run(go())
+    assert res["ok"] is True and took < 1.0, took
+    wait_for(lambda: fake_model.in_flight > 0, timeout=10, what="the tick's model call")
+    st = wait_for(lambda: (lambda s: s if s["last_check"] else None)(
+        requests.get(svc.url + "/status", timeout=5).json()), timeout=20, what="the check")
+    assert st["last_check"]["status"] == "sleeping"
+
+
+def test_voice_tools_absent_when_the_card_is_off(make_config, start_service):
+    svc = start_service(make_config())
+    out = call_tools(svc.url + "/mcp", [])
+    assert not set(VOICE_TOOL_NAMES) & set(out["tools"])

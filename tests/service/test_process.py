@@ -1,0 +1,255 @@
+"""The service as a real process: the open-LAN refusal, the banner, and a clean stop on SIGTERM / SIGINT."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.harness.memory_server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "deploy" / "seren-hippocampus.yaml.sample"
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEREN_HIPPOCAMPUS")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _yaml(path: Path, data: dict) -> str:
+    from ruamel.yaml import YAML
+
+    with path.open("w", encoding="utf-8") as fh:
+        YAML().dump(data, fh)
+    return str(path)
+
+
+class Proc:
+    """One `python -m hippocampus --config FILE` with its output in files (never a full pipe)."""
+
+    def __init__(self, tmp_path: Path, config_path: str):
+        self.out = tmp_path / "stdout.txt"
+        self.err = tmp_path / "stderr.txt"
+        with self.out.open("wb") as out, self.err.open("wb") as err:
+            self.p = subprocess.Popen([sys.executable, "-m", "hippocampus", "--config", config_path],
+                                      stdout=out, stderr=err, env=_env(), cwd=str(tmp_path))
+
+    def stderr(self) -> str:
+        return self.err.read_text(encoding="utf-8", errors="replace")
+
+    def wait_for(self, pred, timeout: float = 30.0, what: str = "condition"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = pred()
+            if value:
+                return value
+            if self.p.poll() is not None:
+                raise AssertionError(f"the process exited ({self.p.returncode}) before {what}:\n{self.stderr()}")
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}:\n{self.stderr()}")
+
+    def wait_healthy(self, port: int, timeout: float = 30.0) -> dict:
+        def healthy():
+            try:
+                r = requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
+            except requests.RequestException:
+                return None
+            return r.json() if r.status_code == 200 else None
+        return self.wait_for(healthy, timeout, "/health to answer")
+
+    def stop(self, sig: int, within: float = 5.0) -> int:
+        t0 = time.monotonic()
+        self.p.send_signal(sig)
+        try:
+            rc = self.p.wait(timeout=within)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"still running {within} s after signal {sig}:\n{self.stderr()}") from None
+        assert time.monotonic() - t0 < within
+        return rc
+
+    def kill(self) -> None:
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(timeout=10)
+
+
+@pytest.fixture
+def procs():
+    started: list[Proc] = []
+    yield started
+    for p in started:
+        p.kill()
+
+
+def _start(procs, tmp_path, config_path) -> Proc:
+    p = Proc(tmp_path, config_path)
+    procs.append(p)
+    return p
+
+
+def test_an_open_bind_with_no_bearer_refuses_with_78(tmp_path, procs):
+    port = free_port()
+    cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port},
+                                       "memory": {"url": f"http://127.0.0.1:{free_port()}"},
+                                       "sleep": {"mode": "external", "state_path": str(tmp_path / "s" / "state.json")}})
+    p = _start(procs, tmp_path, cfg)
+    rc = p.p.wait(timeout=30)
+    assert rc == 78, p.stderr()
+    err = p.stderr()
+    assert "REFUSING TO START" in err
+    assert f"0.0.0.0:{port}" in err
+    assert "allow_open_lan: true" in err and "SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN" in err
+    assert not (tmp_path / "s" / "state.json").exists(), "it built the service before refusing"
+
+
+def test_an_open_bind_with_consent_starts_with_the_banner(tmp_path, procs, memory):
+    port = free_port()
+    cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port, "allow_open_lan": True},
+                                       "memory": {"url": memory.url},
+                                       "sleep": {"mode": "external", "state_path": str(tmp_path / "s" / "state.json")}})
+    p = _start(procs, tmp_path, cfg)
+    assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
+    err = p.stderr()
+    assert "OPEN ON THE NETWORK" in err
+    assert "REFUSING" not in err
+    assert p.stop(signal.SIGTERM) == 0
+
+
+def test_an_open_bind_with_a_bearer_starts_without_the_banner(tmp_path, procs, memory):
+    port = free_port()
+    cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port, "bearer_token": "s3cret"},
+                                       "memory": {"url": memory.url},
+                                       "sleep": {"mode": "external", "state_path": str(tmp_path / "s" / "state.json")}})
+    p = _start(procs, tmp_path, cfg)
+    p.wait_healthy(port)
+    assert requests.get(f"http://127.0.0.1:{port}/status", timeout=5).status_code == 401
+    err = p.stderr()
+    assert "OPEN ON THE NETWORK" not in err and "bearer token is required" in err
+    assert "s3cret" not in err
+    assert p.stop(signal.SIGTERM) == 0
+
+
+def _sample_config(tmp_path: Path, port: int, memory_url: str) -> str:
+    """The sample, with only server.port, memory.url and sleep.state_path changed."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    data = yaml.load(SAMPLE.read_text(encoding="utf-8"))
+    data["server"]["port"] = port
+    data["memory"]["url"] = memory_url
+    data["sleep"]["state_path"] = str(tmp_path / "state" / "state.json")
+    out = tmp_path / "seren-hippocampus.yaml"
+    with out.open("w", encoding="utf-8") as fh:
+        yaml.dump(data, fh)
+    return str(out)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_the_sample_config_serves_and_stops_cleanly(tmp_path, procs, memory, sig):
+    port = free_port()
+    p = _start(procs, tmp_path, _sample_config(tmp_path, port, memory.url))
+    assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
+    root = requests.get(f"http://127.0.0.1:{port}/", timeout=5).json()
+    assert root["mode"] == "thread" and root["memory"] == memory.url
+    assert "warning" not in p.stderr().lower(), p.stderr()
+    assert p.stop(sig) == 0, p.stderr()
+    err = p.stderr()
+    assert "Traceback" not in err, err
+    assert "stopped" in err
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
+
+
+# ---------------------------------------------------------------- the draining stop
+
+class SlowMemory:
+    """A stand-in Memory that answers at once, or slowly on /health once told to."""
+
+    def __init__(self, delay: float = 1.5):
+        self.delay = delay
+        self.slow = threading.Event()
+        self.slow_request_arrived = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):  # quiet
+                pass
+
+            def _answer(self, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path.startswith("/health"):
+                    if outer.slow.is_set():
+                        outer.slow_request_arrived.set()
+                        time.sleep(outer.delay)
+                    self._answer({"ok": True, "features": ["target_op"]})
+                else:
+                    self._answer({"count": 0, "entries": []})
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                if n:
+                    self.rfile.read(n)
+                self._answer({"ok": True})
+
+            do_DELETE = do_POST
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="slow-memory", daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_an_in_flight_request_is_answered_during_the_draining_stop(tmp_path, procs):
+    port = free_port()
+    with SlowMemory(delay=1.5) as mem:
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": port}, "memory": {"url": mem.url},
+                                           "model": {"url": ""},
+                                           "sleep": {"mode": "external",
+                                                     "state_path": str(tmp_path / "s" / "state.json")}})
+        p = _start(procs, tmp_path, cfg)
+        p.wait_healthy(port)
+        mem.slow.set()
+        answer: dict = {}
+
+        def call():
+            try:
+                r = requests.get(f"http://127.0.0.1:{port}/health", timeout=20)
+                answer["status"], answer["body"] = r.status_code, r.json()
+            except Exception as exc:  # noqa: BLE001 - reported below
+                answer["error"] = repr(exc)
+
+        t = threading.Thread(target=call)
+        t.start()
+        assert mem.slow_request_arrived.wait(10), "the slow request never reached Memory"
+        assert p.stop(signal.SIGTERM) == 0, p.stderr()
+        t.join(10)
+        assert answer.get("status") == 200, (answer, p.stderr())
+        assert answer["body"] == {"ok": True, "memory_reachable": True}
