@@ -185,7 +185,7 @@ def test_with_a_bearer_the_page_asks_once_then_works(make_config, start_service,
     expect(modal).not_to_have_class(re.compile(r"\bopen\b"))
     loaded(page)
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
-    expect(page.locator("#explainText")).to_contain_text("mechanical mode")
+    expect(page.locator("#explainText")).to_contain_text("mechanical mode", ignore_case=True)
     assert page.evaluate("() => localStorage.getItem('seren_token')") == "s3cret"
     # a reload keeps the token: it never asks again
     page.reload()

@@ -25,7 +25,8 @@ def call_tools(url: str, calls: list, *, mode: str = "auto", bearer: str = BEARE
     """Open one SDK client, list the tools, run the calls; {"tools": [...], name-or-index: structured result}."""
     async def go():
         out: dict = {}
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=60) as http:
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
             async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
                 listed = await client.list_tools()
                 out["tools"] = [t.name for t in listed.tools]
