@@ -37,6 +37,8 @@ class LifecycleActor(Supervised):
         return self.lc.handover()
 
     def on_ModelTick(self, msg) -> None:
+        if self.rt.ctx.cycle.holder() is not None:
+            return      # a sleep or tend is running and may be mid-answer; its Ensure comes after any stop
         self.lc.tick(chain_open=msg.chain_open)
 
     def snapshot(self) -> dict:

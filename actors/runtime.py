@@ -115,7 +115,6 @@ class Runtime:
                 pass
             self.supervisor = None
         self.ripple.shutdown()
-        pykka.ActorRegistry.stop_all(block=True, timeout=timeout)
 
     # ------------------------------------------------------------ messaging
     def tell(self, name: str, message: Any) -> bool:

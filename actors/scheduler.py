@@ -64,7 +64,10 @@ class SchedulerActor(Supervised):
         self.rt.tell("ripple", RetrySkipped())
         tend = self.rt.run_locked("tend", "chain", lambda tok: Tend(self._redraft_due(nudged), tok))
         check = self.rt.run_locked("check", "sleeper", lambda tok: Check(tok))
-        self.rt.tell("lifecycle", ModelTick(chain_open=_chain_open(tend, check)))
+        # a step that did not run (the cycle was busy, or its actor is down) says nothing about the chain:
+        # never "no chain open" on its word, or a sleep by hand loses its model mid-answer
+        chain_open = True if tend is None or check is None else _chain_open(tend, check)
+        self.rt.tell("lifecycle", ModelTick(chain_open=chain_open))
         self.ticking = False
         self.ticks += 1
         self.last_tick = {"started_at": started, "finished_at": time.time(), "nudged": nudged,

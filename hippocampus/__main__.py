@@ -1,4 +1,4 @@
-"""seren-hippocampus: serve (the default), check-config, demo."""
+"""seren-hippocampus: serve (the default), check-config, demo, service (Windows)."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,7 @@ from typing import Optional
 
 from . import SERVICE, __version__
 from . import config as config_mod
+from . import flags as flags_mod
 
 log = logging.getLogger("hippocampus")
 
@@ -74,9 +75,11 @@ def serve(cfg) -> int:
     return 0
 
 
-def check_config(cfg) -> int:
+def check_config(cfg, overrides: Optional[list] = None) -> int:
     print(json.dumps(config_mod.redacted(cfg), indent=2, sort_keys=False))
     print(f"# config file: {cfg.path or '(none: defaults)'}")
+    if overrides:
+        print(f"# overridden by flags: {', '.join(overrides)}")
     for w in cfg.warnings:
         print(f"warning: {w}")
     return 1 if cfg.warnings else 0
@@ -87,14 +90,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", "-c", help="the yaml config (else $SEREN_HIPPOCAMPUS_CONFIG, else "
                                           "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
     p.add_argument("--log-level", default=os.environ.get("SEREN_HIPPOCAMPUS_LOG_LEVEL", "INFO"))
+    flags_mod.add_flags(p)      # the installer card's overrides, for the bare command too
     # --config after the subcommand too (`check-config --config FILE`); SUPPRESS keeps an earlier one.
     after = argparse.ArgumentParser(add_help=False)
     after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
     sub = p.add_subparsers(dest="command")
-    sub.add_parser("serve", parents=[after], help="run the service (the default)")
-    sub.add_parser("check-config", parents=[after],
+    card = flags_mod.flags_parser()
+    sub.add_parser("serve", parents=[after, card], help="run the service (the default)")
+    sub.add_parser("check-config", parents=[after, card],
                    help="print the resolved config (secrets hidden) and every warning; "
                         "exit 1 when there were warnings")
+    svc = sub.add_parser("service", parents=[after],
+                         help="Windows: install | start | stop | remove the Windows service (pywin32); "
+                              "elsewhere see deploy/systemd")
+    svc.add_argument("action", choices=("install", "start", "stop", "remove"))
+    demo = sub.add_parser("demo", help="a throwaway SerenMemory and one whole sleep cycle, narrated "
+                                       "(needs the [dev] extra)")
+    demo.add_argument("--once", action="store_true", help="run one whole cycle end to end, then exit")
+    demo.add_argument("--scripted-model", action="store_true",
+                      help="draft with a scripted stand-in for the small model (else mechanical mode)")
+    demo.add_argument("--port", type=int, default=7424, help="the hippocampus port (default 7424; 0 = any)")
     return p
 
 
@@ -102,9 +117,30 @@ def main(argv: Optional[list] = None) -> int:
     _utf8()
     args = build_parser().parse_args(argv)
     setup_logging(args.log_level)
+    if args.command == "service":
+        from .winservice import cli
+
+        return cli(args.action, args.config)
+    if args.command == "demo":
+        from .demo import run
+
+        return run(once=args.once, scripted_model=args.scripted_model, port=args.port)
     if args.command == "check-config":
-        return check_config(config_mod.load(args.config, announce=False))
+        cfg = config_mod.load(args.config, announce=False)
+        try:
+            overrides = flags_mod.apply_flags(cfg, args)
+        except flags_mod.FlagError as exc:
+            print(f"seren-hippocampus: error: {exc}", file=sys.stderr)
+            return 2
+        return check_config(cfg, overrides)
     cfg = config_mod.load(args.config)
+    try:
+        overrides = flags_mod.apply_flags(cfg, args)
+    except flags_mod.FlagError as exc:
+        print(f"seren-hippocampus: error: {exc}", file=sys.stderr)
+        return 2
+    if overrides:
+        log.info("config overridden by flags: %s", ", ".join(overrides))
     return serve(cfg)
 
 

@@ -137,15 +137,23 @@ class ModelLifecycle:
         return self.lc.health_url or (base[:-3] if base.endswith("/v1") else base) + "/health"
 
     def healthy(self) -> bool:
+        return self._probe() == 200
+
+    def _probe(self):
+        """The health check's status code, or None when nothing answers."""
         try:
-            return requests.get(self.health_url, timeout=3).status_code == 200
+            return requests.get(self.health_url, timeout=3).status_code
         except requests.RequestException:
-            return False
+            return None
 
     def ensure(self) -> None:
         with self._lock:
             self.last_used = now = self._clock.now()
-            if self.healthy():
+            status = self._probe()
+            if status is not None and status != 200 and not self.lc.managed and status != 503:
+                self.state = "ready"   # an unmanaged server that answers but has no /health route
+                return
+            if status == 200:
                 if self.started_by_us and self._how == "command" and not self._alive():
                     self._forget()  # ours died: whatever answers now is someone else's
                 self.state, self.last_failure, self.last_error = "ready", None, ""

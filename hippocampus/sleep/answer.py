@@ -201,7 +201,10 @@ def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
     if redraft_of is not None and not markers.fragments:
         ids: list = []  # its fragments are gone; the caller keeps the old sources
     else:
-        ids, err = _fragments(raw.get("fragments", raw.get("source_indexes")), markers)
+        cited = raw.get("fragments", raw.get("source_indexes"))
+        if redraft_of is not None and not cited:   # a redraft stands on its own operation's fragments
+            cited = list(markers.fragments)
+        ids, err = _fragments(cited, markers)
         if err or not ids:
             return None, err or "cites no fragment"
     target_core_id = target_op = None

@@ -228,35 +228,66 @@ def _no_sideways_scroll(page) -> None:
     assert width <= inner, f"the page scrolls sideways: {width} > {inner}"
 
 
+def shot(page, name: str) -> None:
+    # bytes, written here: Playwright's own path= writes from an executor thread that outlives the test
+    (ARTIFACTS / name).write_bytes(page.screenshot(full_page=True))
+
+
 def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_page):
     seed_fragments(hand)
     seed_fragments(hand, topic="garden, roses")
     hand.short("a one-off about the weather", topic="weather")
     hand.brief("the fish dream and the roses came up a lot")
-    svc = start_service(make_config())
+    svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}))
     r = requests.post(svc.url + "/sleep", timeout=60)
     assert r.json().get("draft_id"), r.text
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page, console = open_page(svc.url, width=1280, height=900)
     loaded(page)
     expect(page.locator("#queueList .draft")).to_have_count(1)
-    page.locator("#sleepBtn").click()
-    expect(page.locator("#actionResult")).to_contain_text("Refused")
+    page.locator("#tendBtn").click()
+    expect(page.locator("#actionResult")).to_contain_text("Tended")
+    expect(page.locator("#lastTendWhat")).to_have_text("Quiet")
     _no_sideways_scroll(page)
-    page.screenshot(path=str(ARTIFACTS / "viewer-desktop.png"), full_page=True)
+    shot(page, "viewer-desktop.png")
     page.locator('.tab[data-tab="history"]').click()
     expect(page.locator("#eventsList .event").first).to_be_visible()
-    page.screenshot(path=str(ARTIFACTS / "viewer-desktop-history.png"), full_page=True)
+    shot(page, "viewer-desktop-history.png")
 
     phone, phone_console = open_page(svc.url, width=375, height=812, scale=2)
     loaded(phone)
     expect(phone.locator("#queueList .draft")).to_have_count(1)
     _no_sideways_scroll(phone)
-    phone.screenshot(path=str(ARTIFACTS / "viewer-375.png"), full_page=True)
+    shot(phone, "viewer-375.png")
     phone.locator('.tab[data-tab="history"]').click()
     expect(phone.locator("#eventsList .event").first).to_be_visible()
     _no_sideways_scroll(phone)
-    phone.screenshot(path=str(ARTIFACTS / "viewer-375-history.png"), full_page=True)
-    for name in ("viewer-desktop.png", "viewer-desktop-history.png", "viewer-375.png", "viewer-375-history.png"):
+    shot(phone, "viewer-375-history.png")
+
+    # when it broke: a failed actor, in red, with its Restart button
+    phone.locator('.tab[data-tab="overview"]').click()
+    assert svc.runtime.inject_fault("ripple")
+    expect(phone.locator('#actorsList .actor[data-actor="ripple"] button.restart')).to_be_visible()
+    expect(phone.locator("#explainLabel")).to_have_text("Something is wrong")
+    _no_sideways_scroll(phone)
+    shot(phone, "viewer-375-broken.png")
+    names = ("viewer-desktop.png", "viewer-desktop-history.png", "viewer-375.png", "viewer-375-history.png",
+             "viewer-375-broken.png")
+    for name in names:
         assert (ARTIFACTS / name).stat().st_size > 10_000, name
     assert console.errors == [] and phone_console.errors == [], console.errors + phone_console.errors
+
+
+def test_memory_down_is_a_message_not_an_error(make_config, start_service, open_page):
+    svc = start_service(make_config(memory={"url": "http://127.0.0.1:9", "timeout_seconds": 1}))
+    page, console = open_page(svc.url)
+    loaded(page)
+    expect(page.locator("#memPill")).to_have_text("memory: unreachable")
+    expect(page.locator("#memPill")).to_have_class(re.compile(r"\bhot\b"))
+    expect(page.locator("#queueNote")).to_contain_text("Memory is not answering")
+    expect(page.locator("#explainLabel")).to_have_text("Something is wrong")
+    expect(page.locator("#explainText")).to_contain_text("is not answering")
+    page.locator("#sleepBtn").click()
+    expect(page.locator("#actionResult")).to_have_class(re.compile(r"\bbad\b"))
+    print("sleep said:", page.locator("#actionResult").text_content())
+    assert console.errors == [], console.errors

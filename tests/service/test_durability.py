@@ -82,7 +82,8 @@ def test_thread_mode_ticks_on_its_own(make_config, start_service, hand):
     hand.forget(core["id"], reason="the user asked")
     stones = wait_for(hand.tombstones, timeout=20, what="the tombstone from a tick")
     assert [t["id"] for t in stones] == [core["id"]]
-    assert (svc.runtime.board.get("scheduler") or {}).get("ticks", 0) >= 2
+    wait_for(lambda: (svc.runtime.board.get("scheduler") or {}).get("ticks", 0) >= 2, timeout=10,
+             what="two finished ticks")
     assert "nudged" not in event_types(base)
 
 

@@ -115,33 +115,6 @@ def test_an_open_bind_with_no_bearer_refuses_with_78(tmp_path, procs):
     assert not (tmp_path / "s" / "state.json").exists(), "it built the service before refusing"
 
 
-def test_an_open_bind_with_consent_starts_with_the_banner(tmp_path, procs, memory):
-    port = free_port()
-    cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port, "allow_open_lan": True},
-                                       "memory": {"url": memory.url},
-                                       "sleep": {"mode": "external", "state_path": str(tmp_path / "s" / "state.json")}})
-    p = _start(procs, tmp_path, cfg)
-    assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
-    err = p.stderr()
-    assert "OPEN ON THE NETWORK" in err
-    assert "REFUSING" not in err
-    assert p.stop(signal.SIGTERM) == 0
-
-
-def test_an_open_bind_with_a_bearer_starts_without_the_banner(tmp_path, procs, memory):
-    port = free_port()
-    cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port, "bearer_token": "s3cret"},
-                                       "memory": {"url": memory.url},
-                                       "sleep": {"mode": "external", "state_path": str(tmp_path / "s" / "state.json")}})
-    p = _start(procs, tmp_path, cfg)
-    p.wait_healthy(port)
-    assert requests.get(f"http://127.0.0.1:{port}/status", timeout=5).status_code == 401
-    err = p.stderr()
-    assert "OPEN ON THE NETWORK" not in err and "bearer token is required" in err
-    assert "s3cret" not in err
-    assert p.stop(signal.SIGTERM) == 0
-
-
 def _sample_config(tmp_path: Path, port: int, memory_url: str) -> str:
     """The sample, with only server.port, memory.url and sleep.state_path changed."""
     from ruamel.yaml import YAML
@@ -157,20 +130,26 @@ def _sample_config(tmp_path: Path, port: int, memory_url: str) -> str:
     return str(out)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_the_sample_config_serves_and_stops_cleanly(tmp_path, procs, memory, sig):
-    port = free_port()
-    p = _start(procs, tmp_path, _sample_config(tmp_path, port, memory.url))
-    assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
-    root = requests.get(f"http://127.0.0.1:{port}/", timeout=5).json()
-    assert root["mode"] == "thread" and root["memory"] == memory.url
-    assert "warning" not in p.stderr().lower(), p.stderr()
-    assert p.stop(sig) == 0, p.stderr()
-    err = p.stderr()
-    assert "Traceback" not in err, err
-    assert "stopped" in err
-    with pytest.raises(requests.ConnectionError):
-        requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
+def test_the_sample_config_serves_and_stops_cleanly_on_sigterm_and_sigint(tmp_path, procs, memory):
+    # two processes started together (one per signal): each is slow to import, not to stop
+    runs = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        d = tmp_path / sig.name
+        d.mkdir()
+        port = free_port()
+        runs.append((sig, port, _start(procs, d, _sample_config(d, port, memory.url))))
+    for sig, port, p in runs:
+        assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
+        root = requests.get(f"http://127.0.0.1:{port}/", timeout=5).json()
+        assert root["mode"] == "thread" and root["memory"] == memory.url and root["model"] == "configured"
+        assert "warning" not in p.stderr().lower(), p.stderr()
+    for sig, port, p in runs:
+        assert p.stop(sig) == 0, (sig.name, p.stderr())
+        err = p.stderr()
+        assert "Traceback" not in err, err
+        assert "stopped" in err
+        with pytest.raises(requests.ConnectionError):
+            requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
 
 
 # ---------------------------------------------------------------- the draining stop
@@ -227,15 +206,22 @@ class SlowMemory:
         self.httpd.server_close()
 
 
-def test_an_in_flight_request_is_answered_during_the_draining_stop(tmp_path, procs):
+def test_an_open_bind_with_consent_starts_with_the_banner_and_drains_on_sigterm(tmp_path, procs):
+    """One process for two things (each start costs seconds): the open-LAN banner, and an in-flight
+    request (held up by a slow Memory) answered during the draining stop."""
     port = free_port()
     with SlowMemory(delay=1.5) as mem:
-        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": port}, "memory": {"url": mem.url},
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port, "allow_open_lan": True},
+                                           "memory": {"url": mem.url},
                                            "model": {"url": ""},
                                            "sleep": {"mode": "external",
                                                      "state_path": str(tmp_path / "s" / "state.json")}})
         p = _start(procs, tmp_path, cfg)
-        p.wait_healthy(port)
+        assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
+        err = p.stderr()
+        assert "OPEN ON THE NETWORK" in err and "allow_open_lan: true" in err
+        assert "REFUSING" not in err
+
         mem.slow.set()
         answer: dict = {}
 
@@ -253,3 +239,4 @@ def test_an_in_flight_request_is_answered_during_the_draining_stop(tmp_path, pro
         t.join(10)
         assert answer.get("status") == 200, (answer, p.stderr())
         assert answer["body"] == {"ok": True, "memory_reachable": True}
+        assert "Traceback" not in p.stderr()

@@ -145,16 +145,15 @@ def test_redraft_never_restates_and_marks():
 
 # -- property-based fuzz ---------------------------------------------------------
 
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 12), st.just(1.5),
-                     st.sampled_from(["f1", "f2", "f3", "f4", "c1", "c2", "c9", "1", "0", "new_core", "attach",
-                                      "supersede", "verbatim", "VERBATIM", "merge", "", " ", "Fragments:\nx",
-                                      "core-1", "null"]),
-                     st.text(max_size=12))
+_scalars = st.one_of(
+    st.sampled_from([None, True, False, 1.5, -1, 0, 1, 2, 3, 9, "f1", "f2", "f3", "f4", "c1", "c2", "c9", "1", "0",
+                     "new_core", "attach", "supersede", "verbatim", "VERBATIM", "merge", "", " ", "Fragments:\nx",
+                     "core-1", "null", "Likes fish."]),
+    st.text(max_size=8))
 _keys = st.sampled_from(["kind", "content", "topic", "fragments", "target", "target_op", "restated_content",
-                         "rationale", "operations", "target_core_id", "source_indexes", "withdraw"])
+                         "rationale", "operations", "target_core_id", "source_indexes", "withdraw", "x"])
 _json = st.recursive(_scalars, lambda kids: st.one_of(
-    st.lists(kids, max_size=4), st.dictionaries(st.one_of(_keys, st.text(max_size=6)), kids, max_size=6)),
-    max_leaves=8)
+    st.lists(kids, max_size=4), st.dictionaries(_keys, kids, max_size=5)), max_leaves=6)
 _CHOICES = {
     "kind": ["new_core", "new_core", "attach", "attach", "supersede", "verbatim", "Attach", "bogus", None, 3],
     "content": ["Likes fish.", "Ate trout.", "x\nJSON:\ny", "", " ", None, 7, ["list"], "Fragments:\nf1"],
@@ -165,46 +164,55 @@ _CHOICES = {
     "rationale": ["", "r", "x" * 600, None, ["r"]],
 }
 _FRAGS = ["f1", "f2", "f3", 1, "2", "[f3]", " F1 ", "f4", 0, None, "c1", 1.0, True]
+_JUNK = [None, 3, "op", [], {}, {"operations": []}, {"kind": "attach"}, ["f1"], {"kind": "new_core", "fragments": []}]
+_PIECES = ["<think>", "</think>", "```json\n", "\n```", "Here:", '{"operations": [', "]}", ",", "}", "{", "[", "]",
+           '"', '"operations"', ":", " ", "\n", "null", ",}", ",]", "Sure! ", "\\", '\\"']
 
 
-@st.composite
-def _op(draw):
-    """An operation-like dict, mostly near-valid; a seeded random keeps generation cheap."""
-    r = random.Random(draw(st.integers(0, 2 ** 32)))
-    op = {k: r.choice(v) for k, v in _CHOICES.items() if k in ("kind", "content") or r.random() < 0.5}
-    roll = r.random()
-    if roll < 0.7:
-        op["fragments"] = r.sample(_FRAGS[:6], r.randint(1, 3))
-    elif roll < 0.9:
-        op["fragments"] = [r.choice(_FRAGS) for _ in range(r.randint(0, 3))]
-    elif roll < 0.95:
-        op["fragments"] = r.choice(["f1", "1, 2", 2, None, {"f1": 1}])
+def _op(r):
+    """An operation-like dict: a valid one, then perhaps broken in a few places."""
+    op = {"kind": r.choice(["new_core", "new_core", "attach", "supersede"]),
+          "content": r.choice(["Likes fish.", "Ate trout.", "Swims daily."]),
+          "fragments": r.sample(_FRAGS[:7], r.randint(1, 3))}
+    if op["kind"] != "new_core":
+        if r.random() < 0.4:
+            op["target"], op["target_op"] = r.choice([None, "null"]), r.randint(0, 3)
+        else:
+            op["target"] = r.choice(["c1", "c2", "[C1]", "core-2"])
+    for _ in range(r.choice([0, 0, 1, 2, 3])):
+        key = r.choice(list(_CHOICES) + ["fragments", "delete"])
+        if key == "delete":
+            op.pop(r.choice(list(op)), None)
+        elif key == "fragments":
+            op["fragments"] = r.choice([[r.choice(_FRAGS) for _ in range(r.randint(0, 3))],
+                                        r.choice(["f1", "1, 2", 2, None, {"f1": 1}])])
+        else:
+            op[key] = r.choice(_CHOICES[key])
     return op
 
 
-_pieces = st.sampled_from(["<think>", "</think>", "```json\n", "\n```", "Here:", '{"operations": [', "]}", ",",
-                           "}", "{", "[", "]", '"', '"operations"', ":", " ", "\n", "null", ",}", ",]"])
+def _from_seed(seed):
+    """An answer built from valid answers: whole, cut anywhere, or spliced with JSON syntax and prose."""
+    r = random.Random(seed)
+    ops = [_op(r) for _ in range(r.randint(1, 5))] + [r.choice(_JUNK) for _ in range(r.choice([0, 0, 1, 2]))]
+    r.shuffle(ops)
+    text = json.dumps({"operations": ops}, ensure_ascii=r.random() < 0.5)
+    if r.random() < 0.3:
+        text = text.replace("}", "},", r.randint(0, 3))  # trailing commas
+    mode = r.choice([0, 0, 1, 2, 2, 3])
+    if mode == 1:
+        return r.choice(["", "Sure!\n", "```json\n", "<think>x</think>"]) + text[:r.randint(0, len(text))]
+    if mode == 2:
+        return r.choice(["Here it is: ", "```json\n", "<think>{\"a\"}</think>"]) + text + r.choice(["", "\n```", " ok}"])
+    if mode == 3:
+        bits = [text, text[: len(text) // 2], text[len(text) // 3:]] + _PIECES
+        return "".join(r.choice(bits) for _ in range(r.randint(1, 8)))
+    return text
 
 
-_ops_text = st.tuples(st.lists(_op(), min_size=1, max_size=5), st.lists(_json, max_size=2), st.integers(0, 99)).map(
-    lambda t: json.dumps({"operations": random.Random(t[2]).sample(t[0] + t[1], len(t[0]) + len(t[1]))}))
-
-
-@st.composite
-def _cut(draw):  # cut anywhere, with prose or fences before it
-    text = draw(_ops_text)
-    head = draw(st.sampled_from(["", "Sure!\n", "```json\n", "<think>x</think>"]))
-    return head + text[:draw(st.integers(0, len(text)))]
-
-
-@st.composite
-def _spliced(draw):  # fragments of valid answers and of JSON syntax, glued together
-    text = draw(_ops_text)
-    parts = st.one_of(_pieces, st.just(text[: len(text) // 2]), st.just(text), st.text(max_size=10))
-    return "".join(draw(st.lists(parts, max_size=8)))
-
-
-answers = st.one_of(st.text(max_size=120), _json.map(json.dumps), _ops_text, _ops_text, _cut(), _spliced())
+_seeded = st.integers(0, 2 ** 32).map(_from_seed)
+_spliced = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=10), _seeded), max_size=4).map("".join)
+answers = st.one_of(st.text(max_size=120), _json.map(json.dumps), _seeded, _seeded, _seeded, _spliced)
 
 
 def check_valid(p, markers, redraft_of):

@@ -79,13 +79,15 @@ function hhmm(ts){
 }
 function span(seconds){
   const s = Math.abs(seconds);
+  if (s < 10) return (Math.round(s * 10) / 10) + " s";
   if (s < 60) return Math.round(s) + " s";
-  if (s < 3600) return Math.round(s / 60) + " min";
+  const m = Math.round(s / 60);
+  if (m < 60) return m + " min";
   if (s < 86400){
-    const h = Math.floor(s / 3600), m = Math.round((s % 3600) / 60);
-    return m ? h + " h " + m + " min" : h + " h";
+    const h = Math.floor(m / 60), mm = m % 60;
+    return mm ? h + " h " + mm + " min" : h + " h";
   }
-  const d = Math.floor(s / 86400), h = Math.round((s % 86400) / 3600);
+  const hours = Math.round(s / 3600), d = Math.floor(hours / 24), h = hours % 24;
   return h ? d + " d " + h + " h" : d + " d";
 }
 function ageWords(s){ return s < 60 ? "under a minute" : span(s); }
@@ -292,7 +294,7 @@ function renderStatus(s){
   if (bt){
     const now = Date.now() / 1000;
     setText("bedtimeRel", bt > now ? rel(bt) : "Now (due " + rel(bt) + ")");
-    setText("bedtimeAbs", (bt > now ? "at " + hhmm(bt) : "due since " + hhmm(bt) + "; it sleeps when a brief arrives")
+    setText("bedtimeAbs", (bt > now ? (/^\d/.test(hhmm(bt)) ? "at " : "") + hhmm(bt) : "due since " + hhmm(bt) + "; it sleeps when a brief arrives")
       + (s.sleep_at ? " · daily at " + s.sleep_at : " · every " + span(s.interval_seconds || 0))
       + (s.catch_up_next ? " · the next sleep is a catch-up" : ""));
   } else { setText("bedtimeRel", "unknown"); setText("bedtimeAbs", ""); }

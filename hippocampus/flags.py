@@ -1,0 +1,179 @@
+"""Command-line overrides for the settings the family's installer card writes.
+
+`seren-hippocampus serve` (and the bare command) and `check-config` take the
+same flags as the Starwright hippocampus card, so a setting can be tried
+without editing the yaml: `add_flags(parser)` defines them, and
+`apply_flags(cfg, args)` lays what was given over the loaded config. A flag
+that was not given changes nothing (the yaml, or the default, stays). The
+checks are the card's own: a refused combination raises FlagError, which the
+CLI reports with exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from typing import Callable, Optional
+
+from .config import Config
+
+MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
+
+
+class FlagError(ValueError):
+    """A flag (or a combination of flags) the card would refuse."""
+
+
+def _on_off(value: str) -> bool:
+    v = value.strip().lower()
+    if v in ("on", "true", "yes", "1"):
+        return True
+    if v in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}")
+
+
+def _seconds(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {value!r}") from None
+
+
+def _whole(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {value!r}") from None
+
+
+def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The card's flags, each with a one-line help. Defaults are SUPPRESS: absent means 'leave it'."""
+    g = parser.add_argument_group(
+        "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
+    s = argparse.SUPPRESS
+    g.add_argument("--tend-cycle", type=_on_off, metavar="on|off", default=s,
+                   help="tend reviewed drafts between sleeps (sleep.tend_cycle)")
+    g.add_argument("--tend-every", type=_seconds, metavar="SECONDS", default=s,
+                   help="seconds between tends, at least 60 (sleep.tend_interval_seconds)")
+    g.add_argument("--model-server", metavar="PATH", default=s,
+                   help="llama-server this service starts and stops (model.lifecycle.server)")
+    g.add_argument("--model-path", metavar="PATH", default=s,
+                   help="the .gguf the started server loads (model.lifecycle.model_path)")
+    g.add_argument("--model-args", metavar="ARGS", default=s,
+                   help='extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" '
+                        "(model.lifecycle.server_args)")
+    g.add_argument("--model-max-tokens", type=_whole, metavar="N", default=s,
+                   help="the answer budget of one drafting call, at least 256 (model.max_tokens)")
+    g.add_argument("--model-handover", action="store_const", const=True, default=s,
+                   help="stop the model this service started before the main model is poked "
+                        "(model.lifecycle.handover)")
+    g.add_argument("--mcp", action="store_const", const=True, default=s,
+                   help="check that the [mcp] extra is installed (the endpoint is /mcp/) and say so")
+    g.add_argument("--ripple", choices=("script", "endpoint", "off"), default=s,
+                   help="how the main model is woken: a script here, an endpoint, or not at all (ripple.type)")
+    g.add_argument("--ripple-command", metavar="CMD", default=s,
+                   help='the script ripple\'s command line, split like a shell, e.g. "claude -p {message}" '
+                        "(ripple.command)")
+    g.add_argument("--ripple-url", metavar="URL", default=s,
+                   help="the endpoint ripple's Observatory or Lodestar ripple route (ripple.url)")
+    g.add_argument("--ripple-token", metavar="TOKEN", default=s,
+                   help="the endpoint ripple's bearer (ripple.bearer_token)")
+    g.add_argument("--ripple-run-as", metavar="USER", default=s,
+                   help="the user the script ripple runs as (ripple.run_as)")
+    g.add_argument("--ripple-stdin", action="store_const", const=True, default=s,
+                   help="send the ripple message on stdin instead of in {message} (ripple.stdin)")
+    g.add_argument("--voice-card", action="store_const", const=True, default=s,
+                   help="let the main model keep a voice card here (voice.enabled)")
+    return parser
+
+
+def flags_parser() -> argparse.ArgumentParser:
+    """The flags as a parent parser, for subcommands (`parents=[flags_parser()]`)."""
+    return add_flags(argparse.ArgumentParser(add_help=False))
+
+
+def mcp_installed() -> bool:
+    try:
+        import a2wsgi  # noqa: F401
+        import mcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[str], None]] = None) -> list:
+    """Lay the given flags over cfg (in place); return the dotted settings they changed.
+
+    Raises FlagError for what the card refuses: --tend-every under 60 or with --tend-cycle off,
+    --model-max-tokens under 256, --model-handover with no managed model, --ripple endpoint with no url.
+    """
+    say = say or _say
+    given = {k: v for k, v in vars(args).items() if v is not None}
+    changed: list = []
+
+    def put(block: object, name: str, value: object, path: str) -> None:
+        setattr(block, name, value)
+        changed.append(path)
+
+    sleep, model, lc, ripple = cfg.sleep, cfg.model, cfg.model.lifecycle, cfg.ripple
+    if "tend_cycle" in given:
+        put(sleep, "tend_cycle", bool(given["tend_cycle"]), "sleep.tend_cycle")
+    if "tend_every" in given:
+        every = float(given["tend_every"])
+        if given.get("tend_cycle") is False:
+            raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
+        if every < 60:
+            raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
+        put(sleep, "tend_interval_seconds", every, "sleep.tend_interval_seconds")
+    if "model_server" in given:
+        put(lc, "server", str(given["model_server"]).strip(), "model.lifecycle.server")
+    if "model_path" in given:
+        put(lc, "model_path", str(given["model_path"]).strip(), "model.lifecycle.model_path")
+    if "model_args" in given:
+        put(lc, "server_args", str(given["model_args"]).strip(), "model.lifecycle.server_args")
+    if lc.built and not lc.manage:
+        put(lc, "manage", True, "model.lifecycle.manage")   # server + path turn management on, as in the yaml
+    if "model_max_tokens" in given:
+        n = int(given["model_max_tokens"])
+        if n < 256:
+            raise FlagError(f"--model-max-tokens must be at least 256, not {n}")
+        put(model, "max_tokens", n, "model.max_tokens")
+    if given.get("model_handover"):
+        if not lc.managed:
+            raise FlagError("--model-handover needs a model this service starts: give --model-server and "
+                            "--model-path (or set model.lifecycle in the yaml)")
+        put(lc, "handover", True, "model.lifecycle.handover")
+    if "ripple" in given:
+        put(ripple, "type", "" if given["ripple"] == "off" else given["ripple"], "ripple.type")
+    if "ripple_command" in given:
+        try:
+            argv = shlex.split(str(given["ripple_command"]), posix=os.name != "nt")
+        except ValueError as exc:
+            raise FlagError(f"--ripple-command could not be split ({exc})") from None
+        if not argv:
+            raise FlagError("--ripple-command is empty")
+        put(ripple, "command", argv, "ripple.command")
+    if "ripple_url" in given:
+        put(ripple, "url", str(given["ripple_url"]).strip(), "ripple.url")
+    if "ripple_token" in given:
+        put(ripple, "bearer_token", str(given["ripple_token"]), "ripple.bearer_token")
+    if "ripple_run_as" in given:
+        put(ripple, "run_as", str(given["ripple_run_as"]).strip(), "ripple.run_as")
+    if given.get("ripple_stdin"):
+        put(ripple, "stdin", True, "ripple.stdin")
+    if ripple.type == "endpoint" and not ripple.url and "ripple" in given:
+        raise FlagError("--ripple endpoint needs a url: give --ripple-url (an Observatory or Lodestar ripple route)")
+    if given.get("voice_card"):
+        put(cfg.voice, "enabled", True, "voice.enabled")
+    if given.get("mcp"):
+        if mcp_installed():
+            say("MCP: the [mcp] extra is installed; the endpoint is /mcp/")
+        else:
+            say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
+    return changed
