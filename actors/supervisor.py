@@ -21,6 +21,7 @@ import pykka
 from .messages import ChildFailed, RestartChild, Tick
 
 log = logging.getLogger("hippocampus.supervisor")
+LIVENESS_GRACE_S = 0.2      # a dead child's own ChildFailed gets this long to arrive before the check calls it
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Supervisor(pykka.ThreadingActor):
         for name in self.specs:
             self.children[name] = {"state": "stopped", "restarts": 0, "last_error": None, "last_error_at": None,
                                    "started_at": None, "urn": None, "recent": collections.deque(),
-                                   "restart_due": None}
+                                   "restart_due": None, "dead_seen": None}
 
     def ref(self, name: str) -> Optional[pykka.ActorRef]:
         return self.registry.get(name)
@@ -124,7 +125,7 @@ class Supervisor(pykka.ThreadingActor):
             self._failed(name, None, f"{type(exc).__name__}: {exc}")
             return
         self.registry.put(name, ref)
-        c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None)
+        c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None, dead_seen=None)
 
     # ------------------------------------------------------------ messages
     def on_receive(self, message):
@@ -168,9 +169,15 @@ class Supervisor(pykka.ThreadingActor):
         for name, c in self.children.items():
             if c["state"] == "running":
                 ref = self.ref(name)
-                if ref is None or not ref.is_alive():
-                    self._failed(name, c["urn"], c["last_error"] if ref is None else
-                                 "the actor stopped on its own (it died while starting)")
+                if ref is None:
+                    self._failed(name, c["urn"], c["last_error"])
+                elif not ref.is_alive():
+                    # pykka marks a crashed child stopped just before its on_failure tells us why:
+                    # give that ChildFailed a moment, so only a silent death (on_start) lands here
+                    if c["dead_seen"] is None:
+                        c["dead_seen"] = now
+                    elif now - c["dead_seen"] >= LIVENESS_GRACE_S:
+                        self._failed(name, c["urn"], "the actor stopped on its own (it died while starting)")
             if c["state"] == "restarting" and c["restart_due"] is not None and now >= c["restart_due"]:
                 c["recent"].append(now)
                 c["restarts"] += 1

@@ -127,7 +127,13 @@ def sleep_by_hand(ctx: Context, ask_for_brief: bool = True) -> dict:
     except MemoryError_:
         brief = None
     if brief is None and ask_for_brief and ctx.cfg.sleep.brief_request:
-        req = request_brief(ctx, force=True)
+        try:
+            req = request_brief(ctx, force=True)
+        except MemoryError_ as exc:     # Memory down: say so, never a 500 (nothing was started)
+            return {"status": "error", "draft_id": None, "operations": 0,
+                    "error": f"could not ask the main model for a brief: {exc}",
+                    "message": "no brief was waiting and Memory did not take the request for one; "
+                               "nothing was started"}
         if req:
             return {"asked_for_brief": True, "status": "asked_for_brief", "draft_id": None, "operations": 0,
                     "error": None, "intent_id": req.get("intent_id"),

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import requests
-from seren_sinew import runas
 
 from hippocampus.config import RippleConfig
 
@@ -152,6 +151,12 @@ def _error_text(resp: Any) -> str:
     return (text or f"HTTP {resp.status_code}")[:MAX_ERROR]
 
 
+def _whoami() -> tuple:
+    from seren_sinew import runas
+
+    return runas.whoami()
+
+
 # ---------------------------------------------------------------- the ripple
 
 class Ripple:
@@ -162,7 +167,7 @@ class Ripple:
                  whoami: Optional[Callable[[], tuple[str, bool]]] = None) -> None:
         self.cfg = cfg
         self.log_dir = Path(log_dir)
-        self._whoami = whoami or runas.whoami
+        self._whoami = whoami or _whoami
         self._lock = threading.Lock()
         self._last: dict[str, Any] = {}      # event type -> the last child started for it
         self._children: list[Any] = []       # every child started and not yet seen to exit
@@ -227,6 +232,8 @@ class Ripple:
     # ---- script
 
     def _script(self, event: dict) -> dict:
+        from seren_sinew import runas     # here, not at import: seren_sinew pulls in starlette (start-up time)
+
         cfg = self.cfg
         kind = _kind(event)
         try:

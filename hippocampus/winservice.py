@@ -17,7 +17,10 @@ import sys
 import threading
 from typing import Optional
 
-from .service_host import ServiceHost
+if not __package__:  # pragma: no cover - pythonservice.exe loads this file as a top-level module by its path
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from hippocampus.service_host import ServiceHost  # noqa: E402 - absolute: it works loaded either way
 
 SERVICE_NAME = "SerenHippocampus"
 DISPLAY_NAME = "Seren Hippocampus"

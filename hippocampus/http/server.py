@@ -30,7 +30,10 @@ class Service:
         self.runtime = Runtime(cfg, clock=clock, memory=memory)
         self.bearer = cfg.server.resolve_bearer()
         self.app = create_app(self.runtime, bearer=self.bearer)
-        self.mcp = None
+        self._mcp = None
+        self._mcp_done = threading.Event()
+        self._mcp_lock = threading.Lock()
+        self._torn_down = False
         self._port = cfg.server.port if port is None else port
         self.server = None
         self._stopped = threading.Event()
@@ -47,23 +50,47 @@ class Service:
 
     def start(self) -> "Service":
         self.runtime.start()
-        try:
-            from hippocampus.mcp.mount import mount_mcp
-
-            self.mcp = mount_mcp(self.app, self.runtime)
-        except ImportError as exc:
-            self.mcp = None
-            log.info("no MCP endpoint: %s", exc)
-            try:
-                from hippocampus.mcp.mount import mount_mcp_fallback
-
-                mount_mcp_fallback(self.app)
-            except ImportError:
-                pass
+        self._mount_mcp_in_background()
         self.server = create_server(self.app, host=self.cfg.server.host, port=self._port,
                                     threads=self.cfg.server.threads, ident="seren-hippocampus",
                                     clear_untrusted_proxy_headers=True)
         return self
+
+    # ------------------------------------------------------------ MCP, mounted off the start path
+    # Importing the MCP SDK is most of a cold start (pydantic, starlette, the SDK): it is done on a
+    # thread of its own so /health answers at once; a request to /mcp meanwhile waits for it.
+    @property
+    def mcp(self):
+        """The mounted MCP endpoint, or None without the [mcp] extra (waits for the mount to finish)."""
+        self._mcp_done.wait(120)
+        return self._mcp
+
+    def _mount_mcp_in_background(self) -> None:
+        try:
+            from hippocampus.mcp.mount import mount_path, path_pattern
+        except ImportError:
+            self._mcp_done.set()
+            return
+        self.app.add_sink(_WhileMounting(self), path_pattern(mount_path()))
+        threading.Thread(target=self._mount_mcp, name="mcp-mount", daemon=True).start()
+
+    def _mount_mcp(self) -> None:
+        try:
+            from hippocampus.mcp import mount
+
+            try:
+                self._mcp = mount.mount_mcp(self.app, self.runtime)
+            except ImportError as exc:
+                log.info("no MCP endpoint: %s", exc)
+                mount.mount_mcp_fallback(self.app)
+        except Exception:  # noqa: BLE001 - the service runs on without /mcp
+            log.exception("the MCP endpoint could not be mounted")
+        finally:
+            with self._mcp_lock:
+                self._mcp_done.set()
+                late = self._torn_down
+            if late and self._mcp is not None:   # the service stopped while this was importing
+                self._mcp.stop()
 
     def serve_forever(self) -> None:
         try:
@@ -107,8 +134,32 @@ class Service:
             self.server.task_dispatcher.shutdown()
         except Exception:  # noqa: BLE001
             log.exception("stopping the request threads")
-        if self.mcp is not None:
-            self.mcp.stop()
+        # A stop never waits out a slow MCP import (SIGTERM must exit in seconds): a mount that
+        # finishes after this stops its own bridge (_mount_mcp).
+        self._mcp_done.wait(1.0)
+        with self._mcp_lock:
+            self._torn_down = True
+            mounted = self._mcp if self._mcp_done.is_set() else None
+        if mounted is not None:
+            mounted.stop()
         self.runtime.stop()
         self._stopped.set()
         log.info("stopped")
+
+
+class _WhileMounting:
+    """/mcp until the background mount is done: wait for it, then answer as the mounted endpoint would."""
+
+    def __init__(self, service: Service):
+        self.service = service
+
+    def __call__(self, req, resp, **kwargs) -> None:
+        mounted = self.service.mcp
+        if mounted is None:
+            from hippocampus.mcp.mount import NotInstalled
+
+            NotInstalled()(req, resp)
+            return
+        from hippocampus.mcp.bridge import WsgiSink
+
+        WsgiSink(mounted.bridge)(req, resp)

@@ -41,7 +41,8 @@ class MemoryWatch:
 
 def build_status(rt, watch: MemoryWatch) -> dict:
     cfg, ctx = rt.cfg, rt.ctx
-    st = ctx.state.snapshot()
+    st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "brief_misses", "last_sleep",
+                        "last_tend", "redrafts_waiting_since")
     now = ctx.clock.now()
     board = rt.board.all()
     sched = board.get("scheduler") or {}

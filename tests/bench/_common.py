@@ -188,10 +188,12 @@ class ServiceProc:
     def pid(self) -> int:
         return self.proc.pid
 
-    def start(self, timeout: float = 60.0, env: Optional[dict] = None) -> "ServiceProc":
+    def start(self, timeout: float = 60.0, env: Optional[dict] = None, mcp: bool = True,
+              launcher: Optional[list] = None) -> "ServiceProc":
+        """launcher: argv to run instead of `-m hippocampus` (a profiling wrapper), given the same flags."""
         t0 = time.monotonic()
         self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([PY, "-m", "hippocampus", "--config", str(self.cfg_path),
+        self.proc = subprocess.Popen([PY, *(launcher or ["-m", "hippocampus"]), "--config", str(self.cfg_path),
                                       "--log-level", "WARNING"], stdout=self._log, stderr=subprocess.STDOUT,
                                      cwd=str(ROOT), env=service_env(env))
         s = requests.Session()
@@ -202,11 +204,20 @@ class ServiceProc:
             try:
                 if s.get(self.url + "/health", timeout=2).status_code == 200:
                     self.startup_seconds = time.monotonic() - t0
+                    if mcp:
+                        self.wait_mcp()
                     return self
             except requests.RequestException:
                 pass
             time.sleep(0.002)
         raise RuntimeError(f"the service did not answer /health within {timeout} s; see {self.log_path}")
+
+    def wait_mcp(self, timeout: float = 120.0) -> float:
+        """Block until /mcp is mounted (a POST there waits for the background mount); seconds waited."""
+        t0 = time.monotonic()
+        requests.post(self.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                      headers={"Accept": "application/json, text/event-stream"}, timeout=timeout)
+        return time.monotonic() - t0
 
     def cpu(self) -> float:
         return cpu_seconds(self.pid)
@@ -378,3 +389,56 @@ def seed_three_clusters(hand, per_topic: int = 3) -> str:
 
 def tmpdir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"hippo-bench-{prefix}-"))
+
+
+# ---------------------------------------------------------------- an HTTP load generator (keep-alive, asyncio)
+
+def load(url: str, path: str, clients: int, seconds: float, per_client_rate: float = 0.0,
+         headers: Optional[dict] = None) -> dict:
+    """`clients` keep-alive connections sending GET `path` for `seconds`: back to back (closed loop), or
+    each at `per_client_rate` requests/s. Returns latencies (s), count, requests/s and errors."""
+    import asyncio
+
+    m = re.match(r"https?://([^:/]+):(\d+)", url)
+    host, port = m.group(1), int(m.group(2))
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    raw = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n{extra}\r\n".encode()
+    lat: list = []
+    errors: list = []
+
+    async def client(i: int, t_end: float) -> None:
+        reader, writer = await asyncio.open_connection(host, port)
+        gap = 1.0 / per_client_rate if per_client_rate else 0.0
+        nxt = time.monotonic() + (gap * i / clients if gap else 0.0)
+        try:
+            while True:
+                if gap:
+                    now = time.monotonic()
+                    if nxt > now:
+                        await asyncio.sleep(nxt - now)
+                    nxt += gap
+                if time.monotonic() >= t_end:
+                    break
+                t = time.perf_counter()
+                writer.write(raw)
+                head = await reader.readuntil(b"\r\n\r\n")
+                status = int(head.split(b" ", 2)[1])
+                n = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        n = int(line.split(b":", 1)[1])
+                await reader.readexactly(n)
+                lat.append(time.perf_counter() - t)
+                if status != 200:
+                    errors.append(status)
+        finally:
+            writer.close()
+
+    async def run() -> float:
+        t0 = time.monotonic()
+        t_end = t0 + seconds
+        await asyncio.gather(*(client(i, t_end) for i in range(clients)))
+        return time.monotonic() - t0
+
+    took = asyncio.run(run())
+    return {"lat": lat, "count": len(lat), "rps": len(lat) / took, "errors": errors, "seconds": took}

@@ -5,9 +5,22 @@ so it is mounted), the real SerenMemory in another process. Target: <= 0.5 s (me
 """
 from __future__ import annotations
 
-from _common import MemoryProc, ServiceProc, median, runs_arg, table, tmpdir
+import subprocess
+import time
+
+from _common import PY, MemoryProc, ServiceProc, median, runs_arg, service_env, table, tmpdir
 
 TARGET = 0.5
+
+
+def floor(code: str) -> float:
+    """The wall time of a bare interpreter running `code` (the machine's floor right now)."""
+    t0 = time.monotonic()
+    subprocess.run([PY, "-c", code], check=True, env=service_env())
+    return time.monotonic() - t0
+
+
+LIBS = "import requests, falcon, waitress, pykka, ruamel.yaml"
 
 
 def main() -> None:
@@ -16,9 +29,11 @@ def main() -> None:
     mem = MemoryProc(work).start()
     try:
         ServiceProc(work / "warm", mem.url).start().stop()       # compile the bytecode once
-        wall, cpu, rss = [], [], []
+        wall, cpu, rss, bare, libs = [], [], [], [], []
         for i in range(runs):
-            svc = ServiceProc(work / f"run{i}", mem.url, sleep={"mode": "thread"}).start()
+            bare.append(floor("pass"))
+            libs.append(floor(LIBS))
+            svc = ServiceProc(work / f"run{i}", mem.url, sleep={"mode": "thread"}).start(mcp=False)
             wall.append(svc.startup_seconds)
             cpu.append(svc.cpu())
             rss.append(svc.rss())
@@ -32,6 +47,9 @@ def main() -> None:
         ("  service CPU by then", f"{median(cpu):.2f} s", "(info)", None),
         ("  resident memory by then", f"{median(rss):.1f} MB", "(info)", None),
         ("  fastest / slowest run", f"{min(wall):.3f} / {max(wall):.3f} s", "(info)", None),
+        ("  floor: bare `python -c pass`", f"{median(bare):.3f} s", "(info: this machine now)", None),
+        ("  floor: python importing the libraries only", f"{median(libs):.3f} s", "(info: this machine now)", None),
+        ("  start / libraries-only floor", f"{median(wall) / median(libs):.2f}x", "(info)", None),
     ])
 
 

@@ -343,18 +343,18 @@ def test_the_flags_reach_serve_and_the_bare_command_and_help_explains_each():
 # ---------------------------------------------------------------- the demo
 
 def _demo(tmp_path, *extra: str) -> subprocess.CompletedProcess:
-    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("seren-hippocampus-demo-*"))
     res = subprocess.run([sys.executable, "-m", "hippocampus", "demo", "--once", "--port", "0", *extra],
                          capture_output=True, text=True, env=_env(), cwd=str(tmp_path), timeout=60)
-    after = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("seren-hippocampus-demo-*"))
-    assert after - before == set(), "the demo left its temporary store behind"
+    store = re.search(r"store in (\S+)\)", res.stdout)
+    assert store, res.stdout + res.stderr
+    assert not Path(store.group(1)).exists(), "the demo left its temporary store behind"
     return res
 
 
 def _landed(stdout: str) -> list:
     """The memories printed after 'landed:', one per '* [topic] content' line."""
     tail = stdout.split("landed:", 1)[1]
-    return [line.split("] ", 1)[1] for line in tail.splitlines() if "* [" in line]
+    return [line.split("* [", 1)[1].split("] ", 1)[1] for line in tail.splitlines() if "* [" in line]
 
 
 def test_the_demo_runs_one_mechanical_cycle_and_prints_what_landed(tmp_path):

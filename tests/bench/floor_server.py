@@ -1,0 +1,26 @@
+"""The floor for bench_status: a bare Falcon app on waitress (same thread count) answering GET /status
+with a fixed body the size of the real one. Whatever the real /status costs beyond this is ours.
+
+    python tests/bench/floor_server.py <port> [<threads>]
+"""
+from __future__ import annotations
+
+import sys
+
+import falcon
+from waitress import serve
+
+BODY = {"service": "seren-hippocampus", "padding": "x" * 1500, "n": list(range(20))}
+
+
+class Fixed:
+    def on_get(self, req, resp):
+        resp.media = BODY
+
+
+app = falcon.App()
+app.add_route("/status", Fixed())
+
+if __name__ == "__main__":
+    serve(app, host="127.0.0.1", port=int(sys.argv[1]), threads=int(sys.argv[2]) if len(sys.argv) > 2 else 8,
+          _quiet=True)
