@@ -144,6 +144,13 @@ def test_the_sample_config_serves_and_stops_cleanly_on_sigterm_and_sigint(tmp_pa
         assert root["mode"] == "thread" and root["memory"] == memory.url and root["model"] == "configured"
         assert "warning" not in p.stderr().lower(), p.stderr()
     for sig, port, p in runs:
+        # let the background MCP mount finish first, so one process's import does not eat the other's
+        # stop budget on a busy box (the banner test below stops one mid-mount)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and p.p.poll() is None and not any(
+                m in p.stderr() for m in ("MCP tools at", "no MCP endpoint", "MCP endpoint could not")):
+            time.sleep(0.05)
+    for sig, port, p in runs:
         assert p.stop(sig) == 0, (sig.name, p.stderr())
         err = p.stderr()
         assert "Traceback" not in err, err
@@ -210,7 +217,7 @@ def test_an_open_bind_with_consent_starts_with_the_banner_and_drains_on_sigterm(
     """One process for two things (each start costs seconds): the open-LAN banner, and an in-flight
     request (held up by a slow Memory) answered during the draining stop."""
     port = free_port()
-    with SlowMemory(delay=1.5) as mem:
+    with SlowMemory(delay=1.0) as mem:
         cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port, "allow_open_lan": True},
                                            "memory": {"url": mem.url},
                                            "model": {"url": ""},
