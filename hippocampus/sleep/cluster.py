@@ -6,6 +6,7 @@ anchor only keeps a pile from drifting by chaining.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -16,6 +17,11 @@ def tags(topic: Any) -> frozenset:
     """A topic string as a set of tags: split on commas, trimmed, lower-cased."""
     if not isinstance(topic, str):
         return frozenset()
+    return _tags(topic)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tags(topic: str) -> frozenset:      # a sleep asks for the same few hundred topics thousands of times
     return frozenset(t.strip().lower() for t in topic.split(",") if t.strip())
 
 
@@ -63,16 +69,22 @@ def cluster_by_tags(shorts: Iterable[dict]) -> list:
     piles: list = []
     anchors: list = []
     untagged: list = []
+    # tag set -> (best anchor, its index, how many anchors that covered): anchors are only ever added, so
+    # a tag set seen before needs comparing only with the anchors added since (the same first-best
+    # answer as comparing with all of them, without N x anchors comparisons over a big pile of memories)
+    seen: dict = {}
     for entry in shorts:
-        mine = entry_tags(entry)
+        meta = entry.get("metadata") if isinstance(entry, dict) else None      # entry_tags(), inlined
+        mine = tags(meta.get("topic") if isinstance(meta, dict) else None)
         if not mine:
             untagged.append(entry)
             continue
-        best, best_j = None, -1.0
-        for i, anchor in enumerate(anchors):
-            j = jaccard(mine, anchor)
+        best, best_j, scanned = seen.get(mine, (None, -1.0, 0))
+        for i in range(scanned, len(anchors)):
+            j = jaccard(mine, anchors[i])
             if j > best_j:
                 best, best_j = i, j
+        seen[mine] = (best, best_j, len(anchors))
         if best is not None and best_j >= JOIN_AT:
             piles[best].entries.append(entry)
         else:

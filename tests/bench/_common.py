@@ -110,8 +110,11 @@ class MemoryProc:
         self._n = 0
 
     def start(self) -> "MemoryProc":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._err = open(self.workdir / "memory.log", "ab")
         self.proc = subprocess.Popen([PY, str(HERE / "memory_helper.py"), str(self.workdir / "memory-boot")],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True,
+                                     cwd=str(ROOT))
         line = self.proc.stdout.readline()
         while line and not line.startswith("READY"):      # Memory's own start-up lines
             line = self.proc.stdout.readline()
