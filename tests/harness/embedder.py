@@ -1,46 +1,8 @@
-"""A deterministic offline embedder for the real SerenMemory in tests.
-
-A hashed bag of words: lower-cased [a-z0-9]+ tokens, crc32 into 64 buckets,
-L2-normalised. crc32 (never Python's salted hash()) keeps rankings stable
-between runs.
-"""
-from __future__ import annotations
-
-import math
-import re
-import zlib
-
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+"""The deterministic offline embedder for the real SerenMemory in tests (the demo's own)."""
+from hippocampus.demo_support import embed_text, hash_embedder  # noqa: F401
 
 DIM = 64
-_TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def embed_text(text: str) -> list:
-    v = [0.0] * DIM
-    for tok in _TOKEN.findall((text or "").lower()):
-        v[zlib.crc32(tok.encode()) % DIM] += 1.0
-    norm = math.sqrt(sum(x * x for x in v))
-    if norm == 0:
-        v[0] = 1.0
-        return v
-    return [x / norm for x in v]
-
-
-class HashEmbedder(EmbeddingFunction[Documents]):
-    def __init__(self) -> None:
-        pass
-
-    @staticmethod
-    def name() -> str:
-        return "hippocampus-test-hash"
-
-    def get_config(self) -> dict:
-        return {}
-
-    @classmethod
-    def build_from_config(cls, config: dict) -> "HashEmbedder":
-        return cls()
-
-    def __call__(self, input: Documents) -> Embeddings:  # noqa: A002 - chromadb's name
-        return [embed_text(t) for t in input]
+def HashEmbedder():  # noqa: N802 - kept as the name the harness has always used
+    return hash_embedder()

@@ -7,7 +7,6 @@ memories and never pay for a second server start.
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import time
 from pathlib import Path
@@ -15,15 +14,11 @@ from typing import Optional
 
 import requests
 
+from hippocampus.demo_support import free_port  # noqa: F401 - tests import it from here
+
 os.environ.setdefault("SEREN_MEMORY_UPDATES_ENABLED", "0")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("SEREN_MEMORY_LOG_LEVEL", "WARNING")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def memory_config(persist_dir: Path, *, short_term_seconds: int = 691200, pruned_safety_days: int = 1,

@@ -4,32 +4,22 @@ from __future__ import annotations
 import time
 from typing import Callable, Optional
 
-import requests
+import requests  # noqa: F401
+
+from hippocampus.demo_support import MemoryHand as _DemoHand
 
 DAY = 86400.0
 
 
-class MemoryHand:
-    """Calls Memory's own routes, as the main model (or a person) does."""
+class MemoryHand(_DemoHand):
+    """Calls Memory's own routes, as the main model (or a person) does: the demo's hand, plus what tests need."""
 
-    def __init__(self, url: str, bearer: str = ""):
-        self.url = url.rstrip("/")
-        self.s = requests.Session()
-        if bearer:
-            self.s.headers["Authorization"] = f"Bearer {bearer}"
-
-    def _req(self, method: str, path: str, **kw):
-        r = self.s.request(method, self.url + path, timeout=30, **kw)
-        r.raise_for_status()
-        return r.json()
-
-    # fragments
     def short(self, content: str, topic: Optional[str] = None, ts: Optional[float] = None, **extra) -> str:
-        body = {"content": content, "topic": topic}
+        if not extra:
+            return super().short(content, topic, ts)
+        body = {"content": content, "topic": topic, "extra": extra}
         if ts is not None:
             body["ts"] = ts
-        if extra:
-            body["extra"] = extra
         return self._req("POST", "/short", json=body)["id"]
 
     def shorts(self) -> list:
@@ -38,36 +28,20 @@ class MemoryHand:
     def preserve(self, short_id: str) -> dict:
         return self._req("POST", f"/short/{short_id}/preserve")
 
-    # briefs
-    def brief(self, summary: str, promote=(), noise=()) -> str:
-        return self._req("POST", "/brief", json={"summary": summary, "promote_hints": list(promote),
-                                                 "noise_hints": list(noise)})["id"]
-
     def open_briefs(self) -> list:
         return self._req("GET", "/brief")["entries"]
 
     def all_briefs(self) -> list:
         return self._req("GET", "/brief", params={"include_consumed": "true", "limit": 100})["entries"]
 
-    # drafts
-    def drafts(self, status: Optional[str] = None) -> list:
-        params = {"limit": 200}
-        if status:
-            params["status"] = status
-        return self._req("GET", "/drafts", params=params)["entries"]
-
     def draft(self, draft_id: str, review: bool = False) -> dict:
         return self._req("GET", f"/drafts/{draft_id}", params={"review": "true"} if review else None)
-
-    def review(self, draft_id: str, decisions: list) -> dict:
-        return self._req("POST", f"/drafts/{draft_id}/review", json={"decisions": decisions})
 
     def approve_all(self, draft_id: str) -> dict:
         d = self.draft(draft_id)
         return self.review(draft_id, [{"op": op["index"], "verdict": "approve"} for op in d["operations"]
                                       if op.get("status", "pending") == "pending"])
 
-    # long-term and near-term
     def long(self, satellites: bool = False) -> list:
         return self._req("GET", "/long", params={"include_satellites": str(satellites).lower()})["entries"]
 
