@@ -21,6 +21,7 @@ import pykka
 from .messages import ChildFailed, RestartChild, Tick
 
 log = logging.getLogger("hippocampus.supervisor")
+MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
 LIVENESS_GRACE_S = 0.2      # a dead child's own ChildFailed gets this long to arrive before the check calls it
 
 
@@ -162,7 +163,8 @@ class Supervisor(pykka.ThreadingActor):
                       name, len(recent) + 1, self.window, name)
             return
         c["state"] = "restarting"
-        c["restart_due"] = now + self.backoff * (2 ** len(recent))
+        # doubling per recent crash, capped (32x): with a high max_restarts a storm never waits for hours
+        c["restart_due"] = now + self.backoff * (2 ** min(len(recent), MAX_DOUBLINGS))
 
     def _tick(self, tick: Tick) -> None:
         now = time.time()

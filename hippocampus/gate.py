@@ -77,14 +77,15 @@ def check(ctx: Context) -> dict:
         purged, restored = purge(ctx)
         report["purged"] = len(purged)
         brief = latest_usable_brief(ctx)
-        steps = open_steps(ctx)
+        live = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
+        steps = chain.plan(live)
         report["brief_id"] = (brief or {}).get("id")
         if brief and steps:
             report["status"] = "chain_open"
         elif brief:
             report["status"] = "sleeping"
             ctx.state.set(brief_misses=0)
-            report["sleep"] = run_sleep(ctx, brief)
+            report["sleep"] = run_sleep(ctx, brief, purged=purged, live=live)
         elif now < bedtime(ctx):
             report["status"] = "not_bedtime"
             ctx.state.set(brief_misses=0)

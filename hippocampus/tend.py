@@ -14,6 +14,7 @@ from . import chain
 from .context import Context
 from .memory import MemoryError_, MemoryRefused
 from .redraft import redraft_chain
+from .sleep.runner import resume_submit
 
 log = logging.getLogger("hippocampus.tend")
 
@@ -42,6 +43,7 @@ def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
     report = new_report(ctx, redraft)
     t0 = time.monotonic()
     try:
+        resume_submit(ctx)        # a submit cut short by a restart is finished before its chain can close
         for cid in list((ctx.state.get("closing") or {}).keys()):
             finish_closing(ctx, cid, report)
         steps = chain.plan(ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed"))

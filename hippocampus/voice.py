@@ -65,6 +65,10 @@ class VoiceCard:
         if not text:
             raise VoiceError("an empty card: write how your memories should speak (voice, pronouns, "
                              "what is yours and what is someone else's)")
+        try:
+            text.encode("utf-8"), (why or "").encode("utf-8")
+        except UnicodeEncodeError:          # a lone surrogate ("\ud800" in JSON) would break every read after
+            raise VoiceError("the card holds a lone surrogate (not valid unicode); send it as UTF-8 text") from None
         if len(text) > self.max_chars:
             raise VoiceError(f"the card is {len(text)} characters; it is capped at {self.max_chars} "
                              "(voice.max_chars) because it rides in every prompt the small model reads")

@@ -52,5 +52,6 @@ def create_app(runtime, *, bearer: str = "") -> falcon.App:
     app.add_route("/actors/{name}/restart", ActorRestart(runtime))
     app.add_route("/voice", Voice(runtime))
     app.add_route("/voice/history", VoiceHistory(runtime))
+    from .openapi import OpenApi; app.add_route("/openapi.json", OpenApi())  # noqa: E702 - every route, described
     from .viewer import add_viewer; add_viewer(app, runtime)  # noqa: E702 - the window (GET /viewer, public)
     return app

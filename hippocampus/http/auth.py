@@ -26,8 +26,14 @@ class BearerAuth:
         if not self.token or is_public(req.path) or req.method == "OPTIONS":
             return
         header = req.get_header("Authorization") or ""
-        scheme, _, value = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), self.token):
+        # the family rule (seren_meninges.auth): "bearer " in any case, then the token exactly as sent
+        # (no second space, no padding); the header's bytes are latin-1 on the wire
+        presented = header[7:] if header.lower().startswith("bearer ") else ""
+        try:
+            raw = presented.encode("latin-1")
+        except UnicodeEncodeError:
+            raw = presented.encode("utf-8")
+        if not presented or not hmac.compare_digest(raw, self.token):
             raise falcon.HTTPUnauthorized(description="unauthorized", challenges=["Bearer"])
 
 

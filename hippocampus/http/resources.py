@@ -181,7 +181,10 @@ class Voice:
 
     def on_put(self, req, resp):
         card = self._card()
-        body = req.get_media(default_when_empty=None)
+        try:
+            body = req.get_media(default_when_empty=None)
+        except RecursionError:              # json.loads on "[[[[...": a 400 like any other bad body, not a 500
+            raise falcon.HTTPBadRequest(description="the JSON body is nested too deeply") from None
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
             raise falcon.HTTPBadRequest(description='send {"text": "...", "why": "..."}')
         why = body.get("why")
@@ -194,6 +197,8 @@ class Voice:
 
 
 class VoiceHistory(Voice):
+    on_put = None           # not inherited: the card is written at PUT /voice only (here: 405)
+
     def on_get(self, req, resp):
         versions = self._card().history(_limit(req, 10, 200))
         resp.media = {"count": len(versions), "versions": versions}

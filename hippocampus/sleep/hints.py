@@ -81,11 +81,14 @@ def _clean(hints: Any) -> list:
 
 def match_hints(cluster: Cluster, promote_hints: Iterable[str], noise_hints: Iterable[str]) -> HintHits:
     """Promote hints match loosely, noise hints strictly (exact or tag)."""
+    promote, noise = _clean(promote_hints), _clean(noise_hints)
+    if not promote and not noise:
+        return HintHits()              # no haystack to build: a brief without hints, over every cluster
     hay = haystack(cluster)
     ctags = cluster.tags
     return HintHits(
-        promote=[h for h in _clean(promote_hints) if hint_match(h, ctags, hay, True)],
-        noise=[h for h in _clean(noise_hints) if hint_match(h, ctags, hay, False)],
+        promote=[h for h in promote if hint_match(h, ctags, hay, True)],
+        noise=[h for h in noise if hint_match(h, ctags, hay, False)],
     )
 
 

@@ -85,8 +85,25 @@ def resume_submit(ctx: Context) -> Optional[str]:
             return None
         raise
     log.info("finishing draft %s, submitted before the restart", record["draft_id"])
+    _adopt_review_note(ctx, record)
     finish_submit(ctx, record)
     return record["draft_id"]
+
+
+def _adopt_review_note(ctx: Context, record: dict) -> None:
+    """A review note that reached Memory before the restart could record it is adopted, never written twice
+    (a second one would be left behind when the chain closes)."""
+    cluster_id = record["cluster_id"]
+    if (ctx.state.get("review_notes") or {}).get(cluster_id):
+        return
+    try:
+        notes = ctx.memory.list_near()
+    except MemoryError_:
+        return
+    for n in notes:
+        if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and record["draft_id"] in (n.get("content") or ""):
+            ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
+            return
 
 
 def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:
@@ -111,14 +128,17 @@ def new_report(ctx: Context, brief: Optional[dict], pulled: bool, catch_up: bool
             "model_failures": [], "hints": None, "brief_unmatched": False}
 
 
-def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False) -> dict:
+def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purged: Optional[list] = None,
+              live: Optional[list] = None) -> dict:
+    """purged, live: what the check that started this sleep has just done and read (its purge, the pending
+    and reviewed drafts), so the sleep does not ask Memory again a moment later."""
     now = ctx.clock.now()
     catch_up = is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now)
     report = new_report(ctx, brief, pulled, catch_up)
     ctx.progress.update(what="sleeping", since=now, piles=0, piles_done=0)
     t0 = time.monotonic()
     try:
-        _sleep(ctx, brief, pulled, report)
+        _sleep(ctx, brief, pulled, report, purged, live)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
         report["error"] = f"{type(exc).__name__}: {exc}"
         log.error("the sleep failed: %s", report["error"])
@@ -140,15 +160,18 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False) -> dict
     return report
 
 
-def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict) -> None:
+def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purged: Optional[list] = None,
+           live: Optional[list] = None) -> None:
     cfg = ctx.cfg
-    purged, _ = purge(ctx)
+    if purged is None:
+        purged, _ = purge(ctx)
     report["purged"] = len(purged)
     if report["catch_up"]:
         ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
     report["brief_answered"] = resolve_brief_request(ctx, brief, pulled)
 
-    live = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
+    if live is None:
+        live = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
     held = chain.held_short_ids(live)
     shorts = ctx.memory.shorts(limit=cfg.sleep.max_entries_per_run)
     free = [s for s in shorts if s.get("id") not in held]

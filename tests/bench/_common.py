@@ -88,6 +88,7 @@ def table(title: str, rows: list) -> None:
     """rows: (figure, measured text, target text, ok: True/False/None)."""
     print()
     print(f"== {title}")
+    print(f"   ({machine_line()})")
     w1 = max(len(r[0]) for r in rows)
     w2 = max(len(r[1]) for r in rows)
     w3 = max(len(r[2]) for r in rows)
@@ -445,3 +446,22 @@ def load(url: str, path: str, clients: int, seconds: float, per_client_rate: flo
 
     took = asyncio.run(run())
     return {"lat": lat, "count": len(lat), "rps": len(lat) / took, "errors": errors, "seconds": took}
+
+
+# ---------------------------------------------------------------- how fast and how busy this machine is right now
+
+def machine_line() -> str:
+    """A reference pure-Python loop's CPU time (best of 5) and the load average: these boxes are shared, and
+    every figure here scales with them; compare runs by it (lower is a faster machine)."""
+    best = float("inf")
+    for _ in range(5):
+        t = time.thread_time()
+        sum(i * i for i in range(200000))
+        best = min(best, time.thread_time() - t)
+    load = os.getloadavg()
+    return (f"machine now: reference loop {best * 1000:.1f} ms CPU, load average {load[0]:.1f} "
+            f"on {os.cpu_count()} CPUs")
+
+
+def banner(title: str) -> None:
+    print(f"{title}\n{machine_line()}", flush=True)

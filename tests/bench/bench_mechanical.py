@@ -16,7 +16,7 @@ import time
 
 import requests
 
-from _common import MemoryProc, ServiceProc, median, runs_arg, table, tmpdir
+from _common import banner, MemoryProc, ServiceProc, median, runs_arg, table, tmpdir
 from tests.harness.reviewer import MemoryHand
 
 TOPICS = 200
@@ -51,6 +51,7 @@ def one(mem: MemoryProc, work, n: int, tag: str) -> dict:
 
 
 def main() -> None:
+    banner(__doc__.strip().split("\n\n")[0])
     runs, sizes = runs_arg(3), sizes_arg([1000, 5000, 10000, 20000])
     work = tmpdir("mech")
     mem = MemoryProc(work).start()

@@ -21,7 +21,7 @@ import time
 
 import requests
 
-from _common import (HERE, PY, MemoryProc, ServiceProc, free_port, load, median, pct, runs_arg,
+from _common import (banner, HERE, PY, MemoryProc, ServiceProc, free_port, load, median, pct, runs_arg,
                      scripted_responder, service_env, table, tmpdir, wait_for)
 from tests.harness.fake_model import FakeModel
 from tests.harness.reviewer import MemoryHand
@@ -75,6 +75,7 @@ def phase(svc, seconds: float, paced: bool) -> dict:
 
 
 def main() -> None:
+    banner(__doc__.strip().split("\n\n")[0])
     runs, seconds = runs_arg(3), seconds_arg(10.0)
     work = tmpdir("status")
     mem = MemoryProc(work).start()

@@ -1,0 +1,120 @@
+"""GET /openapi.json: every route, its methods, parameters and request bodies, as a static document.
+
+Private like everything but /, /health and /viewer (the bearer guards it). Kept by hand beside the routes
+in app.py: a route added there is added here too (tests/reliability/test_bad_input.py checks both lists).
+"""
+from __future__ import annotations
+
+from hippocampus import SERVICE, __version__
+
+_ERROR = {"$ref": "#/components/schemas/Error"}
+_OBJECT = {"type": "object", "additionalProperties": True}
+
+
+def _json(schema: dict, description: str) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict:
+    words = {400: "bad input", 401: "no or a wrong bearer", 404: "not found", 405: "method not allowed",
+             409: "busy, or refused in this state", 413: "the body is too large",
+             503: "the actor or the supervisor is down"}
+    return {str(c): _json(_ERROR, words[c]) for c in codes}
+
+
+def _limit(default: int, hi: int) -> dict:
+    return {"name": "limit", "in": "query", "required": False,
+            "description": f"how many (default {default}, at most {hi})",
+            "schema": {"type": "integer", "minimum": 1, "maximum": hi, "default": default}}
+
+
+def _flag(name: str, what: str) -> dict:
+    return {"name": name, "in": "query", "required": False, "description": what,
+            "schema": {"type": "boolean", "default": False}}
+
+
+def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list = None, body: dict = None) -> dict:
+    op: dict = {"summary": summary, "responses": {"200": ok, **_errors(*codes)}}
+    if public:
+        op["security"] = []
+    else:
+        op["responses"].update(_errors(401))
+    if params:
+        op["parameters"] = params
+    if body:
+        op["requestBody"] = body
+    return op
+
+
+_CYCLE = _json(_OBJECT, "the report of what ran (or 202 {running: true} when it outlives the request)")
+_CYCLE_CODES = (405, 409, 413, 503)
+
+SPEC: dict = {
+    "openapi": "3.0.3",
+    "info": {"title": SERVICE, "version": __version__,
+             "description": "The sleep cycle for SerenMemory. Errors are {\"detail\": \"...\"}."},
+    "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "schemas": {
+            "Error": {"type": "object", "required": ["detail"],
+                      "properties": {"detail": {"type": "string"}}},
+            "VoiceCard": {"type": "object", "required": ["text"], "additionalProperties": False,
+                          "properties": {"text": {"type": "string", "minLength": 1},
+                                         "why": {"type": "string", "nullable": True}}},
+        },
+    },
+    "security": [{"bearer": []}],
+    "paths": {
+        "/": {"get": _op("the service, its version, Memory's url, the mode", _json(_OBJECT, "who this is"),
+                         405, public=True)},
+        "/health": {"get": _op("alive, and whether Memory answers", _json(_OBJECT, "{ok, memory_reachable}"),
+                               405, public=True)},
+        "/viewer": {"get": {"summary": "the window (an HTML page)", "security": [],
+                            "responses": {"200": {"description": "the page",
+                                                  "content": {"text/html": {"schema": {"type": "string"}}}},
+                                          **_errors(405)}}},
+        "/openapi.json": {"get": _op("this document", _json(_OBJECT, "OpenAPI 3"), 405)},
+        "/status": {"get": _op("the status board, with `explain`", _json(_OBJECT, "the status"), 405)},
+        "/sleep": {"post": _op("a sleep by hand (asks for a brief when none waits)", _CYCLE, 400, *_CYCLE_CODES,
+                               params=[_flag("without_brief", "draft unsteered now instead of asking for a brief")])},
+        "/tend": {"post": _op("redraft what was denied and close what landed, now", _CYCLE, *_CYCLE_CODES)},
+        "/check": {"post": _op("purge what is flagged, then sleep if a brief waits", _CYCLE, *_CYCLE_CODES)},
+        "/nudge": {"post": _op("your turn: a tick runs after the rippled session ends", _json(_OBJECT, "{ok, woke}"),
+                               405, 413)},
+        "/events": {"get": _op("events, newest first", _json(_OBJECT, "{count, webhook, entries}"), 400, 405,
+                               params=[_limit(100, 1000),
+                                       {"name": "type", "in": "query", "required": False,
+                                        "description": "only events of this type", "schema": {"type": "string"}}])},
+        "/history": {"get": _op("past sleeps and tends, newest first", _json(_OBJECT, "{count, entries}"), 400, 405,
+                                params=[_limit(40, 80)])},
+        "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts}"), 405)},
+        "/actors": {"get": _op("the supervised actors", _json(_OBJECT, "{actors}"), 405)},
+        "/actors/{name}/restart": {"post": {
+            "summary": "restart an actor (a failed one; a running one with force)",
+            "parameters": [{"name": "name", "in": "path", "required": True, "description": "the actor",
+                            "schema": {"type": "string"}},
+                           _flag("force", "restart a running actor too")],
+            "responses": {"202": _json(_OBJECT, "{actor, state}"), **_errors(400, 401, 404, 405, 409, 413, 503)}}},
+        "/voice": {
+            "get": _op("the voice card (404 while it is off)", _json(_OBJECT, "{version, text, ...}"), 404, 405),
+            "put": _op("write a new version of the voice card", _json(_OBJECT, "the version written"),
+                       400, 404, 405, 413,
+                       body={"required": True, "content": {"application/json": {
+                           "schema": {"$ref": "#/components/schemas/VoiceCard"}}}}),
+        },
+        "/voice/history": {"get": _op("earlier versions of the voice card, newest first",
+                                      _json(_OBJECT, "{count, versions}"), 400, 404, 405,
+                                      params=[_limit(10, 200)])},
+        "/mcp": {"post": {"summary": "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
+                          "requestBody": {"required": True, "content": {"application/json": {
+                              "schema": {"type": "object", "description": "a JSON-RPC 2.0 message"}}}},
+                          "responses": {"200": _json(_OBJECT, "the JSON-RPC answer"),
+                                        "400": _json(_OBJECT, "a JSON-RPC error"),
+                                        **_errors(401, 404, 405, 413)}}},
+    },
+}
+
+
+class OpenApi:
+    def on_get(self, req, resp) -> None:
+        resp.media = SPEC
