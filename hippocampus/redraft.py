@@ -7,7 +7,6 @@ core: it sends no restated_content, so an attach lands as a satellite.
 from __future__ import annotations
 
 import logging
-import uuid
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -17,7 +16,7 @@ from .memory import MemoryError_
 from .model import ModelFailure
 from .sleep.answer import parse_answer
 from .sleep.candidates import find_candidates
-from .sleep.drafting import call_model, stamp, submittable
+from .sleep.drafting import call_model, stamp, step_draft_id, submittable
 from .sleep.prompt import redraft_prompt
 
 log = logging.getLogger("hippocampus.tend")
@@ -161,7 +160,7 @@ def redraft_chain(ctx: Context, step: chain.Next) -> RedraftResult:
         return result
     attempt = int(latest.get("attempt") or 1) + 1
     terminal = attempt >= ctx.cfg.sleep.max_attempts
-    body = {"id": uuid.uuid4().hex, "summary": f"redraft of {latest['id']} (attempt {attempt})",
+    body = {"id": step_draft_id(step.cluster_id, attempt), "summary": f"redraft of {latest['id']} (attempt {attempt})",
             "operations": ops, "cluster_id": step.cluster_id, "attempt": attempt, "terminal": terminal,
             "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
             "brief_id_used": latest.get("brief_id_used"), "extra": stamp(ctx, None, voice_version)}

@@ -55,7 +55,7 @@ class Service:
         self.server = create_server(self.app, host=self.cfg.server.host, port=self._port,
                                     threads=self.cfg.server.threads, ident="seren-hippocampus",
                                     clear_untrusted_proxy_headers=True)
-        _freeze_startup_objects()
+        _freeze_startup_objects(collect=False)     # no full collection on the way to the first answer
         return self
 
     # ------------------------------------------------------------ MCP, mounted off the start path
@@ -150,11 +150,12 @@ class Service:
         log.info("stopped")
 
 
-def _freeze_startup_objects() -> None:
+def _freeze_startup_objects(collect: bool = True) -> None:
     """Move what start-up made (modules, the SDK's pydantic models) out of the garbage collector's sight:
     they live as long as the process, and without this every big allocation later (decoding 10,000
     short-terms from Memory) paid for full collections over them, three times the decoding itself."""
-    gc.collect()
+    if collect:
+        gc.collect()
     gc.freeze()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -98,6 +99,15 @@ def _repoint(before: list, after: list) -> list:
             op = dict(op, target_op=new_index[id(target)])
         fixed.append(op)
     return fixed
+
+
+def step_draft_id(key: Optional[str], attempt: int) -> str:
+    """The id of one step of a chain: the first draft's from its brief, a redraft's from its chain. A POST that
+    reached Memory after the service gave up on it and the one sent again are then the same draft, which
+    Memory keeps once (never two drafts for one step). No brief: a fresh id."""
+    if not key:
+        return uuid.uuid4().hex
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:draft:{key}:{int(attempt)}").hex
 
 
 def stamp(ctx: Context, served: Optional[str], voice_version: Optional[int]) -> dict:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections import Counter
 from typing import Optional
 
@@ -17,7 +16,7 @@ from .. import chain
 from ..bedtime import is_catch_up
 from ..context import Context
 from ..memory import MemoryError_, MemoryRefused, MemoryUnavailable
-from .drafting import draft_pile, stamp, submittable
+from .drafting import draft_pile, stamp, step_draft_id, submittable
 from .prompt import Steer
 from .propose import mechanical_ops, plan_sleep
 
@@ -245,7 +244,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
 
 
 def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: dict, extra: dict) -> None:
-    draft_id = uuid.uuid4().hex
+    draft_id = step_draft_id((brief or {}).get("id"), 1)
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
               "catch_up": report["catch_up"], "at": ctx.clock.now()}

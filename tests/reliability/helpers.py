@@ -153,11 +153,12 @@ def chain_done(hand, brief_id: str) -> bool:
 
 class Hook:
     """A kill point on one request: `before` holds it unsent (it never reaches Memory), `after` sends it
-    and holds the answer. `hit` is set when it is reached; the held request ends at `release` (dropped)."""
+    and holds the answer. `hit` is set when it is reached; the held request ends at `release` (dropped).
+    `late` is no kill point: the request reaches Memory `delay` seconds late (after the client gave up)."""
 
-    def __init__(self, match: Callable[[str, str, dict], bool], when: str = "after"):
-        assert when in ("before", "after")
-        self.match, self.when = match, when
+    def __init__(self, match: Callable[[str, str, dict], bool], when: str = "after", delay: float = 0.0):
+        assert when in ("before", "after", "late")
+        self.match, self.when, self.delay = match, when, delay
         self.hit = threading.Event()
         self.release = threading.Event()
         self.seen: Optional[tuple] = None
@@ -214,6 +215,11 @@ class MemoryProxy:
                     hook.release.wait(120)
                     self.close_connection = True          # never sent, never answered
                     return
+                if hook is not None and hook.when == "late":
+                    hook.seen = (method, path)
+                    hook.hit.set()
+                    time.sleep(hook.delay)                # in transit past the client's timeout, then delivered
+                    hook = None
                 mode, roll = proxy.mode, proxy._roll()
                 if mode == "down":
                     proxy.counts["503"] += 1
@@ -278,8 +284,8 @@ class MemoryProxy:
                     return hook
         return None
 
-    def hook(self, match: Callable[[str, str, dict], bool], when: str = "after") -> Hook:
-        h = Hook(match, when)
+    def hook(self, match: Callable[[str, str, dict], bool], when: str = "after", delay: float = 0.0) -> Hook:
+        h = Hook(match, when, delay)
         with self._lock:
             self.hooks.append(h)
         return h

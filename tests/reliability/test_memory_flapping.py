@@ -11,8 +11,8 @@ import requests
 
 from tests.harness.reviewer import wait_for
 
-from .helpers import (CHILDREN, GARDEN_WORDS, Delays, MemoryProxy, chain_done, chain_invariants, consumed,
-                      brief_row, review_pending, seed)
+from .helpers import (CHILDREN, GARDEN_WORDS, Delays, MemoryProxy, brief_row, chain_invariants, consumed,
+                      no_duplicate_drafts, review_pending, route, seed)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -61,7 +61,8 @@ def test_memory_down_then_flapping_then_back(make_config, start_service, memory,
                       interval=0.2, what="explain to say Memory is not answering")
         assert st["memory"]["reachable"] is False and "503" in (st["memory"]["error"] or ""), st["memory"]
         assert requests.get(base + "/health", timeout=10).json() == {"ok": True, "memory_reachable": False}
-        r = requests.post(base + "/check", timeout=60)
+        r = wait_for(lambda: (lambda r: r if r.status_code != 409 else None)(      # 409: a nudged tick runs
+            requests.post(base + "/check", timeout=60)), timeout=20, interval=0.1, what="a check by hand")
         assert r.status_code == 200 and r.json()["status"] == "error" and "503" in r.json()["error"], r.text
         all_running(status(base))
         nothing_lost(hand, brief, seeded)
@@ -85,7 +86,7 @@ def test_memory_down_then_flapping_then_back(make_config, start_service, memory,
 
         def closed() -> bool:
             evs = requests.get(base + "/events", params={"type": "chain_closed"}, timeout=10).json()
-            return chain_done_or_notes(hand, brief) and evs["count"] >= 1
+            return chain_closed_in_memory(hand, brief) and evs["count"] >= 1
         while not closed():
             assert time.monotonic() < deadline, f"the chain did not close: {hand.drafts()}\n{status(base)}"
             review_pending(hand)
@@ -107,9 +108,43 @@ def test_memory_down_then_flapping_then_back(make_config, start_service, memory,
         proxy.stop()
 
 
-def chain_done_or_notes(hand, brief: str) -> bool:
-    """The chain closed in Memory (a review note whose POST timed out after landing may be left: it is
-    not the hippocampus's to know)."""
+def chain_closed_in_memory(hand, brief: str) -> bool:
+    """Every draft closed and the brief consumed. (Review notes are not checked here: a note whose POST
+    timed out after it landed is not the hippocampus's to know about; test_kill9 checks them.)"""
     drafts = hand.drafts()
     return (len(drafts) >= 2 and all(d["status"] == "closed" for d in drafts)
             and consumed(brief_row(hand, brief)))
+
+
+@pytest.mark.parametrize("attempt", [1, 2])
+def test_a_draft_that_reaches_memory_after_the_timeout_is_never_doubled(attempt, make_config, start_service, memory,
+                                                                        hand, fake_model):
+    """POST /drafts is held in transit past memory.timeout_seconds and delivered after the service gave up
+    and looked (404): the next tick drafts again, and the late write must not make it two drafts."""
+    delays = Delays()
+    fake_model.responder = delays.responder
+    proxy = MemoryProxy(memory.url).start()
+    try:
+        svc = start_service(make_config(memory={"url": proxy.url, "timeout_seconds": 1},
+                                        model={"url": fake_model.url}, sleep={"nudge_wait_seconds": 0}))
+        base = svc.url
+        brief = seed(hand)
+        if attempt == 2:
+            requests.post(base + "/nudge", timeout=10)
+            wait_for(lambda: hand.drafts("pending"), timeout=20, what="the first draft")
+            review_pending(hand)
+        late = proxy.hook(route("POST", r"^/drafts$", attempt=attempt), "late", delay=2.5)
+        requests.post(base + "/nudge", timeout=10)
+        assert late.hit.wait(20)
+
+        def at_attempt() -> list:
+            return [d for d in hand.drafts() if int(d["attempt"]) == attempt]
+        deadline = time.monotonic() + 8                  # the late write lands 2.5 s on; nudge all along
+        while time.monotonic() < deadline:
+            requests.post(base + "/nudge", timeout=10)
+            time.sleep(0.3)
+            no_duplicate_drafts(hand.drafts())
+        assert len(at_attempt()) == 1, at_attempt()
+        chain_invariants(hand, brief)
+    finally:
+        proxy.stop()
