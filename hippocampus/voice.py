@@ -21,6 +21,10 @@ class VoiceError(ValueError):
     pass
 
 
+class VoiceStorageError(OSError):
+    """The card was fine; the disk was not."""
+
+
 class VoiceCard:
     def __init__(self, path: Path, max_chars: int, clock: Clock):
         self.path = Path(path)
@@ -79,7 +83,11 @@ class VoiceCard:
             entry = {"version": (int(versions[-1]["version"]) if versions else 0) + 1, "text": text,
                      "set_at": self.clock.now(), "why": (why or "").strip()[:500] or None}
             versions.append(entry)
-            write_atomic(self.path, {"versions": versions[-KEEP:]})
+            try:
+                write_atomic(self.path, {"versions": versions[-KEEP:]})
+            except OSError as exc:
+                raise VoiceStorageError(f"the voice card could not be saved to {self.path} ({exc}); nothing "
+                                        "changed: free disk space or fix the folder's permissions") from None
             return {**entry, "changed": True}
 
     def block(self) -> str:

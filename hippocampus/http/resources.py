@@ -7,7 +7,7 @@ import pykka
 from hippocampus import SERVICE, __version__
 from hippocampus.cycle import Busy
 from hippocampus.memory import MemoryError_
-from hippocampus.voice import VoiceError
+from hippocampus.voice import VoiceError, VoiceStorageError
 
 from .status import build_status
 
@@ -192,6 +192,8 @@ class Voice:
             raise falcon.HTTPBadRequest(description="'why' is text")
         try:
             resp.media = card.set(body["text"], why)
+        except VoiceStorageError as exc:
+            raise falcon.HTTPServiceUnavailable(description=str(exc)) from None
         except VoiceError as exc:
             raise falcon.HTTPBadRequest(description=str(exc)) from None
 

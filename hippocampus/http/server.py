@@ -113,11 +113,21 @@ class Service:
                 return
             self._stopping = True
         srv = self.server
-        srv.trigger.pull_trigger(lambda: wasyncore.dispatcher.close(srv))
+        if not self._pull(lambda: wasyncore.dispatcher.close(srv)):
+            return
         deadline = time.monotonic() + drain_seconds
         while time.monotonic() < deadline and not self._idle(srv):
             time.sleep(0.02)
-        srv.trigger.pull_trigger(lambda: wasyncore.close_all(srv._map))
+        self._pull(lambda: wasyncore.close_all(srv._map))
+
+    def _pull(self, thunk) -> bool:
+        """Run thunk in the server's loop thread. A loop already gone (its trigger closed) has stopped."""
+        try:
+            self.server.trigger.pull_trigger(thunk)
+            return True
+        except OSError as exc:
+            log.info("the server loop had already closed (%s)", exc)
+            return False
 
     def wait_stopped(self, timeout: float = 30.0) -> bool:
         return self._stopped.wait(timeout)

@@ -442,14 +442,14 @@ class Tools:
                 "message": f"Version {cur.get('version')} is the card every draft and redraft prompt starts with."}
 
     def set_voice_card(self, text: str, why: str = "") -> dict:
-        from hippocampus.voice import VoiceError
+        from hippocampus.voice import VoiceError, VoiceStorageError
 
         card = self.rt.ctx.voice
         if card is None:
             return self._voice_off()
         try:
             res = card.set(text, why or None)
-        except VoiceError as exc:
+        except (VoiceError, VoiceStorageError) as exc:
             return {"ok": False, "enabled": True, "message": str(exc)}
         v = res.get("version")
         msg = (f"Version {v} is your card now; every draft and redraft prompt starts with it, and each draft "
