@@ -21,7 +21,8 @@ MAX_ERROR = 400
 _NOT_SENT = ("delivered", "delivery_error", "ripple")
 
 
-def _error_text(resp: Any) -> str:
+def error_text(resp: Any) -> str:
+    """The receiver's reason: its JSON error/detail, else the body text (the webhook's and the ripple endpoint's)."""
     text = ""
     try:
         body = resp.json()
@@ -69,4 +70,4 @@ class Webhook:
             return {"delivered": False, "error": f"{type(exc).__name__}: {exc}"}
         if 200 <= resp.status_code < 300:
             return {"delivered": True, "status": resp.status_code}
-        return {"delivered": False, "status": resp.status_code, "error": _error_text(resp)}
+        return {"delivered": False, "status": resp.status_code, "error": error_text(resp)}

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 import requests
 
 from hippocampus.config import RippleConfig
+from hippocampus.notify import error_text as _error_text
 
 SERVICE = "seren-hippocampus"
 MAX_MESSAGE = 8000
@@ -133,22 +134,6 @@ def message_for(event: dict, cfg: RippleConfig) -> str:
             parts.append(NUDGE)
             template = "\n\n".join(parts)
     return _fill(template, {"event": kind, "draft_id": _draft_id(event), "message": ""})
-
-
-def _error_text(resp: Any) -> str:
-    """The receiver's reason: its JSON error/detail, else the body text."""
-    text = ""
-    try:
-        body = resp.json()
-    except Exception:  # noqa: BLE001 - not JSON
-        body = None
-    if isinstance(body, dict):
-        got = body.get("error") or body.get("detail")
-        if got:
-            text = got if isinstance(got, str) else json.dumps(got, default=str)
-    if not text:
-        text = (getattr(resp, "text", "") or "").strip()
-    return (text or f"HTTP {resp.status_code}")[:MAX_ERROR]
 
 
 def _whoami() -> tuple:

@@ -24,6 +24,7 @@ from typing import Optional
 
 from . import SERVICE, __version__
 from . import config as config_mod
+from .startup import use_system_trust
 
 log = logging.getLogger("hippocampus.host")
 
@@ -66,7 +67,7 @@ class ServiceHost:
             log.warning("config: %s", w)
         try:
             self._refuse_open_lan(cfg)
-            self._trust(cfg)
+            use_system_trust(cfg)
             from .http.server import Service
 
             self.cfg = cfg
@@ -105,18 +106,6 @@ class ServiceHost:
         if ex.refused:
             raise RuntimeError(ex.message)
         log.info("%s", ex.message)
-
-    @staticmethod
-    def _trust(cfg) -> None:
-        if not cfg.tls.trust_system_store:
-            return
-        try:
-            import truststore
-        except ImportError:
-            log.warning("tls.trust_system_store is on but truststore is not installed: "
-                        "pip install 'seren-hippocampus[corp]' (using certifi meanwhile)")
-            return
-        truststore.inject_into_ssl()
 
     # ------------------------------------------------------------ log file
     def _open_log(self, config_path: Path) -> None:

@@ -17,7 +17,6 @@ start): with two starts and 12 s of answers that alone is about 1.2 on a quiet m
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys

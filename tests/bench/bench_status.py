@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import requests
 

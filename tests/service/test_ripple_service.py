@@ -10,15 +10,14 @@ import json
 import os
 import re
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import requests
 
 from hippocampus.ripple import NUDGE, WOKEN, message_for
+from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX accounts and process handling")
@@ -56,49 +55,6 @@ class Recorder:
         path = self.out / f"{pid}.json"
         wait_for(path.exists, timeout=timeout, what=f"the ripple script (pid {pid}) to record its run")
         return json.loads(path.read_text(encoding="utf-8"))
-
-
-class Receiver:
-    """A real HTTP server on port 0 that records each POST (path, headers, JSON) and answers 200."""
-
-    def __init__(self) -> None:
-        self.requests: list = []
-        self.delay = 0.0
-        self.release = threading.Event()
-        rec = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                rec.requests.append({"path": self.path, "headers": dict(self.headers),
-                                     "body": json.loads(raw or b"null"), "at": time.time()})
-                if rec.delay:
-                    rec.release.wait(rec.delay)
-                answer = b'{"ok": true}'
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(answer)))
-                    self.end_headers()
-                    self.wfile.write(answer)
-                except OSError:
-                    pass            # the caller gave up (the hanging webhook)
-
-            def log_message(self, *a):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def at(self, path: str) -> list:
-        return [r for r in self.requests if r["path"] == path]
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -1,62 +1,19 @@
 """The webhook, against a real local HTTP receiver."""
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 
 from hippocampus.config import NotifyConfig, build
 from hippocampus.notify import Webhook
-
-
-class Receiver:
-    """A real HTTP server on port 0 that records each POST and answers as told."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.status = 200
-        self.answer: bytes = b'{"ok": true}'
-        self.content_type = "application/json"
-        self.delay = 0.0
-        self.release = threading.Event()
-        rec = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                n = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(n)
-                rec.requests.append({"path": self.path, "headers": dict(self.headers),
-                                     "body": json.loads(raw or b"null")})
-                if rec.delay:
-                    rec.release.wait(rec.delay)
-                self.send_response(rec.status)
-                self.send_header("Content-Type", rec.content_type)
-                self.send_header("Content-Length", str(len(rec.answer)))
-                self.end_headers()
-                self.wfile.write(rec.answer)
-
-            def log_message(self, *a):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+from tests.harness.receiver import Receiver
 
 
 @pytest.fixture
 def receiver():
-    r = Receiver()
+    r = Receiver("/hook")
     yield r
     r.close()
 

@@ -5,15 +5,14 @@ import getpass
 import json
 import os
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from hippocampus.config import RippleConfig
 from hippocampus.ripple import MAX_MESSAGE, NUDGE, RESTATE, WOKEN, Ripple, message_for
+from tests.harness.receiver import Receiver
 
 # ---------------------------------------------------------------- helpers
 
@@ -348,50 +347,9 @@ def test_run_as_the_current_user_runs(tmp_path, ripples):
 
 # ---------------------------------------------------------------- endpoint
 
-class Receiver:
-    """A real HTTP server on port 0 that records each POST and answers as told."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.status = 200
-        self.answer: bytes = b'{"ok": true}'
-        self.content_type = "application/json"
-        self.delay = 0.0
-        self.release = threading.Event()
-        rec = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                n = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(n)
-                rec.requests.append({"path": self.path, "headers": dict(self.headers),
-                                     "body": json.loads(raw or b"null")})
-                if rec.delay:
-                    rec.release.wait(rec.delay)
-                self.send_response(rec.status)
-                self.send_header("Content-Type", rec.content_type)
-                self.send_header("Content-Length", str(len(rec.answer)))
-                self.end_headers()
-                self.wfile.write(rec.answer)
-
-            def log_message(self, *a):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/system/ripple"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def receiver():
-    r = Receiver()
+    r = Receiver("/api/v1/system/ripple")
     yield r
     r.close()
 
