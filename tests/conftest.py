@@ -64,7 +64,11 @@ def make_config(tmp_path, memory):
 @pytest.fixture
 def start_service():
     """Start the whole service in-process on a port the OS picks; stopped (and checked) at teardown."""
+    import pykka
+
     started = []
+    before = set(threading.enumerate())
+    actors_before = set(pykka.ActorRegistry.get_all())
 
     def start(cfg, **kw):
         from hippocampus.http.server import Service
@@ -78,10 +82,21 @@ def start_service():
     for svc in started:
         svc.request_stop(drain_seconds=5)
         assert svc.wait_stopped(30), "the service did not stop"
-    import pykka
-    assert pykka.ActorRegistry.get_all() == []
-    leftover = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
-    assert not leftover, f"non-daemon threads left: {leftover}"
+    from tests.harness.reviewer import wait_for
+
+    def our_actors():
+        return [a for a in pykka.ActorRegistry.get_all() if a not in actors_before]
+
+    def leftovers():
+        return [t for t in threading.enumerate()
+                if not t.daemon and t.is_alive() and t not in before and t is not threading.main_thread()]
+    try:
+        wait_for(lambda: not leftovers() and not our_actors(), timeout=10,
+                 what="the service's actors and threads to end")
+    except (AssertionError, TimeoutError):
+        pass
+    assert our_actors() == []
+    assert not leftovers(), f"non-daemon threads left by this test's service: {leftovers()}"
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ def call_tools(url: str, calls: list, *, mode: str = "auto", bearer: str = BEARE
                     assert not res.is_error, (name, res)
                     out[i] = res.structured_content
         return out
-    return asyncio.run(go())
+    return asyncio.run(asyncio.wait_for(go(), 90))
 
 
 def seed_cluster(hand, n: int = 3) -> None:
