@@ -37,7 +37,7 @@ def serve(cfg) -> int:
 
     enforce_exposure(cfg)
     use_system_trust(cfg)
-    service = Service(cfg).start()
+    service = Service(cfg, own_process=True).start()
 
     def stop(signum, frame) -> None:
         log.info("signal %s: stopping (draining in-flight requests)", signum)

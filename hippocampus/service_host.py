@@ -71,7 +71,7 @@ class ServiceHost:
             from .http.server import Service
 
             self.cfg = cfg
-            self.service = Service(cfg).start()
+            self.service = Service(cfg, own_process=True).start()
         except BaseException:
             log.exception("the service could not start")
             self._close_log()

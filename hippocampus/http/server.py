@@ -26,8 +26,12 @@ log = logging.getLogger("hippocampus.server")
 
 
 class Service:
-    def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory=None, port: Optional[int] = None):
+    def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory=None, port: Optional[int] = None,
+                 own_process: bool = False):
+        """own_process: this service is the whole process (the console entry point, the Windows service),
+        so it may tune the process-wide garbage collector; a service embedded in tests or a demo does not."""
         self.cfg = cfg
+        self.own_process = own_process
         self.runtime = Runtime(cfg, clock=clock, memory=memory)
         self.bearer = cfg.server.resolve_bearer()
         self.app = create_app(self.runtime, bearer=self.bearer)
@@ -55,7 +59,8 @@ class Service:
         self.server = create_server(self.app, host=self.cfg.server.host, port=self._port,
                                     threads=self.cfg.server.threads, ident="seren-hippocampus",
                                     clear_untrusted_proxy_headers=True)
-        _freeze_startup_objects(collect=False)     # no full collection on the way to the first answer
+        if self.own_process:
+            _freeze_startup_objects(collect=False)     # no full collection on the way to the first answer
         return self
 
     # ------------------------------------------------------------ MCP, mounted off the start path
@@ -88,7 +93,8 @@ class Service:
         except Exception:  # noqa: BLE001 - the service runs on without /mcp
             log.exception("the MCP endpoint could not be mounted")
         finally:
-            _freeze_startup_objects()
+            if self.own_process:
+                _freeze_startup_objects()
             with self._mcp_lock:
                 self._mcp_done.set()
                 late = self._torn_down
