@@ -1,12 +1,12 @@
 """Drive Memory exactly as the main model would: seed fragments, write briefs, review drafts."""
 from __future__ import annotations
 
-import time
-from typing import Callable, Optional
+from typing import Optional
 
 import requests  # noqa: F401
 
 from hippocampus.demo_support import MemoryHand as _DemoHand
+from hippocampus.demo_support import wait_for  # noqa: F401 - tests import it from here
 
 DAY = 86400.0
 
@@ -53,15 +53,3 @@ class MemoryHand(_DemoHand):
 
     def tombstones(self) -> list:
         return self._req("GET", "/tombstones")["entries"]
-
-
-def wait_for(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.02, what: str = "condition"):
-    """Poll until pred() is truthy; return its value. Raises AssertionError at the deadline."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")

@@ -169,7 +169,7 @@ def gone(pid: int, timeout: float = 10.0) -> bool:
     try:
         wait_for(lambda: not _pid_alive(pid), timeout=timeout, what=f"pid {pid} to exit")
         return True
-    except AssertionError:
+    except (AssertionError, TimeoutError):
         return False
 
 
