@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .clock import Clock
-from .jsonfile import read_or_set_aside, write_atomic
+from . import jsonfile
+from .jsonfile import read_or_set_aside
 
 Listener = Callable[[dict], None]
 
@@ -22,7 +23,8 @@ class EventLog:
         self.path = Path(path) if path else None
         self.clock = clock
         self.keep = keep
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()          # held briefly: never across a disk write
+        self._write_lock = threading.Lock()
         self._events: list = []
         self._listeners: list = []
         self.write_error: Optional[str] = None
@@ -41,7 +43,7 @@ class EventLog:
             event = {"type": type_, "at": self.clock.now(), "seq": next(self._seq), **fields}
             self._events.append(event)
             del self._events[:-self.keep]
-            self._save()
+        self._save()
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -54,8 +56,10 @@ class EventLog:
             for e in reversed(self._events):
                 if e.get("seq") == seq:
                     e.update(fields)
-                    self._save()
-                    return
+                    break
+            else:
+                return
+        self._save()
 
     def list(self, limit: int = 100, type_: Optional[str] = None) -> list:
         with self._lock:
@@ -65,8 +69,12 @@ class EventLog:
     def _save(self) -> None:
         if not self.path:
             return
-        try:
-            write_atomic(self.path, {"events": self._events})
-            self.write_error = None
-        except OSError as exc:
-            self.write_error = f"the event log {self.path} could not be written ({exc}); events are kept in memory"
+        with self._write_lock:
+            with self._lock:
+                raw = jsonfile.encode({"events": self._events})
+            try:
+                jsonfile.write_text_atomic(self.path, raw)
+                self.write_error = None
+            except OSError as exc:
+                self.write_error = (f"the event log {self.path} could not be written ({exc}); "
+                                    "events are kept in memory")

@@ -11,13 +11,21 @@ from typing import Any, Optional
 log = logging.getLogger("hippocampus.state")
 
 
+def encode(data: Any) -> str:
+    # compact: an indent sends json to its pure-Python encoder, ~6x slower, and the event log (500
+    # events) is written on every emit
+    return json.dumps(data, separators=(",", ":"), sort_keys=True, default=str)
+
+
 def write_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, encode(data))
+
+
+def write_text_atomic(path: Path, raw: str) -> None:
+    """Temp file, fsync, rename. The caller holds no lock a reader needs: an fsync can take seconds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    # compact: an indent sends json to its pure-Python encoder, ~6x slower, and the event log (500
-    # events) is written on every emit
-    raw = json.dumps(data, separators=(",", ":"), sort_keys=True, default=str)
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(raw)
         fh.flush()

@@ -13,7 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from .jsonfile import read_or_set_aside, write_atomic
+from . import jsonfile
+from .jsonfile import read_or_set_aside
 
 log = logging.getLogger("hippocampus.state")
 
@@ -41,7 +42,8 @@ HISTORY_KEEP = 40
 class State:
     def __init__(self, path: Optional[Path]):
         self.path = Path(path) if path else None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()          # readers and writers of the data: held briefly
+        self._write_lock = threading.Lock()     # one disk write at a time, never held by a reader
         self.write_error: Optional[str] = None
         self._data = copy.deepcopy(DEFAULTS)
         if self.path:
@@ -64,15 +66,15 @@ class State:
                 if k not in DEFAULTS:
                     raise KeyError(f"unknown state key {k!r}")
                 self._data[k] = v
-            self.save()
+        self.save()
 
     def mutate(self, key: str, fn) -> Any:
         """Apply fn to a copy of the value and store what it returns; saved."""
         with self._lock:
             value = fn(copy.deepcopy(self._data[key]))
             self._data[key] = value
-            self.save()
-            return value
+        self.save()
+        return value
 
     def add_history(self, row: dict) -> None:
         def add(rows: list) -> list:
@@ -93,11 +95,15 @@ class State:
             return {k: copy.deepcopy(self._data.get(k)) for k in keys}
 
     def save(self) -> None:
+        """Write the state as it is now. The data lock is held only to encode it, never across the fsync,
+        so /status is never kept waiting by a slow disk."""
         if not self.path:
             return
-        with self._lock:
+        with self._write_lock:
+            with self._lock:
+                raw = jsonfile.encode(self._data)
             try:
-                write_atomic(self.path, self._data)
+                jsonfile.write_text_atomic(self.path, raw)
                 self.write_error = None
             except OSError as exc:
                 self.write_error = (f"the state file {self.path} could not be written ({exc}); "

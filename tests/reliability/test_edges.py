@@ -256,8 +256,7 @@ def test_the_state_folder_replaced_by_a_file_keeps_serving_and_says_so(make_conf
 
 
 def test_a_full_disk_keeps_serving_and_says_so(make_config, start_service, monkeypatch):
-    import hippocampus.events
-    import hippocampus.state
+    import hippocampus.jsonfile
 
     svc = start_service(make_config())
     base = svc.url
@@ -265,8 +264,7 @@ def test_a_full_disk_keeps_serving_and_says_so(make_config, start_service, monke
 
     def full(path, data):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(hippocampus.state, "write_atomic", full)
-    monkeypatch.setattr(hippocampus.events, "write_atomic", full)
+    monkeypatch.setattr(hippocampus.jsonfile, "write_text_atomic", full)   # the state's and the events' writes
     _writes(base)
     st = _serving(base)
     assert "No space left on device" in (st["state_error"] or ""), st["state_error"]
