@@ -33,7 +33,7 @@ def setup_logging(level: str = "INFO") -> None:
 
 
 def serve(cfg) -> int:
-    from .http.server import Service
+    from .http.server import Service, ServerLoopDied
 
     enforce_exposure(cfg)
     use_system_trust(cfg)
@@ -47,11 +47,27 @@ def serve(cfg) -> int:
     signal.signal(signal.SIGTERM, stop)
     if hasattr(signal, "SIGBREAK"):  # Windows: CTRL_BREAK from a service wrapper
         signal.signal(signal.SIGBREAK, stop)
-    log.info("%s %s listening on %s (memory %s, %s mode, %s)", SERVICE, __version__, service.url,
-             cfg.memory.url, cfg.sleep.mode, "model " + cfg.model.url if cfg.model.configured else "mechanical")
+    log.info("%s %s listening on %s (memory %s, %s mode, %s; %s)", SERVICE, __version__, service.url,
+             cfg.memory.url, cfg.sleep.mode, "model " + cfg.model.url if cfg.model.configured else "mechanical",
+             descriptor_limit())
     print(f"[{SERVICE}] ready on {service.url}  viewer: {service.url}/viewer", file=sys.stderr, flush=True)
-    service.serve_forever()
+    try:
+        service.serve_forever()
+    except ServerLoopDied as exc:
+        log.error("%s: exiting with status 1 so that the service manager restarts the service", exc)
+        return 1
     return 0
+
+
+def descriptor_limit() -> str:
+    """The open-file limit in force, for the start-up line (POSIX; Windows has no such limit to name)."""
+    try:
+        import resource
+    except ImportError:
+        return "no descriptor limit on this platform"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    name = lambda n: "unlimited" if n == resource.RLIM_INFINITY else str(n)  # noqa: E731
+    return f"open files limit {name(soft)} (hard {name(hard)})"
 
 
 def check_config(cfg, overrides: Optional[list] = None) -> int:

@@ -48,6 +48,7 @@ class ServiceHost:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._stopping = False
+        self.failed = False     # the server ended without being asked to: the process must exit non-zero
 
     # ------------------------------------------------------------ start
     def start(self) -> "ServiceHost":
@@ -93,7 +94,9 @@ class ServiceHost:
             log.exception("the server stopped with an error")
         finally:
             if not self._stopping:      # it ended on its own: whoever waits on the host must hear of it
-                log.error("the server stopped without being asked to")
+                self.failed = True
+                log.error("the server stopped without being asked to: the process exits non-zero so that "
+                          "the service manager starts it again")
                 self._close_log()
                 self._done.set()
 

@@ -57,6 +57,9 @@ if win32serviceutil is not None:  # pragma: no cover - Windows only
             if self.stop_asked.is_set():           # a stop that came while it was starting
                 self.host.stop(WAIT_HINT_SECONDS)
             self.host.wait()
+            if self.host.failed:                   # the loop died: a non-zero exit makes the SCM's
+                servicemanager.LogErrorMsg(f"{SERVICE_NAME}: the server loop died; see the log")
+                os._exit(1)                        # recovery actions (restart) apply
 
         def SvcStop(self):  # noqa: N802 - pywin32's name
             self.ReportServiceStatus(win32service.SERVICE_STOP_PENDING, waitHint=WAIT_HINT_SECONDS * 1000)

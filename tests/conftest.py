@@ -127,3 +127,51 @@ def make_ctx(make_config):
 
 def event_types(ctx) -> list:
     return [e["type"] for e in reversed(ctx.events.list(limit=1000))]
+
+
+# ---------------------------------------------------------------- the descriptor-count guard
+# The whole suite runs in one process: a per-test leak of file descriptors (a store, a client, a log
+# file left open) once pushed it past 1,024 and killed a select()-based server loop. The count after
+# the last test must stay within a margin of the count after the tenth; more fails the run.
+FD_MARGIN = 60
+FD_BASELINE_AFTER = 10
+_fd_counts: list = []
+
+
+def _open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return -1
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    _fd_counts.append(_open_fds())
+
+
+def fd_leak(counts: list, baseline_after: int = FD_BASELINE_AFTER, margin: int = FD_MARGIN):
+    """The leak the run shows, as a sentence, or None: the last count against the baseline's."""
+    if len(counts) <= baseline_after * 3 or counts[0] < 0:
+        return None
+    base, last = counts[baseline_after - 1], counts[-1]
+    if last - base > margin:
+        return (f"open file descriptors grew from {base} after test {baseline_after} to {last} after "
+                f"test {len(counts)} (margin {margin}): something a test or the service opens is never "
+                f"closed")
+    return None
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _fd_counts and _fd_counts[0] >= 0:
+        terminalreporter.write_line(f"open file descriptors: first {_fd_counts[0]}, max {max(_fd_counts)}, "
+                                    f"last {_fd_counts[-1]} over {len(_fd_counts)} tests")
+    leak = fd_leak(_fd_counts)
+    if leak:
+        terminalreporter.write_line("FAILED descriptor check: " + leak, red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if fd_leak(_fd_counts) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -25,6 +25,10 @@ from .app import create_app
 log = logging.getLogger("hippocampus.server")
 
 
+class ServerLoopDied(RuntimeError):
+    """The HTTP loop ended without a stop being asked for: the process must end so its manager restarts it."""
+
+
 class Service:
     def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory=None, port: Optional[int] = None,
                  own_process: bool = False):
@@ -58,7 +62,10 @@ class Service:
         self._mount_mcp_in_background()
         self.server = create_server(self.app, host=self.cfg.server.host, port=self._port,
                                     threads=self.cfg.server.threads, ident="seren-hippocampus",
-                                    clear_untrusted_proxy_headers=True)
+                                    clear_untrusted_proxy_headers=True,
+                                    # poll(), not select(): select() cannot take a descriptor numbered
+                                    # 1,024 or more, and its ValueError ends waitress's loop thread.
+                                    asyncore_use_poll=True)
         if self.own_process:
             _freeze_startup_objects(collect=False)     # no full collection on the way to the first answer
         return self
@@ -102,10 +109,34 @@ class Service:
                 self._mcp.stop()
 
     def serve_forever(self) -> None:
+        """Serve until a stop is asked for. A loop that ends any other way is loud and safe: it is logged,
+        the listener is closed (new clients are refused at once instead of queueing in the kernel
+        forever), the actors stop, and ServerLoopDied is raised so the process can exit non-zero."""
         try:
             self.server.run()
+        except Exception as exc:
+            self._close_after_loop_death(exc)
+            raise ServerLoopDied(f"the HTTP loop ended: {type(exc).__name__}: {exc}") from exc
+        else:
+            if not self._stopping:
+                self._close_after_loop_death(None)
+                raise ServerLoopDied("the HTTP loop ended without a stop being asked for")
         finally:
             self._teardown()
+
+    def _close_after_loop_death(self, exc) -> None:
+        what = f"{type(exc).__name__}: {exc}" if exc is not None else "it returned without a stop"
+        log.critical("the HTTP server loop died (%s): closing the listener and stopping, so that the "
+                     "service manager can start the service again", what,
+                     exc_info=(type(exc), exc, exc.__traceback__) if exc is not None else None)
+        try:
+            wasyncore.dispatcher.close(self.server)   # the listener first: new clients are refused now
+        except Exception:  # noqa: BLE001
+            log.exception("closing the listener after the loop died")
+        try:
+            wasyncore.close_all(self.server._map)    # the loop is gone: nothing else will close them
+        except Exception:  # noqa: BLE001
+            log.exception("closing the connections after the loop died")
 
     def serve_in_thread(self) -> threading.Thread:
         t = threading.Thread(target=self.serve_forever, name="waitress-main", daemon=True)

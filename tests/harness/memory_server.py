@@ -39,6 +39,26 @@ def memory_config(persist_dir: Path, *, short_term_seconds: int = 691200, pruned
     return cfg
 
 
+def close_store(store) -> None:
+    """Close a replaced MemoryStore and the chromadb client under it.
+
+    seren-memory 5.4's MemoryStore.close() resets and drops its collections but never closes its
+    chromadb client, and chromadb caches each client's System at class level: every replaced store
+    kept its sqlite files, epoll and eventfd handles and worker threads (about 7 descriptors a test,
+    past 1,024 by the 147th test). Reaching past close() to the client is the only way to let them go.
+    """
+    client = getattr(store, "_client", None)
+    try:
+        store.close()
+    except Exception:  # noqa: BLE001 - a half-closed store is still let go below
+        pass
+    if client is not None:
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 class MemoryServer:
     """A real SerenMemory app under uvicorn in a daemon thread."""
 
@@ -79,10 +99,7 @@ class MemoryServer:
         self.app.state.store = MemoryStore(cfg, embedding_function=self.embedder, _allow_reset=True)
         self.app.state.config = cfg
         if old is not None:
-            try:
-                old.close()
-            except Exception:  # noqa: BLE001
-                pass
+            close_store(old)
 
     def set_lifetimes(self, *, short_term_seconds: Optional[int] = None,
                       pruned_safety_days: Optional[int] = None) -> None:
