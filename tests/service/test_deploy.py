@@ -160,10 +160,11 @@ def test_the_systemd_unit_parses_with_the_keys_and_verifies(tmp_path):
     user = svc["User"].strip()
     assert user and user not in ("root", "0")
     exec_start = shlex.split(svc["ExecStart"])
-    assert exec_start[0].endswith("/bin/python") and exec_start[1:3] == ["-m", "hippocampus"]
+    assert exec_start[0].endswith("/bin/python") and exec_start[1:3] == ["-m", "seren_hippocampus"]
     assert exec_start[3] == "--config" and exec_start[4].startswith("/")
     assert cp["Install"]["WantedBy"] == "multi-user.target"
     assert "network-online.target" in cp["Unit"]["After"]
+    assert int(svc["LimitNOFILE"]) >= 4096
     yaml_text = (DEPLOY / "systemd" / "README.md").read_text(encoding="utf-8")
     assert "bearer_token_env: SEREN_HIPPOCAMPUS_TOKEN" in yaml_text
     if shutil.which("systemd-analyze") is None:
