@@ -1,0 +1,92 @@
+"""One read of Memory per tick: the live drafts grouped into chains, and the open briefs. Plain values.
+
+Invariant: every question a tick asks about drafts and briefs (is a chain open, which brief to sleep on,
+which short-terms a pending draft holds, which chains landed) is answered from one Snapshot, read once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from .. import chain
+
+BRIEF_READ_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    at: float
+    drafts: tuple = ()                    # pending and reviewed drafts, as Memory returned them
+    briefs: tuple = ()                    # open briefs, newest first
+    parked: frozenset = frozenset()       # briefs set aside (matched nothing); from the state
+    chains: tuple = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chains", tuple(chain.plan(list(self.drafts))))
+
+    # ------------------------------------------------------------ the one definition
+    @property
+    def chain_open(self) -> bool:
+        """One chain at a time: a chain under review, or with denied operations waiting for their redraft,
+        holds the next sleep. A chain that landed (only its close is left) does not."""
+        return any(c.action in (chain.REVIEW, chain.REDRAFT) for c in self.chains)
+
+    # ------------------------------------------------------------ chains by what they need
+    def chains_needing(self, action: str) -> list:
+        return [c for c in self.chains if c.action == action]
+
+    @property
+    def under_review(self) -> list:
+        return self.chains_needing(chain.REVIEW)
+
+    @property
+    def redrafts_due(self) -> list:
+        return self.chains_needing(chain.REDRAFT)
+
+    @property
+    def landed(self) -> list:
+        return self.chains_needing(chain.CLOSE)
+
+    # ------------------------------------------------------------ briefs
+    @property
+    def briefs_in_chains(self) -> set:
+        """The briefs that opened a live chain: consumed when it lands, never slept on a second time."""
+        return {d.get("brief_id_used") for c in self.chains for d in c.attempts if d.get("brief_id_used")}
+
+    @property
+    def brief(self) -> Optional[dict]:
+        """The newest open brief that is neither parked nor the one a live chain is working on."""
+        used = self.briefs_in_chains
+        for b in self.briefs:
+            if b.get("id") not in self.parked and b.get("id") not in used:
+                return b
+        return None
+
+    def held_short_ids(self) -> set:
+        """Short-terms a pending operation of a pending draft cites: a sleep leaves them alone."""
+        return chain.held_short_ids(list(self.drafts))
+
+    def has_draft(self, draft_id: str) -> bool:
+        return any(d.get("id") == draft_id for d in self.drafts)
+
+    def summary(self) -> dict:
+        """What /status and the viewer show of it."""
+        waiting = self.under_review[0].latest if self.under_review else None
+        return {"at": self.at, "chain_open": self.chain_open, "chains": len(self.chains),
+                "under_review": len(self.under_review), "redrafts_due": len(self.redrafts_due),
+                "landed": len(self.landed), "open_briefs": len(self.briefs),
+                "brief_id": (self.brief or {}).get("id"),
+                "waiting_draft": None if waiting is None else {
+                    "id": waiting.get("id"), "operations": len(waiting.get("operations") or []),
+                    "attempt": waiting.get("attempt"), "created_at": waiting.get("created_at")}}
+
+
+def read(memory, parked: Iterable = (), now: float = 0.0) -> Snapshot:
+    """Three reads: pending drafts, reviewed drafts, open briefs. Raises MemoryError_ when Memory fails."""
+    drafts = memory.drafts("pending") + memory.drafts("reviewed")
+    briefs = memory.open_briefs(limit=BRIEF_READ_LIMIT)
+    return Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), parked=frozenset(parked or ()))
+
+
+def read_for(ctx) -> Snapshot:
+    return read(ctx.memory, ctx.state.get("parked_briefs") or (), ctx.clock.now())
