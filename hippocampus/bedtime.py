@@ -13,19 +13,23 @@ BRIEF_TOPIC = "hippocampus, brief"
 REQUEST_TTL = 6 * 3600
 
 
-def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float) -> float:
+def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float,
+               first_check_at: Optional[float] = None) -> float:
     """The next sleep.at (local HH:MM) after the last sleep, or interval_seconds after it.
-    A store that never slept is due now."""
+
+    A store that never slept is due from its first check (first_check_at, kept in the state), so the
+    checks after it count as misses; with sleep.at its first bedtime is the next HH:MM after that check.
+    Before any check (first_check_at None) it is due now."""
     if cfg.at:
         hh, mm = (int(x) for x in cfg.at.split(":"))
-        base = last_ok_at if last_ok_at else now - 1
+        base = last_ok_at or first_check_at or now - 1
         local = dt.datetime.fromtimestamp(base)
         due = local.replace(hour=hh, minute=mm, second=0, microsecond=0)
         if due.timestamp() <= base:
             due = (local + dt.timedelta(days=1)).replace(hour=hh, minute=mm, second=0, microsecond=0)
         return due.timestamp()
     if not last_ok_at:
-        return now
+        return first_check_at or now
     return last_ok_at + cfg.interval_seconds
 
 

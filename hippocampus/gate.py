@@ -34,7 +34,8 @@ def latest_usable_brief(ctx: Context) -> Optional[dict]:
 
 
 def bedtime(ctx: Context) -> float:
-    return bedtime_at(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), ctx.clock.now())
+    return bedtime_at(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), ctx.clock.now(),
+                      ctx.state.get("first_check_at"))
 
 
 def brief_wanted(ctx: Context) -> Optional[dict]:
@@ -72,6 +73,8 @@ def check(ctx: Context) -> dict:
     now = ctx.clock.now()
     report: dict = {"at": now, "status": None, "brief_id": None, "misses": ctx.state.get("brief_misses") or 0,
                     "purged": 0, "error": None, "sleep": None}
+    if not ctx.state.get("last_sleep_ok_at") and not ctx.state.get("first_check_at"):
+        ctx.state.set(first_check_at=now)   # a store that never slept is due from here: misses count on
     try:
         resume_submit(ctx)
         purged, restored = purge(ctx)

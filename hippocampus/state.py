@@ -21,6 +21,7 @@ log = logging.getLogger("hippocampus.state")
 DEFAULTS: dict = {
     "last_sleep": None,          # the last sleep report (any outcome)
     "last_sleep_ok_at": None,    # when the last sleep that did not fail finished: bedtime counts from here
+    "first_check_at": None,      # the first check on a store that never slept: its first bedtime
     "last_tend": None,
     "last_check": None,
     "history": [],               # rows {kind: sleep|tend, ...}, newest last

@@ -41,7 +41,8 @@ class MemoryWatch:
 
 def build_status(rt, watch: MemoryWatch) -> dict:
     cfg, ctx = rt.cfg, rt.ctx
-    st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "brief_misses", "last_sleep",
+    st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "brief_misses",
+                        "last_sleep",
                         "last_tend", "redrafts_waiting_since")
     now = ctx.clock.now()
     board = rt.board.all()
@@ -61,7 +62,7 @@ def build_status(rt, watch: MemoryWatch) -> dict:
         "model_lifecycle": board.get("lifecycle"),
         "next_tick_at": sched.get("next_tick_at"),
         "ticking": sched.get("ticking", False),
-        "bedtime_at": bedtime_at(cfg.sleep, st.get("last_sleep_ok_at"), now),
+        "bedtime_at": bedtime_at(cfg.sleep, st.get("last_sleep_ok_at"), now, st.get("first_check_at")),
         "brief_misses": st.get("brief_misses", 0),
         "last_check": last_check,
         "catch_up_next": is_catch_up(cfg.sleep, st.get("last_sleep_ok_at"), now),
