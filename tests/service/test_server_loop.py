@@ -20,8 +20,9 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX descriptors")
 
 
 @pytest.fixture
-def many_descriptors():
-    """Hold more than 1,030 open descriptors, so that whatever the service opens next is numbered past 1,024."""
+def many_descriptors(memory):
+    """Hold more than 1,030 open descriptors, so that whatever the service opens next is numbered past 1,024.
+    After `memory`: its fresh store closes the last test's, and the holes that leaves must be filled too."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
