@@ -1,17 +1,17 @@
-"""The small model, on only when needed: start it, keep it warm, stop what we started.
+"""The small model, on only when needed: when to start it, keep it warm, hand it over and stop it.
 
-A plain object with no threads of its own. ensure() before every model call,
-release() after it, tick() on each scheduler turn, handover() before the main
-model is poked, shutdown() on exit, adopt() on a (re)start. A server that was
-answering before we tried to start one is borrowed and never stopped.
+The policy, a plain object with no threads of its own: ensure() before every model call, release()
+after it, tick() on each scheduler turn, handover() before the main model is poked, shutdown() on
+exit, adopt() on a (re)start. A server that was answering before we tried to start one is borrowed
+and never stopped. How the server is run lives beside it: lifecycle_process.py (a command line,
+through psutil) and lifecycle_observatory.py (a node's registered service).
 """
 from __future__ import annotations
 
+import enum
 import logging
 import os
 import shlex
-import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -20,85 +20,25 @@ from urllib.parse import urlsplit
 
 import requests
 
+from . import lifecycle_process as procs
 from .clock import Clock
 from .config import ModelConfig
+from .lifecycle_observatory import HOLDER, Observatory
 from .model import ModelUnavailable
 
 log = logging.getLogger("hippocampus.lifecycle")
 
-HOLDER = "seren-hippocampus"
-_WINDOWS = os.name == "nt"
-_CLEARED = {"pid": None, "started_by_us": False, "cmd": None, "how": None}
+__all__ = ["HOLDER", "LifecycleState", "ModelLifecycle"]
+_CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
 
 
-def _split(line: str) -> Any:
-    """A command line for Popen: whole on Windows, shlex-split elsewhere."""
-    return line if _WINDOWS else shlex.split(line)
-
-
-def _detach() -> dict:
-    """Popen kwargs that put the server in its own process group, with no window."""
-    if _WINDOWS:
-        flags = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW  # type: ignore[attr-defined]
-        return {"creationflags": flags}
-    return {"start_new_session": True}
-
-
-def _pid_alive(pid: int) -> bool:
-    if _WINDOWS:
-        return _win_pid_alive(pid)
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except OSError:  # ProcessLookupError and the rest
-        return False
-    try:  # a zombie is gone for our purposes
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def _win_pid_alive(pid: int) -> bool:  # pragma: no cover - Windows only
-    import ctypes
-    k32, code = ctypes.windll.kernel32, ctypes.c_ulong()  # type: ignore[attr-defined]
-    handle = k32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-    ok = bool(handle) and k32.GetExitCodeProcess(handle, ctypes.byref(code))
-    if handle:
-        k32.CloseHandle(handle)
-    return bool(ok) and code.value == 259  # STILL_ACTIVE
-
-
-def _signal_group(pid: int, proc: Optional[subprocess.Popen], hard: bool) -> None:
-    """SIGTERM (or SIGKILL) our process group; on Windows terminate the process (tree)."""
-    if _WINDOWS:  # pragma: no cover - Windows only
-        if proc is not None:
-            proc.kill() if hard else proc.terminate()
-        else:
-            subprocess.run(["taskkill", "/PID", str(pid), "/T"] + (["/F"] if hard else []),
-                           capture_output=True, timeout=30)
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL if hard else signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _looks_like_ours(pid: int, cmd: Any) -> bool:
-    """Guard against a recycled pid: our server leads its own group and its command line matches."""
-    if _WINDOWS:  # pragma: no cover
-        return True
-    try:
-        if os.getpgid(pid) != pid:
-            return False
-        running = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:  # gone, or no /proc: the group check is all we have
-        return os.path.exists(f"/proc/{pid}") or not os.path.isdir("/proc")
-    words = {os.path.basename(w.decode(errors="replace")) for w in running if w}
-    saved = cmd if isinstance(cmd, list) else str(cmd or "").split()
-    wanted = [os.path.basename(str(w)) for w in saved if len(str(w)) > 2 and not str(w).startswith("-")]
-    return not wanted or any(w in words for w in wanted)
+class LifecycleState(str, enum.Enum):
+    """What the model server is doing, as far as this service knows."""
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    STOPPING = "stopping"
+    FAILED = "failed"
 
 
 def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:  # save and emit must not break the lifecycle
@@ -121,15 +61,19 @@ class ModelLifecycle:
         self._save = lambda d: _quietly(save, d)
         self._persisted = dict(persisted or {})
         self._lock = threading.RLock()
-        self.state, self.started_by_us, self.last_error = "stopped", False, ""
-        self.pid: Optional[int] = None
-        self._proc: Optional[subprocess.Popen] = None  # None for an adopted server: a bare pid
+        self.observatory = Observatory(self.lc)
+        self.state, self.started_by_us, self.last_error = LifecycleState.STOPPED, False, ""
+        self.server: Optional[procs.ServerProcess] = None   # the process we run (launched or adopted)
         self._how: Optional[str] = None  # "command" or "observatory"
         self._launched_at: Optional[float] = None  # clock time, for up_seconds_total
         self._log_offset = 0  # where this launch's lines start in model.log
         self.last_used: Optional[float] = None  # clock time of the last ensure() or release()
         self.last_failure: Optional[float] = None
         self.up_seconds_total = self.busy_seconds_total = 0.0
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self.server.pid if self.server is not None else None
 
     @property
     def health_url(self) -> str:
@@ -146,20 +90,21 @@ class ModelLifecycle:
         except requests.RequestException:
             return None
 
+    # ------------------------------------------------------------ the policy
     def ensure(self) -> None:
         with self._lock:
             self.last_used = now = self._clock.now()
             status = self._probe()
             if status is not None and status != 200 and not self.lc.managed and status != 503:
-                self.state = "ready"   # an unmanaged server that answers but has no /health route
+                self.state = LifecycleState.READY   # an unmanaged server that answers but has no /health route
                 return
             if status == 200:
                 if self.started_by_us and self._how == "command" and not self._alive():
                     self._forget()  # ours died: whatever answers now is someone else's
-                self.state, self.last_failure, self.last_error = "ready", None, ""
+                self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
                 return
             if not self.lc.managed:
-                self.state = "stopped"
+                self.state = LifecycleState.STOPPED
                 raise ModelUnavailable(
                     f"the model at {self.cfg.url} is not answering ({self.health_url}) and model.lifecycle.manage "
                     "is off: start it by hand, or name model.lifecycle.server + model_path (or a start line)")
@@ -205,27 +150,29 @@ class ModelLifecycle:
             p, self._persisted = self._persisted, {}
             if not p.get("started_by_us"):
                 return
-            pid, how = p.get("pid"), p.get("how") or "command"
+            how = p.get("how") or "command"
+            server = None
             if how == "observatory" and self.lc.via_observatory:
                 alive = self.healthy()
             else:
-                alive = bool(pid) and _pid_alive(int(pid)) and _looks_like_ours(int(pid), p.get("cmd"))
+                server = procs.adopt(p)
+                alive = server is not None
             if not alive:
-                log.info("model lifecycle: the server a previous run started (pid %s) is gone", pid)
+                log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
                 self._save(dict(_CLEARED))
                 return
-            self.pid, self._proc, self._how = (int(pid) if pid else None), None, how
+            self.server, self._how = server, how
             self.started_by_us = True
             self._launched_at = self.last_used = self._clock.now()
-            self.state = "ready" if self.healthy() else "starting"
-            log.info("model lifecycle: adopted the server a previous run started (pid %s)", pid)
+            self.state = LifecycleState.READY if self.healthy() else LifecycleState.STARTING
+            log.info("model lifecycle: adopted the server a previous run started (pid %s)", p.get("pid"))
 
     def snapshot(self) -> dict:
         via = ("observatory" if self.lc.via_observatory else "local") if self.lc.managed else None
         up = self.up_seconds_total
         if self.started_by_us and self._launched_at is not None:
             up += max(0.0, self._clock.now() - self._launched_at)
-        return {"managed": self.lc.managed, "via": via, "state": self.state,
+        return {"managed": self.lc.managed, "via": via, "state": self.state.value,
                 "started_by_us": self.started_by_us, "pid": self.pid, "health_url": self.health_url,
                 "last_used": self.last_used, "keep_warm_seconds": self.lc.keep_warm_seconds,
                 "up_seconds_total": round(up, 1), "busy_seconds_total": round(self.busy_seconds_total, 1),
@@ -240,10 +187,11 @@ class ModelLifecycle:
         u = urlsplit(self.cfg.url)
         port = u.port or (443 if u.scheme == "https" else 80)
         return [server, "-m", model, "--host", u.hostname or "127.0.0.1", "--port", str(port),
-                *shlex.split(self.lc.server_args, posix=not _WINDOWS)]
+                *shlex.split(self.lc.server_args, posix=not procs.WINDOWS)]
 
+    # ------------------------------------------------------------ starting
     def _start(self) -> None:
-        self.state, t0 = "starting", time.monotonic()
+        self.state, t0 = LifecycleState.STARTING, time.monotonic()
         if self.lc.via_observatory:
             self._launch_observatory()
         elif not (self.started_by_us and self._alive()):
@@ -253,72 +201,47 @@ class ModelLifecycle:
 
     def _launch_command(self) -> None:
         try:
-            cmd = _split(self.lc.start) if self.lc.start else self.built_command()
+            cmd = procs.split_command(self.lc.start) if self.lc.start else self.built_command()
         except FileNotFoundError as exc:
             self._fail(str(exc))
         try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
             self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-            with open(self.log_path, "ab") as out:
-                proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        cwd=os.path.expanduser(self.lc.cwd) if self.lc.cwd else None,
-                                        **_detach())
+            server = procs.launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None)
         except Exception as exc:  # noqa: BLE001 - any launch error fails the start
             self._fail(f"start failed: {type(exc).__name__}: {exc}")
-        self._proc, self.pid, self._how, self.started_by_us = proc, proc.pid, "command", True
+        self.server, self._how, self.started_by_us = server, "command", True
         self._launched_at = self._clock.now()
-        self._save({"pid": proc.pid, "started_by_us": True, "cmd": cmd, "how": "command"})
-        log.info("model lifecycle: launched the model server (pid %s): %s", proc.pid, cmd)
+        self._save({**server.record(), "started_by_us": True, "cmd": cmd, "how": "command"})
+        log.info("model lifecycle: launched the model server (pid %s): %s", server.pid, cmd)
 
     def _launch_observatory(self) -> None:
-        body = {"holder": HOLDER, "reason": "a sleep or a redraft needs the drafting model",
-                "wait_seconds": self.lc.ready_timeout_seconds}
         try:
-            data = self._observatory("ensure", body, timeout=self.lc.ready_timeout_seconds + 90)
+            data = self.observatory.ensure("a sleep or a redraft needs the drafting model")
         except Exception as exc:  # noqa: BLE001
-            self._fail(f"the Observatory could not start {self.lc.observatory_service}: {exc}")
+            self._fail(f"the Observatory could not start {self.observatory.service}: {exc}")
         if not data.get("ok") or not data.get("ready"):
-            self._fail(f"the Observatory could not start {self.lc.observatory_service}: "
+            self._fail(f"the Observatory could not start {self.observatory.service}: "
                        f"{data.get('error') or 'it did not report ready'}")
-        self._how, self.pid, self._proc = "observatory", None, None
+        self._how, self.server = "observatory", None
         self.started_by_us = bool(data.get("started"))  # already_running: borrowed, never stopped
         if self.started_by_us:
             self._launched_at = self._clock.now()
-            self._save({"pid": None, "started_by_us": True, "cmd": None, "how": "observatory"})
-
-    def _observatory(self, verb: str, body: dict, timeout: float) -> dict:
-        from seren_meninges.credentials import resolve_token
-
-        token = resolve_token(inline=self.lc.observatory_token or None,
-                              keyring_ref=self.lc.observatory_token_keyring or None,
-                              env_var=self.lc.observatory_token_env or None)
-        url = f"{self.lc.observatory_url.rstrip('/')}/api/v1/service/{self.lc.observatory_service}/{verb}"
-        resp = requests.post(url, json=body, timeout=timeout,
-                             headers={"Authorization": f"Bearer {token}"} if token else {})
-        try:
-            data = resp.json()
-        except ValueError:
-            data = None
-        data = data if isinstance(data, dict) else {}
-        if resp.status_code >= 400 or not data:
-            detail = data.get("error") or data.get("detail") or resp.text[:200]
-            raise RuntimeError(f"HTTP {resp.status_code} from {url}: {detail}")
-        return data
+            self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
 
     def _wait_ready(self, t0: float, deadline: float) -> None:
         # poll soon after the launch and back off to poll_seconds, a tenth of the time waited so far: a
         # server ready in 1 s is seen within a tenth of a second, not at the first 2 s poll (up, unused)
         while True:
             if self.healthy():
-                self.state, self.last_failure, self.last_error = "ready", None, ""
+                self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
                 if self.started_by_us:
                     self._emit("model_started", how=self._how, seconds=round(time.monotonic() - t0, 1),
                                url=self.cfg.url)
                 return
             if self._how == "command" and not self._alive():
-                code = self._proc.poll() if self._proc is not None else None
-                if self.pid and not _WINDOWS:
-                    _signal_group(self.pid, None, hard=True)  # anything it left in its group
+                code = self.server.exit_code() if self.server is not None else None
+                if self.server is not None:
+                    self.server.kill_leftovers()
                 self._forget()
                 self._fail(f"the start command exited with code {'?' if code is None else code} "
                            "before the model answered" + self._log_tail())
@@ -333,7 +256,7 @@ class ModelLifecycle:
             self._sleep(max(0.0, min(step, deadline - time.monotonic())))
 
     def _fail(self, why: str) -> NoReturn:
-        self.state, self.last_failure, self.last_error = "failed", self._clock.now(), why
+        self.state, self.last_failure, self.last_error = LifecycleState.FAILED, self._clock.now(), why
         log.warning("model lifecycle: %s", why)
         self._emit("model_start_failed", error=why)
         raise ModelUnavailable(why)
@@ -349,59 +272,39 @@ class ModelLifecycle:
         return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
 
     def _alive(self) -> bool:
-        return self._proc.poll() is None if self._proc is not None else bool(self.pid) and _pid_alive(self.pid)
+        return self.server is not None and self.server.alive()
 
+    # ------------------------------------------------------------ stopping
     def _stop(self, why: Optional[str] = None, idle_seconds: Optional[float] = None) -> None:
-        self.state, how = "stopping", self._how
+        self.state, how = LifecycleState.STOPPING, self._how
         self._stop_quietly()
         up = self._forget()
-        self.state = "stopped"
+        self.state = LifecycleState.STOPPED
         extra = {k: v for k, v in (("why", why), ("idle_seconds", idle_seconds)) if v is not None}
         self._emit("model_stopped", how=how, up_seconds=round(up, 1), **extra)
 
     def _stop_quietly(self) -> None:
-        """The stop command, else our own process group, else the Observatory. Never raises."""
+        """The stop command, else the Observatory; then our own process and its children. Never raises."""
+        cwd = os.path.expanduser(self.lc.cwd) if self.lc.cwd else None
         try:
             if self.lc.stop:
-                self.state_dir.mkdir(parents=True, exist_ok=True)
-                with open(self.log_path, "ab") as out:
-                    subprocess.run(_split(self.lc.stop), stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, timeout=60,
-                                   cwd=os.path.expanduser(self.lc.cwd) if self.lc.cwd else None)
+                procs.run_stop_command(self.lc.stop, self.log_path, cwd)
             elif self._how == "observatory":
-                self._observatory("stop", {"holder": HOLDER, "reason": "done drafting"}, timeout=60)
+                self.observatory.stop("done drafting")
         except Exception as exc:  # noqa: BLE001 - stopping never raises
             log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
         try:
-            if self.pid:  # what the stop command left running, or our process when there is none
-                self._terminate()
+            if self.server is not None:  # what the stop command left running, or our process when there is none
+                self.server.stop(self.lc.stop_grace_seconds, self._sleep)
         except Exception as exc:  # noqa: BLE001
             log.warning("model lifecycle: could not stop pid %s: %s: %s", self.pid, type(exc).__name__, exc)
-
-    def _terminate(self) -> None:
-        pid, proc = self.pid, self._proc
-        if pid and self._alive():
-            _signal_group(pid, proc, hard=False)
-            if not self._gone_within(self.lc.stop_grace_seconds):
-                log.warning("model lifecycle: pid %s ignored the stop for %g s; killing it",
-                            pid, self.lc.stop_grace_seconds)
-                _signal_group(pid, proc, hard=True)
-                self._gone_within(10.0)
-            if not _WINDOWS:
-                _signal_group(pid, None, hard=True)  # nothing of ours stays behind in the group
-
-    def _gone_within(self, seconds: float) -> bool:
-        deadline = time.monotonic() + seconds
-        while self._alive() and time.monotonic() < deadline:
-            self._sleep(0.05)
-        return not self._alive()
 
     def _forget(self) -> float:
         """Drop our hold on the server; returns how long it was up."""
         up = 0.0 if self._launched_at is None else max(0.0, self._clock.now() - self._launched_at)
         self.up_seconds_total += up
-        had = self.started_by_us or self.pid is not None
-        self.pid, self._proc, self._launched_at, self.started_by_us = None, None, None, False
+        had = self.started_by_us or self.server is not None
+        self.server, self._launched_at, self.started_by_us = None, None, False
         if had:
             self._save(dict(_CLEARED))
         return up

@@ -12,12 +12,14 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import psutil
 import pytest
 import requests
 
 from hippocampus.clock import FakeClock
 from hippocampus.config import LifecycleConfig, ModelConfig
-from hippocampus.lifecycle import ModelLifecycle, _pid_alive
+from hippocampus.lifecycle import ModelLifecycle
+from hippocampus.lifecycle_process import pid_alive as _pid_alive
 from hippocampus.model import ModelUnavailable
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
@@ -155,7 +157,9 @@ def test_ensure_starts_waits_through_loading_and_idle_tick_stops(rig):
     snap = lc.snapshot()
     assert snap["state"] == "ready" and snap["started_by_us"] is True and snap["via"] == "local"
     pid = snap["pid"]
-    assert rig.saves[-1] == {"pid": pid, "started_by_us": True, "cmd": lc.built_command(), "how": "command"}
+    assert rig.saves[-1] == {"pid": pid, "created": rig.saves[-1]["created"], "started_by_us": True,
+                             "cmd": lc.built_command(), "how": "command"}
+    assert abs(rig.saves[-1]["created"] - psutil.Process(pid).create_time()) < 0.01   # the recycled-pid guard
     started = rig.kinds("model_started")
     assert len(started) == 1 and started[0]["how"] == "command" and started[0]["url"] == rig.url
     assert started[0]["seconds"] >= 0.9
@@ -324,7 +328,7 @@ def test_a_restarted_service_adopts_the_server_it_started_and_stops_it(rig):
     assert gone(pid)
     assert rig.kinds("model_stopped")[-1]["why"] == "the cycle is over"
     assert b.snapshot()["pid"] is None and rig.saves[-1]["pid"] is None
-    assert a._proc.wait(timeout=5) is not None     # the process itself is gone: no orphan
+    assert a.server is not None and a.server.popen.wait(timeout=5) is not None   # gone itself: no orphan
 
 
 def test_adopting_a_dead_pid_clears_it(rig):
@@ -333,7 +337,7 @@ def test_adopting_a_dead_pid_clears_it(rig):
     b = rig.make(persisted={"pid": p.pid, "started_by_us": True, "cmd": ["x"], "how": "command"})
     b.adopt()
     assert b.snapshot()["started_by_us"] is False and b.snapshot()["pid"] is None
-    assert rig.saves == [{"pid": None, "started_by_us": False, "cmd": None, "how": None}]
+    assert rig.saves == [{"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}]
 
 
 def test_a_pid_that_is_not_ours_is_not_adopted(rig):
@@ -343,6 +347,21 @@ def test_a_pid_that_is_not_ours_is_not_adopted(rig):
     b.adopt()
     b.tick(chain_open=False)
     assert b.snapshot()["started_by_us"] is False and p.poll() is None
+
+
+def test_a_recycled_pid_is_told_apart_by_its_create_time(rig):
+    p = rig.spawn([sys.executable, "-c", "import time; time.sleep(30)"])
+    started = psutil.Process(p.pid).create_time()
+    record = {"pid": p.pid, "started_by_us": True, "cmd": [sys.executable, "-c", "x"], "how": "command"}
+    other = rig.make(persisted={**record, "created": started - 100})   # the pid, but a process of another moment
+    other.adopt()
+    other.tick(chain_open=False)
+    assert other.snapshot()["started_by_us"] is False and p.poll() is None
+    same = rig.make(persisted={**record, "created": started})
+    same.adopt()
+    assert same.snapshot()["started_by_us"] is True and same.snapshot()["pid"] == p.pid
+    same.tick(chain_open=False)
+    assert gone(p.pid)
 
 
 def test_adopt_with_nothing_persisted_does_nothing(rig):

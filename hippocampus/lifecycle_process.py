@@ -1,0 +1,192 @@
+"""The small model's server as a process: launch it detached, tell whether it still runs, stop it and
+what it started.
+
+psutil does the platform work, on Windows and on the Jetson's ARM alike: liveness (a zombie counts as
+gone), the tree of children, terminate and kill. The guard against a recycled pid is the process's
+create time, recorded at launch: a pid whose process started at another moment is somebody else's.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import psutil
+
+log = logging.getLogger("hippocampus.lifecycle")
+
+WINDOWS = os.name == "nt"
+SAME_START = 0.05           # seconds: two reads of one process's create time agree closer than this
+
+
+def split_command(line: str) -> Any:
+    """A command line for Popen: whole on Windows, shlex-split elsewhere."""
+    return line if WINDOWS else shlex.split(line)
+
+
+def _detached() -> dict:
+    """Popen kwargs that put the server in its own process group (a session), with no window."""
+    if WINDOWS:
+        flags = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW  # type: ignore[attr-defined]
+        return {"creationflags": flags}
+    return {"start_new_session": True}
+
+
+def _created(pid: int) -> Optional[float]:
+    try:
+        return psutil.Process(pid).create_time()
+    except (psutil.Error, OSError):
+        return None
+
+
+def pid_alive(pid: Optional[int]) -> bool:
+    """Is a process with this pid running (a zombie is gone for our purposes)?"""
+    if not pid:
+        return False
+    try:
+        p = psutil.Process(int(pid))
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return False
+    except psutil.AccessDenied:
+        return True
+
+
+@dataclass
+class ServerProcess:
+    """A server we launched (popen set) or took back after a restart (popen None: a bare pid)."""
+    pid: int
+    created: Optional[float]
+    popen: Optional[subprocess.Popen] = None
+
+    def alive(self) -> bool:
+        if self.popen is not None and self.popen.poll() is not None:
+            return False
+        return self._process() is not None
+
+    def exit_code(self) -> Optional[int]:
+        return self.popen.poll() if self.popen is not None else None
+
+    def _process(self) -> Optional[psutil.Process]:
+        """The live process, only while it is the one we started (same create time)."""
+        try:
+            p = psutil.Process(self.pid)
+            if self.created is not None and abs(p.create_time() - self.created) > SAME_START:
+                return None                     # the pid was recycled: not ours
+            return p if p.status() != psutil.STATUS_ZOMBIE else None
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            return None
+        except psutil.AccessDenied:
+            return None
+
+    def record(self) -> dict:
+        return {"pid": self.pid, "created": self.created}
+
+    def stop(self, grace_seconds: float, sleep: Callable[[float], None] = time.sleep) -> None:
+        """Terminate the process and every process under it; kill what is still there after the grace."""
+        p = self._process()
+        if p is None:
+            self._reap()
+            return
+        procs = _tree(p)
+        _each(procs, "terminate")
+        alive = _wait(procs, grace_seconds, sleep)
+        if alive:
+            log.warning("model lifecycle: pid %s ignored the stop for %g s; killing it", self.pid, grace_seconds)
+            _each(alive, "kill")
+            _wait(alive, 10.0, sleep)
+        self._reap()
+
+    def kill_leftovers(self) -> None:
+        """What a server that already exited left running under it (nothing, usually)."""
+        p = self._process()
+        if p is not None:
+            _each(_tree(p), "kill")
+        self._reap()
+
+    def _reap(self) -> None:
+        if self.popen is not None:
+            try:
+                self.popen.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _tree(p: psutil.Process) -> list:
+    try:
+        return [p] + p.children(recursive=True)
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return [p]
+
+
+def _each(procs: list, verb: str) -> None:
+    for p in procs:
+        try:
+            getattr(p, verb)()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+
+
+def _wait(procs: list, seconds: float, sleep: Callable[[float], None]) -> list:
+    """The processes still running after `seconds` (polled, so an injected sleep drives it)."""
+    deadline = time.monotonic() + seconds
+    alive = list(procs)
+    while True:
+        alive = [p for p in alive if _running(p)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        sleep(0.05)
+
+
+def _running(p: psutil.Process) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return False
+    except psutil.AccessDenied:
+        return True
+
+
+def launch(cmd: Any, log_path: Path, cwd: Optional[str]) -> ServerProcess:
+    """Start the server detached, its output appended to log_path. Raises what Popen raises."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as out:
+        popen = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 cwd=cwd, **_detached())
+    return ServerProcess(popen.pid, _created(popen.pid), popen)
+
+
+def adopt(record: dict) -> Optional[ServerProcess]:
+    """The server a previous run of this service started, if that very process still runs. A record
+    with no create time (written before it was kept) is matched by its command line instead."""
+    pid = record.get("pid")
+    if not pid:
+        return None
+    proc = ServerProcess(int(pid), record.get("created"))
+    if record.get("created") is not None:
+        return proc if proc.alive() else None
+    return proc if proc.alive() and _command_matches(int(pid), record.get("cmd")) else None
+
+
+def _command_matches(pid: int, cmd: Any) -> bool:
+    try:
+        running = psutil.Process(pid).cmdline()
+    except (psutil.Error, OSError):
+        return False
+    words = {os.path.basename(w) for w in running if w}
+    saved = cmd if isinstance(cmd, list) else str(cmd or "").split()
+    wanted = [os.path.basename(str(w)) for w in saved if len(str(w)) > 2 and not str(w).startswith("-")]
+    return bool(wanted) and any(w in words for w in wanted)
+
+
+def run_stop_command(line: str, log_path: Path, cwd: Optional[str], timeout: float = 60) -> None:
+    """The configured stop command (its output to the model log). Raises what subprocess.run raises."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as out:
+        subprocess.run(split_command(line), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                       timeout=timeout, cwd=cwd)
