@@ -153,8 +153,8 @@ def redraft_chain(ctx: Context, step: chain.Next) -> RedraftResult:
             ops.extend(new_ops)
     finally:
         ctx.progress.clear()
-    if result.failures and not ops:
-        return result
+    if result.failures:
+        return result       # all or nothing: a part submitted would drop the rest and its critique for good
     ops = submittable(ctx, ops)
     if not ops:
         return result
