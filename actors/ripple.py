@@ -5,6 +5,8 @@ running is kept and fired again on the next tick.
 """
 from __future__ import annotations
 
+from hippocampus import gate
+
 from .base import Supervised
 
 
@@ -22,6 +24,12 @@ class RippleActor(Supervised):
         for type_, event in list(self.kept.items()):
             if not self.rt.ripple.busy(type_):
                 del self.kept[type_]
+                if type_ == "brief_requested" and gate.brief_wanted(self.rt.ctx) is None:
+                    # answered while it waited: firing it now wakes the main model for nothing, on top of
+                    # the sleep that brief started (and, with handover, of the small model drafting)
+                    self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
+                                                                      "dropped": "the brief arrived"})
+                    continue
                 self._fire(event, retry=True)
 
     def _fire(self, event: dict, retry: bool = False) -> dict:

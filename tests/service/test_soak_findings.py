@@ -1,11 +1,14 @@
 """What the soak (issue 17) found, each pinned by a test of its own."""
 from __future__ import annotations
 
+import getpass
 import time
 
 from hippocampus import gate
 from hippocampus.clock import FakeClock
 from hippocampus.tend import tend
+from tests.harness.reviewer import wait_for
+from tests.service.test_ripple_service import Recorder, event
 from tests.service.test_tend import scripted_model
 
 
@@ -46,3 +49,34 @@ def test_a_redraft_that_loses_one_answer_submits_nothing_and_the_next_redrafts_e
     second = next(d for d in hand.drafts() if d["attempt"] == 2)
     assert sorted(op["redraft_of"] for op in second["operations"]) == [0, 1]
     assert sorted(op["content"] for op in second["operations"]) == ["version 0", "version 1"]
+
+
+# ---------------------------------------------------------------- a stale wake-up for a brief
+
+def test_a_skipped_brief_request_is_not_fired_again_once_the_brief_arrived(make_config, start_service, tmp_path):
+    """A brief request skipped while the last wake-up ran was fired again on the next tick even when that
+    wake-up had answered it: the main model woke for nothing, on top of the sleep (and of the small model
+    drafting, with handover on)."""
+    rec = Recorder(tmp_path, delay=1.5)
+    cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_check_misses": 100000},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["brief_requested"]})
+    svc = start_service(cfg)
+    base, ctx = svc.url, svc.runtime.ctx
+    asked = {"asked_at": time.time(), "for_sleep_due_at": time.time(), "intent_id": None, "answered": None,
+             "nudges": 0, "forced": False}
+    ctx.state.set(brief_request=asked)
+    one = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None)
+    two = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None, nudge=1)
+    first = wait_for(lambda: event(base, one["seq"]).get("ripple"), timeout=5, what="the first wake-up")
+    assert first["ok"] is True
+    wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the skip")
+    ctx.state.set(brief_request={**asked, "answered": True, "resolved_at": time.time()})   # the brief came
+    rec.run(first["pid"], timeout=10)
+    dropped = wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("dropped"), timeout=5,
+                       what="the kept wake-up to be dropped")
+    assert dropped == "the brief arrived"
+    n = svc.runtime.board.get("scheduler")["ticks"]
+    wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] >= n + 5, timeout=10, what="five more ticks")
+    assert len(rec.runs()) == 1 and svc.runtime.board.get("ripple")["waiting_to_retry"] == []
+    assert not event(base, two["seq"])["ripple"].get("ok")
