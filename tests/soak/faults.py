@@ -124,7 +124,7 @@ class Fault:
 
 
 def plan(world, rng, night: int, night_start: float) -> Optional[Fault]:
-    """Night 1 runs clean; after it most nights get one fault, the kinds taken in turn."""
-    if night < 2 or rng.random() > 0.85:
+    """Night 1 runs clean; after it every night gets one fault, the kinds taken in turn."""
+    if night < 2:
         return None
     return Fault(KINDS[(night - 2) % len(KINDS)], world, rng, night_start)

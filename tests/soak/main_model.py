@@ -174,7 +174,15 @@ class Session:
             elif terminal and op.get("redraft_of") is not None and roll < 0.8:
                 d["edited_content"] = (op.get("content") or topic) + " - as I remember it"
             out.append(d)
-        return out
+        # Memory refuses an approved attach to a new core (target_op) that is denied: deny it with its core
+        by_op = {d["op"]: d for d in out}
+        for op in view.get("operations", []):
+            t = op.get("target_op")
+            mine = by_op.get(op["index"])
+            if t is not None and mine and mine["verdict"] == "approve" and by_op.get(t, {}).get("verdict") == "deny":
+                by_op[op["index"]] = {"op": op["index"], "verdict": "deny",
+                                      "critique": f"its core was denied; say: {op.get('content') or 'an episode'}"}
+        return [by_op[d["op"]] for d in out]
 
     # ------------------------------------------------------------ the nudge
     def nudge(self) -> None:

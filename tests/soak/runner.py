@@ -107,7 +107,7 @@ def run_night(world, night: int, rng, result: Result, seq0: int, out: Callable[[
         evs = _events_since(world, seq0)
         pending = _drafts(world, "pending")
         live = pending + _drafts(world, "reviewed")
-        slept = any(e["type"] == "sleep_done" for e in evs)
+        slept = any(e["type"] == "sleep_done" and float(e.get("at") or 0) >= t0 for e in evs)   # on today's
         idle = status is not None and not status.get("busy") and not status.get("progress")
         if slept and not live and idle:
             landed_night = True
