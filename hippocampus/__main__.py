@@ -1,4 +1,4 @@
-"""seren-hippocampus: serve (the default), check-config, demo, service (Windows)."""
+"""seren-hippocampus: serve (the default), check-config, ripple-claude, check-ripple, demo, service (Windows)."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,7 @@ from . import SERVICE, __version__
 from . import config as config_mod
 from .startup import enforce_exposure, use_system_trust
 from . import flags as flags_mod
+from . import ripple_cli
 
 log = logging.getLogger("hippocampus")
 
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("check-config", parents=[after, card],
                    help="print the resolved config (secrets hidden) and every warning; "
                         "exit 1 when there were warnings")
+    ripple_cli.add_commands(sub, after, card)       # ripple-claude DIR, check-ripple
     svc = sub.add_parser("service", parents=[after],
                          help="Windows: install | start | stop | remove the Windows service (pywin32); "
                               "elsewhere see deploy/systemd")
@@ -120,6 +122,10 @@ def main(argv: Optional[list] = None) -> int:
         from .demo import run
 
         return run(once=args.once, scripted_model=args.scripted_model, port=args.port)
+    if args.command == "ripple-claude":
+        return ripple_cli.ripple_claude(args)
+    if args.command == "check-ripple":
+        return ripple_cli.check_ripple(args)
     if args.command == "check-config":
         cfg = config_mod.load(args.config, announce=False)
         try:

@@ -39,6 +39,10 @@ def explain(s: dict) -> str:
                      "(its brief is kept for the next check)")
     elif (s.get("last_check") or {}).get("status") == "error":
         parts.append(f"the last check failed: {s['last_check'].get('error')}")
+    wake = s.get("wakeup") or {}
+    if wake.get("ok") is False:
+        parts.append(f"a wake-up of the main model {wake.get('summary') or 'would fail'} "
+                     "(seren-hippocampus check-ripple says how to fix it)")
     if s.get("redrafts_waiting_since"):
         parts.append(f"redrafts have waited since {_hm(s['redrafts_waiting_since'])} for sleep time "
                      "(tend cycle off); POST /tend does them now")

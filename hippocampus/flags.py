@@ -84,6 +84,14 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="the user the script ripple runs as (ripple.run_as)")
     g.add_argument("--ripple-stdin", action="store_const", const=True, default=s,
                    help="send the ripple message on stdin instead of in {message} (ripple.stdin)")
+    g.add_argument("--ripple-claude", metavar="DIR", default=s,
+                   help="wake Claude Code on this box in project folder DIR: reads ~/.claude.json and "
+                        "DIR/.mcp.json for the MCP servers registered there and writes a script ripple with "
+                        "their tools pre-approved and DIR as the working directory (ripple.type, "
+                        "ripple.command, ripple.cwd; ripple.run_as defaults to you)")
+    g.add_argument("--claude-json", metavar="PATH", default=s,
+                   help="the Claude Code settings --ripple-claude reads (else $SEREN_CLAUDE_JSON, else "
+                        "run_as's ~/.claude.json)")
     g.add_argument("--voice-card", action="store_const", const=True, default=s,
                    help="let the main model keep a voice card here (voice.enabled)")
     return parser
@@ -111,7 +119,8 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
     """Lay the given flags over cfg (in place); return the dotted settings they changed.
 
     Raises FlagError for what the card refuses: --tend-every under 60 or with --tend-cycle off,
-    --model-max-tokens under 256, --model-handover with no managed model, --ripple endpoint with no url.
+    --model-max-tokens under 256, --model-handover with no managed model, --ripple endpoint with no url,
+    --ripple-claude with another --ripple type or a folder it cannot build the command for.
     """
     say = say or _say
     given = {k: v for k, v in vars(args).items() if v is not None}
@@ -167,6 +176,10 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         put(ripple, "run_as", str(given["ripple_run_as"]).strip(), "ripple.run_as")
     if given.get("ripple_stdin"):
         put(ripple, "stdin", True, "ripple.stdin")
+    if "ripple_claude" in given:
+        _ripple_claude(ripple, given, put, say)
+    elif "claude_json" in given:
+        raise FlagError("--claude-json only matters with --ripple-claude DIR: give both, or neither")
     if ripple.type == "endpoint" and not ripple.url and "ripple" in given:
         raise FlagError("--ripple endpoint needs a url: give --ripple-url (an Observatory or Lodestar ripple route)")
     if given.get("voice_card"):
@@ -177,3 +190,27 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         else:
             say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
     return changed
+
+
+def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:
+    """--ripple-claude DIR: the script ripple that wakes Claude Code in DIR (family-conventions 5.3)."""
+    from . import claude_setup
+
+    if given.get("ripple", "script") != "script":
+        raise FlagError(claude_setup.REFUSED_TYPE)
+    if "ripple_command" in given:
+        raise FlagError("--ripple-claude writes the ripple command itself: give --ripple-claude or "
+                        "--ripple-command, not both")
+    run_as = ripple.run_as or claude_setup.invoking_account()
+    try:
+        cr = claude_setup.build(str(given["ripple_claude"]), claude_json=given.get("claude_json"), run_as=run_as)
+    except claude_setup.ClaudeSetupError as exc:
+        raise FlagError(str(exc)) from None
+    if ripple.type != "script":
+        put(ripple, "type", "script", "ripple.type")
+    put(ripple, "command", cr.command, "ripple.command")
+    put(ripple, "cwd", cr.cwd, "ripple.cwd")
+    if not ripple.run_as and run_as:
+        put(ripple, "run_as", run_as, "ripple.run_as")
+    say(f"ripple-claude: {len(cr.servers)} MCP server(s) pre-approved for {cr.cwd} "
+        f"({cr.registered.scopes()}; from {cr.registered.settings})")

@@ -154,8 +154,11 @@ class Ripple:
         self.log_dir = Path(log_dir)
         self._whoami = whoami or _whoami
         self._lock = threading.Lock()
+        self._ended = threading.Condition(self._lock)
         self._last: dict[str, Any] = {}      # event type -> the last child started for it
         self._children: list[Any] = []       # every child started and not yet seen to exit
+        self._results: dict[str, dict] = {}  # event type -> what its last ripple did (and how it ended)
+        self.on_exit: Optional[Callable[[str], None]] = None   # told the event type when a child ends
 
     # ---- what fires
 
@@ -166,12 +169,41 @@ class Ripple:
         kind = self.cfg.type or "off"
         try:
             if self.cfg.type == "script":
-                return self._script(event)
-            if self.cfg.type == "endpoint":
-                return self._endpoint(event)
-            return {"type": kind, "ok": False, "error": "ripple.type is off"}
+                outcome = self._script(event)
+            elif self.cfg.type == "endpoint":
+                outcome = self._endpoint(event)
+            else:
+                return {"type": kind, "ok": False, "error": "ripple.type is off"}
         except Exception as exc:  # noqa: BLE001 - a ripple never fails its emitter
-            return {"type": kind, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            outcome = {"type": kind, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        started = outcome.get("type") == "script" and outcome.get("ok")   # recorded as it started
+        if not outcome.get("skipped") and not started:    # a skip leaves the running one as the last
+            self._note(_kind(event), outcome)
+        return outcome
+
+    # ---- what the last ripple per event did
+
+    def _note(self, kind: str, outcome: dict) -> None:
+        rec = {k: outcome[k] for k in ("type", "ok", "error", "pid", "status", "refused", "run_as")
+               if k in outcome}
+        rec["at"] = time.time()
+        with self._lock:
+            self._results[kind] = rec
+
+    def last_results(self) -> dict:
+        """Event type -> its last ripple: when, ok, the error; for a script its pid, and once it has
+        ended its exit_code and seconds (ok is then whether it exited 0)."""
+        with self._lock:
+            return {k: dict(v) for k, v in self._results.items()}
+
+    def wait(self, event_type: str, timeout: float) -> Optional[dict]:
+        """Wait for the last script child of `event_type` to end; its result, or None at the timeout."""
+        with self._ended:
+            if not self._ended.wait_for(lambda: not self._results.get(event_type, {}).get("running"),
+                                        timeout=max(0.0, float(timeout))):
+                return None
+            rec = self._results.get(event_type)
+            return dict(rec) if rec is not None else None
 
     # ---- the children
 
@@ -254,17 +286,22 @@ class Ripple:
                 return {"type": "script", "ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self._last[kind] = proc
             self._children.append(proc)
-        reaper = threading.Thread(target=self._reap, args=(proc, float(cfg.timeout_seconds)),
+            # recorded before the reaper starts, so that a child which ends at once still gets its exit code
+            self._results[kind] = {"type": "script", "ok": True, "pid": proc.pid, "run_as": cfg.run_as or plan.user,
+                                   "at": time.time(), "running": True}
+        reaper = threading.Thread(target=self._reap, args=(proc, float(cfg.timeout_seconds), kind),
                                   name=f"ripple-reaper-{proc.pid}", daemon=True)
         reaper.start()
         return {"type": "script", "ok": True, "pid": proc.pid, "event": kind,
                 "run_as": cfg.run_as or plan.user}
 
-    @staticmethod
-    def _reap(proc: Any, timeout: float) -> None:
+    def _reap(self, proc: Any, timeout: float, kind: str = "") -> None:
+        started = time.monotonic()
+        killed = False
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            killed = True
             try:
                 proc.kill()
                 proc.wait(timeout=10)
@@ -272,6 +309,28 @@ class Ripple:
                 pass
         except Exception:  # noqa: BLE001 - nothing to record
             pass
+        self._ended_with(kind, proc, time.monotonic() - started, killed, timeout)
+
+    def _ended_with(self, kind: str, proc: Any, seconds: float, killed: bool, timeout: float) -> None:
+        try:
+            code = proc.poll()
+        except Exception:  # noqa: BLE001 - no exit code to read
+            code = None
+        with self._ended:
+            rec = self._results.get(kind)
+            if rec is not None and rec.get("pid") == proc.pid and rec.get("running"):
+                rec.update(running=False, exit_code=code, seconds=round(seconds, 1), ok=code == 0)
+                if killed:
+                    rec.update(killed=True, error=f"killed after {timeout:g} s")
+                elif code not in (0, None):
+                    rec["error"] = f"exited {code}"
+            self._ended.notify_all()
+        hook = self.on_exit
+        if hook is not None:
+            try:
+                hook(kind)
+            except Exception:  # noqa: BLE001 - the hook never breaks the reaper
+                pass
 
     # ---- endpoint
 

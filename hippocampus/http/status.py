@@ -39,6 +39,17 @@ class MemoryWatch:
         return snap
 
 
+CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": None}
+
+
+def wakeup(board: dict) -> dict:
+    """Would a wake-up work (the check the ripple actor publishes at start and after each ripple), with
+    the last ripple per event. Read from the board: nothing is run or read here."""
+    view = dict(board.get("wakeup") or CHECKING)
+    view["last"] = (board.get("ripple") or {}).get("last") or {}
+    return view
+
+
 def build_status(rt, watch: MemoryWatch) -> dict:
     cfg, ctx = rt.cfg, rt.ctx
     st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "brief_misses",
@@ -70,6 +81,7 @@ def build_status(rt, watch: MemoryWatch) -> dict:
         "brief_requested_at": req.get("asked_at") if wanted else None,
         "webhook": bool(cfg.notify.webhook_url),
         "ripple": board.get("ripple"),
+        "wakeup": wakeup(board),
         "last_sleep": st.get("last_sleep"),
         "last_tend": st.get("last_tend"),
         "redrafts_waiting_since": st.get("redrafts_waiting_since"),

@@ -250,7 +250,22 @@ function isBroken(s){
   const failed = Object.values(s.actors || {}).some(a => a.state === "failed");
   return (s.memory || {}).reachable === false || failed || !!(s.last_sleep || {}).error
       || !!s.state_error || !!s.events_error || ((s.model_lifecycle || {}).state === "failed")
-      || ((s.last_check || {}).status === "error");
+      || ((s.last_check || {}).status === "error") || ((s.wakeup || {}).ok === false);
+}
+
+// the wake-up: would a ripple work (checked by the service), and what the last one per event did
+function rippleEnd(r){
+  if (r.running) return "running" + (r.pid ? " (pid " + r.pid + ")" : "");
+  if (r.exit_code !== undefined && r.exit_code !== null)
+    return "exited " + r.exit_code + (r.seconds !== undefined ? " after " + span(r.seconds) : "") + (r.killed ? ", killed" : "");
+  if (r.ok) return r.type === "endpoint" ? "sent" + (r.status ? " (HTTP " + r.status + ")" : "") : "started";
+  return "failed" + (r.error ? " (" + r.error + ")" : "");
+}
+function wakeupWords(w){
+  if (!w) return "Wake-up: not checked yet";
+  const last = Object.entries(w.last || {}).sort((a, b) => (b[1].at || 0) - (a[1].at || 0));
+  const ends = last.map(([kind, r]) => kind + " " + relAbs(r.at) + ": " + rippleEnd(r));
+  return "Wake-up: " + (w.summary || "not checked yet") + (ends.length ? " · last: " + ends.join("; ") : "");
 }
 
 function renderStatus(s){
@@ -277,6 +292,7 @@ function renderStatus(s){
   setText("explainSub", sub.join(" · "));
   show("explainSub", sub.length > 0);
   setText("busyNote", s.busy ? (s.busy.what || "busy") + " running…" : "");
+  setText("wakeupLine", wakeupWords(s.wakeup));
 
   // last sleep
   const ls = s.last_sleep;
