@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 import pykka
 
+from hippocampus import private
 from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.context import Context
@@ -75,6 +76,7 @@ class Runtime:
         self.cfg = cfg
         clock = clock or Clock()
         state_path = cfg.sleep.resolved_state_path()
+        private.prepare(state_path.parent)      # 0700, and our files in it 0600
         state = State(state_path)
         events = EventLog(state_path.with_name("events.json"), clock, keep=cfg.events.keep)
         memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)

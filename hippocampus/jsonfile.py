@@ -1,4 +1,4 @@
-"""Atomic JSON files: write to a temp file, fsync, rename. A corrupt file is moved aside."""
+"""Atomic JSON files: write to a temp file (0600), fsync, rename. A corrupt file is moved aside."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 from typing import Any, Optional
+
+from . import private
 
 log = logging.getLogger("hippocampus.state")
 
@@ -22,11 +24,12 @@ def write_atomic(path: Path, data: Any) -> None:
 
 
 def write_text_atomic(path: Path, raw: str) -> None:
-    """Temp file, fsync, rename. The caller holds no lock a reader needs: an fsync can take seconds."""
+    """Temp file (0600: the file keeps its mode), fsync, rename. The caller holds no lock a reader
+    needs: an fsync can take seconds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private.make_dir(path.parent)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with os.fdopen(private.create(tmp), "w", encoding="utf-8") as fh:
         fh.write(raw)
         fh.flush()
         os.fsync(fh.fileno())

@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 
 import requests
 
+from hippocampus import private
 from hippocampus.config import RippleConfig
 from hippocampus.notify import error_text as _error_text
 
@@ -274,8 +275,9 @@ class Ripple:
             if prev is not None and prev.poll() is None:
                 return {"type": "script", "ok": False, "skipped": SKIPPED}
             try:
-                self.log_dir.mkdir(parents=True, exist_ok=True)
-                with open(self.log_dir / "ripple.log", "ab") as log:   # the child keeps its own copy
+                private.make_dir(self.log_dir)
+                # 0600, like every file in the state folder; the child keeps its own copy
+                with open(private.open_append(self.log_dir / "ripple.log"), "ab") as log:
                     proc = runas.spawn(argv, run_as=cfg.run_as or "", env=env,
                                        cwd=(cfg.cwd or "").strip() or None, stdout=log,
                                        stdin_data=message.encode("utf-8") if cfg.stdin else None)

@@ -1,0 +1,87 @@
+"""Private files: the state folder is created 0700 and every file the service writes in it is 0600 (POSIX).
+
+The folder holds topic names, the voice card's every version and the event log: nobody else on the box
+reads them. On Windows, modes mean nothing: the folder lives under the person's profile and inherits its
+default ACL (the person, SYSTEM, Administrators), so only the folder is made here.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+
+log = logging.getLogger("hippocampus.state")
+
+POSIX = os.name != "nt"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+# what the service writes in the state folder (the folder may be shared with other things: only these
+# are tightened, never every file in it)
+OURS = ("state.json", "events.jsonl", "events.json", "voice.json", "ripple.log", "model.log")
+OURS_LIKE = ("*.tmp", "state.json.corrupt-*", "events.json*.corrupt-*", "voice.json.corrupt-*")
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+def make_dir(folder: Path) -> None:
+    """The folder and its parents, if missing; the folder itself is created 0700."""
+    folder = Path(folder)
+    if folder.is_dir():
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(mode=DIR_MODE)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise
+        return                       # made by someone else meanwhile: its mode is theirs
+    if POSIX:
+        os.chmod(folder, DIR_MODE)   # whatever the umask
+
+
+def create(path: Path) -> int:
+    """A descriptor on path, emptied, for writing: created 0600 (a leftover file is made 0600 too)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY, FILE_MODE)
+    if POSIX:
+        os.fchmod(fd, FILE_MODE)
+    return fd
+
+
+def open_append(path: Path) -> int:
+    """A descriptor appending to path, which is created 0600 if it is not there."""
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _BINARY, FILE_MODE)
+
+
+def prepare(folder: Path) -> None:
+    """At start-up: make the folder (0700), make our files in it 0600 (an older version wrote them 0644),
+    and say so if the folder itself is open to other accounts (it is never changed: it may not be ours)."""
+    folder = Path(folder)
+    try:
+        make_dir(folder)
+    except OSError as exc:
+        log.error("the state folder %s could not be made (%s): the state is kept in memory until it can",
+                  folder, exc)
+        return
+    if not POSIX:
+        return
+    names = {folder / n for n in OURS} | {p for pattern in OURS_LIKE for p in folder.glob(pattern)}
+    tightened = []
+    for path in sorted(names):
+        try:
+            st = path.lstat()
+            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+                os.chmod(path, FILE_MODE)
+                tightened.append(path.name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            log.warning("could not make %s private (%s)", path, exc)
+    if tightened:
+        log.info("made %s private (0600) in %s", ", ".join(tightened), folder)
+    try:
+        mode = stat.S_IMODE(folder.stat().st_mode)
+    except OSError:
+        return
+    if mode & 0o077:
+        log.warning("the state folder %s is open to other accounts (mode %03o); its files are 0600, and "
+                    "`chmod 700 %s` closes the folder too", folder, mode, folder)
