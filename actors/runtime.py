@@ -18,6 +18,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.context import Context
 from hippocampus.cycle import Busy
+from hippocampus.events import FILE_NAME as EVENTS_FILE
 from hippocampus.events import EventLog
 from hippocampus.memory import MemoryClient
 from hippocampus.model import ModelClient
@@ -37,6 +38,7 @@ from .sleeper import SleeperActor
 from .supervisor import ChildSpec, Registry, Supervisor
 
 log = logging.getLogger("hippocampus.runtime")
+NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
 
 CHILDREN = [
     ChildSpec("notifier", NotifierActor),
@@ -78,7 +80,7 @@ class Runtime:
         state_path = cfg.sleep.resolved_state_path()
         private.prepare(state_path.parent)      # 0700, and our files in it 0600
         state = State(state_path)
-        events = EventLog(state_path.with_name("events.json"), clock, keep=cfg.events.keep)
+        events = EventLog(state_path.with_name(EVENTS_FILE), clock, keep=cfg.events.keep)
         memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
         model = ModelClient(cfg.model) if cfg.model.configured else None
         voice = None
@@ -175,7 +177,7 @@ class Runtime:
     def nudge(self) -> dict:
         self.nudges.set()
         woke = self.tell("scheduler", Wake())
-        self.ctx.emit("nudged", woke=woke)
+        self.ctx.events.bump("nudged", within=NUDGE_BURST_SECONDS, woke=woke)   # a burst is one event
         return {"ok": True, "woke": woke,
                 "message": "carrying on now" if woke else "noted; the next tick carries on"}
 

@@ -106,6 +106,7 @@ def make_ctx(make_config):
 
     from hippocampus.clock import FakeClock
     from hippocampus.context import Context
+    from hippocampus.events import FILE_NAME as EVENTS_FILE
     from hippocampus.events import EventLog
     from hippocampus.memory import MemoryClient
     from hippocampus.model import ModelClient
@@ -120,7 +121,7 @@ def make_ctx(make_config):
             from hippocampus.voice import VoiceCard
             voice = VoiceCard(path.with_name("voice.json"), cfg.voice.max_chars, clock)
         return Context(cfg=cfg, memory=MemoryClient(cfg.memory.url), state=State(path),
-                       events=EventLog(path.with_name("events.json"), clock), clock=clock,
+                       events=EventLog(path.with_name(EVENTS_FILE), clock), clock=clock,
                        model=ModelClient(cfg.model) if cfg.model.configured else None, voice=voice)
     return make
 
