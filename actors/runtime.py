@@ -25,6 +25,7 @@ from hippocampus.model import ModelClient
 from hippocampus.notify import Webhook
 from hippocampus.ripple import Ripple
 from hippocampus.state import State
+from hippocampus.stopping import ServiceStopping
 
 from .board import Board
 from .chain import ChainActor
@@ -111,6 +112,20 @@ class Runtime:
         self.supervisor.ask(Ping(), timeout=60)
         return self
 
+    @property
+    def stopping(self) -> bool:
+        return self.ctx.stopping.is_set()
+
+    def begin_stop(self) -> None:
+        """The first step of a stop (any thread, at once): no new step starts, and a model call in flight
+        is abandoned, so the actor waiting on it is free in milliseconds instead of when the model answers."""
+        if self.stopping:
+            return
+        self.ctx.stopping.set()
+        cut = self.ctx.model.abandon() if self.ctx.model is not None else 0
+        log.info("stopping: no new sleep or tend starts%s", "; the model call in flight was abandoned "
+                 "(the step waiting on it is recorded as interrupted)" if cut else "")
+
     def stop(self, timeout: float = 20.0) -> None:
         if self.supervisor is not None:
             try:
@@ -139,15 +154,17 @@ class Runtime:
 
     @contextlib.contextmanager
     def holding(self, token, what: str):
-        """Inside a handler: the lock the caller took, or take it here."""
+        """Inside a handler: the lock the caller took, or take it here. None starts once the stop has come."""
         tok = token if token is not None else self.ctx.cycle.enter(what)
         try:
+            self.ctx.stopping.check(f"the {what} was not started")
             yield tok
         finally:
             self.ctx.cycle.leave(tok)
 
     def request(self, what: str, actor: str, make: Callable[[Any], Any], timeout: Optional[float]) -> Any:
         """Take the cycle lock here (Busy at once if it is held) and hand it to the actor's handler."""
+        self.ctx.stopping.check(f"the {what} was not started")
         tok = self.ctx.cycle.enter(what)
         ref = self.registry.get(actor)
         if ref is None:
@@ -165,7 +182,7 @@ class Runtime:
             return self.request(what, actor, make, timeout)
         except Busy:
             return None
-        except pykka.ActorDeadError:
+        except (pykka.ActorDeadError, ServiceStopping):
             return None
         except pykka.Timeout:
             log.warning("the %s is taking longer than %s s; the tick goes on", what, timeout)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Optional
 
 from .base import Supervised
 from .messages import Check, ModelTick, RetrySkipped, Tend
@@ -38,9 +39,17 @@ class SchedulerActor(Supervised):
     def on_Wake(self, msg) -> None:
         if not self.rt.nudges.pending():
             return                       # collapsed into a tick that already ran
-        self.rt.ripple.settle(self.rt.cfg.sleep.nudge_wait_seconds)
+        self._settle(self.rt.cfg.sleep.nudge_wait_seconds)
         self.rt.nudges.take()
         self.run_tick(nudged=True)
+
+    def _settle(self, seconds: float) -> None:
+        """Wait (up to seconds) for the rippled session to end, but never past the start of a stop."""
+        deadline = time.monotonic() + seconds
+        while not self.rt.stopping:
+            left = deadline - time.monotonic()
+            if self.rt.ripple.settle(max(0.0, min(left, 0.25))) or left <= 0:
+                return
 
     def _redraft_due(self, nudged: bool):
         """True: redraft now. None: the tend decides by sleep time (tend_cycle off). False: not now."""
@@ -56,7 +65,9 @@ class SchedulerActor(Supervised):
             return True
         return False
 
-    def run_tick(self, nudged: bool) -> dict:
+    def run_tick(self, nudged: bool) -> Optional[dict]:
+        if self.rt.stopping:
+            return None                  # the service is stopping: no new step starts
         self.next_tick = time.monotonic() + self.heartbeat
         self.ticking = True
         self.publish()

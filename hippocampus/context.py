@@ -11,6 +11,7 @@ from .events import EventLog
 from .memory import MemoryClient
 from .model import ModelClient
 from .state import State
+from .stopping import StopFlag
 
 
 class ModelGate(Protocol):
@@ -46,6 +47,7 @@ class Context:
     voice: Any = None            # hippocampus.voice.VoiceCard when enabled
     cycle: CycleLock = field(default_factory=CycleLock)
     progress: dict = field(default_factory=dict)   # what a running sleep is doing, for /status
+    stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
 
     def emit(self, type_: str, **fields: Any) -> dict:
         return self.events.emit(type_, **fields)

@@ -37,6 +37,9 @@ def explain(s: dict) -> str:
     if last.get("error"):
         parts.append(f"the last sleep failed at {_hm(last.get('finished_at'))}: {last['error']} "
                      "(its brief is kept for the next check)")
+    elif last.get("interrupted"):
+        parts.append(f"the last sleep was interrupted by a stop at {_hm(last.get('finished_at'))}: nothing "
+                     "was posted and its brief is kept for the next check")
     elif (s.get("last_check") or {}).get("status") == "error":
         parts.append(f"the last check failed: {s['last_check'].get('error')}")
     wake = s.get("wakeup") or {}

@@ -15,6 +15,7 @@ from . import chain
 from .bedtime import BRIEF_TOPIC, REQUEST_TTL, bedtime_at, request_text
 from .context import Context
 from .memory import MemoryError_
+from .stopping import ServiceStopping
 from .sleep.runner import purge, resume_submit, run_sleep
 
 log = logging.getLogger("hippocampus.gate")
@@ -106,6 +107,8 @@ def check(ctx: Context) -> dict:
                     ctx.state.set(brief_misses=0)
                     report["sleep"] = run_sleep(ctx, pulled, pulled=True)
         report["misses"] = ctx.state.get("brief_misses") or 0
+    except ServiceStopping:
+        raise                   # not a failed check: the sleep it started recorded the interruption
     except Exception as exc:  # noqa: BLE001 - a failed check is reported, never raised into the tick
         report["status"] = "error"
         report["error"] = f"{type(exc).__name__}: {exc}"
@@ -174,6 +177,8 @@ def pull_brief(ctx: Context) -> Optional[dict]:
         answer = call_model(ctx, PULL_PROMPT % lines)
         m = re.search(r"\{.*\}", answer.text, re.S)
         data = json.loads(m.group(0)) if m else None
+    except ServiceStopping:
+        raise
     except Exception as exc:  # noqa: BLE001 - a failed pull is logged and gives nothing
         log.warning("the small model could not pull a brief: %s", exc)
         return None

@@ -2,7 +2,8 @@
 
 A model that cannot be reached raises ModelUnavailable (the sleep fails and
 keeps its brief). Any other trouble with one call raises ModelFailure, which
-the caller records against the pile it was drafting.
+the caller records against the pile it was drafting. abandon(), from the stopping
+thread, cuts a call in flight short: it then raises ServiceStopping, not a failure.
 """
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from typing import Optional
 
 import requests
 
+from .cancellable import CancellableSession
 from .config import ModelConfig
+from .stopping import ServiceStopping
+
+ABANDONED = "the model call in flight was abandoned; nothing was posted"
 
 
 class ModelUnavailable(Exception):
@@ -38,7 +43,20 @@ class Answer:
 class ModelClient:
     def __init__(self, cfg: ModelConfig, session: Optional[requests.Session] = None):
         self.cfg = cfg
-        self._session = session or requests.Session()
+        self._session = session or CancellableSession()
+        self.abandoned = False
+        self.in_flight = 0
+
+    def abandon(self) -> int:
+        """The service is stopping: shut the call in flight now (from any thread) and refuse new ones.
+        Returns how many calls were in flight."""
+        self.abandoned = True
+        cancel = getattr(self._session, "cancel", None)
+        if cancel is not None:
+            cancel()
+        else:
+            self._session.close()
+        return self.in_flight
 
     @property
     def url(self) -> str:
@@ -53,6 +71,22 @@ class ModelClient:
         }
         for k, v in (self.cfg.extra_body or {}).items():
             body.setdefault(k, v)
+        if self.abandoned:
+            raise ServiceStopping(ABANDONED)
+        self.in_flight += 1             # one caller at a time (the cycle lock): a plain count will do
+        try:
+            answer = self._chat(body)
+        except (ModelUnavailable, ModelFailure):
+            if self.abandoned:          # the broken connection is the stop's doing, not the model's
+                raise ServiceStopping(ABANDONED) from None
+            raise
+        finally:
+            self.in_flight -= 1
+        if self.abandoned:
+            raise ServiceStopping(ABANDONED)
+        return answer
+
+    def _chat(self, body: dict) -> Answer:
         started = time.monotonic()
         endpoint = self.url + "/chat/completions"
         try:

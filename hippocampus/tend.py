@@ -15,6 +15,7 @@ from .context import Context
 from .memory import MemoryError_, MemoryRefused
 from .redraft import redraft_chain
 from .sleep.runner import resume_submit
+from .stopping import ServiceStopping
 
 log = logging.getLogger("hippocampus.tend")
 
@@ -22,7 +23,7 @@ log = logging.getLogger("hippocampus.tend")
 def new_report(ctx: Context, redraft: bool) -> dict:
     return {"kind": "tend", "started_at": ctx.clock.now(), "redraft": redraft, "examined": 0,
             "resubmitted": [], "ended": [], "closed": [], "deferred": [], "under_review": [],
-            "withdrawn": {}, "model_failures": [], "tidy": {}, "error": None}
+            "withdrawn": {}, "model_failures": [], "tidy": {}, "error": None, "interrupted": None}
 
 
 def sleep_time(ctx: Context, steps: list) -> bool:
@@ -42,6 +43,7 @@ def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
     sleep time decide (the tend cycle off)."""
     report = new_report(ctx, redraft)
     t0 = time.monotonic()
+    stopped: Optional[ServiceStopping] = None
     try:
         resume_submit(ctx)        # a submit cut short by a restart is finished before its chain can close
         for cid in list((ctx.state.get("closing") or {}).keys()):
@@ -59,6 +61,11 @@ def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
                 report["deferred"].append(step.cluster_id)
             else:
                 _redraft(ctx, step, report)
+    except ServiceStopping as exc:       # a redraft cut short: nothing was posted, the chain waits
+        stopped = exc
+        report["interrupted"] = str(exc)
+        log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
+        ctx.emit("tend_interrupted", why=str(exc))
     except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
         report["error"] = f"{type(exc).__name__}: {exc}"
         log.error("the tend failed: %s", report["error"])
@@ -67,12 +74,15 @@ def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
     waiting = ctx.state.get("redrafts_waiting_since")
     if report["deferred"] and not waiting:
         ctx.state.set(redrafts_waiting_since=report["started_at"])
-    elif not report["deferred"] and not report["error"] and waiting:
+    elif not report["deferred"] and not report["error"] and not stopped and waiting:
         ctx.state.set(redrafts_waiting_since=None)
     ctx.state.set(last_tend=report)
-    if report["error"] or report["resubmitted"] or report["closed"] or report["model_failures"]:
+    if report["error"] or stopped or report["resubmitted"] or report["closed"] or report["model_failures"]:
         ctx.state.add_history({k: report.get(k) for k in (
-            "kind", "started_at", "finished_at", "duration_seconds", "error", "resubmitted", "closed", "ended")})
+            "kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
+            "closed", "ended")})
+    if stopped:
+        raise stopped
     return report
 
 

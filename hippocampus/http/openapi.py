@@ -18,7 +18,7 @@ def _json(schema: dict, description: str) -> dict:
 def _errors(*codes: int) -> dict:
     words = {400: "bad input", 401: "no or a wrong bearer", 404: "not found", 405: "method not allowed",
              409: "busy, or refused in this state", 413: "the body is too large",
-             503: "the actor or the supervisor is down"}
+             503: "the actor or the supervisor is down, or the service is stopping"}
     return {str(c): _json(_ERROR, words[c]) for c in codes}
 
 

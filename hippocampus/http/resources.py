@@ -7,6 +7,7 @@ import pykka
 from hippocampus import SERVICE, __version__
 from hippocampus.cycle import Busy
 from hippocampus.memory import MemoryError_
+from hippocampus.stopping import ServiceStopping
 from hippocampus.voice import VoiceError, VoiceStorageError
 
 from .status import build_status
@@ -80,7 +81,11 @@ class CycleRoute:
             resp.media = {"ok": True, "running": True,
                           "detail": f"the {self.what} is still running; /status shows its progress"}
             return
+        except ServiceStopping as exc:          # cut short by the stop: recorded as interrupted, not failed
+            raise falcon.HTTPServiceUnavailable(description=str(exc)) from None
         except pykka.ActorDeadError as exc:
+            if self.rt.stopping:
+                raise falcon.HTTPServiceUnavailable(description=str(ServiceStopping())) from None
             raise falcon.HTTPServiceUnavailable(description=str(exc)) from None
         resp.media = result
 

@@ -2,7 +2,8 @@
 
 `Service` is what the console entry point, the Windows service and the tests
 all drive: start(), serve_forever() (blocks), request_stop() (from any thread:
-in-flight requests are answered, then the actor tree stops, no thread is left).
+a model call in flight is abandoned, in-flight requests are answered, then the
+actor tree stops, no thread is left).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from hippocampus.config import Config
 from .app import create_app
 
 log = logging.getLogger("hippocampus.server")
+STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
 
 
 class ServerLoopDied(RuntimeError):
@@ -143,12 +145,15 @@ class Service:
         t.start()
         return t
 
-    def request_stop(self, drain_seconds: float = 10.0) -> None:
-        """The draining stop: close the listener, let in-flight requests finish, then close the rest."""
+    def request_stop(self, drain_seconds: float = STOP_DRAIN_SECONDS) -> None:
+        """The draining stop: abandon the model call in flight (the sleep or redraft waiting on it is
+        interrupted and its request answered 503), close the listener, let in-flight requests finish,
+        then close the rest."""
         with self._stop_lock:
             if self._stopping or self.server is None:
                 return
             self._stopping = True
+        self.runtime.begin_stop()
         srv = self.server
         if not self._pull(lambda: wasyncore.dispatcher.close(srv)):
             return
@@ -180,6 +185,7 @@ class Service:
         return True
 
     def _teardown(self) -> None:
+        self.runtime.begin_stop()       # a loop that died: its actors must not wait on the model either
         try:
             self.server.task_dispatcher.shutdown()
         except Exception:  # noqa: BLE001

@@ -21,6 +21,7 @@ from actors.messages import Check, RestartChild, Sleep, Tend
 from hippocampus.cycle import Busy
 from hippocampus.http.status import MemoryWatch, build_status
 from hippocampus.memory import MemoryError_
+from hippocampus.stopping import ServiceStopping
 
 log = logging.getLogger("hippocampus.mcp")
 
@@ -141,6 +142,8 @@ class Tools:
         except pykka.Timeout:
             return None, {"ok": True, "running": True,
                           "message": f"the {what} is still running; sleep_status shows its progress."}
+        except ServiceStopping as exc:
+            return None, {"ok": False, "stopping": True, "message": f"{exc}. Ask again once it is back."}
         except pykka.ActorDeadError as exc:
             return None, {"ok": False, "message": f"nothing was started: {exc}. restart_actor brings a failed "
                                                   "actor back."}

@@ -30,13 +30,19 @@ class PileResult:
 
 
 def call_model(ctx: Context, prompt: str):
-    """One gated model call: the lifecycle starts the model if needed and hears when it was used."""
+    """One gated model call: the lifecycle starts the model if needed and hears when it was used.
+    Once the service is stopping no call starts, and one in flight ends in ServiceStopping."""
+    ctx.stopping.check(STOPPED_MID_CALL)
     ctx.gate.ensure()
+    ctx.stopping.check(STOPPED_MID_CALL)
     started = time.monotonic()
     try:
         return ctx.model.chat(prompt)
     finally:
         ctx.gate.release(time.monotonic() - started)
+
+
+STOPPED_MID_CALL = "the model call was abandoned and nothing was posted"
 
 
 def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> PileResult:

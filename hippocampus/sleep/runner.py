@@ -16,6 +16,7 @@ from .. import chain
 from ..bedtime import is_catch_up
 from ..context import Context
 from ..memory import MemoryError_, MemoryRefused, MemoryUnavailable
+from ..stopping import ServiceStopping
 from .drafting import draft_pile, stamp, step_draft_id, submittable
 from .prompt import Steer
 from .propose import mechanical_ops, plan_sleep
@@ -124,7 +125,7 @@ def new_report(ctx: Context, brief: Optional[dict], pulled: bool, catch_up: bool
             "brief_pulled": pulled, "brief_answered": None, "clusters": 0, "piles": 0, "operations": 0,
             "kinds": {}, "model_calls": 0, "cut_off": 0, "draft_id": None, "held_back": 0,
             "below_threshold": 0, "tidy": {}, "error": None, "catch_up": catch_up, "quiet": False,
-            "model_failures": [], "hints": None, "brief_unmatched": False}
+            "model_failures": [], "hints": None, "brief_unmatched": False, "interrupted": None}
 
 
 def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purged: Optional[list] = None,
@@ -136,8 +137,14 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purg
     report = new_report(ctx, brief, pulled, catch_up)
     ctx.progress.update(what="sleeping", since=now, piles=0, piles_done=0)
     t0 = time.monotonic()
+    stopped: Optional[ServiceStopping] = None
     try:
         _sleep(ctx, brief, pulled, report, purged, live)
+    except ServiceStopping as exc:       # not a failure: the brief stays open, nothing was posted
+        stopped = exc
+        report["interrupted"] = str(exc)
+        log.warning("the sleep was interrupted: %s; its brief stays open for the next start", exc)
+        ctx.emit("sleep_interrupted", why=str(exc), brief_id=report["brief_id"])
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
         report["error"] = f"{type(exc).__name__}: {exc}"
         log.error("the sleep failed: %s", report["error"])
@@ -146,14 +153,17 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purg
         ctx.progress.clear()
     report["finished_at"] = ctx.clock.now()
     report["duration_seconds"] = round(time.monotonic() - t0, 3)
+    done = not report["error"] and not stopped
     updates: dict = {"last_sleep": report}
-    if not report["error"]:
+    if done:
         updates["last_sleep_ok_at"] = report["finished_at"]
     ctx.state.set(**updates)
     ctx.state.add_history({k: report.get(k) for k in (
-        "kind", "started_at", "finished_at", "duration_seconds", "error", "operations", "purged", "draft_id",
-        "quiet", "catch_up", "brief_id", "cut_off", "clusters")})
-    if not report["error"]:
+        "kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations", "purged",
+        "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters")})
+    if stopped:
+        raise stopped                    # whoever asked for the sleep hears that the service is stopping
+    if done:
         ctx.emit("sleep_done", operations=report["operations"], purged=report["purged"], quiet=report["quiet"],
                  catch_up=catch_up, brief_answered=report["brief_answered"], draft_id=report["draft_id"])
     return report
@@ -226,6 +236,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
     report["operations"] = len(ops)
     report["kinds"] = dict(Counter(op["kind"] for op in ops))
     if ops:
+        ctx.stopping.check("the sleep was drafted but not posted")
         submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
         report["tidy"] = {"deferred": "until the chain lands"}
         return

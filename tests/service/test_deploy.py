@@ -91,11 +91,10 @@ def test_the_host_serves_and_stops_within_the_hint_answering_the_request_in_flig
     finally:
         host.stop(wait_hint_seconds=15)               # idempotent: 0.0 the second time
     t.join(20)
-    assert took < 15, took
-    assert took >= 0.5, "it did not wait for the request in flight"
+    assert took < 5, took                             # the model call in flight is abandoned, not waited out
     assert "error" not in answer, answer.get("error")
-    assert answer["resp"].status_code == 200, answer["resp"].text
-    assert answer["resp"].json()["status"] == "sleeping"
+    assert answer["resp"].status_code == 503, answer["resp"].text      # answered, saying why
+    assert "the service is stopping" in answer["resp"].json()["detail"]
     with pytest.raises(requests.ConnectionError):
         requests.get(base + "/health", timeout=2)
     assert pykka.ActorRegistry.get_all() == []

@@ -1,0 +1,100 @@
+"""A requests session that another thread can cut short: cancel() shuts the sockets of the calls in flight.
+
+Closing a requests session only closes the connections resting in its pool: a call blocked reading its
+answer keeps its socket and waits out its timeout. This session's pools record every socket they open,
+so cancel(), from any thread, shuts them down. The blocked read ends at once (a ConnectionError in the
+calling thread), the server sees its client go (llama.cpp stops generating), and every call after
+cancel() fails at once without connecting.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import weakref
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+
+class _Sockets:
+    """The sockets the session's connections opened (weakly held), and whether it was cancelled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: "weakref.WeakSet[socket.socket]" = weakref.WeakSet()
+        self.cancelled = False
+
+    def add(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._live.add(sock)
+            cancelled = self.cancelled
+        if cancelled:                    # cancelled while this one was connecting
+            _shut(sock)
+            raise OSError("the call was cancelled")
+
+    def cancel(self) -> int:
+        with self._lock:
+            self.cancelled = True
+            live = list(self._live)
+        for sock in live:
+            _shut(sock)
+        return len(live)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)  # wakes a recv() blocked in another thread (close() alone does not)
+    except OSError:
+        pass                             # not connected, or already closed
+
+
+def _pools(sockets: _Sockets) -> dict:
+    def tracked(base):
+        class Tracked(base):
+            def _new_conn(self):
+                if sockets.cancelled:
+                    raise OSError("the call was cancelled")
+                sock = super()._new_conn()
+                sockets.add(sock)
+                return sock
+        return Tracked
+
+    http = type("TrackedPool", (HTTPConnectionPool,), {"ConnectionCls": tracked(HTTPConnection)})
+    https = type("TrackedHTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": tracked(HTTPSConnection)})
+    return {"http": http, "https": https}
+
+
+class _Adapter(HTTPAdapter):
+    def __init__(self, sockets: _Sockets) -> None:
+        self._pool_classes = _pools(sockets)
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = self._pool_classes
+
+    def proxy_manager_for(self, proxy, **kwargs):
+        manager = super().proxy_manager_for(proxy, **kwargs)
+        manager.pool_classes_by_scheme = self._pool_classes
+        return manager
+
+
+class CancellableSession(requests.Session):
+    def __init__(self) -> None:
+        super().__init__()
+        self._sockets = _Sockets()
+        adapter = _Adapter(self._sockets)
+        self.mount("http://", adapter)
+        self.mount("https://", adapter)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._sockets.cancelled
+
+    def cancel(self) -> int:
+        """Cut short every call in flight and refuse new ones (any thread); how many sockets were shut."""
+        shut = self._sockets.cancel()
+        self.close()
+        return shut
