@@ -72,13 +72,15 @@ class SchedulerActor(Supervised):
         self.ticking = True
         self.publish()
         started = time.time()
-        self.rt.tell("ripple", RetrySkipped())
         tend = self.rt.run_locked("tend", "chain", lambda tok: Tend(self._redraft_due(nudged), tok))
         check = self.rt.run_locked("check", "sleeper", lambda tok: Check(tok))
         # a step that did not run (the cycle was busy, or its actor is down) says nothing about the chain:
         # never "no chain open" on its word, or a sleep by hand loses its model mid-answer
         chain_open = True if tend is None or check is None else _chain_open(tend, check)
         self.rt.tell("lifecycle", ModelTick(chain_open=chain_open))
+        # skipped ripples go again after the steps, never before: a wake-up kept for a brief that has since
+        # arrived is then seen answered (this check slept on it) instead of landing on top of that sleep
+        self.rt.tell("ripple", RetrySkipped())
         self.ticking = False
         self.ticks += 1
         self.last_tick = {"started_at": started, "finished_at": time.time(), "nudged": nudged,

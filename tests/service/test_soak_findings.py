@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import getpass
+import sys
 import time
 
 from hippocampus import gate
@@ -80,3 +81,48 @@ def test_a_skipped_brief_request_is_not_fired_again_once_the_brief_arrived(make_
     wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] >= n + 5, timeout=10, what="five more ticks")
     assert len(rec.runs()) == 1 and svc.runtime.board.get("ripple")["waiting_to_retry"] == []
     assert not event(base, two["seq"])["ripple"].get("ok")
+
+
+# A woken session that answers the brief request as its last act, and records each run.
+ANSWERS_THE_BRIEF = r'''
+import json, os, sys, time, urllib.request
+memory, out = sys.argv[1], sys.argv[2]
+start = time.time()
+time.sleep(1.0)
+if not os.path.exists(os.path.join(out, "briefed")):
+    open(os.path.join(out, "briefed"), "w").close()
+    req = urllib.request.Request(memory + "/brief", method="POST", headers={"Content-Type": "application/json"},
+                                 data=json.dumps({"summary": "the kettle mattered", "promote_hints": ["kettle"]}).encode())
+    urllib.request.urlopen(req, timeout=10).read()
+with open(os.path.join(out, "%d.json" % os.getpid()), "w") as f:
+    json.dump({"start": start, "end": time.time()}, f)
+'''
+
+
+def test_a_kept_brief_request_is_not_fired_on_top_of_the_sleep_its_brief_started(make_config, start_service, hand,
+                                                                                 tmp_path):
+    """The kept wake-up went out at the start of the tick, before that tick's check slept on the brief the
+    last wake-up had just written: it still looked unanswered, and woke the main model during the sleep."""
+    out = tmp_path / "runs"
+    out.mkdir()
+    script = tmp_path / "answers_the_brief.py"
+    script.write_text(ANSWERS_THE_BRIEF, encoding="utf-8")
+    for i in range(3):
+        hand.short(f"the kettle whistled at dawn {i}", topic="kettle")
+    cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_check_misses": 100000},
+                      ripple={"type": "script", "command": [sys.executable, str(script), hand.url, str(out)],
+                              "run_as": getpass.getuser(), "events": ["brief_requested"]})
+    svc = start_service(cfg)
+    base, ctx = svc.url, svc.runtime.ctx
+    asked = {"asked_at": time.time(), "for_sleep_due_at": time.time(), "intent_id": None, "answered": None,
+             "nudges": 0, "forced": False}
+    ctx.state.set(brief_request=asked)
+    one = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None)
+    two = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None, nudge=1)
+    wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the skip")
+    assert event(base, one["seq"])["ripple"]["ok"] is True
+    wait_for(lambda: ctx.state.get("last_sleep"), timeout=15, what="the sleep on the brief the session wrote")
+    outcome = wait_for(lambda: (lambda r: r if (r.get("dropped") or r.get("retried")) else None)(
+        event(base, two["seq"]).get("ripple") or {}), timeout=10, what="the kept wake-up's fate")
+    assert outcome.get("dropped") == "the brief arrived", outcome
+    assert len(list(out.glob("*.json"))) == 1                  # the main model was woken once
