@@ -51,6 +51,11 @@ class ServerConfig:
     allow_open_lan: bool = _field(False)
     threads: int = _field(8, min=1, max=256)
     max_body_bytes: int = _field(1_048_576, min=1024)
+    allowed_hosts: list = _field([])
+    allowed_origins: list = _field([])
+    connection_limit: int = _field(400, min=10, max=10_000)
+    header_timeout_seconds: float = _field(5.0, min=0.5, max=300)
+    channel_timeout_seconds: float = _field(30.0, min=1, max=3600)
 
     def resolve_bearer(self) -> str:
         return resolve_pointer(self)

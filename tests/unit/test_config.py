@@ -19,7 +19,9 @@ SAMPLE = ROOT / "deploy" / "seren-hippocampus.yaml.sample"
 # Every key of every block, with the default the brief and config.py agree on.
 DEFAULTS = {
     "server": {"host": "127.0.0.1", "port": 7424, "bearer_token": "", "bearer_token_env": "",
-               "bearer_token_keyring": "", "allow_open_lan": False, "threads": 8, "max_body_bytes": 1_048_576},
+               "bearer_token_keyring": "", "allow_open_lan": False, "threads": 8, "max_body_bytes": 1_048_576,
+               "allowed_hosts": [], "allowed_origins": [], "connection_limit": 400, "header_timeout_seconds": 5.0,
+               "channel_timeout_seconds": 30.0},
     "tls": {"trust_system_store": False},
     "memory": {"url": "http://127.0.0.1:7420", "bearer_token": "", "bearer_token_env": "",
                "bearer_token_keyring": "", "timeout_seconds": 30.0},
