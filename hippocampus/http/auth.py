@@ -48,13 +48,55 @@ class BodyLimit:
                 description=f"the body is {n} bytes; this service takes at most {self.max_bytes}")
 
 
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def _escape_char(c: str) -> str:
+    if c in _NAMED:
+        return _NAMED[c]
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """Request data made safe for a log line: control characters (C0, DEL, C1), the Unicode line and
+    paragraph separators, and the backslash itself become escapes (\\n, \\r, \\x1b, \\x00, \\u2028,
+    \\\\), so a path cannot start a forged line or drive a terminal."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(_escape_char(c) if (c == "\\" or ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0
+                                       or c in "\u2028\u2029") else c for c in text)
+
+
 class RequestLog:
-    """One line per request: method, path, status, milliseconds."""
+    """One line per request: method, path, status, milliseconds (the method and path escaped)."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.t0 = time.perf_counter()
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
         ms = (time.perf_counter() - getattr(req.context, "t0", time.perf_counter())) * 1000
-        log.info("%s %s -> %s (%.1fms)", req.method, req.path, resp.status[:3] if isinstance(resp.status, str)
-                 else resp.status, ms)
+        log.info("%s %s -> %s (%.1fms)", escape_controls(req.method), escape_controls(req.path),
+                 resp.status[:3] if isinstance(resp.status, str) else resp.status, ms)
+
+
+class EscapedMessages(logging.Filter):
+    """For waitress's own lines ("Exception while serving <path>"): the finished message, escaped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad record is logging's business, not ours
+            return True
+        safe = escape_controls(msg)
+        if safe != msg:
+            record.msg, record.args = safe, None
+        return True
+
+
+def escape_waitress_log() -> None:
+    """Once per process: waitress's logger escapes the request data it puts in a line."""
+    logger = logging.getLogger("waitress")
+    if not any(isinstance(f, EscapedMessages) for f in logger.filters):
+        logger.addFilter(EscapedMessages())
+
