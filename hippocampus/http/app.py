@@ -8,7 +8,8 @@ import falcon
 
 from actors.messages import Check, Sleep, Tend
 
-from .auth import BearerAuth, BodyLimit, RequestLog
+from .auth import BearerAuth, BodyLimit, RequestLog, escape_controls, escape_waitress_log
+from .guard import Guard
 from .resources import (ActorRestart, Actors, CycleRoute, Events, Health, History, Nudge, Queue, Root, Status,
                         Voice, VoiceHistory, _flag)
 from .status import MemoryWatch
@@ -26,13 +27,25 @@ def _serialize_error(req, resp, exc: falcon.HTTPError) -> None:
 def _unexpected(req, resp, ex, params) -> None:
     if isinstance(ex, falcon.HTTPError):
         raise ex
-    log.exception("unexpected error on %s %s", req.method, req.path)
+    log.exception("unexpected error on %s %s", escape_controls(req.method), escape_controls(req.path))
     raise falcon.HTTPInternalServerError(
         description="an unexpected error; the service log has the details") from None
 
 
+def _guard(server_cfg, bearer: str) -> Guard:
+    """The Host and Origin guard, with the MCP path and its two env lists (hippocampus.mcp.mount)."""
+    from hippocampus.mcp import mount
+
+    return Guard(server_cfg, bearer=bearer, mcp_path=mount.mount_path(), mcp_hosts=mount.allowed_hosts(),
+                 mcp_origins=mount.allowed_origins())
+
+
 def create_app(runtime, *, bearer: str = "") -> falcon.App:
-    app = falcon.App(middleware=[RequestLog(), BearerAuth(bearer), BodyLimit(runtime.cfg.server.max_body_bytes)])
+    escape_waitress_log()
+    server_cfg = runtime.cfg.server
+    # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer
+    app = falcon.App(middleware=[RequestLog(), _guard(server_cfg, bearer), BearerAuth(bearer),
+                                 BodyLimit(server_cfg.max_body_bytes)])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(Exception, _unexpected)

@@ -4,9 +4,12 @@ Raises ImportError when the [mcp] extra is not installed, so the service runs
 without it; `mount_mcp_fallback(app)` then makes /mcp say how to install it.
 
 SEREN_HIPPOCAMPUS_MCP_MOUNT moves the endpoint (default /mcp; /mcp and /mcp/ both
-answer). The SDK's DNS-rebinding Host check is off, behind the bearer, unless
-SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS (a comma list, e.g. "127.0.0.1:*,box.lan:7424")
-turns it on with those hosts.
+answer). The service's own Host and Origin guard (hippocampus.http.guard) covers /mcp
+like every route. SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS (a comma list, e.g.
+"box.lan:7424,other.lan:*") or SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS (e.g.
+"http://box.lan:7424") also turns the SDK's own DNS-rebinding check on, fed the same
+list the guard uses: loopback, server.host, server.allowed_hosts, and these hosts;
+the origins default to http:// and https:// of each of those hosts.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ log = logging.getLogger("hippocampus.mcp")
 
 MOUNT_ENV = "SEREN_HIPPOCAMPUS_MCP_MOUNT"
 HOSTS_ENV = "SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS"
+ORIGINS_ENV = "SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS"
 DEFAULT_MOUNT = "/mcp"
 NOT_INSTALLED = "MCP is not installed: pip install 'seren-hippocampus[mcp]'"
 
@@ -36,19 +40,34 @@ def path_pattern(path: str) -> "re.Pattern[str]":
     return re.compile("^" + re.escape(path) + "/?$")
 
 
-def allowed_hosts(environ: Optional[Mapping[str, str]] = None) -> list:
+def _comma_list(name: str, environ: Optional[Mapping[str, str]]) -> list:
     env = os.environ if environ is None else environ
-    return [h.strip() for h in (env.get(HOSTS_ENV) or "").split(",") if h.strip()]
+    return [h.strip() for h in (env.get(name) or "").split(",") if h.strip()]
 
 
-def security_settings(environ: Optional[Mapping[str, str]] = None):
+def allowed_hosts(environ: Optional[Mapping[str, str]] = None) -> list:
+    return _comma_list(HOSTS_ENV, environ)
+
+
+def allowed_origins(environ: Optional[Mapping[str, str]] = None) -> list:
+    return _comma_list(ORIGINS_ENV, environ)
+
+
+def security_settings(server_cfg, environ: Optional[Mapping[str, str]] = None):
+    """The SDK's check: off unless either env list is set; then fed the guard's list (loopback included)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    hosts = allowed_hosts(environ)
-    if not hosts:
+    from hippocampus.http.guard import normal_origin, service_hosts
+
+    hosts, origins = allowed_hosts(environ), allowed_origins(environ)
+    if not hosts and not origins:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=[])
+    patterns = service_hosts(server_cfg, hosts).sdk_patterns()
+    if not origins:
+        origins = [f"{scheme}://{h}" for h in patterns for scheme in ("http", "https")]
+    origins = [*origins, *server_cfg.allowed_origins]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=patterns,
+                                     allowed_origins=sorted({normal_origin(o) for o in origins if o.strip()}))
 
 
 class Mounted:
@@ -74,7 +93,7 @@ def mount_mcp(app: falcon.App, runtime, *, environ: Optional[Mapping[str, str]] 
     path = mount_path(environ)
     server = build_server(runtime)
     server.streamable_http_app(stateless_http=True, json_response=True,
-                               transport_security=security_settings(environ))
+                               transport_security=security_settings(runtime.cfg.server, environ))
     bridge = Bridge(server.session_manager).start()
     app.add_sink(WsgiSink(bridge), path_pattern(path))
     log.info("MCP tools at %s", path)

@@ -153,7 +153,10 @@ def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service,
             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
     assert requests.post(svc.url + "/mcp", json=init, headers=RAW_HEADERS, timeout=5).status_code == 404
     r = requests.post(svc.url + "/tools/mcp", json=init, headers=RAW_HEADERS, timeout=5)
-    assert r.status_code == 421, r.text                   # Host 127.0.0.1:<port> is not on the list
+    assert r.status_code == 200, r.text                   # loopback is always on the list (issue 16)
+    r = requests.post(svc.url + "/tools/mcp", json=init, headers={**RAW_HEADERS, "Host": "evil.example:7424"},
+                      timeout=5)
+    assert r.status_code == 421, r.text                   # the env var turns the check on, bearer or not
     r = requests.post(svc.url + "/tools/mcp/", json=init, headers={**RAW_HEADERS, "Host": "good.example:7424"},
                       timeout=5)
     assert r.status_code == 200, r.text

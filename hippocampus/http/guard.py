@@ -1,0 +1,136 @@
+"""Who may drive the service from a web browser, as Falcon middleware (it never reads the body).
+
+- The Host allow-list (DNS rebinding): a request naming a Host that is not this service's gets 421.
+  Accepted: the loopback names (127.0.0.1, localhost, [::1]) on any port, the configured
+  `server.host`, and `server.allowed_hosts`. With a bearer configured the bearer is the guard and the
+  list is enforced only when the operator set `server.allowed_hosts`. The MCP path also takes
+  SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS, and setting it (or ..._ORIGINS) enforces the list there.
+- The Origin check (cross-site requests): a POST, PUT, PATCH or DELETE whose `Origin` is not the
+  service's own (http:// or https:// of the Host it was sent to), or that says
+  `Sec-Fetch-Site: cross-site`, gets 403. No Origin (curl, Python, MCP clients) is not a browser page.
+- CORS only for `server.allowed_origins`: those origins (exactly) get Access-Control-Allow-Origin and
+  an answered preflight; nobody else ever gets a CORS header.
+
+A host entry is `name` (any port), `name:port`, or `name:*` (any port, the MCP SDK's spelling).
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import falcon
+
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CORS_METHODS = "GET, HEAD, POST, PUT, DELETE, OPTIONS"
+CORS_HEADERS = "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID"
+
+
+def split_host(value: str) -> tuple[str, Optional[str]]:
+    """'Box.LAN:7424' -> ('box.lan', '7424'); '[::1]:80' -> ('[::1]', '80'); a bare IPv6 gets brackets."""
+    v = value.strip().lower()
+    if v.startswith("["):
+        name, _, rest = v.partition("]")
+        return name + "]", (rest[1:] if rest.startswith(":") else None) or None
+    if v.count(":") > 1:                        # an IPv6 literal without brackets (a bind address)
+        return f"[{v}]", None
+    name, sep, port = v.partition(":")
+    return name.rstrip("."), (port or None) if sep else None
+
+
+class HostList:
+    """Host header values this service answers to."""
+
+    def __init__(self, entries: Iterable[str]):
+        self.any_port: set = set()
+        self.exact: set = set()
+        for raw in entries:
+            raw = str(raw).strip()
+            if not raw:
+                continue
+            name, port = split_host(raw)
+            if port in (None, "*"):
+                self.any_port.add(name)
+            else:
+                self.exact.add((name, port))
+
+    def allows(self, host_header: str) -> bool:
+        name, port = split_host(host_header)
+        return name in self.any_port or (name, port) in self.exact
+
+    def sdk_patterns(self) -> list:
+        """The same list in the MCP SDK's spelling (exact values, or name:* for any port)."""
+        out = []
+        for name in sorted(self.any_port):
+            out += [name, name + ":*"]
+        return out + [f"{n}:{p}" for n, p in sorted(self.exact)]
+
+
+def normal_origin(value: str) -> str:
+    return str(value).strip().lower().rstrip("/")
+
+
+def service_hosts(server_cfg, extra: Iterable[str] = ()) -> HostList:
+    """Loopback, the configured host, server.allowed_hosts, and any extra entries."""
+    return HostList([*LOOPBACK, server_cfg.host, *server_cfg.allowed_hosts, *extra])
+
+
+class Guard:
+    """Host allow-list, Origin check and CORS for every route (the MCP sink included)."""
+
+    def __init__(self, server_cfg, *, bearer: str = "", mcp_path: Optional[str] = None,
+                 mcp_hosts: Iterable[str] = (), mcp_origins: Iterable[str] = ()):
+        self.hosts = service_hosts(server_cfg)
+        self.enforce_hosts = not bearer or bool(server_cfg.allowed_hosts)
+        self.cors = {normal_origin(o) for o in server_cfg.allowed_origins if normal_origin(o)}
+        self.mcp_path = mcp_path.rstrip("/") if mcp_path else None
+        mcp_hosts, mcp_origins = list(mcp_hosts), [normal_origin(o) for o in mcp_origins]
+        self.mcp_hosts = service_hosts(server_cfg, mcp_hosts)
+        self.mcp_enforce = self.enforce_hosts or bool(mcp_hosts or mcp_origins)
+        self.mcp_origins = self.cors | {o for o in mcp_origins if o}
+
+    def _is_mcp(self, req: falcon.Request) -> bool:
+        return self.mcp_path is not None and req.path.rstrip("/") == self.mcp_path
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        mcp = self._is_mcp(req)
+        host = req.get_header("Host")
+        hosts, enforce = (self.mcp_hosts, self.mcp_enforce) if mcp else (self.hosts, self.enforce_hosts)
+        # No Host at all is not a browser (every browser sends one): nothing to rebind.
+        if enforce and host is not None and not hosts.allows(host):
+            raise falcon.HTTPError(falcon.HTTP_421, description=(
+                f"this service does not answer to the host {host!r}; an operator can add it to "
+                f"server.allowed_hosts"))
+        origin = req.get_header("Origin")
+        if req.method == "OPTIONS" and origin and req.get_header("Access-Control-Request-Method"):
+            if normal_origin(origin) in self.cors:
+                resp.status = falcon.HTTP_204
+                resp.set_header("Access-Control-Allow-Methods", CORS_METHODS)
+                resp.set_header("Access-Control-Allow-Headers", CORS_HEADERS)
+                resp.set_header("Access-Control-Max-Age", "600")
+                resp.complete = True
+            return
+        if req.method in SAFE_METHODS:
+            return
+        self._check_origin(origin, req.get_header("Sec-Fetch-Site"), host,
+                           self.mcp_origins if mcp else self.cors)
+
+    @staticmethod
+    def _check_origin(origin: Optional[str], fetch_site: Optional[str], host: Optional[str], allowed: set) -> None:
+        if origin and normal_origin(origin) in allowed:
+            return
+        if (fetch_site or "").strip().lower() == "cross-site":
+            raise falcon.HTTPForbidden(description=(
+                "a page on another site may not change anything here (Sec-Fetch-Site: cross-site)"))
+        if not origin:
+            return
+        own = {f"http://{host}".lower(), f"https://{host}".lower()} if host else set()
+        if normal_origin(origin) not in own:
+            raise falcon.HTTPForbidden(description=(
+                f"the Origin {origin!r} is not this service's own: a page on another site may not change "
+                f"anything here (server.allowed_origins names the origins that may)"))
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        origin = req.get_header("Origin")
+        if origin and normal_origin(origin) in self.cors:
+            resp.set_header("Access-Control-Allow-Origin", origin.strip().rstrip("/"))
+            resp.append_header("Vary", "Origin")
