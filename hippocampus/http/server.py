@@ -22,6 +22,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import Config
 
 from .app import create_app
+from .guard_clients import bound_clients, client_bounds
 
 log = logging.getLogger("hippocampus.server")
 STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
@@ -67,7 +68,10 @@ class Service:
                                     clear_untrusted_proxy_headers=True,
                                     # poll(), not select(): select() cannot take a descriptor numbered
                                     # 1,024 or more, and its ValueError ends waitress's loop thread.
-                                    asyncore_use_poll=True)
+                                    asyncore_use_poll=True,
+                                    # connection limit, idle timeout, body cap (guard_clients)
+                                    **client_bounds(self.cfg.server))
+        bound_clients(self.server, self.cfg.server.header_timeout_seconds)   # a late request head is closed
         if self.own_process:
             _freeze_startup_objects(collect=False)     # no full collection on the way to the first answer
         return self
