@@ -244,6 +244,12 @@ async function hxRestart(name, btn){
                                 : "Could not restart " + name + ": " + res.detail);
   hxRefresh(true);
 }
+// the Restart buttons are redrawn with the actor rows: one listener for them all (the page's CSP runs
+// no inline handler)
+document.addEventListener("click", e => {
+  const btn = e.target.closest ? e.target.closest("button.restart[data-name]") : null;
+  if (btn && !btn.disabled) hxRestart(btn.dataset.name, btn);
+});
 
 // ---------------------------------------------------------------- render: status
 function isBroken(s){
@@ -365,7 +371,7 @@ function renderActors(actors){
       + '<span class="muted">' + plural(a.restarts || 0, "restart") + '</span>';
     if (st === "failed")
       html += '<span class="grow"></span><button class="btn small primary restart" data-name="' + escapeHtml(n)
-           + '" onclick="hxRestart(this.dataset.name, this)">Restart</button>';
+           + '">Restart</button>';
     html += '</div>';
     if (a.last_error)
       html += '<div class="row-sub err">last error at ' + escapeHtml(hhmm(a.last_error_at)) + ': ' + escapeHtml(a.last_error) + '</div>';
