@@ -9,7 +9,7 @@ import logging
 
 import pykka
 
-from .messages import ChildFailed, Crash
+from .messages import ChildFailed, Crash, Tick
 
 log = logging.getLogger("hippocampus.actors")
 
@@ -37,6 +37,8 @@ class Supervised(pykka.ThreadingActor):
         if isinstance(message, Crash):
             raise RuntimeError(f"injected crash in {self.name} ({message.where})")
         handler = getattr(self, "on_" + type(message).__name__, None)
+        if isinstance(message, Tick):
+            self._tick_taken()
         if handler is None:
             log.warning("%s got a message it does not know: %r", self.name, message)
             return None
@@ -44,6 +46,11 @@ class Supervised(pykka.ThreadingActor):
             return handler(message)
         finally:
             self.publish()
+
+    def _tick_taken(self) -> None:
+        queued = self.rt.tick_flags.get(self.name)
+        if queued is not None:
+            queued.clear()        # the next beat may be queued again
 
     def snapshot(self) -> dict:
         return {}

@@ -9,14 +9,14 @@ from .base import Supervised
 class ChainActor(Supervised):
     name = "chain"
 
-    def __init__(self, supervisor, runtime) -> None:
-        super().__init__(supervisor, runtime)
-        self.last = None
-
     def on_Tend(self, msg) -> dict:
+        """POST /tend, tend_now: the caller took the cycle lock; this reads and decides its own steps."""
         with self.rt.holding(msg.token, "tend"):
-            self.last = tend(self.rt.ctx, msg.redraft)
-        return self.last
+            return tend(self.rt.ctx, msg.redraft)
+
+    def on_TendSteps(self, msg) -> dict:
+        """The tick's chain steps, under the scheduler's own hold of the cycle."""
+        return tend(self.rt.ctx, snap=msg.snapshot, steps=list(msg.steps))
 
     def snapshot(self) -> dict:
         return {"busy": False}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,19 @@ class Sleep:
     token: Any = None
 
 
+# the tick's steps (hippocampus.tick.decide), run under the scheduler's own hold of the cycle lock
+@dataclass(frozen=True)
+class TendSteps:
+    snapshot: Any
+    steps: tuple
+
+
+@dataclass(frozen=True)
+class CheckSteps:
+    snapshot: Any
+    steps: tuple
+
+
 # lifecycle
 @dataclass(frozen=True)
 class Ensure:
@@ -92,8 +105,3 @@ class RetrySkipped:
 @dataclass(frozen=True)
 class Publish:
     event: dict
-
-
-@dataclass(frozen=True)
-class Shutdown:
-    reason: Optional[str] = None

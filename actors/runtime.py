@@ -17,7 +17,6 @@ from hippocampus import private
 from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.context import Context
-from hippocampus.cycle import Busy
 from hippocampus.events import FILE_NAME as EVENTS_FILE
 from hippocampus.events import EventLog
 from hippocampus.memory import MemoryClient
@@ -25,7 +24,6 @@ from hippocampus.model import ModelClient
 from hippocampus.notify import Webhook
 from hippocampus.ripple import Ripple
 from hippocampus.state import State
-from hippocampus.stopping import ServiceStopping
 
 from .board import Board
 from .chain import ChainActor
@@ -52,17 +50,15 @@ CHILDREN = [
 
 
 class Nudges:
-    """'Your turn' flags: set by a nudge, taken by the tick it causes."""
+    """'Your turn': set by a nudge, taken by the tick it causes. A burst is one flag, so one tick."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending = False
-        self.count = 0
 
     def set(self) -> None:
         with self._lock:
             self._pending = True
-            self.count += 1
 
     def pending(self) -> bool:
         with self._lock:
@@ -97,6 +93,8 @@ class Runtime:
         self.nudges = Nudges()
         self.ripple = Ripple(cfg.ripple, log_dir=cfg.state_dir)
         self.webhook = Webhook(cfg.notify)
+        self.ctx.cycle.on_release = self._cycle_released
+        self.tick_flags: dict = {}      # name -> threading.Event: a Tick is queued (the ticker coalesces)
         self.supervisor: Optional[pykka.ActorRef] = None
         events.subscribe(lambda e: self.tell("notifier", Publish(e)))
 
@@ -176,20 +174,11 @@ class Runtime:
             self.ctx.cycle.leave(tok)
             raise
 
-    def run_locked(self, what: str, actor: str, make: Callable[[Any], Any], timeout: Optional[float] = 3600.0):
-        """For the tick: the report, or None when the cycle is busy or the actor is down."""
-        try:
-            return self.request(what, actor, make, timeout)
-        except Busy:
-            return None
-        except (pykka.ActorDeadError, ServiceStopping):
-            return None
-        except pykka.Timeout:
-            log.warning("the %s is taking longer than %s s; the tick goes on", what, timeout)
-            return None
-        except Exception as exc:  # noqa: BLE001 - a tick never dies of one step
-            log.error("the %s failed in the tick: %s", what, exc)
-            return None
+    def _cycle_released(self, what: str) -> None:
+        """A nudge that came while the cycle was held (a tick, or a sleep, tend or check started over HTTP
+        or MCP) is not lost: it causes its tick now that the holder is done."""
+        if self.nudges.pending():
+            self.tell("scheduler", Wake())
 
     def nudge(self) -> dict:
         self.nudges.set()

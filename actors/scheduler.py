@@ -1,10 +1,12 @@
 """The scheduler: the tick clock, the tend cycle, and the nudge.
 
-In `thread` mode it runs a tick every heartbeat (tend, then check, then the
-model's stop check). A nudge runs a tick now, after the rippled session that
-sent it has ended (bounded by nudge_wait_seconds, never killed). Nudges that
-arrive while a tick waits collapse into it; one that arrives while a tick runs
-causes one more tick right after.
+A tick holds the cycle lock from start to end: it reads one snapshot of Memory, decides its steps once
+(hippocampus.tick.decide), hands the chain's steps to the chain actor and the sleeper's to the sleeper,
+then tells the model lifecycle whether a chain is open. In `thread` mode a tick runs every heartbeat.
+A nudge runs a tick now, after the rippled session that sent it has ended (bounded by
+nudge_wait_seconds, never killed). Nudges are never lost: one that arrives while anything holds the
+cycle (a tick, or a sleep, tend or check started over HTTP or MCP) causes one tick as soon as the holder
+lets go, and a burst of them causes one tick.
 """
 from __future__ import annotations
 
@@ -12,8 +14,17 @@ import logging
 import time
 from typing import Optional
 
+import pykka
+
+from hippocampus import gate
+from hippocampus.cycle import Busy
+from hippocampus.memory import MemoryError_
+from hippocampus.stopping import ServiceStopping
+from hippocampus.tick.decide import CHAIN_STEPS, CHECK_STEPS, Asked, decide
+from hippocampus.tick.snapshot import read_for
+
 from .base import Supervised
-from .messages import Check, ModelTick, RetrySkipped, Tend
+from .messages import CheckSteps, ModelTick, RetrySkipped, TendSteps
 
 log = logging.getLogger("hippocampus.scheduler")
 
@@ -40,7 +51,6 @@ class SchedulerActor(Supervised):
         if not self.rt.nudges.pending():
             return                       # collapsed into a tick that already ran
         self._settle(self.rt.cfg.sleep.nudge_wait_seconds)
-        self.rt.nudges.take()
         self.run_tick(nudged=True)
 
     def _settle(self, seconds: float) -> None:
@@ -68,15 +78,20 @@ class SchedulerActor(Supervised):
     def run_tick(self, nudged: bool) -> Optional[dict]:
         if self.rt.stopping:
             return None                  # the service is stopping: no new step starts
+        try:
+            token = self.rt.ctx.cycle.enter("tick")
+        except Busy:
+            return None                  # a nudge stays pending: the holder's release wakes us again
+        if nudged:
+            self.rt.nudges.take()        # taken only once the tick holds the cycle, so never lost
         self.next_tick = time.monotonic() + self.heartbeat
         self.ticking = True
         self.publish()
         started = time.time()
-        tend = self.rt.run_locked("tend", "chain", lambda tok: Tend(self._redraft_due(nudged), tok))
-        check = self.rt.run_locked("check", "sleeper", lambda tok: Check(tok))
-        # a step that did not run (the cycle was busy, or its actor is down) says nothing about the chain:
-        # never "no chain open" on its word, or a sleep by hand loses its model mid-answer
-        chain_open = True if tend is None or check is None else _chain_open(tend, check)
+        try:
+            tend, check, chain_open = self._steps(nudged)
+        finally:
+            self.rt.ctx.cycle.leave(token)
         self.rt.tell("lifecycle", ModelTick(chain_open=chain_open))
         # skipped ripples go again after the steps, never before: a wake-up kept for a brief that has since
         # arrived is then seen answered (this check slept on it) instead of landing on top of that sleep
@@ -87,18 +102,40 @@ class SchedulerActor(Supervised):
                           "tend": None if tend is None else "ran", "check": (check or {}).get("status")}
         return self.last_tick
 
+    def _steps(self, nudged: bool) -> tuple:
+        """(the tend's report, the check's report, is a chain open now). A step that did not run says
+        nothing about the chain: never "no chain open" on its word, or a sleep loses its model mid-answer."""
+        ctx = self.rt.ctx
+        now = ctx.clock.now()
+        gate.note_first_check(ctx, now)
+        try:
+            snap = read_for(ctx)
+        except MemoryError_ as exc:
+            report = {"at": now, "brief_id": None, "misses": ctx.state.get("brief_misses") or 0,
+                      "purged": 0, "sleep": None}
+            gate.record_failed_check(ctx, report, exc)
+            return None, report, True
+        steps = decide(snap, ctx.state, self.rt.cfg.sleep, now, Asked(redraft=self._redraft_due(nudged)))
+        chain_steps = tuple(s for s in steps if s.kind in CHAIN_STEPS)
+        tend = self._run("tend", "chain", TendSteps(snap, chain_steps)) if chain_steps else {}
+        check = self._run("check", "sleeper", CheckSteps(snap, tuple(s for s in steps if s.kind in CHECK_STEPS)))
+        if tend is None or check is None:
+            return tend, check, True
+        drafted = bool(tend.get("resubmitted")) or bool((check.get("sleep") or {}).get("draft_id"))
+        return tend, check, snap.chain_open or drafted
+
+    def _run(self, what: str, actor: str, message) -> Optional[dict]:
+        try:
+            return self.rt.ask(actor, message, timeout=None)
+        except (pykka.ActorDeadError, ServiceStopping):
+            return None
+        except Exception as exc:  # noqa: BLE001 - a tick never dies of one step
+            log.error("the %s failed in the tick: %s", what, exc)
+            return None
+
     def snapshot(self) -> dict:
         thread_mode = self.rt.cfg.sleep.mode == "thread"
         wall_next = time.time() + max(0.0, self.next_tick - time.monotonic())
         return {"ticking": self.ticking, "ticks": self.ticks, "last_tick": self.last_tick,
                 "next_tick_at": wall_next if thread_mode else None, "heartbeat": self.heartbeat}
 
-
-def _chain_open(tend, check) -> bool:
-    if isinstance(check, dict):
-        if check.get("status") == "chain_open" or (check.get("sleep") or {}).get("draft_id"):
-            return True
-    if isinstance(tend, dict):
-        return bool(tend.get("under_review") or tend.get("deferred") or tend.get("resubmitted")
-                    or tend.get("model_failures"))
-    return False

@@ -10,8 +10,13 @@ class SleeperActor(Supervised):
     name = "sleeper"
 
     def on_Check(self, msg) -> dict:
+        """POST /check, check_now: the caller took the cycle lock; this reads and decides its own steps."""
         with self.rt.holding(msg.token, "check"):
             return gate.check(self.rt.ctx)
+
+    def on_CheckSteps(self, msg) -> dict:
+        """The tick's sleeper steps, under the scheduler's own hold of the cycle."""
+        return gate.check(self.rt.ctx, snap=msg.snapshot, steps=list(msg.steps))
 
     def on_Sleep(self, msg) -> dict:
         with self.rt.holding(msg.token, "sleep"):

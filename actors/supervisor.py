@@ -120,6 +120,8 @@ class Supervisor(pykka.ThreadingActor):
 
     def _start_child(self, name: str) -> None:
         spec, c = self.specs[name], self.children[name]
+        if spec.ticks:
+            self.rt.tick_flags[name] = threading.Event()     # a new instance starts with no Tick queued
         try:
             ref = spec.cls.start(self.actor_ref, self.rt)
         except Exception as exc:  # noqa: BLE001 - a constructor that raises is a crash like any other
@@ -189,12 +191,19 @@ class Supervisor(pykka.ThreadingActor):
                     log.info("actor %s restarted (%d restart(s))", name, c["restarts"])
         for name, spec in self.specs.items():
             if spec.ticks and self.children[name]["state"] == "running":
-                ref = self.ref(name)
-                if ref is not None:
-                    try:
-                        ref.tell(tick)
-                    except pykka.ActorDeadError:
-                        pass
+                self._beat(name, tick)
+
+    def _beat(self, name: str, tick: Tick) -> None:
+        """Tell a child the beat, unless one is still queued or running: a child busy for ten minutes
+        finds one Tick waiting when it is done, not twelve hundred."""
+        ref, queued = self.ref(name), self.rt.tick_flags.get(name)
+        if ref is None or queued is None or queued.is_set():
+            return
+        queued.set()
+        try:
+            ref.tell(tick)
+        except pykka.ActorDeadError:
+            queued.clear()
 
     def _operator_restart(self, name: str, force: bool) -> dict:
         c = self.children.get(name)

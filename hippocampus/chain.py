@@ -44,7 +44,6 @@ class Next:
     action: str                 # under_review | redraft | close
     latest: dict
     attempts: list
-    ended_denied: bool = False  # closing with denials left (the last attempt was denied)
 
 
 def next_step(cluster_id: str, attempts: list) -> Optional[Next]:
@@ -57,11 +56,11 @@ def next_step(cluster_id: str, attempts: list) -> Optional[Next]:
         return Next(cluster_id, REVIEW, next(d for d in live if d.get("status") == "pending"), attempts)
     if latest.get("status") != "reviewed":
         # the latest attempt is closed but an older one is still reviewed: finish closing
-        return Next(cluster_id, CLOSE, latest, attempts, ended_denied=bool(denied_ops(latest)))
+        return Next(cluster_id, CLOSE, latest, attempts)
     denied = denied_ops(latest)
     if denied and not latest.get("terminal"):
         return Next(cluster_id, REDRAFT, latest, attempts)
-    return Next(cluster_id, CLOSE, latest, attempts, ended_denied=bool(denied))
+    return Next(cluster_id, CLOSE, latest, attempts)
 
 
 def plan(drafts: list) -> list:
@@ -73,11 +72,6 @@ def plan(drafts: list) -> list:
             out.append(step)
     out.sort(key=lambda s: float(s.attempts[0].get("created_at") or 0))
     return out
-
-
-def is_open(steps: list) -> bool:
-    """One chain at a time: a chain under review or waiting for a redraft holds the next sleep."""
-    return any(s.action in (REVIEW, REDRAFT) for s in steps)
 
 
 def held_short_ids(drafts: list) -> set:

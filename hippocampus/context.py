@@ -47,6 +47,7 @@ class Context:
     voice: Any = None            # hippocampus.voice.VoiceCard when enabled
     cycle: CycleLock = field(default_factory=CycleLock)
     progress: dict = field(default_factory=dict)   # what a running sleep is doing, for /status
+    last_snapshot: Any = None    # hippocampus.tick.snapshot.Snapshot: the last read of Memory's drafts and briefs
     stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
 
     def emit(self, type_: str, **fields: Any) -> dict:

@@ -6,10 +6,13 @@ first (a route, the scheduler) and handed to the actor that does the work.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
+
+log = logging.getLogger("hippocampus.cycle")
 
 
 class Busy(Exception):
@@ -27,10 +30,14 @@ class Token:
 
 
 class CycleLock:
-    def __init__(self) -> None:
+    """on_release: called (outside the lock) each time a holder lets go, with what it held: how a nudge
+    that came while the cycle was held causes its tick the moment the holder is done."""
+
+    def __init__(self, on_release: Optional[Callable[[str], None]] = None) -> None:
         self._lock = threading.Lock()
         self._held: Optional[Token] = None
         self._n = 0
+        self.on_release = on_release
 
     def enter(self, what: str) -> Token:
         with self._lock:
@@ -42,8 +49,14 @@ class CycleLock:
 
     def leave(self, token: Token) -> None:
         with self._lock:
-            if self._held is token:
+            released = self._held is token
+            if released:
                 self._held = None
+        if released and self.on_release is not None:
+            try:
+                self.on_release(token.what)
+            except Exception:  # noqa: BLE001 - a hook never keeps the cycle held
+                log.exception("after the %s let the cycle go", token.what)
 
     def holder(self) -> Optional[Token]:
         return self._held

@@ -12,31 +12,20 @@ import re
 from typing import Optional
 
 from . import chain
-from .bedtime import BRIEF_TOPIC, REQUEST_TTL, bedtime_at, request_text
+from .bedtime import BRIEF_TOPIC, REQUEST_TTL, request_text
 from .context import Context
 from .memory import MemoryError_
-from .stopping import ServiceStopping
 from .sleep.runner import purge, resume_submit, run_sleep
+from .stopping import ServiceStopping
+from .tick import decide as decide_mod
+from .tick.decide import Asked
+from .tick.snapshot import Snapshot, read_for
 
 log = logging.getLogger("hippocampus.gate")
 
 
-def open_steps(ctx: Context) -> list:
-    return chain.plan(ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed"))
-
-
-def latest_usable_brief(ctx: Context) -> Optional[dict]:
-    """The newest open brief that is not parked; (None) when there is none."""
-    parked = set(ctx.state.get("parked_briefs") or [])
-    for b in ctx.memory.open_briefs(limit=20):
-        if b.get("id") not in parked:
-            return b
-    return None
-
-
 def bedtime(ctx: Context) -> float:
-    return bedtime_at(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), ctx.clock.now(),
-                      ctx.state.get("first_check_at"))
+    return decide_mod.bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now())
 
 
 def brief_wanted(ctx: Context) -> Optional[dict]:
@@ -45,7 +34,8 @@ def brief_wanted(ctx: Context) -> Optional[dict]:
 
 
 def request_brief(ctx: Context, force: bool = False) -> Optional[dict]:
-    """Ask the main model for a brief: one note in near-term, a brief_requested event each time."""
+    """Ask the main model for a brief: one note in near-term, a brief_requested event each time.
+    Called only when no usable brief is waiting (the decision, or a sleep by hand, has seen to that)."""
     if not ctx.cfg.sleep.brief_request:
         return None
     req = brief_wanted(ctx)
@@ -56,8 +46,6 @@ def request_brief(ctx: Context, force: bool = False) -> Optional[dict]:
                  nudge=req["nudges"])
         return req
     now = ctx.clock.now()
-    if not force and latest_usable_brief(ctx):
-        return None
     due = now if force else bedtime(ctx)
     note = ctx.memory.add_near(request_text(due, now, force), topic=BRIEF_TOPIC,
                                expires_at=max(due, now) + REQUEST_TTL)
@@ -69,70 +57,93 @@ def request_brief(ctx: Context, force: bool = False) -> Optional[dict]:
     return req
 
 
-def check(ctx: Context) -> dict:
-    """Purge what is flagged; then sleep if a brief is waiting and no chain is open."""
+def note_first_check(ctx: Context, now: float) -> None:
+    """A store that never slept is due from its first check: misses count on from here."""
+    if not ctx.state.get("last_sleep_ok_at") and not ctx.state.get("first_check_at"):
+        ctx.state.set(first_check_at=now)
+
+
+def check(ctx: Context, snap: Optional[Snapshot] = None, steps: Optional[list] = None) -> dict:
+    """The sleeper's steps of the tick's decision: purge what is flagged; then the gate (sleep on a brief if
+    no chain is open, or count a miss and ask for one). The tick hands in its snapshot and steps; POST
+    /check reads and decides its own."""
     now = ctx.clock.now()
     report: dict = {"at": now, "status": None, "brief_id": None, "misses": ctx.state.get("brief_misses") or 0,
                     "purged": 0, "error": None, "sleep": None}
-    if not ctx.state.get("last_sleep_ok_at") and not ctx.state.get("first_check_at"):
-        ctx.state.set(first_check_at=now)   # a store that never slept is due from here: misses count on
+    note_first_check(ctx, now)
     try:
-        resume_submit(ctx)
-        purged, restored = purge(ctx)
-        report["purged"] = len(purged)
-        brief = latest_usable_brief(ctx)
-        live = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
-        steps = chain.plan(live)
-        report["brief_id"] = (brief or {}).get("id")
-        if brief and steps:
-            report["status"] = "chain_open"
-        elif brief:
-            report["status"] = "sleeping"
-            ctx.state.set(brief_misses=0)
-            report["sleep"] = run_sleep(ctx, brief, purged=purged, live=live)
-        elif now < bedtime(ctx):
-            report["status"] = "not_bedtime"
-            ctx.state.set(brief_misses=0)
-        else:
-            report["status"] = "waiting_for_brief"
-            misses = int(ctx.state.get("brief_misses") or 0) + 1
-            ctx.state.set(brief_misses=misses)
-            if ctx.cfg.sleep.brief_request and misses % ctx.cfg.sleep.brief_check_misses == 0:
-                request_brief(ctx)
-            if ctx.cfg.sleep.brief_pull and misses >= ctx.cfg.sleep.brief_check_misses and not steps:
-                pulled = pull_brief(ctx)
-                if pulled:
-                    report["status"] = "sleeping_on_pulled_brief"
-                    report["brief_id"] = pulled["id"]
-                    ctx.state.set(brief_misses=0)
-                    report["sleep"] = run_sleep(ctx, pulled, pulled=True)
+        if snap is None:
+            snap = read_for(ctx)
+        if steps is None:
+            steps = decide_mod.decide(snap, ctx.state, ctx.cfg.sleep, now, Asked(tend=False))
+        run_steps(ctx, snap, steps, report)
         report["misses"] = ctx.state.get("brief_misses") or 0
     except ServiceStopping:
         raise                   # not a failed check: the sleep it started recorded the interruption
     except Exception as exc:  # noqa: BLE001 - a failed check is reported, never raised into the tick
-        report["status"] = "error"
-        report["error"] = f"{type(exc).__name__}: {exc}"
-        log.error("the check failed: %s", report["error"])
+        record_failed_check(ctx, report, exc)
+        return report
     ctx.state.set(last_check={k: v for k, v in report.items() if k != "sleep"})
     return report
+
+
+def record_failed_check(ctx: Context, report: dict, exc: Exception) -> None:
+    report["status"] = "error"
+    report["error"] = f"{type(exc).__name__}: {exc}"
+    log.error("the check failed: %s", report["error"])
+    ctx.state.set(last_check={k: v for k, v in report.items() if k != "sleep"})
+
+
+def run_steps(ctx: Context, snap: Snapshot, steps: list, report: dict) -> None:
+    """Execute the sleeper's steps, in the decision's order."""
+    purged: list = []
+    for step in steps:
+        if step.kind == decide_mod.FINISH_SUBMIT:
+            resume_submit(ctx, snap)
+        elif step.kind == decide_mod.PURGE:
+            purged, _ = purge(ctx)
+            report["purged"] = len(purged)
+        elif step.kind == decide_mod.WAIT_CHAIN:
+            report["status"] = "chain_open"
+            report["brief_id"] = (snap.brief or {}).get("id")
+        elif step.kind == decide_mod.SLEEP:
+            report.update(status="sleeping", brief_id=step.brief.get("id"))
+            ctx.state.set(brief_misses=0)
+            report["sleep"] = run_sleep(ctx, step.brief, purged=purged, snap=snap)
+        elif step.kind == decide_mod.NOT_BEDTIME:
+            report["status"] = "not_bedtime"
+            ctx.state.set(brief_misses=0)
+        elif step.kind == decide_mod.MISS:
+            _miss(ctx, snap, step, report)
+
+
+def _miss(ctx: Context, snap: Snapshot, step, report: dict) -> None:
+    report["status"] = "waiting_for_brief"
+    ctx.state.set(brief_misses=step.misses)
+    if step.ask:
+        request_brief(ctx)
+    if step.pull:
+        pulled = pull_brief(ctx)
+        if pulled:
+            report.update(status="sleeping_on_pulled_brief", brief_id=pulled["id"])
+            ctx.state.set(brief_misses=0)
+            report["sleep"] = run_sleep(ctx, pulled, pulled=True, snap=snap)
 
 
 def sleep_by_hand(ctx: Context, ask_for_brief: bool = True) -> dict:
     """POST /sleep: one cycle at a time; with no brief waiting, ask for one instead of drafting blind."""
     try:
-        steps = open_steps(ctx)
-    except MemoryError_:
-        steps = []
-    if any(s.action in (chain.REVIEW, chain.REDRAFT) for s in steps):
-        waiting = steps[0]
+        snap = read_for(ctx)
+    except MemoryError_ as exc:         # Memory down: say so, never a 500 (nothing was started)
+        return {"status": "error", "draft_id": None, "operations": 0, "error": str(exc),
+                "message": "Memory did not answer, so nothing was started"}
+    if snap.chain_open:
+        waiting = next(c for c in snap.chains if c.action in (chain.REVIEW, chain.REDRAFT))
         return {"refused": True, "status": "chain_open", "draft_id": waiting.latest.get("id"), "operations": 0,
                 "error": None, "message": "a chain is open (draft "
                 f"{waiting.latest.get('id')} is {waiting.action.replace('_', ' ')}): one cycle at a time, so "
                 "nothing was started; it sleeps again once that chain lands"}
-    try:
-        brief = latest_usable_brief(ctx)
-    except MemoryError_:
-        brief = None
+    brief = snap.brief
     if brief is None and ask_for_brief and ctx.cfg.sleep.brief_request:
         try:
             req = request_brief(ctx, force=True)
@@ -147,7 +158,7 @@ def sleep_by_hand(ctx: Context, ask_for_brief: bool = True) -> dict:
                     "message": "no brief was waiting, so the hippocampus asked the main model for one instead of "
                                "drafting blind; it sleeps at the check after the brief arrives "
                                "(or sleep with without_brief=true to draft unsteered now)"}
-    return run_sleep(ctx, brief)
+    return run_sleep(ctx, brief, snap=snap)
 
 
 PULL_PROMPT = """You are a steering assistant for a memory consolidator. Below are short-term memory fragments.

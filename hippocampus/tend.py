@@ -16,6 +16,8 @@ from .memory import MemoryError_, MemoryRefused
 from .redraft import redraft_chain
 from .sleep.runner import resume_submit
 from .stopping import ServiceStopping
+from .tick.decide import CLOSE, DEFER, FINISH_CLOSE, FINISH_SUBMIT, REDRAFT, Asked, decide
+from .tick.snapshot import Snapshot, read_for
 
 log = logging.getLogger("hippocampus.tend")
 
@@ -26,41 +28,20 @@ def new_report(ctx: Context, redraft: bool) -> dict:
             "withdrawn": {}, "model_failures": [], "tidy": {}, "error": None, "interrupted": None}
 
 
-def sleep_time(ctx: Context, steps: list) -> bool:
-    """With the tend cycle off, redrafts wait for sleep time: bedtime passed, or a new brief waiting
-    (one that is not the brief the open chain itself is working on)."""
-    from .gate import bedtime, latest_usable_brief
-
-    if ctx.clock.now() >= bedtime(ctx):
-        return True
-    brief = latest_usable_brief(ctx)
-    used = {d.get("brief_id_used") for s in steps for d in s.attempts}
-    return brief is not None and brief.get("id") not in used
-
-
-def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
-    """One tend. redraft: True redrafts now, False leaves denied operations waiting, None lets
-    sleep time decide (the tend cycle off)."""
+def tend(ctx: Context, redraft: Optional[bool] = True, snap: Optional[Snapshot] = None,
+         steps: Optional[list] = None) -> dict:
+    """One tend: the chain's steps of the tick's decision (finish a cut-short close, close what landed,
+    redraft or defer what was denied). The tick hands in its snapshot and steps; POST /tend reads and
+    decides its own. redraft: True now, False not now, None sleep time decides (the tend cycle off)."""
     report = new_report(ctx, redraft)
     t0 = time.monotonic()
     stopped: Optional[ServiceStopping] = None
     try:
-        resume_submit(ctx)        # a submit cut short by a restart is finished before its chain can close
-        for cid in list((ctx.state.get("closing") or {}).keys()):
-            finish_closing(ctx, cid, report)
-        steps = chain.plan(ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed"))
-        if redraft is None and any(s.action == chain.REDRAFT for s in steps):
-            redraft = report["redraft"] = sleep_time(ctx, steps)
-        for step in steps:
-            report["examined"] += 1
-            if step.action == chain.REVIEW:
-                report["under_review"].append(step.cluster_id)
-            elif step.action == chain.CLOSE:
-                close_chain(ctx, step, report, why=None)
-            elif not redraft:
-                report["deferred"].append(step.cluster_id)
-            else:
-                _redraft(ctx, step, report)
+        if snap is None:
+            snap = read_for(ctx)
+        if steps is None:
+            steps = decide(snap, ctx.state, ctx.cfg.sleep, ctx.clock.now(), Asked(check=False, redraft=redraft))
+        run_steps(ctx, snap, steps, report)
     except ServiceStopping as exc:       # a redraft cut short: nothing was posted, the chain waits
         stopped = exc
         report["interrupted"] = str(exc)
@@ -71,6 +52,32 @@ def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
         log.error("the tend failed: %s", report["error"])
     report["finished_at"] = ctx.clock.now()
     report["duration_seconds"] = round(time.monotonic() - t0, 3)
+    _record(ctx, report, stopped)
+    if stopped:
+        raise stopped
+    return report
+
+
+def run_steps(ctx: Context, snap: Snapshot, steps: list, report: dict) -> None:
+    """Execute the chain's steps, in the decision's order."""
+    report["examined"] = len(snap.chains)
+    report["under_review"] = [c.cluster_id for c in snap.under_review]
+    for step in steps:
+        if step.kind == FINISH_SUBMIT:
+            resume_submit(ctx, snap)       # a submit cut short by a restart is finished before its chain closes
+        elif step.kind == FINISH_CLOSE:
+            finish_closing(ctx, step.cluster_id, report, snap)
+        elif step.kind == CLOSE:
+            close_chain(ctx, step.chain, report, why=None, snap=snap)
+        elif step.kind == REDRAFT:
+            report["redraft"] = True
+            _redraft(ctx, step.chain, report, snap)
+        elif step.kind == DEFER:
+            report["redraft"] = False
+            report["deferred"].append(step.chain.cluster_id)
+
+
+def _record(ctx: Context, report: dict, stopped: Optional[ServiceStopping]) -> None:
     waiting = ctx.state.get("redrafts_waiting_since")
     if report["deferred"] and not waiting:
         ctx.state.set(redrafts_waiting_since=report["started_at"])
@@ -81,12 +88,9 @@ def tend(ctx: Context, redraft: Optional[bool] = True) -> dict:
         ctx.state.add_history({k: report.get(k) for k in (
             "kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
             "closed", "ended")})
-    if stopped:
-        raise stopped
-    return report
 
 
-def _redraft(ctx: Context, step: chain.Next, report: dict) -> None:
+def _redraft(ctx: Context, step: chain.Next, report: dict, snap: Snapshot) -> None:
     result = redraft_chain(ctx, step)
     report["model_failures"].extend(result.failures)
     if result.withdrawn:
@@ -99,10 +103,10 @@ def _redraft(ctx: Context, step: chain.Next, report: dict) -> None:
     if result.failures:
         return                                    # the model could not write it: the chain waits
     why = "withdrawn" if result.withdrawn == len(chain.denied_ops(step.latest)) else "nothing to redraft"
-    close_chain(ctx, step, report, why=why)
+    close_chain(ctx, step, report, why=why, snap=snap)
 
 
-def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str]) -> None:
+def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str], snap: Snapshot) -> None:
     """Record the cull's plan in the state file, then carry it out step by step."""
     cid = step.cluster_id
     attempts = step.attempts
@@ -121,14 +125,14 @@ def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str]
         "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
     }
     ctx.state.mutate("closing", lambda c: {**c, cid: record})
-    finish_closing(ctx, cid, report)
+    finish_closing(ctx, cid, report, snap)
 
 
 def _save(ctx: Context, record: dict) -> None:
     ctx.state.mutate("closing", lambda c: {**c, record["cluster_id"]: record})
 
 
-def finish_closing(ctx: Context, cid: str, report: dict) -> None:
+def finish_closing(ctx: Context, cid: str, report: dict, snap: Snapshot) -> None:
     record = (ctx.state.get("closing") or {}).get(cid)
     if not record:
         return
@@ -154,7 +158,7 @@ def finish_closing(ctx: Context, cid: str, report: dict) -> None:
         record["consumed"] = True
         _save(ctx, record)
     if brief_id and not record["retired"]:
-        _retire_older_briefs(ctx, brief_id)
+        _retire_older_briefs(ctx, brief_id, snap.briefs)
         record["retired"] = True
         _save(ctx, record)
     if not record["note_deleted"]:
@@ -181,14 +185,10 @@ def finish_closing(ctx: Context, cid: str, report: dict) -> None:
              record["attempts"])
 
 
-def _retire_older_briefs(ctx: Context, used_id: str) -> None:
+def _retire_older_briefs(ctx: Context, used_id: str, open_briefs: tuple) -> None:
     """Open briefs written before the one this chain used are answered by it: consume them too."""
     times = ctx.state.get("brief_times") or {}
     used_at = times.get(used_id)
-    try:
-        open_briefs = ctx.memory.open_briefs(limit=50)
-    except MemoryError_:
-        return
     for b in open_briefs:
         if b.get("id") == used_id:
             continue

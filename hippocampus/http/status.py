@@ -86,6 +86,8 @@ def build_status(rt, watch: MemoryWatch) -> dict:
         "last_tend": st.get("last_tend"),
         "redrafts_waiting_since": st.get("redrafts_waiting_since"),
         "busy": ctx.cycle.describe(),
+        "chain": None if ctx.last_snapshot is None else ctx.last_snapshot.summary(),
+        "ticks": sched.get("ticks", 0),
         "progress": dict(ctx.progress),
         "actors": board.get("actors") or {},
         "memory": watch.snapshot(),

@@ -177,27 +177,17 @@ class Tools:
         return {"ok": True, **s, "say": say, "message": say}
 
     def _live(self, ctx) -> dict:
-        from hippocampus import chain
-        from hippocampus.gate import latest_usable_brief
+        from hippocampus.tick.snapshot import read_for
 
-        out: dict = {}
         try:
-            brief = latest_usable_brief(ctx)
-            out["brief_waiting"] = brief is not None
-            out["brief_id"] = (brief or {}).get("id")
+            snap = read_for(ctx)
         except MemoryError_ as exc:
-            out["live_error"] = str(exc)
-        try:
-            pending = ctx.memory.drafts("pending", limit=50)
-            reviewed = ctx.memory.drafts("reviewed")
-            out["pending_review"] = len(pending)
-            out["pending_drafts"] = [d.get("id") for d in pending]
-            steps = chain.plan(pending + reviewed)
-            out["chain_open"] = bool(pending) or any(st.action in (chain.REVIEW, chain.REDRAFT) for st in steps)
-            out["redrafts_due"] = sum(1 for st in steps if st.action == chain.REDRAFT)
-        except MemoryError_ as exc:
-            out["live_error"] = str(exc)
-        return out
+            return {"live_error": str(exc)}
+        brief = snap.brief
+        return {"brief_waiting": brief is not None, "brief_id": (brief or {}).get("id"),
+                "pending_review": len(snap.under_review),
+                "pending_drafts": [c.latest.get("id") for c in snap.under_review],
+                "chain_open": snap.chain_open, "redrafts_due": len(snap.redrafts_due)}
 
     def _model(self, s: dict) -> dict:
         cfg = self.rt.cfg

@@ -34,6 +34,7 @@ class Pile:
     topic: Optional[str]
     entries: list
     hits: HintHits = field(default_factory=HintHits)
+    cluster: int = 0            # which cluster of the plan this pile was cut from
 
 
 @dataclass
@@ -69,7 +70,7 @@ def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hi
     plan = Plan()
     promote = list(promote_hints or ())
     noise = list(noise_hints or ())
-    for cluster in cluster_by_tags([s for s in shorts if isinstance(s, dict)]):
+    for n, cluster in enumerate(cluster_by_tags([s for s in shorts if isinstance(s, dict)])):
         rest = []
         for entry in cluster.entries:
             if _is_verbatim(entry):
@@ -86,8 +87,20 @@ def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hi
             plan.below_threshold += len(rest)
             continue
         for chunk in split_piles(rest, pile_max):
-            plan.piles.append(Pile(topic=cluster.topic, entries=chunk, hits=hits))
+            plan.piles.append(Pile(topic=cluster.topic, entries=chunk, hits=hits, cluster=n))
     return plan
+
+
+def whole_clusters(piles: list) -> list:
+    """The piles joined back into one per cluster: piles bound a model's prompt, and a mechanical sleep has
+    no prompt, so a cluster split in piles must still give one core, not one per pile."""
+    joined: dict = {}
+    for pile in piles:
+        if pile.cluster in joined:
+            joined[pile.cluster].entries.extend(pile.entries)
+        else:
+            joined[pile.cluster] = Pile(pile.topic, list(pile.entries), pile.hits, pile.cluster)
+    return list(joined.values())
 
 
 def mechanical_ops(pile: Pile) -> list:

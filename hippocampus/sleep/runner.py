@@ -12,14 +12,14 @@ import time
 from collections import Counter
 from typing import Optional
 
-from .. import chain
 from ..bedtime import is_catch_up
 from ..context import Context
 from ..memory import MemoryError_, MemoryRefused, MemoryUnavailable
 from ..stopping import ServiceStopping
 from .drafting import draft_pile, stamp, step_draft_id, submittable
+from ..tick.snapshot import read_for
 from .prompt import Steer
-from .propose import mechanical_ops, plan_sleep
+from .propose import mechanical_ops, plan_sleep, whole_clusters
 
 log = logging.getLogger("hippocampus.sleep")
 REVIEW_TOPIC = "hippocampus, review"
@@ -70,13 +70,15 @@ def finish_submit(ctx: Context, record: dict) -> None:
              kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
 
 
-def resume_submit(ctx: Context) -> Optional[str]:
-    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed."""
+def resume_submit(ctx: Context, snap=None) -> Optional[str]:
+    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed.
+    snap: the tick's snapshot; a draft it holds has landed, with no need to ask Memory."""
     record = ctx.state.get("submitting")
     if not record:
         return None
     try:
-        ctx.memory.draft(record["draft_id"])
+        if snap is None or not snap.has_draft(record["draft_id"]):
+            ctx.memory.draft(record["draft_id"])
     except MemoryError_ as exc:
         if getattr(exc, "status", None) == 404:
             log.info("draft %s never reached Memory before the restart; its fragments wait for the next sleep",
@@ -129,9 +131,9 @@ def new_report(ctx: Context, brief: Optional[dict], pulled: bool, catch_up: bool
 
 
 def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purged: Optional[list] = None,
-              live: Optional[list] = None) -> dict:
-    """purged, live: what the check that started this sleep has just done and read (its purge, the pending
-    and reviewed drafts), so the sleep does not ask Memory again a moment later."""
+              snap=None) -> dict:
+    """purged, snap: what the tick that started this sleep has just done and read (its purge, its snapshot
+    of the drafts), so the sleep does not ask Memory again a moment later."""
     now = ctx.clock.now()
     catch_up = is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now)
     report = new_report(ctx, brief, pulled, catch_up)
@@ -139,7 +141,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purg
     t0 = time.monotonic()
     stopped: Optional[ServiceStopping] = None
     try:
-        _sleep(ctx, brief, pulled, report, purged, live)
+        _sleep(ctx, brief, pulled, report, purged, snap)
     except ServiceStopping as exc:       # not a failure: the brief stays open, nothing was posted
         stopped = exc
         report["interrupted"] = str(exc)
@@ -170,7 +172,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purg
 
 
 def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purged: Optional[list] = None,
-           live: Optional[list] = None) -> None:
+           snap=None) -> None:
     cfg = ctx.cfg
     if purged is None:
         purged, _ = purge(ctx)
@@ -179,9 +181,9 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
         ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
     report["brief_answered"] = resolve_brief_request(ctx, brief, pulled)
 
-    if live is None:
-        live = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
-    held = chain.held_short_ids(live)
+    if snap is None:
+        snap = read_for(ctx)
+    held = snap.held_short_ids()
     shorts = ctx.memory.shorts(limit=cfg.sleep.max_entries_per_run)
     free = [s for s in shorts if s.get("id") not in held]
     report["held_back"] = len(shorts) - len(free)
@@ -195,14 +197,15 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
 
     plan = plan_sleep(free, promote_hints=promote, noise_hints=noise,
                       min_evidence=cfg.sleep.promote_min_evidence, pile_max=cfg.sleep.pile_max)
-    report["clusters"] = len({p.topic for p in plan.piles})
-    report["piles"] = len(plan.piles)
+    piles = whole_clusters(plan.piles) if ctx.mechanical else plan.piles
+    report["clusters"] = len({p.cluster for p in plan.piles})
+    report["piles"] = len(piles)
     report["below_threshold"] = plan.below_threshold
     ops = list(plan.verbatim_ops)
     served = None
     voice_block, voice_version = ctx.voice_block()
-    ctx.progress.update(piles=len(plan.piles))
-    for i, pile in enumerate(plan.piles):
+    ctx.progress.update(piles=len(piles))
+    for i, pile in enumerate(piles):
         if ctx.mechanical:
             pile_ops = mechanical_ops(pile)
         else:

@@ -52,10 +52,7 @@ class Asked:
 def bedtime(cfg, state: Mapping, now: float) -> float:
     """When the next sleep is due. A store that never slept is due now (with sleep.at: the first HH:MM
     after the first check)."""
-    last_ok = state.get("last_sleep_ok_at")
-    if not last_ok and cfg.at:
-        return bedtime_at(cfg, state.get("first_check_at") or now, now)
-    return bedtime_at(cfg, last_ok, now)
+    return bedtime_at(cfg, state.get("last_sleep_ok_at"), now, state.get("first_check_at"))
 
 
 def sleep_time(snap: Snapshot, cfg, state: Mapping, now: float) -> bool:

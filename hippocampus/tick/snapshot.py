@@ -10,7 +10,7 @@ from typing import Iterable, Optional
 
 from .. import chain
 
-BRIEF_READ_LIMIT = 20
+BRIEF_READ_LIMIT = 50
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,7 @@ class Snapshot:
     drafts: tuple = ()                    # pending and reviewed drafts, as Memory returned them
     briefs: tuple = ()                    # open briefs, newest first
     parked: frozenset = frozenset()       # briefs set aside (matched nothing); from the state
+    brief_times: tuple = ()               # (brief id, created_at) of briefs slept on; from the state
     chains: tuple = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -55,11 +56,19 @@ class Snapshot:
 
     @property
     def brief(self) -> Optional[dict]:
-        """The newest open brief that is neither parked nor the one a live chain is working on."""
+        """The newest open brief that is neither parked, nor the one a live chain is working on, nor older
+        than that one (a chain that lands consumes the briefs written before its own: they are answered)."""
         used = self.briefs_in_chains
+        times = dict(self.brief_times)
+        times.update({b.get("id"): _created(b) for b in self.briefs})
+        stamps = [times[i] for i in used if times.get(i) is not None]
+        cutoff = max(stamps) if stamps else None
         for b in self.briefs:
-            if b.get("id") not in self.parked and b.get("id") not in used:
-                return b
+            if b.get("id") in self.parked or b.get("id") in used:
+                continue
+            if cutoff is not None and _created(b) is not None and _created(b) < cutoff:
+                continue
+            return b
         return None
 
     def held_short_ids(self) -> set:
@@ -81,12 +90,25 @@ class Snapshot:
                     "attempt": waiting.get("attempt"), "created_at": waiting.get("created_at")}}
 
 
-def read(memory, parked: Iterable = (), now: float = 0.0) -> Snapshot:
+def _created(brief: dict) -> Optional[float]:
+    at = (brief.get("metadata") or {}).get("created_at")
+    try:
+        return None if at is None else float(at)
+    except (TypeError, ValueError):
+        return None
+
+
+def read(memory, parked: Iterable = (), now: float = 0.0, brief_times: Optional[dict] = None) -> Snapshot:
     """Three reads: pending drafts, reviewed drafts, open briefs. Raises MemoryError_ when Memory fails."""
     drafts = memory.drafts("pending") + memory.drafts("reviewed")
     briefs = memory.open_briefs(limit=BRIEF_READ_LIMIT)
-    return Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), parked=frozenset(parked or ()))
+    times = tuple((k, v) for k, v in (brief_times or {}).items() if v is not None)
+    return Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), parked=frozenset(parked or ()),
+                    brief_times=times)
 
 
 def read_for(ctx) -> Snapshot:
-    return read(ctx.memory, ctx.state.get("parked_briefs") or (), ctx.clock.now())
+    """The tick's snapshot, kept on the context as the last one seen (what /status and MCP show)."""
+    snap = read(ctx.memory, ctx.state.get("parked_briefs") or (), ctx.clock.now(), ctx.state.get("brief_times"))
+    ctx.last_snapshot = snap
+    return snap

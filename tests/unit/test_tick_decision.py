@@ -79,7 +79,7 @@ def test_the_decision_table(situation, drafts, briefs, state, asked, expected):
 
 
 def test_the_sleep_step_names_the_new_brief_never_the_chains_own():
-    snap = Snapshot(at=NOW, drafts=(LANDED,), briefs=(brief("b1", NOW - 10), brief("b2", NOW - 20)))
+    snap = Snapshot(at=NOW, drafts=(LANDED,), briefs=(brief("b2", NOW - 10), brief("b1", NOW - 20)))
     sleep = [s for s in d.decide(snap, SLEPT, sleep_cfg(), NOW) if s.kind == d.SLEEP]
     assert [s.brief["id"] for s in sleep] == ["b2"]
 
@@ -116,3 +116,11 @@ def test_chain_open_is_review_or_redraft_never_a_landed_chain():
     assert not Snapshot(at=NOW, drafts=(LANDED,)).chain_open
     assert not Snapshot(at=NOW, drafts=(DENIED_TERMINAL,)).chain_open
     assert not Snapshot(at=NOW).chain_open
+
+
+def test_a_brief_older_than_the_landing_chains_own_is_answered_by_it_not_slept_on():
+    snap = Snapshot(at=NOW, drafts=(LANDED,), briefs=(brief("b1", NOW - 100), brief("b0", NOW - 500)))
+    assert d.kinds(d.decide(snap, SLEPT, sleep_cfg(), NOW)) == [d.PURGE, d.CLOSE, d.NOT_BEDTIME]
+    newer = Snapshot(at=NOW, drafts=(LANDED,), briefs=(brief("b2", NOW - 10), brief("b0", NOW - 500)),
+                     brief_times=(("b1", NOW - 100),))
+    assert [s.brief["id"] for s in d.decide(newer, SLEPT, sleep_cfg(), NOW) if s.kind == d.SLEEP] == ["b2"]
