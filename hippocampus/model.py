@@ -34,6 +34,7 @@ class Answer:
     finish_reason: str
     served: str
     seconds: float
+    usage: Optional[dict] = None     # the server's token counts, when it says
 
     @property
     def cut_off(self) -> bool:
@@ -122,7 +123,7 @@ class ModelClient:
             raise ModelFailure(f"the model's reply is not an OpenAI-compatible chat answer: "
                                f"{resp.text[:160]!r}") from None
         return Answer(text=str(text), finish_reason=finish, served=str(data.get("model") or self.cfg.name),
-                      seconds=seconds)
+                      seconds=seconds, usage=data.get("usage") if isinstance(data.get("usage"), dict) else None)
 
     def healthy(self, health_url: str, timeout: float = 3.0) -> bool:
         try:

@@ -14,6 +14,7 @@ from . import chain
 from .context import Context
 from .memory import MemoryError_
 from .model import ModelFailure
+from .replay import capture
 from .sleep.answer import parse_answer
 from .sleep.candidates import find_candidates
 from .sleep.drafting import call_model, stamp, step_draft_id, submittable
@@ -104,12 +105,15 @@ def redraft_op(ctx: Context, step: chain.Next, op: dict, voice_block: str) -> tu
                                      op=shown_op, earlier=earlier_versions(step.attempts, step.latest, op),
                                      entries=entries, candidates=candidates,
                                      core_chars=ctx.cfg.sleep.core_chars)
+    shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op}
     try:
         answer = call_model(ctx, prompt)
     except ModelFailure as exc:
+        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc), **shown)
         return [], False, str(exc)
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
                           max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"))
+    capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed, **shown)
     if parsed.failure:
         return [], False, parsed.failure
     new_ops = []
@@ -135,6 +139,7 @@ def redraft_chain(ctx: Context, step: chain.Next) -> RedraftResult:
     latest = step.latest
     voice_block, voice_version = ctx.voice_block()
     ops: list = []
+    capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
     try:
         for op in chain.denied_ops(latest):
@@ -166,6 +171,7 @@ def redraft_chain(ctx: Context, step: chain.Next) -> RedraftResult:
             "brief_id_used": latest.get("brief_id_used"), "extra": stamp(ctx, None, voice_version)}
     res = ctx.memory.submit_draft(body)
     result.draft_id = res.get("id", body["id"])
+    capture.seal(ctx, result.draft_id, body)
     result.attempt, result.terminal, result.operations = attempt, terminal, len(ops)
     ctx.gate.handover()
     ctx.emit("tend_resubmitted", draft_id=result.draft_id, cluster_id=step.cluster_id, attempt=attempt,

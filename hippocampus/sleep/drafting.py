@@ -13,6 +13,7 @@ from typing import Optional
 
 from ..context import Context
 from ..model import ModelFailure
+from ..replay import capture
 from .answer import parse_answer
 from .candidates import find_candidates
 from .prompt import Steer, draft_prompt
@@ -54,12 +55,14 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     try:
         answer = call_model(ctx, prompt)
     except ModelFailure as exc:
+        capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc))
         return PileResult(failure=str(exc))
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
                           max_tokens=ctx.cfg.model.max_tokens)
     for op in parsed.operations:
         if not op.get("topic"):
             op["topic"] = pile.topic
+    capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, answer=answer, parsed=parsed)
     if parsed.cut_off and parsed.operations:
         log.warning("an answer on '%s' ran into model.max_tokens (%d); kept the %d operation(s) it finished",
                     pile.topic or "untagged", ctx.cfg.model.max_tokens, len(parsed.operations))

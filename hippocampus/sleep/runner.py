@@ -15,6 +15,7 @@ from typing import Optional
 from ..bedtime import is_catch_up
 from ..context import Context
 from ..memory import MemoryError_, MemoryRefused, MemoryUnavailable
+from ..replay import capture, scrub
 from ..stopping import ServiceStopping
 from .drafting import draft_pile, stamp, step_draft_id, submittable
 from ..tick.snapshot import read_for
@@ -47,6 +48,7 @@ def purge(ctx: Context) -> tuple:
         log.info("purged %d flagged memory(ies): %s", len(purged), ", ".join(purged))
     if restored:
         ctx.emit("restored", count=len(restored), ids=restored)
+    scrub.forget(ctx, purged)          # a forget leaves no copy in the replay packets either
     return purged, restored
 
 
@@ -138,6 +140,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purg
     catch_up = is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now)
     report = new_report(ctx, brief, pulled, catch_up)
     ctx.progress.update(what="sleeping", since=now, piles=0, piles_done=0)
+    capture.begin(ctx)
     t0 = time.monotonic()
     stopped: Optional[ServiceStopping] = None
     try:
@@ -279,6 +282,7 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: d
             raise
         res = {"id": draft_id}
     record["draft_id"] = res.get("id", draft_id)
+    capture.seal(ctx, record["draft_id"], body)
     report["draft_id"] = record["draft_id"]
     finish_submit(ctx, record)
 
