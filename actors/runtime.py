@@ -31,6 +31,7 @@ from .gates import LifecycleGate
 from .lifecycle import LifecycleActor
 from .messages import Ping, Publish, Wake
 from .notifier import NotifierActor
+from .quality import QualityActor
 from .ripple import RippleActor
 from .scheduler import SchedulerActor
 from .sleeper import SleeperActor
@@ -46,6 +47,7 @@ CHILDREN = [
     ChildSpec("chain", ChainActor),
     ChildSpec("sleeper", SleeperActor),
     ChildSpec("scheduler", SchedulerActor, ticks=True),
+    ChildSpec("quality", QualityActor, ticks=True),      # the quality report, read in the background
 ]
 
 

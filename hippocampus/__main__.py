@@ -15,6 +15,7 @@ from . import config as config_mod
 from .startup import enforce_exposure, use_system_trust
 from . import flags as flags_mod
 from . import ripple_cli
+from .replay import cli as replay_cli
 
 log = logging.getLogger("hippocampus")
 
@@ -97,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the resolved config (secrets hidden) and every warning; "
                         "exit 1 when there were warnings")
     ripple_cli.add_commands(sub, after, card)       # ripple-claude DIR, check-ripple
+    replay_cli.add_command(sub, after)              # replay DRAFT_ID | --last N
     svc = sub.add_parser("service", parents=[after],
                          help="Windows: install | start | stop | remove the Windows service (pywin32); "
                               "elsewhere see deploy/systemd")
@@ -126,6 +128,8 @@ def main(argv: Optional[list] = None) -> int:
         return ripple_cli.ripple_claude(args)
     if args.command == "check-ripple":
         return ripple_cli.check_ripple(args)
+    if args.command == "replay":
+        return replay_cli.run(args)
     if args.command == "check-config":
         cfg = config_mod.load(args.config, announce=False)
         try:

@@ -186,6 +186,23 @@ def landed(say, hand: MemoryHand) -> list:
     return entries
 
 
+def show_quality(say, base: str) -> dict:
+    """What GET /quality says once the background read has seen the landed chain (hippocampus/replay)."""
+    from .demo_support import wait_for
+    from .replay.quality import group_words
+
+    def settled():
+        rep = requests.get(base + "/quality", timeout=10).json()
+        return rep if rep.get("ready") and rep.get("chains") and not rep["total"].get("waiting") else None
+    rep = wait_for(settled, timeout=30, interval=0.1, what="the quality report")
+    say("quality (GET /quality, read from Memory's drafts in the background):")
+    for g in rep["groups"]:
+        say("    " + group_words(g))
+    words = ", ".join(f"{w} ({n})" for w, n in rep["total"].get("critique_words") or [])
+    say("    the critiques' most common words: " + (words or "none"))
+    return rep
+
+
 def _quiet_logs() -> None:
     if logging.getLogger().getEffectiveLevel() >= logging.INFO:
         for name in ("hippocampus", "actors", "waitress", "uvicorn", "chromadb", "seren_memory", "httpx", "mcp"):
@@ -245,6 +262,7 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
         print(f"viewer: {svc.url}/viewer", flush=True)
         cycle(say, narrator, hand, svc.url, scripted=bool(model))
         landed(say, hand)
+        show_quality(say, svc.url)
         say("the whole cycle ran: sleep, draft, review, "
             f"{'redraft, review' if model else 'chain end'}, landing")
         if once:

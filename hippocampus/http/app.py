@@ -66,5 +66,6 @@ def create_app(runtime, *, bearer: str = "") -> falcon.App:
     app.add_route("/voice", Voice(runtime))
     app.add_route("/voice/history", VoiceHistory(runtime))
     from .openapi import OpenApi; app.add_route("/openapi.json", OpenApi())  # noqa: E702 - every route, described
+    from .replay_routes import add_routes; add_routes(app, runtime)  # noqa: E702 - /replay, /quality
     from .viewer import add_viewer; add_viewer(app, runtime)  # noqa: E702 - the window (GET /viewer, public)
     return app

@@ -46,6 +46,13 @@ def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list 
     return op
 
 
+_REPLAY_BODY = {"required": False, "content": {"application/json": {"schema": {
+    "type": "object", "properties": {
+        "draft_id": {"type": "string", "description": "POST /replay only: the draft"},
+        "url": {"type": "string", "description": "the candidate's OpenAI-compatible base URL (default: model.url)"},
+        "name": {"type": "string", "description": "the model name sent (default: model.name)"},
+        "extra_body": {"type": "object", "description": "merged into each chat request"},
+        "timeout_seconds": {"type": "number", "description": "per call (default: model.timeout_seconds)"}}}}}}
 _CYCLE = _json(_OBJECT, "the report of what ran (or 202 {running: true} when it outlives the request)")
 _CYCLE_CODES = (405, 409, 413, 503)
 
@@ -105,6 +112,16 @@ SPEC: dict = {
         "/voice/history": {"get": _op("earlier versions of the voice card, newest first",
                                       _json(_OBJECT, "{count, versions}"), 400, 404, 405,
                                       params=[_limit(10, 200)])},
+        "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
+                                _json(_OBJECT, "{ready, at, drafts, groups, total, message}"), 405)},
+        "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",
+                                _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413,
+                                body=_REPLAY_BODY)},
+        "/replay/{draft_id}": {"post": _op(
+            "replay this draft's saved prompts on a candidate model (404: no packet for it)",
+            _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413,
+            params=[{"name": "draft_id", "in": "path", "required": True, "description": "the draft",
+                     "schema": {"type": "string"}}], body=_REPLAY_BODY)},
         "/mcp": {"post": {"summary": "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
                           "requestBody": {"required": True, "content": {"application/json": {
                               "schema": {"type": "object", "description": "a JSON-RPC 2.0 message"}}}},

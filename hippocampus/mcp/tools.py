@@ -21,12 +21,13 @@ from actors.messages import Check, RestartChild, Sleep, Tend
 from hippocampus.cycle import Busy
 from hippocampus.http.status import MemoryWatch, build_status
 from hippocampus.memory import MemoryError_
+from hippocampus.replay import service as replay_service
 from hippocampus.stopping import ServiceStopping
 
 log = logging.getLogger("hippocampus.mcp")
 
 TOOL_NAMES = ["sleep_status", "sleep_now", "tend_now", "check_now", "nudge", "sleep_history", "recent_events",
-              "restart_actor"]
+              "restart_actor", "replay_draft"]
 VOICE_TOOL_NAMES = ["set_voice_card", "get_voice_card", "voice_card_history"]
 
 INSTRUCTIONS = (
@@ -172,6 +173,7 @@ class Tools:
         s["brief_asked_for"] = bool(s.get("brief_wanted"))
         s["brief_asked_at"] = when(s.get("brief_requested_at"), now)
         s["model"] = self._model(s)
+        s["quality"] = replay_service.brief(rt)          # from the board: the quality actor reads Memory
         say = self._say(s, now)
         s.pop("pending_drafts", None)
         return {"ok": True, **s, "say": say, "message": say}
@@ -476,6 +478,10 @@ DESCRIPTIONS = {
     "sleep_history": "The sleeps and tends on record, newest first (local to this service).",
     "recent_events": "The events on record, newest first; `type` filters (e.g. sleep_failed, draft_submitted).",
     "restart_actor": "Bring back an actor that crashed too often and was left down (sleep_status names it).",
+    "replay_draft": "Send a past draft's saved prompts to a candidate small model (url: its OpenAI-compatible base "
+                    "URL, default the configured model; name: the model name to ask for) and compare both sides: "
+                    "operations that parse, failed and cut-off calls, invented numbers, overlap with what landed. "
+                    "Nothing is written to Memory.",
     "get_voice_card": "Your voice card: the text every draft and redraft prompt starts with.",
     "set_voice_card": "Write a new version of your voice card: how your memories speak (voice, pronouns, what is "
                       "yours and what is someone else's). Nothing is overwritten; `why` is kept with it.",
@@ -519,7 +525,11 @@ def build_server(runtime, watch: Optional[MemoryWatch] = None):
     def restart_actor(name: str) -> dict[str, Any]:
         return t.restart_actor(name)
 
-    fns = [sleep_status, sleep_now, tend_now, check_now, nudge, sleep_history, recent_events, restart_actor]
+    def replay_draft(draft_id: str, url: str = "", name: str = "") -> dict[str, Any]:
+        return replay_service.replay_tool(runtime, draft_id, url, name)
+
+    fns = [sleep_status, sleep_now, tend_now, check_now, nudge, sleep_history, recent_events, restart_actor,
+           replay_draft]
     if runtime.ctx.voice is not None:
         def set_voice_card(text: str, why: str = "") -> dict[str, Any]:
             return t.set_voice_card(text, why)

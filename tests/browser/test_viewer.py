@@ -96,7 +96,7 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     expect(page.locator("#explainText")).to_have_text(explain)
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
     expect(page.locator("#modelPill")).to_have_text("model: mechanical")
-    expect(page.locator('#actorsList .actor[data-state="running"]')).to_have_count(6)
+    expect(page.locator('#actorsList .actor[data-state="running"]')).to_have_count(7)
     expect(page.locator("#modelList")).to_contain_text("voice card")
     # the history tab: the sleep and its events, newest first
     page.locator('.tab[data-tab="history"]').click()

@@ -24,7 +24,7 @@ from tests.harness.reviewer import wait_for
 ROOT = Path(__file__).resolve().parents[2]
 REVIEW_TOPIC = "hippocampus, review"
 REDRAFT = "THE CRITIQUE"
-CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier"}
+CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality"}
 
 
 # ---------------------------------------------------------------- the small model, by the prompt contract

@@ -1,4 +1,4 @@
-"""Actor crashes: 100 crashes injected across the six actors while a cycle runs. Every actor comes back,
+"""Actor crashes: 100 crashes injected across the actors while a cycle runs. Every actor comes back,
 its siblings go on (/status answers throughout), /status counts the restarts, and the cycle completes
 once the crashes stop."""
 from __future__ import annotations

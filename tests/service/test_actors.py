@@ -14,7 +14,7 @@ import requests
 from tests.harness.reviewer import wait_for
 
 FAST = {"backoff_seconds": 0.05, "check_seconds": 0.05}
-CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier"}
+CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality"}
 
 
 def actors(base: str) -> dict:
@@ -46,7 +46,7 @@ def test_a_crashed_child_is_restarted_and_the_others_keep_answering(make_config,
     assert all(a["state"] == "running" and a["restarts"] == 0 for a in table.values()), table
 
     assert svc.runtime.inject_fault("chain") is True
-    # while the chain is down or coming back, the other five answer
+    # while the chain is down or coming back, the others answer
     r = requests.post(base + "/check", timeout=30)
     assert r.status_code == 200, r.text
     assert r.json()["status"] in {"not_bedtime", "waiting_for_brief"}, r.json()
@@ -188,7 +188,7 @@ def test_status_never_waits_on_a_busy_sleep(make_config, start_service, fake_mod
 def test_shutdown_leaves_no_actor_and_no_thread(make_config, start_service):
     svc = start_service(make_config(supervisor=FAST))
     assert requests.get(svc.url + "/health", timeout=5).json()["ok"] is True
-    assert len(pykka.ActorRegistry.get_all()) == 7          # the supervisor and its six children
+    assert len(pykka.ActorRegistry.get_all()) == 8          # the supervisor and its seven children
     svc.runtime.inject_fault("notifier")                     # a restart on the way out changes nothing
     wait_running(svc.url, "notifier", 1)
     svc.request_stop(drain_seconds=5)

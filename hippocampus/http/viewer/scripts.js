@@ -423,6 +423,32 @@ function renderQueue(q){
   }, "");
 }
 
+// ---------------------------------------------------------------- render: quality (GET /quality)
+function pct(rate){ return rate == null ? "n/a" : Math.round(rate * 100) + "%"; }
+function renderQuality(q){
+  const groups = q.groups || [];
+  setClass("qualityNote", "err", !!q.error);
+  setText("qualityNote", !q.ready ? (q.error ? "Memory's drafts could not be read: " + q.error : "Reading the reviews in Memory…")
+    : groups.length ? plural(q.drafts || 0, "draft") + " on record; each operation counts under the model and card of the draft that first proposed it."
+                      + (q.error ? " (not refreshed: " + q.error + ")" : "")
+    : "No drafts on record yet.");
+  setRows("qualityList", groups, g => g.model + ":" + g.voice, g => {
+    const bits = [plural(g.proposed || 0, "operation") + " proposed", g.approved_first + " approved first time",
+                  g.approved_after_redraft + " after a redraft", g.approved_edited + " with edits",
+                  g.denied_to_end + " denied to the end"];
+    if (g.waiting) bits.push(g.waiting + " waiting");
+    const rates = ["cut off " + pct(g.cut_off_rate) + " of " + plural(g.calls || 0, "call"),
+                   "invented numbers in " + pct(g.invented_rate)];
+    const words = (g.critique_words || []).map(w => w[0] + " (" + w[1] + ")").join(", ");
+    return '<div class="row quality" data-model="' + escapeHtml(g.model) + '">'
+      + '<div class="row-head"><b class="mono">' + escapeHtml(g.model) + '</b><span class="badge">'
+      + escapeHtml(g.voice ? "voice card v" + g.voice : "no voice card") + '</span></div>'
+      + '<div class="row-sub">' + escapeHtml(bits.join(" · ")) + '</div>'
+      + '<div class="row-sub muted">' + escapeHtml(rates.join(" · ")) + (words ? " · critiques: " + escapeHtml(words) : "") + '</div>'
+      + '</div>';
+  }, "");
+}
+
 // ---------------------------------------------------------------- render: history
 const EVENT_CLASS = {
   sleep_failed: "bad", actor_crashed: "bad", actor_failed: "bad", draft_failed: "bad", redraft_failed: "bad",
@@ -496,6 +522,7 @@ async function hxRefresh(now){
   try {
     const wantHistory = HX.tab === "history";
     const calls = [hx("/status"), hx("/queue")];
+    const quality = hx("/quality");          // the board's copy: the quality actor reads Memory, not this
     if (wantHistory) calls.push(hx("/history"), hx("/events?limit=100"));
     const [st, q, h, ev] = await Promise.all(calls);
     if (st.ok) renderStatus(st.data);
@@ -505,6 +532,8 @@ async function hxRefresh(now){
       setText("explainText", st.detail);
     }
     if (q.ok) renderQueue(q.data);
+    const qr = await quality;
+    if (qr.ok) renderQuality(qr.data);
     if (h && h.ok) renderRuns(h.data);
     if (ev && ev.ok) renderEvents(ev.data);
     document.body.dataset.loaded = st.ok ? "yes" : "no";

@@ -1,0 +1,170 @@
+"""The quality report, from Memory's drafts and the replay packets (pure functions, no I/O).
+
+The unit is an operation and its redrafts (linked by redraft_of through the chain's attempts), counted
+under the model name and voice-card version of the draft that first proposed it. Its column is where it
+ended: approved on the first attempt, approved after a redraft, approved with the reviewer's edits (the
+terminal attempt), denied to the end (a terminal denial, a chain closed, or dropped from the next attempt),
+or still waiting (under review, or a redraft due). The denial critiques' most common words, and from the
+packets (each under its own stamp) the cut-off rate of the calls and the share of operations with an
+invented number or date.
+"""
+from __future__ import annotations
+
+import collections
+import re
+from typing import Iterable, Optional
+
+from . import checks
+
+COLUMNS = ("proposed", "approved_first", "approved_after_redraft", "approved_edited", "denied_to_end", "waiting")
+PACKET_COUNTS = ("calls", "cut_off", "failed_calls", "ops_checked", "invented_ops")
+MECHANICAL = "(mechanical)"
+TOP_WORDS = 8
+_WORD = re.compile(r"[a-z][a-z'-]{2,}")
+STOP = frozenset("""the and that this with from for not but are was were you your its it's has have had
+its into onto than then them they their there here what when which who whom why how all any each more most
+some such only own same too very can will just should would could also about above after again against
+because been before being below between both did does doing down during few further once other our out
+over under until while where these those say says said please one ones it is be on in of to as at by an or
+no nor so if do we us me my mine him his her hers she he""".split())
+
+
+def key(extra: Optional[dict]) -> tuple:
+    """(model name, voice version) from a draft's extra (its stamp)."""
+    extra = extra or {}
+    if extra.get("model_mode") == "mechanical":
+        return MECHANICAL, None
+    return str(extra.get("model_name") or extra.get("model_served") or "(unknown)"), extra.get("model_voice") or None
+
+
+def chains(drafts: Iterable[dict]) -> dict:
+    """cluster id -> its attempts, oldest first."""
+    out: dict = collections.defaultdict(list)
+    for d in drafts:
+        if isinstance(d, dict) and d.get("id"):
+            out[d.get("cluster_id") or d["id"]].append(d)
+    for attempts in out.values():
+        attempts.sort(key=lambda d: (int(d.get("attempt") or 1), float(d.get("created_at") or 0)))
+    return out
+
+
+def lineages(attempts: list) -> list:
+    """[(root draft, [(draft, op), ...] oldest first)] for one chain."""
+    by_attempt = {int(d.get("attempt") or 1): d for d in attempts}
+    child: dict = {}
+    roots = []
+    for d in attempts:
+        prev = by_attempt.get(int(d.get("attempt") or 1) - 1)
+        for i, op in enumerate(d.get("operations") or []):
+            r = op.get("redraft_of")
+            if prev is not None and isinstance(r, int) and (prev["id"], r) not in child:
+                child[(prev["id"], r)] = (d, op)
+            else:
+                roots.append((d, op))
+    out = []
+    for d, op in roots:
+        path = [(d, op)]
+        while (path[-1][0]["id"], path[-1][1].get("index")) in child:
+            path.append(child[(path[-1][0]["id"], path[-1][1].get("index"))])
+        out.append((d, path))
+    return out
+
+
+def outcome(attempts: list, path: list) -> str:
+    d, op = path[-1]
+    status = op.get("status") or "pending"
+    if status == "approved":
+        if op.get("edited_content"):
+            return "approved_edited"
+        return "approved_first" if len(path) == 1 else "approved_after_redraft"
+    if status == "denied":
+        later = any(int(x.get("attempt") or 1) > int(d.get("attempt") or 1) for x in attempts)
+        if d.get("terminal") or d.get("status") == "closed" or later:
+            return "denied_to_end"
+    return "waiting"
+
+
+def critique_words(critiques: Iterable[str], n: int = TOP_WORDS) -> list:
+    counts = collections.Counter(w.strip("'-") for c in critiques for w in _WORD.findall((c or "").lower()))
+    return [[w, k] for w, k in counts.most_common() if w and w not in STOP][:n]
+
+
+def summarize_packet(packet: dict) -> dict:
+    """What a packet adds to the report: its calls, the cut-off ones, and the operations with invented numbers."""
+    calls = packet.get("calls") or []
+    ops_checked = invented_ops = 0
+    for call in calls:
+        shown = checks.shown_texts(call)
+        for op in call.get("ops") or []:
+            ops_checked += 1
+            invented_ops += bool(checks.invented_numbers([op], shown))
+    return {"draft_id": packet.get("draft_id"), "key": key(packet.get("stamp")), "calls": len(calls),
+            "cut_off": sum(1 for c in calls if c.get("cut_off")),
+            "failed_calls": sum(1 for c in calls if c.get("error") or c.get("failure")),
+            "ops_checked": ops_checked, "invented_ops": invented_ops}
+
+
+def _blank(model: Optional[str], voice) -> dict:
+    return {"model": model, "voice": voice, "drafts": 0, **{c: 0 for c in COLUMNS},
+            **{c: 0 for c in PACKET_COUNTS}, "_critiques": []}
+
+
+def _rates(g: dict) -> dict:
+    g["critique_words"] = critique_words(g.pop("_critiques"))
+    g["cut_off_rate"] = round(g["cut_off"] / g["calls"], 3) if g["calls"] else None
+    g["invented_rate"] = round(g["invented_ops"] / g["ops_checked"], 3) if g["ops_checked"] else None
+    return g
+
+
+def report(drafts: list, packets: list, now: float) -> dict:
+    """The report over the drafts on record (Memory's) and the packets' summaries (summarize_packet)."""
+    groups: dict = {}
+    total = _blank(None, None)
+    by_chain = chains(drafts)
+    for attempts in by_chain.values():
+        for d in attempts:
+            groups.setdefault(key(d.get("extra")), _blank(*key(d.get("extra"))))["drafts"] += 1
+        for root, path in lineages(attempts):
+            g = groups.setdefault(key(root.get("extra")), _blank(*key(root.get("extra"))))
+            column = outcome(attempts, path)
+            denials = [op.get("critique") for _, op in path if op.get("status") == "denied" and op.get("critique")]
+            for target in (g, total):
+                target["proposed"] += 1
+                target[column] += 1
+                target["_critiques"] += denials
+    for s in packets:
+        g = groups.setdefault(tuple(s["key"]), _blank(*s["key"]))
+        for target in (g, total):
+            for c in PACKET_COUNTS:
+                target[c] += int(s.get(c) or 0)
+    total["drafts"] = sum(len(a) for a in by_chain.values())
+    rows = sorted((_rates(g) for g in groups.values()), key=lambda g: (-g["drafts"], str(g["model"]), str(g["voice"])))
+    return {"ready": True, "at": now, "drafts": total["drafts"], "chains": len(by_chain), "packets": len(packets),
+            "groups": rows, "total": _rates(total), "error": None,
+            "note": "an operation and its redrafts count under the model and voice card of the draft that first "
+                    "proposed it"}
+
+
+def _pct(rate: Optional[float]) -> str:
+    return "n/a" if rate is None else f"{round(rate * 100)}%"
+
+
+def group_words(g: dict) -> str:
+    who = f"{g['model']} ({'card v' + str(g['voice']) if g.get('voice') else 'no voice card'})"
+    return (f"{who}: {g['proposed']} proposed; {g['approved_first']} approved on the first attempt, "
+            f"{g['approved_after_redraft']} after a redraft, {g['approved_edited']} with edits, "
+            f"{g['denied_to_end']} denied to the end, {g['waiting']} waiting; cut off {_pct(g['cut_off_rate'])} "
+            f"of {g['calls']} call(s), invented numbers in {_pct(g['invented_rate'])} of "
+            f"{g['ops_checked']} operation(s)")
+
+
+def sentence(rep: Optional[dict]) -> str:
+    if not rep or not rep.get("ready"):
+        return "The quality report is being read from Memory's drafts (in the background)."
+    if not rep.get("groups"):
+        return "No drafts on record yet, so there is nothing to report on."
+    lines = [group_words(g) for g in rep["groups"]]
+    words = ", ".join(w for w, _ in rep["total"].get("critique_words") or [])
+    if words:
+        lines.append(f"most common words in the critiques: {words}")
+    return "Draft quality - " + "; ".join(lines) + "."

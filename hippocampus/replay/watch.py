@@ -1,0 +1,79 @@
+"""The quality report kept fresh in the background (a plain object; the quality actor drives it).
+
+Refreshed when something happened (a new event, or a nudge: the reviewer's verdicts are in), at most every
+MIN_GAP_SECONDS, and every REFRESH_SECONDS regardless (a reviewer who never nudges). One read of Memory's
+drafts per refresh, with a short timeout so a stop never waits on it; packets are summarised once per
+version of their file. A Memory that does not answer keeps the last report, marked with the error.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Optional
+
+from ..memory import MemoryError_
+from . import quality
+from .capture import store_for
+
+log = logging.getLogger("hippocampus.replay")
+
+REFRESH_SECONDS = 60.0
+MIN_GAP_SECONDS = 1.0
+READ_TIMEOUT = 5.0
+DRAFTS_READ = 1000
+
+
+class QualityWatch:
+    def __init__(self, ctx, clock=time.monotonic):
+        self.ctx = ctx
+        self.store = store_for(ctx.cfg)
+        self.clock = clock
+        self.report: Optional[dict] = None
+        self._cache: dict = {}          # file name -> (mtime_ns, summary)
+        self._last: Optional[float] = None
+        self._marker = None
+
+    def _event_marker(self):
+        newest = self.ctx.events.list(limit=1)
+        e = newest[0] if newest else {}
+        return e.get("seq"), e.get("count"), e.get("last_at")
+
+    def due(self) -> bool:
+        now = self.clock()
+        if self._last is None:
+            return True
+        if now - self._last >= REFRESH_SECONDS:
+            return True
+        return now - self._last >= MIN_GAP_SECONDS and self._event_marker() != self._marker
+
+    def refresh(self) -> dict:
+        self._marker = self._event_marker()
+        self._last = self.clock()
+        try:
+            body = self.ctx.memory.request("GET", "/drafts", params={"limit": DRAFTS_READ}, timeout=READ_TIMEOUT)
+            drafts = body.get("entries", []) if isinstance(body, dict) else []
+        except MemoryError_ as exc:
+            self.report = {**(self.report or {"ready": False, "groups": []}), "error": str(exc), "stale": True}
+            return self.report
+        self.report = quality.report(drafts, self._summaries(), self.ctx.clock.now())
+        return self.report
+
+    def _summaries(self) -> list:
+        out, seen = [], set()
+        for path in self.store.paths():
+            try:
+                mtime = path.stat().st_mtime_ns
+            except OSError:
+                continue
+            seen.add(path.name)
+            cached = self._cache.get(path.name)
+            if cached is None or cached[0] != mtime:
+                packet = self.store.read_path(path)
+                if packet is None:
+                    continue
+                cached = (mtime, quality.summarize_packet(packet))
+                self._cache[path.name] = cached
+            out.append(cached[1])
+        for name in set(self._cache) - seen:
+            self._cache.pop(name, None)
+        return out
