@@ -172,7 +172,8 @@ def compare(env: ReplayEnv, last: int, url: Optional[str] = None, name: Optional
             extra_body: Optional[dict] = None, timeout_seconds: Optional[float] = None) -> dict:
     """The last N drafts with a packet replayed on the candidate: each result, and the totals of both sides."""
     results = []
-    for packet in sorted(env.store.newest(max(0, int(last))), key=lambda p: (p.get("created_at") or 0, p.get("attempt") or 1)):
+    packets = env.store.newest(max(0, int(last)))
+    for packet in sorted(packets, key=lambda p: (p.get("created_at") or 0, p.get("attempt") or 1)):
         results.append(replay(env, packet["draft_id"], url, name, extra_body, timeout_seconds))
     return {"drafts": results, "total": {side: total(results, side) for side in ("original", "candidate")}}
 

@@ -70,7 +70,8 @@ def deny(hand, draft: dict, denials: dict, edits: dict = None) -> None:
     decisions = []
     for o in draft["operations"]:
         if o["topic"] in denials:
-            decisions.append({"op": o["index"], "verdict": "deny", "critique": f"too vague; say: {denials[o['topic']]}"})
+            critique = f"too vague; say: {denials[o['topic']]}"
+            decisions.append({"op": o["index"], "verdict": "deny", "critique": critique})
         elif o["topic"] in (edits or {}):
             decisions.append({"op": o["index"], "verdict": "approve", "edited_content": edits[o["topic"]]})
         else:
