@@ -93,10 +93,10 @@ class Runtime:
         self.registry = Registry()
         self.faults: dict = {}
         self.nudges = Nudges()
-        self.ripple = Ripple(cfg.ripple, log_dir=cfg.state_dir)
-        self.webhook = Webhook(cfg.notify)
         self.ctx.cycle.on_release = self._cycle_released
         self.tick_flags: dict = {}      # name -> threading.Event: a Tick is queued (the ticker coalesces)
+        self.ripple = Ripple(cfg.ripple, log_dir=cfg.state_dir)
+        self.webhook = Webhook(cfg.notify)
         self.supervisor: Optional[pykka.ActorRef] = None
         events.subscribe(lambda e: self.tell("notifier", Publish(e)))
 

@@ -73,10 +73,21 @@ def _target_id(draft: dict, op: dict) -> Optional[str]:
     return None
 
 
+def _still_long_term(ctx: Context, core_id: str) -> bool:
+    """Is this core still in long-term? A purged one shown to the model would be attached to, and Memory
+    refuses a draft that names a core it no longer has (the chain would then never land)."""
+    try:
+        row = ctx.memory.memory(core_id)
+    except MemoryError_:
+        return False
+    return bool(row) and row.get("tier") == "long"
+
+
 def _candidates(ctx: Context, step: chain.Next, op: dict, entries: list) -> list:
     seen: dict = {}
     for c in chain.chain_cores(step.attempts):
-        seen.setdefault(c["id"], c)
+        if _still_long_term(ctx, c["id"]):      # a core this chain made may have been forgotten since
+            seen.setdefault(c["id"], c)
     texts = [e["content"] for e in entries] + [op.get("content") or ""]
     for c in find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores):
         seen.setdefault(c["id"], c)

@@ -17,8 +17,8 @@ from ..context import Context
 from ..memory import MemoryError_, MemoryRefused, MemoryUnavailable
 from ..replay import capture, scrub
 from ..stopping import ServiceStopping
-from .drafting import draft_pile, stamp, step_draft_id, submittable
 from ..tick.snapshot import read_for
+from .drafting import draft_pile, stamp, step_draft_id, submittable
 from .prompt import Steer
 from .propose import mechanical_ops, plan_sleep, whole_clusters
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import getpass
+import re
 import sys
 import time
 
@@ -126,3 +127,43 @@ def test_a_kept_brief_request_is_not_fired_on_top_of_the_sleep_its_brief_started
         event(base, two["seq"]).get("ripple") or {}), timeout=10, what="the kept wake-up's fate")
     assert outcome.get("dropped") == "the brief arrived", outcome
     assert len(list(out.glob("*.json"))) == 1                  # the main model was woken once
+
+
+# ---------------------------------------------------------------- a redraft shown a core that was purged
+
+def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make_ctx, hand, fake_model):
+    """A chain's approved new_core was forgotten and purged before its denied sibling was redrafted: the
+    redraft still showed it as a candidate, the model attached to it, Memory refused the draft (no such
+    long-term entry) and every tend after that failed the same way: the chain never landed (soak, night 3)."""
+    def responder(body: dict) -> dict:
+        prompt = body["messages"][-1]["content"]
+        if "THE CRITIQUE" in prompt and re.search(r"^\[c1\]", prompt, re.M):        # attach to whatever core it is shown first
+            frags = [m for m in ("f1", "f2") if f"[{m}]" in prompt]
+            return {"content": '{"operations": [{"kind": "attach", "content": "more of the same", "target": "c1", '
+                               f'"fragments": {frags!r}, "rationale": "it belongs there"}}]}}'.replace("'", '"')}
+        return scripted_model(body)
+
+    fake_model.responder = responder
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
+    for i in range(2):
+        hand.short(f"we drank green tea in the afternoon, day {i}", topic="tea")
+        hand.short(f"the rose garden bloomed early this year, visit {i}", topic="garden")
+    hand.brief("tea and the garden")
+    first = gate.check(ctx)["sleep"]["draft_id"]
+    ops = hand.draft(first)["operations"]
+    tea = next(op for op in ops if op["topic"] == "tea")
+    garden = next(op for op in ops if op["topic"] == "garden")
+    out = hand.review(first, [{"op": tea["index"], "verdict": "approve"},
+                              {"op": garden["index"], "verdict": "deny", "critique": "not quite"}])
+    core = next(r["long_term_id"] for r in out["results"] if r.get("long_term_id"))
+    hand.forget(core, "the person asked")
+    gate.purge(ctx)
+    assert core not in {e["id"] for e in hand.long()}
+
+    report = tend(ctx)
+    assert report["error"] is None, report
+    assert len(report["resubmitted"]) == 1, report
+    redraft_prompts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert redraft_prompts and not any("Something true about tea" in p for p in redraft_prompts)
+    second = next(d for d in hand.drafts() if d["attempt"] == 2)
+    assert all(op.get("target_core_id") != core for op in second["operations"])
