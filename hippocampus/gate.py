@@ -135,7 +135,8 @@ def sleep_by_hand(ctx: Context, ask_for_brief: bool = True) -> dict:
     try:
         snap = read_for(ctx)
     except MemoryError_ as exc:         # Memory down: say so, never a 500 (nothing was started)
-        return {"status": "error", "draft_id": None, "operations": 0, "error": str(exc),
+        return {"status": "error", "draft_id": None, "operations": 0,
+                "error": f"Memory did not answer, so nothing was started ({exc})",
                 "message": "Memory did not answer, so nothing was started"}
     if snap.chain_open:
         waiting = next(c for c in snap.chains if c.action in (chain.REVIEW, chain.REDRAFT))

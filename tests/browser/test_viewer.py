@@ -289,5 +289,5 @@ def test_memory_down_is_a_message_not_an_error(make_config, start_service, open_
     expect(page.locator("#explainText")).to_contain_text("is not answering")
     page.locator("#sleepBtn").click()
     expect(page.locator("#actionResult")).to_have_class(re.compile(r"\bbad\b"))
-    expect(page.locator("#actionResult")).to_contain_text("The sleep failed: could not ask the main model for a brief")
+    expect(page.locator("#actionResult")).to_contain_text("The sleep failed: Memory did not answer, so nothing was started")
     assert console.errors == [], console.errors

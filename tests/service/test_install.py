@@ -41,3 +41,13 @@ def test_the_python_floor_is_the_same_in_pyproject_the_readme_and_the_jetson_pag
         assert claims == {floor}, f"{page.name} claims {claims}, pyproject.toml says >={floor}"
     jetson = (ROOT / "deploy" / "jetson" / "README.md").read_text(encoding="utf-8")
     assert f"the system Python is {floor}" in jetson      # JetPack 6's Python is the floor itself
+
+
+def test_every_package_of_the_source_is_in_pyproject_s_package_list():
+    """An explicit list forgets a new package silently: an editable install still works, a wheel does not."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    listed = set(re.findall(r'"([a-z_][a-z_.]*)"', text.split("packages = [", 1)[1].split("]", 1)[0]))
+    found = {".".join(p.parent.relative_to(ROOT).parts) for top in ("hippocampus", "actors")
+             for p in (ROOT / top).rglob("__init__.py")}
+    found = {"seren_hippocampus" if f == "hippocampus.launcher" else f for f in found}
+    assert found <= listed, f"missing from pyproject.toml's packages: {sorted(found - listed)}"
