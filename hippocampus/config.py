@@ -1,28 +1,24 @@
-"""The service's configuration: blocks as dataclasses, read leniently from yaml.
+"""The service's configuration schema: the blocks as dataclasses, with their defaults and rules.
 
-Lenient like the rest of the Seren family: a missing or malformed file runs on
-defaults with one clear line; a bad value falls back to its default on its own,
-naming the key, the value and the default; a key the config does not have is
-ignored and named, with where it likely belongs.
+Reading a file into these blocks is the lenient loader's job (hippocampus.config_load):
+a missing or malformed file runs on defaults with one clear line; a bad value falls back
+to its default on its own, and a clamped one is clamped, each named with the value given,
+the value used and why; a key the config does not have is ignored and named, with the
+setting it most likely meant. `load`, `build`, `redacted` and `resolve_path` are the
+loader's, and are importable from here as they always were.
 """
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-log = logging.getLogger("hippocampus.config")
-
 ENV_PREFIX = "SEREN_HIPPOCAMPUS"
 DEFAULT_PATH = "~/seren-hippocampus/seren-hippocampus.yaml"
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_TRUTHY = {"1", "true", "yes", "on"}
-_FALSY = {"0", "false", "no", "off"}
 
 
 def _field(default: Any, **rules: Any) -> Any:
@@ -37,6 +33,10 @@ def _field(default: Any, **rules: Any) -> Any:
     return field(default=default, metadata=rules)
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+_LEVEL_ALIASES = {**{lv.lower(): lv for lv in LOG_LEVELS}, "warn": "WARNING"}
+
+
 def _hhmm_or_blank(v: str) -> bool:
     return v == "" or bool(_HHMM.match(v))
 
@@ -44,7 +44,7 @@ def _hhmm_or_blank(v: str) -> bool:
 @dataclass
 class ServerConfig:
     host: str = _field("127.0.0.1")
-    port: int = _field(7424, min=1, max=65535)
+    port: int = _field(7424, min=0, max=65535)       # 0: any free port (the start-up line names it)
     bearer_token: str = _field("")
     bearer_token_env: str = _field("")
     bearer_token_keyring: str = _field("")
@@ -56,6 +56,7 @@ class ServerConfig:
     connection_limit: int = _field(400, min=10, max=10_000)
     header_timeout_seconds: float = _field(5.0, min=0.5, max=300)
     channel_timeout_seconds: float = _field(30.0, min=1, max=3600)
+    log_level: str = _field("INFO", choices=LOG_LEVELS, aliases=_LEVEL_ALIASES)
 
     def resolve_bearer(self) -> str:
         return resolve_pointer(self)
@@ -243,56 +244,19 @@ MEMORY_ALIASES = {"token": "bearer_token", "token_env": "bearer_token_env", "tok
 
 
 def resolve_pointer(block: Any, prefix: str = "bearer_token") -> str:
-    """The family's token precedence (inline, keyring, env) over a block's three pointers."""
-    from seren_meninges.credentials import resolve_token
+    """The family's token precedence (inline, keyring, env) over a block's three pointers.
 
-    return resolve_token(
-        inline=getattr(block, prefix, "") or None,
-        keyring_ref=getattr(block, f"{prefix}_keyring", "") or None,
-        env_var=getattr(block, f"{prefix}_env", "") or None,
-    )
+    seren_meninges.credentials.resolve_token, with its per-call warnings kept back: a pointer that
+    yields nothing is named once, at load, by the loader (hippocampus.config_pointers)."""
+    from .config_pointers import resolve
 
-
-# ---------------------------------------------------------------- loading
-
-def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
-    """--config, then $SEREN_HIPPOCAMPUS_CONFIG, then the home default if it exists."""
-    env = os.environ if environ is None else environ
-    if cli_path:
-        return os.path.expanduser(cli_path)
-    if env.get(f"{ENV_PREFIX}_CONFIG"):
-        return os.path.expanduser(env[f"{ENV_PREFIX}_CONFIG"])
-    home = os.path.expanduser(DEFAULT_PATH)
-    return home if os.path.exists(home) else None
+    return resolve(block, prefix)
 
 
-def _read_yaml(path: str, warnings: list) -> dict:
-    from ruamel.yaml import YAML
-
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        warnings.append(f"config file {path} does not exist; running on defaults")
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"config file {path} could not be read ({exc}); running on defaults")
-        return {}
-    try:
-        data = YAML(typ="safe", pure=True).load(text)
-    except Exception as exc:  # noqa: BLE001 - any parser error means "malformed"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        warnings.append(f"config file {path} is not valid yaml ({first}); running on defaults")
-        return {}
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        warnings.append(f"config file {path} does not hold a mapping at the top level "
-                        f"(it holds a {type(data).__name__}); running on defaults")
-        return {}
-    return data
-
+# ---------------------------------------------------------------- walking the schema
 
 def _all_paths(cls: type, prefix: str = "") -> list[str]:
+    """Every setting's dotted path (blocks and keys), in the schema's order."""
     out = []
     for f in dataclasses.fields(cls):
         if f.name in ("path", "warnings"):
@@ -314,186 +278,20 @@ def _block_type(cls: type, name: str) -> Any:
     return None
 
 
-def _did_you_mean(path: str) -> str:
-    leaf = path.rsplit(".", 1)[-1]
-    candidates = [p for p in _all_paths(Config) if p.rsplit(".", 1)[-1] == leaf and p != path]
-    line = f"'{path}' is not a setting and was ignored"
-    if candidates:
-        line += " - did you mean " + " or ".join(candidates) + "?"
-    return line
+# ---------------------------------------------------------------- the loader's names, as before
+
+_LOADER_NAMES = ("load", "build", "redacted", "resolve_path")
 
 
-def _coerce(value: Any, default: Any) -> Any:
-    """Turn a yaml value into the default's type, or raise ValueError."""
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUTHY | _FALSY:
-            return value.strip().lower() in _TRUTHY
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        raise ValueError("is not true or false")
-    if isinstance(default, int):
-        if isinstance(value, bool):
-            raise ValueError("is not a whole number")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-            return int(value.strip())
-        raise ValueError("is not a whole number")
-    if isinstance(default, float):
-        if isinstance(value, bool):
-            raise ValueError("is not a number")
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value.strip())
-            except ValueError:
-                pass
-        raise ValueError("is not a number")
-    if isinstance(default, str):
-        if value is None:
-            return default
-        if isinstance(value, (dict, list)):
-            raise ValueError("is not a text value")
-        return str(value)
-    if isinstance(default, list):
-        if isinstance(value, str):
-            return shlex.split(value, posix=os.name != "nt")
-        if isinstance(value, list):
-            return [str(v) for v in value]
-        raise ValueError("is not a list")
-    if isinstance(default, dict):
-        if value is None:
-            return {}
-        if isinstance(value, dict):
-            return dict(value)
-        raise ValueError("is not a mapping")
-    return value
+def __getattr__(name: str) -> Any:
+    """`config.load`, `from hippocampus.config import build`: the loader's, imported on first use (the
+    loader imports this module, so it cannot be imported from here at the top)."""
+    if name in _LOADER_NAMES:
+        from . import config_load
+
+        return getattr(config_load, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _check(value: Any, rules: dict) -> Any:
-    aliases = rules.get("aliases") or {}
-    if isinstance(value, str):
-        low = value.strip().lower() if "choices" in rules else value
-        value = aliases.get(low, low)
-    if isinstance(value, list) and aliases:
-        value = [aliases.get(v, v) for v in value]
-    if "choices" in rules and value not in rules["choices"]:
-        raise ValueError("must be one of " + ", ".join(repr(c) for c in rules["choices"]))
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        lo, hi = rules.get("min"), rules.get("max")
-        if lo is not None and value < lo:
-            if rules.get("clamp"):
-                return type(value)(lo)
-            raise ValueError(f"must be at least {lo}")
-        if hi is not None and value > hi:
-            if rules.get("clamp"):
-                return type(value)(hi)
-            raise ValueError(f"must be at most {hi}")
-    if "check" in rules and not rules["check"](value):
-        raise ValueError("is not " + rules.get("form", "in the expected form"))
-    return value
-
-
-def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
-    obj = cls()
-    if data is None:
-        return obj
-    if not isinstance(data, dict):
-        warnings.append(f"'{prefix.rstrip('.')}' should be a block of settings, not {data!r}; using its defaults")
-        return obj
-    if cls is MemoryConfig:
-        data = dict(data)
-        for alias, long_key in MEMORY_ALIASES.items():
-            if alias in data:
-                v = data.pop(alias)
-                if not data.get(long_key):
-                    data[long_key] = v
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    for key, raw in data.items():
-        path = f"{prefix}{key}"
-        f = known.get(str(key))
-        if f is None or key in ("path", "warnings"):
-            warnings.append(_did_you_mean(path))
-            continue
-        sub = _block_type(cls, f.name)
-        if sub is not None:
-            setattr(obj, f.name, _build(sub, raw, path + ".", warnings))
-            continue
-        default = getattr(obj, f.name)
-        try:
-            value = _check(_coerce(raw, default), dict(f.metadata))
-        except (ValueError, TypeError) as exc:
-            shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
-            warnings.append(f"'{path}' = {shown} {exc}; using the default {default!r}")
-            continue
-        if isinstance(value, str) and f.name == "host" and not value.strip():
-            continue
-        setattr(obj, f.name, value)
-    return obj
-
-
-def _env_overrides(cfg: Config, environ: dict, warnings: list) -> None:
-    if environ.get(f"{ENV_PREFIX}_HOST", "").strip():
-        cfg.server.host = environ[f"{ENV_PREFIX}_HOST"].strip()
-    if environ.get(f"{ENV_PREFIX}_PORT", "").strip():
-        raw = environ[f"{ENV_PREFIX}_PORT"]
-        try:
-            cfg.server.port = _check(int(raw), {"min": 1, "max": 65535})
-        except ValueError:
-            warnings.append(f"{ENV_PREFIX}_PORT={raw!r} is not a port; keeping {cfg.server.port}")
-    if environ.get(f"{ENV_PREFIX}_MEMORY_URL", "").strip():
-        cfg.memory.url = environ[f"{ENV_PREFIX}_MEMORY_URL"].strip()
-    if f"{ENV_PREFIX}_MODEL_URL" in environ:
-        cfg.model.url = environ[f"{ENV_PREFIX}_MODEL_URL"].strip()
-
-
-def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = None,
-          warnings: Optional[list] = None) -> Config:
-    """A Config from an already-parsed mapping (what load() does after reading)."""
-    warnings = [] if warnings is None else warnings
-    cfg = _build(Config, data, "", warnings)
-    _env_overrides(cfg, os.environ if environ is None else environ, warnings)
-    if cfg.model.lifecycle.built:
-        cfg.model.lifecycle.manage = True
-    cfg.memory.url = cfg.memory.url.rstrip("/")
-    cfg.model.url = cfg.model.url.rstrip("/")
-    cfg.path = path
-    cfg.warnings = warnings
-    return cfg
-
-
-def load(cli_path: Optional[str] = None, *, environ: Optional[dict] = None, announce: bool = True) -> Config:
-    """Resolve the path, read it leniently, and build the config. Warnings are logged."""
-    env = os.environ if environ is None else environ
-    path = resolve_path(cli_path, env)
-    warnings: list = []
-    data = _read_yaml(path, warnings) if path else {}
-    cfg = build(data, path=path, environ=env, warnings=warnings)
-    if announce:
-        for w in warnings:
-            log.warning("config: %s", w)
-    return cfg
-
-
-def redacted(cfg: Config) -> dict:
-    """The resolved config as a plain mapping with every secret hidden."""
-    def walk(obj: Any) -> Any:
-        if dataclasses.is_dataclass(obj):
-            out = {}
-            for f in dataclasses.fields(obj):
-                if f.name in ("path", "warnings"):
-                    continue
-                v = getattr(obj, f.name)
-                out[f.name] = ("(set)" if v else "") if f.name in SECRET_KEYS else walk(v)
-            return out
-        if isinstance(obj, list):
-            return [walk(v) for v in obj]
-        if isinstance(obj, dict):
-            return {k: walk(v) for k, v in obj.items()}
-        return obj
-    return walk(cfg)
+def __dir__() -> list:
+    return sorted(list(globals()) + list(_LOADER_NAMES))

@@ -29,11 +29,9 @@ class Observatory:
         return self._post("stop", {"holder": HOLDER, "reason": reason}, timeout=60)
 
     def _post(self, verb: str, body: dict, timeout: float) -> dict:
-        from seren_meninges.credentials import resolve_token
+        from .config import resolve_pointer
 
-        token = resolve_token(inline=self.lc.observatory_token or None,
-                              keyring_ref=self.lc.observatory_token_keyring or None,
-                              env_var=self.lc.observatory_token_env or None)
+        token = resolve_pointer(self.lc, "observatory_token")     # one that yields nothing was named at load
         url = f"{self.lc.observatory_url.rstrip('/')}/api/v1/service/{self.service}/{verb}"
         resp = requests.post(url, json=body, timeout=timeout,
                              headers={"Authorization": f"Bearer {token}"} if token else {})

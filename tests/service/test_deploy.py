@@ -218,8 +218,11 @@ def _fits(cfg) -> tuple:
 def test_the_jetson_profile_loads_clean_and_its_prompt_fits_the_context():
     from hippocampus import config as cm
 
-    cfg = cm.load(str(JETSON), environ={}, announce=False)
+    tokens = {"SEREN_HIPPOCAMPUS_TOKEN": "t", "SEREN_MEMORY_TOKEN": "m"}     # what its .env file sets
+    cfg = cm.load(str(JETSON), environ=tokens, announce=False)
     assert cfg.warnings == []
+    unset = cm.load(str(JETSON), environ={}, announce=False).warnings      # without them, both named
+    assert [w.split(" names ")[0] for w in unset] == ["'server.bearer_token_env'", "'memory.bearer_token_env'"]
     lc = cfg.model.lifecycle
     assert lc.handover is True and lc.keep_warm_seconds == 0 and cfg.sleep.tend_cycle is False
     assert lc.server == "~/llama.cpp/build/bin/llama-server"

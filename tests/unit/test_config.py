@@ -21,7 +21,7 @@ DEFAULTS = {
     "server": {"host": "127.0.0.1", "port": 7424, "bearer_token": "", "bearer_token_env": "",
                "bearer_token_keyring": "", "allow_open_lan": False, "threads": 8, "max_body_bytes": 1_048_576,
                "allowed_hosts": [], "allowed_origins": [], "connection_limit": 400, "header_timeout_seconds": 5.0,
-               "channel_timeout_seconds": 30.0},
+               "channel_timeout_seconds": 30.0, "log_level": "INFO"},
     "tls": {"trust_system_store": False},
     "memory": {"url": "http://127.0.0.1:7420", "bearer_token": "", "bearer_token_env": "",
                "bearer_token_keyring": "", "timeout_seconds": 30.0},
@@ -233,13 +233,12 @@ def test_one_bad_value_leaves_the_rest_of_its_block_alone(tmp_path):
 
 
 def test_good_values_are_coerced(tmp_path):
-    cfg = _load(_write(tmp_path, "server:\n  port: \"7600\"\n  allow_open_lan: \"yes\"\n"
-                                 "sleep:\n  at: \"03:30\"\n  max_attempts: 40\n  mode: EXTERNAL\n"
+    cfg = _load(_write(tmp_path, "server:\n  port: \"7600\"\n  allow_open_lan: \"yes\"\n  log_level: debug\n"
+                                 "sleep:\n  at: \"03:30\"\n  mode: EXTERNAL\n"
                                  "ripple:\n  command: \"my-tool --say {message}\"\n"))
     assert cfg.warnings == []
-    assert cfg.server.port == 7600 and cfg.server.allow_open_lan is True
+    assert cfg.server.port == 7600 and cfg.server.allow_open_lan is True and cfg.server.log_level == "DEBUG"
     assert cfg.sleep.at == "03:30" and cfg.sleep.mode == "external"
-    assert cfg.sleep.max_attempts == 10           # clamped, not refused
     assert cfg.ripple.command == ["my-tool", "--say", "{message}"]
 
 

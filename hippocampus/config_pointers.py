@@ -1,0 +1,137 @@
+"""Bearer pointers: resolved by the family's rule, and named once when they resolve to nothing.
+
+`resolve(block, prefix)` is seren_meninges.credentials.resolve_token over a block's three
+pointers (inline, keyring, env), with the library's own per-call warnings kept back: it is
+called for the same pointer more than once (the exposure check, the app, the clients), and
+each call used to print the same warning again. Instead, `problems(cfg, environ)` gives one
+line per block whose pointer yields nothing (an env pointer to an unset or empty variable, a
+keyring entry that is missing), naming the key, what it points at and what that means; the
+loader adds those lines to the config's warnings, so they are printed at start and by
+check-config (which then exits 1).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Mapping, Optional
+
+LIBRARY_LOGGER = "seren_meninges.credentials"
+
+# (block path, pointer prefix, what a missing token means there)
+POINTERS = (
+    ("server", "bearer_token", None),      # worded from the bind: loopback, refused, or open
+    ("memory", "bearer_token", "requests to Memory carry no bearer (a Memory that wants one answers 401)"),
+    ("notify", "bearer_token", "webhook posts carry no bearer"),
+    ("ripple", "bearer_token", "endpoint ripples carry no bearer"),
+    ("model.lifecycle", "observatory_token", "calls to the Observatory carry no bearer"),
+)
+
+_held = threading.local()
+
+
+class _HoldBack(logging.Filter):
+    """While a resolve runs on this thread, the library's lines are kept for it, not printed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = getattr(_held, "sink", None)
+        if sink is None:
+            return True
+        sink.append(record.getMessage())
+        return False
+
+
+def _install_filter() -> None:
+    logger = logging.getLogger(LIBRARY_LOGGER)
+    if not any(isinstance(f, _HoldBack) for f in logger.filters):
+        logger.addFilter(_HoldBack())
+
+
+def _quiet_resolve(**kw: Any) -> tuple:
+    """resolve_token(**kw) and the lines it would have logged."""
+    from seren_meninges.credentials import resolve_token
+
+    _install_filter()
+    outer = getattr(_held, "sink", None)
+    _held.sink = lines = []
+    try:
+        return resolve_token(**kw), lines
+    finally:
+        _held.sink = outer
+
+
+def resolve(block: Any, prefix: str = "bearer_token") -> str:
+    """The token the block's pointers yield (inline, then keyring, then env), or "" for none."""
+    token, _ = _quiet_resolve(inline=getattr(block, prefix, "") or None,
+                              keyring_ref=getattr(block, f"{prefix}_keyring", "") or None,
+                              env_var=getattr(block, f"{prefix}_env", "") or None)
+    return token
+
+
+def _keyring_reason(lines: list) -> str:
+    said = " ".join(lines)
+    if "extra isn't installed" in said:
+        return "the keyring package is not installed: pip install 'seren-meninges[keyring]'"
+    if "must be 'service/username'" in said:
+        return "it is not in the form service/username"
+    if "lookup failed" in said:
+        return "the keyring lookup failed (" + said.split(": ", 1)[-1] + ")"
+    return "there is no such entry in the keyring"
+
+
+def _block(cfg: Any, path: str) -> Any:
+    obj = cfg
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def block_problem(block: Any, path: str, prefix: str, environ: Mapping[str, str]) -> tuple:
+    """(what went wrong, the pointer that served instead or None), or (None, None) when nothing did."""
+    if getattr(block, prefix, ""):
+        return None, None                   # an inline token wins over everything: nothing to say
+    missing = []
+    ref = getattr(block, f"{prefix}_keyring", "")
+    if ref:
+        token, lines = _quiet_resolve(keyring_ref=ref)
+        if token:
+            return None, None
+        missing.append(f"'{path}.{prefix}_keyring' = {ref!r} yields no token ({_keyring_reason(lines)})")
+    var = getattr(block, f"{prefix}_env", "")
+    if var:
+        if environ.get(var):
+            return ("; ".join(missing), f"{prefix}_env ({var})") if missing else (None, None)
+        state = "empty" if var in environ else "not set"
+        missing.append(f"'{path}.{prefix}_env' names {var}, which is {state} in the environment")
+    return ("; ".join(missing) or None), None
+
+
+def _server_consequence(server: Any, environ: Mapping[str, str], env_prefix: str) -> str:
+    from seren_meninges.exposure import is_loopback
+
+    where = f"{server.host}:{server.port}"
+    if is_loopback(server.host):
+        return f"the service runs without a bearer on {where} (loopback: this box only)"
+    allowed = server.allow_open_lan or (environ.get(f"{env_prefix}_ALLOW_OPEN_LAN", "").strip().lower()
+                                        in {"1", "true", "yes", "on"})
+    if allowed:
+        return f"the service runs with NO bearer on {where}, open to the network (allow_open_lan)"
+    return f"the service refuses to start on {where}: beyond loopback it needs a bearer"
+
+
+def problems(cfg: Any, environ: Optional[Mapping[str, str]] = None, env_prefix: str = "SEREN_HIPPOCAMPUS") -> list:
+    """One line per block whose bearer pointer resolves to nothing."""
+    import os
+
+    env = os.environ if environ is None else environ
+    out = []
+    for path, prefix, meaning in POINTERS:
+        block = _block(cfg, path)
+        what, instead = block_problem(block, path, prefix, env)
+        if what is None:
+            continue
+        if instead:
+            out.append(f"{what}: the {instead} is used instead")
+            continue
+        consequence = _server_consequence(block, env, env_prefix) if meaning is None else meaning
+        out.append(f"{what}: {consequence}")
+    return out

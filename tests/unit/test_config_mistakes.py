@@ -1,0 +1,154 @@
+"""A person's mistakes in the yaml, each named (issue 20): typos with their did-you-mean, clamps with the
+value given and the value used, a yaml error's line and column (and the tab that caused it), a bearer
+pointer that yields no token."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from hippocampus import config
+from hippocampus.config import Config
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "h.yaml"
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def _load(tmp_path: Path, text: str, environ=None) -> Config:
+    return config.load(_write(tmp_path, text), environ={} if environ is None else environ, announce=False)
+
+
+# ---------------------------------------------------------------- typos
+
+@pytest.mark.parametrize("text, given, meant", [
+    ("sever:\n  port: 7500\n", "sever", "server"),
+    ("server:\n  prot: 7500\n", "server.prot", "server.port"),
+    ("sleep:\n  intervl_seconds: 600\n", "sleep.intervl_seconds", "sleep.interval_seconds"),
+    ("server:\n  bearer_tokn: \"abc\"\n", "server.bearer_tokn", "server.bearer_token"),
+    ("memory:\n  bearer_tokn_env: \"X\"\n", "memory.bearer_tokn_env", "memory.bearer_token_env"),
+])
+def test_a_typo_is_ignored_and_named_with_the_setting_it_meant(tmp_path, text, given, meant):
+    cfg = _load(tmp_path, text)
+    assert cfg.warnings == [f"'{given}' is not a setting and was ignored - did you mean {meant}?"]
+    assert config.redacted(cfg) == config.redacted(Config()), "the mistyped value took effect"
+
+
+# ---------------------------------------------------------------- clamps
+
+@pytest.mark.parametrize("text, key, given, used", [
+    ("sleep:\n  max_attempts: 50\n", "sleep.max_attempts", "50", "10"),
+    ("sleep:\n  max_attempts: 0\n", "sleep.max_attempts", "0", "1"),
+    ("sleep:\n  core_chars: 20\n", "sleep.core_chars", "20", "100"),
+])
+def test_a_clamp_names_the_key_the_value_given_the_value_used_and_why(tmp_path, text, key, given, used):
+    cfg = _load(tmp_path, text)
+    assert len(cfg.warnings) == 1, cfg.warnings
+    line = cfg.warnings[0]
+    assert line.startswith(f"'{key}' = {given} is "), line
+    assert line.endswith(f"; using {used}"), line
+    assert "the most this setting takes" in line or "the least this setting takes" in line
+    assert str(getattr(cfg.sleep, key.split(".")[1])) == used
+
+
+def test_port_0_is_a_port_any_free_one(tmp_path):
+    cfg = _load(tmp_path, "server:\n  port: 0\n")
+    assert cfg.warnings == [] and cfg.server.port == 0
+
+
+@pytest.mark.parametrize("given, used", [("debug", "DEBUG"), ("Warning", "WARNING"), ("warn", "WARNING")])
+def test_log_level_takes_any_case(tmp_path, given, used):
+    cfg = _load(tmp_path, f"server:\n  log_level: {given}\n")
+    assert cfg.warnings == [] and cfg.server.log_level == used
+
+
+def test_a_log_level_that_is_not_one_falls_back_named(tmp_path):
+    cfg = _load(tmp_path, "server:\n  log_level: loud\n")
+    assert cfg.warnings == ["'server.log_level' = 'loud' must be one of 'DEBUG', 'INFO', 'WARNING', 'ERROR'; "
+                            "using the default 'INFO'"]
+
+
+# ---------------------------------------------------------------- yaml errors
+
+def test_a_tab_indented_file_names_the_line_the_column_and_the_tab(tmp_path):
+    p = _write(tmp_path, "server:\n  host: \"127.0.0.1\"\n\tport: 7424\n")
+    cfg = config.load(p, environ={}, announce=False)
+    assert len(cfg.warnings) == 1, cfg.warnings
+    line = cfg.warnings[0]
+    assert line.startswith(f"config file {p} is not valid yaml at line 3, column 1: "), line
+    assert "line 3 is indented with a tab" in line and "spaces" in line, line
+    assert line.endswith("; running on defaults")
+    assert config.redacted(cfg) == config.redacted(Config())
+
+
+def test_a_yaml_error_without_a_tab_names_its_position_and_no_tab(tmp_path):
+    cfg = _load(tmp_path, "server:\n    port: 1\n  host: 2\n")
+    line = cfg.warnings[0]
+    assert "is not valid yaml at line 3, column 3: " in line, line
+    assert "tab" not in line
+
+
+# ---------------------------------------------------------------- bearer pointers
+
+def test_an_env_pointer_to_an_unset_variable_is_named_with_what_it_means(tmp_path, caplog):
+    # set, or behind an inline token, a pointer says nothing
+    assert _load(tmp_path, "server:\n  bearer_token_env: HX_TOKEN\n", environ={"HX_TOKEN": "t"}).warnings == []
+    assert _load(tmp_path, "memory:\n  bearer_token: \"abc\"\n  bearer_token_env: UNSET_X\n").warnings == []
+    with caplog.at_level(logging.WARNING):
+        cfg = _load(tmp_path, "server:\n  bearer_token_env: HX_TOKEN\n", environ={"OTHER": "x"})
+    assert cfg.warnings == ["'server.bearer_token_env' names HX_TOKEN, which is not set in the environment: "
+                            "the service runs without a bearer on 127.0.0.1:7424 (loopback: this box only)"]
+    assert not [r for r in caplog.records if r.name.startswith("seren_meninges")], "the library spoke too"
+
+
+def test_an_empty_variable_beyond_loopback_says_the_service_refuses(tmp_path):
+    cfg = _load(tmp_path, "server:\n  host: 0.0.0.0\n  bearer_token_env: HX_TOKEN\n", environ={"HX_TOKEN": ""})
+    assert cfg.warnings == ["'server.bearer_token_env' names HX_TOKEN, which is empty in the environment: "
+                            "the service refuses to start on 0.0.0.0:7424: beyond loopback it needs a bearer"]
+
+
+def test_each_block_with_a_pointer_gets_its_own_line(tmp_path):
+    cfg = _load(tmp_path, "memory:\n  token_env: MEM_T\nnotify:\n  bearer_token_env: NOTE_T\n"
+                          "ripple:\n  bearer_token_env: RIP_T\n"
+                          "model:\n  lifecycle:\n    observatory_token_env: OBS_T\n")
+    assert len(cfg.warnings) == 4, cfg.warnings
+    for var, path, meaning in [("MEM_T", "memory.bearer_token_env", "requests to Memory carry no bearer"),
+                               ("NOTE_T", "notify.bearer_token_env", "webhook posts carry no bearer"),
+                               ("RIP_T", "ripple.bearer_token_env", "endpoint ripples carry no bearer"),
+                               ("OBS_T", "model.lifecycle.observatory_token_env",
+                                "calls to the Observatory carry no bearer")]:
+        assert any(w.startswith(f"'{path}' names {var}, which is not set") and meaning in w
+                   for w in cfg.warnings), (var, cfg.warnings)
+
+
+def test_a_missing_keyring_entry_is_named(tmp_path):
+    cfg = _load(tmp_path, "server:\n  bearer_token_keyring: \"seren-test-none/nobody\"\n")
+    assert len(cfg.warnings) == 1, cfg.warnings
+    line = cfg.warnings[0]
+    assert line.startswith("'server.bearer_token_keyring' = 'seren-test-none/nobody' yields no token ("), line
+    assert "the service runs without a bearer" in line
+
+
+def test_resolving_a_pointer_that_yields_nothing_prints_nothing(monkeypatch, caplog):
+    monkeypatch.delenv("HX_UNSET_TOKEN", raising=False)
+    block = config.ServerConfig(bearer_token_env="HX_UNSET_TOKEN")
+    with caplog.at_level(logging.DEBUG):
+        assert block.resolve_bearer() == "" and block.resolve_bearer() == ""
+    assert not [r for r in caplog.records if r.name.startswith("seren_meninges")]
+    monkeypatch.setenv("HX_UNSET_TOKEN", "tok")
+    assert block.resolve_bearer() == "tok"
+
+
+# ---------------------------------------------------------------- the split
+
+def test_the_loader_is_its_own_module_and_config_keeps_its_names():
+    from hippocampus import config_load
+
+    for name in ("load", "build", "redacted", "resolve_path"):
+        assert getattr(config, name) is getattr(config_load, name)
+    assert {"load", "build", "Config", "resolve_pointer", "_all_paths"} <= set(dir(config))
+    with pytest.raises(AttributeError):
+        config.no_such_name  # noqa: B018
