@@ -12,7 +12,7 @@ from typing import Optional
 
 from . import SERVICE, __version__
 from . import config as config_mod
-from .startup import enforce_exposure, use_system_trust
+from .startup import announce_exposure, enforce_exposure, use_system_trust
 from . import flags as flags_mod
 from . import ripple_cli
 from .replay import cli as replay_cli
@@ -35,11 +35,16 @@ def setup_logging(level: str = "INFO") -> None:
 
 
 def serve(cfg) -> int:
-    from .http.server import Service, ServerLoopDied
+    from .http.server import BindError, Service, ServerLoopDied
 
     enforce_exposure(cfg)
     use_system_trust(cfg)
-    service = Service(cfg, own_process=True).start()
+    try:
+        service = Service(cfg, own_process=True).start()
+    except BindError as exc:        # bound before any actor started: nothing to stop, one line, exit 1
+        print(f"[{SERVICE}] {exc}", file=sys.stderr, flush=True)
+        return 1
+    announce_exposure(cfg, service.port)
 
     def stop(signum, frame) -> None:
         log.info("signal %s: stopping (draining in-flight requests)", signum)
@@ -79,6 +84,8 @@ def check_config(cfg, overrides: Optional[list] = None) -> int:
         print(f"# overridden by flags: {', '.join(overrides)}")
     for w in cfg.warnings:
         print(f"warning: {w}")
+    if not cfg.warnings:
+        print("no warnings")
     return 1 if cfg.warnings else 0
 
 
@@ -86,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seren-hippocampus", description="The sleep cycle for SerenMemory.")
     p.add_argument("--config", "-c", help="the yaml config (else $SEREN_HIPPOCAMPUS_CONFIG, else "
                                           "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
-    p.add_argument("--log-level", default=os.environ.get("SEREN_HIPPOCAMPUS_LOG_LEVEL", "INFO"))
+    p.add_argument("--log-level", default=os.environ.get("SEREN_HIPPOCAMPUS_LOG_LEVEL") or None,
+                   help="DEBUG, INFO, WARNING or ERROR (else $SEREN_HIPPOCAMPUS_LOG_LEVEL, else server.log_level)")
     flags_mod.add_flags(p)      # the installer card's overrides, for the bare command too
     # --config after the subcommand too (`check-config --config FILE`); SUPPRESS keeps an earlier one.
     after = argparse.ArgumentParser(add_help=False)
@@ -115,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[list] = None) -> int:
     _utf8()
     args = build_parser().parse_args(argv)
-    setup_logging(args.log_level)
+    setup_logging(args.log_level or "INFO")
     if args.command == "service":
         from .winservice import cli
 
@@ -139,6 +147,8 @@ def main(argv: Optional[list] = None) -> int:
             return 2
         return check_config(cfg, overrides)
     cfg = config_mod.load(args.config)
+    if not args.log_level:                      # the flag, then the env, then server.log_level
+        logging.getLogger().setLevel(cfg.server.log_level)
     try:
         overrides = flags_mod.apply_flags(cfg, args)
     except flags_mod.FlagError as exc:

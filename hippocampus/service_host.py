@@ -7,6 +7,9 @@ Linux drives exactly what the Windows service runs:
   C:\\Windows\\System32, so a relative path would read the wrong file), opens a
   rotating log file under the service's folder (beside the config, in logs\\,
   unless log_dir says otherwise), builds and starts `Service`, serves in a thread.
+  A start that fails (a port that cannot be bound: BindError, one line in the log,
+  no traceback and nothing left running) raises, with `failed` set: the Windows
+  service reports it to the service manager as a failed start.
 - stop(wait_hint_seconds): the draining stop (in-flight requests answered),
   then the actor tree, within the hint the service control manager was given;
   returns the seconds it took.
@@ -48,7 +51,7 @@ class ServiceHost:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._stopping = False
-        self.failed = False     # the server ended without being asked to: the process must exit non-zero
+        self.failed = False     # the start failed, or the server ended unasked: the process must exit non-zero
 
     # ------------------------------------------------------------ start
     def start(self) -> "ServiceHost":
@@ -62,18 +65,24 @@ class ServiceHost:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"the config file {path} does not exist")
         cfg = config_mod.load(path, announce=False)
-        self._open_log(Path(path))
+        self._open_log(Path(path), cfg.server.log_level)
         log.info("%s %s starting as a service (config %s, log %s)", SERVICE, __version__, path, self.log_path)
         for w in cfg.warnings:
             log.warning("config: %s", w)
+        from .http.server import BindError, Service
+
         try:
             self._refuse_open_lan(cfg)
             use_system_trust(cfg)
-            from .http.server import Service
-
             self.cfg = cfg
             self.service = Service(cfg, own_process=True).start()
+        except BindError as exc:       # bound before any actor started: nothing runs; one line, no traceback
+            self.failed = True
+            log.error("the service could not start: %s", exc)
+            self._close_log()
+            raise
         except BaseException:
+            self.failed = True
             log.exception("the service could not start")
             self._close_log()
             raise
@@ -111,13 +120,14 @@ class ServiceHost:
         log.info("%s", ex.message)
 
     # ------------------------------------------------------------ log file
-    def _open_log(self, config_path: Path) -> None:
+    def _open_log(self, config_path: Path, configured_level: str = "INFO") -> None:
         folder = self.log_dir or (config_path.parent / "logs")
         folder.mkdir(parents=True, exist_ok=True)
         self.log_path = folder / LOG_FILE
         handler = logging.handlers.RotatingFileHandler(self.log_path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS,
                                                        encoding="utf-8")
-        level = getattr(logging, os.environ.get(f"{config_mod.ENV_PREFIX}_LOG_LEVEL", "INFO").upper(), logging.INFO)
+        named = os.environ.get(f"{config_mod.ENV_PREFIX}_LOG_LEVEL") or configured_level   # env, then server.log_level
+        level = getattr(logging, named.upper(), logging.INFO)
         handler.setLevel(level)
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
         root = logging.getLogger()

@@ -27,6 +27,8 @@ DISPLAY_NAME = "Seren Hippocampus"
 DESCRIPTION = "The sleep cycle for SerenMemory"
 CONFIG_OPTION = "config"
 WAIT_HINT_SECONDS = 15
+START_WAIT_HINT_SECONDS = 30        # the config, the bind, the actors (the MCP import is off the start path)
+ERROR_SERVICE_SPECIFIC_ERROR = 1066  # winerror: "the service has returned a service-specific error code"
 ACTIONS = ("install", "start", "stop", "remove")
 
 win32serviceutil = None
@@ -49,10 +51,27 @@ if win32serviceutil is not None:  # pragma: no cover - Windows only
             self.host: Optional[ServiceHost] = None
             self.stop_asked = threading.Event()
 
-        def SvcDoRun(self):  # noqa: N802 - pywin32's name
+        def SvcRun(self):  # noqa: N802 - pywin32's name
+            # pywin32's own SvcRun reports RUNNING before SvcDoRun starts anything, so a start that fails
+            # (a port another process holds) would look like a start that worked. Here RUNNING waits for
+            # the host to be up; a failed start is reported STOPPED with a service-specific exit code 1
+            # (what `sc query` and the event log show, and what the recovery actions act on).
+            self.ReportServiceStatus(win32service.SERVICE_START_PENDING, waitHint=START_WAIT_HINT_SECONDS * 1000)
             config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
             self.host = ServiceHost(config, None)
-            self.host.start()                      # SvcRun has already reported SERVICE_RUNNING
+            try:
+                self.host.start()
+            except Exception as exc:  # noqa: BLE001 - any failed start is reported, in one line
+                servicemanager.LogErrorMsg(f"{SERVICE_NAME}: could not start: {exc}")
+                self.ReportServiceStatus(win32service.SERVICE_STOPPED,
+                                         win32ExitCode=ERROR_SERVICE_SPECIFIC_ERROR, svcExitCode=1)
+                os._exit(1)
+            self.ReportServiceStatus(win32service.SERVICE_RUNNING)
+            self.SvcDoRun()
+            self.ReportServiceStatus(win32service.SERVICE_STOP_PENDING)
+
+        def SvcDoRun(self):  # noqa: N802 - pywin32's name
+            config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
             servicemanager.LogInfoMsg(f"{SERVICE_NAME}: serving on {self.host.url} (config {config})")
             if self.stop_asked.is_set():           # a stop that came while it was starting
                 self.host.stop(WAIT_HINT_SECONDS)

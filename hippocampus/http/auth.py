@@ -68,16 +68,33 @@ def escape_controls(text: str) -> str:
                                        or c in "\u2028\u2029") else c for c in text)
 
 
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _status_code(status) -> int:
+    try:
+        return int(str(getattr(status, "value", status))[:3])
+    except ValueError:
+        return 0
+
+
 class RequestLog:
-    """One line per request: method, path, status, milliseconds (the method and path escaped)."""
+    """One line per request: method, path, status, milliseconds (the method and path escaped).
+
+    Writes and errors at INFO; a read that succeeded (the viewer polling /status, /events, /queue,
+    /health, its assets) at DEBUG, so an idle service with a viewer open writes nothing."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.t0 = time.perf_counter()
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
+        code = _status_code(resp.status)
+        level = logging.DEBUG if req.method in READS and 0 < code < 400 else logging.INFO
+        if not log.isEnabledFor(level):
+            return
         ms = (time.perf_counter() - getattr(req.context, "t0", time.perf_counter())) * 1000
-        log.info("%s %s -> %s (%.1fms)", escape_controls(req.method), escape_controls(req.path),
-                 resp.status[:3] if isinstance(resp.status, str) else resp.status, ms)
+        log.log(level, "%s %s -> %s (%.1fms)", escape_controls(req.method), escape_controls(req.path),
+                code or resp.status, ms)
 
 
 class EscapedMessages(logging.Filter):
@@ -95,8 +112,20 @@ class EscapedMessages(logging.Filter):
 
 
 def escape_waitress_log() -> None:
-    """Once per process: waitress's logger escapes the request data it puts in a line."""
+    """Once per process: waitress's logger escapes the request data it puts in a line (and the MCP
+    SDK's per-request session lines are silenced)."""
     logger = logging.getLogger("waitress")
     if not any(isinstance(f, EscapedMessages) for f in logger.filters):
         logger.addFilter(EscapedMessages())
+    quiet_mcp_session_lines()
+
+
+# The SDK logs "Terminating session: None" (stateless: every call is a session) and "Created new
+# transport" at INFO for every MCP request; the request line above already says the call happened.
+MCP_CHATTER = ("mcp.server.streamable_http", "mcp.server.streamable_http_manager")
+
+
+def quiet_mcp_session_lines() -> None:
+    for name in MCP_CHATTER:
+        logging.getLogger(name).setLevel(logging.WARNING)
 

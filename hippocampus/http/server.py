@@ -22,6 +22,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import Config
 
 from .app import create_app
+from .bind import BindError, bind, release  # noqa: F401 - BindError: what a caller of start() catches
 from .guard_clients import bound_clients, client_bounds
 
 log = logging.getLogger("hippocampus.server")
@@ -61,17 +62,25 @@ class Service:
         return f"http://{self.cfg.server.host}:{self.port}"
 
     def start(self) -> "Service":
-        self.runtime.start()
-        self._mount_mcp_in_background()
-        self.server = create_server(self.app, host=self.cfg.server.host, port=self._port,
-                                    threads=self.cfg.server.threads, ident="seren-hippocampus",
-                                    clear_untrusted_proxy_headers=True,
-                                    # poll(), not select(): select() cannot take a descriptor numbered
-                                    # 1,024 or more, and its ValueError ends waitress's loop thread.
-                                    asyncore_use_poll=True,
-                                    # connection limit, idle timeout, body cap (guard_clients)
-                                    **client_bounds(self.cfg.server))
+        # The socket first: a port that cannot be bound raises BindError (one line) before any actor or
+        # thread of the service has started, so the process can end at once with nothing left running.
+        self.server = bind(lambda socket_map: create_server(
+            self.app, map=socket_map, host=self.cfg.server.host, port=self._port,
+            threads=self.cfg.server.threads, ident="seren-hippocampus",
+            clear_untrusted_proxy_headers=True,
+            # poll(), not select(): select() cannot take a descriptor numbered
+            # 1,024 or more, and its ValueError ends waitress's loop thread.
+            asyncore_use_poll=True,
+            # connection limit, idle timeout, body cap (guard_clients)
+            **client_bounds(self.cfg.server)), self.cfg.server.host, self._port)
         bound_clients(self.server, self.cfg.server.header_timeout_seconds)   # a late request head is closed
+        try:
+            self.runtime.start()
+            self._mount_mcp_in_background()
+        except BaseException:
+            # the listener and waitress's threads go with a failed start
+            release(getattr(self.server, "_map", None) or self.server.map)
+            raise
         if self.own_process:
             _freeze_startup_objects(collect=False)     # no full collection on the way to the first answer
         return self

@@ -53,7 +53,7 @@ class Lines(logging.Handler):
     """The request log's lines ("POST /nudge -> 403 (1.2ms)"), to see what reached the service."""
 
     def __init__(self):
-        super().__init__(logging.INFO)
+        super().__init__(logging.DEBUG)     # a GET that succeeded is logged at DEBUG
         self.lines: list = []
 
     def emit(self, record):
@@ -69,7 +69,7 @@ def request_lines():
     logger = logging.getLogger("hippocampus.http")
     level = logger.level
     logger.addHandler(h)
-    logger.setLevel(logging.INFO)
+    logger.setLevel(logging.DEBUG)
     yield h
     logger.removeHandler(h)
     logger.setLevel(level)

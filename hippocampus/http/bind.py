@@ -1,0 +1,105 @@
+"""The listening socket, bound first; a port that cannot be bound is one line saying what to do.
+
+`bind(make, host, port)` runs `make(socket_map)` (waitress's create_server, which binds in its
+constructor) before anything else of the service has started. If the bind fails, what waitress had
+already made (its request threads, its trigger, the half-made socket) is shut down and closed, and
+BindError carries one line naming host and port, the cause, and the way out: another process holds
+the port (a free port near it is named, or `port: 0` for any), no permission, an address that is
+not this machine's, a name that does not resolve.
+"""
+from __future__ import annotations
+
+import errno
+import socket
+from typing import Callable, Optional
+
+from waitress import wasyncore
+
+# POSIX errno, and Winsock's numbers for the same (a socket error on Windows carries those).
+IN_USE = {errno.EADDRINUSE, 10048}
+NO_PERMISSION = {errno.EACCES, errno.EPERM, 10013}
+NOT_HERE = {errno.EADDRNOTAVAIL, 10049}
+NEARBY = 20                     # how many ports after the held one are tried for a suggestion
+
+
+class BindError(OSError):
+    """The listening socket could not be bound. str() is the one line for the person. An OSError, as the
+    failed bind was (the demo's `except OSError` still says "try --port 0")."""
+
+    def __init__(self, line: str, host: str, port: int):
+        super().__init__(line)
+        self.host, self.port = host, port
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def bind(make: Callable[[dict], object], host: str, port: int):
+    """make(socket_map) -> the server; BindError (and nothing left running) when it cannot bind."""
+    socket_map: dict = {}
+    try:
+        return make(socket_map)
+    except OSError as exc:
+        release(socket_map)
+        raise BindError(explain(host, port, exc), host, port) from None
+    except ValueError as exc:           # waitress: "Invalid host/port specified." (getaddrinfo failed)
+        if "host/port" not in str(exc):
+            raise
+        release(socket_map)
+        raise BindError(explain(host, port, exc), host, port) from None
+
+
+def release(socket_map: dict) -> None:
+    """Stop waitress's request threads and close every socket of a server that will never run."""
+    for obj in list(socket_map.values()):
+        dispatcher = getattr(obj, "task_dispatcher", None)
+        if dispatcher is not None:
+            dispatcher.shutdown(timeout=2)
+            break                        # one dispatcher serves every listener
+    wasyncore.close_all(socket_map)
+
+
+def explain(host: str, port: int, exc: Exception) -> str:
+    where = f"{host}:{port}"
+    code = getattr(exc, "errno", None)
+    winerror = getattr(exc, "winerror", None)
+    codes = {c for c in (code, winerror) if c is not None}
+    if codes & IN_USE:
+        free = free_port_near(host, port)
+        pick = f"set server.port to a free one ({free} is free now)" if free else "set server.port to a free one"
+        return (f"cannot listen on {where}: another process holds port {port}. Stop that process, or "
+                f"{pick}, or server.port: 0 for any free port (the start-up line names it).")
+    if codes & NO_PERMISSION:
+        return (f"cannot listen on {where}: no permission to use port {port} (ports below 1024 need root "
+                f"or a capability, and some ports are reserved). Set server.port to one above 1023, e.g. "
+                f"7424, or server.port: 0 for any free port.")
+    if codes & NOT_HERE:
+        return (f"cannot listen on {where}: {host} is not an address of this machine. Set server.host to "
+                f"127.0.0.1 (this box only) or to one of this machine's own addresses.")
+    if isinstance(exc, (socket.gaierror, ValueError)):
+        return (f"cannot listen on {where}: {host!r} is not a host name or address this machine can resolve. "
+                f"Set server.host to 127.0.0.1 (this box only) or to one of this machine's own addresses.")
+    why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return f"cannot listen on {where}: {why}. Check server.host and server.port, or set server.port: 0."
+
+
+def free_port_near(host: str, port: int, tries: int = NEARBY) -> Optional[int]:
+    """The first port after `port` that this host can bind now (a suggestion, not a reservation)."""
+    if not port:
+        return None
+    for candidate in range(port + 1, min(port + 1 + tries, 65536)):
+        try:
+            infos = socket.getaddrinfo(host, candidate, 0, socket.SOCK_STREAM, socket.IPPROTO_TCP,
+                                       socket.AI_PASSIVE)
+        except OSError:
+            return None
+        family, socktype, proto, _, addr = infos[0]
+        try:
+            with socket.socket(family, socktype, proto) as s:
+                if hasattr(socket, "SO_EXCLUSIVEADDRUSE"):      # Windows: no sharing with a listener
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_EXCLUSIVEADDRUSE, 1)
+                s.bind(addr)
+        except OSError:
+            continue
+        return candidate
+    return None
