@@ -70,7 +70,7 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="stop the model this service started before the main model is poked "
                         "(model.lifecycle.handover)")
     g.add_argument("--mcp", action="store_const", const=True, default=s,
-                   help="check that the [mcp] extra is installed (the endpoint is /mcp/) and say so")
+                   help="check that the [mcp] extra is installed (the endpoint is /mcp) and say so")
     g.add_argument("--ripple", choices=("script", "endpoint", "off"), default=s,
                    help="how the main model is woken: a script here, an endpoint, or not at all (ripple.type)")
     g.add_argument("--ripple-command", metavar="CMD", default=s,
@@ -186,7 +186,7 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         put(cfg.voice, "enabled", True, "voice.enabled")
     if given.get("mcp"):
         if mcp_installed():
-            say("MCP: the [mcp] extra is installed; the endpoint is /mcp/")
+            say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
         else:
             say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
     return changed
