@@ -209,14 +209,86 @@ def _quiet_logs() -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> int:
-    quiet_memory_env()
+def _has_dev_extra() -> bool:
     try:
         import seren_memory  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
         print(f"the demo needs the [dev] extra (SerenMemory and uvicorn): pip install 'seren-hippocampus[dev]' "
               f"({exc})", file=sys.stderr)
+        return False
+    return True
+
+
+def _demo_config(tmp: Path, port: int, memory_url: str, model: Optional[ScriptedModel]):
+    """External mode (the demo drives the checks), no ripple, state under tmp; port 0 means any free port."""
+    cfg = config_mod.build({
+        "server": {"host": "127.0.0.1", "port": port},
+        "memory": {"url": memory_url},
+        "model": {"url": model.url if model else "", "name": "scripted-small-model"},
+        "sleep": {"mode": "external", "state_path": str(tmp / "hippocampus" / "state.json"),
+                  "max_attempts": 3, "nudge_wait_seconds": 1},
+        "ripple": {"type": ""},
+    }, environ={})
+    cfg.server.port = port              # 0 = any free port (the config's own check wants 1..65535)
+    return cfg
+
+
+def _start_service(cfg, port: int):
+    """The hippocampus, listening; None (having said why) when the port is taken."""
+    from .root import Service
+
+    service = Service(cfg)
+    try:
+        service.start()
+    except OSError as exc:
+        service.runtime.stop()
+        print(f"the hippocampus could not listen on port {port} ({exc}): try --port 0", file=sys.stderr)
+        return None
+    return service
+
+
+def _narrate_cycle(say, narrator: Narrator, hand: MemoryHand, svc, scripted: bool) -> None:
+    """Serve, then run the whole cycle and show what landed and what the quality report says."""
+    svc.runtime.events.subscribe(narrator.on_event)
+    svc.serve_in_thread()
+    say(f"hippocampus on {svc.url} ({'scripted small model' if scripted else 'mechanical mode'}, "
+        f"external mode: the demo drives it)")
+    print(f"viewer: {svc.url}/viewer", flush=True)
+    cycle(say, narrator, hand, svc.url, scripted=scripted)
+    landed(say, hand)
+    show_quality(say, svc.url)
+    say("the whole cycle ran: sleep, draft, review, "
+        f"{'redraft, review' if scripted else 'chain end'}, landing")
+
+
+def _serve_until_stopped(say, url: str) -> None:
+    """Keep serving until Ctrl-C (or SIGTERM, on the main thread)."""
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda s, f: stop.set())
+    print(f"serving: viewer {url}/viewer (Ctrl-C stops everything and removes the temporary store)",
+          flush=True)
+    while not stop.wait(0.5):
+        pass
+    say("stopping")
+
+
+def _clean_up(svc, model: Optional[ScriptedModel], memory: Optional[ThrowawayMemory], tmp: Path) -> None:
+    if svc is not None:
+        svc.request_stop(drain_seconds=5)
+        svc.wait_stopped(30)
+    if model is not None:
+        model.stop()
+    if memory is not None:
+        memory.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> int:
+    quiet_memory_env()
+    if not _has_dev_extra():
         return 2
     _quiet_logs()
     narrator = Narrator()
@@ -225,7 +297,6 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
     memory: Optional[ThrowawayMemory] = None
     model: Optional[ScriptedModel] = None
     svc = None
-    stop = threading.Event()
     try:
         say(f"starting a throwaway SerenMemory (store in {tmp})")
         memory = ThrowawayMemory(tmp / "memory").start()
@@ -236,45 +307,12 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
         if scripted_model:
             model = ScriptedModel(lambda body: scripted_reply(body, STATEMENTS)).start()
             say(f"scripted small model on {model.url}")
-        cfg = config_mod.build({
-            "server": {"host": "127.0.0.1", "port": port},
-            "memory": {"url": memory.url},
-            "model": {"url": model.url if model else "", "name": "scripted-small-model"},
-            "sleep": {"mode": "external", "state_path": str(tmp / "hippocampus" / "state.json"),
-                      "max_attempts": 3, "nudge_wait_seconds": 1},
-            "ripple": {"type": ""},
-        }, environ={})
-        cfg.server.port = port              # 0 = any free port (the config's own check wants 1..65535)
-        from .http.server import Service
-
-        service = Service(cfg)
-        try:
-            service.start()
-        except OSError as exc:
-            service.runtime.stop()
-            print(f"the hippocampus could not listen on port {port} ({exc}): try --port 0", file=sys.stderr)
+        svc = _start_service(_demo_config(tmp, port, memory.url, model), port)
+        if svc is None:
             return 2
-        svc = service
-        svc.runtime.events.subscribe(narrator.on_event)
-        svc.serve_in_thread()
-        say(f"hippocampus on {svc.url} ({'scripted small model' if model else 'mechanical mode'}, "
-            f"external mode: the demo drives it)")
-        print(f"viewer: {svc.url}/viewer", flush=True)
-        cycle(say, narrator, hand, svc.url, scripted=bool(model))
-        landed(say, hand)
-        show_quality(say, svc.url)
-        say("the whole cycle ran: sleep, draft, review, "
-            f"{'redraft, review' if model else 'chain end'}, landing")
-        if once:
-            return 0
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, lambda s, f: stop.set())
-        print(f"serving: viewer {svc.url}/viewer (Ctrl-C stops everything and removes the temporary store)",
-              flush=True)
-        while not stop.wait(0.5):
-            pass
-        say("stopping")
+        _narrate_cycle(say, narrator, hand, svc, scripted=bool(model))
+        if not once:
+            _serve_until_stopped(say, svc.url)
         return 0
     except KeyboardInterrupt:
         say("interrupted")
@@ -283,11 +321,4 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
         print(f"the demo failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return 1
     finally:
-        if svc is not None:
-            svc.request_stop(drain_seconds=5)
-            svc.wait_stopped(30)
-        if model is not None:
-            model.stop()
-        if memory is not None:
-            memory.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+        _clean_up(svc, model, memory, tmp)

@@ -218,6 +218,59 @@ def scripted_reply(body: dict, statements: Optional[dict] = None) -> str:
                                        "rationale": "the fragments agree"}]})
 
 
+class _ScriptedHandler(BaseHTTPRequestHandler):
+    """The OpenAI-compatible routes of a ScriptedModel, which its server carries as `.scripted`."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: Any) -> None:
+        raw = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        try:
+            self.wfile.write(raw)
+        except OSError:
+            pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        model = self.server.scripted
+        path = self.path.split("?")[0].rstrip("/")
+        if path in ("/health", "/v1/health"):
+            self._send(200, {"status": "ok"})
+        elif path.endswith("/models"):
+            self._send(200, {"data": [{"id": model.model_name}]})
+        else:
+            self._send(404, {"error": "not found"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        model = self.server.scripted
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            body = {}
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, {"error": "not found"})
+            return
+        model.requests.append(body)
+        if model.delay:
+            time.sleep(model.delay)
+        try:
+            text = model.responder(body)
+        except Exception as exc:  # noqa: BLE001 - a script error is a 500, as a real server's would be
+            self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._send(200, {
+            "id": "chatcmpl-scripted", "object": "chat.completion", "model": model.model_name,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+
 class ScriptedModel:
     """A real local HTTP server speaking the OpenAI-compatible chat API, answering from a function."""
 
@@ -227,59 +280,9 @@ class ScriptedModel:
         self.model_name = model_name
         self.delay = delay
         self.requests: list = []
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a: Any) -> None:  # quiet
-                pass
-
-            def _send(self, status: int, body: Any) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                try:
-                    self.wfile.write(raw)
-                except OSError:
-                    pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                path = self.path.split("?")[0].rstrip("/")
-                if path in ("/health", "/v1/health"):
-                    self._send(200, {"status": "ok"})
-                elif path.endswith("/models"):
-                    self._send(200, {"data": [{"id": model.model_name}]})
-                else:
-                    self._send(404, {"error": "not found"})
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except ValueError:
-                    body = {}
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": "not found"})
-                    return
-                model.requests.append(body)
-                if model.delay:
-                    time.sleep(model.delay)
-                try:
-                    text = model.responder(body)
-                except Exception as exc:  # noqa: BLE001 - a script error is a 500, as a real server's would be
-                    self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
-                    return
-                self._send(200, {
-                    "id": "chatcmpl-scripted", "object": "chat.completion", "model": model.model_name,
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedHandler)
         self.server.daemon_threads = True
+        self.server.scripted = self            # what the handler answers from
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, name="scripted-model", daemon=True)

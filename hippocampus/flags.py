@@ -130,7 +130,18 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         setattr(block, name, value)
         changed.append(path)
 
-    sleep, model, lc, ripple = cfg.sleep, cfg.model, cfg.model.lifecycle, cfg.ripple
+    _apply_sleep(cfg.sleep, given, put)
+    _apply_model(cfg.model, given, put)
+    _apply_ripple(cfg.ripple, given, put, say)
+    if given.get("voice_card"):
+        put(cfg.voice, "enabled", True, "voice.enabled")
+    if given.get("mcp"):
+        _say_mcp(say)
+    return changed
+
+
+def _apply_sleep(sleep, given: dict, put) -> None:
+    """--tend-cycle and --tend-every (at least 60 seconds, and not with the cycle off)."""
     if "tend_cycle" in given:
         put(sleep, "tend_cycle", bool(given["tend_cycle"]), "sleep.tend_cycle")
     if "tend_every" in given:
@@ -140,6 +151,11 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         if every < 60:
             raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
         put(sleep, "tend_interval_seconds", every, "sleep.tend_interval_seconds")
+
+
+def _apply_model(model, given: dict, put) -> None:
+    """The managed model server (--model-server/-path/-args), --model-max-tokens and --model-handover."""
+    lc = model.lifecycle
     if "model_server" in given:
         put(lc, "server", str(given["model_server"]).strip(), "model.lifecycle.server")
     if "model_path" in given:
@@ -158,16 +174,14 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
             raise FlagError("--model-handover needs a model this service starts: give --model-server and "
                             "--model-path (or set model.lifecycle in the yaml)")
         put(lc, "handover", True, "model.lifecycle.handover")
+
+
+def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
+    """--ripple and its settings, or --ripple-claude DIR; an endpoint ripple needs its url."""
     if "ripple" in given:
         put(ripple, "type", "" if given["ripple"] == "off" else given["ripple"], "ripple.type")
     if "ripple_command" in given:
-        try:
-            argv = shlex.split(str(given["ripple_command"]), posix=os.name != "nt")
-        except ValueError as exc:
-            raise FlagError(f"--ripple-command could not be split ({exc})") from None
-        if not argv:
-            raise FlagError("--ripple-command is empty")
-        put(ripple, "command", argv, "ripple.command")
+        put(ripple, "command", _split_command(str(given["ripple_command"])), "ripple.command")
     if "ripple_url" in given:
         put(ripple, "url", str(given["ripple_url"]).strip(), "ripple.url")
     if "ripple_token" in given:
@@ -182,14 +196,25 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         raise FlagError("--claude-json only matters with --ripple-claude DIR: give both, or neither")
     if ripple.type == "endpoint" and not ripple.url and "ripple" in given:
         raise FlagError("--ripple endpoint needs a url: give --ripple-url (an Observatory or Lodestar ripple route)")
-    if given.get("voice_card"):
-        put(cfg.voice, "enabled", True, "voice.enabled")
-    if given.get("mcp"):
-        if mcp_installed():
-            say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
-        else:
-            say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
-    return changed
+
+
+def _split_command(command: str) -> list:
+    """--ripple-command split like a shell (posix rules, except on Windows); empty or unsplittable is refused."""
+    try:
+        argv = shlex.split(command, posix=os.name != "nt")
+    except ValueError as exc:
+        raise FlagError(f"--ripple-command could not be split ({exc})") from None
+    if not argv:
+        raise FlagError("--ripple-command is empty")
+    return argv
+
+
+def _say_mcp(say: Callable[[str], None]) -> None:
+    """--mcp: say whether the [mcp] extra is installed."""
+    if mcp_installed():
+        say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
+    else:
+        say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
 
 
 def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:

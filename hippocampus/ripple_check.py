@@ -273,52 +273,72 @@ def _url_line(rcfg: RippleConfig, probe: Probe) -> Line:
 
 
 def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
-    from seren_sinew import runas
-
     lines: list = []
     windows = claude_setup.is_windows(probe.platform)
     name, privileged = probe.whoami()
     run_as = (rcfg.run_as or "").strip()
-    # -- the account
-    try:
-        plan = runas.plan(run_as, current=(name, privileged), windows=windows)
-    except runas.RunAsRefused as exc:
-        plan = None
-        lines.append(Line("run_as", False, str(exc)))
-    home: Optional[str] = None
-    if plan is not None:
-        if plan.mode == "direct":
-            how = ("run_as is empty, so" if not run_as else f"run_as {run_as} is this account, so")
-            lines.append(Line("run_as", True, f"{how} the command runs as {plan.user}, the account running this"))
-        else:
-            exists = probe.account_exists(run_as)
-            home = probe.home_of(run_as)
-            if exists is False or (not windows and not home):
-                lines.append(Line("run_as", False, f"no such user on this box: {run_as}: set ripple.run_as (or "
-                                                   f"--ripple-run-as) to the account whose login `claude` uses"))
-            elif plan.mode == "windows-session":
-                on = probe.logged_on(run_as)
-                if on is False:
-                    lines.append(Line("run_as", False, f"{run_as} is not logged on to this box, so a LocalSystem "
-                                                       f"service has no session to start the command in: log "
-                                                       f"{run_as} on (a locked screen is fine; signed out is "
-                                                       f"not); the ripple runs next time they are"))
-                else:
-                    lines.append(Line("run_as", True, f"{run_as} exists and is logged on: the command starts in "
-                                                      f"their session" + ("" if on else " (not confirmed)")))
-            else:
-                lines.append(Line("run_as", True, f"{run_as} exists; this service runs as {name}, so the command "
-                                                  f"starts through {plan.mode}"))
-    # -- the command
+    plan, home = _account_lines(lines, run_as, (name, privileged), windows, probe)
     argv = argv_of(rcfg, probe.platform)
     exe = _command_line(lines, argv, plan, home, windows, probe)
+    _sudo_line(lines, plan, exe, name, probe)
+    _message_line(lines, rcfg, argv, plan)
+    folder = _folder_line(lines, rcfg, plan, home, probe)
+    if is_claude(argv):
+        lines.extend(_claude_lines(argv, folder, run_as if plan is None or plan.mode != "direct" else "",
+                                   memory_url, probe))
+    return lines
+
+
+def _account_lines(lines: list, run_as: str, current: tuple, windows: bool, probe: Probe) -> tuple:
+    """The account: may run_as be used from here? Appends its line; returns (the run-as plan, its home)."""
+    from seren_sinew import runas
+
+    try:
+        plan = runas.plan(run_as, current=current, windows=windows)
+    except runas.RunAsRefused as exc:
+        lines.append(Line("run_as", False, str(exc)))
+        return None, None
+    if plan.mode == "direct":
+        how = ("run_as is empty, so" if not run_as else f"run_as {run_as} is this account, so")
+        lines.append(Line("run_as", True, f"{how} the command runs as {plan.user}, the account running this"))
+        return plan, None
+    exists = probe.account_exists(run_as)
+    home = probe.home_of(run_as)
+    if exists is False or (not windows and not home):
+        lines.append(Line("run_as", False, f"no such user on this box: {run_as}: set ripple.run_as (or "
+                                           f"--ripple-run-as) to the account whose login `claude` uses"))
+    elif plan.mode == "windows-session":
+        lines.append(_session_line(run_as, probe))
+    else:
+        lines.append(Line("run_as", True, f"{run_as} exists; this service runs as {current[0]}, so the command "
+                                          f"starts through {plan.mode}"))
+    return plan, home
+
+
+def _session_line(run_as: str, probe: Probe) -> Line:
+    """A LocalSystem service starts the command in run_as's session: is there one?"""
+    on = probe.logged_on(run_as)
+    if on is False:
+        return Line("run_as", False, f"{run_as} is not logged on to this box, so a LocalSystem "
+                                     f"service has no session to start the command in: log "
+                                     f"{run_as} on (a locked screen is fine; signed out is "
+                                     f"not); the ripple runs next time they are")
+    return Line("run_as", True, f"{run_as} exists and is logged on: the command starts in "
+                                f"their session" + ("" if on else " (not confirmed)"))
+
+
+def _sudo_line(lines: list, plan, exe: Optional[str], name: str, probe: Probe) -> None:
+    """Through sudo: would `sudo -n` let this service start the command?"""
     if plan is not None and plan.mode == "sudo" and exe:
         if probe.sudo_allows(plan.user, exe) is False:
             lines.append(Line("sudo", False, f"this service runs as {name}, not root, so it needs `sudo -n -u "
                                              f"{plan.user}` for {exe}, and sudo refuses without a password: add "
                                              f"a sudoers rule for it, or run the service as root or as "
                                              f"{plan.user}"))
-    # -- the message
+
+
+def _message_line(lines: list, rcfg: RippleConfig, argv: list, plan) -> None:
+    """Where the message goes: stdin, the {message} argument, or nowhere."""
     if rcfg.stdin:
         if plan is not None and plan.mode == "windows-session":
             lines.append(Line("message", False, "a stdin ripple cannot be started in another user's session "
@@ -330,7 +350,10 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
     elif argv:
         lines.append(Line("message", False, "the command has no {message} and ripple.stdin is off, so the woken "
                                             "model never gets the message: add {message} to the command"))
-    # -- the folder
+
+
+def _folder_line(lines: list, rcfg: RippleConfig, plan, home: Optional[str], probe: Probe) -> str:
+    """The working directory: appends its line; returns the folder the command starts in."""
     cwd = (rcfg.cwd or "").strip()
     if cwd:
         if os.path.isdir(cwd):
@@ -338,18 +361,13 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
         else:
             lines.append(Line("cwd", False, f"{cwd} does not exist: set ripple.cwd to the project folder "
                                             f"(--ripple-claude DIR), or create it"))
-        folder = cwd
+        return cwd
+    if plan is not None and plan.mode == "windows-session":
+        folder = home or ""
     else:
-        if plan is not None and plan.mode == "windows-session":
-            folder = home or ""
-        else:
-            folder = probe.cwd()
-        lines.append(Line("cwd", True, f"not set: the command starts in {folder or 'its account home'}"))
-    # -- Claude Code's servers
-    if is_claude(argv):
-        lines.extend(_claude_lines(argv, folder, run_as if plan is None or plan.mode != "direct" else "",
-                                   memory_url, probe))
-    return lines
+        folder = probe.cwd()
+    lines.append(Line("cwd", True, f"not set: the command starts in {folder or 'its account home'}"))
+    return folder
 
 
 def _command_line(lines: list, argv: list, plan, home: Optional[str], windows: bool, probe: Probe) -> Optional[str]:
