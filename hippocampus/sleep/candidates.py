@@ -39,8 +39,8 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
             continue
         for rank, hit in enumerate(h for h in hits if h.get("tier", "long") == "long"):
             meta = hit.get("metadata") or {}
-            if meta.get("superseded_by"):
-                continue
+            if meta.get("superseded_by") or meta.get("forget_flag"):
+                continue        # replaced, or about to be purged: an attach to it could never land
             if meta.get("kind") == "satellite":
                 cid = meta.get("core_id")
                 if not cid:

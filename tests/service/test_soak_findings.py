@@ -167,3 +167,19 @@ def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make
     assert redraft_prompts and not any("Something true about tea" in p for p in redraft_prompts)
     second = next(d for d in hand.drafts() if d["attempt"] == 2)
     assert all(op.get("target_core_id") != core for op in second["operations"])
+
+
+# ---------------------------------------------------------------- a core flagged for forget, not yet purged
+
+def test_a_core_flagged_for_forget_is_never_a_candidate(make_ctx, hand, memory):
+    """A core was flagged while a night ran, after the tick's purge: the sleep drafted attaches to it, the
+    purge a moment later took it, and the reviewer could never approve the draft (soak, night 13)."""
+    from hippocampus.sleep.candidates import find_candidates
+    from tests.service.test_tick import a_core_to_forget
+
+    core = a_core_to_forget(memory.url, hand)
+    ctx = make_ctx()
+    texts = ["the old address was on elm street"]
+    assert [c["id"] for c in find_candidates(ctx.memory, texts, 4)] == [core]
+    hand.forget(core, "the person asked")
+    assert find_candidates(ctx.memory, texts, 4) == []
