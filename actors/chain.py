@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from hippocampus.tend import tend
+from hippocampus.tick.snapshot import refresh_after
 
 from .base import Supervised
 
@@ -12,11 +13,12 @@ class ChainActor(Supervised):
     def on_Tend(self, msg) -> dict:
         """POST /tend, tend_now: the caller took the cycle lock; this reads and decides its own steps."""
         with self.rt.holding(msg.token, "tend"):
-            return tend(self.rt.ctx, msg.redraft)
+            return refresh_after(self.rt.ctx, tend(self.rt.ctx, msg.redraft))
 
     def on_TendSteps(self, msg) -> dict:
         """The tick's chain steps, under the scheduler's own hold of the cycle."""
-        return tend(self.rt.ctx, snap=msg.snapshot, steps=list(msg.steps))
+        return refresh_after(self.rt.ctx, tend(self.rt.ctx, snap=msg.snapshot, steps=list(msg.steps)))
 
     def snapshot(self) -> dict:
         return {"busy": False}
+

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from hippocampus import gate
+from hippocampus.tick.snapshot import refresh_after
 
 from .base import Supervised
 
@@ -12,12 +13,13 @@ class SleeperActor(Supervised):
     def on_Check(self, msg) -> dict:
         """POST /check, check_now: the caller took the cycle lock; this reads and decides its own steps."""
         with self.rt.holding(msg.token, "check"):
-            return gate.check(self.rt.ctx)
+            return refresh_after(self.rt.ctx, gate.check(self.rt.ctx))
 
     def on_CheckSteps(self, msg) -> dict:
         """The tick's sleeper steps, under the scheduler's own hold of the cycle."""
-        return gate.check(self.rt.ctx, snap=msg.snapshot, steps=list(msg.steps))
+        return refresh_after(self.rt.ctx, gate.check(self.rt.ctx, snap=msg.snapshot, steps=list(msg.steps)))
 
     def on_Sleep(self, msg) -> dict:
         with self.rt.holding(msg.token, "sleep"):
-            return gate.sleep_by_hand(self.rt.ctx, ask_for_brief=msg.ask_for_brief)
+            return refresh_after(self.rt.ctx, gate.sleep_by_hand(self.rt.ctx, ask_for_brief=msg.ask_for_brief))
+

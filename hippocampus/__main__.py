@@ -35,7 +35,7 @@ def setup_logging(level: str = "INFO") -> None:
 
 
 def serve(cfg) -> int:
-    from .http.server import BindError, Service, ServerLoopDied
+    from .root import BindError, Service, ServerLoopDied
 
     enforce_exposure(cfg)
     use_system_trust(cfg)

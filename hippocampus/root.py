@@ -1,4 +1,5 @@
-"""The whole service in one object: the runtime, the app, and waitress with a draining stop.
+"""The composition root: the whole service in one object (the runtime, the facade, the Falcon app, the MCP
+mount, and waitress with a draining stop). It lives outside http/ and mcp/, the two front-ends it joins.
 
 `Service` is what the console entry point, the Windows service and the tests
 all drive: start(), serve_forever() (blocks), request_stop() (from any thread:
@@ -20,10 +21,11 @@ from waitress.channel import HTTPChannel
 from actors.runtime import Runtime
 from hippocampus.clock import Clock
 from hippocampus.config import Config
+from hippocampus.front import Front
 
-from .app import create_app
-from .bind import BindError, bind, release  # noqa: F401 - BindError: what a caller of start() catches
-from .guard_clients import bound_clients, client_bounds
+from hippocampus.http.app import create_app
+from hippocampus.http.bind import BindError, bind, release  # noqa: F401 - BindError: what a caller of start() catches
+from hippocampus.http.guard_clients import bound_clients, client_bounds
 
 log = logging.getLogger("hippocampus.server")
 STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
@@ -42,7 +44,8 @@ class Service:
         self.own_process = own_process
         self.runtime = Runtime(cfg, clock=clock, memory=memory)
         self.bearer = cfg.server.resolve_bearer()
-        self.app = create_app(self.runtime, bearer=self.bearer)
+        self.front = Front(self.runtime)
+        self.app = create_app(self.front, bearer=self.bearer)
         self._mcp = None
         self._mcp_done = threading.Event()
         self._mcp_lock = threading.Lock()
@@ -108,7 +111,7 @@ class Service:
             from hippocampus.mcp import mount
 
             try:
-                self._mcp = mount.mount_mcp(self.app, self.runtime)
+                self._mcp = mount.mount_mcp(self.app, self.front)
             except ImportError as exc:
                 log.info("no MCP endpoint: %s", exc)
                 mount.mount_mcp_fallback(self.app)

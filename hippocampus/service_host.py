@@ -69,7 +69,7 @@ class ServiceHost:
         log.info("%s %s starting as a service (config %s, log %s)", SERVICE, __version__, path, self.log_path)
         for w in cfg.warnings:
             log.warning("config: %s", w)
-        from .http.server import BindError, Service
+        from .root import BindError, Service
 
         try:
             self._refuse_open_lan(cfg)

@@ -71,7 +71,7 @@ def start_service():
     actors_before = set(pykka.ActorRegistry.get_all())
 
     def start(cfg, **kw):
-        from hippocampus.http.server import Service
+        from hippocampus.root import Service
 
         cfg.server.port = 0
         svc = Service(cfg, **kw).start()

@@ -6,13 +6,16 @@ import logging
 
 import falcon
 
-from actors.messages import Check, Sleep, Tend
+from hippocampus import mcp_env
+from hippocampus.cycle import Busy
+from hippocampus.front import (ActorDown, ActorRunning, MemoryDown, StillRunning, UnknownActor, VoiceOff)
+from hippocampus.stopping import ServiceStopping
+from hippocampus.voice import VoiceError, VoiceStorageError
 
 from .auth import BearerAuth, BodyLimit, RequestLog, escape_controls, escape_waitress_log
 from .guard import Guard
-from .resources import (ActorRestart, Actors, CycleRoute, Events, Health, History, Nudge, Queue, Root, Status,
-                        Voice, VoiceHistory, _flag)
-from .status import MemoryWatch
+from .resources import (ActorRestart, Actors, CheckRoute, Events, Health, History, Nudge, Queue, Root, SleepRoute,
+                        Status, TendRoute, Voice, VoiceHistory)
 
 log = logging.getLogger("hippocampus.http")
 
@@ -33,39 +36,49 @@ def _unexpected(req, resp, ex, params) -> None:
 
 
 def _guard(server_cfg, bearer: str) -> Guard:
-    """The Host and Origin guard, with the MCP path and its two env lists (hippocampus.mcp.mount)."""
-    from hippocampus.mcp import mount
-
-    return Guard(server_cfg, bearer=bearer, mcp_path=mount.mount_path(), mcp_hosts=mount.allowed_hosts(),
-                 mcp_origins=mount.allowed_origins())
+    """The Host and Origin guard, with the MCP path and its two env lists."""
+    return Guard(server_cfg, bearer=bearer, mcp_path=mcp_env.mount_path(), mcp_hosts=mcp_env.allowed_hosts(),
+                 mcp_origins=mcp_env.allowed_origins())
 
 
-def create_app(runtime, *, bearer: str = "") -> falcon.App:
+# the facade's errors, mapped to HTTP once
+ERRORS = [(Busy, falcon.HTTPConflict), (MemoryDown, falcon.HTTPServiceUnavailable),
+          (ActorDown, falcon.HTTPServiceUnavailable), (ServiceStopping, falcon.HTTPServiceUnavailable),
+          (UnknownActor, falcon.HTTPNotFound), (ActorRunning, falcon.HTTPConflict), (VoiceOff, falcon.HTTPNotFound),
+          (VoiceError, falcon.HTTPBadRequest), (VoiceStorageError, falcon.HTTPServiceUnavailable)]
+
+
+def _mapped(http_error):
+    def handler(req, resp, ex, params):
+        raise http_error(description=str(ex)) from None
+    return handler
+
+
+def _still_running(req, resp, ex, params):
+    resp.status = falcon.HTTP_202
+    resp.media = {"ok": True, "running": True, "detail": str(ex)}
+
+
+def create_app(front, *, bearer: str = "") -> falcon.App:
+    """The routes over the service facade (hippocampus.front.Front)."""
     escape_waitress_log()
-    server_cfg = runtime.cfg.server
+    runtime = front.rt          # for the replay routes, which read the replay packets beside the state
+    server_cfg = front.config().server
     # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer
     app = falcon.App(middleware=[RequestLog(), _guard(server_cfg, bearer), BearerAuth(bearer),
                                  BodyLimit(server_cfg.max_body_bytes)])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(Exception, _unexpected)
-    watch = MemoryWatch(runtime.ctx.memory)
-    app.add_route("/", Root(runtime))
-    app.add_route("/health", Health(runtime, watch))
-    app.add_route("/status", Status(runtime, watch))
-    app.add_route("/sleep", CycleRoute(runtime, "sleep", "sleeper",
-                                       lambda req: (lambda tok, a=not _flag(req, "without_brief"): Sleep(a, tok))))
-    app.add_route("/tend", CycleRoute(runtime, "tend", "chain", lambda req: (lambda tok: Tend(True, tok))))
-    app.add_route("/check", CycleRoute(runtime, "check", "sleeper", lambda req: (lambda tok: Check(tok))))
-    app.add_route("/nudge", Nudge(runtime))
-    app.add_route("/events", Events(runtime))
-    app.add_route("/history", History(runtime))
-    app.add_route("/queue", Queue(runtime))
-    app.add_route("/actors", Actors(runtime))
-    app.add_route("/actors/{name}/restart", ActorRestart(runtime))
-    app.add_route("/voice", Voice(runtime))
-    app.add_route("/voice/history", VoiceHistory(runtime))
+    for exc, http_error in ERRORS:
+        app.add_error_handler(exc, _mapped(http_error))
+    app.add_error_handler(StillRunning, _still_running)
+    for path, route in (("/", Root), ("/health", Health), ("/status", Status), ("/sleep", SleepRoute),
+                        ("/tend", TendRoute), ("/check", CheckRoute), ("/nudge", Nudge), ("/events", Events),
+                        ("/history", History), ("/queue", Queue), ("/actors", Actors),
+                        ("/actors/{name}/restart", ActorRestart), ("/voice", Voice), ("/voice/history", VoiceHistory)):
+        app.add_route(path, route(front))
     from .openapi import OpenApi; app.add_route("/openapi.json", OpenApi())  # noqa: E702 - every route, described
     from .replay_routes import add_routes; add_routes(app, runtime)  # noqa: E702 - /replay, /quality
-    from .viewer import add_viewer; add_viewer(app, runtime)  # noqa: E702 - the window (GET /viewer, public)
+    from .viewer import add_viewer; add_viewer(app)  # noqa: E702 - the window (GET /viewer, public)
     return app

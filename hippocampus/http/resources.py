@@ -1,16 +1,10 @@
-"""The routes. Each is a thin call into the runtime: tell or ask an actor, or read the board."""
+"""The routes. Each is a thin call into the service facade (hippocampus.front); its errors are mapped to
+HTTP once, in app.py."""
 from __future__ import annotations
 
 import falcon
-import pykka
 
 from hippocampus import SERVICE, __version__
-from hippocampus.cycle import Busy
-from hippocampus.memory import MemoryError_
-from hippocampus.stopping import ServiceStopping
-from hippocampus.voice import VoiceError, VoiceStorageError
-
-from .status import build_status
 
 TRUE = {"1", "true", "yes", "on"}
 
@@ -35,98 +29,72 @@ def _limit(req: falcon.Request, default: int, hi: int) -> int:
     return max(1, min(hi, n))
 
 
-class Root:
-    def __init__(self, rt):
-        self.rt = rt
+class Route:
+    def __init__(self, front):
+        self.front = front
 
+
+class Root(Route):
     def on_get(self, req, resp):
-        cfg = self.rt.cfg
+        cfg = self.front.config()
         resp.media = {"service": SERVICE, "version": __version__, "memory": cfg.memory.url,
                       "mode": cfg.sleep.mode, "model": "configured" if cfg.model.configured else "mechanical",
                       "viewer": "/viewer", "status": "/status"}
 
 
-class Health:
-    def __init__(self, rt, watch):
-        self.rt, self.watch = rt, watch
-
+class Health(Route):
     def on_get(self, req, resp):
-        resp.media = {"ok": True, "memory_reachable": bool(self.watch.refresh()["reachable"])}
+        resp.media = self.front.health()
 
 
-class Status:
-    def __init__(self, rt, watch):
-        self.rt, self.watch = rt, watch
-
+class Status(Route):
     def on_get(self, req, resp):
-        resp.media = build_status(self.rt, self.watch)
+        resp.media = self.front.status()
 
 
-class CycleRoute:
-    """POST /sleep, /tend, /check: take the cycle lock here, 409 at once when it is held."""
-
-    def __init__(self, rt, what: str, actor: str, make):
-        self.rt, self.what, self.actor, self.make = rt, what, actor, make
-
+class SleepRoute(Route):
     def on_post(self, req, resp):
-        msg_args = self.make(req)
-        cfg = self.rt.cfg
-        timeout = cfg.model.timeout_seconds * 4 + cfg.memory.timeout_seconds * 4 + 60
-        try:
-            result = self.rt.request(self.what, self.actor, lambda tok: msg_args(tok), timeout=timeout)
-        except Busy as exc:
-            raise falcon.HTTPConflict(description=str(exc)) from None
-        except pykka.Timeout:
-            resp.status = falcon.HTTP_202
-            resp.media = {"ok": True, "running": True,
-                          "detail": f"the {self.what} is still running; /status shows its progress"}
-            return
-        except ServiceStopping as exc:          # cut short by the stop: recorded as interrupted, not failed
-            raise falcon.HTTPServiceUnavailable(description=str(exc)) from None
-        except pykka.ActorDeadError as exc:
-            if self.rt.stopping:
-                raise falcon.HTTPServiceUnavailable(description=str(ServiceStopping())) from None
-            raise falcon.HTTPServiceUnavailable(description=str(exc)) from None
-        resp.media = result
+        resp.media = self.front.sleep(without_brief=_flag(req, "without_brief"))
 
 
-class Nudge:
-    def __init__(self, rt):
-        self.rt = rt
-
+class TendRoute(Route):
     def on_post(self, req, resp):
-        resp.media = self.rt.nudge()
+        resp.media = self.front.tend()
 
 
-class Events:
-    def __init__(self, rt):
-        self.rt = rt
+class CheckRoute(Route):
+    def on_post(self, req, resp):
+        resp.media = self.front.check()
 
+
+class Nudge(Route):
+    def on_post(self, req, resp):
+        resp.media = self.front.nudge()
+
+
+class Events(Route):
     def on_get(self, req, resp):
-        entries = self.rt.events.list(limit=_limit(req, 100, 1000), type_=req.get_param("type"))
-        resp.media = {"count": len(entries), "webhook": bool(self.rt.cfg.notify.webhook_url), "entries": entries}
+        entries = self.front.events(_limit(req, 100, 1000), req.get_param("type"))
+        resp.media = {"count": len(entries), "webhook": bool(self.front.config().notify.webhook_url),
+                      "entries": entries}
 
 
-class History:
-    def __init__(self, rt):
-        self.rt = rt
-
+class History(Route):
     def on_get(self, req, resp):
-        rows = list(reversed(self.rt.ctx.state.get("history") or []))[:_limit(req, 40, 80)]
+        rows = self.front.history(_limit(req, 40, 80))
         resp.media = {"count": len(rows), "entries": rows}
 
 
-class Queue:
+class Queue(Route):
     """What waits for review in Memory. Memory down: an empty list and a message, never a 500."""
 
-    def __init__(self, rt):
-        self.rt = rt
-
     def on_get(self, req, resp):
-        now = self.rt.ctx.clock.now()
+        from hippocampus.front import MemoryDown
+
+        now = self.front.now
         try:
-            drafts = self.rt.ctx.memory.drafts("pending", limit=50)
-        except MemoryError_ as exc:
+            drafts = self.front.queue()
+        except MemoryDown as exc:
             resp.media = {"count": 0, "drafts": [], "error": str(exc)}
             return
         out = []
@@ -141,71 +109,39 @@ class Queue:
         resp.media = {"count": len(out), "drafts": out}
 
 
-class Actors:
-    def __init__(self, rt):
-        self.rt = rt
-
+class Actors(Route):
     def on_get(self, req, resp):
-        resp.media = {"actors": self.rt.board.get("actors") or {}}
+        resp.media = {"actors": self.front.actors()}
 
 
-class ActorRestart:
-    def __init__(self, rt):
-        self.rt = rt
-
+class ActorRestart(Route):
     def on_post(self, req, resp, name):
-        from actors.messages import RestartChild
-
-        try:
-            out = self.rt.supervisor.ask(RestartChild(name, _flag(req, "force")), timeout=15)
-        except (pykka.Timeout, pykka.ActorDeadError, AttributeError) as exc:
-            raise falcon.HTTPServiceUnavailable(description=f"the supervisor did not answer: {exc}") from None
-        status = out.pop("status")
-        if status == 404:
-            raise falcon.HTTPNotFound(description=out["detail"])
-        if status == 409:
-            raise falcon.HTTPConflict(description=out["detail"])
         resp.status = falcon.HTTP_202
-        resp.media = out
+        resp.media = self.front.restart(name, _flag(req, "force"))
 
 
-class Voice:
-    def __init__(self, rt):
-        self.rt = rt
-
-    def _card(self):
-        card = self.rt.ctx.voice
-        if card is None:
-            raise falcon.HTTPNotFound(description="the voice card is opt-in and off: set voice: {enabled: true} "
-                                                  "in the yaml (or --voice-card) to let the main model write one")
-        return card
-
+class Voice(Route):
     def on_get(self, req, resp):
-        cur = self._card().current()
-        resp.media = cur or {"version": 0, "text": None}
+        resp.media = self.front.voice()
 
     def on_put(self, req, resp):
-        card = self._card()
         try:
             body = req.get_media(default_when_empty=None)
         except RecursionError:              # json.loads on "[[[[...": a 400 like any other bad body, not a 500
             raise falcon.HTTPBadRequest(description="the JSON body is nested too deeply") from None
+        if not self.front.voice_enabled:
+            self.front.voice()              # raises VoiceOff: 404
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
             raise falcon.HTTPBadRequest(description='send {"text": "...", "why": "..."}')
         why = body.get("why")
         if why is not None and not isinstance(why, str):
             raise falcon.HTTPBadRequest(description="'why' is text")
-        try:
-            resp.media = card.set(body["text"], why)
-        except VoiceStorageError as exc:
-            raise falcon.HTTPServiceUnavailable(description=str(exc)) from None
-        except VoiceError as exc:
-            raise falcon.HTTPBadRequest(description=str(exc)) from None
+        resp.media = self.front.set_voice(body["text"], why)
 
 
 class VoiceHistory(Voice):
     on_put = None           # not inherited: the card is written at PUT /voice only (here: 405)
 
     def on_get(self, req, resp):
-        versions = self._card().history(_limit(req, 10, 200))
+        versions = self.front.voice_history(_limit(req, 10, 200))
         resp.media = {"count": len(versions), "versions": versions}

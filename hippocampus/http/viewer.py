@@ -105,8 +105,7 @@ def content_security_policy(page: str) -> str:
 
 
 class Viewer:
-    def __init__(self, runtime=None):
-        self.rt = runtime
+    def __init__(self):
         page = lift_handlers(render_page())
         self.html = page.encode("utf-8")
         self.csp = content_security_policy(page)
@@ -121,7 +120,7 @@ class Viewer:
         resp.data = self.html
 
 
-def add_viewer(app: falcon.App, runtime) -> Viewer:
-    viewer = Viewer(runtime)
+def add_viewer(app: falcon.App) -> Viewer:
+    viewer = Viewer()
     app.add_route("/viewer", viewer)
     return viewer

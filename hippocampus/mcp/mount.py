@@ -4,7 +4,7 @@ Raises ImportError when the [mcp] extra is not installed, so the service runs
 without it; `mount_mcp_fallback(app)` then makes /mcp say how to install it.
 
 SEREN_HIPPOCAMPUS_MCP_MOUNT moves the endpoint (default /mcp; /mcp and /mcp/ both
-answer). The service's own Host and Origin guard (hippocampus.http.guard) covers /mcp
+answer). The service's own Host and Origin guard (the HTTP front-end's) covers /mcp
 like every route. SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS (a comma list, e.g.
 "box.lan:7424,other.lan:*") or SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS (e.g.
 "http://box.lan:7424") also turns the SDK's own DNS-rebinding check on, fed the same
@@ -14,50 +14,23 @@ the origins default to http:// and https:// of each of those hosts.
 from __future__ import annotations
 
 import logging
-import os
-import re
 from typing import Mapping, Optional
 
 import falcon
 
+from hippocampus.mcp_env import (DEFAULT_MOUNT, HOSTS_ENV, MOUNT_ENV, ORIGINS_ENV, allowed_hosts,  # noqa: F401
+                                 allowed_origins, mount_path, path_pattern)
+
 log = logging.getLogger("hippocampus.mcp")
 
-MOUNT_ENV = "SEREN_HIPPOCAMPUS_MCP_MOUNT"
-HOSTS_ENV = "SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS"
-ORIGINS_ENV = "SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS"
-DEFAULT_MOUNT = "/mcp"
 NOT_INSTALLED = "MCP is not installed: pip install 'seren-hippocampus[mcp]'"
-
-
-def mount_path(environ: Optional[Mapping[str, str]] = None) -> str:
-    """The mount path: a leading slash added, a trailing one stripped; /mcp when unset or empty."""
-    env = os.environ if environ is None else environ
-    raw = (env.get(MOUNT_ENV) or "").strip().strip("/")
-    return "/" + raw if raw else DEFAULT_MOUNT
-
-
-def path_pattern(path: str) -> "re.Pattern[str]":
-    return re.compile("^" + re.escape(path) + "/?$")
-
-
-def _comma_list(name: str, environ: Optional[Mapping[str, str]]) -> list:
-    env = os.environ if environ is None else environ
-    return [h.strip() for h in (env.get(name) or "").split(",") if h.strip()]
-
-
-def allowed_hosts(environ: Optional[Mapping[str, str]] = None) -> list:
-    return _comma_list(HOSTS_ENV, environ)
-
-
-def allowed_origins(environ: Optional[Mapping[str, str]] = None) -> list:
-    return _comma_list(ORIGINS_ENV, environ)
 
 
 def security_settings(server_cfg, environ: Optional[Mapping[str, str]] = None):
     """The SDK's check: off unless either env list is set; then fed the guard's list (loopback included)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from hippocampus.http.guard import normal_origin, service_hosts
+    from hippocampus.hosts import normal_origin, service_hosts
 
     hosts, origins = allowed_hosts(environ), allowed_origins(environ)
     if not hosts and not origins:
@@ -80,7 +53,7 @@ class Mounted:
         self.bridge.stop()
 
 
-def mount_mcp(app: falcon.App, runtime, *, environ: Optional[Mapping[str, str]] = None) -> Mounted:
+def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = None) -> Mounted:
     """Build the tools, start the loop thread, add the sink. ImportError without the [mcp] extra."""
     try:
         import a2wsgi  # noqa: F401
@@ -91,9 +64,9 @@ def mount_mcp(app: falcon.App, runtime, *, environ: Optional[Mapping[str, str]] 
     from .tools import build_server
 
     path = mount_path(environ)
-    server = build_server(runtime)
+    server = build_server(front)
     server.streamable_http_app(stateless_http=True, json_response=True,
-                               transport_security=security_settings(runtime.cfg.server, environ))
+                               transport_security=security_settings(front.config().server, environ))
     bridge = Bridge(server.session_manager).start()
     app.add_sink(WsgiSink(bridge), path_pattern(path))
     log.info("MCP tools at %s", path)

@@ -183,30 +183,51 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
     if report["catch_up"]:
         ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
     report["brief_answered"] = resolve_brief_request(ctx, brief, pulled)
-
-    if snap is None:
-        snap = read_for(ctx)
-    held = snap.held_short_ids()
-    shorts = ctx.memory.shorts(limit=cfg.sleep.max_entries_per_run)
-    free = [s for s in shorts if s.get("id") not in held]
-    report["held_back"] = len(shorts) - len(free)
-    report["quiet"] = not free
-
+    free = _free_shorts(ctx, snap, report)
     meta = (brief or {}).get("metadata") or {}
     promote = [str(h).lower() for h in meta.get("promote_hints") or []]
     noise = [str(h).lower() for h in meta.get("noise_hints") or []]
     if brief:
         ctx.state.mutate("brief_times", lambda t: dict(list({**t, brief["id"]: meta.get("created_at")}.items())[-50:]))
-
     plan = plan_sleep(free, promote_hints=promote, noise_hints=noise,
                       min_evidence=cfg.sleep.promote_min_evidence, pile_max=cfg.sleep.pile_max)
+    voice_block, voice_version = ctx.voice_block()
+    ops, served = _draft_piles(ctx, plan, brief, pulled, voice_block, report)
+    if brief and not pulled and promote:
+        report["hints"] = plan.hint_hits
+        if not report["quiet"] and not plan.hint_hits.get("promote"):
+            report["brief_unmatched"] = True
+            ctx.emit("brief_unmatched", brief_id=brief["id"], hints=sorted(promote))
+    ops = submittable(ctx, ops)
+    report["operations"] = len(ops)
+    report["kinds"] = dict(Counter(op["kind"] for op in ops))
+    if ops:
+        ctx.stopping.check("the sleep was drafted but not posted")
+        submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
+        report["tidy"] = {"deferred": "until the chain lands"}
+        return
+    _nothing_to_submit(ctx, brief, pulled, report)
+
+
+def _free_shorts(ctx: Context, snap, report: dict) -> list:
+    """The short-terms no pending draft holds (the snapshot says which are held)."""
+    if snap is None:
+        snap = read_for(ctx)
+    held = snap.held_short_ids()
+    shorts = ctx.memory.shorts(limit=ctx.cfg.sleep.max_entries_per_run)
+    free = [s for s in shorts if s.get("id") not in held]
+    report["held_back"] = len(shorts) - len(free)
+    report["quiet"] = not free
+    return free
+
+
+def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str, report: dict) -> tuple:
+    """(the operations of every pile, in order, with target_op shifted; the model's name as served)."""
     piles = whole_clusters(plan.piles) if ctx.mechanical else plan.piles
     report["clusters"] = len({p.cluster for p in plan.piles})
     report["piles"] = len(piles)
     report["below_threshold"] = plan.below_threshold
-    ops = list(plan.verbatim_ops)
-    served = None
-    voice_block, voice_version = ctx.voice_block()
+    ops, served = list(plan.verbatim_ops), None
     ctx.progress.update(piles=len(piles))
     for i, pile in enumerate(piles):
         if ctx.mechanical:
@@ -219,8 +240,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
             res = draft_pile(ctx, pile, steer, voice_block)
             report["model_calls"] += 1
             served = res.served or served
-            if res.cut_off:
-                report["cut_off"] += 1
+            report["cut_off"] += 1 if res.cut_off else 0
             if res.failure:
                 report["model_failures"].append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
                 ctx.emit("draft_failed", topic=pile.topic, why=res.failure[:300])
@@ -231,21 +251,12 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
                 op["target_op"] += shift
         ops.extend(pile_ops)
         ctx.progress.update(piles_done=i + 1)
+    return ops, served
 
-    if brief and not pulled and promote:
-        report["hints"] = plan.hint_hits
-        if not report["quiet"] and not plan.hint_hits.get("promote"):
-            report["brief_unmatched"] = True
-            ctx.emit("brief_unmatched", brief_id=brief["id"], hints=sorted(promote))
 
-    ops = submittable(ctx, ops)
-    report["operations"] = len(ops)
-    report["kinds"] = dict(Counter(op["kind"] for op in ops))
-    if ops:
-        ctx.stopping.check("the sleep was drafted but not posted")
-        submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
-        report["tidy"] = {"deferred": "until the chain lands"}
-        return
+def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: dict) -> None:
+    """A sleep that drafted nothing: a failure if the model could not draft; else the brief is consumed (or set
+    aside when it matched nothing) and the tidy runs."""
     if report["model_failures"]:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report["model_failures"][:3])
         raise RuntimeError(f"the model could not draft: {whys}")

@@ -81,7 +81,11 @@ class Snapshot:
     def summary(self) -> dict:
         """What /status and the viewer show of it."""
         waiting = self.under_review[0].latest if self.under_review else None
+        open_chain = next((c for c in self.chains if c.action in (chain.REVIEW, chain.REDRAFT)), None)
+        chain_brief = None if open_chain is None else next(
+            (d.get("brief_id_used") for d in open_chain.attempts if d.get("brief_id_used")), None)
         return {"at": self.at, "chain_open": self.chain_open, "chains": len(self.chains),
+                "chain_brief_id": chain_brief,
                 "under_review": len(self.under_review), "redrafts_due": len(self.redrafts_due),
                 "landed": len(self.landed), "open_briefs": len(self.briefs),
                 "brief_id": (self.brief or {}).get("id"),
@@ -112,3 +116,20 @@ def read_for(ctx) -> Snapshot:
     snap = read(ctx.memory, ctx.state.get("parked_briefs") or (), ctx.clock.now(), ctx.state.get("brief_times"))
     ctx.last_snapshot = snap
     return snap
+
+
+def refresh_after(ctx, report):
+    """After a step that changed Memory's drafts or briefs (a draft submitted, a chain closed or redrafted),
+    read the snapshot again, so that what /status shows is not the picture from before the step.
+    Returns the report."""
+    if not isinstance(report, dict):
+        return report
+    sleep = report.get("sleep") if isinstance(report.get("sleep"), dict) else report
+    changed = sleep.get("draft_id") or report.get("resubmitted") or report.get("closed") or \
+        sleep.get("quiet") or report.get("asked_for_brief")
+    if changed:
+        try:
+            read_for(ctx)
+        except Exception:  # noqa: BLE001 - the next tick reads it again
+            pass
+    return report

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from hippocampus import gate
-from hippocampus.explain import explain
+from hippocampus.status.narrator import headline
 from hippocampus.tend import tend
 from tests.harness.fake_model import FakeModel
 
@@ -52,7 +52,7 @@ def test_a_failing_model_fails_the_sleep_by_name_and_keeps_the_brief(kind, make_
     events = ctx.events.list(limit=100)
     assert [e for e in events if e["type"] == "draft_failed" and words in e["why"]]
     assert [e for e in events if e["type"] == "sleep_failed" and words in e["error"]]
-    said = explain({"last_sleep": ctx.state.get("last_sleep"), "model_configured": True})
+    said = headline({"last_sleep": ctx.state.get("last_sleep"), "model_configured": True}, ctx.clock.now())[0]
     assert words in said and "brief is kept" in said, said
     assert hand.drafts() == []                         # nothing half-drafted reached Memory
     assert [b["id"] for b in hand.open_briefs()] == [brief]

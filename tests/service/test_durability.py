@@ -111,11 +111,12 @@ def test_status_carries_the_whole_picture(make_config, start_service, hand):
     assert isinstance(st["catch_up_next"], bool)
     assert st["brief_wanted"] is False and st["brief_requested_at"] is None
     assert st["webhook"] is False
-    assert set(st["actors"]) == {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier"}
+    assert set(st["actors"]) == {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality"}
     assert all(a["state"] == "running" and a["restarts"] == 0 for a in st["actors"].values())
     assert isinstance(st["explain"], str) and st["explain"].endswith(".")
-    low = st["explain"].lower()
-    assert "mechanical mode" in low and "external mode" in low, st["explain"]
+    assert st["explain"] == st["say"]["headline"]
+    assert st["say"]["cards"]["model"]["main"] == "Mechanical"          # modes named where they change things
+    assert st["say"]["cards"]["tick"]["main"] == "External"
 
     # a check changes what it says
     requests.post(base + "/check", timeout=30)
@@ -141,9 +142,10 @@ def test_status_says_memory_is_down(make_config, start_service):
     assert st["memory"]["reachable"] is False
     assert st["explain"].startswith(f"Memory at {dead} is not answering")
     assert requests.get(base + "/health", timeout=10).json() == {"ok": True, "memory_reachable": False}
-    # a check reports the failure, never a 500
+    # a check says Memory is down and that nothing was started (503, the family's shape), never a 500
     r = requests.post(base + "/check", timeout=30)
-    assert r.status_code == 200 and r.json()["status"] == "error", r.text
+    assert r.status_code == 503 and f"SerenMemory at {dead} is not answering" in r.json()["detail"], r.text
+    assert "nothing was started" in r.json()["detail"]
 
 
 # ---------------------------------------------------------------- the real process

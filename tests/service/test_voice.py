@@ -121,7 +121,7 @@ def test_mcp_voice_tools_when_enabled(make_config, start_service, fake_model):
     assert out[1]["message"].startswith("Version 1 is your card now")
     assert out[2]["ok"] is True and out[2]["changed"] is False and "already version 1" in out[2]["message"]
     assert out[3]["version"] == 2 and out[3]["changed"] is True
-    assert out[4]["ok"] is False and out[4]["enabled"] is True and "capped at 1500" in out[4]["message"]
+    assert out[4]["is_error"] is True and "capped at 1500" in out[4]["text"]
     cur = out[5]
     assert cur["version"] == 2 and cur["text"] == CARD_2 and cur["chars"] == len(CARD_2) and cur["set"]
     assert cur["why"] is None

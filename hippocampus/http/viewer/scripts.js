@@ -158,59 +158,17 @@ function renderAuth(){
 })();
 
 // ---------------------------------------------------------------- words
-function sleepWords(r){
-  if (!r) return "never slept yet";
-  if (r.error) return "failed: " + r.error;
-  if (r.draft_id) return "drafted " + plural(r.operations || 0, "operation") + " (draft " + shortId(r.draft_id) + ")";
-  if (r.quiet) return "quiet: no fresh fragments to sleep on";
-  if (r.running) return r.detail || "still running";
-  return "slept, nothing worth drafting" + (r.below_threshold ? " (" + plural(r.below_threshold, "fragment") + " below the evidence bar)" : "");
-}
-function tendWords(r){
-  if (!r) return "never tended yet";
-  if (r.running) return r.detail || "still running";
-  const bits = [];
-  const resub = (r.resubmitted || []).length, closed = (r.closed || []).length, ended = (r.ended || []).length;
-  const review = (r.under_review || []).length, deferred = (r.deferred || []).length;
-  if (resub) bits.push("redrafted " + plural(resub, "chain"));
-  if (closed) bits.push("closed " + plural(closed, "chain"));
-  if (ended) bits.push(plural(ended, "chain") + " ended with denials");
-  if (deferred) bits.push(plural(deferred, "redraft") + " waiting for sleep time");
-  if (review) bits.push(plural(review, "draft") + " still under review");
-  const fails = (r.model_failures || []).length;
-  if (fails) bits.push("the model could not write " + plural(fails, "redraft"));
-  if (r.error) return "failed: " + r.error + (bits.length ? " (" + bits.join(", ") + ")" : "");
-  if (!bits.length) return r.examined ? "looked at " + plural(r.examined, "chain") + ", nothing to do" : "quiet: nothing to tend";
-  return bits.join(", ");
-}
-function sleepResultWords(res){
+// The status words are the service's narrator's (hippocampus/status/narrator.py): this script lays
+// them out and writes none of its own. What a button's answer says comes with the answer (`say`).
+function resultWords(res){
   if (res.status === 409) return {cls: "warn", text: "Busy: " + res.detail.replace(/^busy:\s*/i, "")};
   if (res.status === 401) return {cls: "bad", text: "Needs the bearer token (🔑 Token)."};
-  if (!res.ok) return {cls: "bad", text: "Failed: " + res.detail};
+  if (!res.ok) return {cls: "bad", text: res.detail};
   const r = res.data || {};
   if (r.running) return {cls: "", text: r.detail};
-  if (r.asked_for_brief) return {cls: "", text: "Asked the main model for a brief: none was waiting, so nothing was drafted blind. It sleeps at the check after the brief arrives."};
-  if (r.refused) return {cls: "warn", text: "Refused: " + (r.message || "a chain is open; one cycle at a time")};
-  if (r.error) return {cls: "bad", text: "The sleep failed: " + r.error};
-  if (r.draft_id) return {cls: "good", text: "Drafted " + plural(r.operations || 0, "operation") + " (draft " + shortId(r.draft_id) + "); it waits for review in Memory."};
-  if (r.quiet) return {cls: "", text: "Quiet: there were no fresh fragments to sleep on."};
-  return {cls: "", text: "Slept; " + sleepWords(r) + "."};
+  const say = r.say || {level: "", text: ""};
+  return {cls: say.level === "ok" ? "" : say.level, text: say.text};
 }
-function tendResultWords(res){
-  if (res.status === 409) return {cls: "warn", text: "Busy: " + res.detail.replace(/^busy:\s*/i, "")};
-  if (res.status === 401) return {cls: "bad", text: "Needs the bearer token (🔑 Token)."};
-  if (!res.ok) return {cls: "bad", text: "Failed: " + res.detail};
-  const r = res.data || {};
-  if (r.running) return {cls: "", text: r.detail};
-  if (r.error) return {cls: "bad", text: "The tend failed: " + r.error};
-  const w = tendWords(r);
-  return {cls: (r.resubmitted || []).length || (r.closed || []).length ? "good" : "", text: "Tended: " + w + "."};
-}
-const CHECK_WORDS = {
-  sleeping: "slept on a brief", sleeping_on_pulled_brief: "slept on a brief the small model wrote",
-  chain_open: "a chain is open, so no new sleep", not_bedtime: "not bedtime yet",
-  waiting_for_brief: "past bedtime, waiting for a brief", error: "failed",
-};
 
 // ---------------------------------------------------------------- actions
 async function act(btnId, path, words, busyText){
@@ -232,8 +190,8 @@ async function act(btnId, path, words, busyText){
     hxRefresh(true);
   }
 }
-function hxSleep(){ return act("sleepBtn", "/sleep", sleepResultWords, "Sleeping…"); }
-function hxTend(){ return act("tendBtn", "/tend", tendResultWords, "Tending…"); }
+function hxSleep(){ return act("sleepBtn", "/sleep", resultWords, "Sleeping…"); }
+function hxTend(){ return act("tendBtn", "/tend", resultWords, "Tending…"); }
 
 async function hxRestart(name, btn){
   if (btn){ btn.disabled = true; btn.textContent = "Restarting…"; }
@@ -252,13 +210,6 @@ document.addEventListener("click", e => {
 });
 
 // ---------------------------------------------------------------- render: status
-function isBroken(s){
-  const failed = Object.values(s.actors || {}).some(a => a.state === "failed");
-  return (s.memory || {}).reachable === false || failed || !!(s.last_sleep || {}).error
-      || !!s.state_error || !!s.events_error || ((s.model_lifecycle || {}).state === "failed")
-      || ((s.last_check || {}).status === "error") || ((s.wakeup || {}).ok === false);
-}
-
 // the wake-up: would a ripple work (checked by the service), and what the last one per event did
 function rippleEnd(r){
   if (r.running) return "running" + (r.pid ? " (pid " + r.pid + ")" : "");
@@ -274,82 +225,44 @@ function wakeupWords(w){
   return "Wake-up: " + (w.summary || "not checked yet") + (ends.length ? " · last: " + ends.join("; ") : "");
 }
 
+function card(prefix, statId, c){
+  setText(prefix + "What", c.main);
+  setText(prefix + "When", c.sub);
+  setClass(statId, "bad", c.level === "bad");
+  setClass(statId, "warn", c.level === "wait");
+}
+
 function renderStatus(s){
   HX.status = s;
+  const say = s.say || {cards: {}, pills: {}};
   // header pills
-  const mem = s.memory || {};
-  setText("memPill", mem.reachable === false ? "memory: unreachable" : mem.reachable ? "memory: reachable" : "memory: checking…");
-  setClass("memPill", "hot", mem.reachable === false);
-  setClass("memPill", "ok", mem.reachable === true);
-  $("memPill").title = (mem.url || "") + (mem.error ? " - " + mem.error : "");
-  setText("modelPill", s.model_configured ? "model: wired" : "model: mechanical");
-  setClass("modelPill", "ok", !!s.model_configured);
-
-  // the explanation, prominent
-  if (!HX.needToken){
-    const bad = isBroken(s);
-    setClass("explainCard", "bad", bad);
-    setText("explainLabel", bad ? "Something is wrong" : (s.busy ? "Working" : "Right now"));
-    setText("explainText", s.explain || "");
+  const mem = s.memory || {}, pills = say.pills || {};
+  for (const [id, p] of [["memPill", pills.memory], ["modelPill", pills.model]]){
+    if (!p) continue;
+    setText(id, p.text);
+    setClass(id, "hot", p.state === "hot");
+    setClass(id, "ok", p.state === "ok");
   }
-  const sub = [];
-  if (s.busy) sub.push((s.busy.what || "a cycle") + " running since " + hhmm(s.busy.since));
-  if (mem.reachable === false && mem.url) sub.push("Memory: " + mem.url);
-  setText("explainSub", sub.join(" · "));
-  show("explainSub", sub.length > 0);
+  $("memPill").title = mem.url || "";
+
+  // the narrator's headline, prominent, and the button that helps highlighted
+  if (!HX.needToken){
+    setClass("explainCard", "bad", say.level === "bad");
+    setText("explainLabel", say.label || "Right now");
+    setText("explainText", say.headline || "");
+  }
+  setClass("sleepBtn", "primary", say.action === "sleep" || !say.action);
+  setClass("tendBtn", "primary", say.action === "tend");
+  show("explainSub", false);
   setText("busyNote", s.busy ? (s.busy.what || "busy") + " running…" : "");
   setText("wakeupLine", wakeupWords(s.wakeup));
 
-  // last sleep
-  const ls = s.last_sleep;
-  setText("lastSleepWhat", ls ? (ls.error ? "Failed" : ls.draft_id ? "Drafted" : ls.quiet ? "Quiet" : "Ran") : "Never");
-  setClass("statLastSleep", "bad", !!(ls && ls.error));
-  setClass("statLastSleep", "good", !!(ls && !ls.error));
-  const lsWhen = ls ? relAbs(ls.finished_at || ls.started_at) + " · " + sleepWords(ls)
-                      + (ls.catch_up ? " · a catch-up" : "") : "no sleep has run on this state file";
-  const lc = s.last_check;
-  setText("lastSleepWhen", lsWhen + (lc && lc.status ? " · last check " + relAbs(lc.at) + ": " + (CHECK_WORDS[lc.status] || lc.status)
-                                                       + (lc.error ? " (" + lc.error + ")" : "") : ""));
-
-  // bedtime
-  const bt = s.bedtime_at;
-  if (bt){
-    const now = Date.now() / 1000;
-    setText("bedtimeRel", bt > now ? rel(bt) : "Now (due " + rel(bt) + ")");
-    setText("bedtimeAbs", (bt > now ? (/^\d/.test(hhmm(bt)) ? "at " : "") + hhmm(bt) : "due since " + hhmm(bt) + "; it sleeps when a brief arrives")
-      + (s.sleep_at ? " · daily at " + s.sleep_at : " · every " + span(s.interval_seconds || 0))
-      + (s.catch_up_next ? " · the next sleep is a catch-up" : ""));
-  } else { setText("bedtimeRel", "unknown"); setText("bedtimeAbs", ""); }
-
-  // brief
-  if (s.brief_wanted){
-    setText("briefWhat", "Wanted");
-    setText("briefMore", "asked the main model " + relAbs(s.brief_requested_at) + "; waiting for it"
-      + (s.brief_misses ? " · " + plural(s.brief_misses, "check") + " without one" : ""));
-  } else {
-    setText("briefWhat", "Not asked for");
-    setText("briefMore", (s.brief_misses ? plural(s.brief_misses, "check") + " past bedtime without a brief · " : "")
-      + "a brief from the main model starts a sleep" + (s.webhook ? " · webhook set" : ""));
-  }
-  setClass("statBrief", "warn", !!s.brief_wanted);
-
-  // last tend
-  const lt = s.last_tend;
-  setText("lastTendWhat", lt ? (lt.error ? "Failed" : ((lt.resubmitted || []).length || (lt.closed || []).length) ? "Did work" : "Quiet") : "Never");
-  setClass("statTend", "bad", !!(lt && lt.error));
-  setText("lastTendWhen", lt ? relAbs(lt.finished_at || lt.started_at) + " · " + tendWords(lt) : "no tend has run yet");
-
-  // tick and tend cycle
-  const external = s.mode === "external";
-  setText("tickWhat", external ? "External" : "Every " + span(s.tick_seconds || 0));
-  const tickBits = [];
-  if (external) tickBits.push("something else drives the ticks (POST /nudge, /tend, /check)");
-  else if (s.next_tick_at) tickBits.push("next tick " + relAbs(s.next_tick_at));
-  if (s.ticking) tickBits.push("ticking now");
-  tickBits.push(s.tend_cycle ? "tend cycle on: redrafts every " + span(s.tend_interval_seconds || 0)
-                             : "tend cycle off: redrafts wait for sleep time");
-  if (s.redrafts_waiting_since) tickBits.push("redrafts waiting since " + hhmm(s.redrafts_waiting_since));
-  setText("tendCycleWhat", tickBits.join(" · "));
+  const c = say.cards || {};
+  if (c.last_sleep) card("lastSleep", "statLastSleep", c.last_sleep);
+  if (c.last_tend) card("lastTend", "statTend", c.last_tend);
+  if (c.bedtime){ setText("bedtimeRel", c.bedtime.main); setText("bedtimeAbs", c.bedtime.sub); }
+  if (c.brief){ setText("briefWhat", c.brief.main); setText("briefMore", c.brief.sub); setClass("statBrief", "warn", c.brief.level === "wait"); }
+  if (c.tick){ setText("tickWhat", c.tick.main); setText("tendCycleWhat", c.tick.sub); }
 
   renderActors(s.actors || {});
   renderModel(s);
@@ -383,7 +296,8 @@ function renderModel(s){
   const ml = s.model_lifecycle || {};
   const kv = [];
   const add = (k, v, cls) => kv.push('<dt>' + escapeHtml(k) + '</dt><dd class="' + (cls || "") + '">' + escapeHtml(v) + '</dd>');
-  add("model", s.model_configured ? "wired: a small model drafts" : "mechanical: no model configured, piles are copied as they are");
+  const mc = ((s.say || {}).cards || {}).model || {main: "", sub: ""};
+  add("model", mc.main + (mc.sub ? ": " + mc.sub : ""), mc.level === "bad" ? "err" : "");
   if (s.model_configured || ml.managed){
     add("state", ml.state || "unknown", ml.state === "failed" ? "err" : ml.state === "ready" ? "okc" : "");
     add("started by", ml.managed ? (ml.via || "local") + (ml.started_by_us ? " (this service started it)" : "") : "not managed here (always on)");
@@ -502,7 +416,7 @@ function renderRuns(h){
   const list = h.entries || [];
   setRows("runsList", list, r => r.kind + ":" + r.started_at, r => {
     const isSleep = r.kind === "sleep";
-    const words = isSleep ? sleepWords(r) : tendWords(r);
+    const words = r.say || "";
     const cls = r.error ? "bad" : (isSleep && r.draft_id) || (!isSleep && ((r.closed || []).length || (r.resubmitted || []).length)) ? "ok" : "";
     const dur = r.duration_seconds != null ? " · took " + span(r.duration_seconds) : "";
     return '<div class="row run" data-kind="' + escapeHtml(r.kind) + '">'

@@ -1,0 +1,28 @@
+"""What each MCP tool says of itself (the SDK shows these to the model)."""
+
+DESCRIPTIONS = {
+    "sleep_status": "What the sleep cycle is doing and what waits: the last sleep (or its failure), a brief "
+                    "waiting, drafts waiting for review, bedtime, the model, in plain words (`say`). Never fails.",
+    "sleep_now": "Start a sleep now. With no brief waiting it asks the main model for one instead of drafting "
+                 "blind (write it with submit_brief on Memory, then nudge); without_brief=true drafts unsteered. "
+                 "Busy if a sleep or tend is already running.",
+    "tend_now": "Redraft denied operations from their critiques and close chains that landed, now (whatever the "
+                "tend cycle says). Busy if a sleep or tend is already running.",
+    "check_now": "Run the check now: purge what is flagged, then sleep if a brief waits and no chain is open.",
+    "nudge": "Your turn: call this after submit_brief or review_draft. Returns at once; the hippocampus runs a "
+             "tick (sleeps on the brief, redrafts what was denied, closes what landed).",
+    "sleep_history": "The sleeps and tends on record, newest first (local to this service).",
+    "recent_events": "The events on record, newest first; `type` filters (e.g. sleep_failed, draft_submitted).",
+    "restart_actor": "Bring back an actor that crashed too often and was left down (sleep_status names it).",
+    "replay_draft": "Send a past draft's saved prompts to a candidate small model (url: its OpenAI-compatible base "
+                    "URL, default the configured model; name: the model name to ask for) and compare both sides: "
+                    "operations that parse, failed and cut-off calls, invented numbers, overlap with what landed. "
+                    "Nothing is written to Memory.",
+    "get_voice_card": "Your voice card: the text every draft and redraft prompt starts with.",
+    "set_voice_card": "Write a new version of your voice card: how your memories speak (voice, pronouns, what is "
+                      "yours and what is someone else's). Nothing is overwritten; `why` is kept with it.",
+    "voice_card_history": "Every version of your voice card, newest first.",
+}
+
+READ_ONLY = {"sleep_status", "sleep_history", "recent_events", "get_voice_card", "voice_card_history",
+             "replay_draft"}

@@ -1,0 +1,204 @@
+"""The one narrator: from the status (the read model), the situation in plain words.
+
+First the headline: the one thing the person should know or do first, with the button that helps
+highlighted; then one line per card. An error's text appears once (in the headline when it is the
+headline's cause). Modes are named only where they change what the person sees. /status (`say`,
+`explain`), the viewer and MCP's sleep_status all carry these sentences; none words the status itself.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .reports import CHECK, sleep_words, tend_words
+from .words import ago, hhmm, n, short, span, until
+
+BAD, BUSY, WAIT, OK = "bad", "busy", "wait", "ok"
+LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Right now"}
+
+
+def narrate(s: dict, now: float) -> dict:
+    text, level, action = headline(s, now)
+    return {"headline": text, "level": level, "label": LABELS[level], "action": action,
+            "cards": cards(s, now), "pills": pills(s)}
+
+
+def _failed_actors(s: dict) -> list:
+    return [name for name, a in (s.get("actors") or {}).items() if (a or {}).get("state") == "failed"]
+
+
+def model_down(s: dict) -> Optional[str]:
+    """The model is configured, not managed here, and not answering: the next sleep would fail."""
+    m = s.get("model_health") or {}
+    return m.get("error") if m.get("answering") is False else None
+
+
+def headline(s: dict, now: float) -> tuple:
+    """(sentence, level, the action that helps: sleep | tend | restart | None)."""
+    mem = s.get("memory") or {}
+    if mem.get("reachable") is False:
+        return (f"Memory at {mem.get('url')} is not answering ({mem.get('error') or 'no answer'}): nothing can "
+                "sleep until it does.", BAD, None)
+    failed = _failed_actors(s)
+    if failed:
+        return (f"{', '.join(failed)} crashed too often and {'is' if len(failed) == 1 else 'are'} down: "
+                "restart it from the Actors card (or POST /actors/<name>/restart).", BAD, "restart")
+    writes = [s[key] for key in ("state_error", "events_error") if s.get(key)]
+    if writes:
+        return (" ".join(w.rstrip(".") + "." for w in writes), BAD, None)
+    broken = _broken(s, now)
+    if broken:
+        return broken
+    busy = s.get("busy")
+    if busy:
+        prog = s.get("progress") or {}
+        piles = f": {prog.get('piles_done', 0)} of {prog['piles']} pile(s) drafted" if prog.get("piles") else ""
+        return (f"A {busy.get('what')} is running since {hhmm(busy.get('since'))}{piles}.", BUSY, None)
+    return _waiting(s, now)
+
+
+def _broken(s: dict, now: float) -> Optional[tuple]:
+    last = s.get("last_sleep") or {}
+    if last.get("error"):
+        return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept "
+                "for the next check.", BAD, "sleep")
+    down = model_down(s)
+    if down:
+        return (f"The model at {s.get('model_url')} is configured but not answering ({down}): the next sleep "
+                "fails until it does.", BAD, None)
+    lc = s.get("model_lifecycle") or {}
+    if lc.get("state") == "failed" and lc.get("last_error"):
+        return (f"The model failed to start: {lc['last_error']}.", BAD, None)
+    check = s.get("last_check") or {}
+    if check.get("status") == "error":
+        return (f"The last check failed at {hhmm(check.get('at'))}: {check.get('error')}.", BAD, None)
+    tend = s.get("last_tend") or {}
+    if tend.get("error"):
+        return (f"The last tend failed at {hhmm(tend.get('finished_at'))}: {tend['error']}.", BAD, "tend")
+    wake = s.get("wakeup") or {}
+    if wake.get("ok") is False:
+        return (f"A wake-up of the main model {wake.get('summary') or 'would fail'} "
+                "(seren-hippocampus check-ripple says how to fix it).", BAD, None)
+    return None
+
+
+def _waiting(s: dict, now: float) -> tuple:
+    chain = s.get("chain") or {}
+    waiting = chain.get("waiting_draft")
+    if waiting:
+        age = span(now - float(waiting.get("created_at") or now))
+        return (f"Draft {short(waiting.get('id'))} ({n(waiting.get('operations') or 0, 'operation')}) has waited "
+                f"{age} for review in Memory: review it, then nudge.", WAIT, None)
+    if chain.get("redrafts_due"):
+        if s.get("redrafts_waiting_since"):
+            return (f"Denied operations have waited since {hhmm(s['redrafts_waiting_since'])} for sleep time "
+                    "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
+        return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
+                "Tend now.", WAIT, "tend")
+    if chain.get("brief_id"):
+        return (f"Brief {short(chain['brief_id'])} is waiting: it is slept on at the next check.", WAIT, "sleep")
+    bed = s.get("bedtime_at")
+    if s.get("brief_wanted"):
+        return (f"Asked the main model for a brief at {hhmm(s.get('brief_requested_at'))}; waiting for it "
+                "(submit_brief on Memory, then nudge).", WAIT, None)
+    if bed and bed <= now:
+        return ("Past bedtime with no brief: a brief (submit_brief on Memory, then nudge) starts the sleep.",
+                WAIT, "sleep")
+    return (f"Quiet and healthy; bedtime {until(bed, now)}; no brief yet.", OK, "sleep")
+
+
+def cards(s: dict, now: float) -> dict:
+    return {"last_sleep": _last_sleep(s, now), "bedtime": _bedtime(s, now), "brief": _brief(s, now),
+            "last_tend": _last_tend(s, now), "tick": _tick(s, now), "model": _model(s)}
+
+
+def _line(main: str, sub: str, level: str = OK) -> dict:
+    return {"main": main, "sub": sub, "level": level}
+
+
+def _last_sleep(s: dict, now: float) -> dict:
+    last = s.get("last_sleep")
+    check = s.get("last_check") or {}
+    tail = f" · last check {ago(check.get('at'), now)}: {CHECK.get(check.get('status'), check.get('status'))}" \
+        if check.get("status") and check.get("status") != "error" else ""
+    if not last:
+        return _line("Never", "no sleep has run on this state file" + tail)
+    main = "Failed" if last.get("error") else "Drafted" if last.get("draft_id") else "Quiet" if last.get("quiet") \
+        else "Interrupted" if last.get("interrupted") else "Ran"
+    words = "see above" if last.get("error") else sleep_words(last)     # the error's text is the headline's
+    return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
+                 BAD if last.get("error") else OK)
+
+
+def _bedtime(s: dict, now: float) -> dict:
+    bed = s.get("bedtime_at")
+    every = f"daily at {s['sleep_at']}" if s.get("sleep_at") else f"every {span(s.get('interval_seconds') or 0)}"
+    catch = " · the next sleep is a catch-up" if s.get("catch_up_next") else ""
+    if not bed:
+        return _line("Unknown", every)
+    if bed > now:
+        return _line(f"in {span(bed - now)}", f"at {hhmm(bed)} · {every}{catch}")
+    return _line("Now", f"due since {hhmm(bed)}; it sleeps when a brief arrives · {every}{catch}")
+
+
+def _brief(s: dict, now: float) -> dict:
+    chain = s.get("chain") or {}
+    misses = f" · {n(s['brief_misses'], 'check')} past bedtime without one" if s.get("brief_misses") else ""
+    if chain.get("chain_brief_id") and chain.get("chain_open"):
+        more = f"; brief {short(chain['brief_id'])} waits its turn" if chain.get("brief_id") else ""
+        return _line("In use", f"brief {short(chain['chain_brief_id'])} opened the chain under review{more}")
+    if chain.get("brief_id"):
+        return _line("Waiting", f"brief {short(chain['brief_id'])} is slept on at the next check", WAIT)
+    if s.get("brief_wanted"):
+        return _line("Wanted", f"asked the main model {ago(s.get('brief_requested_at'), now)}; waiting{misses}",
+                     WAIT)
+    return _line("Not asked for yet", f"a brief from the main model starts a sleep{misses}")
+
+
+def _last_tend(s: dict, now: float) -> dict:
+    last = s.get("last_tend")
+    if not last:
+        return _line("Never", "no tend has run yet")
+    main = "Failed" if last.get("error") else "Did work" if (last.get("resubmitted") or last.get("closed")) \
+        else "Quiet"
+    words = "see above" if last.get("error") else tend_words(last)
+    return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}",
+                 BAD if last.get("error") else OK)
+
+
+def _tick(s: dict, now: float) -> dict:
+    bits = []
+    if s.get("mode") == "external":       # external mode changes what drives the loop: say it here only
+        main = "External"
+        bits.append("ticks come from POST /nudge, /tend and /check")
+    else:
+        main = f"Every {span(s.get('tick_seconds') or 0)}"
+        if s.get("next_tick_at"):
+            bits.append(f"next tick {until(s['next_tick_at'], now)}")
+    if s.get("ticking"):
+        bits.append("ticking now")
+    bits.append(f"tend cycle on: redrafts every {span(s.get('tend_interval_seconds') or 0)}" if s.get("tend_cycle")
+                else "tend cycle off: redrafts wait for sleep time")
+    return _line(main, " · ".join(bits))
+
+
+def _model(s: dict) -> dict:
+    if not s.get("model_configured"):
+        return _line("Mechanical", "no model configured: clusters become cores by their longest entry")
+    lc = s.get("model_lifecycle") or {}
+    if model_down(s):
+        return _line("Not answering", f"{s.get('model_url')} does not answer", BAD)
+    if lc.get("managed"):
+        return _line(f"Managed: {lc.get('state') or 'unknown'}", "started when a sleep or redraft needs it")
+    health = s.get("model_health") or {}
+    return _line("Answering" if health.get("answering") else "Checking", str(s.get("model_url") or ""))
+
+
+def pills(s: dict) -> dict:
+    mem = s.get("memory") or {}
+    memory = {True: ("memory: reachable", "ok"), False: ("memory: unreachable", "hot")}.get(
+        mem.get("reachable"), ("memory: checking…", ""))
+    card = _model(s)
+    state = "hot" if card["level"] == BAD else "ok" if card["main"] in ("Answering",) or \
+        card["main"].startswith("Managed") else ""
+    return {"memory": {"text": memory[0], "state": memory[1]},
+            "model": {"text": "model: " + card["main"].lower(), "state": state}}

@@ -1,0 +1,72 @@
+"""The status read model: built from the board, the durable state, the tick's last snapshot and the
+background watches of Memory and the model. Nothing here calls Memory or waits on a busy actor."""
+from __future__ import annotations
+
+from hippocampus.bedtime import bedtime_at, is_catch_up
+
+from .narrator import narrate
+from .watch import MemoryWatch, ModelWatch
+
+CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": None}
+
+
+def wakeup(board: dict) -> dict:
+    """Would a wake-up work (the check the ripple actor publishes at start and after each ripple), with
+    the last ripple per event. Read from the board: nothing is run or read here."""
+    view = dict(board.get("wakeup") or CHECKING)
+    view["last"] = (board.get("ripple") or {}).get("last") or {}
+    return view
+
+
+def build_status(rt, memory: MemoryWatch, model: ModelWatch) -> dict:
+    """The read model: the board, the durable state, the last snapshot and the two watches; no Memory call."""
+    cfg, ctx = rt.cfg, rt.ctx
+    st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "brief_misses",
+                        "last_sleep",
+                        "last_tend", "redrafts_waiting_since")
+    now = ctx.clock.now()
+    board = rt.board.all()
+    sched = board.get("scheduler") or {}
+    req = st.get("brief_request") or {}
+    wanted = bool(req) and req.get("answered") is None
+    last_check = st.get("last_check")
+    s = {
+        "service": "seren-hippocampus",
+        "mode": cfg.sleep.mode,
+        "interval_seconds": cfg.sleep.interval_seconds,
+        "sleep_at": cfg.sleep.at or None,
+        "tend_interval_seconds": cfg.sleep.tend_interval_seconds,
+        "tend_cycle": cfg.sleep.tend_cycle,
+        "tick_seconds": cfg.sleep.heartbeat(),
+        "model_configured": cfg.model.configured,
+        "model_lifecycle": board.get("lifecycle"),
+        "next_tick_at": sched.get("next_tick_at"),
+        "ticking": sched.get("ticking", False),
+        "bedtime_at": bedtime_at(cfg.sleep, st.get("last_sleep_ok_at"), now, st.get("first_check_at")),
+        "brief_misses": st.get("brief_misses", 0),
+        "last_check": last_check,
+        "catch_up_next": is_catch_up(cfg.sleep, st.get("last_sleep_ok_at"), now),
+        "brief_wanted": wanted,
+        "brief_requested_at": req.get("asked_at") if wanted else None,
+        "webhook": bool(cfg.notify.webhook_url),
+        "ripple": board.get("ripple"),
+        "wakeup": wakeup(board),
+        "last_sleep": st.get("last_sleep"),
+        "last_tend": st.get("last_tend"),
+        "redrafts_waiting_since": st.get("redrafts_waiting_since"),
+        "busy": ctx.cycle.describe(),
+        "chain": None if ctx.last_snapshot is None else ctx.last_snapshot.summary(),
+        "ticks": sched.get("ticks", 0),
+        "progress": dict(ctx.progress),
+        "actors": board.get("actors") or {},
+        "memory": memory.snapshot(),
+        "model_url": cfg.model.url or None,
+        "model_health": model.snapshot() if model.watched else None,
+        "state_error": ctx.state.write_error,
+        "events_error": ctx.events.write_error,
+        "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None
+                  else {"enabled": False}),
+    }
+    s["say"] = narrate(s, now)
+    s["explain"] = s["say"]["headline"]
+    return s

@@ -1,0 +1,74 @@
+"""The words for one sleep, tend or check report: the viewer's result line, MCP's message, a history row."""
+from __future__ import annotations
+
+from .words import cap, n, short
+
+
+def sleep_words(r: dict) -> str:
+    if not r:
+        return "never slept yet"
+    if r.get("interrupted"):
+        return "interrupted by a stop: nothing was posted and its brief is kept"
+    if r.get("error"):
+        return f"failed: {r['error']} (its brief is kept for the next check)"
+    if r.get("draft_id"):
+        catch = "; a catch-up: nothing aged out" if r.get("catch_up") else ""
+        return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}"
+    if r.get("quiet"):
+        return "quiet: no fresh fragments to sleep on"
+    below = r.get("below_threshold") or 0
+    return "slept, nothing worth drafting" + (f" ({n(below, 'fragment')} below the evidence bar)" if below else "")
+
+
+def tend_words(r: dict) -> str:
+    if not r:
+        return "never tended yet"
+    if r.get("interrupted"):
+        return "interrupted by a stop: nothing was posted"
+    bits = []
+    for key, words in (("resubmitted", "redrafted {}"), ("closed", "closed {}"),
+                       ("ended", "{} ended with denials")):
+        if r.get(key):
+            bits.append(words.format(n(r[key], "chain")))
+    if r.get("deferred"):
+        bits.append(f"{n(r['deferred'], 'redraft')} waiting for sleep time")
+    if r.get("model_failures"):
+        bits.append(f"the model could not write {n(r['model_failures'], 'redraft')}")
+    if r.get("error"):
+        return f"failed: {r['error']}" + (f" ({', '.join(bits)})" if bits else "")
+    if r.get("under_review") and not bits:
+        return f"{n(r['under_review'], 'draft')} still under review in Memory"
+    return ", ".join(bits) if bits else "quiet: nothing to tend"
+
+
+CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a brief the small model wrote",
+         "chain_open": "a chain is open, so no new sleep yet", "not_bedtime": "not bedtime yet",
+         "waiting_for_brief": "past bedtime, waiting for a brief", "error": "failed"}
+
+
+def check_words(r: dict) -> str:
+    status = r.get("status")
+    head = CHECK.get(status, status or "checked")
+    if status == "error":
+        return f"the check failed: {r.get('error')}"
+    if r.get("sleep"):
+        head += "; " + sleep_words(r["sleep"])
+    if r.get("purged"):
+        head += f"; purged {n(r['purged'], 'flagged memory', 'flagged memories')}"
+    return head
+
+
+def result(kind: str, r: dict) -> dict:
+    """{"level", "text"} for the answer to a sleep, tend or check asked for by hand."""
+    if r.get("asked_for_brief"):
+        return {"level": "ok", "text": "Asked the main model for a brief: none was waiting, so nothing was "
+                                       "drafted blind. It sleeps once the brief arrives (submit_brief on Memory, "
+                                       "then nudge); without_brief=true drafts unsteered now."}
+    if r.get("refused"):
+        return {"level": "warn", "text": f"Nothing started: {r.get('message') or 'a chain is open'}."}
+    words = {"sleep": sleep_words, "tend": tend_words, "check": check_words}[kind](r)
+    failed = bool(r.get("error")) or r.get("status") == "error" or bool((r.get("sleep") or {}).get("error"))
+    did = bool(r.get("draft_id") or r.get("resubmitted") or r.get("closed") or (r.get("sleep") or {}).get("draft_id"))
+    prefix = {"sleep": "The sleep ", "tend": "Tended: ", "check": "Checked: "}[kind]
+    text = (prefix + words) if kind != "sleep" else ("The sleep " + words if failed else cap(words))
+    return {"level": "bad" if failed else "good" if did else "ok", "text": text.rstrip(".") + "."}
