@@ -26,7 +26,6 @@ class PileResult:
     operations: list = field(default_factory=list)
     cut_off: bool = False
     failure: Optional[str] = None
-    dropped: list = field(default_factory=list)
     served: Optional[str] = None
 
 
@@ -69,7 +68,7 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     for why in parsed.dropped:
         log.info("dropped an operation on '%s': %s", pile.topic or "untagged", why)
     return PileResult(operations=parsed.operations, cut_off=parsed.cut_off, failure=parsed.failure,
-                      dropped=list(parsed.dropped), served=answer.served)
+                      served=answer.served)
 
 
 def submittable(ctx: Context, ops: list) -> list:
