@@ -144,12 +144,26 @@ class Session:
             r = self._req("POST", self.mem, f"/drafts/{d['id']}/review", json={"decisions": decisions})
             if r.status_code == 409:
                 continue                           # another session got there first
+            if r.status_code == 400 and "no long-term entry" in r.text:
+                # a core it names was forgotten after the draft was written: as a reviewer would, deny
+                # what can no longer land (Memory refuses approving it) and review the rest
+                decisions = self.deny_gone(view, decisions)
+                r = self._req("POST", self.mem, f"/drafts/{d['id']}/review", json={"decisions": decisions})
             r.raise_for_status()
             self.record["reviews"].append({
                 "draft_id": d["id"], "attempt": view.get("attempt"), "terminal": bool(view.get("terminal")),
                 "approved": sum(1 for x in decisions if x["verdict"] == "approve"),
                 "denied": sum(1 for x in decisions if x["verdict"] == "deny"),
                 "edited": sum(1 for x in decisions if x.get("edited_content"))})
+
+    def deny_gone(self, view: dict, decisions: list) -> list:
+        gone = set()
+        for op in view.get("operations", []):
+            target = op.get("target_core_id")
+            if target and self._req("GET", self.mem, f"/memory/{target}").status_code == 404:
+                gone.add(op["index"])
+        return [{"op": x["op"], "verdict": "deny", "critique": "its core was forgotten; this cannot land"}
+                if x["op"] in gone else x for x in decisions]
 
     def decide(self, view: dict) -> list:
         moods = self.w.get("moods", {})
