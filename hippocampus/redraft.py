@@ -111,6 +111,8 @@ def redraft_op(ctx: Context, step: chain.Next, op: dict, voice_block: str) -> tu
         return [], True, None          # word for word was the person's call: it stays marked, not redrafted
     candidates = _candidates(ctx, step, op, entries)
     target = _target_id(step.latest, op)
+    if target and not any(c.get("id") == target for c in candidates) and not _still_long_term(ctx, target):
+        target = None       # its core was purged since: shown as a target, the model would attach to it again
     shown_op = dict(op, target_core_id=target)
     prompt, markers = redraft_prompt(voice_block=voice_block, critique=op.get("critique") or "",
                                      op=shown_op, earlier=earlier_versions(step.attempts, step.latest, op),

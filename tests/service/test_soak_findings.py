@@ -183,3 +183,31 @@ def test_a_core_flagged_for_forget_is_never_a_candidate(make_ctx, hand, memory):
     assert [c["id"] for c in find_candidates(ctx.memory, texts, 4)] == [core]
     hand.forget(core, "the person asked")
     assert find_candidates(ctx.memory, texts, 4) == []
+
+
+def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(make_ctx, hand, fake_model, memory):
+    """The reviewer denied an attach; its core was forgotten and purged before the redraft, which still showed
+    it as the denied operation's target: the model attached to it again and Memory refused every redraft (the
+    short soak on Python 3.13, night 3)."""
+    from tests.service.test_tick import a_core_to_forget
+
+    core = a_core_to_forget(memory.url, hand)
+    fake_model.responder = lambda body: (
+        {"content": '{"operations": [{"kind": "attach", "content": "another visit", "target": "c1", '
+                    '"fragments": ["f1"], "rationale": "the same place"}]}'}
+        if re.search(r"^\[c1\]", body["messages"][-1]["content"], re.M) else scripted_model(body))
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
+    for i in range(2):
+        hand.short("the old address was on elm street", topic="address")
+    hand.brief("the old address")
+    first = gate.check(ctx)["sleep"]["draft_id"]
+    op = hand.draft(first)["operations"][0]
+    assert op["kind"] == "attach" and op["target_core_id"] == core
+    hand.review(first, [{"op": op["index"], "verdict": "deny", "critique": "not quite"}])
+    hand.forget(core, "the person asked")
+    gate.purge(ctx)
+    report = tend(ctx)
+    assert report["error"] is None, report
+    redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert redrafts and all("target: (none)" in p for p in redrafts)
+    assert len(report["resubmitted"]) == 1, report
