@@ -11,7 +11,7 @@ from hippocampus.clock import FakeClock
 from hippocampus.tend import tend
 from tests.harness.reviewer import wait_for
 from tests.service.test_ripple_service import Recorder, event
-from tests.service.test_tend import scripted_model
+from tests.service.test_tend import scripted_model, seed
 
 
 # ---------------------------------------------------------------- a redraft with one answer lost
@@ -31,10 +31,7 @@ def test_a_redraft_that_loses_one_answer_submits_nothing_and_the_next_redrafts_e
 
     fake_model.responder = responder
     ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
-    for i in range(2):
-        hand.short(f"we drank green tea in the afternoon, day {i}", topic="tea")
-        hand.short(f"the rose garden bloomed early this year, visit {i}", topic="garden")
-    hand.brief("tea and the garden")
+    seed(hand)                                      # tea and the garden, two fragments each, and a brief
     first = gate.check(ctx)["sleep"]["draft_id"]
     ops = hand.draft(first)["operations"]
     assert len(ops) == 2
@@ -145,10 +142,7 @@ def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make
 
     fake_model.responder = responder
     ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
-    for i in range(2):
-        hand.short(f"we drank green tea in the afternoon, day {i}", topic="tea")
-        hand.short(f"the rose garden bloomed early this year, visit {i}", topic="garden")
-    hand.brief("tea and the garden")
+    seed(hand)                                      # tea and the garden, two fragments each, and a brief
     first = gate.check(ctx)["sleep"]["draft_id"]
     ops = hand.draft(first)["operations"]
     tea = next(op for op in ops if op["topic"] == "tea")
