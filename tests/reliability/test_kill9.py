@@ -7,9 +7,14 @@ proxy in front of Memory holding one request either before Memory sees it or aft
 service dies with the write landed and unrecorded), polling Memory for the moment a step shows there, and
 random small delays after a nudge. After every kill: no duplicated draft, the brief neither lost nor
 consumed while its chain is open. At the end: the chain closed, the brief consumed, no review note left.
+
+The random delays come from one seed per test (1, 2, 3); KILL9_SEED=<n> replaces it, to replay a failing
+run or to try other timings (`for s in $(seq 1 20); do KILL9_SEED=$s pytest tests/reliability/test_kill9.py`).
+Every failure names the seed and the kills so far.
 """
 from __future__ import annotations
 
+import os
 import random
 import time
 
@@ -38,7 +43,9 @@ class Chain:
         fake_model.responder = self.delays.responder
         self.proxy = MemoryProxy(memory.url).start()
         self.proc = ServiceProc(tmp_path, self.proxy.url, fake_model.url)
-        self.rng = random.Random(seed_n)
+        self.seed = int(os.environ.get("KILL9_SEED") or seed_n)
+        self.rng = random.Random(self.seed)
+        print(f"kill9: seed {self.seed}")
         self.kills: list = []
         self.brief = seed(hand)
         self.proc.start()
@@ -52,7 +59,7 @@ class Chain:
         try:
             chain_invariants(self.hand, self.brief)
         except AssertionError as exc:
-            raise AssertionError(f"after kill {len(self.kills)} ({label}): {exc}") from None
+            raise AssertionError(f"after kill {len(self.kills)} ({label}, seed {self.seed}): {exc}") from None
         self.proc.start()
         review_pending(self.hand)                 # the reviewer acts whenever a draft waits
 
@@ -89,9 +96,10 @@ class Chain:
         self.moment(label, reached)
 
     def at_random(self, label: str, lo: float, hi: float) -> None:
+        delay = self.rng.uniform(lo, hi)
         self.proc.nudge()
-        time.sleep(self.rng.uniform(lo, hi))
-        self._kill(label)
+        time.sleep(delay)
+        self._kill(f"{label} ({delay:.3f} s, seed {self.seed})")
 
     # ------------------------------------------------------------ Memory, seen directly
     def drafts_at(self, attempt: int) -> list:
@@ -109,7 +117,8 @@ class Chain:
             review_pending(self.hand)
             if until():
                 return
-            assert time.monotonic() < deadline, f"timed out driving to {what}\n{self.proc.tail()}"
+            assert time.monotonic() < deadline, \
+                f"timed out driving to {what} (seed {self.seed}, kills {self.kills})\n{self.proc.tail()}"
             self.proc.nudge()
             end = time.monotonic() + 5
             while time.monotonic() < end and not until():
