@@ -77,6 +77,16 @@ class State:
         self.save()
         return value
 
+    def mutate_many(self, **fns) -> None:
+        """mutate() for several keys in one write: a crash keeps all of the changes or none of them."""
+        with self._lock:
+            for k in fns:
+                if k not in DEFAULTS:
+                    raise KeyError(f"unknown state key {k!r}")
+            for k, fn in fns.items():
+                self._data[k] = fn(copy.deepcopy(self._data[k]))
+        self.save()
+
     def add_history(self, row: dict) -> None:
         def add(rows: list) -> list:
             rows.append(row)

@@ -1,0 +1,110 @@
+"""A cull killed after any one of its durable writes (a state save, an event appended) is finished by the
+next start with nothing lost and nothing said twice: one chain_closed, one brief_consumed, one chain_ended
+(a chain that ended with a denial), the closing record gone.
+
+Found by tests/reliability/test_kill9.py on 3.13 under load: a SIGKILL that landed after the state file
+dropped the closing record but before chain_closed was appended lost the event for good (the restart saw
+no closing record and no open chain, and asked for a brief). These kill the cull at every write in turn,
+without timing.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hippocampus import gate
+from hippocampus.events import FILE_NAME as EVENTS_FILE
+from hippocampus.tend import tend
+
+from .test_cull_resume import CountingMemory, Killed
+
+KILL_AFTER = range(1, 15)           # more than the durable writes of one cull (checked below)
+
+
+class KillAfter:
+    """Counts the context's durable writes and dies (Killed) right after the nth one has reached the disk."""
+
+    def __init__(self, ctx, nth: int):
+        self.nth, self.writes = nth, []
+        state_save, append = ctx.state.save, ctx.events._append
+
+        def save() -> None:
+            state_save()
+            self._wrote("state")
+
+        def events_append(line: bytes, sync: bool) -> None:
+            append(line, sync)
+            self._wrote("event " + json.loads(line).get("type", "?"))
+        ctx.state.save = save
+        ctx.events._append = events_append
+
+    def _wrote(self, what: str) -> None:
+        self.writes.append(what)
+        if len(self.writes) == self.nth:
+            raise Killed(f"after durable write {self.nth}: {what} ({self.writes})")
+
+
+def on_disk(cfg) -> list:
+    """The events as the next start reads them (the file, not the dead process's memory)."""
+    path = cfg.sleep.resolved_state_path().with_name(EVENTS_FILE)
+    out = []
+    for raw in path.read_bytes().splitlines():
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            continue
+        if "type" in row:
+            out.append(row)
+    return out
+
+
+def landed_chain(cfg, make_ctx, hand, deny: bool) -> tuple:
+    ctx = make_ctx(cfg)
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    brief = hand.brief("the owl")
+    draft_id = gate.check(ctx)["sleep"]["draft_id"]
+    if deny:        # mechanical: nothing to redraft, so the chain ends with its denial
+        d = hand.drafts("pending")[0]
+        hand.review(draft_id, [{"op": op["index"], "verdict": "deny", "critique": "no"} for op in d["operations"]])
+    else:
+        hand.approve_all(draft_id)
+    return brief, draft_id
+
+
+@pytest.mark.parametrize("deny", [False, True], ids=["approved", "denied"])
+@pytest.mark.parametrize("nth", KILL_AFTER)
+def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, make_ctx, hand, nth, deny):
+    cfg = make_config()
+    brief, draft_id = landed_chain(cfg, make_ctx, hand, deny)
+
+    dying = make_ctx(cfg)
+    kill = KillAfter(dying, nth)
+    try:
+        tend(dying)
+        killed = False
+    except Killed:
+        killed = True
+    if not killed:
+        assert nth > len(kill.writes), "KILL_AFTER must reach past the cull's last durable write"
+
+    restarted = make_ctx(cfg)                                   # a new process reads the state file
+    tend(restarted)
+    again = make_ctx(cfg)
+    again.memory = CountingMemory(cfg.memory.url)
+    tend(again)                                                 # and the one after it has nothing left to do
+
+    where = f"killed after write {nth} of {kill.writes}"
+    events = on_disk(cfg)
+    closed = [e for e in events if e["type"] == "chain_closed"]
+    assert [e["cluster_id"] for e in closed] == [draft_id], where
+    consumed = [e for e in events if e["type"] == "brief_consumed"]
+    assert [e["brief_id"] for e in consumed] == [brief], where
+    ended = [e for e in events if e["type"] == "chain_ended"]
+    assert [e["cluster_id"] for e in ended] == ([draft_id] if deny else []), where
+    assert again.state.get("closing") == {}, where
+    assert not any("/consume" in c or "/close" in c for c in again.memory.calls), where
+    assert hand.open_briefs() == [] and hand.drafts("pending") == [] and hand.drafts("reviewed") == [], where
+    assert [n for n in hand.near() if n["metadata"].get("topic") == "hippocampus, review"] == [], where
+
