@@ -20,6 +20,7 @@ class Snapshot:
     briefs: tuple = ()                    # open briefs, newest first
     parked: frozenset = frozenset()       # briefs set aside (matched nothing); from the state
     brief_times: tuple = ()               # (brief id, created_at) of briefs slept on; from the state
+    closing_briefs: frozenset = frozenset()   # briefs of culls the state file records in flight
     chains: tuple = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -51,8 +52,10 @@ class Snapshot:
     # ------------------------------------------------------------ briefs
     @property
     def briefs_in_chains(self) -> set:
-        """The briefs that opened a live chain: consumed when it lands, never slept on a second time."""
-        return {d.get("brief_id_used") for c in self.chains for d in c.attempts if d.get("brief_id_used")}
+        """The briefs that opened a live chain, or a chain whose cull is in flight (its drafts may all be
+        closed already, its brief not yet consumed): consumed when it lands, never slept on a second time."""
+        live = {d.get("brief_id_used") for c in self.chains for d in c.attempts if d.get("brief_id_used")}
+        return live | set(self.closing_briefs)
 
     @property
     def brief(self) -> Optional[dict]:
@@ -102,18 +105,23 @@ def _created(brief: dict) -> Optional[float]:
         return None
 
 
-def read(memory, parked: Iterable = (), now: float = 0.0, brief_times: Optional[dict] = None) -> Snapshot:
-    """Three reads: pending drafts, reviewed drafts, open briefs. Raises MemoryError_ when Memory fails."""
+def read(memory, parked: Iterable = (), now: float = 0.0, brief_times: Optional[dict] = None,
+         closing: Optional[dict] = None) -> Snapshot:
+    """Three reads: pending drafts, reviewed drafts, open briefs. Raises MemoryError_ when Memory fails.
+    closing: the state's culls in flight (cluster id -> record), whose briefs are taken."""
     drafts = memory.drafts("pending") + memory.drafts("reviewed")
     briefs = memory.open_briefs(limit=BRIEF_READ_LIMIT)
     times = tuple((k, v) for k, v in (brief_times or {}).items() if v is not None)
+    taken = frozenset(r["brief_id"] for r in (closing or {}).values() if isinstance(r, dict) and r.get("brief_id"))
     return Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), parked=frozenset(parked or ()),
-                    brief_times=times)
+                    brief_times=times, closing_briefs=taken)
 
 
 def read_for(ctx) -> Snapshot:
     """The tick's snapshot, kept on the context as the last one seen (what /status and MCP show)."""
-    snap = read(ctx.memory, ctx.state.get("parked_briefs") or (), ctx.clock.now(), ctx.state.get("brief_times"))
+    picked = ctx.state.pick("parked_briefs", "brief_times", "closing")
+    snap = read(ctx.memory, picked["parked_briefs"] or (), ctx.clock.now(), picked["brief_times"],
+                picked["closing"])
     ctx.last_snapshot = snap
     return snap
 

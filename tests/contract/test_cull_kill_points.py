@@ -16,6 +16,8 @@ import pytest
 from hippocampus import gate
 from hippocampus.events import FILE_NAME as EVENTS_FILE
 from hippocampus.tend import tend
+from hippocampus.tick.decide import CHAIN_STEPS, CHECK_STEPS, Asked, decide
+from hippocampus.tick.snapshot import read_for
 
 from .test_cull_resume import CountingMemory, Killed
 
@@ -108,3 +110,34 @@ def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, mak
     assert hand.open_briefs() == [] and hand.drafts("pending") == [] and hand.drafts("reviewed") == [], where
     assert [n for n in hand.near() if n["metadata"].get("topic") == "hippocampus, review"] == [], where
 
+
+def run_tick(ctx) -> tuple:
+    """The scheduler's tick without its actors: one snapshot, one decision, the chain's steps, the check's."""
+    snap = read_for(ctx)
+    steps = decide(snap, ctx.state, ctx.cfg.sleep, ctx.clock.now(), Asked(redraft=True))
+    tend_report = tend(ctx, snap=snap, steps=[s for s in steps if s.kind in CHAIN_STEPS])
+    check = gate.check(ctx, snap=snap, steps=[s for s in steps if s.kind in CHECK_STEPS])
+    return tend_report, check
+
+
+def test_the_tick_that_finishes_a_cut_short_cull_does_not_sleep_on_that_chains_brief(make_config, make_ctx, hand):
+    """Killed with the drafts closed and the brief not yet consumed: Memory shows no live chain and the brief
+    open. The tick after the restart finishes the cull (consuming the brief); its check, decided from the same
+    snapshot, must not sleep on that brief again (new fragments would be drafted under an answered brief: a
+    second attempt 1 for it)."""
+    cfg = make_config()
+    brief, draft_id = landed_chain(cfg, make_ctx, hand, deny=False)
+    dying = make_ctx(cfg)
+    dying.memory = CountingMemory(cfg.memory.url, die_on="/consume")
+    with pytest.raises(Killed):
+        tend(dying)
+    assert hand.drafts("reviewed") == [] and [b["id"] for b in hand.open_briefs()] == [brief]
+    for i in range(3):                                          # the main model wrote more since
+        hand.short(f"the fox crossed the field at dawn, day {i}", topic="fox")
+
+    restarted = make_ctx(cfg)
+    tend_report, check = run_tick(restarted)
+    assert tend_report["closed"] == [draft_id]
+    assert check["status"] != "sleeping" and check["brief_id"] != brief, check
+    firsts = [d for d in hand.drafts() if int(d.get("attempt") or 1) == 1 and d.get("brief_id_used") == brief]
+    assert [d["id"] for d in firsts] == [draft_id], firsts

@@ -89,6 +89,19 @@ def test_a_parked_brief_is_not_slept_on():
     assert d.kinds(d.decide(snap, SLEPT, sleep_cfg(), NOW)) == [d.PURGE, d.NOT_BEDTIME]
 
 
+def test_the_brief_of_a_cull_in_flight_is_not_slept_on():
+    """Killed with the chain's drafts closed and its brief not yet consumed: Memory shows no live chain and
+    the brief open; the state's closing record still holds it (the tick that finishes the cull consumes it)."""
+    snap = Snapshot(at=NOW, briefs=(brief("b2", NOW - 10), brief("b1", NOW - 20), brief("b0", NOW - 30)),
+                    brief_times=(("b1", NOW - 20),), closing_briefs=frozenset({"b1"}))
+    state = {**SLEPT, "closing": {"d1": {"cluster_id": "d1", "brief_id": "b1"}}}
+    steps = d.decide(snap, state, sleep_cfg(), NOW)
+    assert d.kinds(steps) == [d.FINISH_CLOSE, d.PURGE, d.SLEEP]
+    assert steps[-1].brief["id"] == "b2"               # never b1 (its chain's), nor b0 (older: retired with it)
+    alone = Snapshot(at=NOW, briefs=(brief("b1", NOW - 20),), closing_briefs=frozenset({"b1"}))
+    assert d.kinds(d.decide(alone, state, sleep_cfg(), NOW)) == [d.FINISH_CLOSE, d.PURGE, d.NOT_BEDTIME]
+
+
 def test_misses_ask_every_brief_check_misses_and_pull_only_when_asked_to():
     snap = Snapshot(at=NOW)
     asks = [d.decide(snap, {**OVERDUE, "brief_misses": n}, sleep_cfg(), NOW)[-1] for n in range(6)]
