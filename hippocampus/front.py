@@ -14,8 +14,9 @@ import pykka
 from actors.messages import Check, RestartChild, Sleep, Tend
 from hippocampus.cycle import Busy  # noqa: F401 - re-exported for the front-ends
 from hippocampus.memory import MemoryError_
+from hippocampus.status.boards import event_say
 from hippocampus.status.read import build_status
-from hippocampus.status.reports import result
+from hippocampus.status.reports import restart_words, result, run_words
 from hippocampus.status.watch import MemoryWatch, ModelWatch
 from hippocampus.stopping import ServiceStopping
 
@@ -66,13 +67,12 @@ class Front:
         return {"ok": True, "memory_reachable": bool(self.memory_watch.refresh()["reachable"])}
 
     def history(self, limit: int) -> list:
-        from hippocampus.status.reports import sleep_words, tend_words
-
         rows = list(reversed(self.rt.ctx.state.get("history") or []))[:limit]
-        return [{**r, "say": sleep_words(r) if r.get("kind") == "sleep" else tend_words(r)} for r in rows]
+        return [{**r, "say": run_words(r)} for r in rows]
 
     def events(self, limit: int, type_: Optional[str] = None) -> list:
-        return self.rt.events.list(limit=limit, type_=type_)
+        """Newest first, each with its words (`say`: its facts and what the webhook and the ripple did)."""
+        return [{**e, "say": event_say(e)} for e in self.rt.events.list(limit=limit, type_=type_)]
 
     def queue(self) -> list:
         """What waits for review in Memory (raises MemoryDown)."""
@@ -137,7 +137,7 @@ class Front:
             raise UnknownActor(out.get("detail"))
         if status == 409:
             raise ActorRunning(out.get("detail"))
-        return out
+        return {**out, "say": restart_words((name or "").strip(), out)}
 
     # ------------------------------------------------------------ the voice card
     def _card(self):

@@ -9,6 +9,7 @@ import falcon
 
 from hippocampus.replay import service
 from hippocampus.replay.run import NoPacket
+from hippocampus.status import boards
 
 MAX_TIMEOUT = 3600.0
 
@@ -69,7 +70,7 @@ class Quality:
         self.rt = rt
 
     def on_get(self, req, resp):
-        resp.media = service.report(self.rt)
+        resp.media = boards.quality(service.report(self.rt))
 
 
 def add_routes(app: falcon.App, rt) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
+from hippocampus.status import boards
 
 TRUE = {"1", "true", "yes", "on"}
 
@@ -75,8 +76,8 @@ class Nudge(Route):
 class Events(Route):
     def on_get(self, req, resp):
         entries = self.front.events(_limit(req, 100, 1000), req.get_param("type"))
-        resp.media = {"count": len(entries), "webhook": bool(self.front.config().notify.webhook_url),
-                      "entries": entries}
+        webhook = bool(self.front.config().notify.webhook_url)
+        resp.media = {"count": len(entries), "webhook": webhook, "entries": entries, "say": boards.events_note(webhook)}
 
 
 class History(Route):
@@ -86,7 +87,7 @@ class History(Route):
 
 
 class Queue(Route):
-    """What waits for review in Memory. Memory down: an empty list and a message, never a 500."""
+    """What waits for review in Memory, with its words. Memory down: an empty list and a message, never a 500."""
 
     def on_get(self, req, resp):
         from hippocampus.front import MemoryDown
@@ -95,18 +96,9 @@ class Queue(Route):
         try:
             drafts = self.front.queue()
         except MemoryDown as exc:
-            resp.media = {"count": 0, "drafts": [], "error": str(exc)}
+            resp.media = boards.queue([], now, str(exc))
             return
-        out = []
-        for d in drafts:
-            ops = d.get("operations") or []
-            out.append({"id": d.get("id"), "summary": d.get("summary"), "attempt": d.get("attempt"),
-                        "terminal": d.get("terminal"), "created_at": d.get("created_at"),
-                        "age_seconds": max(0.0, now - float(d.get("created_at") or now)),
-                        "operations": len(ops),
-                        "pending": sum(1 for o in ops if o.get("status", "pending") == "pending"),
-                        "kinds": sorted({o.get("kind") for o in ops})})
-        resp.media = {"count": len(out), "drafts": out}
+        resp.media = boards.queue(drafts, now)
 
 
 class Actors(Route):

@@ -61,8 +61,8 @@ class Tools:
     def sleep_status(self) -> dict[str, Any]:
         s = self.front.status()
         say = s["say"]
-        lines = [say["headline"]] + [f"{name.replace('_', ' ').capitalize()}: {c['main']} ({c['sub']})"
-                                     for name, c in say["cards"].items()]
+        cards = [f"{name.replace('_', ' ').capitalize()}: {c['main']} ({c['sub']})" for name, c in say["cards"].items()]
+        lines = [say["headline"], say["wakeup"]] + cards
         s["quality"] = replay_service.brief(self.front.rt)
         return {"ok": True, **s, "say": say["headline"], "sentences": lines, "message": " ".join(lines)}
 
@@ -117,7 +117,7 @@ class Tools:
             return {"ok": False, "running": True,
                     "message": f"{name} is running; restart_actor brings back an actor that is down "
                                "(restarting or failed), so nothing was restarted."}
-        return {"ok": True, **out, "message": f"{name} was restarted; it is {out.get('state')} now."}
+        return {"ok": True, **out, "message": out["say"]}
 
     # ------------------------------------------------------------ the voice card
     def get_voice_card(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .details import actor_words, busy_note, model_rows, wakeup_line
 from .reports import CHECK, sleep_words, tend_words
 from .words import ago, hhmm, n, short, span, until
 
@@ -18,8 +19,11 @@ LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Righ
 
 def narrate(s: dict, now: float) -> dict:
     text, level, action = headline(s, now)
-    return {"headline": text, "level": level, "label": LABELS[level], "action": action,
-            "cards": cards(s, now), "pills": pills(s)}
+    say = {"headline": text, "level": level, "label": LABELS[level], "action": action,
+           "cards": cards(s, now), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
+           "busy": busy_note(s), "actors": actor_words(s.get("actors"))}
+    say["cards"]["model"]["rows"] = model_rows(s, say["cards"]["model"], now, text)
+    return say
 
 
 def _failed_actors(s: dict) -> list:

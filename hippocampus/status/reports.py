@@ -41,6 +41,21 @@ def tend_words(r: dict) -> str:
     return ", ".join(bits) if bits else "quiet: nothing to tend"
 
 
+def run_words(r: dict) -> str:
+    """One row of the history: the sleep's or the tend's words, with what a sleep purged and a catch-up."""
+    if r.get("kind") != "sleep":
+        return tend_words(r)
+    words = sleep_words(r)
+    extra = [f"purged {r['purged']}"] if r.get("purged") else []
+    if r.get("catch_up") and "catch-up" not in words:
+        extra.append("catch-up")
+    return " · ".join([words] + extra)
+
+
+def restart_words(name: str, out: dict) -> str:
+    return f"{name} restarted: {out.get('state') or 'starting'}."
+
+
 CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a brief the small model wrote",
          "chain_open": "a chain is open, so no new sleep yet", "not_bedtime": "not bedtime yet",
          "waiting_for_brief": "past bedtime, waiting for a brief", "error": "failed"}

@@ -98,7 +98,14 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
     expect(page.locator("#modelPill")).to_have_text("model: mechanical")
     expect(page.locator('#actorsList .actor[data-state="running"]')).to_have_count(7)
-    expect(page.locator("#modelList")).to_contain_text("voice card")
+    # the wake-up line and the model card's rows: the narrator's words, laid out as they come
+    say = requests.get(svc.url + "/status", timeout=10).json()["say"]
+    assert say["wakeup"].startswith("Wake-up: off: nothing wakes the main model"), say["wakeup"]
+    expect(page.locator("#wakeupLine")).to_have_text(say["wakeup"])
+    rows = say["cards"]["model"]["rows"]
+    assert rows[-1] == ["voice card", "off (opt-in)", ""], rows
+    expect(page.locator("#modelList dt")).to_have_text([k for k, _, _ in rows])
+    expect(page.locator("#modelList dd")).to_have_text([v for _, v, _ in rows])
     # the history tab: the sleep and its events, newest first
     page.locator('.tab[data-tab="history"]').click()
     expect(page.locator('#runsList .run[data-kind="sleep"]').first).to_contain_text("drafted 1 operation")

@@ -41,7 +41,8 @@ def test_the_viewer_says_whether_a_wake_up_would_work_and_how_the_last_one_ended
         expect(line).to_contain_text("exited 6", timeout=WAIT)
         cfg.ripple.cwd = str(tmp_path / "gone")       # the folder goes; the check after the next ripple says so
         svc.runtime.ctx.emit("draft_submitted", draft_id="d-view-2", operations=1)
-        expect(line).to_contain_text("Wake-up: would fail: cwd:", timeout=WAIT)
+        expect(line).to_contain_text("Wake-up: would fail (see above)", timeout=WAIT)   # the error said once:
+        expect(page.locator("#explainText")).to_contain_text("would fail: cwd:", timeout=WAIT)   # in the headline
         expect(page.locator("#explainLabel")).to_have_text("Something is wrong", timeout=WAIT)
         assert errors == []
     finally:

@@ -201,4 +201,4 @@ def test_status_shows_the_wakeup_and_the_last_ripple_per_event_computed_off_the_
     assert "a wake-up of the main model would fail: command:" in st["explain"].lower()
 
     page = requests.get(svc.url + "/viewer", timeout=10).text
-    assert 'id="wakeupLine"' in page and "Wake-up: " in page and "wakeupWords(s.wakeup)" in page
+    assert 'id="wakeupLine"' in page and "Wake-up: " in page and "say.wakeup" in page

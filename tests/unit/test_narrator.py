@@ -65,3 +65,83 @@ def test_a_model_that_does_not_answer_is_never_a_green_pill():
     assert say["pills"]["model"] == {"text": "model: not answering", "state": "hot"}
     ok = narrate({**HEALTHY, "model_health": {"answering": True, "error": None}}, NOW)
     assert ok["pills"]["model"]["state"] == "ok"
+
+
+# ---------------------------------------------------------------- the detail lines, as tables
+WAKE = [
+    ("never checked", None, "Wake-up: not checked yet"),
+    ("checking", {"ok": None, "summary": "checking...", "last": {}}, "Wake-up: checking..."),
+    ("a script exited", {"ok": True, "summary": "ok: claude as me (6 checks)",
+                         "last": {"draft_submitted": {"at": NOW - 30, "exit_code": 6, "seconds": 0.4}}},
+     "Wake-up: ok: claude as me (6 checks) · last: draft_submitted 30 s ago (%s): exited 6 after 0.4 s"),
+    ("still running, newest first", {"ok": True, "summary": "ok: x", "last": {
+        "draft_submitted": {"at": NOW - 300, "ok": True, "type": "endpoint", "status": 204},
+        "chain_closed": {"at": NOW - 5, "running": True, "pid": 42}}},
+     "Wake-up: ok: x · last: chain_closed 5 s ago (%s): running (pid 42); draft_submitted 5 min ago (%s): "
+     "sent (HTTP 204)"),
+    ("a killed and a failed one", {"ok": True, "summary": "ok: x", "last": {
+        "a": {"at": NOW - 10, "exit_code": -9, "seconds": 120, "killed": True},
+        "b": {"at": NOW - 20, "ok": False, "error": "no claude"}}},
+     "Wake-up: ok: x · last: a 10 s ago (%s): exited -9 after 2 min, killed; b 20 s ago (%s): failed (no claude)"),
+]
+
+
+@pytest.mark.parametrize("name,wake,line", WAKE, ids=[r[0] for r in WAKE])
+def test_the_wake_up_line_table(name, wake, line):
+    from hippocampus.status.words import hhmm
+
+    times = sorted({r.get("at") for r in ((wake or {}).get("last") or {}).values()}, reverse=True)
+    assert narrate({**HEALTHY, "wakeup": wake}, NOW)["wakeup"] == line % tuple(hhmm(t) for t in times)
+
+
+def test_a_failing_wake_up_is_worded_once_in_the_headline():
+    say = narrate({**HEALTHY, "wakeup": {"ok": False, "summary": "would fail: cwd: /gone is missing", "last": {}}},
+                  NOW)
+    assert "would fail: cwd: /gone is missing" in say["headline"]
+    assert say["wakeup"] == "Wake-up: would fail (see above)"
+
+
+MANAGED = {"managed": True, "state": "ready", "via": "llama-server", "started_by_us": True, "last_used": NOW - 120,
+           "keep_warm_seconds": 600}
+MODEL = [
+    ("mechanical, no voice card", {"model_configured": False},
+     [["model", "Mechanical: no model configured: clusters become cores by their longest entry", ""],
+      ["voice card", "off (opt-in)", ""]]),
+    ("always on, answering, a card not written", {"model_health": {"answering": True},
+                                                  "voice": {"enabled": True, "version": 0}},
+     [["model", "Answering: http://127.0.0.1:8091/v1", ""], ["state", "unknown", ""],
+      ["started by", "not managed here (always on)", ""], ["voice card", "on, not written yet", ""]]),
+    ("managed and ready, card v3", {"model_lifecycle": MANAGED, "voice": {"enabled": True, "version": 3}},
+     [["model", "Managed: ready: started when a sleep or redraft needs it", ""], ["state", "ready", "good"],
+      ["started by", "llama-server (this service started it)", ""], ["last used", "2 min ago (%s)", ""],
+      ["keep warm", "10 min", ""], ["voice card", "version 3", ""]]),
+    ("not answering", {"model_health": {"answering": False, "error": "ConnectionError"}},
+     [["model", "Not answering: http://127.0.0.1:8091/v1 does not answer", "bad"], ["state", "unknown", ""],
+      ["started by", "not managed here (always on)", ""], ["voice card", "off (opt-in)", ""]]),
+]
+
+
+@pytest.mark.parametrize("name,changes,rows", MODEL, ids=[r[0] for r in MODEL])
+def test_the_model_rows_table(name, changes, rows):
+    from hippocampus.status.words import hhmm
+
+    got = narrate({**HEALTHY, **changes}, NOW)["cards"]["model"]["rows"]
+    assert got == [[k, v.replace("%s", hhmm(NOW - 120)), level] for k, v, level in rows]
+
+
+def test_a_model_that_failed_to_start_says_its_error_once():
+    say = narrate({**HEALTHY, "model_lifecycle": {"managed": True, "state": "failed", "last_error": "exit 1: no GPU"}},
+                  NOW)
+    assert say["headline"] == "The model failed to start: exit 1: no GPU."
+    assert ["last error", "see above", "bad"] in say["cards"]["model"]["rows"]
+    assert ["state", "failed", "bad"] in say["cards"]["model"]["rows"]
+
+
+def test_the_busy_note_and_the_actors_words():
+    say = narrate({**HEALTHY, "busy": {"what": "tend", "since": NOW},
+                   "actors": {"ripple": {"state": "failed", "restarts": 1, "last_error": "boom",
+                                         "last_error_at": NOW}}}, NOW)
+    assert say["busy"] == "tend running…"
+    assert say["actors"]["ripple"]["restarts"] == "1 restart"
+    assert say["actors"]["ripple"]["error"].endswith(": boom")
+    assert narrate(HEALTHY, NOW)["busy"] == ""

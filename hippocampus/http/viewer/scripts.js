@@ -63,8 +63,6 @@ function setClass(id, cls, on){
   const el = typeof id === "string" ? $(id) : id;
   if (el && el.classList.contains(cls) !== !!on) el.classList.toggle(cls, !!on);
 }
-function plural(n, one, many){ return n + " " + (n === 1 ? one : (many || one + "s")); }
-function shortId(id){ return id ? String(id).slice(0, 8) + "…" : ""; }
 
 function hhmm(ts){
   if (!ts) return "";
@@ -90,7 +88,6 @@ function span(seconds){
   const hours = Math.round(s / 3600), d = Math.floor(hours / 24), h = hours % 24;
   return h ? d + " d " + h + " h" : d + " d";
 }
-function ageWords(s){ return s < 60 ? "under a minute" : span(s); }
 function rel(ts){
   if (!ts) return "";
   const diff = ts - Date.now() / 1000;
@@ -158,8 +155,10 @@ function renderAuth(){
 })();
 
 // ---------------------------------------------------------------- words
-// The status words are the service's narrator's (hippocampus/status/narrator.py): this script lays
-// them out and writes none of its own. What a button's answer says comes with the answer (`say`).
+// The status words are the service's narrator's (hippocampus/status/: the headline, the cards, the
+// wake-up line, the model rows, the actors; the queue's, the quality report's and the events' words come
+// with /queue, /quality and /events): this script lays them out and writes none of its own. What a
+// button's answer says comes with the answer (`say`).
 function resultWords(res){
   if (res.status === 409) return {cls: "warn", text: "Busy: " + res.detail.replace(/^busy:\s*/i, "")};
   if (res.status === 401) return {cls: "bad", text: "Needs the bearer token (🔑 Token)."};
@@ -198,8 +197,7 @@ async function hxRestart(name, btn){
   const res = await hx("/actors/" + encodeURIComponent(name) + "/restart", {method: "POST"});
   show("actorResult", true);
   $("actorResult").className = "result small " + (res.ok ? "good" : "bad");
-  setText("actorResult", res.ok ? name + " restarted: " + ((res.data || {}).state || "starting") + "."
-                                : "Could not restart " + name + ": " + res.detail);
+  setText("actorResult", res.ok ? (res.data || {}).say || "" : "Could not restart " + name + ": " + res.detail);
   hxRefresh(true);
 }
 // the Restart buttons are redrawn with the actor rows: one listener for them all (the page's CSP runs
@@ -210,21 +208,6 @@ document.addEventListener("click", e => {
 });
 
 // ---------------------------------------------------------------- render: status
-// the wake-up: would a ripple work (checked by the service), and what the last one per event did
-function rippleEnd(r){
-  if (r.running) return "running" + (r.pid ? " (pid " + r.pid + ")" : "");
-  if (r.exit_code !== undefined && r.exit_code !== null)
-    return "exited " + r.exit_code + (r.seconds !== undefined ? " after " + span(r.seconds) : "") + (r.killed ? ", killed" : "");
-  if (r.ok) return r.type === "endpoint" ? "sent" + (r.status ? " (HTTP " + r.status + ")" : "") : "started";
-  return "failed" + (r.error ? " (" + r.error + ")" : "");
-}
-function wakeupWords(w){
-  if (!w) return "Wake-up: not checked yet";
-  const last = Object.entries(w.last || {}).sort((a, b) => (b[1].at || 0) - (a[1].at || 0));
-  const ends = last.map(([kind, r]) => kind + " " + relAbs(r.at) + ": " + rippleEnd(r));
-  return "Wake-up: " + (w.summary || "not checked yet") + (ends.length ? " · last: " + ends.join("; ") : "");
-}
-
 function card(prefix, statId, c){
   setText(prefix + "What", c.main);
   setText(prefix + "When", c.sub);
@@ -254,8 +237,8 @@ function renderStatus(s){
   setClass("sleepBtn", "primary", say.action === "sleep" || !say.action);
   setClass("tendBtn", "primary", say.action === "tend");
   show("explainSub", false);
-  setText("busyNote", s.busy ? (s.busy.what || "busy") + " running…" : "");
-  setText("wakeupLine", wakeupWords(s.wakeup));
+  setText("busyNote", say.busy || "");
+  setText("wakeupLine", say.wakeup || "");
 
   const c = say.cards || {};
   if (c.last_sleep) card("lastSleep", "statLastSleep", c.last_sleep);
@@ -264,101 +247,65 @@ function renderStatus(s){
   if (c.brief){ setText("briefWhat", c.brief.main); setText("briefMore", c.brief.sub); setClass("statBrief", "warn", c.brief.level === "wait"); }
   if (c.tick){ setText("tickWhat", c.tick.main); setText("tendCycleWhat", c.tick.sub); }
 
-  renderActors(s.actors || {});
-  renderModel(s);
+  renderActors(s.actors || {}, say.actors || {});
+  renderModel(c.model || {});
 }
 
 const ACTOR_ORDER = ["scheduler", "sleeper", "chain", "lifecycle", "ripple", "notifier"];
-function renderActors(actors){
+function renderActors(actors, words){
   const names = Object.keys(actors).sort((a, b) => {
     const ia = ACTOR_ORDER.indexOf(a), ib = ACTOR_ORDER.indexOf(b);
     return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
   });
   setRows("actorsList", names, n => n, n => {
-    const a = actors[n] || {};
+    const a = actors[n] || {}, w = words[n] || {};
     const st = a.state || "unknown";
     const cls = st === "running" ? "ok" : st === "failed" ? "bad" : "warn";
     let html = '<div class="row actor" data-actor="' + escapeHtml(n) + '" data-state="' + escapeHtml(st) + '">'
       + '<div class="row-head"><span class="dot ' + cls + '"></span><b class="actor-name">' + escapeHtml(n) + '</b>'
       + '<span class="badge ' + cls + '">' + escapeHtml(st) + '</span>'
-      + '<span class="muted">' + plural(a.restarts || 0, "restart") + '</span>';
+      + '<span class="muted">' + escapeHtml(w.restarts || "") + '</span>';
     if (st === "failed")
       html += '<span class="grow"></span><button class="btn small primary restart" data-name="' + escapeHtml(n)
            + '">Restart</button>';
     html += '</div>';
-    if (a.last_error)
-      html += '<div class="row-sub err">last error at ' + escapeHtml(hhmm(a.last_error_at)) + ': ' + escapeHtml(a.last_error) + '</div>';
+    if (w.error) html += '<div class="row-sub err">' + escapeHtml(w.error) + '</div>';
     return html + '</div>';
   }, '<p class="muted">No actors reported yet.</p>');
 }
 
-function renderModel(s){
-  const ml = s.model_lifecycle || {};
-  const kv = [];
-  const add = (k, v, cls) => kv.push('<dt>' + escapeHtml(k) + '</dt><dd class="' + (cls || "") + '">' + escapeHtml(v) + '</dd>');
-  const mc = ((s.say || {}).cards || {}).model || {main: "", sub: ""};
-  add("model", mc.main + (mc.sub ? ": " + mc.sub : ""), mc.level === "bad" ? "err" : "");
-  if (s.model_configured || ml.managed){
-    add("state", ml.state || "unknown", ml.state === "failed" ? "err" : ml.state === "ready" ? "okc" : "");
-    add("started by", ml.managed ? (ml.via || "local") + (ml.started_by_us ? " (this service started it)" : "") : "not managed here (always on)");
-    if (ml.last_used) add("last used", relAbs(ml.last_used));
-    if (ml.managed && ml.keep_warm_seconds != null) add("keep warm", span(ml.keep_warm_seconds));
-    if (ml.last_error) add("last error", ml.last_error, "err");
-  }
-  const v = s.voice || {};
-  add("voice card", v.enabled ? (v.version ? "version " + v.version : "on, not written yet") : "off (opt-in)");
-  setHtml("modelList", kv.join(""));
+// the narrator's rows: [label, value, level]
+const ROW_CLASS = {bad: "err", good: "okc"};
+function renderModel(card){
+  setHtml("modelList", (card.rows || []).map(([k, v, level]) =>
+    '<dt>' + escapeHtml(k) + '</dt><dd class="' + (ROW_CLASS[level] || "") + '">' + escapeHtml(v) + '</dd>').join(""));
 }
 
 // ---------------------------------------------------------------- render: queue
 function renderQueue(q){
-  const drafts = q.drafts || [];
-  if (q.error){
-    setText("queueCount", "?");
-    setText("queueNote", "Memory is not answering, so the queue cannot be read: " + q.error);
-    setClass("queueNote", "err", true);
-    setRows("queueList", [], null, null, "");
-    return;
-  }
-  setClass("queueNote", "err", false);
-  setText("queueCount", String(drafts.length));
-  const ops = drafts.reduce((n, d) => n + (d.pending || 0), 0);
-  setText("queueNote", drafts.length ? plural(drafts.length, "draft") + ", " + plural(ops, "operation") + " waiting for a decision."
-                                     : "Nothing waits for review.");
-  setRows("queueList", drafts, d => d.id, d => {
-    const bits = [plural(d.operations || 0, "operation") + ((d.pending != null && d.pending !== d.operations) ? " (" + d.pending + " pending)" : ""),
-                  "attempt " + (d.attempt || 1) + (d.terminal ? " (last)" : ""),
-                  "waiting " + ageWords(d.age_seconds || 0)];
-    return '<div class="row draft" data-draft-id="' + escapeHtml(d.id) + '">'
+  const say = q.say || {};
+  setText("queueCount", q.error ? "?" : String((q.drafts || []).length));
+  setText("queueNote", say.note || "");
+  setClass("queueNote", "err", say.level === "bad");
+  setRows("queueList", q.drafts || [], d => d.id, d => '<div class="row draft" data-draft-id="' + escapeHtml(d.id) + '">'
       + '<div class="row-head"><b>' + escapeHtml(d.summary || "(no summary)") + '</b></div>'
-      + '<div class="row-sub">' + escapeHtml(bits.join(" · "))
+      + '<div class="row-sub">' + escapeHtml(d.say || "")
       + ((d.kinds || []).length ? ' · ' + (d.kinds || []).map(k => '<span class="kind">' + escapeHtml(k) + '</span>').join(" ") : "")
-      + '</div><div class="row-id mono">' + escapeHtml(d.id) + '</div></div>';
-  }, "");
+      + '</div><div class="row-id mono">' + escapeHtml(d.id) + '</div></div>', "");
 }
 
 // ---------------------------------------------------------------- render: quality (GET /quality)
-function pct(rate){ return rate == null ? "n/a" : Math.round(rate * 100) + "%"; }
 function renderQuality(q){
-  const groups = q.groups || [];
-  setClass("qualityNote", "err", !!q.error);
-  setText("qualityNote", !q.ready ? (q.error ? "Memory's drafts could not be read: " + q.error : "Reading the reviews in Memory…")
-    : groups.length ? plural(q.drafts || 0, "draft") + " on record; each operation counts under the model and card of the draft that first proposed it."
-                      + (q.error ? " (not refreshed: " + q.error + ")" : "")
-    : "No drafts on record yet.");
-  setRows("qualityList", groups, g => g.model + ":" + g.voice, g => {
-    const bits = [plural(g.proposed || 0, "operation") + " proposed", g.approved_first + " approved first time",
-                  g.approved_after_redraft + " after a redraft", g.approved_edited + " with edits",
-                  g.denied_to_end + " denied to the end"];
-    if (g.waiting) bits.push(g.waiting + " waiting");
-    const rates = ["cut off " + pct(g.cut_off_rate) + " of " + plural(g.calls || 0, "call"),
-                   "invented numbers in " + pct(g.invented_rate)];
-    const words = (g.critique_words || []).map(w => w[0] + " (" + w[1] + ")").join(", ");
+  const say = q.say || {};
+  setClass("qualityNote", "err", say.level === "bad");
+  setText("qualityNote", say.note || "");
+  setRows("qualityList", q.groups || [], g => g.model + ":" + g.voice, g => {
+    const w = g.say || {};
     return '<div class="row quality" data-model="' + escapeHtml(g.model) + '">'
       + '<div class="row-head"><b class="mono">' + escapeHtml(g.model) + '</b><span class="badge">'
-      + escapeHtml(g.voice ? "voice card v" + g.voice : "no voice card") + '</span></div>'
-      + '<div class="row-sub">' + escapeHtml(bits.join(" · ")) + '</div>'
-      + '<div class="row-sub muted">' + escapeHtml(rates.join(" · ")) + (words ? " · critiques: " + escapeHtml(words) : "") + '</div>'
+      + escapeHtml(w.badge || "") + '</span></div>'
+      + '<div class="row-sub">' + escapeHtml(w.counts || "") + '</div>'
+      + '<div class="row-sub muted">' + escapeHtml(w.rates || "") + '</div>'
       + '</div>';
   }, "");
 }
@@ -370,45 +317,19 @@ const EVENT_CLASS = {
   sleep_done: "ok", draft_submitted: "ok", chain_closed: "ok", actor_restarted: "ok", tend_resubmitted: "ok",
   model_started: "ok",
 };
-function outcomeWords(kind, o){
-  if (!o) return null;
-  if (kind === "webhook") return o.delivered ? "webhook sent" : "webhook not sent" + (o.error ? " (" + o.error + ")" : "");
-  if (o.skipped) return "ripple kept: the last one still runs";
-  if (o.refused) return "ripple refused (" + (o.error || "") + ")";
-  return o.ok ? "ripple fired" + (o.retried ? " on retry" : "") : "ripple failed (" + (o.error || "") + ")";
-}
-function eventBits(e){
-  const b = [];
-  if (e.actor) b.push("actor " + e.actor);
-  if (e.draft_id) b.push("draft " + shortId(e.draft_id));
-  if (e.operations != null) b.push(plural(e.operations, "operation"));
-  if (e.count != null) b.push(String(e.count));
-  if (e.attempt != null) b.push("attempt " + e.attempt);
-  if (e.landed != null) b.push(e.landed + " landed");
-  if (e.denied) b.push(e.denied + " denied");
-  if (e.restarts != null) b.push(plural(e.restarts, "restart"));
-  if (e.by) b.push("by " + e.by);
-  if (e.quiet) b.push("quiet");
-  if (e.catch_up) b.push("catch-up");
-  if (e.topic) b.push("topic " + e.topic);
-  if (e.how) b.push(e.how);
-  if (e.nudge) b.push("nudge " + e.nudge);
-  return b;
-}
 function renderEvents(ev){
   const list = ev.entries || [];
-  setText("eventsNote", ev.webhook ? "A webhook is set; each event says whether it was sent." : "");
+  setText("eventsNote", (ev.say || {}).note || "");
   setRows("eventsList", list, e => e.seq + ":" + e.type, e => {
     const cls = EVENT_CLASS[e.type] || "";
-    const bits = eventBits(e);
-    const outs = [outcomeWords("webhook", e.delivery), outcomeWords("ripple", e.ripple)].filter(Boolean);
+    const w = e.say || {};
     const err = e.error || e.why;
     return '<div class="row event" data-type="' + escapeHtml(e.type) + '">'
       + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(String(e.type).replace(/_/g, " ")) + '</span>'
       + '<span class="muted when" title="' + escapeHtml(new Date((e.at || 0) * 1000).toLocaleString()) + '">' + escapeHtml(relAbs(e.at)) + '</span></div>'
-      + (bits.length ? '<div class="row-sub">' + escapeHtml(bits.join(" · ")) + '</div>' : "")
+      + (w.facts ? '<div class="row-sub">' + escapeHtml(w.facts) + '</div>' : "")
       + (err ? '<div class="row-sub err">' + escapeHtml(err) + '</div>' : "")
-      + (outs.length ? '<div class="row-sub muted">' + escapeHtml(outs.join(" · ")) + '</div>' : "")
+      + (w.outcome ? '<div class="row-sub muted">' + escapeHtml(w.outcome) + '</div>' : "")
       + '</div>';
   }, '<p class="muted">Nothing has happened yet.</p>');
 }
@@ -422,8 +343,7 @@ function renderRuns(h){
     return '<div class="row run" data-kind="' + escapeHtml(r.kind) + '">'
       + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(r.kind || "run") + '</span>'
       + '<span class="muted when">' + escapeHtml(relAbs(r.finished_at || r.started_at) + dur) + '</span></div>'
-      + '<div class="row-sub' + (r.error ? " err" : "") + '">' + escapeHtml(words)
-      + (isSleep && r.purged ? " · purged " + r.purged : "") + (isSleep && r.catch_up ? " · catch-up" : "") + '</div>'
+      + '<div class="row-sub' + (r.error ? " err" : "") + '">' + escapeHtml(words) + '</div>'
       + '</div>';
   }, '<p class="muted">No sleep or tend has done anything yet.</p>');
 }

@@ -1,0 +1,94 @@
+"""The words of the lists beside the status (/queue, /quality, /events), as tables: the viewer lays them
+out and words none of them."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus.status import boards
+
+NOW = 1_800_000_000.0
+
+
+def _draft(ops, created=NOW - 30, **more):
+    return {"id": "d1", "summary": "tea", "attempt": 1, "created_at": created,
+            "operations": [{"kind": k, "status": st} for k, st in ops], **more}
+
+
+QUEUE = [
+    ("nothing waits", [], None, "Nothing waits for review.", "ok", []),
+    ("one draft, all pending", [_draft([("new_core", "pending")])], None,
+     "1 draft, 1 operation waiting for a decision.", "ok", ["1 operation · attempt 1 · waiting under a minute"]),
+    ("a last attempt, partly decided", [_draft([("new_core", "pending"), ("attach", "approved")], NOW - 7200,
+                                               attempt=3, terminal=True)], None,
+     "1 draft, 1 operation waiting for a decision.", "ok",
+     ["2 operations (1 pending) · attempt 3 (last) · waiting 2 h"]),
+    ("Memory down", [], "SerenMemory at http://m is not answering",
+     "Memory is not answering, so the queue cannot be read: SerenMemory at http://m is not answering", "bad", []),
+]
+
+
+@pytest.mark.parametrize("name,drafts,error,note,level,lines", QUEUE, ids=[r[0] for r in QUEUE])
+def test_the_queue_table(name, drafts, error, note, level, lines):
+    out = boards.queue(drafts, NOW, error)
+    assert out["say"] == {"note": note, "level": level}
+    assert [d["say"] for d in out["drafts"]] == lines
+    assert out["count"] == len(lines)
+
+
+GROUP = {"model": "small", "voice": 2, "proposed": 3, "approved_first": 1, "approved_after_redraft": 1,
+         "approved_edited": 0, "denied_to_end": 1, "waiting": 0, "calls": 4, "cut_off_rate": 0.25,
+         "invented_rate": None, "critique_words": [["vague", 2]]}
+QUALITY = [
+    ("not read yet", {"ready": False, "groups": [], "error": None}, "Reading the reviews in Memory…", "ok"),
+    ("could not be read", {"ready": False, "groups": [], "error": "timeout"},
+     "Memory's drafts could not be read: timeout", "bad"),
+    ("no drafts", {"ready": True, "groups": [], "error": None}, "No drafts on record yet.", "ok"),
+    ("two drafts", {"ready": True, "drafts": 2, "groups": [GROUP], "error": None},
+     "2 drafts on record; each operation counts under the model and card of the draft that first proposed it.", "ok"),
+    ("two drafts, a stale read", {"ready": True, "drafts": 2, "groups": [GROUP], "error": "timeout"},
+     "2 drafts on record; each operation counts under the model and card of the draft that first proposed it. "
+     "(not refreshed: timeout)", "bad"),
+]
+
+
+@pytest.mark.parametrize("name,rep,note,level", QUALITY, ids=[r[0] for r in QUALITY])
+def test_the_quality_table(name, rep, note, level):
+    assert boards.quality(rep)["say"] == {"note": note, "level": level}
+
+
+def test_a_quality_group_in_words():
+    assert boards.quality({"ready": True, "drafts": 2, "groups": [GROUP]})["groups"][0]["say"] == {
+        "badge": "voice card v2",
+        "counts": "3 operations proposed · 1 approved first time · 1 after a redraft · 0 with edits · "
+                  "1 denied to the end",
+        "rates": "cut off 25% of 4 calls · invented numbers in n/a · critiques: vague (2)"}
+    assert boards.group_say({**GROUP, "voice": None, "critique_words": []})["badge"] == "no voice card"
+
+
+EVENTS = [
+    ("a draft sent and rippled", {"type": "draft_submitted", "draft_id": "3f2a000011112222", "operations": 2,
+                                  "delivery": {"delivered": True}, "ripple": {"ok": True}},
+     "draft 3f2a0000… · 2 operations", "webhook sent · ripple fired"),
+    ("a crash, the webhook down", {"type": "actor_crashed", "actor": "ripple", "restarts": 1,
+                                   "delivery": {"delivered": False, "error": "HTTP 500"}},
+     "actor ripple · 1 restart", "webhook not sent (HTTP 500)"),
+    ("a ripple kept", {"type": "chain_closed", "landed": 3, "denied": 0, "ripple": {"skipped": True}},
+     "3 landed", "ripple kept: the last one still runs"),
+    ("a ripple refused", {"type": "sleep_done", "quiet": True, "catch_up": True,
+                                         "ripple": {"refused": True, "error": "run_as"}},
+     "quiet · catch-up", "ripple refused (run_as)"),
+    ("retried", {"type": "brief_requested", "nudge": "late", "ripple": {"ok": True, "retried": True}},
+     "nudge late", "ripple fired on retry"),
+    ("failed", {"type": "tend_resubmitted", "attempt": 2, "by": "tend", "ripple": {"ok": False, "error": "exit 1"}},
+     "attempt 2 · by tend", "ripple failed (exit 1)"),
+]
+
+
+@pytest.mark.parametrize("name,event,facts,outcome", EVENTS, ids=[r[0] for r in EVENTS])
+def test_the_events_table(name, event, facts, outcome):
+    assert boards.event_say(event) == {"facts": facts, "outcome": outcome}
+
+
+def test_the_events_note_names_the_webhook_only_when_one_is_set():
+    assert boards.events_note(True)["note"].startswith("A webhook is set")
+    assert boards.events_note(False) == {"note": ""}
