@@ -15,10 +15,18 @@ def _json(schema: dict, description: str) -> dict:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _errors(*codes: int) -> dict:
-    words = {400: "bad input", 401: "no or a wrong bearer", 404: "not found", 405: "method not allowed",
-             409: "busy, or refused in this state", 413: "the body is too large",
-             503: "the actor or the supervisor is down, or the service is stopping"}
+WORDS = {400: "bad input", 401: "no bearer, or a wrong one (Authorization: Bearer <token>)", 404: "not found",
+         403: "a page on another site may not change anything here: the Origin is not this service's own (nor in "
+              "server.allowed_origins), or Sec-Fetch-Site says cross-site",
+         405: "method not allowed", 409: "refused in this state",
+         413: "the body is larger than server.max_body_bytes",
+         421: "the Host names a host this service does not answer to (server.allowed_hosts adds one)",
+         503: "the service is stopping"}
+STATE_CHANGING = ("post", "put", "patch", "delete")
+
+
+def _errors(*codes: int, says: dict = None) -> dict:
+    words = {**WORDS, **(says or {})}
     return {str(c): _json(_ERROR, words[c]) for c in codes}
 
 
@@ -33,8 +41,9 @@ def _flag(name: str, what: str) -> dict:
             "schema": {"type": "boolean", "default": False}}
 
 
-def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list = None, body: dict = None) -> dict:
-    op: dict = {"summary": summary, "responses": {"200": ok, **_errors(*codes)}}
+def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list = None, body: dict = None,
+        says: dict = None, more: dict = None) -> dict:
+    op: dict = {"summary": summary, "responses": {"200": ok, **(more or {}), **_errors(*codes, says=says)}}
     if public:
         op["security"] = []
     else:
@@ -53,8 +62,14 @@ _REPLAY_BODY = {"required": False, "content": {"application/json": {"schema": {
         "name": {"type": "string", "description": "the model name sent (default: model.name)"},
         "extra_body": {"type": "object", "description": "merged into each chat request"},
         "timeout_seconds": {"type": "number", "description": "per call (default: model.timeout_seconds)"}}}}}}
-_CYCLE = _json(_OBJECT, "the report of what ran (or 202 {running: true} when it outlives the request)")
+_CYCLE = _json(_OBJECT, "the report of what ran")
 _CYCLE_CODES = (405, 409, 413, 503)
+_CYCLE_SAYS = {"says": {409: "busy: a sleep, tend or check is already running; nothing was started",
+                        503: "SerenMemory is not answering, the actor is down, or the service is stopping; "
+                             "nothing was started"},
+               "more": {"202": _json(_OBJECT, "{ok, running: true, detail}: it outlives the request and carries on "
+                                              "(the status shows its progress)")}}
+_STOPPING = {503: "the service is stopping (the replay was cut short)"}
 
 SPEC: dict = {
     "openapi": "3.0.3",
@@ -83,29 +98,35 @@ SPEC: dict = {
         "/openapi.json": {"get": _op("this document", _json(_OBJECT, "OpenAPI 3"), 405)},
         "/status": {"get": _op("the status board, with `explain`", _json(_OBJECT, "the status"), 405)},
         "/sleep": {"post": _op("a sleep by hand (asks for a brief when none waits)", _CYCLE, 400, *_CYCLE_CODES,
+                               **_CYCLE_SAYS,
                                params=[_flag("without_brief", "draft unsteered now instead of asking for a brief")])},
-        "/tend": {"post": _op("redraft what was denied and close what landed, now", _CYCLE, *_CYCLE_CODES)},
-        "/check": {"post": _op("purge what is flagged, then sleep if a brief waits", _CYCLE, *_CYCLE_CODES)},
+        "/tend": {"post": _op("redraft what was denied and close what landed, now", _CYCLE, *_CYCLE_CODES,
+                              **_CYCLE_SAYS)},
+        "/check": {"post": _op("purge what is flagged, then sleep if a brief waits", _CYCLE, *_CYCLE_CODES,
+                               **_CYCLE_SAYS)},
         "/nudge": {"post": _op("your turn: a tick runs after the rippled session ends", _json(_OBJECT, "{ok, woke}"),
                                405, 413)},
-        "/events": {"get": _op("events, newest first", _json(_OBJECT, "{count, webhook, entries}"), 400, 405,
+        "/events": {"get": _op("events, newest first", _json(_OBJECT, "{count, webhook, entries, say}"), 400, 405,
                                params=[_limit(100, 1000),
                                        {"name": "type", "in": "query", "required": False,
                                         "description": "only events of this type", "schema": {"type": "string"}}])},
         "/history": {"get": _op("past sleeps and tends, newest first", _json(_OBJECT, "{count, entries}"), 400, 405,
                                 params=[_limit(40, 80)])},
-        "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts}"), 405)},
+        "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts, say}"), 405)},
         "/actors": {"get": _op("the supervised actors", _json(_OBJECT, "{actors}"), 405)},
         "/actors/{name}/restart": {"post": {
             "summary": "restart an actor (a failed one; a running one with force)",
             "parameters": [{"name": "name", "in": "path", "required": True, "description": "the actor",
                             "schema": {"type": "string"}},
                            _flag("force", "restart a running actor too")],
-            "responses": {"202": _json(_OBJECT, "{actor, state}"), **_errors(400, 401, 404, 405, 409, 413, 503)}}},
+            "responses": {"202": _json(_OBJECT, "{actor, state, say}"), **_errors(
+                400, 401, 404, 405, 409, 413, 503, says={
+                    404: "no actor by that name", 409: "the actor is running (force=true restarts it anyway)",
+                    503: "the supervisor is down or did not answer; nothing was restarted"})}}},
         "/voice": {
             "get": _op("the voice card (404 while it is off)", _json(_OBJECT, "{version, text, ...}"), 404, 405),
             "put": _op("write a new version of the voice card", _json(_OBJECT, "the version written"),
-                       400, 404, 405, 413,
+                       400, 404, 405, 413, 503, says={503: "the voice card could not be stored"},
                        body={"required": True, "content": {"application/json": {
                            "schema": {"$ref": "#/components/schemas/VoiceCard"}}}}),
         },
@@ -113,13 +134,13 @@ SPEC: dict = {
                                       _json(_OBJECT, "{count, versions}"), 400, 404, 405,
                                       params=[_limit(10, 200)])},
         "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
-                                _json(_OBJECT, "{ready, at, drafts, groups, total, message}"), 405)},
+                                _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"), 405)},
         "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",
-                                _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413,
-                                body=_REPLAY_BODY)},
+                                _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413, 503,
+                                says=_STOPPING, body=_REPLAY_BODY)},
         "/replay/{draft_id}": {"post": _op(
             "replay this draft's saved prompts on a candidate model (404: no packet for it)",
-            _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413,
+            _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413, 503, says=_STOPPING,
             params=[{"name": "draft_id", "in": "path", "required": True, "description": "the draft",
                      "schema": {"type": "string"}}], body=_REPLAY_BODY)},
         "/mcp": {"post": {"summary": "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
@@ -130,6 +151,19 @@ SPEC: dict = {
                                         **_errors(401, 404, 405, 413)}}},
     },
 }
+
+
+def _guarded(spec: dict) -> dict:
+    """The guard's answers (hippocampus/http/guard.py), on every route it stands in front of: 421 on every
+    path, 403 on the methods that change something."""
+    for ops in spec["paths"].values():
+        for method, op in ops.items():
+            codes = (421, 403) if method in STATE_CHANGING else (421,)
+            op["responses"].update(_errors(*codes))
+    return spec
+
+
+_guarded(SPEC)
 
 
 class OpenApi:

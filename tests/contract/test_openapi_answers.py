@@ -1,0 +1,86 @@
+"""Each error answer /openapi.json documents is the answer the route gives (issue 19): the guard's 421 on
+every path and 403 on the state-changing methods, the bearer's 401, the body limit's 413, the cycle's 409
+and 503, on the running service and the real SerenMemory."""
+from __future__ import annotations
+
+import requests
+
+from hippocampus.http.openapi import SPEC, STATE_CHANGING
+
+FOREIGN_HOST = {"Host": "evil.example:80"}
+FOREIGN_ORIGIN = {"Origin": "http://evil.example"}
+
+
+def documented(path: str, method: str) -> dict:
+    return SPEC["paths"][path][method.lower()]["responses"]
+
+
+def call(base: str, method: str, path: str, **kw) -> requests.Response:
+    return requests.request(method, base + path, timeout=30, **kw)
+
+
+def test_the_guard_answers_are_documented_where_the_guard_gives_them():
+    for path, ops in SPEC["paths"].items():
+        for method, op in ops.items():
+            codes = op["responses"]
+            assert codes["421"]["description"], (path, method)
+            assert ("403" in codes) == (method in STATE_CHANGING), (path, method)
+            for code, answer in codes.items():
+                assert answer["description"] and "\n" not in answer["description"], (path, method, code)
+
+
+def test_a_foreign_host_gets_the_documented_421_on_every_kind_of_route(make_config, start_service):
+    base = start_service(make_config()).url
+    for method, path in (("GET", "/"), ("GET", "/health"), ("GET", "/viewer"), ("GET", "/status"),
+                         ("GET", "/openapi.json"), ("POST", "/sleep"), ("POST", "/nudge"), ("GET", "/queue")):
+        assert "421" in documented(path, method)
+        r = call(base, method, path, headers=FOREIGN_HOST)
+        assert r.status_code == 421 and "does not answer to the host" in r.json()["detail"], (path, r.text)
+
+
+def test_a_foreign_origin_gets_the_documented_403_on_a_change_and_nothing_on_a_read(make_config, start_service,
+                                                                                    hand):
+    base = start_service(make_config()).url
+    for path in ("/sleep", "/tend", "/check", "/nudge"):
+        assert "403" in documented(path, "POST")
+        r = call(base, "POST", path, headers=FOREIGN_ORIGIN)
+        assert r.status_code == 403 and "is not this service's own" in r.json()["detail"], (path, r.text)
+    r = call(base, "POST", "/sleep", headers={"Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403, r.text
+    assert "403" not in documented("/status", "GET")
+    assert call(base, "GET", "/status", headers=FOREIGN_ORIGIN).status_code == 200
+    assert hand.drafts("pending") == []                 # nothing was started by the refused requests
+
+
+def test_memory_down_is_the_documented_503_on_the_cycle_routes(make_config, start_service):
+    base = start_service(make_config(memory={"url": "http://127.0.0.1:9", "timeout_seconds": 1})).url
+    for path in ("/sleep", "/tend", "/check"):
+        assert "SerenMemory is not answering" in documented(path, "POST")["503"]["description"]
+        r = call(base, "POST", path)
+        assert r.status_code == 503, (path, r.text)
+        assert "is not answering" in r.json()["detail"] and "nothing was started" in r.json()["detail"]
+    assert call(base, "GET", "/queue").status_code == 200          # the queue says so in its words instead
+    assert "503" not in documented("/queue", "GET")
+
+
+def test_busy_is_the_documented_409_and_a_big_body_the_documented_413(make_config, start_service):
+    svc = start_service(make_config(server={"max_body_bytes": 1024}))
+    token = svc.runtime.ctx.cycle.enter("sleep")
+    try:
+        for path in ("/sleep", "/tend", "/check"):
+            assert documented(path, "POST")["409"]["description"].startswith("busy")
+            r = call(svc.url, "POST", path)
+            assert r.status_code == 409 and r.json()["detail"].startswith("busy: sleep since"), (path, r.text)
+    finally:
+        svc.runtime.ctx.cycle.leave(token)
+    assert "413" in documented("/nudge", "POST")
+    r = call(svc.url, "POST", "/nudge", data=b"x" * 2048, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and "at most 1024" in r.json()["detail"], r.text
+
+
+def test_the_bearer_is_the_documented_401_on_a_private_route_and_absent_on_a_public_one(make_config, start_service):
+    base = start_service(make_config(server={"bearer_token": "s3cret"})).url
+    assert "401" in documented("/status", "GET") and "401" not in documented("/health", "GET")
+    assert call(base, "GET", "/status").status_code == 401
+    assert call(base, "GET", "/status", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert call(base, "GET", "/health").status_code == 200
