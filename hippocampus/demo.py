@@ -27,7 +27,14 @@ from typing import Optional
 import requests
 
 from . import config as config_mod
-from .demo_support import DAY, MemoryHand, ScriptedModel, ThrowawayMemory, quiet_memory_env, scripted_reply
+from .demo_support.fake_model import FakeModel
+from .demo_support.hand import MemoryHand
+from .demo_support.memory_server import MemoryServer, quiet_memory_env
+from .demo_support.model_script import scripted_reply
+from .demo_support.waiting import wait_for
+
+DAY = 86400.0
+MODEL_NAME = "scripted-small-model"
 
 # (topic, fragments, days ago of the first): a few days of life, and a one-off
 FRAGMENTS = [
@@ -188,7 +195,6 @@ def landed(say, hand: MemoryHand) -> list:
 
 def show_quality(say, base: str) -> dict:
     """What GET /quality says once the background read has seen the landed chain (hippocampus/replay)."""
-    from .demo_support import wait_for
     from .replay.quality import group_words
 
     def settled():
@@ -220,12 +226,12 @@ def _has_dev_extra() -> bool:
     return True
 
 
-def _demo_config(tmp: Path, port: int, memory_url: str, model: Optional[ScriptedModel]):
+def _demo_config(tmp: Path, port: int, memory_url: str, model: Optional[FakeModel]):
     """External mode (the demo drives the checks), no ripple, state under tmp; port 0 means any free port."""
     cfg = config_mod.build({
         "server": {"host": "127.0.0.1", "port": port},
         "memory": {"url": memory_url},
-        "model": {"url": model.url if model else "", "name": "scripted-small-model"},
+        "model": {"url": model.url if model else "", "name": MODEL_NAME},
         "sleep": {"mode": "external", "state_path": str(tmp / "hippocampus" / "state.json"),
                   "max_attempts": 3, "nudge_wait_seconds": 1},
         "ripple": {"type": ""},
@@ -275,7 +281,7 @@ def _serve_until_stopped(say, url: str) -> None:
     say("stopping")
 
 
-def _clean_up(svc, model: Optional[ScriptedModel], memory: Optional[ThrowawayMemory], tmp: Path) -> None:
+def _clean_up(svc, model: Optional[FakeModel], memory: Optional[MemoryServer], tmp: Path) -> None:
     if svc is not None:
         svc.request_stop(drain_seconds=5)
         svc.wait_stopped(30)
@@ -294,18 +300,18 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
     narrator = Narrator()
     say = narrator.say
     tmp = Path(tempfile.mkdtemp(prefix="seren-hippocampus-demo-"))
-    memory: Optional[ThrowawayMemory] = None
-    model: Optional[ScriptedModel] = None
+    memory: Optional[MemoryServer] = None
+    model: Optional[FakeModel] = None
     svc = None
     try:
         say(f"starting a throwaway SerenMemory (store in {tmp})")
-        memory = ThrowawayMemory(tmp / "memory").start()
+        memory = MemoryServer(tmp / "memory").start()
         hand = MemoryHand(memory.url)
         n, brief_id = seed(hand, time.time())
         say(f"SerenMemory on {memory.url}: seeded {n} fragments over 3 days on {len(FRAGMENTS)} topics, "
             f"and brief {brief_id}")
         if scripted_model:
-            model = ScriptedModel(lambda body: scripted_reply(body, STATEMENTS)).start()
+            model = FakeModel(responder=lambda body: scripted_reply(body, STATEMENTS), model_name=MODEL_NAME).start()
             say(f"scripted small model on {model.url}")
         svc = _start_service(_demo_config(tmp, port, memory.url, model), port)
         if svc is None:

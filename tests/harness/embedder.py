@@ -1,8 +1,3 @@
 """The deterministic offline embedder for the real SerenMemory in tests (the demo's own)."""
-from hippocampus.demo_support import embed_text, hash_embedder  # noqa: F401
-
-DIM = 64
-
-
-def HashEmbedder():  # noqa: N802 - kept as the name the harness has always used
-    return hash_embedder()
+from hippocampus.demo_support.embedder import embed_text  # noqa: F401 - the names tests import from here
+from hippocampus.demo_support.embedder import hash_embedder as HashEmbedder  # noqa: F401, N812
