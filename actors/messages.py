@@ -28,11 +28,6 @@ class Ping:                     # answered once the supervisor has started its c
     pass
 
 
-@dataclass(frozen=True)
-class Crash:                    # test-only fault hook: the handler raises
-    where: str = "tell"
-
-
 # scheduler
 @dataclass(frozen=True)
 class Wake:                     # a nudge arrived

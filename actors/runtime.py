@@ -190,9 +190,11 @@ class Runtime:
                 "message": "carrying on now" if woke else "noted; the next tick carries on"}
 
     def inject_fault(self, name: str, where: str = "tell") -> bool:
-        """Test-only: make a child crash (a tell that raises) or die in its next on_start."""
-        from .messages import Crash
+        """Test-only: make a child crash (a tell that raises) or die in its next on_start.
+        Raises FaultsOff unless a test has turned the fault hooks on (actors.faults.allow())."""
+        from .faults import Crash, check
 
+        check(name, where)
         if where == "on_start":
             self.faults[f"{name}:on_start"] = True
             return self.tell(name, Crash("on_start"))
