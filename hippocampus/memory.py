@@ -105,6 +105,15 @@ class MemoryClient:
         except ValueError:
             return resp.text
 
+    def get_or_none(self, path: str) -> Any:
+        """GET path; None when Memory answers 404 (there is no such thing)."""
+        try:
+            return self.request("GET", path)
+        except MemoryRefused as exc:
+            if exc.status == 404:
+                return None
+            raise
+
     # ------------------------------------------------------------ service
     def health(self) -> dict:
         return self.request("GET", "/health", timeout=min(self.timeout, 5.0))
@@ -116,28 +125,14 @@ class MemoryClient:
             self._features = set(body.get("features") or []) if isinstance(body, dict) else set()
         return self._features
 
-    def reachable(self) -> bool:
-        try:
-            self.health()
-            return True
-        except MemoryError_:
-            return False
-
     # ------------------------------------------------------------ short-term
     def shorts(self, limit: int = 500) -> list:
         return self.request("GET", "/short", params={"limit": limit}).get("entries", [])
-
-    def add_short(self, content: str, topic: Optional[str] = None, **fields: Any) -> dict:
-        return self.request("POST", "/short", json={"content": content, "topic": topic, **fields})
 
     # ------------------------------------------------------------ briefs
     def open_briefs(self, limit: int = 50) -> list:
         body = self.request("GET", "/brief", params={"limit": limit})
         return body if isinstance(body, list) else body.get("entries", [])
-
-    def latest_brief(self) -> Optional[dict]:
-        entries = self.open_briefs(limit=1)
-        return entries[0] if entries else None
 
     def submit_brief(self, summary: str, promote_hints: Optional[list] = None,
                      noise_hints: Optional[list] = None, completed_intents: Optional[list] = None) -> dict:
@@ -163,8 +158,8 @@ class MemoryClient:
             params["status"] = status
         return self._drafts_call("GET", "/drafts", params=params).get("entries", [])
 
-    def draft(self, draft_id: str, review: bool = False) -> dict:
-        return self.request("GET", f"/drafts/{draft_id}", params={"review": "true"} if review else None)
+    def draft(self, draft_id: str) -> dict:
+        return self.request("GET", f"/drafts/{draft_id}")
 
     def draft_chain(self, draft_id: str) -> list:
         return self.request("GET", f"/drafts/{draft_id}/chain").get("attempts", [])
@@ -172,17 +167,8 @@ class MemoryClient:
     def submit_draft(self, body: dict) -> dict:
         return self._drafts_call("POST", "/drafts", json=body)
 
-    def review_draft(self, draft_id: str, decisions: list, note: Optional[str] = None) -> dict:
-        body: dict = {"decisions": decisions}
-        if note:
-            body["note"] = note
-        return self.request("POST", f"/drafts/{draft_id}/review", json=body)
-
     def close_draft(self, draft_id: str) -> dict:
         return self.request("POST", f"/drafts/{draft_id}/close")
-
-    def audit(self, limit: int = 20) -> dict:
-        return self.request("GET", "/audit", params={"limit": limit})
 
     # ------------------------------------------------------------ near-term
     def add_near(self, intent: str, topic: Optional[str] = None, expires_at: Optional[float] = None,
@@ -206,31 +192,7 @@ class MemoryClient:
         return self.request("POST", "/search", json=body).get("hits", [])
 
     def memory(self, memory_id: str) -> Optional[dict]:
-        try:
-            return self.request("GET", f"/memory/{memory_id}")
-        except MemoryRefused as exc:
-            if exc.status == 404:
-                return None
-            raise
-
-    def satellites(self, core_id: str) -> Optional[dict]:
-        try:
-            return self.request("GET", f"/long/{core_id}/satellites")
-        except MemoryRefused as exc:
-            if exc.status == 404:
-                return None
-            raise
-
-    def long(self, include_superseded: bool = False, include_satellites: bool = False) -> list:
-        return self.request("GET", "/long", params={
-            "include_superseded": str(include_superseded).lower(),
-            "include_satellites": str(include_satellites).lower()}).get("entries", [])
-
-    def forget(self, memory_id: str, reason: str) -> dict:
-        return self.request("POST", f"/long/{memory_id}/forget", json={"reason": reason})
-
-    def tombstones(self) -> list:
-        return self.request("GET", "/tombstones").get("entries", [])
+        return self.get_or_none(f"/memory/{memory_id}")
 
     # ------------------------------------------------------------ tidy
     def tidy(self, *, age_out: bool, near: bool, sweep: bool, purge: bool) -> dict:

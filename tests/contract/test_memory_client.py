@@ -1,4 +1,5 @@
-"""MemoryClient against the real SerenMemory: every method the hippocampus relies on, and its two errors."""
+"""MemoryClient against the real SerenMemory: every method the hippocampus relies on, and its two errors;
+and the harness's ReviewingClient, the calls only tests make (review, forget, read long-term memory)."""
 from __future__ import annotations
 
 import threading
@@ -8,6 +9,7 @@ import pytest
 import requests
 
 from hippocampus.memory import NO_DRAFTS, MemoryClient, MemoryError_, MemoryRefused, MemoryUnavailable
+from tests.harness.memory_client import ReviewingClient
 from tests.harness.memory_server import free_port
 
 
@@ -22,8 +24,8 @@ class CountingSession(requests.Session):
 
 
 @pytest.fixture
-def client(memory) -> MemoryClient:
-    return MemoryClient(memory.url, timeout=30)
+def client(memory) -> ReviewingClient:
+    return ReviewingClient(memory.url, timeout=30)
 
 
 def _draft_with_one_core(short_id: str, content: str = "the fish dream had a very long tail",
@@ -34,7 +36,7 @@ def _draft_with_one_core(short_id: str, content: str = "the fish dream had a ver
                             "rationale": "it came up"}]}
 
 
-def _approved_core(client: MemoryClient, hand, content: str = "the fish dream had a very long tail") -> str:
+def _approved_core(client: ReviewingClient, hand, content: str = "the fish dream had a very long tail") -> str:
     sid = hand.short(content, topic="fish, dreams")
     res = client.submit_draft(_draft_with_one_core(sid, content))
     out = client.review_draft(res["id"], [{"op": 0, "verdict": "approve"}])
@@ -58,7 +60,7 @@ def test_features_are_listed_and_cached(memory):
 def test_health_and_reachable(client):
     assert client.health()["ok"] is True
     assert client.reachable() is True
-    assert MemoryClient(f"http://127.0.0.1:{free_port()}", timeout=2).reachable() is False
+    assert ReviewingClient(f"http://127.0.0.1:{free_port()}", timeout=2).reachable() is False
 
 
 def test_the_bearer_is_sent(memory, monkeypatch):

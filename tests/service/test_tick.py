@@ -8,7 +8,7 @@ import time
 import requests
 
 from hippocampus import gate
-from hippocampus.memory import MemoryClient
+from tests.harness.memory_client import ReviewingClient
 from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
 from tests.service.test_tend import scripted_model, seed
@@ -28,7 +28,7 @@ def scheduler_settled(svc) -> bool:
 
 def a_core_to_forget(memory_url: str, hand) -> str:
     """One long-term memory, landed and its draft closed, so that no chain is open."""
-    client = MemoryClient(memory_url)
+    client = ReviewingClient(memory_url)
     sid = hand.short("the old address was on elm street", topic="address")
     d = client.submit_draft({"summary": "an address", "attempt": 1, "terminal": False,
                              "operations": [{"kind": "new_core", "content": "the old address was on elm street",
