@@ -72,10 +72,12 @@ def decide(snap: Snapshot, state: Mapping, cfg, now: float, asked: Asked = Asked
         steps.append(Step(PURGE))
     if asked.tend:
         steps.extend(Step(CLOSE, chain=c) for c in snap.landed if c.cluster_id not in closing)
+        # a chain whose cull is recorded is being closed (an ended chain's denials are still in Memory)
+        due = [c for c in snap.redrafts_due if c.cluster_id not in closing]
         redraft = asked.redraft
-        if redraft is None and snap.redrafts_due:
+        if redraft is None and due:
             redraft = sleep_time(snap, cfg, state, now)
-        steps.extend(Step(REDRAFT if redraft else DEFER, chain=c) for c in snap.redrafts_due)
+        steps.extend(Step(REDRAFT if redraft else DEFER, chain=c) for c in due)
     if asked.check:
         steps.append(_gate(snap, state, cfg, now))
     return steps

@@ -82,6 +82,7 @@ def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, mak
     brief, draft_id = landed_chain(cfg, make_ctx, hand, deny)
 
     dying = make_ctx(cfg)
+    dying.memory = CountingMemory(cfg.memory.url)
     kill = KillAfter(dying, nth)
     try:
         tend(dying)
@@ -92,6 +93,7 @@ def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, mak
         assert nth > len(kill.writes), "KILL_AFTER must reach past the cull's last durable write"
 
     restarted = make_ctx(cfg)                                   # a new process reads the state file
+    restarted.memory = CountingMemory(cfg.memory.url)
     tend(restarted)
     again = make_ctx(cfg)
     again.memory = CountingMemory(cfg.memory.url)
@@ -105,6 +107,8 @@ def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, mak
     assert [e["brief_id"] for e in consumed] == [brief], where
     ended = [e for e in events if e["type"] == "chain_ended"]
     assert [e["cluster_id"] for e in ended] == ([draft_id] if deny else []), where
+    closes = [c for c in dying.memory.calls + restarted.memory.calls if c.endswith(f"/drafts/{draft_id}/close")]
+    assert len(closes) == 1, f"{where}: the draft closed {len(closes)} times"          # a close is recorded
     assert again.state.get("closing") == {}, where
     assert not any("/consume" in c or "/close" in c for c in again.memory.calls), where
     assert hand.open_briefs() == [] and hand.drafts("pending") == [] and hand.drafts("reviewed") == [], where

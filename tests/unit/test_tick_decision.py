@@ -66,6 +66,8 @@ ROWS = [
      d.Asked(), [d.FINISH_SUBMIT, d.PURGE, d.WAIT_CHAIN]),
     ("a close cut short is finished, never started twice", [LANDED], [],
      {**SLEPT, "closing": {"d1": {"cluster_id": "d1"}}}, d.Asked(), [d.FINISH_CLOSE, d.PURGE, d.NOT_BEDTIME]),
+    ("an ended chain's cut-short close is finished, never redrafted", [DENIED], [],
+     {**SLEPT, "closing": {"d1": {"cluster_id": "d1"}}}, d.Asked(), [d.FINISH_CLOSE, d.PURGE, d.WAIT_CHAIN]),
     ("POST /tend: the chain part only", [LANDED, draft("d2", "reviewed", [op("denied")])], [brief("b2")], SLEPT,
      d.Asked(check=False), [d.CLOSE, d.REDRAFT]),
     ("POST /check: the gate part only", [LANDED], [brief("b2")], SLEPT, d.Asked(tend=False), [d.PURGE, d.SLEEP]),
