@@ -16,11 +16,13 @@ class Board:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._snaps: dict = {}
+        self.version = 0            # bumped by every put: what the status is built from has changed
 
     def put(self, name: str, snapshot: dict) -> None:
         snapshot = copy.deepcopy(snapshot)
         with self._lock:
             self._snaps[name] = snapshot
+            self.version += 1
 
     def get(self, name: str, default=None):
         """The latest snapshot (read-only: never change what this returns)."""

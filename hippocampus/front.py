@@ -15,7 +15,8 @@ from actors.messages import Check, RestartChild, Sleep, Tend
 from hippocampus.cycle import Busy  # noqa: F401 - re-exported for the front-ends
 from hippocampus.memory import MemoryError_
 from hippocampus.status.boards import event_say
-from hippocampus.status.read import build_status
+from hippocampus.status.cache import StatusCache
+from hippocampus.status.read import build_status, built_from
 from hippocampus.status.reports import restart_words, result, run_words
 from hippocampus.status.watch import MemoryWatch, ModelWatch
 from hippocampus.stopping import ServiceStopping
@@ -58,10 +59,16 @@ class Front:
         self.model_watch = ModelWatch(runtime.cfg.model)
         for watch in (self.memory_watch, self.model_watch):
             watch.snapshot()            # the first look starts now, in the background
+        self._status = StatusCache(lambda: build_status(runtime, self.memory_watch, self.model_watch),
+                                   lambda: built_from(runtime, self.memory_watch, self.model_watch))
 
     # ------------------------------------------------------------ reading
     def status(self) -> dict:
-        return build_status(self.rt, self.memory_watch, self.model_watch)
+        return self._status.status()
+
+    def status_body(self) -> bytes:
+        """GET /status's JSON, encoded once per change of what the status is built from."""
+        return self._status.body()
 
     def health(self) -> dict:
         return {"ok": True, "memory_reachable": bool(self.memory_watch.refresh()["reachable"])}

@@ -46,6 +46,7 @@ class State:
         self._lock = threading.RLock()          # readers and writers of the data: held briefly
         self._write_lock = threading.Lock()     # one disk write at a time, never held by a reader
         self.write_error: Optional[str] = None
+        self.version = 0                        # bumped by every write: the status is built anew after it
         self._data = copy.deepcopy(DEFAULTS)
         if self.path:
             loaded = read_or_set_aside(self.path, "state")
@@ -108,6 +109,7 @@ class State:
     def save(self) -> None:
         """Write the state as it is now. The data lock is held only to encode it, never across the fsync,
         so /status is never kept waiting by a slow disk."""
+        self.version += 1
         if not self.path:
             return
         with self._write_lock:

@@ -31,6 +31,7 @@ class VoiceCard:
         self.max_chars = max_chars
         self.clock = clock
         self._lock = threading.Lock()
+        self._seen: Optional[tuple] = None      # (the file's stat, its version) at the last version()
 
     def _read(self) -> list:
         import json
@@ -58,8 +59,19 @@ class VoiceCard:
         return v[-1] if v else None
 
     def version(self) -> int:
+        """The current card's version, read again only when the file has changed (the status asks often)."""
+        try:
+            st = self.path.stat()
+            sig: Optional[tuple] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            sig = None
+        seen = self._seen
+        if seen is not None and seen[0] == sig:
+            return seen[1]
         cur = self.current()
-        return int(cur["version"]) if cur else 0
+        version = int(cur["version"]) if cur else 0
+        self._seen = (sig, version)
+        return version
 
     def history(self, limit: int = 10) -> list:
         return list(reversed(self.versions()))[:max(1, min(200, limit))]

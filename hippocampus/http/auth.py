@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import threading
 import time
 
 import falcon
@@ -117,7 +118,40 @@ def escape_waitress_log() -> None:
     logger = logging.getLogger("waitress")
     if not any(isinstance(f, EscapedMessages) for f in logger.filters):
         logger.addFilter(EscapedMessages())
+    queue = logging.getLogger("waitress.queue")
+    if not any(isinstance(f, QueueDepthLines) for f in queue.filters):
+        queue.addFilter(QueueDepthLines())
     quiet_mcp_session_lines()
+
+
+class QueueDepthLines(logging.Filter):
+    """waitress warns "Task queue depth is N" for every request that waits for a free thread: under a burst
+    that is a line per request (1,400 in 8 s of 16 viewers), written by the threads the burst needs. One
+    line a minute says it, with the deepest queue and how many lines it stands for."""
+
+    EVERY = 60.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._last, self._held, self._deepest = -self.EVERY, 0, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        depth = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if not isinstance(depth, int):
+            return True
+        with self._lock:
+            self._deepest = max(self._deepest, depth)
+            now = time.monotonic()
+            if now - self._last < self.EVERY:
+                self._held += 1
+                return False
+            held, deepest = self._held, self._deepest
+            self._last, self._held, self._deepest = now, 0, 0
+        record.msg, record.args = ("every request thread was busy: %d requests waited for one since the last "
+                                   "such line (the deepest queue %d); if this is steady, raise server.threads",
+                                   (held + 1, deepest))
+        return True
 
 
 # The SDK logs "Terminating session: None" (stateless: every call is a session) and "Created new

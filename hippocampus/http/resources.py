@@ -50,7 +50,8 @@ class Health(Route):
 
 class Status(Route):
     def on_get(self, req, resp):
-        resp.media = self.front.status()
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = self.front.status_body()
 
 
 class SleepRoute(Route):

@@ -18,6 +18,16 @@ def wakeup(board: dict) -> dict:
     return view
 
 
+def built_from(rt, memory: MemoryWatch, model: ModelWatch) -> tuple:
+    """What build_status reads, as cheap versions and references: equal while none of it has changed.
+    The service's clock to the second is part of it (the words say "in 4 h", "3 min ago")."""
+    ctx = rt.ctx
+    return (rt.board.version, ctx.state.version, ctx.state.write_error, ctx.cycle.holder(), ctx.last_snapshot,
+            tuple(ctx.progress.items()), memory.current(), model.current() if model.watched else None,
+            ctx.events.write_error, ctx.voice.version() if ctx.voice is not None else None,
+            int(ctx.clock.now()))
+
+
 def build_status(rt, memory: MemoryWatch, model: ModelWatch) -> dict:
     """The read model: the board, the durable state, the last snapshot and the two watches; no Memory call."""
     cfg, ctx = rt.cfg, rt.ctx

@@ -18,21 +18,31 @@ class Watch:
         self._lock = threading.Lock()
         self._snap = {**first, "checked_at": 0.0}
         self._running = False
+        self.version = 0        # bumped by every answer of the probe
 
     def refresh(self) -> dict:
         snap = {**self.probe(), "checked_at": time.time()}
         with self._lock:
             self._snap = snap
             self._running = False
+            self.version += 1
         return snap
 
     def snapshot(self) -> dict:
         with self._lock:
-            snap = dict(self._snap)
-            if time.time() - snap["checked_at"] > self.ttl and not self._running:
-                self._running = True
-                threading.Thread(target=self.refresh, name="status-watch", daemon=True).start()
-        return snap
+            self._look_again_if_stale()
+            return dict(self._snap)
+
+    def current(self) -> int:
+        """The version of the last answer (a look again started if it is stale): cheaper than snapshot()."""
+        with self._lock:
+            self._look_again_if_stale()
+            return self.version
+
+    def _look_again_if_stale(self) -> None:
+        if time.time() - self._snap["checked_at"] > self.ttl and not self._running:
+            self._running = True
+            threading.Thread(target=self.refresh, name="status-watch", daemon=True).start()
 
 
 class MemoryWatch(Watch):

@@ -42,11 +42,12 @@ def seconds_arg(default: float) -> float:
 class Floor:
     """tests/bench/floor_server.py: bare Falcon on waitress, a fixed body of the same size."""
 
-    def __init__(self):
+    def __init__(self, body_bytes: int = 4500, threads: int = 8):
         from _common import cpu_seconds
 
         port = free_port()
-        self.proc = subprocess.Popen([PY, str(HERE / "floor_server.py"), str(port)], env=service_env(),
+        self.proc = subprocess.Popen([PY, str(HERE / "floor_server.py"), str(port), str(threads), str(body_bytes)],
+                                     env=service_env(),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{port}"
         self.cpu = lambda: cpu_seconds(self.proc.pid)
@@ -90,7 +91,7 @@ def main() -> None:
             hand.brief("all of it mattered", promote=list(TOPICS))
             svc = ServiceProc(work / f"run{i}", mem.url, model={"url": fm.url},
                               sleep={"promote_min_evidence": 2}).start()
-            floor = Floor()
+            floor = Floor(len(requests.get(svc.url + "/status", timeout=5).content))
             try:
                 load(svc.url, "/status", 4, 1.0)                       # warm
                 load(floor.url, "/status", 4, 1.0)

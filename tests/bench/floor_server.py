@@ -1,16 +1,20 @@
 """The floor for bench_status: a bare Falcon app on waitress (same thread count) answering GET /status
-with a fixed body the size of the real one. Whatever the real /status costs beyond this is ours.
+with a fixed body of the real one's size (the bench measures it first). Whatever the real /status costs
+beyond this is ours.
 
-    python tests/bench/floor_server.py <port> [<threads>]
+    python tests/bench/floor_server.py <port> [<threads> [<body bytes>]]
 """
 from __future__ import annotations
 
+import json
 import sys
 
 import falcon
 from waitress import serve
 
-BODY = {"service": "seren-hippocampus", "padding": "x" * 1500, "n": list(range(20))}
+SIZE = int(sys.argv[3]) if len(sys.argv) > 3 else 4500
+BODY = {"service": "seren-hippocampus", "padding": "", "n": list(range(20))}
+BODY["padding"] = "x" * max(0, SIZE - len(json.dumps(BODY)))
 
 
 class Fixed:

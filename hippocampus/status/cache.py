@@ -1,0 +1,47 @@
+"""The status, built and serialised once per change of what it is built from, and served as bytes.
+
+Every viewer polls /status; under load most requests see the same board, state and clock second as the
+one before. The key (read.built_from) is a tuple of versions and references, compared in microseconds;
+only a changed key builds the status and encodes it again.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from typing import Callable
+
+
+def encode(status: dict) -> bytes:
+    """The JSON the HTTP answer carries (as Falcon's own media handler writes it)."""
+    return json.dumps(status, ensure_ascii=False).encode("utf-8")
+
+
+class StatusCache:
+    def __init__(self, build: Callable[[], dict], key: Callable[[], tuple]) -> None:
+        self._build, self._key = build, key
+        self._lock = threading.Lock()           # one build at a time; readers of a fresh entry never wait
+        self._entry: tuple = (object(), None, b"")
+        self.builds = 0
+
+    def _current(self) -> tuple:
+        key = self._key()
+        entry = self._entry
+        if entry[0] == key:
+            return entry
+        with self._lock:
+            entry = self._entry
+            if entry[0] != key:                 # not built by another thread meanwhile
+                status = self._build()
+                entry = (key, status, encode(status))
+                self._entry = entry
+                self.builds += 1
+        return entry
+
+    def body(self) -> bytes:
+        """The status as the JSON bytes of the HTTP answer."""
+        return self._current()[2]
+
+    def status(self) -> dict:
+        """The status as a mapping of the caller's own (a copy: callers add to it)."""
+        return copy.deepcopy(self._current()[1])

@@ -1,0 +1,88 @@
+"""/status is built once per change of what it is built from: after any change, the cached status is the
+status built from scratch; without one, nothing is built again."""
+from __future__ import annotations
+
+import socket
+from types import SimpleNamespace
+
+import pytest
+
+from actors.board import Board
+from hippocampus.clock import FakeClock
+from hippocampus.config import Config
+from hippocampus.context import Context
+from hippocampus.events import EventLog
+from hippocampus.memory import MemoryClient
+from hippocampus.state import State
+from hippocampus.status.cache import StatusCache, encode
+from hippocampus.status.read import build_status, built_from
+from hippocampus.status.watch import MemoryWatch, ModelWatch
+from hippocampus.tick.snapshot import Snapshot
+from hippocampus.voice import VoiceCard
+
+NEVER = 1e12        # the watches look again only when a test says so
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def world(tmp_path):
+    cfg = Config()
+    cfg.model.url = f"http://127.0.0.1:{closed_port()}/v1"
+    clock = FakeClock()
+    memory = MemoryClient(f"http://127.0.0.1:{closed_port()}", timeout=1)
+    ctx = Context(cfg=cfg, memory=memory, state=State(None), events=EventLog(None, clock), clock=clock,
+                  voice=VoiceCard(tmp_path / "voice.json", max_chars=2000, clock=clock))
+    rt = SimpleNamespace(cfg=cfg, ctx=ctx, board=Board())
+    mem_watch, model_watch = MemoryWatch(memory, ttl=NEVER), ModelWatch(cfg.model, ttl=NEVER)
+    fresh = lambda: build_status(rt, mem_watch, model_watch)          # noqa: E731
+    cache = StatusCache(fresh, lambda: built_from(rt, mem_watch, model_watch))
+    return SimpleNamespace(rt=rt, ctx=ctx, clock=clock, mem_watch=mem_watch, model_watch=model_watch,
+                           fresh=fresh, cache=cache)
+
+
+CHANGES = {
+    "an actor publishes": lambda w: w.rt.board.put("scheduler", {"ticks": 7, "next_tick_at": 5.0}),
+    "the state is written": lambda w: w.ctx.state.set(brief_misses=2),
+    "a cycle starts": lambda w: w.ctx.cycle.enter("sleep"),
+    "a sleep's progress": lambda w: w.ctx.progress.update(what="sleeping", piles=3, piles_done=1),
+    "a tick reads Memory": lambda w: setattr(w.ctx, "last_snapshot", Snapshot(at=w.clock.now())),
+    "the clock moves a second": lambda w: w.clock.advance(1),
+    "the event log cannot be written": lambda w: setattr(w.ctx.events, "write_error", "the disk is full"),
+    "Memory is looked at again": lambda w: w.mem_watch.refresh(),
+    "the model is looked at again": lambda w: w.model_watch.refresh(),
+    "the voice card is written": lambda w: w.ctx.voice.set("I speak of myself as she."),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_after_a_change_the_cached_status_is_the_status_built_anew(world, change):
+    before = world.cache.status()
+    CHANGES[change](world)
+    after = world.cache.status()
+    assert after == world.fresh()
+    assert after != before, "the change should show in the status"
+    assert world.cache.body() == encode(after)
+
+
+def test_without_a_change_the_status_is_built_once(world):
+    world.cache.body()
+    for _ in range(50):
+        world.cache.body()
+        world.cache.status()
+    assert world.cache.builds == 1
+    world.clock.advance(0.4)             # words are to the second: the same second builds nothing
+    world.cache.body()
+    assert world.cache.builds == 1
+
+
+def test_a_caller_changing_its_status_changes_nobody_elses(world):
+    mine = world.cache.status()
+    mine["quality"] = {"added": "by MCP's sleep_status"}
+    mine["say"]["headline"] = "changed"
+    assert "quality" not in world.cache.status()
+    assert world.cache.status()["say"]["headline"] != "changed"
