@@ -50,6 +50,7 @@ class Service:
         self._mcp_done = threading.Event()
         self._mcp_lock = threading.Lock()
         self._torn_down = False
+        self._mcp_started = False
         self._port = cfg.server.port if port is None else port
         self.server = None
         self._stopped = threading.Event()
@@ -79,7 +80,7 @@ class Service:
         bound_clients(self.server, self.cfg.server.header_timeout_seconds)   # a late request head is closed
         try:
             self.runtime.start()
-            self._mount_mcp_in_background()
+            self._offer_mcp()
         except BaseException:
             # the listener and waitress's threads go with a failed start
             release(getattr(self.server, "_map", None) or self.server.map)
@@ -89,21 +90,34 @@ class Service:
         return self
 
     # ------------------------------------------------------------ MCP, mounted off the start path
-    # Importing the MCP SDK is most of a cold start (pydantic, starlette, the SDK): it is done on a
-    # thread of its own so /health answers at once; a request to /mcp meanwhile waits for it.
+    # The MCP SDK is half of the resident memory (about 42 MB here: pydantic models for two protocol
+    # versions, starlette, uvicorn) and most of a cold start. It is imported on the first request to /mcp,
+    # on a thread of its own; a box whose MCP client never calls keeps that memory, and /health answers
+    # at once either way.
     @property
     def mcp(self):
-        """The mounted MCP endpoint, or None without the [mcp] extra (waits for the mount to finish)."""
+        """The mounted MCP endpoint, or None without the [mcp] extra (mounts it now if no call has yet, and
+        waits for the mount to finish)."""
+        self._start_mcp_mount()
         self._mcp_done.wait(120)
         return self._mcp
 
-    def _mount_mcp_in_background(self) -> None:
+    def _offer_mcp(self) -> None:
         try:
             from hippocampus.mcp.mount import mount_path, path_pattern
         except ImportError:
             self._mcp_done.set()
             return
         self.app.add_sink(_WhileMounting(self), path_pattern(mount_path()))
+
+    def _start_mcp_mount(self) -> None:
+        with self._mcp_lock:
+            if self._mcp_started or self._mcp_done.is_set():
+                return
+            if self._torn_down:                 # stopped before any call: nothing to mount
+                self._mcp_done.set()
+                return
+            self._mcp_started = True
         threading.Thread(target=self._mount_mcp, name="mcp-mount", daemon=True).start()
 
     def _mount_mcp(self) -> None:
@@ -208,9 +222,12 @@ class Service:
             log.exception("stopping the request threads")
         # A stop never waits out a slow MCP import (SIGTERM must exit in seconds): a mount that
         # finishes after this stops its own bridge (_mount_mcp).
-        self._mcp_done.wait(1.0)
+        if self._mcp_started:
+            self._mcp_done.wait(1.0)
         with self._mcp_lock:
             self._torn_down = True
+            if not self._mcp_started:
+                self._mcp_done.set()            # never called: nothing was mounted
             mounted = self._mcp if self._mcp_done.is_set() else None
         if mounted is not None:
             mounted.stop()
@@ -229,7 +246,8 @@ def _freeze_startup_objects(collect: bool = True) -> None:
 
 
 class _WhileMounting:
-    """/mcp until the background mount is done: wait for it, then answer as the mounted endpoint would."""
+    """/mcp until the endpoint is mounted: the first call starts the mount and every call waits for it, then
+    answers as the mounted endpoint would (which takes /mcp over from here on)."""
 
     def __init__(self, service: Service):
         self.service = service

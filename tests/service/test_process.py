@@ -144,13 +144,6 @@ def test_the_sample_config_serves_and_stops_cleanly_on_sigterm_and_sigint(tmp_pa
         assert root["mode"] == "thread" and root["memory"] == memory.url and root["model"] == "configured"
         assert "warning" not in p.stderr().lower(), p.stderr()
     for sig, port, p in runs:
-        # let the background MCP mount finish first, so one process's import does not eat the other's
-        # stop budget on a busy box (the banner test below stops one mid-mount)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and p.p.poll() is None and not any(
-                m in p.stderr() for m in ("MCP tools at", "no MCP endpoint", "MCP endpoint could not")):
-            time.sleep(0.05)
-    for sig, port, p in runs:
         assert p.stop(sig) == 0, (sig.name, p.stderr())
         err = p.stderr()
         assert "Traceback" not in err, err
@@ -247,3 +240,33 @@ def test_an_open_bind_with_consent_starts_with_the_banner_and_drains_on_sigterm(
         assert answer.get("status") == 200, (answer, p.stderr())
         assert answer["body"] == {"ok": True, "memory_reachable": True}
         assert "Traceback" not in p.stderr()
+
+
+# ---------------------------------------------------------------- MCP on its first call
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_the_mcp_sdk_is_loaded_on_the_first_mcp_call_not_before(tmp_path, procs, memory):
+    """A box whose MCP client never calls keeps the SDK's memory; the first call still answers."""
+    pytest.importorskip("mcp.server")
+    port = free_port()
+    p = _start(procs, tmp_path, _sample_config(tmp_path, port, memory.url))
+    p.wait_healthy(port)
+    assert "MCP tools at" not in p.stderr()
+    idle = _rss_mb(p.p.pid)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    r = requests.post(f"http://127.0.0.1:{port}/mcp", json=init, timeout=60,
+                      headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    assert r.json()["result"]["serverInfo"]["name"] == "seren-hippocampus"
+    assert "MCP tools at" in p.stderr()
+    grown = _rss_mb(p.p.pid) - idle
+    assert grown > 15, f"the first MCP call grew the process by only {grown:.1f} MB: was the SDK loaded at start?"
+    assert p.stop(signal.SIGTERM) == 0, p.stderr()
