@@ -217,11 +217,24 @@ class ServiceProc:
         raise RuntimeError(f"the service did not answer /health within {timeout} s; see {self.log_path}")
 
     def wait_mcp(self, timeout: float = 120.0) -> float:
-        """Block until /mcp is mounted (a POST there waits for the background mount); seconds waited."""
+        """Call /mcp once (the first call mounts it) and wait for the answer; seconds waited."""
         t0 = time.monotonic()
         requests.post(self.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                       headers={"Accept": "application/json, text/event-stream"}, timeout=timeout)
         return time.monotonic() - t0
+
+    def mcp_tool_call(self, name: str = "sleep_status", timeout: float = 120.0) -> dict:
+        """One MCP tool call over JSON-RPC, as a client makes it (initialize, then tools/call)."""
+        h = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "bench", "version": "1"}}}
+        requests.post(self.url + "/mcp", json=init, headers=h, timeout=timeout).raise_for_status()
+        r = requests.post(self.url + "/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                                   "params": {"name": name, "arguments": {}}},
+                          headers={**h, "MCP-Protocol-Version": "2025-06-18"}, timeout=timeout)
+        r.raise_for_status()
+        return r.json()["result"]
 
     def cpu(self) -> float:
         return cpu_seconds(self.pid)

@@ -1,5 +1,6 @@
 """GET /status under 16 concurrent keep-alive clients for 10 s: idle, and while a sleep waits on a model
-that takes 3 s per answer. p50, p99 and requests/s; target p99 <= 10 ms in both.
+that takes 3 s per answer. p50, p99 and requests/s; target p99 <= 10 ms in both, and beside the bare app
+(floor_server.py) in the same run: p99 within 1.2x of its p99, requests/s at least 0.8x its.
 
 Two loads, both 16 connections:
   saturating  each client sends its next request as soon as the last is answered (closed loop): the
@@ -26,6 +27,8 @@ from tests.harness.fake_model import FakeModel
 from tests.harness.reviewer import MemoryHand
 
 TARGET_P99_MS = 10.0
+FLOOR_P99_X = 1.2           # p99 within 1.2x of the bare app's under the same load, in the same run
+FLOOR_RPS_X = 0.8           # and at least 0.8x its requests per second
 CLIENTS = 16
 PACED_RATE = 20.0
 MODEL_DELAY = 3.0
@@ -114,6 +117,12 @@ def main() -> None:
     finally:
         fm.stop()
         mem.stop()
+    table(f"GET /status, {CLIENTS} clients x {seconds:g} s, median of {runs} runs", summary(results))
+
+
+def summary(results: dict) -> list:
+    """Each phase's figures, and the saturating ones beside the bare app's of the same run: p99 within
+    1.2x of the floor's, requests/s at least 0.8x (the ratios are taken run by run, then the median)."""
     rows = []
     for name, rs in results.items():
         p50, p99 = median([r["p50"] for r in rs]), median([r["p99"] for r in rs])
@@ -123,7 +132,14 @@ def main() -> None:
                      "(bare falcon+waitress, same load)" if floor else f"p99 <= {TARGET_P99_MS:g} ms",
                      None if floor else p99 <= TARGET_P99_MS))
         rows.append((f"{name}: requests/s, service CPU per request", f"{rps:.0f}/s, {cpu:.2f} ms", "(info)", None))
-    table(f"GET /status, {CLIENTS} clients x {seconds:g} s, median of {runs} runs", rows)
+        base = results.get("floor " + name.split(" ", 1)[-1])
+        if floor or not base:
+            continue
+        p99_x = median([r["p99"] / f["p99"] for r, f in zip(rs, base)])
+        rps_x = median([r["rps"] / f["rps"] for r, f in zip(rs, base)])
+        rows.append((f"{name}: p99 / the floor's", f"{p99_x:.2f}x", f"<= {FLOOR_P99_X}x", p99_x <= FLOOR_P99_X))
+        rows.append((f"{name}: requests/s / the floor's", f"{rps_x:.2f}x", f">= {FLOOR_RPS_X}x", rps_x >= FLOOR_RPS_X))
+    return rows
 
 
 if __name__ == "__main__":
