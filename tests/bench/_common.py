@@ -21,6 +21,8 @@ import requests
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from hippocampus.demo_support.waiting import free_port, wait_for as _wait_for  # noqa: E402,F401 - benches import them from here
 PY = sys.executable
 HERE = Path(__file__).resolve().parent
 CLK = os.sysconf("SC_CLK_TCK")
@@ -44,20 +46,9 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for(pred: Callable[[], object], timeout: float = 30.0, interval: float = 0.01, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    """The package's poll (hippocampus.demo_support.waiting), with the benches' longer default deadline."""
+    return _wait_for(pred, timeout=timeout, interval=interval, what=what)
 
 
 # ---------------------------------------------------------------- stats and the table
