@@ -26,6 +26,7 @@ from hippocampus.front import Front
 from hippocampus.http.app import create_app
 from hippocampus.http.bind import BindError, bind, release  # noqa: F401 - BindError: what a caller of start() catches
 from hippocampus.http.guard_clients import bound_clients, client_bounds
+from hippocampus.http.loop import use_kept_selector
 
 log = logging.getLogger("hippocampus.server")
 STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
@@ -72,12 +73,14 @@ class Service:
             self.app, map=socket_map, host=self.cfg.server.host, port=self._port,
             threads=self.cfg.server.threads, ident="seren-hippocampus",
             clear_untrusted_proxy_headers=True,
-            # poll(), not select(): select() cannot take a descriptor numbered
-            # 1,024 or more, and its ValueError ends waitress's loop thread.
+            # never select(): it cannot take a descriptor numbered 1,024 or more, and its ValueError
+            # ends waitress's loop thread. The loop runs on a kept selector (http/loop.py); poll() is
+            # what waitress itself would use if that were ever undone.
             asyncore_use_poll=True,
             # connection limit, idle timeout, body cap (guard_clients)
             **client_bounds(self.cfg.server)), self.cfg.server.host, self._port)
         bound_clients(self.server, self.cfg.server.header_timeout_seconds)   # a late request head is closed
+        use_kept_selector(self.server)
         try:
             self.runtime.start()
             self._offer_mcp()
