@@ -15,16 +15,25 @@ import shlex
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
 from urllib.parse import urlsplit
 
 import requests
 
-from . import lifecycle_process as procs
 from .clock import Clock
 from .config import ModelConfig
 from .lifecycle_observatory import HOLDER, Observatory
 from .model import ModelUnavailable
+
+if TYPE_CHECKING:
+    from .lifecycle_process import ServerProcess
+
+
+def procs():
+    """lifecycle_process, and psutil under it: imported when a model is managed, not at every start-up."""
+    from . import lifecycle_process
+
+    return lifecycle_process
 
 log = logging.getLogger("hippocampus.lifecycle")
 
@@ -63,7 +72,7 @@ class ModelLifecycle:
         self._lock = threading.RLock()
         self.observatory = Observatory(self.lc)
         self.state, self.started_by_us, self.last_error = LifecycleState.STOPPED, False, ""
-        self.server: Optional[procs.ServerProcess] = None   # the process we run (launched or adopted)
+        self.server: Optional[ServerProcess] = None   # the process we run (launched or adopted)
         self._how: Optional[str] = None  # "command" or "observatory"
         self._launched_at: Optional[float] = None  # clock time, for up_seconds_total
         self._log_offset = 0  # where this launch's lines start in model.log
@@ -155,7 +164,7 @@ class ModelLifecycle:
             if how == "observatory" and self.lc.via_observatory:
                 alive = self.healthy()
             else:
-                server = procs.adopt(p)
+                server = procs().adopt(p)
                 alive = server is not None
             if not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
@@ -187,7 +196,7 @@ class ModelLifecycle:
         u = urlsplit(self.cfg.url)
         port = u.port or (443 if u.scheme == "https" else 80)
         return [server, "-m", model, "--host", u.hostname or "127.0.0.1", "--port", str(port),
-                *shlex.split(self.lc.server_args, posix=not procs.WINDOWS)]
+                *shlex.split(self.lc.server_args, posix=not procs().WINDOWS)]
 
     # ------------------------------------------------------------ starting
     def _start(self) -> None:
@@ -201,12 +210,12 @@ class ModelLifecycle:
 
     def _launch_command(self) -> None:
         try:
-            cmd = procs.split_command(self.lc.start) if self.lc.start else self.built_command()
+            cmd = procs().split_command(self.lc.start) if self.lc.start else self.built_command()
         except FileNotFoundError as exc:
             self._fail(str(exc))
         try:
             self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-            server = procs.launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None)
+            server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None)
         except Exception as exc:  # noqa: BLE001 - any launch error fails the start
             self._fail(f"start failed: {type(exc).__name__}: {exc}")
         self.server, self._how, self.started_by_us = server, "command", True
@@ -288,7 +297,7 @@ class ModelLifecycle:
         cwd = os.path.expanduser(self.lc.cwd) if self.lc.cwd else None
         try:
             if self.lc.stop:
-                procs.run_stop_command(self.lc.stop, self.log_path, cwd)
+                procs().run_stop_command(self.lc.stop, self.log_path, cwd)
             elif self._how == "observatory":
                 self.observatory.stop("done drafting")
         except Exception as exc:  # noqa: BLE001 - stopping never raises
