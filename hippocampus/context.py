@@ -1,6 +1,7 @@
 """What the domain objects share: config, clients, the clock, state, events and the model gate."""
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
@@ -12,6 +13,8 @@ from .memory import MemoryClient
 from .model import ModelClient
 from .state import State
 from .stopping import StopFlag
+
+log = logging.getLogger("hippocampus.events")
 
 
 class ModelGate(Protocol):
@@ -52,6 +55,15 @@ class Context:
 
     def emit(self, type_: str, **fields: Any) -> dict:
         return self.events.emit(type_, **fields)
+
+    def emit_once(self, type_: str, key: str, **fields: Any) -> Optional[dict]:
+        """Emit the event unless the event log already holds one of this type with the same `key` field: a
+        step finished again after a crash (a cull, a submit, a sleep) says once what it did. The log is on
+        disk before emit returns."""
+        if any(e.get(key) == fields[key] for e in self.events.list(limit=self.events.keep, type_=type_)):
+            log.info("%s for %s was already said before the restart", type_, fields[key])
+            return None
+        return self.emit(type_, **fields)
 
     @property
     def mechanical(self) -> bool:

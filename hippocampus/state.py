@@ -40,6 +40,18 @@ DEFAULTS: dict = {
 HISTORY_KEEP = 40
 
 
+def history_with(row: dict):
+    """The change that adds a history row, keeping the newest HISTORY_KEEP of its kind: for add_history, or
+    for mutate_many(history=...) when the row goes in the same write as other keys."""
+    def add(rows: list) -> list:
+        rows.append(row)
+        kind = row.get("kind")
+        same = [r for r in rows if r.get("kind") == kind]
+        drop = {id(r) for r in same[:-HISTORY_KEEP]}
+        return [r for r in rows if id(r) not in drop]
+    return add
+
+
 class State:
     def __init__(self, path: Optional[Path]):
         self.path = Path(path) if path else None
@@ -89,13 +101,7 @@ class State:
         self.save()
 
     def add_history(self, row: dict) -> None:
-        def add(rows: list) -> list:
-            rows.append(row)
-            kind = row.get("kind")
-            same = [r for r in rows if r.get("kind") == kind]
-            drop = {id(r) for r in same[:-HISTORY_KEEP]}
-            return [r for r in rows if id(r) not in drop]
-        self.mutate("history", add)
+        self.mutate("history", history_with(row))
 
     def snapshot(self) -> dict:
         with self._lock:

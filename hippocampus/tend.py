@@ -116,8 +116,8 @@ def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str]
     denied_left = len(chain.denied_ops(step.latest))
     if denied_left and cid not in (ctx.state.get("ended_chains") or []):
         fields = {"why": why} if why else {}
-        emit_once(ctx, "chain_ended", "cluster_id", cluster_id=cid, draft_id=step.latest.get("id"),
-                  denied=denied_left, **fields)
+        ctx.emit_once("chain_ended", "cluster_id", cluster_id=cid, draft_id=step.latest.get("id"),
+                      denied=denied_left, **fields)
         ctx.state.mutate("ended_chains", lambda e: (e + [cid])[-200:])
         report["ended"].append(cid)
     brief_id = next((d.get("brief_id_used") for d in attempts if d.get("brief_id_used")), None)
@@ -154,7 +154,7 @@ def finish_closing(ctx: Context, cid: str, report: dict, snap: Snapshot) -> None
     if brief_id and not record["consumed"]:
         try:
             ctx.memory.consume_brief(brief_id, record["last_draft_id"])
-            emit_once(ctx, "brief_consumed", "brief_id", brief_id=brief_id, draft_id=record["last_draft_id"])
+            ctx.emit_once("brief_consumed", "brief_id", brief_id=brief_id, draft_id=record["last_draft_id"])
         except MemoryRefused as exc:
             if exc.status != 404:
                 raise
@@ -180,24 +180,15 @@ def finish_closing(ctx: Context, cid: str, report: dict, snap: Snapshot) -> None
     report["tidy"][cid] = tidy
     # said first, then the record dropped (with the misses and the catch-up flag, in one write): killed
     # between the two, the restart finds the record, finishes again and sees chain_closed already said
-    emit_once(ctx, "chain_closed", "cluster_id", cluster_id=cid, draft_id=record["last_draft_id"],
-              brief_id=brief_id, attempts=record["attempts"], landed=record["landed"], denied=record["denied"],
-              aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None)
+    ctx.emit_once("chain_closed", "cluster_id", cluster_id=cid, draft_id=record["last_draft_id"],
+                  brief_id=brief_id, attempts=record["attempts"], landed=record["landed"],
+                  denied=record["denied"], aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None)
     ctx.state.mutate_many(brief_misses=lambda _: 0,
                           closing=lambda c: {k: v for k, v in c.items() if k != cid},
                           chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid})
     report["closed"].append(cid)
     log.info("chain %s closed: %d landed, %d denied, %d attempt(s)", cid, record["landed"], record["denied"],
              record["attempts"])
-
-
-def emit_once(ctx: Context, type_: str, key: str, **fields) -> Optional[dict]:
-    """Emit the event unless the event log already holds one of this type with the same `key` field: a step
-    of a cull finished again after a crash says once what it did. The log is on disk before emit returns."""
-    if any(e.get(key) == fields[key] for e in ctx.events.list(limit=ctx.events.keep, type_=type_)):
-        log.info("%s for %s was already said before the restart", type_, fields[key])
-        return None
-    return ctx.emit(type_, **fields)
 
 
 def _retire_older_briefs(ctx: Context, used_id: str, open_briefs: tuple) -> None:
