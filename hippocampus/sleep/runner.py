@@ -16,6 +16,7 @@ from ..bedtime import is_catch_up
 from ..context import Context
 from ..memory import MemoryError_, MemoryRefused, MemoryUnavailable
 from ..replay import capture, scrub
+from ..state import history_with
 from ..stopping import ServiceStopping
 from ..tick.snapshot import read_for
 from .drafting import draft_pile, stamp, step_draft_id, submittable
@@ -53,7 +54,9 @@ def purge(ctx: Context) -> tuple:
 
 
 def finish_submit(ctx: Context, record: dict) -> None:
-    """After the draft landed in Memory: the review note, the event, the handover. Idempotent."""
+    """After the draft landed in Memory: the review note, the handover, draft_submitted (said once: a submit
+    finished again after a restart finds it in the log). The submit record is dropped with the sleep's
+    record (record_sleep), in one write. Idempotent."""
     cluster_id = record["cluster_id"]
     notes = ctx.state.get("review_notes") or {}
     note_id = notes.get(cluster_id)
@@ -65,11 +68,9 @@ def finish_submit(ctx: Context, record: dict) -> None:
             ctx.state.mutate("review_notes", lambda n: {**n, cluster_id: note_id})
         except MemoryError_ as exc:
             log.warning("could not leave the review note for draft %s: %s", record["draft_id"], exc)
-    ctx.state.mutate("chain_catch_up", lambda c: {**c, cluster_id: bool(record.get("catch_up"))})
-    ctx.state.set(submitting=None)
     ctx.gate.handover()
-    ctx.emit("draft_submitted", draft_id=record["draft_id"], operations=record["operations"],
-             kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
+    ctx.emit_once("draft_submitted", "draft_id", draft_id=record["draft_id"], operations=record["operations"],
+                  kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
 
 
 def resume_submit(ctx: Context, snap=None) -> Optional[str]:
@@ -91,7 +92,19 @@ def resume_submit(ctx: Context, snap=None) -> Optional[str]:
     log.info("finishing draft %s, submitted before the restart", record["draft_id"])
     _adopt_review_note(ctx, record)
     finish_submit(ctx, record)
+    record_sleep(ctx, resumed_report(ctx, record))     # its draft is in Memory, its brief attached: it slept
     return record["draft_id"]
+
+
+def resumed_report(ctx: Context, record: dict) -> dict:
+    """The report of a sleep whose draft landed before the restart: what it had done by its submit (kept in
+    the submit record), finished now. A record written before the report was kept in it gives what it has."""
+    report = new_report(ctx, {"id": record.get("brief_id")}, False, bool(record.get("catch_up")))
+    report.update(started_at=record.get("at"), operations=record.get("operations", 0))
+    report.update(record.get("sleep") or {})
+    report.update(draft_id=record["draft_id"], tidy={"deferred": "until the chain lands"},
+                  finished_at=ctx.clock.now(), duration_seconds=None, resumed=True)
+    return report
 
 
 def _adopt_review_note(ctx: Context, record: dict) -> None:
@@ -129,7 +142,37 @@ def new_report(ctx: Context, brief: Optional[dict], pulled: bool, catch_up: bool
             "brief_pulled": pulled, "brief_answered": None, "clusters": 0, "piles": 0, "operations": 0,
             "kinds": {}, "model_calls": 0, "cut_off": 0, "draft_id": None, "held_back": 0,
             "below_threshold": 0, "tidy": {}, "error": None, "catch_up": catch_up, "quiet": False,
-            "model_failures": [], "hints": None, "brief_unmatched": False, "interrupted": None}
+            "model_failures": [], "hints": None, "brief_unmatched": False, "interrupted": None,
+            "resumed": False}
+
+
+HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
+                "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed")
+
+
+def record_sleep(ctx: Context, report: dict) -> None:
+    """What a sleep records as it ends, the one place for both ways one ends: run_sleep, and resume_submit
+    finishing after a restart a sleep whose draft had landed. A sleep that did not fail says sleep_done
+    first (once, for a sleep with a draft: finished again after a crash, it finds it in the log), then one
+    write keeps the report, bedtime's clock (last_sleep_ok_at), the history row and, for its draft, the
+    chain's catch-up flag, and drops the submit record: killed between the two, the restart finds the
+    record, finishes the sleep again and says nothing twice."""
+    done = not report["error"] and not report["interrupted"]
+    changes: dict = {"last_sleep": lambda _: report,
+                     "history": history_with({k: report.get(k) for k in HISTORY_KEYS})}
+    if done:
+        fields = {k: report[k] for k in ("operations", "purged", "quiet", "catch_up", "brief_answered",
+                                         "draft_id")}
+        if report["draft_id"]:
+            ctx.emit_once("sleep_done", "draft_id", **fields)
+        else:
+            ctx.emit("sleep_done", **fields)
+        changes["last_sleep_ok_at"] = lambda _: report["finished_at"]
+    record = ctx.state.get("submitting") if done and report["draft_id"] else None
+    if record:
+        changes["submitting"] = lambda _: None
+        changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
+    ctx.state.mutate_many(**changes)
 
 
 def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purged: Optional[list] = None,
@@ -158,19 +201,9 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purg
         ctx.progress.clear()
     report["finished_at"] = ctx.clock.now()
     report["duration_seconds"] = round(time.monotonic() - t0, 3)
-    done = not report["error"] and not stopped
-    updates: dict = {"last_sleep": report}
-    if done:
-        updates["last_sleep_ok_at"] = report["finished_at"]
-    ctx.state.set(**updates)
-    ctx.state.add_history({k: report.get(k) for k in (
-        "kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations", "purged",
-        "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters")})
+    record_sleep(ctx, report)
     if stopped:
         raise stopped                    # whoever asked for the sleep hears that the service is stopping
-    if done:
-        ctx.emit("sleep_done", operations=report["operations"], purged=report["purged"], quiet=report["quiet"],
-                 catch_up=catch_up, brief_answered=report["brief_answered"], draft_id=report["draft_id"])
     return report
 
 
@@ -275,7 +308,8 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: d
     draft_id = step_draft_id((brief or {}).get("id"), 1)
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
-              "catch_up": report["catch_up"], "at": ctx.clock.now()}
+              "catch_up": report["catch_up"], "at": ctx.clock.now(),
+              "sleep": dict(report)}       # a restart that finds the draft landed records this sleep from it
     ctx.state.set(submitting=record)
     body = {"id": draft_id, "summary": draft_summary(ops), "operations": ops,
             "brief_id_used": record["brief_id"], "attempt": 1,

@@ -13,6 +13,7 @@ def sleep_words(r: dict) -> str:
         return f"failed: {r['error']} (its brief is kept for the next check)"
     if r.get("draft_id"):
         catch = "; a catch-up: nothing aged out" if r.get("catch_up") else ""
+        catch += "; finished after a restart" if r.get("resumed") else ""
         return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}"
     if r.get("quiet"):
         return "quiet: no fresh fragments to sleep on"
