@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import socket
 
+import pytest
+
 from hippocampus.http.loop import KeptSelector
 
 
@@ -28,13 +30,29 @@ class Channel:
         raise
 
 
+@pytest.fixture
+def kept():
+    k = KeptSelector()
+    yield k
+    k.close()
+
+
+@pytest.fixture
 def pair():
-    a, b = socket.socketpair()
-    return a, b
+    """socket pairs, each closed after the test (a test may close some itself)."""
+    made: list = []
+
+    def make():
+        a, b = socket.socketpair()
+        made.extend((a, b))
+        return a, b
+    yield make
+    for s in made:
+        s.close()
 
 
-def test_a_channel_is_heard_only_while_it_says_it_is_readable():
-    kept, (a, b) = KeptSelector(), pair()
+def test_a_channel_is_heard_only_while_it_says_it_is_readable(kept, pair):
+    a, b = pair()
     ch = Channel(a, want_read=False)
     channels = {a.fileno(): ch}
     b.send(b"hello")
@@ -43,13 +61,10 @@ def test_a_channel_is_heard_only_while_it_says_it_is_readable():
     ch.want_read = True
     kept.turn(0.5, channels)
     assert ch.got == [b"hello"]
-    for s in (a, b):
-        s.close()
-    kept.close()
 
 
-def test_a_new_channel_on_a_reused_descriptor_number_is_heard():
-    kept, (a, b) = KeptSelector(), pair()
+def test_a_new_channel_on_a_reused_descriptor_number_is_heard(kept, pair):
+    a, b = pair()
     fd = a.fileno()
     kept.turn(0.01, {fd: Channel(a)})
     a.close()                                   # the kernel drops it from epoll; our record still names it
@@ -65,15 +80,11 @@ def test_a_new_channel_on_a_reused_descriptor_number_is_heard():
     assert new.got == [b"again"]
     for s in (c, d):
         s.close()
-    kept.close()
 
 
-def test_a_channel_gone_from_the_map_is_forgotten():
-    kept, (a, b) = KeptSelector(), pair()
+def test_a_channel_gone_from_the_map_is_forgotten(kept, pair):
+    a, b = pair()
     kept.turn(0.01, {a.fileno(): Channel(a)})
     assert a.fileno() in kept.registered
     kept.turn(0.01, {})
     assert kept.registered == {}
-    for s in (a, b):
-        s.close()
-    kept.close()
