@@ -52,12 +52,13 @@ class ModelClient:
         """The service is stopping: shut the call in flight now (from any thread) and refuse new ones.
         Returns how many calls were in flight."""
         self.abandoned = True
+        in_flight = self.in_flight          # counted first: a shut call ends (and uncounts itself) at once
         cancel = getattr(self._session, "cancel", None)
         if cancel is not None:
             cancel()
         else:
             self._session.close()
-        return self.in_flight
+        return in_flight
 
     @property
     def url(self) -> str:
