@@ -6,58 +6,15 @@ tests/artifacts/ (gitignored).
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-import pytest
 import requests
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-expect = sync_api.expect
+from tests.browser.conftest import WAIT, sync_api
 
+expect = sync_api().expect
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-WAIT = 20_000   # ms: every expect polls up to this deadline
-expect.set_options(timeout=WAIT)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    yield b
-    b.close()
-    pw.stop()
-
-
-class Console:
-    def __init__(self, page):
-        self.errors: list = []
-        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-
-
-@pytest.fixture
-def open_page(browser):
-    """A fresh browser context (its own localStorage) per page; closed at teardown."""
-    contexts = []
-
-    def open_(url: str, width: int = 1280, height: int = 900, scale: float = 1):
-        ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
-        contexts.append(ctx)
-        page = ctx.new_page()
-        page.set_default_timeout(WAIT)
-        console = Console(page)
-        page.goto(url + "/viewer")
-        return page, console
-    yield open_
-    for ctx in contexts:
-        ctx.close()
 
 
 def loaded(page) -> None:

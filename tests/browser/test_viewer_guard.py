@@ -9,37 +9,19 @@ from __future__ import annotations
 
 import http.server
 import logging
-import os
 import re
 import threading
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-expect = sync_api.expect
+from tests.browser.conftest import sync_api
+from tests.harness.reviewer import wait_for
 
-from tests.harness.reviewer import wait_for  # noqa: E402
-
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--host-resolver-rules=MAP evil.example 127.0.0.1"]
-WAIT = 20_000
-expect.set_options(timeout=WAIT)
+expect = sync_api().expect
+EXTRA_ARGS = ["--host-resolver-rules=MAP evil.example 127.0.0.1"]   # a foreign site, served from here
 CSP_WATCH = """window.__csp = [];
 document.addEventListener('securitypolicyviolation',
   e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || '')));"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    yield b
-    b.close()
-    pw.stop()
 
 
 @pytest.fixture

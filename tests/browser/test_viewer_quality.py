@@ -2,26 +2,18 @@
 small model and voice card, without a page error."""
 from __future__ import annotations
 
-import os
 
-import pytest
 import requests
 
 from tests.contract.test_replay import scripted, seed
 from tests.harness.reviewer import wait_for
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM) or os.name == "nt":
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-expect = sync_api.expect
+from tests.browser.conftest import WAIT, sync_api
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-WAIT = 20_000
+expect = sync_api().expect
 
 
-def test_the_quality_card_shows_each_model_and_its_columns(make_config, start_service, hand, fake_model):
+def test_the_quality_card_shows_each_model_and_its_columns(make_config, start_service, hand, fake_model, open_page):
     fake_model.responder = scripted
     svc = start_service(make_config(model={"url": fake_model.url, "name": "first-model"}))
     seed(hand, ("tea", "garden"))
@@ -29,26 +21,16 @@ def test_the_quality_card_shows_each_model_and_its_columns(make_config, start_se
     draft = wait_for(lambda: next(iter(hand.drafts("pending")), None), timeout=20, what="the draft")
     hand.review(draft["id"], [{"op": 0, "verdict": "approve"},
                               {"op": 1, "verdict": "deny", "critique": "too vague; say: The rose garden bloomed"}])
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    try:
-        page = browser.new_page()
-        page.set_default_timeout(WAIT)
-        errors: list = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(svc.url + "/viewer")
-        row = page.locator('#qualityList .quality[data-model="first-model"]')
-        expect(row).to_contain_text("2 operations proposed", timeout=WAIT)
-        expect(row).to_contain_text("1 approved first time")
-        expect(row).to_contain_text("no voice card")
-        expect(row).to_contain_text("critiques: vague (1)")
-        requests.post(svc.url + "/nudge", timeout=5)           # the redraft: the card follows without a reload
-        second = wait_for(lambda: next(iter(hand.drafts("pending")), None), timeout=20, what="the redraft")
-        hand.approve_all(second["id"])
-        requests.post(svc.url + "/nudge", timeout=5)
-        expect(row).to_contain_text("1 after a redraft", timeout=WAIT)
-        expect(page.locator("#qualityNote")).to_contain_text("2 drafts on record")
-        assert errors == []
-    finally:
-        browser.close()
-        pw.stop()
+    page, console = open_page(svc.url)
+    row = page.locator('#qualityList .quality[data-model="first-model"]')
+    expect(row).to_contain_text("2 operations proposed", timeout=WAIT)
+    expect(row).to_contain_text("1 approved first time")
+    expect(row).to_contain_text("no voice card")
+    expect(row).to_contain_text("critiques: vague (1)")
+    requests.post(svc.url + "/nudge", timeout=5)           # the redraft: the card follows without a reload
+    second = wait_for(lambda: next(iter(hand.drafts("pending")), None), timeout=20, what="the redraft")
+    hand.approve_all(second["id"])
+    requests.post(svc.url + "/nudge", timeout=5)
+    expect(row).to_contain_text("1 after a redraft", timeout=WAIT)
+    expect(page.locator("#qualityNote")).to_contain_text("2 drafts on record")
+    assert [e for e in console.errors if e.startswith("pageerror")] == []
