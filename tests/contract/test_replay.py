@@ -79,6 +79,18 @@ def deny(hand, draft: dict, denials: dict, edits: dict = None) -> None:
     hand.review(draft["id"], decisions)
 
 
+def garden_denied_and_redrafted(make_ctx, hand, fake_model, garden: str):
+    """The scripted model's draft of tea and the garden, the garden denied with `garden` to say, and its
+    redraft submitted: (ctx, the first draft)."""
+    fake_model.responder = scripted
+    ctx = make_ctx(model={"url": fake_model.url})
+    seed(hand, ("tea", "garden"))
+    first = first_draft(ctx, hand)
+    deny(hand, first, {"garden": garden})
+    tend(ctx, True)
+    return ctx, first
+
+
 def latest(hand, attempt: int) -> dict:
     return next(d for d in hand.drafts() if d["attempt"] == attempt)
 
@@ -225,12 +237,8 @@ def test_replay_of_a_draft_without_a_packet_names_why(make_ctx):
 
 
 def test_compare_replays_the_last_drafts_with_totals(make_ctx, hand, fake_model):
-    fake_model.responder = scripted
-    ctx = make_ctx(model={"url": fake_model.url})
-    seed(hand, ("tea", "garden"))
-    first = first_draft(ctx, hand)
-    deny(hand, first, {"garden": "The rose garden by the gate bloomed early, 12 days before the frost"})
-    tend(ctx, True)
+    ctx, _ = garden_denied_and_redrafted(make_ctx, hand, fake_model,
+                                         "The rose garden by the gate bloomed early, 12 days before the frost")
     cand = FakeModel(responder=inventive).start()
     try:
         out = compare(env(ctx), 5, url=cand.url)
@@ -247,12 +255,8 @@ def test_compare_replays_the_last_drafts_with_totals(make_ctx, hand, fake_model)
 # ---------------------------------------------------------------- forgetting
 
 def test_after_a_flagged_memory_is_purged_its_text_is_in_no_file_under_the_state_folder(make_ctx, hand, fake_model):
-    fake_model.responder = scripted
-    ctx = make_ctx(model={"url": fake_model.url})
-    seed(hand, ("tea", "garden"))
-    first = first_draft(ctx, hand)
-    deny(hand, first, {"garden": "The rose garden by the gate bloomed early this year"})
-    tend(ctx, True)
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model,
+                                             "The rose garden by the gate bloomed early this year")
     second = latest(hand, 2)
     hand.approve_all(second["id"])
     tend(ctx, True)                                          # the chain lands and closes

@@ -14,6 +14,16 @@ from tests.service.test_ripple_service import Recorder, event
 from tests.service.test_tend import scripted_model, seed
 
 
+def first_sleep(make_ctx, hand, fake_model, responder):
+    """Tea and the garden (two fragments each, and a brief), slept on with `responder` as the model:
+    (ctx, the draft's id, its operations)."""
+    fake_model.responder = responder
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
+    seed(hand)
+    first = gate.check(ctx)["sleep"]["draft_id"]
+    return ctx, first, hand.draft(first)["operations"]
+
+
 # ---------------------------------------------------------------- a redraft with one answer lost
 
 def test_a_redraft_that_loses_one_answer_submits_nothing_and_the_next_redrafts_every_denial(
@@ -29,11 +39,7 @@ def test_a_redraft_that_loses_one_answer_submits_nothing_and_the_next_redrafts_e
                 return {"status": 500, "content": "the server went away mid-answer"}
         return scripted_model(body)
 
-    fake_model.responder = responder
-    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
-    seed(hand)                                      # tea and the garden, two fragments each, and a brief
-    first = gate.check(ctx)["sleep"]["draft_id"]
-    ops = hand.draft(first)["operations"]
+    ctx, first, ops = first_sleep(make_ctx, hand, fake_model, responder)
     assert len(ops) == 2
     hand.review(first, [{"op": op["index"], "verdict": "deny", "critique": f"not quite; say: version {op['index']}"}
                         for op in ops])
@@ -140,11 +146,7 @@ def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make
                                f'"fragments": {frags!r}, "rationale": "it belongs there"}}]}}'.replace("'", '"')}
         return scripted_model(body)
 
-    fake_model.responder = responder
-    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
-    seed(hand)                                      # tea and the garden, two fragments each, and a brief
-    first = gate.check(ctx)["sleep"]["draft_id"]
-    ops = hand.draft(first)["operations"]
+    ctx, first, ops = first_sleep(make_ctx, hand, fake_model, responder)
     tea = next(op for op in ops if op["topic"] == "tea")
     garden = next(op for op in ops if op["topic"] == "garden")
     out = hand.review(first, [{"op": tea["index"], "verdict": "approve"},
