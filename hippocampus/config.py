@@ -55,6 +55,9 @@ class ServerConfig:
     allowed_origins: list = _field([])
     connection_limit: int = _field(400, min=10, max=10_000)
     header_timeout_seconds: float = _field(5.0, min=0.5, max=300)
+    body_timeout_seconds: float = _field(10.0, min=0.5, max=3600)        # a body's time, then it must keep
+    min_body_bytes_per_second: int = _field(1024, min=64, max=1 << 30)  # up this rate (a second per this)
+    connection_share: float = _field(0.6, min=0.01, max=1.0)    # of connection_limit, for one client address
     channel_timeout_seconds: float = _field(30.0, min=1, max=3600)
     log_level: str = _field("INFO", choices=LOG_LEVELS, aliases=_LEVEL_ALIASES)
 

@@ -2,9 +2,38 @@
 front-end imports the other)."""
 from __future__ import annotations
 
+import ipaddress
+import re
 from typing import Iterable, Optional
 
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")     # a DNS name or an IPv4 address
+_PORT = re.compile(r"[0-9]{0,5}")
+
+
+def parse_host_header(value: str) -> Optional[tuple[str, Optional[str]]]:
+    """A Host header as a browser sends it and RFC 9110 7.2 has it (uri-host [":" port]), split like
+    split_host; None for anything else: a user part ('127.0.0.1:7424@evil'), a second colon outside
+    brackets, a bracketed name that is not an IPv6 address, a port that is not digits, a space or a comma
+    (two Host headers arrive joined as 'a, b')."""
+    v = value.strip().lower()
+    if v.startswith("["):
+        inside, close, rest = v[1:].partition("]")
+        try:
+            ipaddress.IPv6Address(inside)
+        except ValueError:
+            return None
+        if not close or (rest and not rest.startswith(":")):
+            return None
+        name, port = f"[{inside}]", rest[1:] if rest else None
+    else:
+        name, sep, port = v.partition(":")
+        if not _NAME.fullmatch(name):
+            return None
+        name, port = name.rstrip("."), port if sep else None
+    if port is not None and not _PORT.fullmatch(port):
+        return None
+    return name, port or None
 
 
 def split_host(value: str) -> tuple[str, Optional[str]]:
@@ -36,7 +65,10 @@ class HostList:
                 self.exact.add((name, port))
 
     def allows(self, host_header: str) -> bool:
-        name, port = split_host(host_header)
+        parsed = parse_host_header(host_header)
+        if parsed is None:
+            return False
+        name, port = parsed
         return name in self.any_port or (name, port) in self.exact
 
     def sdk_patterns(self) -> list:

@@ -26,6 +26,7 @@ from hippocampus.front import Front
 from hippocampus.http.app import create_app
 from hippocampus.http.bind import BindError, bind, release  # noqa: F401 - BindError: what a caller of start() catches
 from hippocampus.http.guard_clients import bound_clients, client_bounds
+from hippocampus.http.guard import post_only
 from hippocampus.http.loop import use_kept_selector
 
 log = logging.getLogger("hippocampus.server")
@@ -79,7 +80,9 @@ class Service:
             asyncore_use_poll=True,
             # connection limit, idle timeout, body cap (guard_clients)
             **client_bounds(self.cfg.server)), self.cfg.server.host, self._port)
-        bound_clients(self.server, self.cfg.server.header_timeout_seconds)   # a late request head is closed
+        # a late head or a trickled body is closed, a body without the bearer is 401 from its head, one
+        # address holds at most its share of the connections
+        bound_clients(self.server, self.cfg.server, bearer=self.bearer)
         use_kept_selector(self.server)
         try:
             self.runtime.start()
@@ -256,6 +259,9 @@ class _WhileMounting:
         self.service = service
 
     def __call__(self, req, resp, **kwargs) -> None:
+        if req.method != "POST":        # the mounted endpoint's own answer: no call, so nothing to mount
+            post_only(resp)
+            return
         mounted = self.service.mcp
         if mounted is None:
             from hippocampus.mcp.mount import NotInstalled

@@ -16,25 +16,35 @@ def is_public(path: str) -> bool:
     return path in PUBLIC or path.startswith("/health/") or path.startswith("/viewer/")
 
 
+def needs_bearer(method: str, path: str) -> bool:
+    """Whether a request must carry the bearer (when one is configured): all but the public paths and
+    OPTIONS. The HTTP channel asks this of a request head before its body is read (guard_clients)."""
+    return not (is_public(path) or method == "OPTIONS")
+
+
+def bearer_matches(header: str, token: bytes) -> bool:
+    """The family rule (seren_meninges.auth): "bearer " in any case, then the token exactly as sent (no
+    second space, no padding), compared in constant time; the header's bytes are latin-1 on the wire."""
+    presented = header[7:] if header.lower().startswith("bearer ") else ""
+    try:
+        raw = presented.encode("latin-1")
+    except UnicodeEncodeError:
+        raw = presented.encode("utf-8")
+    return bool(presented) and hmac.compare_digest(raw, token)
+
+
 class BearerAuth:
     """Everything but the public paths needs `Authorization: Bearer <token>`, compared in constant time.
-    It never reads the body (the MCP sink reads it itself)."""
+    It never reads the body (the MCP sink reads it itself); a request with a body and no good bearer
+    was already answered 401 from its head, before the body was read (guard_clients)."""
 
     def __init__(self, token: str):
         self.token = token.encode() if token else b""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if not self.token or is_public(req.path) or req.method == "OPTIONS":
+        if not self.token or not needs_bearer(req.method, req.path):
             return
-        header = req.get_header("Authorization") or ""
-        # the family rule (seren_meninges.auth): "bearer " in any case, then the token exactly as sent
-        # (no second space, no padding); the header's bytes are latin-1 on the wire
-        presented = header[7:] if header.lower().startswith("bearer ") else ""
-        try:
-            raw = presented.encode("latin-1")
-        except UnicodeEncodeError:
-            raw = presented.encode("utf-8")
-        if not presented or not hmac.compare_digest(raw, self.token):
+        if not bearer_matches(req.get_header("Authorization") or "", self.token):
             raise falcon.HTTPUnauthorized(description="unauthorized", challenges=["Bearer"])
 
 

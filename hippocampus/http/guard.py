@@ -19,11 +19,21 @@ from typing import Iterable, Optional
 
 import falcon
 
-from hippocampus.hosts import LOOPBACK, HostList, normal_origin, service_hosts, split_host  # noqa: F401
+from hippocampus.hosts import (LOOPBACK, HostList, normal_origin, parse_host_header,  # noqa: F401
+                              service_hosts, split_host)
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CORS_METHODS = "GET, HEAD, POST, PUT, DELETE, OPTIONS"
 CORS_HEADERS = "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID"
+MCP_POST_ONLY = "this MCP endpoint takes POST only (stateless, JSON answers)"
+
+
+def post_only(resp: falcon.Response) -> None:
+    """What the MCP endpoint says to anything but a POST (the mounted sink says the same): answered here
+    it needs no SDK, so an OPTIONS or a GET never loads it."""
+    resp.status = falcon.HTTP_405
+    resp.set_header("Allow", "POST")
+    resp.media = {"detail": MCP_POST_ONLY}
 
 
 class Guard:
@@ -47,7 +57,14 @@ class Guard:
         mcp = self._is_mcp(req)
         host = req.get_header("Host")
         hosts, enforce = (self.mcp_hosts, self.mcp_enforce) if mcp else (self.hosts, self.enforce_hosts)
-        # No Host at all is not a browser (every browser sends one): nothing to rebind.
+        # No Host at all is not a browser (every browser sends one): nothing to rebind. A Host that is not
+        # one name or address with an optional port (a user part, a second colon, two Host headers) is
+        # refused whether the list is enforced or not: the name it compares may not be the one it means.
+        if host is not None and parse_host_header(host) is None:
+            raise falcon.HTTPError(falcon.HTTP_421, description=(
+                f"the Host header {host!r} is not one host name or address with an optional :port (no user "
+                f"part, no second colon outside [brackets], one Host header); send the host this service "
+                f"was reached at"))
         if enforce and host is not None and not hosts.allows(host):
             raise falcon.HTTPError(falcon.HTTP_421, description=(
                 f"this service does not answer to the host {host!r}; an operator can add it to "
@@ -60,6 +77,10 @@ class Guard:
                 resp.set_header("Access-Control-Allow-Headers", CORS_HEADERS)
                 resp.set_header("Access-Control-Max-Age", "600")
                 resp.complete = True
+                return
+        if mcp and req.method == "OPTIONS":         # answered here: an OPTIONS never loads the MCP SDK
+            post_only(resp)
+            resp.complete = True
             return
         if req.method in SAFE_METHODS:
             return

@@ -20,7 +20,9 @@ WORDS = {400: "bad input", 401: "no bearer, or a wrong one (Authorization: Beare
               "server.allowed_origins), or Sec-Fetch-Site says cross-site",
          405: "method not allowed", 409: "refused in this state",
          413: "the body is larger than server.max_body_bytes",
-         421: "the Host names a host this service does not answer to (server.allowed_hosts adds one)",
+         408: "the body came too slowly (server.body_timeout_seconds, then server.min_body_bytes_per_second)",
+         421: "the Host names a host this service does not answer to (server.allowed_hosts adds one), or is "
+              "not one name or address with an optional :port",
          503: "the service is stopping"}
 STATE_CHANGING = ("post", "put", "patch", "delete")
 
@@ -155,10 +157,13 @@ SPEC: dict = {
 
 def _guarded(spec: dict) -> dict:
     """The guard's answers (hippocampus/http/guard.py), on every route it stands in front of: 421 on every
-    path, 403 on the methods that change something."""
+    path, 403 on the methods that change something; and the connection's 408 on every route that takes a
+    body (hippocampus/http/guard_clients.py)."""
     for ops in spec["paths"].values():
         for method, op in ops.items():
             codes = (421, 403) if method in STATE_CHANGING else (421,)
+            if "413" in op["responses"]:
+                codes += (408,)
             op["responses"].update(_errors(*codes))
     return spec
 
