@@ -17,9 +17,11 @@ POSIX = os.name != "nt"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 # what the service writes in the state folder (the folder may be shared with other things: only these
-# are tightened, never every file in it)
+# are tightened, never every file in it), and the folders it makes there (everything under them is ours)
 OURS = ("state.json", "events.jsonl", "events.json", "voice.json", "ripple.log", "model.log")
 OURS_LIKE = ("*.tmp", "state.json.corrupt-*", "events.json*.corrupt-*", "voice.json.corrupt-*")
+OUR_FOLDERS = ("replays",)
+NAMED = 12                  # the start-up line names this many of what it tightened, then counts the rest
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
@@ -53,8 +55,10 @@ def open_append(path: Path) -> int:
 
 
 def prepare(folder: Path) -> None:
-    """At start-up: make the folder (0700), make our files in it 0600 (an older version wrote them 0644),
-    and say so if the folder itself is open to other accounts (it is never changed: it may not be ours)."""
+    """At start-up: make the folder (0700), and make what the service wrote in it private (an older version
+    wrote its files 0644 and the replays folder 0755): our files 0600, our folders (replays/) 0700 and
+    every file under them 0600. One log line says what was tightened. The folder itself is never changed
+    (it may not be ours): a warning says so when it is open to other accounts."""
     folder = Path(folder)
     try:
         make_dir(folder)
@@ -64,24 +68,45 @@ def prepare(folder: Path) -> None:
         return
     if not POSIX:
         return
-    names = {folder / n for n in OURS} | {p for pattern in OURS_LIKE for p in folder.glob(pattern)}
-    tightened = []
-    for path in sorted(names):
-        try:
-            st = path.lstat()
-            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
-                os.chmod(path, FILE_MODE)
-                tightened.append(path.name)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            log.warning("could not make %s private (%s)", path, exc)
+    files = {folder / n for n in OURS} | {p for pattern in OURS_LIKE for p in folder.glob(pattern)}
+    folders: list = []
+    for name in OUR_FOLDERS:
+        top = folder / name
+        if top.is_dir() and not top.is_symlink():
+            folders.append(top)
+            for root, dirs, names in os.walk(top):              # symlinks are not followed
+                folders += [Path(root) / d for d in dirs]
+                files |= {Path(root) / n for n in names}
+    tightened = [_tighten(p, folder) for p in sorted(folders)] + [_tighten(p, folder) for p in sorted(files)]
+    tightened = [t for t in tightened if t]
     if tightened:
-        log.info("made %s private (0600) in %s", ", ".join(tightened), folder)
+        shown = ", ".join(tightened[:NAMED]) + (f" and {len(tightened) - NAMED} more" if len(tightened) > NAMED else "")
+        log.info("made private in %s (folders 0700, files 0600): %s", folder, shown)
     try:
         mode = stat.S_IMODE(folder.stat().st_mode)
     except OSError:
         return
     if mode & 0o077:
-        log.warning("the state folder %s is open to other accounts (mode %03o); its files are 0600, and "
-                    "`chmod 700 %s` closes the folder too", folder, mode, folder)
+        log.warning("the state folder %s is open to other accounts (mode %03o); what the service keeps in it is "
+                    "private, and `chmod 700 %s` closes the folder too", folder, mode, folder)
+
+
+def _tighten(path: Path, folder: Path) -> str:
+    """0700 for a folder, 0600 for a file, if it was open to others; its name (relative) if it was changed."""
+    try:
+        st = path.lstat()
+        if stat.S_ISDIR(st.st_mode):
+            want, suffix = DIR_MODE, "/"
+        elif stat.S_ISREG(st.st_mode):
+            want, suffix = FILE_MODE, ""
+        else:
+            return ""                    # a symlink or anything else: left alone
+        if not st.st_mode & 0o077:
+            return ""
+        os.chmod(path, want)
+        return path.relative_to(folder).as_posix() + suffix
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        log.warning("could not make %s private (%s)", path, exc)
+        return ""

@@ -50,3 +50,33 @@ def test_files_an_older_version_left_readable_are_made_0600_at_start(make_config
     assert mode(folder / "events.jsonl") == oct(0o600) and not (folder / "events.json").exists()
     assert mode(other) == oct(0o644), "a file the service did not write is left as it was"
     assert mode(folder) == oct(0o755), "a folder the service did not make is left as it was"
+
+
+def test_a_state_folder_laid_out_before_has_its_replays_and_files_made_private_at_start(
+        make_config, start_service, caplog):
+    cfg = make_config(voice={"enabled": True})
+    folder = cfg.sleep.resolved_state_path().parent
+    replays = folder / "replays"
+    (replays / "old").mkdir(parents=True)
+    packet = {"draft_id": "d1", "calls": [{"topic": "garden", "prompt": "the rose garden by the gate"}]}
+    (replays / "d1.json").write_text(json.dumps(packet), encoding="utf-8")
+    (replays / "forget-owed.json").write_text("[]", encoding="utf-8")
+    (replays / "old" / "d0.json").write_text(json.dumps({**packet, "draft_id": "d0"}), encoding="utf-8")
+    (folder / "state.json").write_text(json.dumps({"history": []}), encoding="utf-8")
+    (folder / "events.jsonl").write_text("", encoding="utf-8")
+    (folder / "voice.json").write_text(json.dumps({"versions": []}), encoding="utf-8")
+    (folder / "ripple.log").write_text("a ripple ran\n", encoding="utf-8")
+    for d in (folder, replays, replays / "old"):
+        os.chmod(d, 0o755)
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    for p in files:
+        os.chmod(p, 0o644)
+    caplog.set_level("INFO", logger="hippocampus.state")
+    svc = start_service(cfg)
+    assert requests.get(svc.url + "/health", timeout=5).status_code == 200
+    assert {p.relative_to(folder).as_posix(): mode(p) for p in files} == \
+        {p.relative_to(folder).as_posix(): oct(0o600) for p in files}
+    assert mode(replays) == oct(0o700) and mode(replays / "old") == oct(0o700)
+    said = " ".join(r.getMessage() for r in caplog.records if "made private" in r.getMessage())
+    for name in ("replays/", "replays/old/", "replays/d1.json", "replays/old/d0.json", "state.json", "ripple.log"):
+        assert name in said, said
