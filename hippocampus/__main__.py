@@ -14,6 +14,7 @@ from . import SERVICE, __version__
 from . import config as config_mod
 from .startup import announce_exposure, enforce_exposure, use_system_trust
 from . import flags as flags_mod
+from . import redact
 from . import ripple_cli
 from .replay import cli as replay_cli
 
@@ -32,6 +33,7 @@ def setup_logging(level: str = "INFO") -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pykka").setLevel(logging.WARNING)
+    redact.guard_logging()          # every line: a URL's user:password@ and query values hidden
 
 
 def serve(cfg) -> int:
@@ -55,7 +57,8 @@ def serve(cfg) -> int:
     if hasattr(signal, "SIGBREAK"):  # Windows: CTRL_BREAK from a service wrapper
         signal.signal(signal.SIGBREAK, stop)
     log.info("%s %s listening on %s (memory %s, %s mode, %s; %s)", SERVICE, __version__, service.url,
-             cfg.memory.url, cfg.sleep.mode, "model " + cfg.model.url if cfg.model.configured else "mechanical",
+             redact.url(cfg.memory.url), cfg.sleep.mode,
+             "model " + redact.url(cfg.model.url) if cfg.model.configured else "mechanical",
              descriptor_limit())
     print(f"[{SERVICE}] ready on {service.url}  viewer: {service.url}/viewer", file=sys.stderr, flush=True)
     try:
@@ -78,12 +81,13 @@ def descriptor_limit() -> str:
 
 
 def check_config(cfg, overrides: Optional[list] = None) -> int:
-    print(json.dumps(config_mod.redacted(cfg), indent=2, sort_keys=False))
+    # secrets hidden: the tokens (config.redacted), and every URL's user:password@ and query values
+    print(json.dumps(redact.deep(config_mod.redacted(cfg)), indent=2, sort_keys=False))
     print(f"# config file: {cfg.path or '(none: defaults)'}")
     if overrides:
         print(f"# overridden by flags: {', '.join(overrides)}")
     for w in cfg.warnings:
-        print(f"warning: {w}")
+        print(f"warning: {redact.text(w)}")
     if not cfg.warnings:
         print("no warnings")
     return 1 if cfg.warnings else 0

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from . import jsonfile, private
+from . import jsonfile, private, redact
 from .clock import Clock
 
 Listener = Callable[[dict], None]
@@ -66,6 +66,7 @@ class EventLog:
 
     # ------------------------------------------------------------ writing
     def emit(self, type_: str, **fields: Any) -> dict:
+        fields = redact.deep(fields)            # an error that quotes a URL keeps no user:password@ or ?key=
         with self._write_lock:
             with self._lock:
                 event = {"type": type_, "at": self.clock.now(), "seq": next(self._seq), **fields}
@@ -79,6 +80,7 @@ class EventLog:
         """A burst as one event: the open `type_` event gets count + 1 and last_at now (and fields), if its
         last one was at most `within` s ago and nothing that matters happened since; else a new one
         (count 1). Listeners hear of the burst once, when it starts."""
+        fields = redact.deep(fields)
         with self._write_lock:
             with self._lock:
                 now = self.clock.now()
@@ -104,6 +106,7 @@ class EventLog:
         return event
 
     def annotate(self, seq: int, **fields: Any) -> None:
+        fields = redact.deep(fields)            # the webhook's and the ripple's outcomes quote their URL's errors
         with self._write_lock:
             with self._lock:
                 event = self._events.get(seq)

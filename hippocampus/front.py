@@ -13,6 +13,7 @@ import pykka
 
 from actors.messages import Check, RestartChild, Sleep, Tend
 from hippocampus.cycle import Busy  # noqa: F401 - re-exported for the front-ends
+from hippocampus import redact
 from hippocampus.memory import MemoryError_
 from hippocampus.status.boards import event_say
 from hippocampus.status.cache import StatusCache
@@ -75,7 +76,7 @@ class Front:
 
     def history(self, limit: int) -> list:
         rows = list(reversed(self.rt.ctx.state.get("history") or []))[:limit]
-        return [{**r, "say": run_words(r)} for r in rows]
+        return redact.deep([{**r, "say": run_words(r)} for r in rows])
 
     def events(self, limit: int, type_: Optional[str] = None) -> list:
         """Newest first, each with its words (`say`: its facts and what the webhook and the ripple did)."""
@@ -127,7 +128,7 @@ class Front:
         return {**report, "say": result(what, report)}
 
     def _memory_words(self, exc: Exception, verb: str) -> str:
-        return (f"SerenMemory at {self.rt.ctx.memory.url} is not answering ({exc}); nothing was {verb}. "
+        return (f"SerenMemory at {redact.url(self.rt.ctx.memory.url)} is not answering ({exc}); nothing was {verb}. "
                 "The hippocampus holds nothing itself: it needs Memory up")
 
     # ------------------------------------------------------------ actors

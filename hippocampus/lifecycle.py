@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from . import redact
 from .clock import Clock
 from .config import ModelConfig
 from .lifecycle_observatory import HOLDER, Observatory
@@ -115,8 +116,9 @@ class ModelLifecycle:
             if not self.lc.managed:
                 self.state = LifecycleState.STOPPED
                 raise ModelUnavailable(
-                    f"the model at {self.cfg.url} is not answering ({self.health_url}) and model.lifecycle.manage "
-                    "is off: start it by hand, or name model.lifecycle.server + model_path (or a start line)")
+                    f"the model at {redact.url(self.cfg.url)} is not answering ({redact.url(self.health_url)}) "
+                    "and model.lifecycle.manage is off: start it by hand, or name model.lifecycle.server + "
+                    "model_path (or a start line)")
             if self.last_failure is not None and now - self.last_failure < self.lc.retry_after_seconds:
                 ago, left = now - self.last_failure, self.lc.retry_after_seconds - (now - self.last_failure)
                 raise ModelUnavailable(
@@ -259,7 +261,7 @@ class ModelLifecycle:
                 if self.started_by_us:
                     self._stop_quietly()
                     self._forget()
-                self._fail(f"the model did not answer {self.health_url} within "
+                self._fail(f"the model did not answer {redact.url(self.health_url)} within "
                            f"{self.lc.ready_timeout_seconds:g} s" + tail)
             step = min(self.lc.poll_seconds, max(0.05, (time.monotonic() - t0) / 10))
             self._sleep(max(0.0, min(step, deadline - time.monotonic())))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import requests
 
+from . import redact
 from .config import LifecycleConfig
 
 HOLDER = "seren-hippocampus"
@@ -42,5 +43,5 @@ class Observatory:
         data = data if isinstance(data, dict) else {}
         if resp.status_code >= 400 or not data:
             detail = data.get("error") or data.get("detail") or resp.text[:200]
-            raise RuntimeError(f"HTTP {resp.status_code} from {url}: {detail}")
+            raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
         return data

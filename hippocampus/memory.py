@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 import requests
 
+from . import redact
+
 
 class MemoryError_(Exception):
     """Base for both Memory errors (named so it does not shadow the builtin)."""
@@ -95,7 +97,7 @@ class MemoryClient:
                                     f"no answer within {timeout or self.timeout:g} s ({type(exc).__name__})") from None
         except requests.RequestException as exc:
             raise MemoryUnavailable(method, path, None,
-                                    f"{type(exc).__name__} reaching {self.url}") from None
+                                    f"{type(exc).__name__} reaching {redact.url(self.url)}") from None
         if resp.status_code >= 500:
             raise MemoryUnavailable(method, path, resp.status_code, _detail(resp))
         if resp.status_code >= 400:

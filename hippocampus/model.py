@@ -13,6 +13,7 @@ from typing import Optional
 
 import requests
 
+from . import redact
 from .cancellable import CancellableSession
 from .config import ModelConfig
 from .stopping import ServiceStopping
@@ -95,16 +96,16 @@ class ModelClient:
             resp = self._session.post(endpoint, json=body,
                                       timeout=(min(10.0, self.cfg.timeout_seconds), self.cfg.timeout_seconds))
         except requests.ConnectTimeout:
-            raise ModelUnavailable(f"the model at {self.url} did not accept a connection "
+            raise ModelUnavailable(f"the model at {redact.url(self.url)} did not accept a connection "
                                    f"(is the server running?)") from None
         except requests.ConnectionError as exc:
             if isinstance(exc.__context__, requests.ReadTimeout) or "Read timed out" in str(exc):
                 raise ModelFailure(f"the model took longer than {self.cfg.timeout_seconds:g} s "
                                    "(model.timeout_seconds) to answer") from None
             if _is_refused(exc):
-                raise ModelUnavailable(f"the model at {self.url} is not answering "
+                raise ModelUnavailable(f"the model at {redact.url(self.url)} is not answering "
                                        f"(connection refused): start it, or set model.url") from None
-            raise ModelFailure(f"the connection to the model at {self.url} broke mid-answer "
+            raise ModelFailure(f"the connection to the model at {redact.url(self.url)} broke mid-answer "
                                f"({type(exc).__name__})") from None
         except requests.ReadTimeout:
             raise ModelFailure(f"the model took longer than {self.cfg.timeout_seconds:g} s "

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional
 from urllib.parse import urlsplit
 
-from hippocampus import claude_setup
+from hippocampus import claude_setup, redact
 from hippocampus.config import RippleConfig
 
 FIRE_EVENT = "wake_check"
@@ -259,8 +259,11 @@ def _url_line(rcfg: RippleConfig, probe: Probe) -> Line:
     try:
         status = probe.http_get(url, headers, CHECK_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
-        return Line("url", False, f"{url} does not answer ({type(exc).__name__}: {exc}): start the receiver "
+        url = redact.url(url)
+        return Line("url", False, f"{url} does not answer ({type(exc).__name__}: {redact.text(str(exc))}): "
+                                  f"start the receiver "
                                   f"(its Observatory or Lodestar), or fix ripple.url")
+    url = redact.url(url)               # shown: its user:password@ and query values hidden
     if status == 404:
         return Line("url", False, f"{url} answers 404, so there is no ripple route at that path: point "
                                   f"ripple.url at the receiver's ripple route (/api/v1/system/ripple)")
@@ -443,7 +446,7 @@ def _claude_lines(argv: list, folder: str, other_account: str, memory_url: str, 
         memory = Line("memory", True, f"{', '.join(mem)} {'is a' if len(mem) == 1 else 'are'} Seren Memory "
                                       f"server{'' if len(mem) == 1 else 's'}")
     else:
-        url = (memory_url or "http://127.0.0.1:7420").rstrip("/") + "/mcp"
+        url = redact.url((memory_url or "http://127.0.0.1:7420").rstrip("/") + "/mcp")
         memory = Line("memory", False,
                       f"none of the pre-approved, registered servers ({', '.join(present) or 'none'}) is a Seren "
                       f"Memory server, so the woken model has no submit_brief or review_draft: register Memory "
@@ -457,7 +460,7 @@ def _claude_lines(argv: list, folder: str, other_account: str, memory_url: str, 
 def route(rcfg: RippleConfig, platform: str = sys.platform) -> str:
     kind = (rcfg.type or "").strip().lower()
     if kind == "endpoint":
-        return f"POST {rcfg.url or '(no url)'}"
+        return f"POST {redact.url(rcfg.url) or '(no url)'}"
     if kind == "script":
         argv = argv_of(rcfg, platform)
         who = f" as {rcfg.run_as}" if rcfg.run_as else ""

@@ -27,6 +27,7 @@ from typing import Optional
 
 from . import SERVICE, __version__
 from . import config as config_mod
+from . import redact
 from .startup import use_system_trust
 
 log = logging.getLogger("hippocampus.host")
@@ -88,8 +89,8 @@ class ServiceHost:
             raise
         self._thread = threading.Thread(target=self._serve, name="service-host", daemon=True)
         self._thread.start()
-        log.info("%s listening on %s (memory %s, %s mode, %s)", SERVICE, self.service.url, cfg.memory.url,
-                 cfg.sleep.mode, "model " + cfg.model.url if cfg.model.configured else "mechanical")
+        log.info("%s listening on %s (memory %s, %s mode, %s)", SERVICE, self.service.url, redact.url(cfg.memory.url),
+                 cfg.sleep.mode, "model " + redact.url(cfg.model.url) if cfg.model.configured else "mechanical")
         return self
 
     @property
@@ -130,6 +131,7 @@ class ServiceHost:
         level = getattr(logging, named.upper(), logging.INFO)
         handler.setLevel(level)
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler.addFilter(redact.LogFilter())           # no URL's user:password@ or ?key= in the log
         root = logging.getLogger()
         self._root_level = root.level
         if root.level == logging.NOTSET or root.level > level:

@@ -38,8 +38,9 @@ class Route:
 class Root(Route):
     def on_get(self, req, resp):
         cfg = self.front.config()
-        resp.media = {"service": SERVICE, "version": __version__, "memory": cfg.memory.url,
-                      "mode": cfg.sleep.mode, "model": "configured" if cfg.model.configured else "mechanical",
+        # public (no bearer): nothing of the configuration beyond what the service is (no Memory URL)
+        resp.media = {"service": SERVICE, "version": __version__, "mode": cfg.sleep.mode,
+                      "model": "configured" if cfg.model.configured else "mechanical",
                       "viewer": "/viewer", "status": "/status"}
 
 

@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .. import redact
 from ..context import Context
 from ..model import ModelFailure
 from ..replay import capture
@@ -122,7 +123,7 @@ def stamp(ctx: Context, served: Optional[str], voice_version: Optional[int]) -> 
     if ctx.mechanical:
         return {"model_mode": "mechanical", "model_prompt": PROMPT_VERSION}
     out = {"model_mode": "model", "model_name": ctx.cfg.model.name, "model_served": served or ctx.cfg.model.name,
-           "model_url": ctx.cfg.model.url, "model_prompt": PROMPT_VERSION}
+           "model_url": redact.url(ctx.cfg.model.url), "model_prompt": PROMPT_VERSION}
     if voice_version:
         out["model_voice"] = voice_version
     return out

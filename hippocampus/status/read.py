@@ -2,6 +2,7 @@
 background watches of Memory and the model. Nothing here calls Memory or waits on a busy actor."""
 from __future__ import annotations
 
+from hippocampus import redact
 from hippocampus.bedtime import bedtime_at, is_catch_up
 
 from .narrator import narrate
@@ -70,13 +71,14 @@ def build_status(rt, memory: MemoryWatch, model: ModelWatch) -> dict:
         "progress": dict(ctx.progress),
         "actors": board.get("actors") or {},
         "memory": memory.snapshot(),
-        "model_url": cfg.model.url or None,
+        "model_url": redact.url(cfg.model.url) or None,
         "model_health": model.snapshot() if model.watched else None,
         "state_error": ctx.state.write_error,
         "events_error": ctx.events.write_error,
         "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None
                   else {"enabled": False}),
     }
+    s = redact.deep(s)       # every URL in it (the ripple's, an error's) without its user:password@ or ?key=
     s["say"] = narrate(s, now)
     s["explain"] = s["say"]["headline"]
     return s

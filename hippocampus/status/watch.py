@@ -7,6 +7,7 @@ from typing import Callable
 
 import requests
 
+from hippocampus import redact
 from hippocampus.memory import MemoryError_
 
 
@@ -48,14 +49,15 @@ class Watch:
 class MemoryWatch(Watch):
     def __init__(self, memory, ttl: float = 5.0):
         self.memory = memory
-        super().__init__(self._probe, ttl, {"reachable": None, "url": memory.url, "error": None})
+        self.shown_url = redact.url(memory.url)         # what /status shows: no user:password@, no ?key=
+        super().__init__(self._probe, ttl, {"reachable": None, "url": self.shown_url, "error": None})
 
     def _probe(self) -> dict:
         try:
             self.memory.health()
-            return {"reachable": True, "url": self.memory.url, "error": None}
+            return {"reachable": True, "url": self.shown_url, "error": None}
         except MemoryError_ as exc:
-            return {"reachable": False, "url": self.memory.url, "error": str(exc)}
+            return {"reachable": False, "url": self.shown_url, "error": redact.text(str(exc))}
 
 
 class ModelWatch(Watch):
