@@ -209,6 +209,13 @@ class VoiceConfig:
 
 
 @dataclass
+class ReplayConfig:
+    # the models replay may send past drafts' prompts to, by name: {name: {url, model, extra_body,
+    # timeout_seconds}} (hippocampus.replay.allowed checks each entry at load); the configured model is always one
+    candidates: dict = _field({})
+
+
+@dataclass
 class SupervisorConfig:
     max_restarts: int = _field(3, min=0)
     window_seconds: float = _field(60.0, min=0.1)
@@ -231,6 +238,7 @@ class Config:
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     ripple: RippleConfig = field(default_factory=RippleConfig)
     voice: VoiceConfig = field(default_factory=VoiceConfig)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
     supervisor: SupervisorConfig = field(default_factory=SupervisorConfig)
     events: EventsConfig = field(default_factory=EventsConfig)
     path: Optional[str] = None           # the file it came from, if any

@@ -24,6 +24,7 @@ from typing import Any, Optional
 from . import config_pointers
 from .config import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
                      _all_paths, _block_type)
+from .replay import allowed as replay_allowed
 from .suggest import unknown_key_line
 
 log = logging.getLogger("hippocampus.config")
@@ -252,6 +253,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     cfg.memory.url = cfg.memory.url.rstrip("/")
     cfg.model.url = cfg.model.url.rstrip("/")
     warnings.extend(config_pointers.problems(cfg, env, ENV_PREFIX))
+    warnings.extend(replay_allowed.problems(cfg))     # an entry left out of replay.candidates, and why
     cfg.path = path
     cfg.warnings = warnings
     return cfg

@@ -1,0 +1,190 @@
+"""Where a replay may send a draft's saved prompts (the person's own fragments): the configured model and the
+candidates a person lists in `replay.candidates`, by name. Never a URL a caller names, never SerenMemory's own
+URL (even when listed: the loader says so and leaves it out), and a loopback address only when it is listed.
+
+    replay:
+      candidates:
+        qwen-small:                       # the name callers choose it by
+          url: "http://127.0.0.1:8091/v1" # its OpenAI-compatible base URL
+          model: "qwen2.5-1.5b-instruct"  # the model name sent (default: the entry's name)
+          extra_body: {}                  # merged into each chat request (default: model.extra_body)
+          timeout_seconds: 120            # per call (default: model.timeout_seconds); at most TIMEOUT_CAP
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any, Optional
+from urllib.parse import urlsplit
+
+TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
+ENTRY_KEYS = ("url", "model", "extra_body", "timeout_seconds")
+CONFIGURED = "model"                # how the configured model is named in a result
+
+
+class NotAllowed(ValueError):
+    """A replay asked for somewhere it may not go; the message says why and what to do."""
+
+
+def refusal(asked: str, cfg: Any) -> str:
+    names = sorted(listed(cfg))
+    return (f"replay reaches only the configured model and the candidates listed in replay.candidates; "
+            f"{asked!r} is not one of them ({'listed: ' + ', '.join(names) if names else 'none are listed'})")
+
+
+@dataclass(frozen=True)
+class Listed:
+    name: str
+    url: str
+    model: str
+    extra_body: dict
+    timeout_seconds: Optional[float]
+
+
+@dataclass
+class Candidate:
+    label: str                      # the listed name, or CONFIGURED
+    url: str
+    name: str                       # the model name sent
+    max_tokens: int
+    timeout_seconds: float
+    extra_body: dict
+    managed: bool                   # the configured model: through the service's model gate
+    timeout_asked: Optional[float] = None     # what the caller asked for, when it was above the cap
+
+    @property
+    def timeout_note(self) -> Optional[str]:
+        if self.timeout_asked is None:
+            return None
+        return (f"timeout_seconds {self.timeout_asked:g} is above the cap: each replay call may take at most "
+                f"{TIMEOUT_CAP:g} s, so {self.timeout_seconds:g} s was used")
+
+
+# ---------------------------------------------------------------- the same service?
+
+def _loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain", "ip6-localhost", "0.0.0.0", "::"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _where(url: str) -> Optional[tuple]:
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    host = (parts.hostname or "").lower()
+    return (host, port) if host else None
+
+
+def same_service(url: str, other: str) -> bool:
+    """Both URLs reach the same host and port (every loopback name counts as one host)."""
+    a, b = _where(url), _where(other)
+    if a is None or b is None or a[1] != b[1]:
+        return False
+    return a[0] == b[0] or (_loopback(a[0]) and _loopback(b[0]))
+
+
+# ---------------------------------------------------------------- the list
+
+def _timeout(value: Any) -> Optional[float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError
+    return float(value)
+
+
+def _parse(cfg: Any) -> tuple:
+    """({name: Listed}, the warnings for entries left out or changed)."""
+    out, warnings = {}, []
+    raw = getattr(getattr(cfg, "replay", None), "candidates", None) or {}
+    for key, entry in raw.items():
+        name, where = str(key).strip(), f"replay.candidates.{key}"
+        if not name:
+            warnings.append("a replay candidate with a blank name is left out: give each entry a name")
+            continue
+        if not isinstance(entry, dict):
+            warnings.append(f"'{where}' should be a block with url (and model, extra_body, timeout_seconds), "
+                            f"not {entry!r}; it is left out")
+            continue
+        for k in entry:
+            if k not in ENTRY_KEYS:
+                warnings.append(f"'{where}.{k}' is not a candidate setting (they are {', '.join(ENTRY_KEYS)}); "
+                                "it is ignored")
+        url = str(entry.get("url") or "").strip().rstrip("/")
+        if not url.lower().startswith(("http://", "https://")) or _where(url) is None:
+            warnings.append(f"'{where}.url' = {entry.get('url')!r} is not an http:// or https:// base URL "
+                            "(like http://127.0.0.1:8091/v1); the candidate is left out")
+            continue
+        if same_service(url, cfg.memory.url):
+            warnings.append(f"'{where}.url' = {url!r} is SerenMemory's own address (memory.url): Memory is "
+                            "never a replay candidate, so it is left out")
+            continue
+        extra = entry.get("extra_body", cfg.model.extra_body)
+        if not isinstance(extra, dict):
+            warnings.append(f"'{where}.extra_body' is not a mapping; using model.extra_body")
+            extra = cfg.model.extra_body
+        timeout = None
+        if entry.get("timeout_seconds") is not None:
+            try:
+                timeout = _timeout(entry["timeout_seconds"])
+            except ValueError:
+                warnings.append(f"'{where}.timeout_seconds' = {entry['timeout_seconds']!r} is not a number of "
+                                "seconds above 0; using model.timeout_seconds")
+            if timeout is not None and timeout > TIMEOUT_CAP:
+                warnings.append(f"'{where}.timeout_seconds' = {timeout:g} is above {TIMEOUT_CAP:g}, the most one "
+                                f"replay call may take; using {TIMEOUT_CAP:g}")
+                timeout = TIMEOUT_CAP
+        model = entry.get("model")
+        out[name] = Listed(name=name, url=url, model=str(model).strip() if model else name,
+                           extra_body=dict(extra), timeout_seconds=timeout)
+    return out, warnings
+
+
+def listed(cfg: Any) -> dict:
+    """The candidates a replay may reach besides the configured model, by name."""
+    return _parse(cfg)[0]
+
+
+def problems(cfg: Any) -> list:
+    """One line per entry of replay.candidates that is left out or changed (the loader adds them to warnings)."""
+    return _parse(cfg)[1]
+
+
+# ---------------------------------------------------------------- choosing one
+
+def _capped(asked: Optional[float], default: float) -> tuple:
+    """(the seconds to use, what was asked when it was above the cap, or None)."""
+    seconds = float(asked) if asked else float(default)
+    if seconds > TIMEOUT_CAP:
+        return TIMEOUT_CAP, (seconds if asked else None)
+    return seconds, None
+
+
+def choose(cfg: Any, candidate: Optional[str] = None, model: Optional[str] = None,
+           timeout_seconds: Optional[float] = None) -> Candidate:
+    """The candidate a replay goes to: a listed name, or (none given) the configured model. Raises NotAllowed."""
+    m = cfg.model
+    name = (candidate or "").strip()
+    if not name or name == CONFIGURED:
+        url = (m.url or "").strip().rstrip("/")
+        if not url:
+            raise NotAllowed("no model to replay on: model.url is blank (mechanical mode); list a candidate in "
+                             "replay.candidates and name it")
+        entry = Listed(name=CONFIGURED, url=url, model=m.name, extra_body=dict(m.extra_body), timeout_seconds=None)
+        managed = True
+    else:
+        entry = listed(cfg).get(name)
+        if entry is None:
+            raise NotAllowed(refusal(name, cfg))
+        managed = bool(m.url) and entry.url == m.url.strip().rstrip("/")
+    if same_service(entry.url, cfg.memory.url):
+        raise NotAllowed(f"replay never sends to SerenMemory's own address ({cfg.memory.url}); point "
+                         f"{'model.url' if managed else 'replay.candidates.' + name + '.url'} at a model")
+    seconds, asked = _capped(timeout_seconds, entry.timeout_seconds or m.timeout_seconds)
+    return Candidate(label=entry.name, url=entry.url, name=(model or "").strip() or entry.model,
+                     max_tokens=m.max_tokens, timeout_seconds=seconds, extra_body=dict(entry.extra_body),
+                     managed=managed, timeout_asked=asked)
