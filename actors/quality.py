@@ -1,7 +1,8 @@
 """The quality actor: keeps the quality report fresh in the background and publishes it to the board.
 
 It hears the supervisor's beat and refreshes when the watch says so (hippocampus.replay.watch), so GET
-/quality, the viewer and sleep_status read the board and never wait on Memory.
+/quality, the viewer and sleep_status read the board and never wait on Memory. The same refresh scrubs the
+files here of the purges Memory lists (a purge made in Memory itself included).
 """
 from __future__ import annotations
 

@@ -116,6 +116,29 @@ class EventLog:
                 line = _line({"patch": seq, "set": fields})
             self._append(line, sync=False)
 
+    def scrub(self, clean: Callable[[dict], dict], stale: Optional[Callable[[bytes], bool]] = None) -> bool:
+        """Forgetting: every kept event replaced by clean(event), and the file rewritten whole (only what is
+        kept, no patch lines, no dropped events) when one changed or its bytes still hold what stale finds.
+        True when an event or the file changed; a file that holds nothing to forget is left as it was."""
+        with self._write_lock:
+            with self._lock:
+                changed = 0
+                for event in self._events.values():
+                    new = clean(event)
+                    if new != event:
+                        event.clear()
+                        event.update(new)
+                        changed += 1
+            rewrite = bool(changed)
+            if not rewrite and self.path is not None and stale is not None:
+                try:
+                    rewrite = stale(self.path.read_bytes())
+                except OSError:
+                    rewrite = False
+            if rewrite and self.path is not None:
+                self._compact()
+        return bool(changed) or rewrite
+
     def _tell(self, event: dict) -> None:
         for listener in list(self._listeners):
             try:

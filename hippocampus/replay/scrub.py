@@ -2,64 +2,131 @@
 
 When a purge lands, the purged memory's text and its fragments' text are removed from every packet that
 holds them, in every form a packet holds them (the field itself, the prompt's one-line and cut forms, the
-answer's JSON-escaped form). Which texts: what Memory's own scrub touches (an operation whose long_term_id
-or target is a purged id: its drafted content and rewording, and for one that became or fed the memory,
-its fragments), and any core shown under a purged id. The packet keeps its ids and a note of the purge.
-The operations' texts come from the packets, the links from Memory's drafts; when Memory cannot be read
-the ids are kept as owed and the scrub is finished on the next purge step (every tick).
+answer's JSON-escaped form), and from every other file under the state folder (scrub_folder.py: the
+events, the state, the voice card, the logs). Which texts: what Memory's own scrub touches (an operation
+whose long_term_id or target is a purged id: its drafted content and rewording, and for one that became or
+fed the memory, its fragments), and any core shown under a purged id. The packet keeps its ids and a note
+of the purge. The operations' texts come from the packets, the links from Memory's drafts; when Memory
+cannot be read the ids are kept as owed and the scrub is finished on the next purge step (every tick).
+
+Which purges: those this service's tidy ran (forget, on the tick), and every tombstone Memory lists (GET
+/tombstones, forget_tombstones, on the quality reader's pass, which reads Memory's drafts anyway), so a
+purge made in Memory itself (POST /long/{id}/purge, the MCP purge_memory_now) or while this service was
+down is scrubbed too. The ids already scrubbed are remembered for the process: an idle pass reads the
+tombstones and touches nothing. After a restart the first pass goes over them all once; a file already
+scrubbed holds nothing to change, so nothing is rewritten.
 """
 from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Iterable, Optional
 
 from ..memory import MemoryError_
 from ..sleep.prompt import FRAGMENT_CHARS, VIA_CHARS
 from .capture import store_for
+from .scrub_folder import scrub_folder
 
 log = logging.getLogger("hippocampus.replay")
 
 PURGED = "[purged]"
 MIN_SUBSTRING = 4            # shorter forms are only replaced where they are a whole field
 DRAFTS_READ = 1000
+TOMBSTONES_TIMEOUT = 5.0
 ID_KEYS = frozenset({"id", "draft_id", "cluster_id", "brief_id", "redraft_of", "marker", "target_core_id",
                      "source_short_ids", "long_term_id", "stage", "finish_reason", "purges", "target_op",
                      "kind", "stamp", "served", "ts", "version"})
 NOTE = "the text of a purged memory and of its fragments was removed here; ids are kept"
 
+_lock = threading.RLock()    # one scrub at a time (the tick's and the quality reader's), and the ids done
+_done: dict = {}             # state folder -> the purged ids already scrubbed there (this process)
+_no_route: set = set()       # state folders whose Memory has no /tombstones (said once)
+
 
 def forget(ctx, purged: Iterable[str]) -> int:
-    """The hook after a purge (every tick): scrub the packets of these ids and of any still owed. Never raises."""
+    """The hook after this service's purge (every tick): scrub the files of these ids and of any still owed.
+    Returns the packets changed. Never raises."""
     try:
         store = store_for(ctx.cfg)
         ids = list(dict.fromkeys(store.owed() + [i for i in purged or [] if i]))
-        if not ids or not store.paths():
-            return 0
-        try:
-            drafts: Optional[list] = ctx.memory.drafts(None, limit=DRAFTS_READ)
-        except MemoryError_ as exc:
-            log.warning("Memory's drafts could not be read to scrub the replay packets (%s); the scrub of "
-                        "%d purged id(s) is finished on the next tick", exc, len(ids))
-            drafts = None
-        changed = scrub_store(store, ids, drafts or [], ctx.clock.now(), ctx.cfg.sleep.core_chars)
-        store.set_owed(ids if drafts is None else [])
-        if changed:
-            log.info("removed the text of %d purged memory(ies) from %d replay packet(s)", len(ids), changed)
-        return changed
+        return _scrub(ctx, store, ids) if ids else 0
     except Exception:  # noqa: BLE001 - the purge itself has landed; say loudly that the copy has not gone
         log.exception("could not scrub the replay packets after a purge")
         return 0
 
 
-def scrub_store(store, ids: list, drafts: list, now: float, core_chars: int) -> int:
-    packets = list(store.packets())
-    texts, fragments = what_to_remove([p for _, p in packets], set(ids), drafts)
-    changed = 0
-    for path, packet in packets:
-        if scrub_packet(packet, set(ids), texts, fragments, now, core_chars) and store.rewrite(path, packet):
-            changed += 1
-    return changed
+def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
+    """The quality reader's pass: scrub the files of every purge Memory lists (GET /tombstones) that was not
+    scrubbed here yet, however it was made. drafts: Memory's, when the caller has just read them. An idle
+    pass is one read of the tombstones and touches no file. Returns the packets changed. Never raises."""
+    try:
+        key = str(ctx.cfg.state_dir)
+        with _lock:
+            done = set(_done.get(key, ()))
+        ids = [i for i in dict.fromkeys(tombstone_ids(ctx)) if i not in done]
+        return _scrub(ctx, store_for(ctx.cfg), ids, drafts) if ids else 0
+    except Exception:  # noqa: BLE001 - say loudly that the copy has not gone; the next pass tries again
+        log.exception("could not scrub the files of the purges Memory lists")
+        return 0
+
+
+def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
+    key = str(ctx.cfg.state_dir)
+    with _lock:
+        if not store.paths():
+            _remember(key, ids)          # no packet, so no copy of a text to find it by
+            return 0
+        readable = True
+        if drafts is None:
+            try:
+                drafts = ctx.memory.drafts(None, limit=DRAFTS_READ)
+            except MemoryError_ as exc:
+                log.warning("Memory's drafts could not be read to scrub the replay packets (%s); the scrub of "
+                            "%d purged id(s) is finished on the next tick", exc, len(ids))
+                drafts, readable = [], False
+        core_chars = ctx.cfg.sleep.core_chars
+        packets = list(store.packets())
+        texts, fragments = what_to_remove([p for _, p in packets], set(ids), drafts)
+        patterns = sorted({f for t in texts for f in forms(t, core_chars)}, key=len, reverse=True)
+        others = scrub_folder(ctx, texts, patterns)        # before the packets: they are where the texts are read
+        changed = 0
+        for path, packet in packets:
+            if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars) and \
+                    store.rewrite(path, packet):
+                changed += 1
+        owed = set(store.owed())
+        store.set_owed(sorted(owed | set(ids) if not readable else owed - set(ids)))
+        if readable:
+            _remember(key, ids)
+        if changed or others:
+            log.info("removed the text of %d purged memory(ies) from %d replay packet(s)%s", len(ids), changed,
+                     f" and from {', '.join(others)}" if others else "")
+        return changed
+
+
+def tombstone_ids(ctx) -> list:
+    """The ids Memory says were purged (GET /tombstones: never any content); [] when it cannot say."""
+    key = str(ctx.cfg.state_dir)
+    try:
+        body = ctx.memory.request("GET", "/tombstones", timeout=TOMBSTONES_TIMEOUT)
+    except MemoryError_ as exc:
+        if getattr(exc, "status", None) == 404:
+            if key not in _no_route:
+                _no_route.add(key)
+                log.info("this Memory lists no tombstones (GET /tombstones answers 404): only the purges this "
+                         "service runs are scrubbed from the files under %s", key)
+            return []
+        log.warning("Memory's tombstones could not be read (%s): a purge made in Memory itself is scrubbed "
+                    "from the files here on a later pass", exc)
+        return []
+    entries = body.get("entries") if isinstance(body, dict) else None
+    return [str(t["id"]) for t in entries or [] if isinstance(t, dict) and t.get("id")]
+
+
+def _remember(key: str, ids: list) -> None:
+    with _lock:
+        _done.setdefault(key, set()).update(ids)
 
 
 def what_to_remove(packets: list, ids: set, drafts: list) -> tuple:

@@ -1,0 +1,119 @@
+"""A memory purged in SerenMemory itself (POST /long/{id}/purge: its emergency purge, not this service's tidy)
+leaves no copy of its text under this service's state folder after one tick and the quality reader's pass
+(which reads Memory's tombstones): not in the replay packets, the events, the state or the voice card
+(issue 28, item 3). On the real SerenMemory, no threads."""
+from __future__ import annotations
+
+import json
+
+from hippocampus import gate
+from hippocampus.replay import scrub
+from hippocampus.replay.capture import store_for
+from hippocampus.replay.watch import QualityWatch
+from hippocampus.tend import tend
+from tests.contract.test_replay import FRAGMENTS, first_draft, garden_denied_and_redrafted, latest
+
+GARDEN = "The rose garden by the gate bloomed early this year"
+
+
+def purge_in_memory(hand, core_id: str) -> dict:
+    """Memory's own purge, as a person or the main model runs it: no flag, no tidy of ours."""
+    return hand._req("POST", f"/long/{core_id}/purge", json={"reason": "remove it now"})
+
+
+def holding(folder, secrets: list) -> dict:
+    """file (relative) -> the secrets its bytes hold, in plain or JSON-escaped form, for every file."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            raw = path.read_bytes()
+            hits = [s for s in secrets if s.encode() in raw or json.dumps(s)[1:-1].encode() in raw]
+            if hits:
+                found[path.relative_to(folder).as_posix()] = hits
+    return found
+
+
+def files(folder) -> dict:
+    return {p.relative_to(folder).as_posix(): (p.stat().st_mtime_ns, p.read_bytes())
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def one_tick(ctx) -> dict:
+    """A check and the quality reader's pass, as the service's beat runs them."""
+    report = gate.check(ctx)
+    QualityWatch(ctx).refresh()
+    return report
+
+
+def test_a_purge_made_in_memory_itself_leaves_its_text_in_no_file_after_one_tick(make_ctx, hand, fake_model):
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
+    hand.approve_all(latest(hand, 2)["id"])
+    tend(ctx, True)                                          # the chain lands: the garden core is in Memory
+    core = next(e for e in hand.long() if e["content"] == GARDEN)
+    hand.short("the rose garden needs pruning before winter", topic="garden")
+    hand.short("pruned the climbing rose in the garden", topic="garden")
+    hand.brief("the garden again")
+    later = first_draft(ctx, hand)                           # its prompt shows the core as a candidate
+    # the text reaches the other files too: an event quoting the model, a voice card quoting a fragment
+    ctx.emit("draft_failed", topic="garden", why=f"the model answered {json.dumps(GARDEN)} twice")
+    ctx.cfg.voice.enabled = True
+    from hippocampus.voice import VoiceCard
+    ctx.voice = VoiceCard(ctx.cfg.state_dir / "voice.json", 2000, ctx.clock)
+    ctx.voice.set(f"I am Wren. Never say '{FRAGMENTS['garden'][0]}' twice.")
+    folder = ctx.cfg.state_dir
+    secrets = [GARDEN] + FRAGMENTS["garden"]
+    before = holding(folder, secrets)
+    assert {"events.jsonl", "voice.json", f"replays/{first['id']}.json", f"replays/{later['id']}.json"} <= set(before)
+
+    purge_in_memory(hand, core["id"])
+    assert core["id"] in {t["id"] for t in hand.tombstones()}
+    report = one_tick(ctx)
+    assert report["purged"] == 0, "the tidy found nothing flagged: the purge was Memory's own"
+    assert holding(folder, secrets) == {}
+    for packet in (store_for(ctx.cfg).load(first["id"]), store_for(ctx.cfg).load(later["id"])):
+        assert packet["purges"][-1]["ids"] == [core["id"]]
+    tea = next(c for c in store_for(ctx.cfg).load(first["id"])["calls"] if c["topic"] == "tea")
+    assert [e["content"] for e in tea["entries"]] == FRAGMENTS["tea"]      # what was not forgotten stays
+    assert ctx.voice.current()["text"].startswith("I am Wren. Never say '[purged]'")
+    assert any(e.get("why") == 'the model answered "[purged]" twice' for e in ctx.events.list(limit=50))
+
+    kept = {n: v for n, v in files(folder).items() if n != "state.json"}   # a check writes last_check
+    one_tick(ctx)                                            # an idle tick: the tombstone is already scrubbed
+    after = {n: v for n, v in files(folder).items() if n != "state.json"}
+    assert after == kept, "an idle tick rewrote files"
+
+
+def test_a_restart_scrubs_the_purges_made_while_it_was_down_once(make_ctx, hand, fake_model):
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
+    hand.approve_all(latest(hand, 2)["id"])
+    tend(ctx, True)
+    core = next(e for e in hand.long() if e["content"] == GARDEN)
+    folder = ctx.cfg.state_dir
+    assert holding(folder, [GARDEN])
+    scrub._done.clear()                                  # as after a restart: nothing remembered
+    purge_in_memory(hand, core["id"])
+    restarted = make_ctx(cfg=ctx.cfg)
+    one_tick(restarted)
+    assert holding(folder, [GARDEN] + FRAGMENTS["garden"]) == {}
+
+
+def test_in_the_running_service_a_purge_in_memory_is_scrubbed_after_a_nudge(make_config, start_service, hand,
+                                                                             fake_model):
+    import requests
+
+    from tests.contract.test_replay import scripted, seed
+    from tests.harness.reviewer import wait_for
+
+    fake_model.responder = scripted
+    svc = start_service(make_config(model={"url": fake_model.url}))
+    seed(hand, ("garden",))
+    draft_id = requests.post(svc.url + "/sleep", timeout=60).json()["draft_id"]
+    hand.approve_all(draft_id)
+    assert requests.post(svc.url + "/tend", timeout=60).status_code == 200       # the chain lands
+    core = next(e for e in hand.long() if e["content"] == "A durable truth about garden")
+    folder = svc.runtime.cfg.state_dir
+    secrets = [core["content"]] + FRAGMENTS["garden"]
+    assert f"replays/{draft_id}.json" in holding(folder, secrets)
+    purge_in_memory(hand, core["id"])
+    requests.post(svc.url + "/nudge", timeout=5)             # a tick, and the quality reader's pass after it
+    wait_for(lambda: holding(folder, secrets) == {}, timeout=15, what="the packets to forget the purged text")
