@@ -6,6 +6,8 @@ in app.py: a route added there is added here too (tests/reliability/test_bad_inp
 from __future__ import annotations
 
 from hippocampus import SERVICE, __version__
+from hippocampus.replay.allowed import TIMEOUT_CAP
+from hippocampus.replay.service import WAIT_SECONDS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _OBJECT = {"type": "object", "additionalProperties": True}
@@ -58,12 +60,21 @@ def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list 
 
 
 _REPLAY_BODY = {"required": False, "content": {"application/json": {"schema": {
-    "type": "object", "properties": {
+    "type": "object", "additionalProperties": False, "properties": {
         "draft_id": {"type": "string", "description": "POST /replay only: the draft"},
-        "url": {"type": "string", "description": "the candidate's OpenAI-compatible base URL (default: model.url)"},
-        "name": {"type": "string", "description": "the model name sent (default: model.name)"},
-        "extra_body": {"type": "object", "description": "merged into each chat request"},
-        "timeout_seconds": {"type": "number", "description": "per call (default: model.timeout_seconds)"}}}}}}
+        "candidate": {"type": "string", "description": "a name listed in replay.candidates (default: the "
+                                                       "configured model); no url is taken"},
+        "model": {"type": "string", "description": "the model name sent (default: the candidate's model)"},
+        "timeout_seconds": {"type": "number", "description": f"per call (default: the candidate's, or "
+                                                             f"model.timeout_seconds); above {TIMEOUT_CAP:g} "
+                                                             "it is capped"}}}}}}
+_REPLAY_SAYS = {"says": {400: "a url, an extra_body, or a candidate not listed in replay.candidates: refused, "
+                              "nothing was sent", 409: "busy: a replay is already running; nothing was started",
+                         503: "the service is stopping"},
+                "more": {"202": _json(_OBJECT, "{ok, running: true, run, result, detail}: still running after "
+                                               f"{WAIT_SECONDS:g} s; GET the result path for it")}}
+_REPLAY_OK = _json(_OBJECT, "{run, draft_id, landed, original, candidate, timeout_note}: what was read from each "
+                            "answer (operations, cut-off, failure, timings), never its raw text")
 _CYCLE = _json(_OBJECT, "the report of what ran")
 _CYCLE_CODES = (405, 409, 413, 503)
 _CYCLE_SAYS = {"says": {409: "busy: a sleep, tend or check is already running; nothing was started",
@@ -71,7 +82,6 @@ _CYCLE_SAYS = {"says": {409: "busy: a sleep, tend or check is already running; n
                              "nothing was started"},
                "more": {"202": _json(_OBJECT, "{ok, running: true, detail}: it outlives the request and carries on "
                                               "(the status shows its progress)")}}
-_STOPPING = {503: "the service is stopping (the replay was cut short)"}
 
 SPEC: dict = {
     "openapi": "3.0.3",
@@ -138,11 +148,17 @@ SPEC: dict = {
         "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
                                 _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"), 405)},
         "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",
-                                _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413, 503,
-                                says=_STOPPING, body=_REPLAY_BODY)},
+                                _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS, body=_REPLAY_BODY),
+                    "get": _op("the replays kept ({running, runs, say}), or with ?run=ID that run's result as POST "
+                               "answered it (202 while it runs; 404: not kept)",
+                               _json(_OBJECT, "{running, runs, say}, or a run's result"), 404, 405,
+                               more={"202": _json(_OBJECT, "{ok, running: true, run, result, detail}")},
+                               params=[{"name": "run", "in": "query", "required": False,
+                                        "description": "a run id, as POST /replay answered it",
+                                        "schema": {"type": "string"}}])},
         "/replay/{draft_id}": {"post": _op(
             "replay this draft's saved prompts on a candidate model (404: no packet for it)",
-            _json(_OBJECT, "{draft_id, landed, original, candidate}"), 400, 404, 405, 413, 503, says=_STOPPING,
+            _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS,
             params=[{"name": "draft_id", "in": "path", "required": True, "description": "the draft",
                      "schema": {"type": "string"}}], body=_REPLAY_BODY)},
         "/mcp": {"post": {"summary": "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",

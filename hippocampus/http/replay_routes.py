@@ -1,6 +1,10 @@
-"""POST /replay/{draft_id} (and POST /replay with the id in the body), GET /quality.
+"""POST /replay/{draft_id} (and POST /replay with the id in the body), GET /replay (?run=ID), GET /quality.
 
-A replay runs on the request's thread: it is asked for by hand and waits on a model, never on an actor.
+A replay runs on the service's one replay worker, never on the request's thread (slow candidates once took
+every request thread): the route waits for it at most service.WAIT_SECONDS, then answers 202 with where to
+read the result (GET /replay?run=ID; GET /replay alone lists the runs kept). One replay at a time: another
+asked for meanwhile is 409 at once. The body names a candidate listed in replay.candidates (or none: the
+configured model), never a URL; no extra_body.
 The quality report is read from the board, never from Memory on the request.
 """
 from __future__ import annotations
@@ -8,10 +12,14 @@ from __future__ import annotations
 import falcon
 
 from hippocampus.replay import service
-from hippocampus.replay.run import NoPacket
+from hippocampus.replay.allowed import TIMEOUT_CAP, refusal
+from hippocampus.replay.run import NoPacket, NotAllowed
+from hippocampus.replay.worker import ReplayBusy
 from hippocampus.status import boards
 
-MAX_TIMEOUT = 3600.0
+FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
+NAME_CHARS = 200
+SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "timeout_seconds": n} (all optional)'
 
 
 def _body(req: falcon.Request) -> dict:
@@ -22,30 +30,46 @@ def _body(req: falcon.Request) -> dict:
     if body is None:
         return {}
     if not isinstance(body, dict):
-        raise falcon.HTTPBadRequest(description='send {"url": "...", "name": "..."} (both optional)')
+        raise falcon.HTTPBadRequest(description=f"send {SHAPE}")
     return body
 
 
 def _text(body: dict, key: str):
     v = body.get(key)
-    if v is not None and not isinstance(v, str):
-        raise falcon.HTTPBadRequest(description=f"'{key}' is text")
+    if v is not None and (not isinstance(v, str) or len(v) > NAME_CHARS):
+        raise falcon.HTTPBadRequest(description=f"'{key}' is a name (text, at most {NAME_CHARS} characters)")
     return v or None
 
 
-def _args(body: dict) -> dict:
-    url = _text(body, "url")
-    if url and not url.lower().startswith(("http://", "https://")):
-        raise falcon.HTTPBadRequest(description="'url' is the candidate's OpenAI-compatible base URL (http:// or "
-                                                "https://, e.g. http://127.0.0.1:8091/v1)")
-    extra = body.get("extra_body")
-    if extra is not None and not isinstance(extra, dict):
-        raise falcon.HTTPBadRequest(description="'extra_body' is an object (merged into each chat request)")
+def _args(body: dict, cfg) -> dict:
+    if "url" in body:
+        asked = body["url"] if isinstance(body["url"], str) else repr(body["url"])
+        raise falcon.HTTPBadRequest(description=refusal(asked, cfg) + ". Replay takes no url: name a listed "
+                                                "candidate with \"candidate\"")
+    if "extra_body" in body:
+        raise falcon.HTTPBadRequest(description="replay takes no extra_body from callers: a candidate's extra_body "
+                                                "is set in its replay.candidates entry in the config")
+    unknown = sorted(str(k) for k in body if k not in FIELDS)
+    if unknown:
+        raise falcon.HTTPBadRequest(description=f"{', '.join(map(repr, unknown))} is not a replay field: send {SHAPE}")
     timeout = body.get("timeout_seconds")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not 0 < timeout <= MAX_TIMEOUT):
-        raise falcon.HTTPBadRequest(description=f"'timeout_seconds' is a number of seconds, 0 < t <= {MAX_TIMEOUT:g}")
-    return {"url": url, "name": _text(body, "name"), "extra_body": extra, "timeout_seconds": timeout}
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise falcon.HTTPBadRequest(description=f"'timeout_seconds' is a number of seconds above 0 (at most "
+                                                f"{TIMEOUT_CAP:g}: a larger one is capped)")
+    return {"candidate": _text(body, "candidate"), "model": _text(body, "model"), "timeout_seconds": timeout}
+
+
+def _answer(resp, run) -> None:
+    """A finished run: its result (200); one still running: where to read it (202)."""
+    if not run.done.is_set():
+        resp.status = falcon.HTTP_202
+        resp.location = run.where
+        resp.media = {"ok": True, "running": True, "run": run.id, "result": run.where,
+                      "detail": f"{run.running_words()}; GET {run.where} reads its result"}
+        return
+    if run.error:
+        raise falcon.HTTPInternalServerError(description=run.error)
+    resp.media = {"run": run.id, **run.result}
 
 
 class Replay:
@@ -58,11 +82,28 @@ class Replay:
         if not draft_id or not isinstance(draft_id, str):
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
         try:
-            resp.media = service.replay_draft(self.rt, draft_id, **_args(body))
+            run = service.replay_draft(self.rt, draft_id, **_args(body, self.rt.cfg))
+        except NotAllowed as exc:
+            raise falcon.HTTPBadRequest(description=str(exc)) from None
         except NoPacket as exc:
             raise falcon.HTTPNotFound(description=str(exc)) from None
-        except ValueError as exc:
-            raise falcon.HTTPBadRequest(description=str(exc)) from None
+        except ReplayBusy as exc:
+            raise falcon.HTTPConflict(description=f"{exc} (GET {exc.run.where} shows it)") from None
+        _answer(resp, run)
+
+
+class ReplayRuns(Replay):
+    """/replay: POST (the draft in the body), and GET: the runs kept, or one (?run=ID) as POST answers it."""
+
+    def on_get(self, req, resp):
+        run_id = req.get_param("run")
+        if run_id is None:
+            resp.media = service.runs(self.rt)
+            return
+        run = service.read_run(self.rt, run_id)
+        if run is None:
+            raise falcon.HTTPNotFound(description=service.unknown_run(run_id))
+        _answer(resp, run)
 
 
 class Quality:
@@ -74,7 +115,6 @@ class Quality:
 
 
 def add_routes(app: falcon.App, rt) -> None:
-    replay = Replay(rt)
-    app.add_route("/replay", replay)
-    app.add_route("/replay/{draft_id}", replay)
+    app.add_route("/replay", ReplayRuns(rt))
+    app.add_route("/replay/{draft_id}", Replay(rt))
     app.add_route("/quality", Quality(rt))

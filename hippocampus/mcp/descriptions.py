@@ -14,10 +14,13 @@ DESCRIPTIONS = {
     "sleep_history": "The sleeps and tends on record, newest first (local to this service).",
     "recent_events": "The events on record, newest first; `type` filters (e.g. sleep_failed, draft_submitted).",
     "restart_actor": "Bring back an actor that crashed too often and was left down (sleep_status names it).",
-    "replay_draft": "Send a past draft's saved prompts to a candidate small model (url: its OpenAI-compatible base "
-                    "URL, default the configured model; name: the model name to ask for) and compare both sides: "
+    "replay_draft": "Send a past draft's saved prompts to a candidate small model and compare both sides: "
                     "operations that parse, failed and cut-off calls, invented numbers, overlap with what landed. "
+                    "candidate: a name the person listed in replay.candidates (default: the configured model); "
+                    "it takes no URL. model: the model name to ask for. One replay runs at a time (busy "
+                    "otherwise); one still running after a while answers with a run id for replay_result. "
                     "Nothing is written to Memory.",
+    "replay_result": "The result of a replay that was still running when replay_draft answered, by its run id.",
     "get_voice_card": "Your voice card: the text every draft and redraft prompt starts with.",
     "set_voice_card": "Write a new version of your voice card: how your memories speak (voice, pronouns, what is "
                       "yours and what is someone else's). Nothing is overwritten; `why` is kept with it.",
@@ -25,4 +28,4 @@ DESCRIPTIONS = {
 }
 
 READ_ONLY = {"sleep_status", "sleep_history", "recent_events", "get_voice_card", "voice_card_history",
-             "replay_draft"}
+             "replay_draft", "replay_result"}

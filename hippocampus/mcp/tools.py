@@ -26,7 +26,7 @@ from .descriptions import DESCRIPTIONS, READ_ONLY
 log = logging.getLogger("hippocampus.mcp")
 
 TOOL_NAMES = ["sleep_status", "sleep_now", "tend_now", "check_now", "nudge", "sleep_history", "recent_events",
-              "restart_actor", "replay_draft"]
+              "restart_actor", "replay_draft", "replay_result"]
 VOICE_TOOL_NAMES = ["set_voice_card", "get_voice_card", "voice_card_history"]
 
 INSTRUCTIONS = (
@@ -145,8 +145,12 @@ class Tools:
         msg = f"{n(versions, 'version')}, newest first." if versions else "No card yet."
         return {"ok": True, "count": len(versions), "versions": versions, "message": msg}
 
-    def replay_draft(self, draft_id: str, url: str = "", name: str = "") -> dict[str, Any]:
-        return replay_service.replay_tool(self.front.rt, draft_id, url, name)
+    # ------------------------------------------------------------ replay (a listed candidate's name, never a URL)
+    def replay_draft(self, draft_id: str, candidate: str = "", model: str = "") -> dict[str, Any]:
+        return replay_service.replay_tool(self.front.rt, draft_id, candidate, model)
+
+    def replay_result(self, run: str) -> dict[str, Any]:
+        return replay_service.result_tool(self.front.rt, run)
 
 
 def mapped(fn: Callable) -> Callable:

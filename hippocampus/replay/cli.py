@@ -1,8 +1,11 @@
-"""`seren-hippocampus replay DRAFT_ID | --last N [--model-url URL] [--model-name NAME] [--timeout S] [--json]`.
+"""`seren-hippocampus replay DRAFT_ID | --last N [--candidate NAME] [--model-name NAME] [--timeout S] [--json]`.
 
 Reads the packets from the state folder of the config (run it as the service's account: the folder is
-0700), reads what landed from Memory, and sends the saved prompts to the candidate. Writes nothing to
-Memory. Exit 0 with a result, 1 when a draft has no packet (or none are kept), 2 for a wrong call.
+0700), reads what landed from Memory, and sends the saved prompts to the candidate: the configured model,
+or one listed in the config's replay.candidates, by name (the same rule as the service's: a URL given here
+is refused, so a session with a shell cannot send the person's fragments anywhere either). Writes nothing
+to Memory. Exit 0 with a result, 1 when a draft has no packet (or none are kept) or the candidate is not
+allowed, 2 for a wrong call.
 """
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ from typing import Optional
 from .. import config as config_mod
 from ..memory import MemoryClient
 from .capture import store_for
-from .run import NoPacket, ReplayEnv, compare, replay
+from .allowed import TIMEOUT_CAP
+from .run import NoPacket, NotAllowed, ReplayEnv, compare, replay
 from .service import words
 
 DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate small "
@@ -32,12 +36,16 @@ def add_command(sub, after: argparse.ArgumentParser) -> None:
                                                "or use --last N")
     p.add_argument("--last", type=int, metavar="N", help="replay the newest N drafts that have a packet and print "
                                                          "one table with a total line")
-    p.add_argument("--model-url", metavar="URL", help="the candidate's OpenAI-compatible base URL, like "
-                                                       "http://127.0.0.1:8091/v1 (default: model.url from the config)")
-    p.add_argument("--model-name", metavar="NAME", help="the model name sent to the candidate (default: model.name)")
+    p.add_argument("--candidate", metavar="NAME", help="the candidate to replay on: a name listed in the config's "
+                                                        "replay.candidates (default: the configured model, model.url)")
+    p.add_argument("--model-url", metavar="URL", help="no longer taken: list the candidate's URL in "
+                                                       "replay.candidates and name it with --candidate")
+    p.add_argument("--model-name", metavar="NAME", help="the model name sent to the candidate (default: the "
+                                                        "candidate's model, or model.name)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="seconds each candidate call may take (default: model.timeout_seconds); a call that "
-                        "takes longer is a failed call in the result")
+                   help="seconds each candidate call may take (default: the candidate's timeout_seconds or "
+                        f"model.timeout_seconds; at most {TIMEOUT_CAP:g}); a call that takes longer is a failed "
+                        "call in the result")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON instead of the summary")
 
 
@@ -55,15 +63,23 @@ def run(args, out=None) -> int:
     if args.last is not None and args.last < 1:
         print("seren-hippocampus replay: --last takes a whole number of drafts, 1 or more", file=sys.stderr)
         return 2
+    if args.model_url:
+        print(f"seren-hippocampus replay: --model-url is no longer taken: replay reaches only the configured "
+              f"model and the candidates listed in replay.candidates; list {args.model_url!r} there under a name "
+              "and pass --candidate NAME", file=sys.stderr)
+        return 2
+    if args.timeout is not None and not args.timeout > 0:
+        print("seren-hippocampus replay: --timeout is a number of seconds above 0", file=sys.stderr)
+        return 2
     env = _env(args)
-    kw = {"url": args.model_url, "name": args.model_name, "timeout_seconds": args.timeout}
+    kw = {"candidate": args.candidate, "model": args.model_name, "timeout_seconds": args.timeout}
     try:
         if args.last is None:
             result = replay(env, args.draft_id, **kw)
             print(json.dumps(result, indent=2) if args.json else words(result), file=out)
             return 0
         results = compare(env, args.last, **kw)
-    except (NoPacket, ValueError) as exc:
+    except (NoPacket, NotAllowed) as exc:
         print(f"seren-hippocampus replay: {exc}", file=sys.stderr)
         return 1
     if not results["drafts"]:
@@ -99,8 +115,9 @@ def table(results: dict) -> str:
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     served = next((r["candidate"].get("served") for r in results["drafts"] if r["candidate"].get("served")), None)
     url = results["drafts"][0]["candidate"]["url"]
+    note = results["drafts"][0].get("timeout_note")
     return "\n".join([f"original / candidate ({served or 'no answer'} at {url})", line(head)]
-                     + [line(r) for r in rows])
+                     + [line(r) for r in rows] + ([f"note: {note}"] if note else []))
 
 
 def main(argv: Optional[list] = None) -> int:

@@ -1,6 +1,10 @@
 """Replay: a draft's saved prompts sent to a candidate model, exactly as they were sent then, and read the way
 a sleep reads them; both sides compared. Nothing is written to Memory: it is only read, for what landed.
 
+Where the prompts may go is allowed.py's: the configured model or a candidate listed in replay.candidates,
+chosen by name; a redirect is a failed call, never followed (session.py). What comes back is what was read
+from each answer (operations, cut-off, failure, seconds, tokens), never the answer's raw text.
+
 A candidate call that fails (refused, timed out, an error status, an unreadable answer) is a result with
 its error, never an exception. The configured model's URL goes through the service's model gate (the
 managed model is started if it is down); any other URL gets a plain call with the configured max_tokens.
@@ -10,20 +14,24 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
+import re
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from ..cancellable import CancellableSession
 from ..memory import MemoryError_
 from ..model import ModelClient
 from ..sleep.answer import parse_answer
 from ..sleep.prompt import Markers
 from . import checks
+from .allowed import TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401 - NotAllowed: the callers' too
 from .packets import PacketStore
+from .session import ReplaySession
 
 log = logging.getLogger("hippocampus.replay")
-ANSWER_CHARS = 4000
+SERVED_CHARS = 120                  # the served model name is the candidate's own words: kept short
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+STOPPED = "the service is stopping: this call was not sent"
 
 
 class NoPacket(KeyError):
@@ -44,26 +52,18 @@ class ReplayEnv:
     gate: Any = None               # the service's model gate, for the configured model
 
 
-@dataclass
-class Candidate:
-    url: str
-    name: str
-    max_tokens: int
-    timeout_seconds: float
-    extra_body: dict
-    managed: bool
+def plain_error(exc: Exception) -> str:
+    """The failure in words, without what the candidate said: an error body or an unreadable answer is not
+    echoed (`the model answered HTTP 500: '...'` is cut at the quote)."""
+    text = str(exc) or type(exc).__name__
+    text = text.replace("the call to the model failed: Redirected: ", "")
+    return re.split(r": ['\"]", text, maxsplit=1)[0]
 
 
-def candidate(env: ReplayEnv, url: Optional[str] = None, name: Optional[str] = None,
-              extra_body: Optional[dict] = None, timeout_seconds: Optional[float] = None) -> Candidate:
-    m = env.cfg.model
-    url = (url or m.url or "").strip()
-    if not url:
-        raise ValueError("no model to replay on: give the candidate's URL (no model.url is configured)")
-    managed = bool(m.url) and url.rstrip("/") == m.url.strip().rstrip("/")
-    return Candidate(url=url, name=name or m.name, max_tokens=m.max_tokens,
-                     timeout_seconds=float(timeout_seconds or m.timeout_seconds),
-                     extra_body=dict(m.extra_body if extra_body is None else extra_body), managed=managed)
+def _tokens(usage: Any) -> Optional[dict]:
+    if not isinstance(usage, dict):
+        return None
+    return {k: usage[k] for k in TOKEN_KEYS if isinstance(usage.get(k), int) and not isinstance(usage[k], bool)}
 
 
 def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int):
@@ -80,11 +80,16 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
     return parsed
 
 
+def unsent(call: dict) -> dict:
+    """One call's result before it is sent: what a replay says of each call (never the answer's text)."""
+    return {"stage": call.get("stage"), "topic": call.get("topic"), "ops": [], "cut_off": False, "error": None,
+            "failure": None, "seconds": 0.0, "served": None, "tokens": None, "finish_reason": None,
+            "answer_chars": None, "shown": checks.shown_texts(call)}
+
+
 def send(client: ModelClient, gate: Any, call: dict, cand: Candidate) -> dict:
     """One saved prompt to the candidate: what it answered and what was read from it, or the error."""
-    out = {"stage": call.get("stage"), "topic": call.get("topic"), "ops": [], "cut_off": False, "error": None,
-           "failure": None, "seconds": 0.0, "served": None, "tokens": None, "answer": None,
-           "shown": checks.shown_texts(call)}
+    out = unsent(call)
     started = time.monotonic()
     try:
         if gate is not None and cand.managed:
@@ -95,12 +100,13 @@ def send(client: ModelClient, gate: Any, call: dict, cand: Candidate) -> dict:
             if gate is not None and cand.managed:
                 gate.release(time.monotonic() - started)
     except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, never an exception
-        out.update(error=str(exc) or type(exc).__name__, seconds=round(time.monotonic() - started, 3))
+        out.update(error=plain_error(exc), seconds=round(time.monotonic() - started, 3))
         return out
     parsed = read_answer(call, answer.text, answer.finish_reason, cand.max_tokens)
     out.update(ops=parsed.operations, cut_off=bool(parsed.cut_off), failure=parsed.failure,
-               seconds=round(answer.seconds, 3), served=answer.served, tokens=answer.usage,
-               answer=answer.text[:ANSWER_CHARS])
+               seconds=round(answer.seconds, 3), served=(answer.served or "")[:SERVED_CHARS] or None,
+               tokens=_tokens(answer.usage), finish_reason=str(answer.finish_reason)[:20],
+               answer_chars=len(answer.text))
     return out
 
 
@@ -139,19 +145,34 @@ def _public(calls: list) -> list:
     return [{k: v for k, v in c.items() if k != "shown"} for c in calls]
 
 
-def replay(env: ReplayEnv, draft_id: str, url: Optional[str] = None, name: Optional[str] = None,
-           extra_body: Optional[dict] = None, timeout_seconds: Optional[float] = None) -> dict:
-    """Both sides of one draft. Raises NoPacket when there is no packet for it."""
+def prepare(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
+            timeout_seconds: Optional[float] = None) -> tuple:
+    """(the draft's packet, the candidate it goes to), before anything is sent. Raises NotAllowed (the
+    candidate is not the configured model nor listed) and NoPacket (no packet for the draft)."""
+    cand = choose(env.cfg, candidate, model, timeout_seconds)
     packet = env.store.load(draft_id)
     if packet is None:
         raise NoPacket(draft_id)
-    cand = candidate(env, url, name, extra_body, timeout_seconds)
-    session = CancellableSession()
+    return packet, cand
+
+
+def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[Callable[[], bool]] = None) -> dict:
+    """Both sides of one draft: its saved prompts sent to the candidate, one after the other. A call not yet
+    sent when `stopped()` turns true is a failed call saying so."""
+    draft_id = packet["draft_id"]
+    session = ReplaySession()
     cfg = dataclasses.replace(env.cfg.model, url=cand.url, name=cand.name, timeout_seconds=cand.timeout_seconds,
                               extra_body=cand.extra_body, max_tokens=cand.max_tokens)
     client = ModelClient(cfg, session=session)
+    log.info("replaying draft %s on %s (%s at %s, %d call(s), each up to %g s)", draft_id, cand.label, cand.name,
+             cand.url, len(packet.get("calls") or []), cand.timeout_seconds)
+    theirs = []
     try:
-        theirs = [send(client, env.gate, call, cand) for call in packet.get("calls") or []]
+        for call in packet.get("calls") or []:
+            if stopped is not None and stopped():
+                theirs.append({**unsent(call), "error": STOPPED})
+                continue
+            theirs.append(send(client, env.gate, call, cand))
     finally:
         session.close()
     landed, reviewed, landed_error = landed_texts(env, packet)
@@ -161,20 +182,30 @@ def replay(env: ReplayEnv, draft_id: str, url: Optional[str] = None, name: Optio
             "scrubbed": bool(packet.get("purges")), "landed": landed, "landed_error": landed_error,
             "original": {"model": copy.deepcopy(packet.get("stamp") or {}), "calls": _public(ours),
                          "reviewed_ops": reviewed, "checks": checks.side(ours, landed)},
-            "candidate": {"url": cand.url, "name": cand.name, "served": served, "managed": cand.managed,
-                          "calls": _public(theirs), "checks": checks.side(theirs, landed)}}
+            "candidate": {"candidate": cand.label, "url": cand.url, "name": cand.name, "served": served,
+                          "managed": cand.managed, "timeout_seconds": cand.timeout_seconds, "timeout_cap": TIMEOUT_CAP,
+                          "calls": _public(theirs), "checks": checks.side(theirs, landed)},
+            "timeout_note": cand.timeout_note}
+
+
+def replay(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
+           timeout_seconds: Optional[float] = None) -> dict:
+    """Both sides of one draft, here and now. Raises NotAllowed and NoPacket (see prepare)."""
+    return run_packet(env, *prepare(env, draft_id, candidate, model, timeout_seconds))
 
 
 TOTAL_KEYS = ("calls", "valid", "failed_calls", "cut_off", "invented", "seconds")
 
 
-def compare(env: ReplayEnv, last: int, url: Optional[str] = None, name: Optional[str] = None,
-            extra_body: Optional[dict] = None, timeout_seconds: Optional[float] = None) -> dict:
-    """The last N drafts with a packet replayed on the candidate: each result, and the totals of both sides."""
+def compare(env: ReplayEnv, last: int, candidate: Optional[str] = None, model: Optional[str] = None,
+            timeout_seconds: Optional[float] = None) -> dict:
+    """The last N drafts with a packet replayed on the candidate: each result, and the totals of both sides.
+    Raises NotAllowed before any is sent."""
+    cand = choose(env.cfg, candidate, model, timeout_seconds)
     results = []
     packets = env.store.newest(max(0, int(last)))
     for packet in sorted(packets, key=lambda p: (p.get("created_at") or 0, p.get("attempt") or 1)):
-        results.append(replay(env, packet["draft_id"], url, name, extra_body, timeout_seconds))
+        results.append(run_packet(env, packet, cand))
     return {"drafts": results, "total": {side: total(results, side) for side in ("original", "candidate")}}
 
 

@@ -99,6 +99,11 @@ def env(ctx) -> ReplayEnv:
     return ReplayEnv(cfg=ctx.cfg, store=store_for(ctx.cfg), memory=ctx.memory)
 
 
+def listing(ctx, **candidates) -> None:
+    """The person's replay.candidates: name -> url, or name -> the entry (replay reaches only these)."""
+    ctx.cfg.replay.candidates = {name: v if isinstance(v, dict) else {"url": v} for name, v in candidates.items()}
+
+
 def mode(path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
@@ -189,8 +194,9 @@ def test_replay_sends_the_same_prompts_in_order_and_reports_both_sides(make_ctx,
     sent = fake_model.prompts()
     hand.approve_all(first["id"])
     second_model = FakeModel(responder=inventive).start()
+    listing(ctx, second={"url": second_model.url, "model": "cand"})
     try:
-        result = replay(env(ctx), first["id"], url=second_model.url, name="cand")
+        result = replay(env(ctx), first["id"], candidate="second")
         assert second_model.prompts() == sent                        # exactly, in order
         assert [r["model"] for r in second_model.requests] == ["cand", "cand"]
     finally:
@@ -204,6 +210,9 @@ def test_replay_sends_the_same_prompts_in_order_and_reports_both_sides(make_ctx,
     assert o["overlap_landed"] == 1.0 and 0 < c["overlap_landed"] < 1.0
     assert result["candidate"]["served"] == "candidate-model" and result["original"]["model"]["model_name"] == \
         "first-model"
+    assert result["candidate"]["candidate"] == "second" and result["candidate"]["name"] == "cand"
+    for call in result["candidate"]["calls"]:                       # what was read, never the raw answer
+        assert "answer" not in call and call["answer_chars"] > 0 and call["finish_reason"] == "stop"
     assert {op["status"] for op in result["original"]["reviewed_ops"]} == {"approved"}
     assert [d["id"] for d in hand.drafts()] == [first["id"]] and hand.drafts()[0]["status"] == "reviewed"
 
@@ -214,22 +223,24 @@ def test_a_candidate_that_times_out_or_refuses_is_a_result_with_its_error(make_c
     seed(hand, ("tea",))
     first = first_draft(ctx, hand)
     slow = FakeModel(replies=[{"content": '{"operations": []}', "delay": 2.0}]).start()
+    listing(ctx, slow=slow.url, gone="http://127.0.0.1:9/v1")
     try:
-        result = replay(env(ctx), first["id"], url=slow.url, timeout_seconds=0.3)
+        result = replay(env(ctx), first["id"], candidate="slow", timeout_seconds=0.3)
     finally:
         slow.stop()
     [call] = result["candidate"]["calls"]
     assert "took longer than 0.3 s" in call["error"] and call["ops"] == []
     assert result["candidate"]["checks"]["failed_calls"] == 1 and result["candidate"]["checks"]["valid"] == 0
-    refused = replay(env(ctx), first["id"], url="http://127.0.0.1:9/v1")
+    refused = replay(env(ctx), first["id"], candidate="gone")
     assert "not answering" in refused["candidate"]["calls"][0]["error"]
 
 
 def test_replay_of_a_draft_without_a_packet_names_why(make_ctx):
     ctx = make_ctx()
+    listing(ctx, gone="http://127.0.0.1:9/v1")
     for draft_id in ("unknown", "../state", ""):
         try:
-            replay(env(ctx), draft_id, url="http://127.0.0.1:9/v1")
+            replay(env(ctx), draft_id, candidate="gone")
         except NoPacket as exc:
             assert "no replay packet for draft" in str(exc)
         else:
@@ -240,8 +251,9 @@ def test_compare_replays_the_last_drafts_with_totals(make_ctx, hand, fake_model)
     ctx, _ = garden_denied_and_redrafted(make_ctx, hand, fake_model,
                                          "The rose garden by the gate bloomed early, 12 days before the frost")
     cand = FakeModel(responder=inventive).start()
+    listing(ctx, cand=cand.url)
     try:
-        out = compare(env(ctx), 5, url=cand.url)
+        out = compare(env(ctx), 5, candidate="cand")
     finally:
         cand.stop()
     assert [r["attempt"] for r in out["drafts"]] == [1, 2]

@@ -33,14 +33,16 @@ def quality(svc) -> dict:
 
 
 def test_replay_of_an_unknown_draft_is_404_with_a_plain_detail(make_config, start_service):
-    svc = start_service(make_config())
-    r = requests.post(svc.url + "/replay/unknown", json={"url": "http://127.0.0.1:9/v1"}, timeout=10)
+    svc = start_service(make_config(replay={"candidates": {"gone": {"url": "http://127.0.0.1:9/v1"}}}))
+    r = requests.post(svc.url + "/replay/unknown", json={"candidate": "gone"}, timeout=10)
     assert r.status_code == 404
     assert r.json() == {"detail": "no replay packet for draft 'unknown' - drafts from before replays, drafts "
                                   "written mechanically (no model call), or pruned (the newest 300 are kept)"}
     assert requests.post(svc.url + "/replay", json={}, timeout=10).json() == {"detail": "'draft_id' is required"}
     r = requests.post(svc.url + "/replay/x", json={"url": "file:///etc/passwd"}, timeout=10)
-    assert r.status_code == 400 and "base URL" in r.json()["detail"]
+    assert r.status_code == 400 and r.json()["detail"].startswith(
+        "replay reaches only the configured model and the candidates listed in replay.candidates; "
+        "'file:///etc/passwd' is not one of them (listed: gone)")
     r = requests.post(svc.url + "/replay/x", json={"timeout_seconds": -1}, timeout=10)
     assert r.status_code == 400
 
@@ -48,8 +50,9 @@ def test_replay_of_an_unknown_draft_is_404_with_a_plain_detail(make_config, star
 def test_the_quality_report_is_read_in_the_background_and_replay_runs_over_http_and_mcp(
         make_config, start_service, hand, fake_model):
     fake_model.responder = scripted
+    cand = FakeModel(responder=inventive).start()
     cfg = make_config(model={"url": fake_model.url, "name": "first-model"},
-                      supervisor={"check_seconds": 0.05})
+                      supervisor={"check_seconds": 0.05}, replay={"candidates": {"cand": {"url": cand.url}}})
     svc = start_service(cfg)
     draft = run_a_chain(svc, hand)
 
@@ -63,15 +66,15 @@ def test_the_quality_report_is_read_in_the_background_and_replay_runs_over_http_
     assert "first-model (no voice card): 2 proposed; 2 approved on the first attempt" in rep["message"]
     assert quality(svc)["at"] == rep["at"]                  # the board's copy: no read of Memory per request
 
-    cand = FakeModel(responder=inventive).start()
     try:
-        r = requests.post(svc.url + f"/replay/{draft['id']}", json={"url": cand.url, "name": "cand"}, timeout=60)
+        r = requests.post(svc.url + f"/replay/{draft['id']}", json={"candidate": "cand", "model": "cand"}, timeout=60)
         assert r.status_code == 200, r.text
         res = r.json()
+        assert res["candidate"]["candidate"] == "cand" and [b["model"] for b in cand.requests] == ["cand", "cand"]
         assert res["candidate"]["checks"]["invented_numbers"] == ["1987"]
         assert res["original"]["checks"]["invented_numbers"] == []
         assert cand.prompts() == fake_model.prompts()[:2]
-        out = call_tools(svc.url + "/mcp", [("replay_draft", {"draft_id": draft["id"], "url": cand.url}),
+        out = call_tools(svc.url + "/mcp", [("replay_draft", {"draft_id": draft["id"], "candidate": "cand"}),
                                             ("replay_draft", {"draft_id": "nope"}),
                                             ("sleep_status", {})])
     finally:
@@ -95,16 +98,17 @@ def test_the_comparison_run_prints_one_table_and_a_total_line(make_config, start
     requests.post(svc.url + "/nudge", timeout=5)
     wait_for(lambda: hand.drafts("pending"), timeout=20, what="the second draft")
     conf = tmp_path / "hippocampus.yaml"
-    conf.write_text(f"memory:\n  url: {cfg.memory.url}\nmodel:\n  url: {fake_model.url}\n"
-                    f"sleep:\n  state_path: {cfg.sleep.state_path}\n", encoding="utf-8")
     cand = FakeModel(responder=inventive).start()
+    conf.write_text(f"memory:\n  url: {cfg.memory.url}\nmodel:\n  url: {fake_model.url}\n"
+                    f"sleep:\n  state_path: {cfg.sleep.state_path}\n"
+                    f"replay:\n  candidates:\n    cand:\n      url: {cand.url}\n", encoding="utf-8")
     try:
         out = io.StringIO()
-        args = build_parser().parse_args(["--config", str(conf), "replay", "--last", "5", "--model-url", cand.url])
+        args = build_parser().parse_args(["--config", str(conf), "replay", "--last", "5", "--candidate", "cand"])
         assert replay_cli.run(args, out) == 0
         table = out.getvalue().splitlines()
         out = io.StringIO()
-        args = build_parser().parse_args(["replay", "--last", "1", "--model-url", cand.url, "--json",
+        args = build_parser().parse_args(["replay", "--last", "1", "--candidate", "cand", "--json",
                                           "--config", str(conf)])
         assert replay_cli.run(args, out) == 0
         data = json.loads(out.getvalue())
@@ -130,6 +134,6 @@ def test_the_replay_help_explains_every_option(capsys):
     except SystemExit:
         pass
     text = capsys.readouterr().out
-    for opt in ("draft_id", "--last", "--model-url", "--model-name", "--timeout", "--json", "--config"):
+    for opt in ("draft_id", "--last", "--candidate", "--model-url", "--model-name", "--timeout", "--json", "--config"):
         assert opt in text, opt
     assert "Nothing is written to Memory" in " ".join(text.split())

@@ -1,0 +1,135 @@
+"""replay.candidates as the loader reads it, the candidate a replay chooses, the timeout's cap, and the CLI's
+refusals (issue 28, item 2). The listener is a real loopback socket counting connections: none are made."""
+from __future__ import annotations
+
+import io
+import socket
+import threading
+
+import pytest
+
+from hippocampus import config as cm
+from hippocampus.__main__ import build_parser
+from hippocampus.replay import cli as replay_cli
+from hippocampus.replay.allowed import NotAllowed, choose, listed, same_service
+from hippocampus.replay.capture import store_for
+from hippocampus.replay.run import ReplayEnv, replay
+
+REFUSED = "replay reaches only the configured model and the candidates listed in replay.candidates; "
+
+
+@pytest.fixture
+def listener():
+    """A loopback socket that counts every connection made to it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    seen = {"connections": 0, "port": sock.getsockname()[1]}
+
+    def accept():
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            seen["connections"] += 1
+            conn.close()
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    yield seen
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
+    t.join(5)
+
+
+def build(tmp_path, memory_url="http://127.0.0.1:7420", **replay_block):
+    return cm.build({"memory": {"url": memory_url}, "model": {"url": "http://127.0.0.1:8090/v1", "name": "small"},
+                     "sleep": {"state_path": str(tmp_path / "state" / "state.json")},
+                     "replay": replay_block}, environ={})
+
+
+def test_memorys_own_address_is_never_a_candidate_even_listed_and_the_config_says_so(tmp_path, listener):
+    port = listener["port"]
+    cfg = build(tmp_path, memory_url=f"http://127.0.0.1:{port}", candidates={
+        "memory": {"url": f"http://localhost:{port}/short?x="},
+        "memory6": {"url": f"http://[::1]:{port}/v1"},
+        "small2": {"url": "http://127.0.0.1:8091/v1", "model": "qwen"}})
+    assert cfg.warnings == [
+        f"'replay.candidates.memory.url' = 'http://localhost:{port}/short?x=' is SerenMemory's own address "
+        "(memory.url): Memory is never a replay candidate, so it is left out",
+        f"'replay.candidates.memory6.url' = 'http://[::1]:{port}/v1' is SerenMemory's own address (memory.url): "
+        "Memory is never a replay candidate, so it is left out"]
+    assert sorted(listed(cfg)) == ["small2"]
+    env = ReplayEnv(cfg=cfg, store=store_for(cfg))
+    for name in ("memory", "memory6"):
+        with pytest.raises(NotAllowed) as exc:
+            replay(env, "any-draft", candidate=name)
+        assert str(exc.value) == REFUSED + f"'{name}' is not one of them (listed: small2)"
+    cfg.model.url = f"http://localhost:{port}/v1"           # the configured model pointed at Memory: refused too
+    with pytest.raises(NotAllowed, match="replay never sends to SerenMemory's own address"):
+        replay(env, "any-draft")
+    assert listener["connections"] == 0
+
+
+def test_a_bad_entry_is_left_out_with_its_reason_and_a_listed_one_is_chosen_by_name(tmp_path):
+    cfg = build(tmp_path, candidates={"nourl": {"model": "x"}, "ftp": {"url": "ftp://box/v1"}, "flat": "http://a/v1",
+                                      "ok": {"url": "http://127.0.0.1:8091/v1/", "model": "qwen", "extra": 1,
+                                             "extra_body": {"top_k": 5}, "timeout_seconds": 900}})
+    assert cfg.warnings == [
+        "'replay.candidates.nourl.url' = None is not an http:// or https:// base URL (like http://127.0.0.1:8091/v1); "
+        "the candidate is left out",
+        "'replay.candidates.ftp.url' = 'ftp://box/v1' is not an http:// or https:// base URL (like "
+        "http://127.0.0.1:8091/v1); the candidate is left out",
+        "'replay.candidates.flat' should be a block with url (and model, extra_body, timeout_seconds), not "
+        "'http://a/v1'; it is left out",
+        "'replay.candidates.ok.extra' is not a candidate setting (they are url, model, extra_body, timeout_seconds); "
+        "it is ignored",
+        "'replay.candidates.ok.timeout_seconds' = 900 is above 300, the most one replay call may take; using 300"]
+    c = choose(cfg, "ok")
+    assert (c.label, c.url, c.name, c.extra_body, c.timeout_seconds, c.managed) == \
+        ("ok", "http://127.0.0.1:8091/v1", "qwen", {"top_k": 5}, 300.0, False)
+    assert choose(cfg, "ok", model="other").name == "other"
+    default = choose(cfg)
+    assert (default.label, default.url, default.name, default.managed) == \
+        ("model", "http://127.0.0.1:8090/v1", "small", True)
+    with pytest.raises(NotAllowed) as exc:
+        choose(cfg, "http://127.0.0.1:8091/v1")              # a URL is no name, even a listed one's
+    assert str(exc.value) == REFUSED + "'http://127.0.0.1:8091/v1' is not one of them (listed: ok)"
+
+
+def test_a_timeout_above_the_cap_is_capped_and_the_result_says_so(tmp_path):
+    cfg = build(tmp_path)
+    capped = choose(cfg, timeout_seconds=3600)
+    assert capped.timeout_seconds == 300.0 and capped.timeout_note == (
+        "timeout_seconds 3600 is above the cap: each replay call may take at most 300 s, so 300 s was used")
+    kept = choose(cfg, timeout_seconds=30)
+    assert kept.timeout_seconds == 30.0 and kept.timeout_note is None
+    cfg.model.timeout_seconds = 1000                          # a slow configured model: its calls are capped too
+    assert choose(cfg).timeout_seconds == 300.0 and choose(cfg).timeout_note is None
+
+
+def test_same_service_counts_every_loopback_name_as_one_host():
+    assert same_service("http://localhost:7420/short?x=", "http://127.0.0.1:7420")
+    assert same_service("http://127.0.0.2:7420/v1", "http://[::1]:7420")
+    assert same_service("http://box.lan/v1", "http://BOX.lan:80")
+    assert not same_service("http://127.0.0.1:7421/v1", "http://127.0.0.1:7420")
+    assert not same_service("http://box.lan:7420/v1", "http://127.0.0.1:7420")
+
+
+def test_the_cli_refuses_a_url_and_an_unlisted_candidate_and_sends_nothing(tmp_path, listener, capsys):
+    conf = tmp_path / "hippocampus.yaml"
+    conf.write_text(f"memory:\n  url: http://127.0.0.1:9\nsleep:\n  state_path: {tmp_path / 'state.json'}\n"
+                    "replay:\n  candidates:\n    small2:\n      url: http://127.0.0.1:8091/v1\n", encoding="utf-8")
+    url = f"http://127.0.0.1:{listener['port']}/v1"
+    args = build_parser().parse_args(["replay", "d1", "--model-url", url, "--config", str(conf)])
+    assert replay_cli.run(args, io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert ("--model-url is no longer taken: replay reaches only the configured model and the candidates listed "
+            f"in replay.candidates; list '{url}' there under a name and pass --candidate NAME") in err
+    args = build_parser().parse_args(["replay", "--last", "3", "--candidate", "elsewhere", "--config", str(conf)])
+    assert replay_cli.run(args, io.StringIO()) == 1
+    assert REFUSED + "'elsewhere' is not one of them (listed: small2)" in capsys.readouterr().err
+    assert listener["connections"] == 0
