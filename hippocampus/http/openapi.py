@@ -99,7 +99,7 @@ SPEC: dict = {
     },
     "security": [{"bearer": []}],
     "paths": {
-        "/": {"get": _op("the service, its version, Memory's url, the mode", _json(_OBJECT, "who this is"),
+        "/": {"get": _op("the service, its version, the mode (no URL)", _json(_OBJECT, "who this is"),
                          405, public=True)},
         "/health": {"get": _op("alive, and whether Memory answers", _json(_OBJECT, "{ok, memory_reachable}"),
                                405, public=True)},
