@@ -1,9 +1,9 @@
 """The real llama-server, built from the source that llama-cpp-python's sdist vendors, into a cache outside
-the clone; and a tiny GGUF model with random weights, written deterministically.
+the clone (tests/harness/tiny_gguf.py writes the tiny model it serves in tests).
 
-`python -m tests.harness.llama_build` builds (or finds) the binary and prints its path; it exits 0 with a
-reason on stderr and no path where it cannot be built here (no compiler, no cmake, no AVX2), so `.ci/run`
-can say why the real-server tests skip.
+`python -m tests.harness.llama_build` builds (or finds) the binary and prints its path (and on stderr "from
+the cache" or "built in N s"); it exits 0 with a reason on stderr and no path where it cannot be built here
+(no compiler, no cmake, no AVX2), so `.ci/run` can say why the real-server tests skip.
 
 The cache is keyed on the sdist's version and the cmake flags, so a later run on the same machine reuses the
 binary: $SEREN_LLAMA_CACHE, else ~/.cache/seren-hippocampus/llama-server/<version>-<flags hash>/.
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -105,10 +106,17 @@ def find_or_build(quiet: bool = True) -> Path:
 
 
 def main() -> int:
+    """Print the binary's path on stdout, and on stderr one line: "from the cache", "built in N s", or why
+    it cannot be built (and no path)."""
+    cached = binary_path().exists()
+    began = time.monotonic()
     try:
-        print(find_or_build(quiet="-v" not in sys.argv))
+        path = find_or_build(quiet="-v" not in sys.argv)
     except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
         print(f"llama-server cannot be built here: {exc}", file=sys.stderr)
+        return 0
+    print(path)
+    print("from the cache" if cached else f"built in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0
 
 
