@@ -9,9 +9,9 @@ import logging
 
 import pykka
 
-from . import faults
-from .faults import Crash
-from .messages import ChildFailed, Tick
+from actors import faults
+from actors.faults import Crash
+from actors.messages import ChildFailed, Tick
 
 log = logging.getLogger("hippocampus.actors")
 

@@ -1,10 +1,10 @@
 """The chain actor: tend and cull (redraft what was denied, close what landed)."""
 from __future__ import annotations
 
-from hippocampus.tend import tend
-from hippocampus.tick.snapshot import refresh_after
+from hippocampus.cycle.tend import tend
+from hippocampus.cycle.snapshot import refresh_after
 
-from .base import Supervised
+from actors.base import Supervised
 
 
 class ChainActor(Supervised):

@@ -5,9 +5,9 @@ file), so a crash of this actor never leaves an orphaned server.
 """
 from __future__ import annotations
 
-from hippocampus.lifecycle import ModelLifecycle
+from hippocampus.model.lifecycle import ModelLifecycle
 
-from .base import Supervised
+from actors.base import Supervised
 
 
 class LifecycleActor(Supervised):

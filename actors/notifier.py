@@ -5,8 +5,8 @@ recorded on it. A webhook that hangs delays nothing but this mailbox.
 """
 from __future__ import annotations
 
-from .base import Supervised
-from .messages import Fire
+from actors.base import Supervised
+from actors.messages import Fire
 
 
 class NotifierActor(Supervised):

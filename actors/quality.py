@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hippocampus.replay.watch import QualityWatch
 
-from .base import Supervised
+from actors.base import Supervised
 
 
 class QualityActor(Supervised):

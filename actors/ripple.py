@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hippocampus import gate, ripple_check
+from hippocampus.cycle import briefs as gate
+from hippocampus.ripple import check as ripple_check
 
-from .base import Supervised
+from actors.base import Supervised
 
 
 @dataclass(frozen=True)

@@ -13,29 +13,29 @@ from typing import Any, Callable, Optional
 
 import pykka
 
-from hippocampus import private
+from hippocampus.store import private
 from hippocampus.clock import Clock
 from hippocampus.config import Config
-from hippocampus.context import Context
-from hippocampus.events import FILE_NAME as EVENTS_FILE
-from hippocampus.events import EventLog
+from hippocampus.cycle.context import Context
+from hippocampus.store.events import FILE_NAME as EVENTS_FILE
+from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
-from hippocampus.model import ModelClient
-from hippocampus.notify import Webhook
-from hippocampus.ripple import Ripple
-from hippocampus.state import State
+from hippocampus.model.client import ModelClient
+from hippocampus.ripple.webhook import Webhook
+from hippocampus.ripple.fire import Ripple
+from hippocampus.store.state import State
 
-from .board import Board
-from .chain import ChainActor
-from .gates import LifecycleGate
-from .lifecycle import LifecycleActor
-from .messages import Ping, Publish, Wake
-from .notifier import NotifierActor
-from .quality import QualityActor
-from .ripple import RippleActor
-from .scheduler import SchedulerActor
-from .sleeper import SleeperActor
-from .supervisor import ChildSpec, Registry, Supervisor
+from actors.board import Board
+from actors.chain import ChainActor
+from actors.model_gate import LifecycleGate
+from actors.lifecycle import LifecycleActor
+from actors.messages import Ping, Publish, Wake
+from actors.notifier import NotifierActor
+from actors.quality import QualityActor
+from actors.ripple import RippleActor
+from actors.scheduler import SchedulerActor
+from actors.sleeper import SleeperActor
+from actors.supervisor import ChildSpec, Registry, Supervisor
 
 log = logging.getLogger("hippocampus.runtime")
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
@@ -84,7 +84,7 @@ class Runtime:
         model = ModelClient(cfg.model) if cfg.model.configured else None
         voice = None
         if cfg.voice.enabled:
-            from hippocampus.voice import VoiceCard
+            from hippocampus.store.voice import VoiceCard
 
             voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock)
         self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model,
@@ -192,7 +192,7 @@ class Runtime:
     def inject_fault(self, name: str, where: str = "tell") -> bool:
         """Test-only: make a child crash (a tell that raises) or die in its next on_start.
         Raises FaultsOff unless a test has turned the fault hooks on (actors.faults.allow())."""
-        from .faults import Crash, check
+        from actors.faults import Crash, check
 
         check(name, where)
         if where == "on_start":

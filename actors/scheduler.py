@@ -16,15 +16,15 @@ from typing import Optional
 
 import pykka
 
-from hippocampus import gate
-from hippocampus.cycle import Busy
+from hippocampus.cycle import briefs as gate
+from hippocampus.cycle.lock import Busy
 from hippocampus.memory import MemoryError_
 from hippocampus.stopping import ServiceStopping
-from hippocampus.tick.decide import CHAIN_STEPS, CHECK_STEPS, Asked, decide
-from hippocampus.tick.snapshot import read_for
+from hippocampus.cycle.decide import CHAIN_STEPS, CHECK_STEPS, Asked, decide
+from hippocampus.cycle.snapshot import read_for
 
-from .base import Supervised
-from .messages import CheckSteps, ModelTick, RetrySkipped, TendSteps
+from actors.base import Supervised
+from actors.messages import CheckSteps, ModelTick, RetrySkipped, TendSteps
 
 log = logging.getLogger("hippocampus.scheduler")
 

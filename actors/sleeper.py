@@ -1,10 +1,10 @@
 """The sleeper actor: the check (purge, the brief gate) and the sleep itself."""
 from __future__ import annotations
 
-from hippocampus import gate
-from hippocampus.tick.snapshot import refresh_after
+from hippocampus.cycle import briefs as gate
+from hippocampus.cycle.snapshot import refresh_after
 
-from .base import Supervised
+from actors.base import Supervised
 
 
 class SleeperActor(Supervised):

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import pykka
 
-from .messages import ChildFailed, RestartChild, Tick
+from actors.messages import ChildFailed, RestartChild, Tick
 
 log = logging.getLogger("hippocampus.supervisor")
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds

@@ -10,13 +10,13 @@ import sys
 import threading
 from typing import Optional
 
-from . import SERVICE, __version__
-from . import config as config_mod
-from .startup import announce_exposure, enforce_exposure, use_system_trust
-from . import flags as flags_mod
-from . import redact
-from . import ripple_cli
-from .replay import cli as replay_cli
+from hippocampus import SERVICE, __version__
+from hippocampus import config as config_mod
+from hippocampus.service.startup import announce_exposure, enforce_exposure, use_system_trust
+from hippocampus.cli import flags as flags_mod
+from hippocampus.config import redact
+from hippocampus.cli import ripple as ripple_cli
+from hippocampus.cli import replay as replay_cli
 
 log = logging.getLogger("hippocampus")
 
@@ -37,7 +37,7 @@ def setup_logging(level: str = "INFO") -> None:
 
 
 def serve(cfg) -> int:
-    from .root import BindError, Service, ServerLoopDied
+    from hippocampus.service.root import BindError, Service, ServerLoopDied
 
     enforce_exposure(cfg)
     use_system_trust(cfg)
@@ -129,11 +129,11 @@ def main(argv: Optional[list] = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.log_level or "INFO")
     if args.command == "service":
-        from .winservice import cli
+        from hippocampus.service.winservice import cli
 
         return cli(args.action, args.config)
     if args.command == "demo":
-        from .demo import run
+        from hippocampus.demo.run import run
 
         return run(once=args.once, scripted_model=args.scripted_model, port=args.port)
     if args.command == "ripple-claude":

@@ -12,10 +12,10 @@ from typing import Any, Optional
 import pykka
 
 from actors.messages import Check, RestartChild, Sleep, Tend
-from hippocampus.cycle import Busy  # noqa: F401 - re-exported for the front-ends
-from hippocampus import redact
+from hippocampus.cycle.lock import Busy  # noqa: F401 - re-exported for the front-ends
+from hippocampus.config import redact
 from hippocampus.memory import MemoryError_
-from hippocampus.status.boards import event_say
+from hippocampus.status.lists import event_say
 from hippocampus.status.cache import StatusCache
 from hippocampus.status.read import build_status, built_from
 from hippocampus.status.reports import restart_words, result, run_words

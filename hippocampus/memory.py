@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import requests
 
-from . import redact
+from hippocampus.config import redact
 
 
 class MemoryError_(Exception):

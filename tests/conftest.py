@@ -74,7 +74,7 @@ def start_service():
     actors_before = set(pykka.ActorRegistry.get_all())
 
     def start(cfg, **kw):
-        from hippocampus.root import Service
+        from hippocampus.service.root import Service
 
         cfg.server.port = 0
         svc = Service(cfg, **kw).start()
@@ -108,12 +108,12 @@ def make_ctx(make_config):
     import time as _time
 
     from hippocampus.clock import FakeClock
-    from hippocampus.context import Context
-    from hippocampus.events import FILE_NAME as EVENTS_FILE
-    from hippocampus.events import EventLog
+    from hippocampus.cycle.context import Context
+    from hippocampus.store.events import FILE_NAME as EVENTS_FILE
+    from hippocampus.store.events import EventLog
     from hippocampus.memory import MemoryClient
-    from hippocampus.model import ModelClient
-    from hippocampus.state import State
+    from hippocampus.model.client import ModelClient
+    from hippocampus.store.state import State
 
     def make(cfg=None, clock=None, **sections):
         cfg = cfg or make_config(**sections)
@@ -121,7 +121,7 @@ def make_ctx(make_config):
         path = cfg.sleep.resolved_state_path()
         voice = None
         if cfg.voice.enabled:
-            from hippocampus.voice import VoiceCard
+            from hippocampus.store.voice import VoiceCard
             voice = VoiceCard(path.with_name("voice.json"), cfg.voice.max_chars, clock)
         return Context(cfg=cfg, memory=MemoryClient(cfg.memory.url), state=State(path),
                        events=EventLog(path.with_name(EVENTS_FILE), clock), clock=clock,

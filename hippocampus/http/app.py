@@ -6,15 +6,15 @@ import logging
 
 import falcon
 
-from hippocampus import mcp_env
-from hippocampus.cycle import Busy
+from hippocampus.config import mcp_env
+from hippocampus.cycle.lock import Busy
 from hippocampus.front import (ActorDown, ActorRunning, MemoryDown, StillRunning, UnknownActor, VoiceOff)
 from hippocampus.stopping import ServiceStopping
-from hippocampus.voice import VoiceError, VoiceStorageError
+from hippocampus.store.voice import VoiceError, VoiceStorageError
 
-from .auth import BearerAuth, BodyLimit, RequestLog, escape_controls, escape_waitress_log
-from .guard import Guard
-from .resources import (ActorRestart, Actors, CheckRoute, Events, Health, History, Nudge, Queue, Root, SleepRoute,
+from hippocampus.http.auth import BearerAuth, BodyLimit, RequestLog, escape_controls, escape_waitress_log
+from hippocampus.http.guard import Guard
+from hippocampus.http.resources import (ActorRestart, Actors, CheckRoute, Events, Health, History, Nudge, Queue, Root, SleepRoute,
                         Status, TendRoute, Voice, VoiceHistory)
 
 log = logging.getLogger("hippocampus.http")
@@ -78,7 +78,7 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
                         ("/history", History), ("/queue", Queue), ("/actors", Actors),
                         ("/actors/{name}/restart", ActorRestart), ("/voice", Voice), ("/voice/history", VoiceHistory)):
         app.add_route(path, route(front))
-    from .openapi import OpenApi; app.add_route("/openapi.json", OpenApi())  # noqa: E702 - every route, described
-    from .replay_routes import add_routes; add_routes(app, runtime)  # noqa: E702 - /replay, /quality
-    from .viewer import add_viewer; add_viewer(app)  # noqa: E702 - the window (GET /viewer, public)
+    from hippocampus.http.openapi import OpenApi; app.add_route("/openapi.json", OpenApi())  # noqa: E702 - every route, described
+    from hippocampus.http.replay_routes import add_routes; add_routes(app, runtime)  # noqa: E702 - /replay, /quality
+    from hippocampus.http.viewer import add_viewer; add_viewer(app)  # noqa: E702 - the window (GET /viewer, public)
     return app

@@ -19,7 +19,7 @@ from typing import Iterable, Optional
 
 import falcon
 
-from hippocampus.hosts import (LOOPBACK, HostList, normal_origin, parse_host_header,  # noqa: F401
+from hippocampus.config.hosts import (LOOPBACK, HostList, normal_origin, parse_host_header,  # noqa: F401
                               service_hosts, split_host)
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -6,7 +6,7 @@ in app.py: a route added there is added here too (tests/reliability/test_bad_inp
 from __future__ import annotations
 
 from hippocampus import SERVICE, __version__
-from hippocampus.replay.allowed import TIMEOUT_CAP
+from hippocampus.config.candidates import TIMEOUT_CAP
 from hippocampus.replay.service import WAIT_SECONDS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}

@@ -12,10 +12,10 @@ from __future__ import annotations
 import falcon
 
 from hippocampus.replay import service
-from hippocampus.replay.allowed import TIMEOUT_CAP, refusal
+from hippocampus.config.candidates import TIMEOUT_CAP, refusal
 from hippocampus.replay.run import NoPacket, NotAllowed
 from hippocampus.replay.worker import ReplayBusy
-from hippocampus.status import boards
+from hippocampus.status import lists as boards
 
 FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
 NAME_CHARS = 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
-from hippocampus.status import boards
+from hippocampus.status import lists as boards
 
 TRUE = {"1", "true", "yes", "on"}
 

@@ -18,7 +18,7 @@ from typing import Mapping, Optional
 
 import falcon
 
-from hippocampus.mcp_env import (DEFAULT_MOUNT, HOSTS_ENV, MOUNT_ENV, ORIGINS_ENV, allowed_hosts,  # noqa: F401
+from hippocampus.config.mcp_env import (DEFAULT_MOUNT, HOSTS_ENV, MOUNT_ENV, ORIGINS_ENV, allowed_hosts,  # noqa: F401
                                  allowed_origins, mount_path, path_pattern)
 
 log = logging.getLogger("hippocampus.mcp")
@@ -30,7 +30,7 @@ def security_settings(server_cfg, environ: Optional[Mapping[str, str]] = None):
     """The SDK's check: off unless either env list is set; then fed the guard's list (loopback included)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from hippocampus.hosts import normal_origin, service_hosts
+    from hippocampus.config.hosts import normal_origin, service_hosts
 
     hosts, origins = allowed_hosts(environ), allowed_origins(environ)
     if not hosts and not origins:
@@ -60,8 +60,8 @@ def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = 
         import mcp.server  # noqa: F401
     except ImportError as exc:
         raise ImportError(f"{NOT_INSTALLED} ({exc})") from exc
-    from .bridge import Bridge, WsgiSink
-    from .tools import build_server
+    from hippocampus.mcp.bridge import Bridge, WsgiSink
+    from hippocampus.mcp.tools import build_server
 
     path = mount_path(environ)
     server = build_server(front)

@@ -14,14 +14,14 @@ import time
 from typing import Any, Callable, Optional
 
 from hippocampus import __version__
-from hippocampus.cycle import Busy
+from hippocampus.cycle.lock import Busy
 from hippocampus.front import ActorRunning, FrontError
 from hippocampus.replay import service as replay_service
 from hippocampus.status.words import n
 from hippocampus.stopping import ServiceStopping
-from hippocampus.voice import VoiceError, VoiceStorageError
+from hippocampus.store.voice import VoiceError, VoiceStorageError
 
-from .descriptions import DESCRIPTIONS, READ_ONLY
+from hippocampus.mcp.descriptions import DESCRIPTIONS, READ_ONLY
 
 log = logging.getLogger("hippocampus.mcp")
 

@@ -14,7 +14,7 @@ import collections
 import re
 from typing import Iterable, Optional
 
-from . import checks
+from hippocampus.replay import checks
 
 COLUMNS = ("proposed", "approved_first", "approved_after_redraft", "approved_edited", "denied_to_end", "waiting")
 PACKET_COUNTS = ("calls", "cut_off", "failed_calls", "ops_checked", "invented_ops")

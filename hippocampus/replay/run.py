@@ -19,14 +19,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from ..memory import MemoryError_
-from ..model import ModelClient
-from ..sleep.answer import parse_answer
-from ..sleep.prompt import Markers
-from . import checks
-from .allowed import TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401 - NotAllowed: the callers' too
-from .packets import PacketStore
-from .session import ReplaySession
+from hippocampus.memory import MemoryError_
+from hippocampus.model.client import ModelClient
+from hippocampus.drafting.answer import parse_answer
+from hippocampus.drafting.prompt import Markers
+from hippocampus.replay import checks
+from hippocampus.config.candidates import TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401 - NotAllowed: the callers' too
+from hippocampus.store.packets import PacketStore
+from hippocampus.replay.session import ReplaySession
 
 log = logging.getLogger("hippocampus.replay")
 SERVED_CHARS = 120                  # the served model name is the candidate's own words: kept short

@@ -11,11 +11,11 @@ import time
 import weakref
 from typing import Any, Optional
 
-from ..stopping import ServiceStopping
-from . import quality
-from .capture import store_for
-from .run import NoPacket, NotAllowed, ReplayEnv, prepare, run_packet
-from .worker import KEEP, ReplayBusy, ReplayWorker, Run
+from hippocampus.stopping import ServiceStopping
+from hippocampus.replay import quality
+from hippocampus.store.capture import store_for
+from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, prepare, run_packet
+from hippocampus.replay.worker import KEEP, ReplayBusy, ReplayWorker, Run
 
 WAIT_SECONDS = 20.0                 # the longest a route or the MCP tool waits for a replay before "running"
 STOP_LOOK_SECONDS = 0.1             # how often that wait looks for the stop

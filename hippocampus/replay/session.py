@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import requests
 
-from ..cancellable import CancellableSession
+from hippocampus.model.cancellable import CancellableSession
 
 
 class Redirected(requests.RequestException):

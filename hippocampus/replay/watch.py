@@ -15,9 +15,10 @@ import logging
 import time
 from typing import Optional
 
-from ..memory import MemoryError_
-from . import quality, scrub
-from .capture import store_for
+from hippocampus.memory import MemoryError_
+from hippocampus.replay import quality
+from hippocampus.store import scrub
+from hippocampus.store.capture import store_for
 
 log = logging.getLogger("hippocampus.replay")
 

@@ -5,7 +5,7 @@ An error's text appears once: a detail whose error the headline already says poi
 """
 from __future__ import annotations
 
-from .words import ago, hhmm, n, span
+from hippocampus.status.words import ago, hhmm, n, span
 
 SEE_ABOVE = "see above"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .details import actor_words, busy_note, model_rows, wakeup_line
-from .reports import CHECK, sleep_words, tend_words
-from .words import ago, hhmm, n, short, span, until
+from hippocampus.status.details import actor_words, busy_note, model_rows, wakeup_line
+from hippocampus.status.reports import CHECK, sleep_words, tend_words
+from hippocampus.status.words import ago, hhmm, n, short, span, until
 
 BAD, BUSY, WAIT, OK = "bad", "busy", "wait", "ok"
 LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Right now"}

@@ -2,11 +2,11 @@
 background watches of Memory and the model. Nothing here calls Memory or waits on a busy actor."""
 from __future__ import annotations
 
-from hippocampus import redact
-from hippocampus.bedtime import bedtime_at, is_catch_up
+from hippocampus.config import redact
+from hippocampus.cycle.bedtime import bedtime_at, is_catch_up
 
-from .narrator import narrate
-from .watch import MemoryWatch, ModelWatch
+from hippocampus.status.narrator import narrate
+from hippocampus.status.watch import MemoryWatch, ModelWatch
 
 CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": None}
 

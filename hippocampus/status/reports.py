@@ -1,7 +1,7 @@
 """The words for one sleep, tend or check report: the viewer's result line, MCP's message, a history row."""
 from __future__ import annotations
 
-from .words import cap, n, short
+from hippocampus.status.words import cap, n, short
 
 
 def sleep_words(r: dict) -> str:

@@ -7,7 +7,7 @@ from typing import Callable
 
 import requests
 
-from hippocampus import redact
+from hippocampus.config import redact
 from hippocampus.memory import MemoryError_
 
 

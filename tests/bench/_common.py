@@ -22,7 +22,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from hippocampus.demo_support.waiting import free_port, wait_for as _wait_for  # noqa: E402,F401 - benches import them from here
+from hippocampus.demo.waiting import free_port, wait_for as _wait_for  # noqa: E402,F401 - benches import them from here
 PY = sys.executable
 HERE = Path(__file__).resolve().parent
 CLK = os.sysconf("SC_CLK_TCK")
@@ -47,7 +47,7 @@ def rss_mb(pid: int) -> float:
 
 
 def wait_for(pred: Callable[[], object], timeout: float = 30.0, interval: float = 0.01, what: str = "condition"):
-    """The package's poll (hippocampus.demo_support.waiting), with the benches' longer default deadline."""
+    """The package's poll (hippocampus.demo.waiting), with the benches' longer default deadline."""
     return _wait_for(pred, timeout=timeout, interval=interval, what=what)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from hippocampus import gate
-from hippocampus.bedtime import bedtime_at
+from hippocampus.cycle import briefs as gate
+from hippocampus.cycle.bedtime import bedtime_at
 from hippocampus.clock import FakeClock
 from hippocampus.config import SleepConfig
 from tests.conftest import event_types
@@ -99,7 +99,7 @@ def test_thirty_days_away_no_draft_no_age_out_flags_still_purged_first_back_is_c
     hand.brief("secrets")
     d = gate.check(ctx)["sleep"]["draft_id"]
     hand.approve_all(d)
-    from hippocampus.tend import tend
+    from hippocampus.cycle.tend import tend
     tend(ctx)                                                    # the chain lands and closes
     core = next(e for e in hand.long() if "secret" in e["content"])
     kept = hand.short("a fragment from before the month away", topic="old", ts=time.time() - 3 * DAY)

@@ -13,11 +13,11 @@ import json
 
 import pytest
 
-from hippocampus import gate
-from hippocampus.events import FILE_NAME as EVENTS_FILE
-from hippocampus.tend import tend
-from hippocampus.tick.decide import CHAIN_STEPS, CHECK_STEPS, Asked, decide
-from hippocampus.tick.snapshot import read_for
+from hippocampus.cycle import briefs as gate
+from hippocampus.store.events import FILE_NAME as EVENTS_FILE
+from hippocampus.cycle.tend import tend
+from hippocampus.cycle.decide import CHAIN_STEPS, CHECK_STEPS, Asked, decide
+from hippocampus.cycle.snapshot import read_for
 
 from .test_cull_resume import CountingMemory, Killed
 

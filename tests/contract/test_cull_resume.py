@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from hippocampus import gate
+from hippocampus.cycle import briefs as gate
 from hippocampus.memory import MemoryClient
-from hippocampus.tend import tend
+from hippocampus.cycle.tend import tend
 
 
 class Killed(BaseException):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from hippocampus import gate
-from hippocampus.bedtime import bedtime_at
+from hippocampus.cycle import briefs as gate
+from hippocampus.cycle.bedtime import bedtime_at
 from hippocampus.clock import FakeClock
 from hippocampus.config import SleepConfig
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from hippocampus import gate
-from hippocampus.replay import scrub
-from hippocampus.replay.capture import store_for
+from hippocampus.cycle import briefs as gate
+from hippocampus.store import scrub
+from hippocampus.store.capture import store_for
 from hippocampus.replay.watch import QualityWatch
-from hippocampus.tend import tend
+from hippocampus.cycle.tend import tend
 from tests.contract.test_replay import FRAGMENTS, first_draft, garden_denied_and_redrafted, latest
 
 GARDEN = "The rose garden by the gate bloomed early this year"
@@ -57,7 +57,7 @@ def test_a_purge_made_in_memory_itself_leaves_its_text_in_no_file_after_one_tick
     # the text reaches the other files too: an event quoting the model, a voice card quoting a fragment
     ctx.emit("draft_failed", topic="garden", why=f"the model answered {json.dumps(GARDEN)} twice")
     ctx.cfg.voice.enabled = True
-    from hippocampus.voice import VoiceCard
+    from hippocampus.store.voice import VoiceCard
     ctx.voice = VoiceCard(ctx.cfg.state_dir / "voice.json", 2000, ctx.clock)
     ctx.voice.set(f"I am Wren. Never say '{FRAGMENTS['garden'][0]}' twice.")
     folder = ctx.cfg.state_dir

@@ -7,11 +7,11 @@ import os
 import re
 import stat
 
-from hippocampus import gate
-from hippocampus.replay.capture import store_for
+from hippocampus.cycle import briefs as gate
+from hippocampus.store.capture import store_for
 from hippocampus.replay.run import NoPacket, ReplayEnv, compare, replay
 from hippocampus.replay.watch import QualityWatch
-from hippocampus.tend import tend
+from hippocampus.cycle.tend import tend
 from tests.harness.fake_model import FakeModel
 
 REDRAFT = "THE CRITIQUE:"

@@ -6,8 +6,8 @@ import time
 
 import requests
 
-from hippocampus import gate
-from hippocampus.sleep.runner import run_sleep
+from hippocampus.cycle import briefs as gate
+from hippocampus.cycle.sleep import run_sleep
 from tests.conftest import event_types
 
 DAY = 86400.0

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from hippocampus import gate
+from hippocampus.cycle import briefs as gate
 from hippocampus.clock import FakeClock
-from hippocampus.tend import tend
+from hippocampus.cycle.tend import tend
 
 from .test_cull_kill_points import KillAfter, on_disk
 from .test_cull_resume import Killed

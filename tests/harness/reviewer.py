@@ -1,8 +1,8 @@
 """Drive Memory exactly as the main model would: seed fragments, write briefs, review drafts."""
 from __future__ import annotations
 
-from hippocampus.demo_support.hand import MemoryHand as _DemoHand
-from hippocampus.demo_support.waiting import wait_for  # noqa: F401 - tests import it from here
+from hippocampus.demo.hand import MemoryHand as _DemoHand
+from hippocampus.demo.waiting import wait_for  # noqa: F401 - tests import it from here
 
 
 class MemoryHand(_DemoHand):

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from hippocampus import gate
+from hippocampus.cycle import briefs as gate
 from tests.harness.reviewer import wait_for
 
 from .helpers import CHILDREN, seed
@@ -256,7 +256,7 @@ def test_the_state_folder_replaced_by_a_file_keeps_serving_and_says_so(make_conf
 
 
 def test_a_full_disk_keeps_serving_and_says_so(make_config, start_service, monkeypatch):
-    import hippocampus.jsonfile
+    import hippocampus.store.jsonfile
 
     svc = start_service(make_config())
     base = svc.url
@@ -264,7 +264,7 @@ def test_a_full_disk_keeps_serving_and_says_so(make_config, start_service, monke
 
     def full(path, data):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(hippocampus.jsonfile, "write_text_atomic", full)   # the state's and the events' writes
+    monkeypatch.setattr(hippocampus.store.jsonfile, "write_text_atomic", full)   # the state's and the events' writes
     _writes(base)
     st = _serving(base)
     assert "No space left on device" in (st["state_error"] or ""), st["state_error"]

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from hippocampus import gate
+from hippocampus.cycle import briefs as gate
 from hippocampus.status.narrator import headline
-from hippocampus.tend import tend
+from hippocampus.cycle.tend import tend
 from tests.harness.fake_model import FakeModel
 
 from .helpers import Delays, markers, prompt_of, review_pending, seed

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from hippocampus import claude_setup
+from hippocampus.ripple import claude as claude_setup
 from tests.harness.reviewer import wait_for
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="a POSIX stand-in script and PATH")

@@ -57,7 +57,7 @@ def test_the_host_serves_and_stops_within_the_hint_answering_the_request_in_flig
                                                                                    fake_model):
     import pykka
 
-    from hippocampus.service_host import ServiceHost
+    from hippocampus.service.host import ServiceHost
 
     for i in range(3):
         hand.short(f"we drank green tea in the afternoon, day {i}", topic="tea")
@@ -106,7 +106,7 @@ def test_the_host_serves_and_stops_within_the_hint_answering_the_request_in_flig
 
 
 def test_the_host_takes_a_log_dir_and_refuses_a_relative_or_missing_config(tmp_path, memory):
-    from hippocampus.service_host import ServiceHost
+    from hippocampus.service.host import ServiceHost
 
     for rel in ("seren-hippocampus.yaml", "conf/seren-hippocampus.yaml", "~/seren-hippocampus.yaml", ""):
         with pytest.raises(ValueError, match="absolute"):
@@ -127,7 +127,7 @@ def test_the_host_takes_a_log_dir_and_refuses_a_relative_or_missing_config(tmp_p
 
 
 def test_the_windows_shim_imports_here_and_the_service_command_points_to_systemd(tmp_path):
-    from hippocampus import winservice
+    from hippocampus.service import winservice
 
     assert winservice.available() is False and winservice.SerenHippocampusService is None
     res = _cli("service", "install", "--config", str(tmp_path / "h.yaml"), cwd=tmp_path)
@@ -187,7 +187,7 @@ def test_the_systemd_unit_parses_with_the_keys_and_verifies(tmp_path):
 
 def _draft_tokens(cfg) -> int:
     """A real drafting prompt for a full pile and a full set of candidates; tokens ~ chars / 3.5."""
-    from hippocampus.sleep.prompt import SUMMARY_CHARS, Steer, draft_prompt
+    from hippocampus.drafting.prompt import SUMMARY_CHARS, Steer, draft_prompt
 
     words = "the afternoon tea on the porch was green and warm again today "
     entries = [{"id": f"short-{i}", "content": (words * 10)[:400],
@@ -318,7 +318,7 @@ def test_the_card_refusals_exit_2(tmp_path, args, says):
 def test_the_flags_reach_serve_and_the_bare_command_and_help_explains_each():
     from hippocampus import config as cm
     from hippocampus.__main__ import build_parser
-    from hippocampus.flags import apply_flags
+    from hippocampus.cli.flags import apply_flags
 
     p = build_parser()
     for argv in (["--tend-cycle", "off", "--model-max-tokens", "512"],

@@ -144,7 +144,7 @@ def test_options_mcp_in_a_fresh_process_does_not_import_the_sdk(tmp_path):
     script = textwrap.dedent(f"""
         import sys, requests
         from hippocampus import config as cm
-        from hippocampus.root import Service
+        from hippocampus.service.root import Service
         cfg = cm.build({{"server": {{"port": 0, "bearer_token": "{TOKEN}"}}, "model": {{"url": ""}},
                          "memory": {{"url": "http://127.0.0.1:9"}},
                          "sleep": {{"mode": "external", "state_path": {str(tmp_path / "state.json")!r}}}}},

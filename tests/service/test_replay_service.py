@@ -8,7 +8,7 @@ import json
 import requests
 
 from hippocampus.__main__ import build_parser
-from hippocampus.replay import cli as replay_cli
+from hippocampus.cli import replay as replay_cli
 from tests.contract.test_replay import inventive, scripted, seed
 from tests.harness.fake_model import FakeModel
 from tests.harness.reviewer import wait_for

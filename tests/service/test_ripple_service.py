@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from hippocampus.ripple import NUDGE, WOKEN, message_for
+from hippocampus.ripple.fire import NUDGE, WOKEN, message_for
 from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
 

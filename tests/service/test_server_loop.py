@@ -68,7 +68,7 @@ def test_a_service_past_1024_descriptors_answers_and_runs_a_whole_chain(many_des
 FAULTY = textwrap.dedent("""
     import os, sys
     from waitress import wasyncore
-    from hippocampus import root as server
+    from hippocampus.service import root as server
 
     TRIGGER = sys.argv[1]
 

@@ -6,9 +6,9 @@ import re
 import sys
 import time
 
-from hippocampus import gate
+from hippocampus.cycle import briefs as gate
 from hippocampus.clock import FakeClock
-from hippocampus.tend import tend
+from hippocampus.cycle.tend import tend
 from tests.harness.reviewer import wait_for
 from tests.service.test_ripple_service import Recorder, event
 from tests.service.test_tend import scripted_model, seed
@@ -170,7 +170,7 @@ def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make
 def test_a_core_flagged_for_forget_is_never_a_candidate(make_ctx, hand, memory):
     """A core was flagged while a night ran, after the tick's purge: the sleep drafted attaches to it, the
     purge a moment later took it, and the reviewer could never approve the draft (soak, night 13)."""
-    from hippocampus.sleep.candidates import find_candidates
+    from hippocampus.drafting.candidates import find_candidates
     from tests.service.test_tick import a_core_to_forget
 
     core = a_core_to_forget(memory.url, hand)

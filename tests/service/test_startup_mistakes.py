@@ -99,8 +99,8 @@ def test_the_service_host_reports_a_failed_start_and_leaves_nothing_running(tmp_
     `failed` is set, and no thread or actor of the service is left."""
     import pykka
 
-    from hippocampus.root import BindError
-    from hippocampus.service_host import ServiceHost
+    from hippocampus.service.root import BindError
+    from hippocampus.service.host import ServiceHost
 
     threads_before = set(threading.enumerate())
     actors_before = set(pykka.ActorRegistry.get_all())
@@ -124,7 +124,7 @@ def test_the_service_host_reports_a_failed_start_and_leaves_nothing_running(tmp_
     ("no-such-host.invalid", "'no-such-host.invalid' is not a host name or address this machine can resolve"),
 ])
 def test_an_address_that_is_not_this_machines_is_one_line_and_nothing_starts(make_config, host, says):
-    from hippocampus.root import BindError, Service
+    from hippocampus.service.root import BindError, Service
 
     threads_before = set(threading.enumerate())
     cfg = make_config(server={"host": host, "port": free_port()})

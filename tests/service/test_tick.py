@@ -7,7 +7,7 @@ import time
 
 import requests
 
-from hippocampus import gate
+from hippocampus.cycle import briefs as gate
 from tests.harness.memory_client import ReviewingClient
 from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for

@@ -25,7 +25,7 @@ from typing import Callable, Optional
 
 import requests
 
-from hippocampus.demo_support.waiting import free_port, wait_for
+from hippocampus.demo.waiting import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNING_BITS = ["fred durst", "green tea", "rose garden"]

@@ -4,8 +4,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippocampus.sleep.answer import parse_answer, strip_scaffolding
-from hippocampus.sleep.prompt import Markers
+from hippocampus.drafting.answer import parse_answer, strip_scaffolding
+from hippocampus.drafting.prompt import Markers
 
 M = Markers(fragments={"f1": "s1", "f2": "s2", "f3": "s3"}, cores={"c1": "core-1", "c2": "core-2"},
             entries={})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippocampus.status import boards
+from hippocampus.status import lists as boards
 
 NOW = 1_800_000_000.0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hippocampus import claude_setup as cs
+from hippocampus.ripple import claude as cs
 from hippocampus import config as cm
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
-from hippocampus.sleep.cluster import Cluster, cluster_by_tags, split_piles, tags
-from hippocampus.sleep.hints import HintHits, haystack, hint_match, match_hints, threshold
-from hippocampus.sleep.propose import Pile, mechanical_ops, plan_sleep
+from hippocampus.drafting.cluster import Cluster, cluster_by_tags, split_piles, tags
+from hippocampus.drafting.hints import HintHits, haystack, hint_match, match_hints, threshold
+from hippocampus.drafting.propose import Pile, mechanical_ops, plan_sleep
 
 
 def row(i, content="text", topic=None, ts=None, **meta):

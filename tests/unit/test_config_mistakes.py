@@ -145,7 +145,7 @@ def test_resolving_a_pointer_that_yields_nothing_prints_nothing(monkeypatch, cap
 # ---------------------------------------------------------------- the split
 
 def test_the_loader_is_its_own_module_and_config_keeps_its_names():
-    from hippocampus import config_load
+    from hippocampus.config import loader as config_load
 
     for name in ("load", "build", "redacted", "resolve_path"):
         assert getattr(config, name) is getattr(config_load, name)

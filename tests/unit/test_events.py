@@ -7,7 +7,7 @@ import os
 import pytest
 
 from hippocampus.clock import FakeClock
-from hippocampus.events import EventLog
+from hippocampus.store.events import EventLog
 
 
 @pytest.fixture

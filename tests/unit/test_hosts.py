@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippocampus.hosts import HostList, parse_host_header, split_host
+from hippocampus.config.hosts import HostList, parse_host_header, split_host
 
 
 @pytest.mark.parametrize("value, parsed", [

@@ -18,9 +18,9 @@ import requests
 
 from hippocampus.clock import FakeClock
 from hippocampus.config import LifecycleConfig, ModelConfig
-from hippocampus.lifecycle import ModelLifecycle
-from hippocampus.lifecycle_process import pid_alive as _pid_alive
-from hippocampus.model import ModelUnavailable
+from hippocampus.model.lifecycle import ModelLifecycle
+from hippocampus.model.process import pid_alive as _pid_alive
+from hippocampus.model.client import ModelUnavailable
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
 

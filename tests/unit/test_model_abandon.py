@@ -7,7 +7,7 @@ import time
 import pytest
 
 from hippocampus.config import ModelConfig
-from hippocampus.model import ModelClient, ModelFailure
+from hippocampus.model.client import ModelClient, ModelFailure
 from hippocampus.stopping import ServiceStopping
 from tests.harness.reviewer import wait_for
 

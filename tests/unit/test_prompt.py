@@ -1,4 +1,4 @@
-from hippocampus.sleep.prompt import Markers, Steer, draft_prompt, redraft_prompt
+from hippocampus.drafting.prompt import Markers, Steer, draft_prompt, redraft_prompt
 
 TS = 1767225600.0  # 2026-01-01 UTC
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 
-from hippocampus import redact
+from hippocampus.config import redact
 
 
 def test_a_url_keeps_scheme_host_port_and_path_and_hides_userinfo_and_query_values():

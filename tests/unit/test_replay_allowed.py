@@ -10,9 +10,9 @@ import pytest
 
 from hippocampus import config as cm
 from hippocampus.__main__ import build_parser
-from hippocampus.replay import cli as replay_cli
-from hippocampus.replay.allowed import NotAllowed, choose, listed, same_service
-from hippocampus.replay.capture import store_for
+from hippocampus.cli import replay as replay_cli
+from hippocampus.config.candidates import NotAllowed, choose, listed, same_service
+from hippocampus.store.capture import store_for
 from hippocampus.replay.run import ReplayEnv, replay
 
 REFUSED = "replay reaches only the configured model and the candidates listed in replay.candidates; "

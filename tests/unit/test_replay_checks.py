@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 
-from hippocampus.replay import checks, quality, scrub
+from hippocampus.replay import checks
+from hippocampus.replay import quality
+from hippocampus.store import scrub
 
 
 # ---------------------------------------------------------------- invented numbers and dates

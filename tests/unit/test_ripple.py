@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hippocampus.config import RippleConfig
-from hippocampus.ripple import MAX_MESSAGE, NUDGE, RESTATE, WOKEN, Ripple, message_for
+from hippocampus.ripple.fire import MAX_MESSAGE, NUDGE, RESTATE, WOKEN, Ripple, message_for
 from tests.harness.receiver import Receiver
 
 # ---------------------------------------------------------------- helpers

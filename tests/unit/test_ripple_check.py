@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from hippocampus import ripple_check as rc
-from hippocampus.claude_setup import bare
+from hippocampus.ripple import check as rc
+from hippocampus.ripple.claude import bare
 from hippocampus.config import RippleConfig
-from hippocampus.ripple import Ripple
+from hippocampus.ripple.fire import Ripple
 
 
 def _world(tmp_path: Path, **kw) -> rc.Probe:
@@ -201,7 +201,7 @@ def test_a_child_that_ends_before_fire_returns_still_gets_its_exit_code(tmp_path
     """The reaper may see the child end before fire() has returned: the result it records must stick."""
     import types
 
-    import hippocampus.ripple as ripple_mod
+    import hippocampus.ripple.fire as ripple_mod
 
     me = getpass.getuser()
     r = Ripple(RippleConfig(type="script", command=[sys.executable, "-c", "import sys; sys.exit(2)"], run_as=me),

@@ -10,15 +10,15 @@ import pytest
 from actors.board import Board
 from hippocampus.clock import FakeClock
 from hippocampus.config import Config
-from hippocampus.context import Context
-from hippocampus.events import EventLog
+from hippocampus.cycle.context import Context
+from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
-from hippocampus.state import State
+from hippocampus.store.state import State
 from hippocampus.status.cache import StatusCache, encode
 from hippocampus.status.read import build_status, built_from
 from hippocampus.status.watch import MemoryWatch, ModelWatch
-from hippocampus.tick.snapshot import Snapshot
-from hippocampus.voice import VoiceCard
+from hippocampus.cycle.snapshot import Snapshot
+from hippocampus.store.voice import VoiceCard
 
 NEVER = 1e12        # the watches look again only when a test says so
 

@@ -6,8 +6,8 @@ import datetime as dt
 import pytest
 
 from hippocampus import config as cm
-from hippocampus.tick import decide as d
-from hippocampus.tick.snapshot import Snapshot
+from hippocampus.cycle import decide as d
+from hippocampus.cycle.snapshot import Snapshot
 
 NOW = 1_800_000_000.0
 HOUR = 3600.0

@@ -1,0 +1,51 @@
+"""The model gate the domain sees, carried to the lifecycle actor."""
+from __future__ import annotations
+
+import time
+
+import pykka
+
+from hippocampus.model.client import ModelUnavailable
+
+from actors.messages import Ensure, Handover, Release
+
+POLL_SECONDS = 0.25          # how often a wait for the model looks for a stop
+WAITING = "the wait for the model to start was given up and nothing was posted"
+
+
+class LifecycleGate:
+    def __init__(self, runtime) -> None:
+        self.rt = runtime
+
+    def ensure(self) -> None:
+        """Wait for the model to be up; a stop ends the wait at once (the lifecycle may still be starting it)."""
+        timeout = self.rt.cfg.model.lifecycle.ready_timeout_seconds + 60
+        deadline = time.monotonic() + timeout
+        stopping = self.rt.ctx.stopping
+        try:
+            ref = self.rt.registry.get("lifecycle")
+            if ref is None:
+                raise pykka.ActorDeadError("the lifecycle actor is down")
+            answer = ref.ask(Ensure(), block=False)
+            while True:
+                stopping.check(WAITING)
+                try:
+                    answer.get(timeout=min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+                    return
+                except pykka.Timeout:
+                    if time.monotonic() >= deadline:
+                        raise
+        except pykka.ActorDeadError:
+            stopping.check(WAITING)      # the stop took the lifecycle actor down: not "restarting"
+            raise ModelUnavailable("the model lifecycle actor is restarting; the next check tries again") from None
+        except pykka.Timeout:
+            raise ModelUnavailable(f"the model did not come up within {timeout:g} s") from None
+
+    def release(self, busy_seconds: float) -> None:
+        self.rt.tell("lifecycle", Release(busy_seconds))
+
+    def handover(self) -> bool:
+        try:
+            return bool(self.rt.ask("lifecycle", Handover(), timeout=120))
+        except (pykka.ActorDeadError, pykka.Timeout):
+            return False

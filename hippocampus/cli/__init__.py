@@ -1,0 +1,1 @@
+"""The command line: the flags and the subcommands."""

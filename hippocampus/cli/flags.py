@@ -1,0 +1,241 @@
+"""Command-line overrides for the settings the family's installer card writes.
+
+`seren-hippocampus serve` (and the bare command) and `check-config` take the
+same flags as the Starwright hippocampus card, so a setting can be tried
+without editing the yaml: `add_flags(parser)` defines them, and
+`apply_flags(cfg, args)` lays what was given over the loaded config. A flag
+that was not given changes nothing (the yaml, or the default, stays). The
+checks are the card's own: a refused combination raises FlagError, which the
+CLI reports with exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from typing import Callable, Optional
+
+from hippocampus.config import Config
+
+MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
+
+
+class FlagError(ValueError):
+    """A flag (or a combination of flags) the card would refuse."""
+
+
+def _on_off(value: str) -> bool:
+    v = value.strip().lower()
+    if v in ("on", "true", "yes", "1"):
+        return True
+    if v in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}")
+
+
+def _seconds(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {value!r}") from None
+
+
+def _whole(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {value!r}") from None
+
+
+def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The card's flags, each with a one-line help. Defaults are SUPPRESS: absent means 'leave it'."""
+    g = parser.add_argument_group(
+        "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
+    s = argparse.SUPPRESS
+    g.add_argument("--tend-cycle", type=_on_off, metavar="on|off", default=s,
+                   help="tend reviewed drafts between sleeps (sleep.tend_cycle)")
+    g.add_argument("--tend-every", type=_seconds, metavar="SECONDS", default=s,
+                   help="seconds between tends, at least 60 (sleep.tend_interval_seconds)")
+    g.add_argument("--model-server", metavar="PATH", default=s,
+                   help="llama-server this service starts and stops (model.lifecycle.server)")
+    g.add_argument("--model-path", metavar="PATH", default=s,
+                   help="the .gguf the started server loads (model.lifecycle.model_path)")
+    g.add_argument("--model-args", metavar="ARGS", default=s,
+                   help='extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" '
+                        "(model.lifecycle.server_args)")
+    g.add_argument("--model-max-tokens", type=_whole, metavar="N", default=s,
+                   help="the answer budget of one drafting call, at least 256 (model.max_tokens)")
+    g.add_argument("--model-handover", action="store_const", const=True, default=s,
+                   help="stop the model this service started before the main model is poked "
+                        "(model.lifecycle.handover)")
+    g.add_argument("--mcp", action="store_const", const=True, default=s,
+                   help="check that the [mcp] extra is installed (the endpoint is /mcp) and say so")
+    g.add_argument("--ripple", choices=("script", "endpoint", "off"), default=s,
+                   help="how the main model is woken: a script here, an endpoint, or not at all (ripple.type)")
+    g.add_argument("--ripple-command", metavar="CMD", default=s,
+                   help='the script ripple\'s command line, split like a shell, e.g. "claude -p {message}" '
+                        "(ripple.command)")
+    g.add_argument("--ripple-url", metavar="URL", default=s,
+                   help="the endpoint ripple's Observatory or Lodestar ripple route (ripple.url)")
+    g.add_argument("--ripple-token", metavar="TOKEN", default=s,
+                   help="the endpoint ripple's bearer (ripple.bearer_token)")
+    g.add_argument("--ripple-run-as", metavar="USER", default=s,
+                   help="the user the script ripple runs as (ripple.run_as)")
+    g.add_argument("--ripple-stdin", action="store_const", const=True, default=s,
+                   help="send the ripple message on stdin instead of in {message} (ripple.stdin)")
+    g.add_argument("--ripple-claude", metavar="DIR", default=s,
+                   help="wake Claude Code on this box in project folder DIR: reads ~/.claude.json and "
+                        "DIR/.mcp.json for the MCP servers registered there and writes a script ripple with "
+                        "their tools pre-approved and DIR as the working directory (ripple.type, "
+                        "ripple.command, ripple.cwd; ripple.run_as defaults to you)")
+    g.add_argument("--claude-json", metavar="PATH", default=s,
+                   help="the Claude Code settings --ripple-claude reads (else $SEREN_CLAUDE_JSON, else "
+                        "run_as's ~/.claude.json)")
+    g.add_argument("--voice-card", action="store_const", const=True, default=s,
+                   help="let the main model keep a voice card here (voice.enabled)")
+    return parser
+
+
+def flags_parser() -> argparse.ArgumentParser:
+    """The flags as a parent parser, for subcommands (`parents=[flags_parser()]`)."""
+    return add_flags(argparse.ArgumentParser(add_help=False))
+
+
+def mcp_installed() -> bool:
+    try:
+        import a2wsgi  # noqa: F401
+        import mcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[str], None]] = None) -> list:
+    """Lay the given flags over cfg (in place); return the dotted settings they changed.
+
+    Raises FlagError for what the card refuses: --tend-every under 60 or with --tend-cycle off,
+    --model-max-tokens under 256, --model-handover with no managed model, --ripple endpoint with no url,
+    --ripple-claude with another --ripple type or a folder it cannot build the command for.
+    """
+    say = say or _say
+    given = {k: v for k, v in vars(args).items() if v is not None}
+    changed: list = []
+
+    def put(block: object, name: str, value: object, path: str) -> None:
+        setattr(block, name, value)
+        changed.append(path)
+
+    _apply_sleep(cfg.sleep, given, put)
+    _apply_model(cfg.model, given, put)
+    _apply_ripple(cfg.ripple, given, put, say)
+    if given.get("voice_card"):
+        put(cfg.voice, "enabled", True, "voice.enabled")
+    if given.get("mcp"):
+        _say_mcp(say)
+    return changed
+
+
+def _apply_sleep(sleep, given: dict, put) -> None:
+    """--tend-cycle and --tend-every (at least 60 seconds, and not with the cycle off)."""
+    if "tend_cycle" in given:
+        put(sleep, "tend_cycle", bool(given["tend_cycle"]), "sleep.tend_cycle")
+    if "tend_every" in given:
+        every = float(given["tend_every"])
+        if given.get("tend_cycle") is False:
+            raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
+        if every < 60:
+            raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
+        put(sleep, "tend_interval_seconds", every, "sleep.tend_interval_seconds")
+
+
+def _apply_model(model, given: dict, put) -> None:
+    """The managed model server (--model-server/-path/-args), --model-max-tokens and --model-handover."""
+    lc = model.lifecycle
+    if "model_server" in given:
+        put(lc, "server", str(given["model_server"]).strip(), "model.lifecycle.server")
+    if "model_path" in given:
+        put(lc, "model_path", str(given["model_path"]).strip(), "model.lifecycle.model_path")
+    if "model_args" in given:
+        put(lc, "server_args", str(given["model_args"]).strip(), "model.lifecycle.server_args")
+    if lc.built and not lc.manage:
+        put(lc, "manage", True, "model.lifecycle.manage")   # server + path turn management on, as in the yaml
+    if "model_max_tokens" in given:
+        n = int(given["model_max_tokens"])
+        if n < 256:
+            raise FlagError(f"--model-max-tokens must be at least 256, not {n}")
+        put(model, "max_tokens", n, "model.max_tokens")
+    if given.get("model_handover"):
+        if not lc.managed:
+            raise FlagError("--model-handover needs a model this service starts: give --model-server and "
+                            "--model-path (or set model.lifecycle in the yaml)")
+        put(lc, "handover", True, "model.lifecycle.handover")
+
+
+def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
+    """--ripple and its settings, or --ripple-claude DIR; an endpoint ripple needs its url."""
+    if "ripple" in given:
+        put(ripple, "type", "" if given["ripple"] == "off" else given["ripple"], "ripple.type")
+    if "ripple_command" in given:
+        put(ripple, "command", _split_command(str(given["ripple_command"])), "ripple.command")
+    if "ripple_url" in given:
+        put(ripple, "url", str(given["ripple_url"]).strip(), "ripple.url")
+    if "ripple_token" in given:
+        put(ripple, "bearer_token", str(given["ripple_token"]), "ripple.bearer_token")
+    if "ripple_run_as" in given:
+        put(ripple, "run_as", str(given["ripple_run_as"]).strip(), "ripple.run_as")
+    if given.get("ripple_stdin"):
+        put(ripple, "stdin", True, "ripple.stdin")
+    if "ripple_claude" in given:
+        _ripple_claude(ripple, given, put, say)
+    elif "claude_json" in given:
+        raise FlagError("--claude-json only matters with --ripple-claude DIR: give both, or neither")
+    if ripple.type == "endpoint" and not ripple.url and "ripple" in given:
+        raise FlagError("--ripple endpoint needs a url: give --ripple-url (an Observatory or Lodestar ripple route)")
+
+
+def _split_command(command: str) -> list:
+    """--ripple-command split like a shell (posix rules, except on Windows); empty or unsplittable is refused."""
+    try:
+        argv = shlex.split(command, posix=os.name != "nt")
+    except ValueError as exc:
+        raise FlagError(f"--ripple-command could not be split ({exc})") from None
+    if not argv:
+        raise FlagError("--ripple-command is empty")
+    return argv
+
+
+def _say_mcp(say: Callable[[str], None]) -> None:
+    """--mcp: say whether the [mcp] extra is installed."""
+    if mcp_installed():
+        say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
+    else:
+        say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
+
+
+def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:
+    """--ripple-claude DIR: the script ripple that wakes Claude Code in DIR (family-conventions 5.3)."""
+    from hippocampus.ripple import claude as claude_setup
+
+    if given.get("ripple", "script") != "script":
+        raise FlagError(claude_setup.REFUSED_TYPE)
+    if "ripple_command" in given:
+        raise FlagError("--ripple-claude writes the ripple command itself: give --ripple-claude or "
+                        "--ripple-command, not both")
+    run_as = ripple.run_as or claude_setup.invoking_account()
+    try:
+        cr = claude_setup.build(str(given["ripple_claude"]), claude_json=given.get("claude_json"), run_as=run_as)
+    except claude_setup.ClaudeSetupError as exc:
+        raise FlagError(str(exc)) from None
+    if ripple.type != "script":
+        put(ripple, "type", "script", "ripple.type")
+    put(ripple, "command", cr.command, "ripple.command")
+    put(ripple, "cwd", cr.cwd, "ripple.cwd")
+    if not ripple.run_as and run_as:
+        put(ripple, "run_as", run_as, "ripple.run_as")
+    say(f"ripple-claude: {len(cr.servers)} MCP server(s) pre-approved for {cr.cwd} "
+        f"({cr.registered.scopes()}; from {cr.registered.settings})")

@@ -1,0 +1,129 @@
+"""`seren-hippocampus replay DRAFT_ID | --last N [--candidate NAME] [--model-name NAME] [--timeout S] [--json]`.
+
+Reads the packets from the state folder of the config (run it as the service's account: the folder is
+0700), reads what landed from Memory, and sends the saved prompts to the candidate: the configured model,
+or one listed in the config's replay.candidates, by name (the same rule as the service's: a URL given here
+is refused, so a session with a shell cannot send the person's fragments anywhere either). Writes nothing
+to Memory. Exit 0 with a result, 1 when a draft has no packet (or none are kept) or the candidate is not
+allowed, 2 for a wrong call.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Optional
+
+from hippocampus import config as config_mod
+from hippocampus.memory import MemoryClient
+from hippocampus.store.capture import store_for
+from hippocampus.config.candidates import TIMEOUT_CAP
+from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
+from hippocampus.replay.service import words
+
+DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate small "
+               "model, exactly as they were sent then, read its answers the way a sleep reads them, and compare "
+               "both sides: operations that parse, failed calls, cut-off answers, invented numbers or dates, word "
+               "overlap with what landed in Memory, seconds. Nothing is written to Memory.")
+COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"), ("invented", "invented"),
+           ("overlap", "overlap_landed"), ("seconds", "seconds"))
+
+
+def add_command(sub, after: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("replay", parents=[after], help="replay past drafts on a candidate small model and compare",
+                       description=DESCRIPTION)
+    p.add_argument("draft_id", nargs="?", help="the draft to replay (its id, as in Memory's list_drafts); "
+                                               "or use --last N")
+    p.add_argument("--last", type=int, metavar="N", help="replay the newest N drafts that have a packet and print "
+                                                         "one table with a total line")
+    p.add_argument("--candidate", metavar="NAME", help="the candidate to replay on: a name listed in the config's "
+                                                        "replay.candidates (default: the configured model, model.url)")
+    p.add_argument("--model-url", metavar="URL", help="no longer taken: list the candidate's URL in "
+                                                       "replay.candidates and name it with --candidate")
+    p.add_argument("--model-name", metavar="NAME", help="the model name sent to the candidate (default: the "
+                                                        "candidate's model, or model.name)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="seconds each candidate call may take (default: the candidate's timeout_seconds or "
+                        f"model.timeout_seconds; at most {TIMEOUT_CAP:g}); a call that takes longer is a failed "
+                        "call in the result")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON instead of the summary")
+
+
+def _env(args) -> ReplayEnv:
+    cfg = config_mod.load(getattr(args, "config", None), announce=False)
+    memory = MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
+    return ReplayEnv(cfg=cfg, store=store_for(cfg), memory=memory)
+
+
+def run(args, out=None) -> int:
+    out = out or sys.stdout
+    if (args.draft_id is None) == (args.last is None):
+        print("seren-hippocampus replay: give a DRAFT_ID or --last N (one of them)", file=sys.stderr)
+        return 2
+    if args.last is not None and args.last < 1:
+        print("seren-hippocampus replay: --last takes a whole number of drafts, 1 or more", file=sys.stderr)
+        return 2
+    if args.model_url:
+        print(f"seren-hippocampus replay: --model-url is no longer taken: replay reaches only the configured "
+              f"model and the candidates listed in replay.candidates; list {args.model_url!r} there under a name "
+              "and pass --candidate NAME", file=sys.stderr)
+        return 2
+    if args.timeout is not None and not args.timeout > 0:
+        print("seren-hippocampus replay: --timeout is a number of seconds above 0", file=sys.stderr)
+        return 2
+    env = _env(args)
+    kw = {"candidate": args.candidate, "model": args.model_name, "timeout_seconds": args.timeout}
+    try:
+        if args.last is None:
+            result = replay(env, args.draft_id, **kw)
+            print(json.dumps(result, indent=2) if args.json else words(result), file=out)
+            return 0
+        results = compare(env, args.last, **kw)
+    except (NoPacket, NotAllowed) as exc:
+        print(f"seren-hippocampus replay: {exc}", file=sys.stderr)
+        return 1
+    if not results["drafts"]:
+        print(f"seren-hippocampus replay: no replay packets in {env.store.folder}", file=sys.stderr)
+        return 1
+    print(json.dumps(results, indent=2) if args.json else table(results), file=out)
+    return 0
+
+
+def _cell(k: dict, key: str) -> str:
+    v = k.get(key)
+    if v is None:
+        return "-"
+    if key == "overlap_landed":
+        return f"{v:.2f}"
+    if key == "seconds":
+        return f"{v:.1f}"
+    return str(v)
+
+
+def table(results: dict) -> str:
+    """One row per draft: original / candidate on each check; then the total line."""
+    head = ["draft", "attempt"] + [name for name, _ in COLUMNS]
+    rows = []
+    for r in results["drafts"]:
+        o, c = r["original"]["checks"], r["candidate"]["checks"]
+        rows.append([r["draft_id"][:12], str(r.get("attempt") or "")]
+                    + [f"{_cell(o, key)} / {_cell(c, key)}" for _, key in COLUMNS])
+    t = results["total"]
+    rows.append([f"total ({t['original']['drafts']})", ""]
+                + [f"{_cell(t['original'], key)} / {_cell(t['candidate'], key)}" for _, key in COLUMNS])
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    served = next((r["candidate"].get("served") for r in results["drafts"] if r["candidate"].get("served")), None)
+    url = results["drafts"][0]["candidate"]["url"]
+    note = results["drafts"][0].get("timeout_note")
+    return "\n".join([f"original / candidate ({served or 'no answer'} at {url})", line(head)]
+                     + [line(r) for r in rows] + ([f"note: {note}"] if note else []))
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(prog="seren-hippocampus")
+    sub = parser.add_subparsers(dest="command")
+    after = argparse.ArgumentParser(add_help=False)
+    after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
+    add_command(sub, after)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,82 @@
+"""The two ripple commands: `ripple-claude DIR [--yaml N]` and `check-ripple [--config FILE] [--fire]`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from hippocampus.ripple import claude as claude_setup
+from hippocampus.ripple import check as ripple_check
+from hippocampus import config as config_mod
+from hippocampus.cli import flags as flags_mod
+
+
+def add_commands(sub, after: argparse.ArgumentParser, card: argparse.ArgumentParser) -> None:
+    rc = sub.add_parser(
+        "ripple-claude",
+        help="print the ripple block that wakes Claude Code in DIR (with --yaml N: the command and cwd "
+             "lines, indented N spaces, as the installer card writes them)")
+    rc.add_argument("folder", metavar="DIR", help="the project folder you run `claude` in")
+    rc.add_argument("--yaml", type=int, metavar="N", default=None,
+                    help="print only the two lines `command: [...]` and `cwd: \"...\"`, indented N spaces")
+    rc.add_argument("--claude-json", metavar="PATH", default=None,
+                    help="the Claude Code settings to read (else $SEREN_CLAUDE_JSON, else ~/.claude.json)")
+    rc.add_argument("--run-as", metavar="USER", default=None,
+                    help="the account the ripple runs as, whose ~/.claude.json is read (default: you)")
+    chk = sub.add_parser(
+        "check-ripple", parents=[after, card],
+        help="check that a wake-up of the main model would work, one line per precondition (ok, or what "
+             "is wrong and how to fix it); exit 1 when any is not ok")
+    chk.add_argument("--fire", action="store_true",
+                     help="also send one harmless wake-up through the real route and report its exit code, "
+                          "time and first lines of output")
+    chk.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
+                     help="how long --fire waits for the command (default ripple.timeout_seconds)")
+
+
+def _error(text: str) -> int:
+    print(f"seren-hippocampus: error: {text}", file=sys.stderr)
+    return 2
+
+
+def ripple_claude(args: argparse.Namespace) -> int:
+    run_as = (args.run_as or "").strip() or claude_setup.invoking_account()
+    try:
+        cr = claude_setup.build(args.folder, claude_json=args.claude_json, run_as=run_as)
+    except claude_setup.ClaudeSetupError as exc:
+        return _error(str(exc))
+    if args.yaml is not None:
+        print("\n".join(claude_setup.yaml_lines(cr, args.yaml)))
+    else:
+        print("ripple:")
+        print("  type: script")
+        print("\n".join(claude_setup.yaml_lines(cr, 2)))
+        print(f"  run_as: {json.dumps(run_as)}")
+    print(f"# {len(cr.servers)} MCP server(s) for {cr.cwd}: {cr.registered.scopes()} "
+          f"(from {cr.registered.settings})", file=sys.stderr)
+    return 0
+
+
+def check_ripple(args: argparse.Namespace) -> int:
+    cfg = config_mod.load(args.config, announce=False)
+    try:
+        overrides = flags_mod.apply_flags(cfg, args)
+    except flags_mod.FlagError as exc:
+        return _error(str(exc))
+    for w in cfg.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    name, _ = ripple_check.Probe().whoami() if cfg.ripple.type == "script" else ("", False)
+    print(f"# ripple: {ripple_check.route(cfg.ripple)} (config {cfg.path or '(none: defaults)'}"
+          + (f"; overridden by flags: {', '.join(overrides)}" if overrides else "")
+          + (f"; checked as {name}" if name else "") + ")")
+    lines = ripple_check.checks(cfg.ripple, memory_url=cfg.memory.url)
+    for ln in lines:
+        print(ln.render(), flush=True)
+    if args.fire and cfg.ripple.type:
+        print("# firing one harmless wake-up through the ripple ...", flush=True)
+        ln = ripple_check.fire(cfg.ripple, log_dir=cfg.state_dir, timeout=args.timeout)
+        print(ln.render())
+        lines.append(ln)
+    bad = [ln for ln in lines if not ln.ok]
+    print(f"# {'all ' + str(len(lines)) + ' ok' if not bad else f'{len(bad)} of {len(lines)} not ok'}")
+    return 1 if bad else 0

@@ -1,0 +1,291 @@
+"""The lenient loader: a yaml file (or a parsed mapping) into the schema's blocks (hippocampus.config).
+
+Lenient like the rest of the Seren family, and never silent about it:
+- a missing or malformed file runs on defaults with one line (a yaml error names its line
+  and column, and says so when a tab is the cause);
+- a bad value falls back to its default on its own, and a value out of a clamped range is
+  clamped; either way one line names the key, the value given, the value used and why;
+- a key the config does not have is ignored and named, with the setting it most likely
+  meant (hippocampus.suggest: a key in the wrong block, or a typo);
+- a bearer pointer that yields no token is named (hippocampus.config_pointers).
+Every such line is in `cfg.warnings`; `load` also logs them, and check-config prints them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any, Optional
+
+from hippocampus.config import pointers as config_pointers
+from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
+                     _all_paths, _block_type)
+from hippocampus.config import candidates as replay_allowed
+from hippocampus.config.suggest import unknown_key_line
+
+log = logging.getLogger("hippocampus.config")
+
+_TRUTHY = {"1", "true", "yes", "on"}
+_FALSY = {"0", "false", "no", "off"}
+
+
+def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
+    """--config, then $SEREN_HIPPOCAMPUS_CONFIG, then the home default if it exists."""
+    env = os.environ if environ is None else environ
+    if cli_path:
+        return os.path.expanduser(cli_path)
+    if env.get(f"{ENV_PREFIX}_CONFIG"):
+        return os.path.expanduser(env[f"{ENV_PREFIX}_CONFIG"])
+    home = os.path.expanduser(DEFAULT_PATH)
+    return home if os.path.exists(home) else None
+
+
+# ---------------------------------------------------------------- the file
+
+def _read_yaml(path: str, warnings: list) -> dict:
+    from ruamel.yaml import YAML
+
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        warnings.append(f"config file {path} does not exist; running on defaults")
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        warnings.append(f"config file {path} could not be read ({exc}); running on defaults")
+        return {}
+    try:
+        data = YAML(typ="safe", pure=True).load(text)
+    except Exception as exc:  # noqa: BLE001 - any parser error means "malformed"
+        warnings.append(f"config file {path} is not valid yaml {yaml_error(exc, text)}; running on defaults")
+        return {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"config file {path} does not hold a mapping at the top level "
+                        f"(it holds a {type(data).__name__}); running on defaults")
+        return {}
+    return data
+
+
+def yaml_error(exc: Exception, text: str) -> str:
+    """Where the parser stopped and why: 'at line 2, column 1: found character ... (a tab ...)'."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
+    if problem is None:
+        problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if mark is None:
+        return f"({problem})"
+    line, column = mark.line + 1, mark.column + 1
+    out = f"at line {line}, column {column}: {problem}"
+    tab_line = _tab_indented_line(text, line, "'\\t'" in problem)
+    if tab_line:
+        out += (f" (line {tab_line} is indented with a tab: yaml indents with spaces only, "
+                "so replace the tab with spaces)")
+    return out
+
+
+def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]:
+    """The line (1-based) whose indentation holds a tab: the error's own line first, then the nearest
+    one above it. When the parser's complaint is itself about a tab, its line."""
+    lines = text.splitlines()
+    for n in range(min(upto, len(lines)), 0, -1):
+        indent = re.match(r"[ \t]*", lines[n - 1]).group(0)
+        if "\t" in indent:
+            return n
+    return upto if tab_at_mark else None
+
+
+# ---------------------------------------------------------------- values
+
+@functools.lru_cache(maxsize=None)
+def _known_paths() -> tuple:
+    return tuple(_all_paths(Config))
+
+
+def _coerce(value: Any, default: Any) -> Any:
+    """Turn a yaml value into the default's type, or raise ValueError."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUTHY | _FALSY:
+            return value.strip().lower() in _TRUTHY
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise ValueError("is not true or false")
+    if isinstance(default, int):
+        if isinstance(value, bool):
+            raise ValueError("is not a whole number")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+            return int(value.strip())
+        raise ValueError("is not a whole number")
+    if isinstance(default, float):
+        if isinstance(value, bool):
+            raise ValueError("is not a number")
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        raise ValueError("is not a number")
+    if isinstance(default, str):
+        if value is None:
+            return default
+        if isinstance(value, (dict, list)):
+            raise ValueError("is not a text value")
+        return str(value)
+    if isinstance(default, list):
+        if isinstance(value, str):
+            return shlex.split(value, posix=os.name != "nt")
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        raise ValueError("is not a list")
+    if isinstance(default, dict):
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return dict(value)
+        raise ValueError("is not a mapping")
+    return value
+
+
+def _check(value: Any, rules: dict) -> tuple:
+    """(the value to use, why it differs from the value given, or None). ValueError: not usable."""
+    aliases = rules.get("aliases") or {}
+    if isinstance(value, str):
+        low = value.strip().lower() if "choices" in rules else value
+        value = aliases.get(low, low)
+    if isinstance(value, list) and aliases:
+        value = [aliases.get(v, v) for v in value]
+    if "choices" in rules and value not in rules["choices"]:
+        raise ValueError("must be one of " + ", ".join(repr(c) for c in rules["choices"]))
+    clamped = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        lo, hi = rules.get("min"), rules.get("max")
+        if lo is not None and value < lo:
+            if not rules.get("clamp"):
+                raise ValueError(f"must be at least {lo}")
+            value, clamped = type(value)(lo), f"is below {lo}, the least this setting takes"
+        elif hi is not None and value > hi:
+            if not rules.get("clamp"):
+                raise ValueError(f"must be at most {hi}")
+            value, clamped = type(value)(hi), f"is above {hi}, the most this setting takes"
+    if "check" in rules and not rules["check"](value):
+        raise ValueError("is not " + rules.get("form", "in the expected form"))
+    return value, clamped
+
+
+def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
+    obj = cls()
+    if data is None:
+        return obj
+    if not isinstance(data, dict):
+        warnings.append(f"'{prefix.rstrip('.')}' should be a block of settings, not {data!r}; using its defaults")
+        return obj
+    if cls is MemoryConfig:
+        data = dict(data)
+        for alias, long_key in MEMORY_ALIASES.items():
+            if alias in data:
+                v = data.pop(alias)
+                if not data.get(long_key):
+                    data[long_key] = v
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    for key, raw in data.items():
+        path = f"{prefix}{key}"
+        f = known.get(str(key))
+        if f is None or key in ("path", "warnings"):
+            warnings.append(unknown_key_line(path, _known_paths()))
+            continue
+        sub = _block_type(cls, f.name)
+        if sub is not None:
+            setattr(obj, f.name, _build(sub, raw, path + ".", warnings))
+            continue
+        default = getattr(obj, f.name)
+        shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
+        try:
+            value, clamped = _check(_coerce(raw, default), dict(f.metadata))
+        except (ValueError, TypeError) as exc:
+            warnings.append(f"'{path}' = {shown} {exc}; using the default {default!r}")
+            continue
+        if clamped:
+            warnings.append(f"'{path}' = {shown} {clamped}; using {value!r}")
+        if isinstance(value, str) and f.name == "host" and not value.strip():
+            continue
+        setattr(obj, f.name, value)
+    return obj
+
+
+def _env_overrides(cfg: Config, environ: dict, warnings: list) -> None:
+    if environ.get(f"{ENV_PREFIX}_HOST", "").strip():
+        cfg.server.host = environ[f"{ENV_PREFIX}_HOST"].strip()
+    if environ.get(f"{ENV_PREFIX}_PORT", "").strip():
+        raw = environ[f"{ENV_PREFIX}_PORT"]
+        try:
+            cfg.server.port = _check(int(raw), {"min": 0, "max": 65535})[0]
+        except ValueError:
+            warnings.append(f"{ENV_PREFIX}_PORT={raw!r} is not a port; keeping {cfg.server.port}")
+    if environ.get(f"{ENV_PREFIX}_MEMORY_URL", "").strip():
+        cfg.memory.url = environ[f"{ENV_PREFIX}_MEMORY_URL"].strip()
+    if f"{ENV_PREFIX}_MODEL_URL" in environ:
+        cfg.model.url = environ[f"{ENV_PREFIX}_MODEL_URL"].strip()
+
+
+# ---------------------------------------------------------------- the whole config
+
+def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = None,
+          warnings: Optional[list] = None) -> Config:
+    """A Config from an already-parsed mapping (what load() does after reading)."""
+    warnings = [] if warnings is None else warnings
+    env = os.environ if environ is None else environ
+    cfg = _build(Config, data, "", warnings)
+    _env_overrides(cfg, env, warnings)
+    if cfg.model.lifecycle.built:
+        cfg.model.lifecycle.manage = True
+    cfg.memory.url = cfg.memory.url.rstrip("/")
+    cfg.model.url = cfg.model.url.rstrip("/")
+    warnings.extend(config_pointers.problems(cfg, env, ENV_PREFIX))
+    warnings.extend(replay_allowed.problems(cfg))     # an entry left out of replay.candidates, and why
+    cfg.path = path
+    cfg.warnings = warnings
+    return cfg
+
+
+def load(cli_path: Optional[str] = None, *, environ: Optional[dict] = None, announce: bool = True) -> Config:
+    """Resolve the path, read it leniently, and build the config. Warnings are logged."""
+    env = os.environ if environ is None else environ
+    path = resolve_path(cli_path, env)
+    warnings: list = []
+    data = _read_yaml(path, warnings) if path else {}
+    cfg = build(data, path=path, environ=env, warnings=warnings)
+    if announce:
+        for w in warnings:
+            log.warning("config: %s", w)
+    return cfg
+
+
+def redacted(cfg: Config) -> dict:
+    """The resolved config as a plain mapping with every secret hidden."""
+    def walk(obj: Any) -> Any:
+        if dataclasses.is_dataclass(obj):
+            out = {}
+            for f in dataclasses.fields(obj):
+                if f.name in ("path", "warnings"):
+                    continue
+                v = getattr(obj, f.name)
+                out[f.name] = ("(set)" if v else "") if f.name in SECRET_KEYS else walk(v)
+            return out
+        if isinstance(obj, list):
+            return [walk(v) for v in obj]
+        if isinstance(obj, dict):
+            return {k: walk(v) for k, v in obj.items()}
+        return obj
+    return walk(cfg)

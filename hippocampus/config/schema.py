@@ -1,0 +1,289 @@
+"""The service's configuration schema: the blocks as dataclasses, with their defaults and rules.
+
+Reading a file into these blocks is the lenient loader's job (hippocampus.config_load):
+a missing or malformed file runs on defaults with one clear line; a bad value falls back
+to its default on its own, and a clamped one is clamped, each named with the value given,
+the value used and why; a key the config does not have is ignored and named, with the
+setting it most likely meant. `load`, `build`, `redacted` and `resolve_path` are the
+loader's, and are importable from here as they always were.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+ENV_PREFIX = "SEREN_HIPPOCAMPUS"
+DEFAULT_PATH = "~/seren-hippocampus/seren-hippocampus.yaml"
+_HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+
+def _field(default: Any, **rules: Any) -> Any:
+    """A dataclass field with validation rules in its metadata.
+
+    rules: min / max (numbers: below min or above max falls back, unless
+    clamp=True, which clamps), choices (strings), check (a callable that
+    returns True for a good value), aliases (value -> canonical value).
+    """
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda d=default: type(d)(d), metadata=rules)
+    return field(default=default, metadata=rules)
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+_LEVEL_ALIASES = {**{lv.lower(): lv for lv in LOG_LEVELS}, "warn": "WARNING"}
+
+
+def _hhmm_or_blank(v: str) -> bool:
+    return v == "" or bool(_HHMM.match(v))
+
+
+@dataclass
+class ServerConfig:
+    host: str = _field("127.0.0.1")
+    port: int = _field(7424, min=0, max=65535)       # 0: any free port (the start-up line names it)
+    bearer_token: str = _field("")
+    bearer_token_env: str = _field("")
+    bearer_token_keyring: str = _field("")
+    allow_open_lan: bool = _field(False)
+    threads: int = _field(8, min=1, max=256)
+    max_body_bytes: int = _field(1_048_576, min=1024)
+    allowed_hosts: list = _field([])
+    allowed_origins: list = _field([])
+    connection_limit: int = _field(400, min=10, max=10_000)
+    header_timeout_seconds: float = _field(5.0, min=0.5, max=300)
+    body_timeout_seconds: float = _field(10.0, min=0.5, max=3600)        # a body's time, then it must keep
+    min_body_bytes_per_second: int = _field(1024, min=64, max=1 << 30)  # up this rate (a second per this)
+    connection_share: float = _field(0.6, min=0.01, max=1.0)    # of connection_limit, for one client address
+    channel_timeout_seconds: float = _field(30.0, min=1, max=3600)
+    log_level: str = _field("INFO", choices=LOG_LEVELS, aliases=_LEVEL_ALIASES)
+
+    def resolve_bearer(self) -> str:
+        return resolve_pointer(self)
+
+    def __repr__(self) -> str:  # the token never reaches a log or a traceback
+        return f"ServerConfig(host={self.host!r}, port={self.port}, bearer={'set' if self.bearer_token else 'unset'})"
+
+
+@dataclass
+class TlsConfig:
+    trust_system_store: bool = _field(False)
+
+
+@dataclass
+class MemoryConfig:
+    url: str = _field("http://127.0.0.1:7420")
+    bearer_token: str = _field("")
+    bearer_token_env: str = _field("")
+    bearer_token_keyring: str = _field("")
+    timeout_seconds: float = _field(30.0, min=0.1)
+
+    def resolve_bearer(self) -> str:
+        return resolve_pointer(self)
+
+
+@dataclass
+class LifecycleConfig:
+    manage: bool = _field(False)
+    server: str = _field("")
+    model_path: str = _field("")
+    server_args: str = _field("-ngl 99 -c 8192")
+    start: str = _field("")
+    stop: str = _field("")
+    cwd: str = _field("")
+    observatory_url: str = _field("")
+    observatory_service: str = _field("")
+    observatory_token: str = _field("")
+    observatory_token_env: str = _field("")
+    observatory_token_keyring: str = _field("")
+    health_url: str = _field("")
+    ready_timeout_seconds: float = _field(240.0, min=0.1)
+    poll_seconds: float = _field(2.0, min=0.01)
+    keep_warm_seconds: float = _field(300.0, min=0)
+    handover: bool = _field(False)
+    retry_after_seconds: float = _field(900.0, min=0)
+    stop_grace_seconds: float = _field(20.0, min=0)
+
+    @property
+    def built(self) -> bool:
+        return bool(self.server and self.model_path and not self.start)
+
+    @property
+    def via_observatory(self) -> bool:
+        return bool(self.manage and self.observatory_url and self.observatory_service and not self.start)
+
+    @property
+    def managed(self) -> bool:
+        return self.built or bool(self.manage and (self.start or (self.observatory_url and self.observatory_service)))
+
+
+@dataclass
+class ModelConfig:
+    url: str = _field("http://localhost:8090/v1")
+    name: str = _field("default")
+    timeout_seconds: float = _field(120.0, min=0.1)
+    max_tokens: int = _field(2000, min=16)
+    temperature: float = _field(0.2, min=0, max=2)
+    extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.url.strip())
+
+
+@dataclass
+class SleepConfig:
+    mode: str = _field("thread", choices=("thread", "external"))
+    interval_seconds: float = _field(72000.0, min=1)
+    at: str = _field("", check=_hhmm_or_blank, form="a local HH:MM time, like 03:30")
+    tick_seconds: float = _field(300.0, min=0.05)
+    tend_cycle: bool = _field(True)
+    tend_interval_seconds: float = _field(600.0, min=0.05)
+    nudge_wait_seconds: float = _field(180.0, min=0)
+    max_entries_per_run: int = _field(500, min=1)
+    promote_min_evidence: int = _field(3, min=1)
+    pile_max: int = _field(12, min=1, max=200)
+    max_attempts: int = _field(3, min=1, max=10, clamp=True)
+    candidate_cores: int = _field(8, min=0, max=50)
+    core_chars: int = _field(600, min=100, clamp=True)
+    gap_grace_intervals: float = _field(3.0, min=0)
+    brief_request: bool = _field(True)
+    brief_check_misses: int = _field(3, min=1)
+    brief_pull: bool = _field(False)
+    state_path: str = _field("~/.seren-hippocampus/state.json")
+
+    def heartbeat(self) -> float:
+        """How often the thread-mode loop turns."""
+        if self.tend_cycle:
+            return min(self.tick_seconds, self.tend_interval_seconds)
+        return self.tick_seconds
+
+    def resolved_state_path(self) -> Path:
+        return Path(os.path.expanduser(self.state_path))
+
+
+DEFAULT_NOTIFY_EVENTS = ["draft_submitted", "sleep_failed", "chain_closed", "purged"]
+DEFAULT_RIPPLE_EVENTS = ["brief_requested", "draft_submitted", "tend_resubmitted", "brief_unmatched"]
+
+
+@dataclass
+class NotifyConfig:
+    webhook_url: str = _field("")
+    bearer_token: str = _field("")
+    bearer_token_env: str = _field("")
+    bearer_token_keyring: str = _field("")
+    events: list = _field(list(DEFAULT_NOTIFY_EVENTS), aliases={"docket_submitted": "draft_submitted"})
+    timeout_seconds: float = _field(10.0, min=0.1)
+
+    def resolve_bearer(self) -> str:
+        return resolve_pointer(self)
+
+
+@dataclass
+class RippleConfig:
+    type: str = _field("", choices=("", "script", "endpoint"), aliases={"off": "", "none": ""})
+    command: list = _field(["claude", "-p", "{message}"])
+    cwd: str = _field("")
+    run_as: str = _field("")
+    stdin: bool = _field(False)
+    timeout_seconds: float = _field(900.0, min=0.1)
+    url: str = _field("")
+    bearer_token: str = _field("")
+    bearer_token_env: str = _field("")
+    bearer_token_keyring: str = _field("")
+    events: list = _field(list(DEFAULT_RIPPLE_EVENTS), aliases={"docket_submitted": "draft_submitted"})
+    messages: dict = _field({})
+
+    def resolve_bearer(self) -> str:
+        return resolve_pointer(self)
+
+
+@dataclass
+class VoiceConfig:
+    enabled: bool = _field(False)
+    max_chars: int = _field(1500, min=100, max=8000)
+
+
+@dataclass
+class ReplayConfig:
+    # the models replay may send past drafts' prompts to, by name: {name: {url, model, extra_body,
+    # timeout_seconds}} (hippocampus.config.candidates checks each entry at load); the configured model is always one
+    candidates: dict = _field({})
+
+
+@dataclass
+class SupervisorConfig:
+    max_restarts: int = _field(3, min=0)
+    window_seconds: float = _field(60.0, min=0.1)
+    backoff_seconds: float = _field(0.2, min=0)
+    check_seconds: float = _field(0.5, min=0.01)
+
+
+@dataclass
+class EventsConfig:
+    keep: int = _field(500, min=10, max=100_000)
+
+
+@dataclass
+class Config:
+    server: ServerConfig = field(default_factory=ServerConfig)
+    tls: TlsConfig = field(default_factory=TlsConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    sleep: SleepConfig = field(default_factory=SleepConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
+    ripple: RippleConfig = field(default_factory=RippleConfig)
+    voice: VoiceConfig = field(default_factory=VoiceConfig)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
+    supervisor: SupervisorConfig = field(default_factory=SupervisorConfig)
+    events: EventsConfig = field(default_factory=EventsConfig)
+    path: Optional[str] = None           # the file it came from, if any
+    warnings: list = field(default_factory=list)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.sleep.resolved_state_path().parent
+
+
+SECRET_KEYS = {"bearer_token", "observatory_token"}
+# Corpus Callosum spellings accepted for the memory block's pointers.
+MEMORY_ALIASES = {"token": "bearer_token", "token_env": "bearer_token_env", "token_keyring": "bearer_token_keyring"}
+
+
+def resolve_pointer(block: Any, prefix: str = "bearer_token") -> str:
+    """The family's token precedence (inline, keyring, env) over a block's three pointers.
+
+    seren_meninges.credentials.resolve_token, with its per-call warnings kept back: a pointer that
+    yields nothing is named once, at load, by the loader (hippocampus.config_pointers)."""
+    from hippocampus.config.pointers import resolve
+
+    return resolve(block, prefix)
+
+
+# ---------------------------------------------------------------- walking the schema
+
+def _all_paths(cls: type, prefix: str = "") -> list[str]:
+    """Every setting's dotted path (blocks and keys), in the schema's order."""
+    out = []
+    for f in dataclasses.fields(cls):
+        if f.name in ("path", "warnings"):
+            continue
+        p = f"{prefix}{f.name}"
+        out.append(p)
+        sub = _block_type(cls, f.name)
+        if sub is not None:
+            out.extend(_all_paths(sub, p + "."))
+    return out
+
+
+def _block_type(cls: type, name: str) -> Any:
+    default = cls.__dataclass_fields__[name]
+    if default.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        value = default.default_factory()  # type: ignore[misc]
+        if dataclasses.is_dataclass(value):
+            return type(value)
+    return None

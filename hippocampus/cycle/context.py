@@ -1,0 +1,77 @@
+"""What the domain objects share: config, clients, the clock, state, events and the model gate."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol
+
+from hippocampus.clock import Clock
+from hippocampus.config import Config
+from hippocampus.cycle.lock import CycleLock
+from hippocampus.store.events import EventLog
+from hippocampus.memory import MemoryClient
+from hippocampus.model.client import ModelClient
+from hippocampus.store.state import State
+from hippocampus.stopping import StopFlag
+
+log = logging.getLogger("hippocampus.events")
+
+
+class ModelGate(Protocol):
+    """The model's lifecycle as the drafting code sees it."""
+
+    def ensure(self) -> None: ...
+    def release(self, busy_seconds: float) -> None: ...
+    def handover(self) -> bool: ...
+
+
+class AlwaysUp:
+    """The gate for an unmanaged model: nothing to start or stop."""
+
+    def ensure(self) -> None:
+        return None
+
+    def release(self, busy_seconds: float) -> None:
+        return None
+
+    def handover(self) -> bool:
+        return False
+
+
+@dataclass
+class Context:
+    cfg: Config
+    memory: MemoryClient
+    state: State
+    events: EventLog
+    clock: Clock
+    model: Optional[ModelClient] = None
+    gate: Any = field(default_factory=AlwaysUp)
+    voice: Any = None            # hippocampus.voice.VoiceCard when enabled
+    cycle: CycleLock = field(default_factory=CycleLock)
+    progress: dict = field(default_factory=dict)   # what a running sleep is doing, for /status
+    last_snapshot: Any = None    # hippocampus.tick.snapshot.Snapshot: the last read of Memory's drafts and briefs
+    stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
+
+    def emit(self, type_: str, **fields: Any) -> dict:
+        return self.events.emit(type_, **fields)
+
+    def emit_once(self, type_: str, key: str, **fields: Any) -> Optional[dict]:
+        """Emit the event unless the event log already holds one of this type with the same `key` field: a
+        step finished again after a crash (a cull, a submit, a sleep) says once what it did. The log is on
+        disk before emit returns."""
+        if any(e.get(key) == fields[key] for e in self.events.list(limit=self.events.keep, type_=type_)):
+            log.info("%s for %s was already said before the restart", type_, fields[key])
+            return None
+        return self.emit(type_, **fields)
+
+    @property
+    def mechanical(self) -> bool:
+        return self.model is None or not self.cfg.model.configured
+
+    def voice_block(self) -> tuple:
+        """(the card's preamble, its version) or ("", None)."""
+        if self.voice is None:
+            return "", None
+        block = self.voice.block()
+        return (block, self.voice.version()) if block else ("", None)

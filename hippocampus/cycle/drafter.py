@@ -1,0 +1,132 @@
+"""Drafting one pile with the small model: prompt, call, read the answer.
+
+ModelUnavailable escapes (the sleep fails and keeps its brief). Any other
+trouble with one pile is a model failure recorded against that pile.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Optional
+
+from hippocampus.config import redact
+from hippocampus.cycle.context import Context
+from hippocampus.model.client import ModelFailure
+from hippocampus.store import capture
+from hippocampus.drafting.answer import parse_answer
+from hippocampus.drafting.candidates import find_candidates
+from hippocampus.drafting.prompt import Steer, draft_prompt
+
+log = logging.getLogger("hippocampus.sleep")
+
+
+@dataclass
+class PileResult:
+    operations: list = field(default_factory=list)
+    cut_off: bool = False
+    failure: Optional[str] = None
+    served: Optional[str] = None
+
+
+def call_model(ctx: Context, prompt: str):
+    """One gated model call: the lifecycle starts the model if needed and hears when it was used.
+    Once the service is stopping no call starts, and one in flight ends in ServiceStopping."""
+    ctx.stopping.check(STOPPED_MID_CALL)
+    ctx.gate.ensure()
+    ctx.stopping.check(STOPPED_MID_CALL)
+    started = time.monotonic()
+    try:
+        return ctx.model.chat(prompt)
+    finally:
+        ctx.gate.release(time.monotonic() - started)
+
+
+STOPPED_MID_CALL = "the model call was abandoned and nothing was posted"
+
+
+def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> PileResult:
+    texts = [e.get("content", "") for e in pile.entries]
+    candidates = find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores)
+    prompt, markers = draft_prompt(voice_block=voice_block, steer=steer, topic=pile.topic,
+                                   entries=pile.entries, candidates=candidates,
+                                   core_chars=ctx.cfg.sleep.core_chars)
+    try:
+        answer = call_model(ctx, prompt)
+    except ModelFailure as exc:
+        capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc))
+        return PileResult(failure=str(exc))
+    parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
+                          max_tokens=ctx.cfg.model.max_tokens)
+    for op in parsed.operations:
+        if not op.get("topic"):
+            op["topic"] = pile.topic
+    capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, answer=answer, parsed=parsed)
+    if parsed.cut_off and parsed.operations:
+        log.warning("an answer on '%s' ran into model.max_tokens (%d); kept the %d operation(s) it finished",
+                    pile.topic or "untagged", ctx.cfg.model.max_tokens, len(parsed.operations))
+    for why in parsed.dropped:
+        log.info("dropped an operation on '%s': %s", pile.topic or "untagged", why)
+    return PileResult(operations=parsed.operations, cut_off=parsed.cut_off, failure=parsed.failure,
+                      served=answer.served)
+
+
+def submittable(ctx: Context, ops: list) -> list:
+    """Leave out what this Memory cannot take: target_op (and redraft_of) only where /health lists them."""
+    needs_target_op = any(op.get("target_op") is not None for op in ops)
+    needs_redraft_of = any(op.get("redraft_of") is not None for op in ops)
+    if not (needs_target_op or needs_redraft_of):
+        return ops
+    try:
+        features = ctx.memory.features()
+    except Exception:  # noqa: BLE001 - no answer counts as "not listed"
+        features = set()
+    out = []
+    for op in ops:
+        if op.get("target_op") is not None and "target_op" not in features:
+            log.warning("Memory does not take target_op (an older build); left out an operation on '%s'",
+                        op.get("topic"))
+            continue
+        if op.get("redraft_of") is not None and "redraft_of" not in features:
+            op = {k: v for k, v in op.items() if k != "redraft_of"}
+        out.append(op)
+    if len(out) != len(ops):   # indexes moved: re-point target_op or drop what lost its target
+        return _repoint(ops, out)
+    return out
+
+
+def _repoint(before: list, after: list) -> list:
+    new_index = {id(op): i for i, op in enumerate(after)}
+    fixed = []
+    for op in after:
+        t = op.get("target_op")
+        if t is not None:
+            target = before[t] if 0 <= t < len(before) else None
+            if target is None or id(target) not in new_index:
+                continue
+            op = dict(op, target_op=new_index[id(target)])
+        fixed.append(op)
+    return fixed
+
+
+def step_draft_id(key: Optional[str], attempt: int) -> str:
+    """The id of one step of a chain: the first draft's from its brief, a redraft's from its chain. A POST that
+    reached Memory after the service gave up on it and the one sent again are then the same draft, which
+    Memory keeps once (never two drafts for one step). No brief: a fresh id."""
+    if not key:
+        return uuid.uuid4().hex
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:draft:{key}:{int(attempt)}").hex
+
+
+def stamp(ctx: Context, served: Optional[str], voice_version: Optional[int]) -> dict:
+    if ctx.mechanical:
+        return {"model_mode": "mechanical", "model_prompt": PROMPT_VERSION}
+    out = {"model_mode": "model", "model_name": ctx.cfg.model.name, "model_served": served or ctx.cfg.model.name,
+           "model_url": redact.url(ctx.cfg.model.url), "model_prompt": PROMPT_VERSION}
+    if voice_version:
+        out["model_voice"] = voice_version
+    return out
+
+
+PROMPT_VERSION = "2026-11-30"

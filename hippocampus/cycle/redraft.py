@@ -1,0 +1,192 @@
+"""Redrafting denied operations from the critique, and submitting the next attempt.
+
+Each new operation names the one it replaces (redraft_of), so Memory shows the
+reviewer every earlier version beside its critique. A redraft never rewords a
+core: it sends no restated_content, so an attach lands as a satellite.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Optional
+
+from hippocampus.cycle import chains as chain
+from hippocampus.cycle.context import Context
+from hippocampus.memory import MemoryError_
+from hippocampus.model.client import ModelFailure
+from hippocampus.store import capture
+from hippocampus.drafting.answer import parse_answer
+from hippocampus.drafting.candidates import find_candidates
+from hippocampus.cycle.drafter import call_model, stamp, step_draft_id, submittable
+from hippocampus.drafting.prompt import redraft_prompt
+
+log = logging.getLogger("hippocampus.tend")
+
+
+@dataclass
+class RedraftResult:
+    draft_id: Optional[str] = None
+    attempt: int = 0
+    terminal: bool = False
+    operations: int = 0
+    withdrawn: int = 0
+    failures: list = field(default_factory=list)
+
+
+def earlier_versions(attempts: list, latest: dict, op: dict) -> list:
+    """Every earlier version of this operation, oldest first, by following redraft_of back."""
+    out = []
+    by_attempt = {int(d.get("attempt") or 1): d for d in attempts}
+    cur_attempt, cur_op = int(latest.get("attempt") or 1), op
+    while cur_op.get("redraft_of") is not None:
+        prev = by_attempt.get(cur_attempt - 1)
+        ops = (prev or {}).get("operations") or []
+        idx = cur_op["redraft_of"]
+        if prev is None or not (0 <= idx < len(ops)):
+            break
+        cur_attempt, cur_op = cur_attempt - 1, ops[idx]
+        out.append({"attempt": cur_attempt, "kind": cur_op.get("kind"), "content": cur_op.get("content"),
+                    "critique": cur_op.get("critique")})
+    return list(reversed(out))
+
+
+def _short_rows(ctx: Context, ids: list) -> list:
+    rows = []
+    for sid in ids or []:
+        try:
+            row = ctx.memory.memory(sid)
+        except MemoryError_:
+            row = None
+        if row and row.get("tier") == "short":
+            rows.append({"id": row.get("id", sid), "content": row.get("content", ""),
+                         "metadata": row.get("metadata") or {}})
+    return rows
+
+
+def _target_id(draft: dict, op: dict) -> Optional[str]:
+    if op.get("target_core_id"):
+        return op["target_core_id"]
+    t = op.get("target_op")
+    ops = draft.get("operations") or []
+    if t is not None and 0 <= t < len(ops) and ops[t].get("status") == "approved":
+        return ops[t].get("long_term_id")
+    return None
+
+
+def _still_long_term(ctx: Context, core_id: str) -> bool:
+    """Is this core still in long-term? A purged one shown to the model would be attached to, and Memory
+    refuses a draft that names a core it no longer has (the chain would then never land)."""
+    try:
+        row = ctx.memory.memory(core_id)
+    except MemoryError_:
+        return False
+    return bool(row) and row.get("tier") == "long"
+
+
+def _candidates(ctx: Context, step: chain.Next, op: dict, entries: list) -> list:
+    seen: dict = {}
+    for c in chain.chain_cores(step.attempts):
+        if _still_long_term(ctx, c["id"]):      # a core this chain made may have been forgotten since
+            seen.setdefault(c["id"], c)
+    texts = [e["content"] for e in entries] + [op.get("content") or ""]
+    for c in find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores):
+        seen.setdefault(c["id"], c)
+    target = _target_id(step.latest, op)
+    if target and target not in seen:
+        row = None
+        try:
+            row = ctx.memory.memory(target)
+        except MemoryError_:
+            pass
+        if row and row.get("tier") == "long":
+            seen[target] = {"id": target, "content": row.get("content", ""), "satellites": 0,
+                            "topic": (row.get("metadata") or {}).get("topic")}
+    return list(seen.values())
+
+
+def redraft_op(ctx: Context, step: chain.Next, op: dict, voice_block: str) -> tuple:
+    """(new operations, withdrawn?, failure or None) for one denied operation."""
+    entries = _short_rows(ctx, op.get("source_short_ids"))
+    if op.get("kind") == "verbatim" and any((e["metadata"] or {}).get("verbatim") for e in entries):
+        return [], True, None          # word for word was the person's call: it stays marked, not redrafted
+    candidates = _candidates(ctx, step, op, entries)
+    target = _target_id(step.latest, op)
+    if target and not any(c.get("id") == target for c in candidates) and not _still_long_term(ctx, target):
+        target = None       # its core was purged since: shown as a target, the model would attach to it again
+    shown_op = dict(op, target_core_id=target)
+    prompt, markers = redraft_prompt(voice_block=voice_block, critique=op.get("critique") or "",
+                                     op=shown_op, earlier=earlier_versions(step.attempts, step.latest, op),
+                                     entries=entries, candidates=candidates,
+                                     core_chars=ctx.cfg.sleep.core_chars)
+    shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op}
+    try:
+        answer = call_model(ctx, prompt)
+    except ModelFailure as exc:
+        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc), **shown)
+        return [], False, str(exc)
+    parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
+                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"))
+    capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed, **shown)
+    if parsed.failure:
+        return [], False, parsed.failure
+    new_ops = []
+    for new in parsed.operations:
+        new.pop("restated_content", None)
+        if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
+            new["source_short_ids"] = list(op.get("source_short_ids") or [])
+            new["evidence_count"] = max(1, len(new["source_short_ids"]))
+        new.setdefault("topic", op.get("topic"))
+        if not new.get("topic"):
+            new["topic"] = op.get("topic")
+        new["redraft_of"] = op.get("index")
+        new_ops.append(new)
+    return new_ops, not new_ops, None
+
+
+def redraft_chain(ctx: Context, step: chain.Next) -> RedraftResult:
+    result = RedraftResult()
+    if ctx.mechanical:
+        log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
+        result.withdrawn = 0
+        return result
+    latest = step.latest
+    voice_block, voice_version = ctx.voice_block()
+    ops: list = []
+    capture.begin(ctx)
+    ctx.progress.update(what="redrafting", since=ctx.clock.now())
+    try:
+        for op in chain.denied_ops(latest):
+            new_ops, withdrawn, failure = redraft_op(ctx, step, op, voice_block)
+            if failure:
+                result.failures.append({"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"),
+                                        "why": failure[:300]})
+                ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
+                         draft_id=latest["id"])
+            elif withdrawn:
+                result.withdrawn += 1
+                log.info("op %s of draft %s was withdrawn by the redraft", op.get("index"), latest["id"])
+            for new in new_ops:
+                if new.get("target_op") is not None:
+                    new["target_op"] += len(ops)
+            ops.extend(new_ops)
+    finally:
+        ctx.progress.clear()
+    if result.failures:
+        return result       # all or nothing: a part submitted would drop the rest and its critique for good
+    ops = submittable(ctx, ops)
+    if not ops:
+        return result
+    attempt = int(latest.get("attempt") or 1) + 1
+    terminal = attempt >= ctx.cfg.sleep.max_attempts
+    body = {"id": step_draft_id(step.cluster_id, attempt), "summary": f"redraft of {latest['id']} (attempt {attempt})",
+            "operations": ops, "cluster_id": step.cluster_id, "attempt": attempt, "terminal": terminal,
+            "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
+            "brief_id_used": latest.get("brief_id_used"), "extra": stamp(ctx, None, voice_version)}
+    res = ctx.memory.submit_draft(body)
+    result.draft_id = res.get("id", body["id"])
+    capture.seal(ctx, result.draft_id, body)
+    result.attempt, result.terminal, result.operations = attempt, terminal, len(ops)
+    ctx.gate.handover()
+    ctx.emit("tend_resubmitted", draft_id=result.draft_id, cluster_id=step.cluster_id, attempt=attempt,
+             operations=len(ops), terminal=terminal)
+    return result

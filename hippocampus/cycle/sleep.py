@@ -1,0 +1,344 @@
+"""One sleep, step by step: purge, read the free fragments, cluster, draft, submit, tidy.
+
+A sleep either submits one whole draft or fails and keeps its brief: never a
+half-submitted draft, never a mechanical copy when the model is down, never a
+second draft for the same brief (the draft id is chosen and recorded before the
+POST, so a restart finishes what it started instead of drafting again).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from typing import Optional
+
+from hippocampus.cycle.bedtime import is_catch_up
+from hippocampus.cycle.context import Context
+from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable
+from hippocampus.store import capture
+from hippocampus.store import scrub
+from hippocampus.store.state import history_with
+from hippocampus.stopping import ServiceStopping
+from hippocampus.cycle.snapshot import read_for
+from hippocampus.cycle.drafter import draft_pile, stamp, step_draft_id, submittable
+from hippocampus.drafting.prompt import Steer
+from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
+
+log = logging.getLogger("hippocampus.sleep")
+REVIEW_TOPIC = "hippocampus, review"
+
+
+def review_note_text(draft_id: str, n_ops: int) -> str:
+    return (f"A draft with {n_ops} operation(s) waits for your review: review_draft {draft_id}. "
+            "Approve or deny each operation; a denial needs a critique.")
+
+
+def draft_summary(ops: list) -> str:
+    kinds = Counter(op["kind"] for op in ops)
+    topics = sorted({op.get("topic") or "untagged" for op in ops})
+    text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + " across " + ", ".join(topics)
+    return text[:200]
+
+
+def purge(ctx: Context) -> tuple:
+    """Execute the flags Memory holds (every tick and every sleep)."""
+    res = ctx.memory.purge_flagged()
+    purged = [t.get("id") for t in res.get("purged", []) or [] if isinstance(t, dict)]
+    restored = [r.get("id") for r in res.get("restored", []) or [] if isinstance(r, dict) and not r.get("error")]
+    if purged:
+        ctx.emit("purged", count=len(purged), ids=purged)
+        log.info("purged %d flagged memory(ies): %s", len(purged), ", ".join(purged))
+    if restored:
+        ctx.emit("restored", count=len(restored), ids=restored)
+    scrub.forget(ctx, purged)          # a forget leaves no copy in the replay packets either
+    return purged, restored
+
+
+def finish_submit(ctx: Context, record: dict) -> None:
+    """After the draft landed in Memory: the review note, the handover, draft_submitted (said once: a submit
+    finished again after a restart finds it in the log). The submit record is dropped with the sleep's
+    record (record_sleep), in one write. Idempotent."""
+    cluster_id = record["cluster_id"]
+    notes = ctx.state.get("review_notes") or {}
+    note_id = notes.get(cluster_id)
+    if not note_id:
+        try:
+            note = ctx.memory.add_near(review_note_text(record["draft_id"], record["operations"]),
+                                       topic=REVIEW_TOPIC)
+            note_id = note.get("id")
+            ctx.state.mutate("review_notes", lambda n: {**n, cluster_id: note_id})
+        except MemoryError_ as exc:
+            log.warning("could not leave the review note for draft %s: %s", record["draft_id"], exc)
+    ctx.gate.handover()
+    ctx.emit_once("draft_submitted", "draft_id", draft_id=record["draft_id"], operations=record["operations"],
+                  kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
+
+
+def resume_submit(ctx: Context, snap=None) -> Optional[str]:
+    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed.
+    snap: the tick's snapshot; a draft it holds has landed, with no need to ask Memory."""
+    record = ctx.state.get("submitting")
+    if not record:
+        return None
+    try:
+        if snap is None or not snap.has_draft(record["draft_id"]):
+            ctx.memory.draft(record["draft_id"])
+    except MemoryError_ as exc:
+        if getattr(exc, "status", None) == 404:
+            log.info("draft %s never reached Memory before the restart; its fragments wait for the next sleep",
+                     record["draft_id"])
+            ctx.state.set(submitting=None)
+            return None
+        raise
+    log.info("finishing draft %s, submitted before the restart", record["draft_id"])
+    _adopt_review_note(ctx, record)
+    finish_submit(ctx, record)
+    record_sleep(ctx, resumed_report(ctx, record))     # its draft is in Memory, its brief attached: it slept
+    return record["draft_id"]
+
+
+def resumed_report(ctx: Context, record: dict) -> dict:
+    """The report of a sleep whose draft landed before the restart: what it had done by its submit (kept in
+    the submit record), finished now. A record written before the report was kept in it gives what it has."""
+    report = new_report(ctx, {"id": record.get("brief_id")}, False, bool(record.get("catch_up")))
+    report.update(started_at=record.get("at"), operations=record.get("operations", 0))
+    report.update(record.get("sleep") or {})
+    report.update(draft_id=record["draft_id"], tidy={"deferred": "until the chain lands"},
+                  finished_at=ctx.clock.now(), duration_seconds=None, resumed=True)
+    return report
+
+
+def _adopt_review_note(ctx: Context, record: dict) -> None:
+    """A review note that reached Memory before the restart could record it is adopted, never written twice
+    (a second one would be left behind when the chain closes)."""
+    cluster_id = record["cluster_id"]
+    if (ctx.state.get("review_notes") or {}).get(cluster_id):
+        return
+    try:
+        notes = ctx.memory.list_near()
+    except MemoryError_:
+        return
+    for n in notes:
+        if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and record["draft_id"] in (n.get("content") or ""):
+            ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
+            return
+
+
+def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:
+    req = ctx.state.get("brief_request")
+    if not req or req.get("answered") is not None:
+        return None
+    answered = bool(brief) and not pulled
+    if req.get("intent_id"):
+        try:
+            ctx.memory.delete_near(req["intent_id"])
+        except MemoryError_ as exc:
+            log.warning("could not delete the brief request note: %s", exc)
+    ctx.state.set(brief_request={**req, "answered": answered, "resolved_at": ctx.clock.now()})
+    return answered
+
+
+def new_report(ctx: Context, brief: Optional[dict], pulled: bool, catch_up: bool) -> dict:
+    return {"kind": "sleep", "started_at": ctx.clock.now(), "purged": 0, "brief_id": (brief or {}).get("id"),
+            "brief_pulled": pulled, "brief_answered": None, "clusters": 0, "piles": 0, "operations": 0,
+            "kinds": {}, "model_calls": 0, "cut_off": 0, "draft_id": None, "held_back": 0,
+            "below_threshold": 0, "tidy": {}, "error": None, "catch_up": catch_up, "quiet": False,
+            "model_failures": [], "hints": None, "brief_unmatched": False, "interrupted": None,
+            "resumed": False}
+
+
+HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
+                "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed")
+
+
+def record_sleep(ctx: Context, report: dict) -> None:
+    """What a sleep records as it ends, the one place for both ways one ends: run_sleep, and resume_submit
+    finishing after a restart a sleep whose draft had landed. A sleep that did not fail says sleep_done
+    first (once, for a sleep with a draft: finished again after a crash, it finds it in the log), then one
+    write keeps the report, bedtime's clock (last_sleep_ok_at), the history row and, for its draft, the
+    chain's catch-up flag, and drops the submit record: killed between the two, the restart finds the
+    record, finishes the sleep again and says nothing twice."""
+    done = not report["error"] and not report["interrupted"]
+    changes: dict = {"last_sleep": lambda _: report,
+                     "history": history_with({k: report.get(k) for k in HISTORY_KEYS})}
+    if done:
+        fields = {k: report[k] for k in ("operations", "purged", "quiet", "catch_up", "brief_answered",
+                                         "draft_id")}
+        if report["draft_id"]:
+            ctx.emit_once("sleep_done", "draft_id", **fields)
+        else:
+            ctx.emit("sleep_done", **fields)
+        changes["last_sleep_ok_at"] = lambda _: report["finished_at"]
+    record = ctx.state.get("submitting") if done and report["draft_id"] else None
+    if record:
+        changes["submitting"] = lambda _: None
+        changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
+    ctx.state.mutate_many(**changes)
+
+
+def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purged: Optional[list] = None,
+              snap=None) -> dict:
+    """purged, snap: what the tick that started this sleep has just done and read (its purge, its snapshot
+    of the drafts), so the sleep does not ask Memory again a moment later."""
+    now = ctx.clock.now()
+    catch_up = is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now)
+    report = new_report(ctx, brief, pulled, catch_up)
+    ctx.progress.update(what="sleeping", since=now, piles=0, piles_done=0)
+    capture.begin(ctx)
+    t0 = time.monotonic()
+    stopped: Optional[ServiceStopping] = None
+    try:
+        _sleep(ctx, brief, pulled, report, purged, snap)
+    except ServiceStopping as exc:       # not a failure: the brief stays open, nothing was posted
+        stopped = exc
+        report["interrupted"] = str(exc)
+        log.warning("the sleep was interrupted: %s; its brief stays open for the next start", exc)
+        ctx.emit("sleep_interrupted", why=str(exc), brief_id=report["brief_id"])
+    except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        log.error("the sleep failed: %s", report["error"])
+        ctx.emit("sleep_failed", error=report["error"], brief_id=report["brief_id"])
+    finally:
+        ctx.progress.clear()
+    report["finished_at"] = ctx.clock.now()
+    report["duration_seconds"] = round(time.monotonic() - t0, 3)
+    record_sleep(ctx, report)
+    if stopped:
+        raise stopped                    # whoever asked for the sleep hears that the service is stopping
+    return report
+
+
+def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purged: Optional[list] = None,
+           snap=None) -> None:
+    cfg = ctx.cfg
+    if purged is None:
+        purged, _ = purge(ctx)
+    report["purged"] = len(purged)
+    if report["catch_up"]:
+        ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
+    report["brief_answered"] = resolve_brief_request(ctx, brief, pulled)
+    free = _free_shorts(ctx, snap, report)
+    meta = (brief or {}).get("metadata") or {}
+    promote = [str(h).lower() for h in meta.get("promote_hints") or []]
+    noise = [str(h).lower() for h in meta.get("noise_hints") or []]
+    if brief:
+        ctx.state.mutate("brief_times", lambda t: dict(list({**t, brief["id"]: meta.get("created_at")}.items())[-50:]))
+    plan = plan_sleep(free, promote_hints=promote, noise_hints=noise,
+                      min_evidence=cfg.sleep.promote_min_evidence, pile_max=cfg.sleep.pile_max)
+    voice_block, voice_version = ctx.voice_block()
+    ops, served = _draft_piles(ctx, plan, brief, pulled, voice_block, report)
+    if brief and not pulled and promote:
+        report["hints"] = plan.hint_hits
+        if not report["quiet"] and not plan.hint_hits.get("promote"):
+            report["brief_unmatched"] = True
+            ctx.emit("brief_unmatched", brief_id=brief["id"], hints=sorted(promote))
+    ops = submittable(ctx, ops)
+    report["operations"] = len(ops)
+    report["kinds"] = dict(Counter(op["kind"] for op in ops))
+    if ops:
+        ctx.stopping.check("the sleep was drafted but not posted")
+        submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
+        report["tidy"] = {"deferred": "until the chain lands"}
+        return
+    _nothing_to_submit(ctx, brief, pulled, report)
+
+
+def _free_shorts(ctx: Context, snap, report: dict) -> list:
+    """The short-terms no pending draft holds (the snapshot says which are held)."""
+    if snap is None:
+        snap = read_for(ctx)
+    held = snap.held_short_ids()
+    shorts = ctx.memory.shorts(limit=ctx.cfg.sleep.max_entries_per_run)
+    free = [s for s in shorts if s.get("id") not in held]
+    report["held_back"] = len(shorts) - len(free)
+    report["quiet"] = not free
+    return free
+
+
+def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str, report: dict) -> tuple:
+    """(the operations of every pile, in order, with target_op shifted; the model's name as served)."""
+    piles = whole_clusters(plan.piles) if ctx.mechanical else plan.piles
+    report["clusters"] = len({p.cluster for p in plan.piles})
+    report["piles"] = len(piles)
+    report["below_threshold"] = plan.below_threshold
+    ops, served = list(plan.verbatim_ops), None
+    ctx.progress.update(piles=len(piles))
+    for i, pile in enumerate(piles):
+        if ctx.mechanical:
+            pile_ops = mechanical_ops(pile)
+        else:
+            steer = None
+            if brief:
+                steer = Steer(summary=brief.get("content", ""), pulled=pulled,
+                              promote=list(pile.hits.promote), noise=list(pile.hits.noise))
+            res = draft_pile(ctx, pile, steer, voice_block)
+            report["model_calls"] += 1
+            served = res.served or served
+            report["cut_off"] += 1 if res.cut_off else 0
+            if res.failure:
+                report["model_failures"].append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
+                ctx.emit("draft_failed", topic=pile.topic, why=res.failure[:300])
+            pile_ops = res.operations
+        shift = len(ops)
+        for op in pile_ops:
+            if op.get("target_op") is not None:
+                op["target_op"] += shift
+        ops.extend(pile_ops)
+        ctx.progress.update(piles_done=i + 1)
+    return ops, served
+
+
+def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: dict) -> None:
+    """A sleep that drafted nothing: a failure if the model could not draft; else the brief is consumed (or set
+    aside when it matched nothing) and the tidy runs."""
+    if report["model_failures"]:
+        whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report["model_failures"][:3])
+        raise RuntimeError(f"the model could not draft: {whys}")
+    if brief and not pulled:
+        if report["brief_unmatched"]:
+            ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
+            log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
+        else:
+            ctx.memory.consume_brief(brief["id"], None)
+            ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
+    report["tidy"] = ctx.memory.tidy(age_out=not report["catch_up"], near=True,
+                                     sweep=not report["catch_up"], purge=False)
+
+
+def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: dict, extra: dict) -> None:
+    draft_id = step_draft_id((brief or {}).get("id"), 1)
+    record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
+              "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
+              "catch_up": report["catch_up"], "at": ctx.clock.now(),
+              "sleep": dict(report)}       # a restart that finds the draft landed records this sleep from it
+    ctx.state.set(submitting=record)
+    body = {"id": draft_id, "summary": draft_summary(ops), "operations": ops,
+            "brief_id_used": record["brief_id"], "attempt": 1,
+            "terminal": ctx.cfg.sleep.max_attempts <= 1, "extra": extra}
+    try:
+        res = ctx.memory.submit_draft(body)
+    except MemoryRefused:
+        ctx.state.set(submitting=None)     # Memory said no: nothing landed
+        raise
+    except MemoryUnavailable:
+        landed = _landed(ctx, draft_id)
+        if landed is False:
+            ctx.state.set(submitting=None)
+        if not landed:                     # unknown: the record stays, the next check finds out
+            raise
+        res = {"id": draft_id}
+    record["draft_id"] = res.get("id", draft_id)
+    capture.seal(ctx, record["draft_id"], body)
+    report["draft_id"] = record["draft_id"]
+    finish_submit(ctx, record)
+
+
+def _landed(ctx: Context, draft_id: str) -> Optional[bool]:
+    """Did a POST that errored land anyway (a timeout after Memory wrote it)? None: cannot tell yet."""
+    try:
+        ctx.memory.draft(draft_id)
+        return True
+    except MemoryRefused:
+        return False
+    except MemoryUnavailable:
+        return None

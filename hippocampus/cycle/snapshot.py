@@ -1,0 +1,143 @@
+"""One read of Memory per tick: the live drafts grouped into chains, and the open briefs. Plain values.
+
+Invariant: every question a tick asks about drafts and briefs (is a chain open, which brief to sleep on,
+which short-terms a pending draft holds, which chains landed) is answered from one Snapshot, read once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from hippocampus.cycle import chains as chain
+
+BRIEF_READ_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    at: float
+    drafts: tuple = ()                    # pending and reviewed drafts, as Memory returned them
+    briefs: tuple = ()                    # open briefs, newest first
+    parked: frozenset = frozenset()       # briefs set aside (matched nothing); from the state
+    brief_times: tuple = ()               # (brief id, created_at) of briefs slept on; from the state
+    closing_briefs: frozenset = frozenset()   # briefs of culls the state file records in flight
+    chains: tuple = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chains", tuple(chain.plan(list(self.drafts))))
+
+    # ------------------------------------------------------------ the one definition
+    @property
+    def chain_open(self) -> bool:
+        """One chain at a time: a chain under review, or with denied operations waiting for their redraft,
+        holds the next sleep. A chain that landed (only its close is left) does not."""
+        return any(c.action in (chain.REVIEW, chain.REDRAFT) for c in self.chains)
+
+    # ------------------------------------------------------------ chains by what they need
+    def chains_needing(self, action: str) -> list:
+        return [c for c in self.chains if c.action == action]
+
+    @property
+    def under_review(self) -> list:
+        return self.chains_needing(chain.REVIEW)
+
+    @property
+    def redrafts_due(self) -> list:
+        return self.chains_needing(chain.REDRAFT)
+
+    @property
+    def landed(self) -> list:
+        return self.chains_needing(chain.CLOSE)
+
+    # ------------------------------------------------------------ briefs
+    @property
+    def briefs_in_chains(self) -> set:
+        """The briefs that opened a live chain, or a chain whose cull is in flight (its drafts may all be
+        closed already, its brief not yet consumed): consumed when it lands, never slept on a second time."""
+        live = {d.get("brief_id_used") for c in self.chains for d in c.attempts if d.get("brief_id_used")}
+        return live | set(self.closing_briefs)
+
+    @property
+    def brief(self) -> Optional[dict]:
+        """The newest open brief that is neither parked, nor the one a live chain is working on, nor older
+        than that one (a chain that lands consumes the briefs written before its own: they are answered)."""
+        used = self.briefs_in_chains
+        times = dict(self.brief_times)
+        times.update({b.get("id"): _created(b) for b in self.briefs})
+        stamps = [times[i] for i in used if times.get(i) is not None]
+        cutoff = max(stamps) if stamps else None
+        for b in self.briefs:
+            if b.get("id") in self.parked or b.get("id") in used:
+                continue
+            if cutoff is not None and _created(b) is not None and _created(b) < cutoff:
+                continue
+            return b
+        return None
+
+    def held_short_ids(self) -> set:
+        """Short-terms a pending operation of a pending draft cites: a sleep leaves them alone."""
+        return chain.held_short_ids(list(self.drafts))
+
+    def has_draft(self, draft_id: str) -> bool:
+        return any(d.get("id") == draft_id for d in self.drafts)
+
+    def summary(self) -> dict:
+        """What /status and the viewer show of it."""
+        waiting = self.under_review[0].latest if self.under_review else None
+        open_chain = next((c for c in self.chains if c.action in (chain.REVIEW, chain.REDRAFT)), None)
+        chain_brief = None if open_chain is None else next(
+            (d.get("brief_id_used") for d in open_chain.attempts if d.get("brief_id_used")), None)
+        return {"at": self.at, "chain_open": self.chain_open, "chains": len(self.chains),
+                "chain_brief_id": chain_brief,
+                "under_review": len(self.under_review), "redrafts_due": len(self.redrafts_due),
+                "landed": len(self.landed), "open_briefs": len(self.briefs),
+                "brief_id": (self.brief or {}).get("id"),
+                "waiting_draft": None if waiting is None else {
+                    "id": waiting.get("id"), "operations": len(waiting.get("operations") or []),
+                    "attempt": waiting.get("attempt"), "created_at": waiting.get("created_at")}}
+
+
+def _created(brief: dict) -> Optional[float]:
+    at = (brief.get("metadata") or {}).get("created_at")
+    try:
+        return None if at is None else float(at)
+    except (TypeError, ValueError):
+        return None
+
+
+def read(memory, parked: Iterable = (), now: float = 0.0, brief_times: Optional[dict] = None,
+         closing: Optional[dict] = None) -> Snapshot:
+    """Three reads: pending drafts, reviewed drafts, open briefs. Raises MemoryError_ when Memory fails.
+    closing: the state's culls in flight (cluster id -> record), whose briefs are taken."""
+    drafts = memory.drafts("pending") + memory.drafts("reviewed")
+    briefs = memory.open_briefs(limit=BRIEF_READ_LIMIT)
+    times = tuple((k, v) for k, v in (brief_times or {}).items() if v is not None)
+    taken = frozenset(r["brief_id"] for r in (closing or {}).values() if isinstance(r, dict) and r.get("brief_id"))
+    return Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), parked=frozenset(parked or ()),
+                    brief_times=times, closing_briefs=taken)
+
+
+def read_for(ctx) -> Snapshot:
+    """The tick's snapshot, kept on the context as the last one seen (what /status and MCP show)."""
+    picked = ctx.state.pick("parked_briefs", "brief_times", "closing")
+    snap = read(ctx.memory, picked["parked_briefs"] or (), ctx.clock.now(), picked["brief_times"],
+                picked["closing"])
+    ctx.last_snapshot = snap
+    return snap
+
+
+def refresh_after(ctx, report):
+    """After a step that changed Memory's drafts or briefs (a draft submitted, a chain closed or redrafted),
+    read the snapshot again, so that what /status shows is not the picture from before the step.
+    Returns the report."""
+    if not isinstance(report, dict):
+        return report
+    sleep = report.get("sleep") if isinstance(report.get("sleep"), dict) else report
+    changed = sleep.get("draft_id") or report.get("resubmitted") or report.get("closed") or \
+        sleep.get("quiet") or report.get("asked_for_brief")
+    if changed:
+        try:
+            read_for(ctx)
+        except Exception:  # noqa: BLE001 - the next tick reads it again
+            pass
+    return report

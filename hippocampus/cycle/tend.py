@@ -1,0 +1,204 @@
+"""Tend and cull: redraft what the reviewer denied, close chains that landed.
+
+A cull is recorded step by step in the state file before each step runs, so a
+closing cut short by a crash is finished on the next tend, never repeated
+(no second close, no second consume). What it says (chain_ended, brief_consumed,
+chain_closed) is said before the state file drops the step that says it, and only
+if the event log does not hold it already: a crash between the two loses no event
+and the restart does not say it twice.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Optional
+
+from hippocampus.cycle import chains as chain
+from hippocampus.cycle.context import Context
+from hippocampus.memory import MemoryError_, MemoryRefused
+from hippocampus.cycle.redraft import redraft_chain
+from hippocampus.cycle.sleep import resume_submit
+from hippocampus.stopping import ServiceStopping
+from hippocampus.cycle.decide import CLOSE, DEFER, FINISH_CLOSE, FINISH_SUBMIT, REDRAFT, Asked, decide
+from hippocampus.cycle.snapshot import Snapshot, read_for
+
+log = logging.getLogger("hippocampus.tend")
+
+
+def new_report(ctx: Context, redraft: bool) -> dict:
+    return {"kind": "tend", "started_at": ctx.clock.now(), "redraft": redraft, "examined": 0,
+            "resubmitted": [], "ended": [], "closed": [], "deferred": [], "under_review": [],
+            "withdrawn": {}, "model_failures": [], "tidy": {}, "error": None, "interrupted": None}
+
+
+def tend(ctx: Context, redraft: Optional[bool] = True, snap: Optional[Snapshot] = None,
+         steps: Optional[list] = None) -> dict:
+    """One tend: the chain's steps of the tick's decision (finish a cut-short close, close what landed,
+    redraft or defer what was denied). The tick hands in its snapshot and steps; POST /tend reads and
+    decides its own. redraft: True now, False not now, None sleep time decides (the tend cycle off)."""
+    report = new_report(ctx, redraft)
+    t0 = time.monotonic()
+    stopped: Optional[ServiceStopping] = None
+    try:
+        if snap is None:
+            snap = read_for(ctx)
+        if steps is None:
+            steps = decide(snap, ctx.state, ctx.cfg.sleep, ctx.clock.now(), Asked(check=False, redraft=redraft))
+        run_steps(ctx, snap, steps, report)
+    except ServiceStopping as exc:       # a redraft cut short: nothing was posted, the chain waits
+        stopped = exc
+        report["interrupted"] = str(exc)
+        log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
+        ctx.emit("tend_interrupted", why=str(exc))
+    except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        log.error("the tend failed: %s", report["error"])
+    report["finished_at"] = ctx.clock.now()
+    report["duration_seconds"] = round(time.monotonic() - t0, 3)
+    _record(ctx, report, stopped)
+    if stopped:
+        raise stopped
+    return report
+
+
+def run_steps(ctx: Context, snap: Snapshot, steps: list, report: dict) -> None:
+    """Execute the chain's steps, in the decision's order."""
+    report["examined"] = len(snap.chains)
+    report["under_review"] = [c.cluster_id for c in snap.under_review]
+    for step in steps:
+        if step.kind == FINISH_SUBMIT:
+            resume_submit(ctx, snap)       # a submit cut short by a restart is finished before its chain closes
+        elif step.kind == FINISH_CLOSE:
+            finish_closing(ctx, step.cluster_id, report, snap)
+        elif step.kind == CLOSE:
+            close_chain(ctx, step.chain, report, why=None, snap=snap)
+        elif step.kind == REDRAFT:
+            report["redraft"] = True
+            _redraft(ctx, step.chain, report, snap)
+        elif step.kind == DEFER:
+            report["redraft"] = False
+            report["deferred"].append(step.chain.cluster_id)
+
+
+def _record(ctx: Context, report: dict, stopped: Optional[ServiceStopping]) -> None:
+    waiting = ctx.state.get("redrafts_waiting_since")
+    if report["deferred"] and not waiting:
+        ctx.state.set(redrafts_waiting_since=report["started_at"])
+    elif not report["deferred"] and not report["error"] and not stopped and waiting:
+        ctx.state.set(redrafts_waiting_since=None)
+    ctx.state.set(last_tend=report)
+    if report["error"] or stopped or report["resubmitted"] or report["closed"] or report["model_failures"]:
+        ctx.state.add_history({k: report.get(k) for k in (
+            "kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
+            "closed", "ended")})
+
+
+def _redraft(ctx: Context, step: chain.Next, report: dict, snap: Snapshot) -> None:
+    result = redraft_chain(ctx, step)
+    report["model_failures"].extend(result.failures)
+    if result.withdrawn:
+        report["withdrawn"][step.cluster_id] = result.withdrawn
+    if result.draft_id:
+        report["resubmitted"].append({"draft_id": result.draft_id, "cluster_id": step.cluster_id,
+                                      "attempt": result.attempt, "operations": result.operations,
+                                      "terminal": result.terminal})
+        return
+    if result.failures:
+        return                                    # the model could not write it: the chain waits
+    why = "withdrawn" if result.withdrawn == len(chain.denied_ops(step.latest)) else "nothing to redraft"
+    close_chain(ctx, step, report, why=why, snap=snap)
+
+
+def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str], snap: Snapshot) -> None:
+    """Record the cull's plan in the state file, then carry it out step by step."""
+    cid = step.cluster_id
+    attempts = step.attempts
+    denied_left = len(chain.denied_ops(step.latest))
+    if denied_left and cid not in (ctx.state.get("ended_chains") or []):
+        fields = {"why": why} if why else {}
+        ctx.emit_once("chain_ended", "cluster_id", cluster_id=cid, draft_id=step.latest.get("id"),
+                      denied=denied_left, **fields)
+        ctx.state.mutate("ended_chains", lambda e: (e + [cid])[-200:])
+        report["ended"].append(cid)
+    brief_id = next((d.get("brief_id_used") for d in attempts if d.get("brief_id_used")), None)
+    record = {
+        "cluster_id": cid, "drafts": [d["id"] for d in attempts if d.get("status") == "reviewed"],
+        "closed": [], "brief_id": brief_id, "last_draft_id": attempts[-1]["id"], "consumed": False,
+        "retired": False, "note_deleted": False, "attempts": len(attempts),
+        "landed": sum(len(chain.approved_ops(d)) for d in attempts), "denied": denied_left,
+        "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
+    }
+    ctx.state.mutate("closing", lambda c: {**c, cid: record})
+    finish_closing(ctx, cid, report, snap)
+
+
+def _save(ctx: Context, record: dict) -> None:
+    ctx.state.mutate("closing", lambda c: {**c, record["cluster_id"]: record})
+
+
+def finish_closing(ctx: Context, cid: str, report: dict, snap: Snapshot) -> None:
+    record = (ctx.state.get("closing") or {}).get(cid)
+    if not record:
+        return
+    for did in record["drafts"]:
+        if did in record["closed"]:
+            continue
+        try:
+            ctx.memory.close_draft(did)
+        except MemoryRefused as exc:
+            if exc.status != 404:
+                raise
+        record["closed"].append(did)
+        _save(ctx, record)
+    brief_id = record.get("brief_id")
+    if brief_id and not record["consumed"]:
+        try:
+            ctx.memory.consume_brief(brief_id, record["last_draft_id"])
+            ctx.emit_once("brief_consumed", "brief_id", brief_id=brief_id, draft_id=record["last_draft_id"])
+        except MemoryRefused as exc:
+            if exc.status != 404:
+                raise
+            log.warning("the brief %s that opened chain %s is gone from Memory", brief_id, cid)
+        record["consumed"] = True
+        _save(ctx, record)
+    if brief_id and not record["retired"]:
+        _retire_older_briefs(ctx, brief_id, snap.briefs)
+        record["retired"] = True
+        _save(ctx, record)
+    if not record["note_deleted"]:
+        note_id = (ctx.state.get("review_notes") or {}).get(cid)
+        if note_id:
+            ctx.memory.delete_near(note_id)
+        ctx.state.mutate("review_notes", lambda n: {k: v for k, v in n.items() if k != cid})
+        record["note_deleted"] = True
+        _save(ctx, record)
+    try:
+        tidy = ctx.memory.tidy(age_out=not record["catch_up"], near=True, sweep=not record["catch_up"],
+                               purge=False)
+    except MemoryError_ as exc:
+        tidy = {"error": str(exc)}
+    report["tidy"][cid] = tidy
+    # said first, then the record dropped (with the misses and the catch-up flag, in one write): killed
+    # between the two, the restart finds the record, finishes again and sees chain_closed already said
+    ctx.emit_once("chain_closed", "cluster_id", cluster_id=cid, draft_id=record["last_draft_id"],
+                  brief_id=brief_id, attempts=record["attempts"], landed=record["landed"],
+                  denied=record["denied"], aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None)
+    ctx.state.mutate_many(brief_misses=lambda _: 0,
+                          closing=lambda c: {k: v for k, v in c.items() if k != cid},
+                          chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid})
+    report["closed"].append(cid)
+    log.info("chain %s closed: %d landed, %d denied, %d attempt(s)", cid, record["landed"], record["denied"],
+             record["attempts"])
+
+
+def _retire_older_briefs(ctx: Context, used_id: str, open_briefs: tuple) -> None:
+    """Open briefs written before the one this chain used are answered by it: consume them too."""
+    times = ctx.state.get("brief_times") or {}
+    used_at = times.get(used_id)
+    for b in open_briefs:
+        if b.get("id") == used_id:
+            continue
+        created = (b.get("metadata") or {}).get("created_at")
+        if used_at is not None and created is not None and float(created) < float(used_at):
+            ctx.memory.consume_brief(b["id"], f"superseded-by-{used_id}")
+            ctx.emit("brief_consumed", brief_id=b["id"], draft_id=None, superseded_by=used_id)

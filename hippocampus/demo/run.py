@@ -1,0 +1,330 @@
+"""`seren-hippocampus demo [--once] [--scripted-model] [--port 7424]`: one whole sleep cycle, narrated.
+
+It starts a throwaway SerenMemory in this process (the real app, an offline
+hash embedder, a temporary store, update checks off), seeds a few days of
+fragments on several topics and a brief, starts the hippocampus (mechanical
+mode, or a scripted stand-in for the small model), and narrates the cycle as
+it happens: the sleep, the draft, a review through Memory's own routes that
+approves some operations and denies one with a critique, the redraft (scripted
+model) or the chain ending (mechanical), and the landing. --once exits after
+that; otherwise it keeps serving (the viewer shows the cycle) until Ctrl-C,
+which stops everything and removes the temporary store.
+
+Needs the [dev] extra (seren-memory, uvicorn).
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+import requests
+
+from hippocampus import config as config_mod
+from hippocampus.demo.fake_model import FakeModel
+from hippocampus.demo.hand import MemoryHand
+from hippocampus.demo.memory_server import MemoryServer, quiet_memory_env
+from hippocampus.demo.model_script import scripted_reply
+from hippocampus.demo.waiting import wait_for
+
+DAY = 86400.0
+MODEL_NAME = "scripted-small-model"
+
+# (topic, fragments, days ago of the first): a few days of life, and a one-off
+FRAGMENTS = [
+    ("tea", ["We drank green tea on the porch in the afternoon",
+             "Green tea again after lunch, with a little honey this time",
+             "Made a pot of green tea for the long afternoon call",
+             "Afternoon tea break: sencha, the good tin"]),
+    ("garden, roses", ["The first roses opened in the garden by the gate",
+                       "Watered the rose garden before work",
+                       "Pruned the climbing rose that leans over the gate"]),
+    ("sourdough, baking", ["Baked a sourdough loaf; the crust cracked nicely",
+                           "Fed the sourdough starter before bed",
+                           "Gave a sourdough loaf to the neighbours"]),
+    ("weather", ["It rained hard for ten minutes at noon"]),
+]
+BRIEF = ("This week the afternoon tea ritual, the rose garden and the sourdough mattered; "
+         "the rain at noon was a one-off.")
+PROMOTE = ["tea", "garden", "sourdough"]
+NOISE = ["weather"]
+STATEMENTS = {
+    "tea": "Afternoon green tea is a daily ritual, often on the porch.",
+    "garden": "The garden has roses.",
+    "sourdough": "Sourdough baking is a regular habit, loaves shared with the neighbours.",
+}
+CRITIQUE = ("Too thin: it is our rose garden by the gate and it bloomed early; "
+            "say: The rose garden by the gate is tended with care and bloomed early this year.")
+
+log = logging.getLogger("hippocampus.demo")
+
+
+class Narrator:
+    """Prints progress lines with the time since the start; hears the hippocampus's events as they happen."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.seen: list = []
+        self._cond = threading.Condition()
+
+    def say(self, line: str) -> None:
+        print(f"[{time.monotonic() - self.t0:6.1f}s] {line}", flush=True)
+
+    def on_event(self, e: dict) -> None:
+        with self._cond:
+            self.seen.append(e)
+            self._cond.notify_all()
+        self.say(f"  event {e.get('type')}: {describe_event(e)}")
+
+    def wait_event(self, type_: str, after: int = 0, timeout: float = 30.0) -> dict:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                hit = next((e for e in self.seen[after:] if e.get("type") == type_), None)
+                if hit is not None:
+                    return hit
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no {type_} event within {timeout:.0f} s")
+                self._cond.wait(left)
+
+
+def describe_event(e: dict) -> str:
+    t = e.get("type")
+    if t == "draft_submitted":
+        return f"draft {e.get('draft_id')} with {e.get('operations')} operation(s), waiting for review"
+    if t == "sleep_done":
+        return f"the sleep is done ({e.get('operations')} operation(s) drafted)"
+    if t == "tend_resubmitted":
+        return (f"redraft {e.get('draft_id')} (attempt {e.get('attempt')}"
+                f"{', terminal' if e.get('terminal') else ''}) with {e.get('operations')} operation(s)")
+    if t == "chain_ended":
+        return f"the chain ends with {e.get('denied')} operation(s) still denied ({e.get('why') or 'no redraft'})"
+    if t == "chain_closed":
+        return f"chain {e.get('cluster_id')} closed after {e.get('attempts')} attempt(s)"
+    if t == "brief_consumed":
+        return f"brief {e.get('brief_id')} consumed"
+    if t == "catch_up":
+        return "no sleep on record yet, so this one catches up"
+    if t == "nudged":
+        return "a nudge: the hippocampus takes its turn"
+    keep = {k: v for k, v in e.items() if k not in ("type", "at", "seq", "ripple", "delivery")}
+    return ", ".join(f"{k}={v}" for k, v in keep.items()) or "-"
+
+
+def seed(hand: MemoryHand, now: float) -> tuple:
+    n = 0
+    for topic, lines in FRAGMENTS:
+        for i, text in enumerate(lines):
+            hand.short(text, topic=topic, ts=now - (3 - i * 0.8) * DAY + i * 3600)
+            n += 1
+    brief_id = hand.brief(BRIEF, promote=PROMOTE, noise=NOISE)
+    return n, brief_id
+
+
+def show_draft(say, draft: dict) -> None:
+    say(f"draft {draft['id']} (attempt {draft.get('attempt', 1)}"
+        f"{', terminal' if draft.get('terminal') else ''}):")
+    for op in draft.get("operations") or []:
+        say(f"    op {op['index']}: {op.get('kind')} [{op.get('topic') or 'untagged'}] {op.get('content')!r} "
+            f"({len(op.get('source_short_ids') or [])} fragment(s))")
+
+
+def review_first(say, hand: MemoryHand, draft: dict) -> list:
+    """Approve every operation but the garden one, which is denied with a critique."""
+    ops = draft.get("operations") or []
+    deny = next((o for o in ops if "garden" in (o.get("topic") or "") or "rose" in (o.get("content") or "").lower()),
+                ops[-1] if len(ops) > 1 else None)
+    decisions = []
+    for op in ops:
+        if deny is not None and op["index"] == deny["index"]:
+            decisions.append({"op": op["index"], "verdict": "deny", "critique": CRITIQUE})
+            say(f"  deny    op {op['index']} with the critique: {CRITIQUE!r}")
+        else:
+            decisions.append({"op": op["index"], "verdict": "approve"})
+            say(f"  approve op {op['index']} ({op.get('topic') or 'untagged'})")
+    res = hand.review(draft["id"], decisions)
+    say(f"  Memory: {res.get('approved')} approved (written to long-term now), {res.get('denied')} denied")
+    return decisions
+
+
+def cycle(say, narrator: Narrator, hand: MemoryHand, base: str, scripted: bool) -> None:
+    say("sleep: a brief is waiting, so the check sleeps now -> POST /check")
+    r = requests.post(base + "/check", timeout=120)
+    r.raise_for_status()
+    report = r.json()
+    if report.get("status") != "sleeping" or not (report.get("sleep") or {}).get("draft_id"):
+        raise RuntimeError(f"the check did not sleep: {report}")
+    first = hand.draft(report["sleep"]["draft_id"])
+    show_draft(say, first)
+    say("review: the main model reviews the draft through Memory's routes -> POST /drafts/{id}/review")
+    review_first(say, hand, first)
+    mark = len(narrator.seen)
+    say("nudge: the review is done -> POST /nudge")
+    requests.post(base + "/nudge", timeout=10).raise_for_status()
+    if scripted:
+        resub = narrator.wait_event("tend_resubmitted", after=mark)
+        second = hand.draft(resub["draft_id"])
+        say("redraft: the small model rewrote the denied operation from the critique")
+        show_draft(say, second)
+        say("review: the redraft says what the critique asked -> approve it")
+        res = hand.review(second["id"], [{"op": o["index"], "verdict": "approve"} for o in second["operations"]])
+        say(f"  Memory: {res.get('approved')} approved")
+        mark = len(narrator.seen)
+        say("nudge -> POST /nudge")
+        requests.post(base + "/nudge", timeout=10).raise_for_status()
+    else:
+        say("mechanical mode: no model to redraft the denied operation, so the chain ends without it")
+    narrator.wait_event("chain_closed", after=mark)
+
+
+def landed(say, hand: MemoryHand) -> list:
+    entries = hand.long()
+    say(f"landed: {len(entries)} long-term memories (GET /long on SerenMemory):")
+    for e in entries:
+        meta = e.get("metadata") or {}
+        say(f"    * [{meta.get('topic') or 'untagged'}] {e.get('content')}")
+    return entries
+
+
+def show_quality(say, base: str) -> dict:
+    """What GET /quality says once the background read has seen the landed chain (hippocampus/replay)."""
+    from hippocampus.replay.quality import group_words
+
+    def settled():
+        rep = requests.get(base + "/quality", timeout=10).json()
+        return rep if rep.get("ready") and rep.get("chains") and not rep["total"].get("waiting") else None
+    rep = wait_for(settled, timeout=30, interval=0.1, what="the quality report")
+    say("quality (GET /quality, read from Memory's drafts in the background):")
+    for g in rep["groups"]:
+        say("    " + group_words(g))
+    words = ", ".join(f"{w} ({n})" for w, n in rep["total"].get("critique_words") or [])
+    say("    the critiques' most common words: " + (words or "none"))
+    return rep
+
+
+def _quiet_logs() -> None:
+    if logging.getLogger().getEffectiveLevel() >= logging.INFO:
+        for name in ("hippocampus", "actors", "waitress", "uvicorn", "chromadb", "seren_memory", "httpx", "mcp"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _has_dev_extra() -> bool:
+    try:
+        import seren_memory  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        print(f"the demo needs the [dev] extra (SerenMemory and uvicorn): pip install 'seren-hippocampus[dev]' "
+              f"({exc})", file=sys.stderr)
+        return False
+    return True
+
+
+def _demo_config(tmp: Path, port: int, memory_url: str, model: Optional[FakeModel]):
+    """External mode (the demo drives the checks), no ripple, state under tmp; port 0 means any free port."""
+    cfg = config_mod.build({
+        "server": {"host": "127.0.0.1", "port": port},
+        "memory": {"url": memory_url},
+        "model": {"url": model.url if model else "", "name": MODEL_NAME},
+        "sleep": {"mode": "external", "state_path": str(tmp / "hippocampus" / "state.json"),
+                  "max_attempts": 3, "nudge_wait_seconds": 1},
+        "ripple": {"type": ""},
+    }, environ={})
+    cfg.server.port = port              # 0 = any free port (the config's own check wants 1..65535)
+    return cfg
+
+
+def _start_service(cfg, port: int):
+    """The hippocampus, listening; None (having said why) when the port is taken."""
+    from hippocampus.service.root import Service
+
+    service = Service(cfg)
+    try:
+        service.start()
+    except OSError as exc:
+        service.runtime.stop()
+        print(f"the hippocampus could not listen on port {port} ({exc}): try --port 0", file=sys.stderr)
+        return None
+    return service
+
+
+def _narrate_cycle(say, narrator: Narrator, hand: MemoryHand, svc, scripted: bool) -> None:
+    """Serve, then run the whole cycle and show what landed and what the quality report says."""
+    svc.runtime.events.subscribe(narrator.on_event)
+    svc.serve_in_thread()
+    say(f"hippocampus on {svc.url} ({'scripted small model' if scripted else 'mechanical mode'}, "
+        f"external mode: the demo drives it)")
+    print(f"viewer: {svc.url}/viewer", flush=True)
+    cycle(say, narrator, hand, svc.url, scripted=scripted)
+    landed(say, hand)
+    show_quality(say, svc.url)
+    say("the whole cycle ran: sleep, draft, review, "
+        f"{'redraft, review' if scripted else 'chain end'}, landing")
+
+
+def _serve_until_stopped(say, url: str) -> None:
+    """Keep serving until Ctrl-C (or SIGTERM, on the main thread)."""
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda s, f: stop.set())
+    print(f"serving: viewer {url}/viewer (Ctrl-C stops everything and removes the temporary store)",
+          flush=True)
+    while not stop.wait(0.5):
+        pass
+    say("stopping")
+
+
+def _clean_up(svc, model: Optional[FakeModel], memory: Optional[MemoryServer], tmp: Path) -> None:
+    if svc is not None:
+        svc.request_stop(drain_seconds=5)
+        svc.wait_stopped(30)
+    if model is not None:
+        model.stop()
+    if memory is not None:
+        memory.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> int:
+    quiet_memory_env()
+    if not _has_dev_extra():
+        return 2
+    _quiet_logs()
+    narrator = Narrator()
+    say = narrator.say
+    tmp = Path(tempfile.mkdtemp(prefix="seren-hippocampus-demo-"))
+    memory: Optional[MemoryServer] = None
+    model: Optional[FakeModel] = None
+    svc = None
+    try:
+        say(f"starting a throwaway SerenMemory (store in {tmp})")
+        memory = MemoryServer(tmp / "memory").start()
+        hand = MemoryHand(memory.url)
+        n, brief_id = seed(hand, time.time())
+        say(f"SerenMemory on {memory.url}: seeded {n} fragments over 3 days on {len(FRAGMENTS)} topics, "
+            f"and brief {brief_id}")
+        if scripted_model:
+            model = FakeModel(responder=lambda body: scripted_reply(body, STATEMENTS), model_name=MODEL_NAME).start()
+            say(f"scripted small model on {model.url}")
+        svc = _start_service(_demo_config(tmp, port, memory.url, model), port)
+        if svc is None:
+            return 2
+        _narrate_cycle(say, narrator, hand, svc, scripted=bool(model))
+        if not once:
+            _serve_until_stopped(say, svc.url)
+        return 0
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the demo says what went wrong, then cleans up
+        print(f"the demo failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        _clean_up(svc, model, memory, tmp)

@@ -1,0 +1,302 @@
+"""Reading the drafting worker's answer (pure, never raises).
+
+Lenient about the wrapping (think blocks, code fences, prose, trailing commas,
+an answer cut off mid-list) and strict about the content: every operation must
+cite only fragment markers it was shown and target only cores it was shown.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from hippocampus.drafting.prompt import Markers
+
+KINDS = ("new_core", "attach", "supersede", "verbatim")
+RATIONALE_CHARS = 500
+SCAFFOLDING = (
+    "Source fragments", "Fragments:", "Existing cores:", "THE CRITIQUE", "The critique, once more",
+    "What you proposed", "Earlier versions:", "Other operations in this draft", "Previous content:",
+    "Critique:", "Steer:", "Topic:", "JSON:", "Operation kind:", "Target core:",
+)
+_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S | re.I)
+_FENCE = re.compile(r"^\s*```[\w-]*\s*$", re.M)
+_TRAILING = re.compile(r",\s*([\]}])")
+_DECODER = json.JSONDecoder(strict=False)
+_NONE = ("", "null", "none", "n/a")
+
+
+@dataclass
+class Parsed:
+    operations: list = field(default_factory=list)
+    cut_off: bool = False
+    dropped: list = field(default_factory=list)
+    failure: Optional[str] = None
+
+
+def strip_scaffolding(text: str) -> tuple:
+    """Cut at the first line that starts with a prompt heading; (text, cut?)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(SCAFFOLDING):
+            return "\n".join(lines[:i]).strip(), True
+    return text.strip(), False
+
+
+def clean(text: str) -> str:
+    text = _THINK.sub("", text)
+    if "</think>" in text.lower():  # an opening tag the server ate
+        text = text[text.lower().rfind("</think>") + len("</think>"):]
+    return _FENCE.sub("", text).strip()
+
+
+def _loads(text: str) -> Any:
+    """A JSON value, trying as is and without trailing commas; raises ValueError."""
+    for attempt in (text, _TRAILING.sub(r"\1", text)):
+        try:
+            return _DECODER.decode(attempt)
+        except (ValueError, RecursionError):
+            continue
+    raise ValueError("not JSON")
+
+
+def whole_json(text: str) -> Any:
+    """The whole text, else the span from the first { to the last }; None if neither."""
+    spans = [text]
+    a, b = text.find("{"), text.rfind("}")
+    if 0 <= a < b:
+        spans.append(text[a:b + 1])
+    for span in spans:
+        try:
+            return _loads(span)
+        except ValueError:
+            continue
+    return None
+
+
+def _balanced_end(s: str, i: int) -> Optional[int]:
+    """The index after the bracket closing the one at s[i], or None (ran off the end)."""
+    depth, in_str, esc = 0, False, False
+    for j in range(i, len(s)):
+        ch = s[j]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return None
+
+
+def salvage(text: str) -> tuple:
+    """(objects, found, cut_off) from the "operations" list, one element at a time."""
+    k = text.find('"operations"')
+    if k < 0:
+        return [], False, False
+    i = k + len('"operations"')
+    while i < len(text) and (text[i].isspace() or text[i] == ":"):
+        i += 1
+    if i >= len(text):
+        return [], True, True
+    if text[i] != "[":
+        return [], False, False
+    i += 1
+    out: list = []
+    while True:
+        while i < len(text) and (text[i].isspace() or text[i] == ","):
+            i += 1
+        if i >= len(text):
+            return out, True, True
+        if text[i] == "]":
+            return out, True, False
+        try:
+            obj, i = _DECODER.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            end = _balanced_end(text, i) if text[i] in "{[" else None
+            if end is None:
+                return out, True, True
+            try:
+                obj, i = _loads(text[i:end]), end
+            except ValueError:
+                return out, True, True
+        out.append(obj)
+
+
+def _marker(value: Any, prefix: str) -> Optional[str]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return f"{prefix}{value}" if prefix == "f" else None
+    if not isinstance(value, str):
+        return None
+    v = value.strip().strip("[]()").strip().lower()
+    if prefix == "f" and v.isdigit():
+        return f"f{int(v)}"
+    return v
+
+
+def _fragments(raw: Any, markers: Markers) -> tuple:
+    """(short ids, error): the op's cited fragments, distinct, in order."""
+    if isinstance(raw, str):
+        raw = [p for p in re.split(r"[,\s]+", raw) if p]
+    raw = [] if raw is None else raw
+    if not isinstance(raw, list):
+        return None, "fragments is not a list"
+    ids: list = []
+    for item in raw:
+        m = _marker(item, "f")
+        if m not in markers.fragments:
+            return None, f"cites a fragment it was not shown: {str(item)[:40]!r}"
+        if markers.fragments[m] not in ids:
+            ids.append(markers.fragments[m])
+    return ids, None
+
+
+def _target(op: dict, markers: Markers) -> tuple:
+    """(core id, target_op, error) for an attach or supersede."""
+    raw = op.get("target", op.get("target_core_id"))
+    if isinstance(raw, str) and raw.strip().lower() in _NONE:
+        raw = None
+    if raw is not None:
+        m = _marker(raw, "c")
+        if m in markers.cores:
+            return markers.cores[m], None, None
+        if isinstance(raw, str) and raw.strip() in markers.cores.values():
+            return raw.strip(), None, None
+    t = op.get("target_op")
+    if isinstance(t, str) and t.strip().isdigit():
+        t = int(t.strip())
+    if isinstance(t, int) and not isinstance(t, bool) and t >= 0:
+        return None, t, None
+    if raw is not None:
+        return None, None, f"targets a core it was not shown: {str(raw)[:40]!r}"
+    return None, None, "attach/supersede without a target"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value if isinstance(value, str) else ""
+
+
+def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
+    """(Memory-ready op or None, why dropped)."""
+    if not isinstance(raw, dict):
+        return None, "not an object"
+    kind = _text(raw.get("kind")).strip().lower().replace("-", "_").replace(" ", "_")
+    if kind not in KINDS:
+        return None, f"unknown kind {kind[:30]!r}"
+    if kind == "verbatim":  # word for word is the reviewer's mark, never the worker's
+        kind = "new_core"
+    if redraft_of is not None and not markers.fragments:
+        ids: list = []  # its fragments are gone; the caller keeps the old sources
+    else:
+        cited = raw.get("fragments", raw.get("source_indexes"))
+        if redraft_of is not None and not cited:   # a redraft stands on its own operation's fragments
+            cited = list(markers.fragments)
+        ids, err = _fragments(cited, markers)
+        if err or not ids:
+            return None, err or "cites no fragment"
+    target_core_id = target_op = None
+    if kind in ("attach", "supersede"):
+        target_core_id, target_op, err = _target(raw, markers)
+        if err:
+            return None, err
+    content = strip_scaffolding(_text(raw.get("content")))[0]
+    restated = strip_scaffolding(_text(raw.get("restated_content")))[0] or None
+    if redraft_of is not None:  # a redraft never rewords a core
+        content, restated = content or (restated or ""), None
+    if kind != "attach" or restated == content:
+        restated = None
+    if not content and not restated:
+        return None, "no content"
+    topic = _text(raw.get("topic")).strip() or None
+    rationale = _text(raw.get("rationale")).strip()[:RATIONALE_CHARS] or None
+    op = {"kind": kind, "content": content, "topic": topic, "target_core_id": target_core_id,
+          "target_op": target_op, "source_short_ids": ids, "evidence_count": len(ids),
+          "rationale": rationale, "restated_content": restated, "redraft_of": redraft_of}
+    return {k: v for k, v in op.items() if v is not None}, None
+
+
+def _link(kept: list, dropped: list) -> list:
+    """Keep only target_op pointing at another surviving new_core; remap positions."""
+    cores = {i for i, op in kept if op["kind"] == "new_core"}
+    out = []
+    for i, op in kept:
+        t = op.get("target_op")
+        if t is not None and (t == i or t not in cores):
+            dropped.append(f"op {i}: target_op {t} is not another new_core in this answer")
+            continue
+        out.append((i, op))
+    return out
+
+
+def _operations(raw_ops: list, markers: Markers, redraft_of: Optional[int], dropped: list) -> list:
+    kept = []
+    for i, raw in enumerate(raw_ops):
+        op, why = validate(raw, markers, redraft_of)
+        if op is None:
+            dropped.append(f"op {i}: {why}")
+        else:
+            kept.append((i, op))
+    kept = _link(kept, dropped)
+    cap = len(markers.fragments) + 1
+    if len(kept) > cap:
+        dropped.extend(f"op {i}: over the cap of {cap} operations" for i, _ in kept[cap:])
+        kept = _link(kept[:cap], dropped)
+    pos = {i: n for n, (i, _) in enumerate(kept)}
+    for _, op in kept:
+        if "target_op" in op:
+            op["target_op"] = pos[op["target_op"]]
+    return [op for _, op in kept]
+
+
+def _raw_ops(obj: Any) -> list:
+    if isinstance(obj, list):
+        return obj
+    if not isinstance(obj, dict):
+        return []
+    ops = obj.get("operations")
+    if ops is None and "kind" in obj:  # one operation, unwrapped
+        return [obj]
+    if isinstance(ops, dict):
+        return [ops]
+    return ops if isinstance(ops, list) else []
+
+
+def _parse(text: Any, finish_reason: Any, markers: Markers, max_tokens: Any, redraft_of: Optional[int]) -> Parsed:
+    body = clean(text if isinstance(text, str) else "")
+    length = finish_reason == "length"
+    obj = whole_json(body)
+    if isinstance(obj, (dict, list)):
+        raw, cut = _raw_ops(obj), length
+    else:
+        raw, found, ran_off = salvage(body)
+        cut = length or ran_off
+        if not raw and not (found and not cut):
+            if cut:
+                why = (f"the answer was cut off before one operation was complete: model.max_tokens "
+                       f"({max_tokens}) is too low for this model; raise model.max_tokens")
+            else:
+                why = f"the model's answer was not the JSON asked for: {(text if isinstance(text, str) else '')[:160]!r}"
+            return Parsed([], cut, [], why)
+    dropped: list = []
+    return Parsed(_operations(raw, markers, redraft_of, dropped), cut, dropped, None)
+
+
+def parse_answer(text: str, *, finish_reason: Optional[str], markers: Markers, max_tokens: int,
+                 redraft_of: Optional[int] = None) -> Parsed:
+    try:
+        return _parse(text, finish_reason, markers, max_tokens, redraft_of)
+    except Exception as exc:  # never raise on a model's answer
+        return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc!r}"[:300])

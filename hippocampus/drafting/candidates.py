@@ -1,0 +1,71 @@
+"""The nearest existing cores for a pile of fragments, through Memory's search."""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from hippocampus.memory import MemoryClient, MemoryError_
+
+log = logging.getLogger("hippocampus.sleep")
+RRF_K = 60
+
+
+def _satellite_count(hit: dict) -> int:
+    sur = hit.get("surroundings") or {}
+    try:
+        return int(hit.get("satellites", sur.get("satellites", 0)) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
+    """Cores near these texts, best first: reciprocal-rank fusion over one search
+    per text (and one over them all), satellites counting for their core."""
+    if wanted <= 0:
+        return []
+    queries = [t[:1500] for t in texts if t and t.strip()][:8]
+    if len(queries) > 1:
+        queries.append(" ".join(queries)[:1500])
+    scores: dict = {}
+    rows: dict = {}
+    via: dict = {}
+    failures = 0
+    for q in queries:
+        try:
+            hits = memory.search_long(q, n=wanted)
+        except MemoryError_ as exc:
+            failures += 1
+            log.warning("candidate search failed (%s)", exc)
+            continue
+        for rank, hit in enumerate(h for h in hits if h.get("tier", "long") == "long"):
+            meta = hit.get("metadata") or {}
+            if meta.get("superseded_by") or meta.get("forget_flag"):
+                continue        # replaced, or about to be purged: an attach to it could never land
+            if meta.get("kind") == "satellite":
+                cid = meta.get("core_id")
+                if not cid:
+                    continue
+                via.setdefault(cid, hit.get("content", ""))
+            else:
+                cid = hit.get("id")
+                rows[cid] = hit
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+    if failures and not scores:
+        log.warning("candidate search failed for every query; proposing without existing cores")
+        return []
+    out = []
+    for cid in sorted(scores, key=lambda c: -scores[c]):
+        row: Optional[dict] = rows.get(cid)
+        if row is None:
+            try:
+                row = memory.memory(cid)
+            except MemoryError_:
+                row = None
+            if not row or (row.get("metadata") or {}).get("superseded_by") or row.get("tier", "long") != "long":
+                continue
+        meta = row.get("metadata") or {}
+        out.append({"id": cid, "content": row.get("content", ""), "topic": meta.get("topic") or row.get("topic"),
+                    "satellites": _satellite_count(row), "via": via.get(cid)})
+        if len(out) >= wanted:
+            break
+    return out

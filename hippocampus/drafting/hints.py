@@ -1,0 +1,101 @@
+"""Matching a brief's promote/noise hints against a cluster (pure).
+
+Rules, in order: exact (the hint is a substring of the haystack), tag (the hint
+equals a tag), and, for loose matching only, words: at least 60% of the hint's
+significant words are seen in the haystack, directly or by stem.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from hippocampus.drafting.cluster import Cluster
+
+STOP = frozenset(
+    "the and for with that this from about was were are his her their its our "
+    "you your not but into out".split()
+)
+LOOSE_SHARE = 0.6
+NO_EVIDENCE = 10 ** 6
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list:
+    return _WORD.findall(text.lower())
+
+
+def _stem(word: str) -> str:
+    return word[:max(4, len(word) - 2)]
+
+
+def hint_match(hint: str, cluster_tags: Iterable[str], haystack: str, loose: bool) -> bool:
+    hint = (hint or "").strip().lower()
+    if not hint:
+        return False
+    hay = (haystack or "").lower()
+    if hint in hay:
+        return True
+    if hint in {t.lower() for t in cluster_tags}:
+        return True
+    if not loose:
+        return False
+    words = [w for w in _words(hint) if len(w) >= 3 and w not in STOP]
+    if len(words) < 2:
+        return False
+    hay_words = set(_words(hay))
+    seen = 0
+    for w in words:
+        if w in hay_words:
+            seen += 1
+        elif len(w) >= 4:
+            stem = _stem(w)
+            if any(h.startswith(stem) for h in hay_words):
+                seen += 1
+    return seen / len(words) >= LOOSE_SHARE
+
+
+def haystack(cluster: Cluster) -> str:
+    """The topic, " || ", then every entry's content, all lower-cased."""
+    parts = []
+    for e in cluster.entries:
+        c = e.get("content") if isinstance(e, dict) else None
+        if isinstance(c, str):
+            parts.append(c.lower())
+    return (cluster.topic or "").lower() + " || " + "\n".join(parts)
+
+
+@dataclass
+class HintHits:
+    promote: list = field(default_factory=list)
+    noise: list = field(default_factory=list)
+
+
+def _clean(hints: Any) -> list:
+    out = set()
+    for h in hints or ():
+        if isinstance(h, str) and h.strip():
+            out.add(h.strip().lower())
+    return sorted(out)
+
+
+def match_hints(cluster: Cluster, promote_hints: Iterable[str], noise_hints: Iterable[str]) -> HintHits:
+    """Promote hints match loosely, noise hints strictly (exact or tag)."""
+    promote, noise = _clean(promote_hints), _clean(noise_hints)
+    if not promote and not noise:
+        return HintHits()              # no haystack to build: a brief without hints, over every cluster
+    hay = haystack(cluster)
+    ctags = cluster.tags
+    return HintHits(
+        promote=[h for h in promote if hint_match(h, ctags, hay, True)],
+        noise=[h for h in noise if hint_match(h, ctags, hay, False)],
+    )
+
+
+def threshold(min_evidence: int, hits: HintHits) -> int:
+    """Noise wins over promote; a promote hit lowers the bar to one fragment."""
+    if hits.noise:
+        return NO_EVIDENCE
+    if hits.promote:
+        return 1
+    return min_evidence

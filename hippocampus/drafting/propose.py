@@ -1,0 +1,121 @@
+"""The plan of one sleep, before any model is asked (pure).
+
+Verbatim memories become their own operations, word for word. The rest of each
+cluster must clear the evidence threshold (moved by the brief's hints, or
+skipped by a pinned member) and is then split into piles for drafting.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from hippocampus.drafting.cluster import Cluster, cluster_by_tags, split_piles
+from hippocampus.drafting.hints import HintHits, match_hints, threshold
+
+VERBATIM_RATIONALE = "preserved word for word at the person's request"
+
+
+def _meta(entry: dict) -> dict:
+    meta = entry.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _text(entry: dict) -> str:
+    c = entry.get("content")
+    return c if isinstance(c, str) else ""
+
+
+def _is_verbatim(entry: dict) -> bool:
+    return bool(_meta(entry).get("verbatim")) and bool(_text(entry).strip())
+
+
+@dataclass
+class Pile:
+    topic: Optional[str]
+    entries: list
+    hits: HintHits = field(default_factory=HintHits)
+    cluster: int = 0            # which cluster of the plan this pile was cut from
+
+
+@dataclass
+class Plan:
+    verbatim_ops: list = field(default_factory=list)
+    piles: list = field(default_factory=list)
+    hint_hits: dict = field(default_factory=lambda: {"promote": {}, "noise": {}})
+    below_threshold: int = 0
+
+
+def verbatim_op(entry: dict, topic: Optional[str]) -> dict:
+    return {
+        "kind": "verbatim",
+        "content": _text(entry),
+        "topic": topic or None,
+        "source_short_ids": [entry.get("id")],
+        "evidence_count": 1,
+        "rationale": VERBATIM_RATIONALE,
+        "target_core_id": None,
+    }
+
+
+def _record(table: dict, hints: list, topic: Optional[str]) -> None:
+    label = topic or "untagged"
+    for h in hints:
+        topics = table.setdefault(h, [])
+        if label not in topics:
+            topics.append(label)
+
+
+def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hints: Iterable[str],
+               min_evidence: int, pile_max: int) -> Plan:
+    plan = Plan()
+    promote = list(promote_hints or ())
+    noise = list(noise_hints or ())
+    for n, cluster in enumerate(cluster_by_tags([s for s in shorts if isinstance(s, dict)])):
+        rest = []
+        for entry in cluster.entries:
+            if _is_verbatim(entry):
+                plan.verbatim_ops.append(verbatim_op(entry, cluster.topic))
+            else:
+                rest.append(entry)
+        if not rest:
+            continue
+        hits = match_hints(Cluster(cluster.topic, rest), promote, noise)
+        _record(plan.hint_hits["promote"], hits.promote, cluster.topic)
+        _record(plan.hint_hits["noise"], hits.noise, cluster.topic)
+        pinned = any(_meta(e).get("pinned") for e in rest)
+        if not pinned and len(rest) < threshold(min_evidence, hits):
+            plan.below_threshold += len(rest)
+            continue
+        for chunk in split_piles(rest, pile_max):
+            plan.piles.append(Pile(topic=cluster.topic, entries=chunk, hits=hits, cluster=n))
+    return plan
+
+
+def whole_clusters(piles: list) -> list:
+    """The piles joined back into one per cluster: piles bound a model's prompt, and a mechanical sleep has
+    no prompt, so a cluster split in piles must still give one core, not one per pile."""
+    joined: dict = {}
+    for pile in piles:
+        if pile.cluster in joined:
+            joined[pile.cluster].entries.extend(pile.entries)
+        else:
+            joined[pile.cluster] = Pile(pile.topic, list(pile.entries), pile.hits, pile.cluster)
+    return list(joined.values())
+
+
+def mechanical_ops(pile: Pile) -> list:
+    """No model: one new_core keeping the longest fragment, citing them all."""
+    if not pile.entries:
+        return []
+    longest = max(pile.entries, key=lambda e: len(_text(e)))  # first of the longest
+    n = len(pile.entries)
+    return [{
+        "kind": "new_core",
+        "content": _text(longest),
+        "topic": pile.topic,
+        "source_short_ids": [e.get("id") for e in pile.entries],
+        "evidence_count": n,
+        "rationale": (f"mechanical: {n} fragment(s) on '{pile.topic or 'untagged'}', longest kept; "
+                      "no model to judge attach/supersede"),
+        "target_core_id": None,
+    }]

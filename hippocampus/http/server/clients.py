@@ -1,0 +1,260 @@
+"""Bounded clients on waitress: what a slow, idle or greedy connection may hold.
+
+- `client_bounds(server_cfg)`: the create_server settings for a small box: the connection limit, the
+  idle timeout (channel_timeout), and the body cap (`server.max_body_bytes`, so an oversized
+  Content-Length is refused with 413 as soon as the request head is read, and a chunked body is cut off
+  when it passes the cap).
+- `bound_clients(server, server_cfg, bearer)`: every accepted connection is a `BoundedChannel`:
+  - the head deadline: a connection that has not sent a complete request head within
+    `header_timeout_seconds` of opening or of its last answer is closed (waitress has no such limit);
+  - the body deadline: a request body must be in within `body_timeout_seconds` of its head, plus one
+    second for every `min_body_bytes_per_second` bytes it has sent (a big body on a slow link goes on,
+    a trickle is answered 408 and closed; waitress's idle limit restarted with every byte);
+  - from the head alone (request_head.HeadParser): a body to a route that needs the bearer, without it,
+    is answered 401 and never read; Content-Length with Transfer-Encoding is 400;
+  - the share: one client address (an IPv6 /64 counts as one) holds at most `connection_share` of
+    `connection_limit`. A new connection past it closes that address's connection that has waited
+    longest with no request being served (a stalled head or body, an idle keep-alive), so an address
+    flooding its own share pushes out only its own connections and a new client, from that address or
+    another, still gets in; only when all of the address's connections are being served is the new one
+    refused with 503;
+  - waitress's own errors (413, 400, 431) and these refusals answer in the family shape, {"detail": "..."}.
+
+The deadlines are checked in `readable()`, which waitress's loop asks of every channel on each turn
+(at least once a second, its loop timeout), so no extra thread or timer is needed.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import math
+import threading
+import time
+
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer
+from waitress.task import ErrorTask
+from waitress.utilities import BadRequest, RequestEntityTooLarge
+
+from hippocampus.http.server.request_head import FamilyError, HeadParser, RequestTimeout, TooManyFromOneAddress, Unauthorized
+
+log = logging.getLogger("hippocampus.http")
+NOTE_EVERY = 60.0          # seconds between two log lines about the same kind of refused connection
+
+
+def client_bounds(server_cfg) -> dict:
+    timeout = max(1, math.ceil(server_cfg.channel_timeout_seconds))
+    return {"connection_limit": server_cfg.connection_limit,
+            "channel_timeout": timeout,
+            "cleanup_interval": max(1, min(30, timeout // 3)),      # how often idle channels are swept
+            # waitress refuses a body of max_request_body_size bytes or more; ours takes max_body_bytes
+            "max_request_body_size": server_cfg.max_body_bytes + 1}
+
+
+def share_cap(server_cfg) -> int:
+    """How many connections one client address may hold."""
+    return max(1, int(server_cfg.connection_limit * server_cfg.connection_share))
+
+
+def client_key(addr) -> str:
+    """The address a share is counted for: the IPv4 address, or the IPv6 /64 (one host's privacy addresses
+    are one client; ::1 is its own); a mapped IPv4 counts as that IPv4."""
+    host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
+    try:
+        ip = ipaddress.ip_address(str(host).split("%", 1)[0])
+    except ValueError:
+        return str(host)
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        if not ip.is_loopback:
+            return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+class RateNote:
+    """One log line a minute at most for one kind of event, with how many there were since the last."""
+
+    def __init__(self, line: str):
+        self.line, self.count, self.last = line, 0, -NOTE_EVERY
+        self._lock = threading.Lock()
+
+    def note(self, *args) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self.count += 1
+            if now - self.last < NOTE_EVERY:
+                return
+            count, self.count, self.last = self.count, 0, now
+        log.warning(self.line, count, *args)
+
+
+SLOW_HEAD = RateNote("closed %d connection(s) that sent no complete request head within %g s "
+                     "(slow or stuck clients)")
+PUSHED_OUT = RateNote("closed %d waiting connection(s) of an address that was over its share of %d "
+                      "connections (server.connection_share), to make room for its newer ones")
+REFUSALS = {
+    Unauthorized: RateNote("answered %d request(s) 401 from the head, before reading the body "
+                           "(no bearer or a wrong one)"),
+    RequestTimeout: RateNote("closed %d connection(s) whose request body came too slowly (the last: %s)"),
+    TooManyFromOneAddress: RateNote("refused %d connection(s) from an address whose every connection was "
+                                    "busy (the last: %s)"),
+    BadRequest: RateNote("refused %d malformed request(s) with 400 (the last: %s)"),
+}
+
+
+class FamilyErrorTask(ErrorTask):
+    """waitress's own refusals and ours, as {"detail": "..."} JSON (the connection is closed after)."""
+
+    def execute(self) -> None:
+        e = self.request.error
+        if isinstance(e, FamilyError):
+            detail = e.body
+            self.response_headers.extend(e.headers)
+        elif isinstance(e, RequestEntityTooLarge):
+            cap = self.channel.adj.max_request_body_size - 1
+            n = self.request.content_length
+            said = f"the body is {n} bytes" if n > cap else f"the body is more than {cap} bytes"
+            detail = f"{said}; this service takes at most {cap}"
+        else:
+            detail = f"{e.reason.lower()}: {e.body}" if e.body else e.reason.lower()
+        note = REFUSALS.get(type(e))
+        if note is not None:
+            note.note(*(() if isinstance(e, Unauthorized) else (detail,)))
+        body = json.dumps({"detail": detail}).encode("utf-8")
+        self.status = f"{e.code} {e.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class BoundedChannel(HTTPChannel):
+    error_task_class = FamilyErrorTask
+    parser_class = HeadParser
+    header_timeout = 5.0
+    body_timeout = 10.0
+    min_body_rate = 1024
+    share = 240
+
+    def __init__(self, server, sock, addr, adj, map=None):  # noqa: A002 - waitress's signature
+        self._waiting_since = time.monotonic()
+        self._served = False
+        self._key = None
+        super().__init__(server, sock, addr, adj, map=map)
+        self._key = client_key(addr)
+        mine = server.__dict__.setdefault("by_address", {}).setdefault(self._key, set())
+        mine.add(self)
+        self._keep_share(mine)
+
+    # ---------------------------------------------------------------- one address's share
+    def _closing(self) -> bool:
+        return bool(self.will_close or self.close_when_flushed)
+
+    def _waiting(self) -> bool:
+        """Nothing of this connection is being served or answered (a head or body coming in, or idle)."""
+        return not (self.requests or self.total_outbufs_len or self._closing())
+
+    def _keep_share(self, mine: set) -> None:
+        live = [ch for ch in mine if not ch._closing()]
+        if len(live) <= self.share:
+            return
+        waiting = [ch for ch in live if ch is not self and ch._waiting()]
+        if waiting:
+            oldest = min(waiting, key=lambda ch: ch.last_activity)
+            oldest.will_close = True            # writable() is now true: the loop closes it next turn
+            PUSHED_OUT.note(self.share)
+            return
+        self._refuse(TooManyFromOneAddress(
+            f"this address already has {len(live) - 1} connections open here, each of them being served, "
+            f"the most one address may hold; wait for an answer and try again (an operator can raise "
+            f"server.connection_share)", [("Retry-After", "5")]), request=self.parser_class(self.adj))
+
+    def del_channel(self, map=None):  # noqa: A002 - waitress's signature
+        mine = self.server.__dict__.get("by_address", {}).get(self._key)
+        if mine is not None:
+            mine.discard(self)
+            if not mine:
+                self.server.by_address.pop(self._key, None)
+        super().del_channel(map)
+
+    # ---------------------------------------------------------------- answering from the loop
+    def _refuse(self, error, request=None) -> None:
+        """Answer `error` for the request being read (or `request`), in order after any being served."""
+        with self.requests_lock:
+            req = request if request is not None else self.request
+            if req is None:
+                return
+            req.error, req.completed = error, True
+            if request is None:
+                self.request = None
+            self.requests.append(req)
+            if len(self.requests) == 1:
+                self.server.add_task(self)
+
+    def _busy(self) -> bool:
+        """A request is being read past its head, queued, served, or its answer is still going out."""
+        req = self.request
+        return bool(self.requests or self.total_outbufs_len or (req is not None and req.headers_finished))
+
+    def send_continue(self) -> None:
+        # waitress would say "100 Continue" to a request it has already refused (a Content-Length over the
+        # cap), then wait for the whole body before the 413; refused, the 413 goes out at once instead.
+        if self.request is not None and self.request.error is not None:
+            self.request.expect_continue = False
+            return
+        super().send_continue()
+
+    def _body_too_slow(self, now: float) -> bool:
+        req = self.request
+        if req is None or req.completed or getattr(req, "head_done_at", None) is None:
+            return False
+        got = req.body_bytes_received
+        allowed = self.body_timeout + got / self.min_body_rate
+        took = now - req.head_done_at
+        if took <= allowed:
+            return False
+        of = f" of {req.content_length}" if not req.chunked else ""
+        self._refuse(RequestTimeout(
+            f"the request body did not arrive in time: {got}{of} bytes in {took:.0f} s (a body has "
+            f"{self.body_timeout:g} s, and one second more for every {self.min_body_rate} bytes it sends); "
+            f"send it faster, or an operator can raise server.body_timeout_seconds"))
+        return True
+
+    def readable(self) -> bool:
+        now = time.monotonic()
+        if self._body_too_slow(now):
+            return False
+        if self._busy():
+            self._waiting_since, self._served = now, True
+        elif not self.will_close and now - self._waiting_since > self.header_timeout:
+            # A kept-alive connection with nothing begun is simply expired; one that opened and sent
+            # nothing, or only part of a request head, is a slow client and is counted.
+            if self.request is not None or not self._served:
+                SLOW_HEAD.note(self.header_timeout)
+            self.will_close = True          # writable() is now true: handle_write closes it this turn
+            return False
+        return super().readable()
+
+
+def _listeners(server) -> list:
+    if isinstance(server, BaseWSGIServer):
+        return [server]
+    return [d for d in getattr(server, "map", {}).values() if isinstance(d, BaseWSGIServer)]
+
+
+def bound_clients(server, server_cfg, bearer: str = ""):
+    """Make every connection `server` accepts from now on a BoundedChannel with server_cfg's bounds, whose
+    request heads are checked for `bearer` (empty: no bearer configured)."""
+    parser = type("HeadParser", (HeadParser,), {"bearer": bearer.encode() if bearer else b""})
+    channel = type("BoundedChannel", (BoundedChannel,), {
+        "parser_class": parser,
+        "header_timeout": float(server_cfg.header_timeout_seconds),
+        "body_timeout": float(server_cfg.body_timeout_seconds),
+        "min_body_rate": max(1, int(server_cfg.min_body_bytes_per_second)),
+        "share": share_cap(server_cfg)})
+    for listener in _listeners(server):
+        listener.by_address = {}
+        listener.channel_class = channel
+    return server

@@ -1,0 +1,126 @@
+"""GET /viewer: the window, on the shared Seren shell (seren_meninges.viewer).
+
+The page is rendered once, at app build time, from the fragment files in
+./viewer/ (head.html, header_aside.html, tabs.html, body.html, styles.css,
+scripts.js). It is public: the page itself holds nothing, and its scripts ask
+for the bearer (the shell's token modal) when a route answers 401.
+No CDN, no build step: everything it needs is in the page.
+
+It may not be framed (X-Frame-Options: DENY, CSP frame-ancestors 'none'), and
+its Content-Security-Policy runs no script but its own: the page's script
+blocks, allowed by their SHA-256. The markup's inline handlers (onclick="...",
+the shell's and the fragments') are lifted into that script at render time, so
+the policy needs neither 'unsafe-inline' nor 'unsafe-hashes'.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import re
+from pathlib import Path
+
+import falcon
+from seren_meninges.viewer import render_from_dir
+
+from hippocampus import __version__
+
+VIEWER_DIR = Path(__file__).resolve().parent
+TITLE = "SerenHippocampus"
+BRAND = "Seren<b>Hippocampus</b> · the sleep cycle"
+ACCENT = "#c9a0dc"   # wisteria
+
+_SCRIPT = re.compile(r"(<script>)(.*?)(</script>)", re.S | re.I)
+_TAG = re.compile(r"""<[a-zA-Z](?:[^>"']|"[^"]*"|'[^']*')*>""")
+_HANDLER = re.compile(r"""\son([a-z]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
+
+
+def render_page() -> str:
+    return render_from_dir(VIEWER_DIR, title=TITLE, brand=BRAND,
+                           subtitle=f"v{__version__} · drafts long-term memory for review",
+                           accent=ACCENT)
+
+
+def lift_handlers(page: str) -> str:
+    """Every inline handler in the markup becomes a data-hx-on attribute, bound by the page's last script.
+    The handlers run as the attributes did: `this` is the element, `event` the event, in the same order."""
+    scripts = _SCRIPT.findall(page)
+    if not scripts:
+        return page
+    handlers: list = []
+
+    def tag(m: re.Match) -> str:
+        mine: list = []
+
+        def one(h: re.Match) -> str:
+            handlers.append((h.group(1).lower(), html.unescape(h.group(2) if h.group(2) is not None
+                                                               else h.group(3))))
+            mine.append(str(len(handlers) - 1))
+            return ""
+        out = _HANDLER.sub(one, m.group(0))
+        return out if not mine else out[:-1].rstrip("/ ") + f' data-hx-on="{" ".join(mine)}"' + \
+            (" />" if out.endswith("/>") else ">")
+
+    def lift(markup: str) -> str:
+        return _TAG.sub(tag, markup)
+
+    parts, last = [], 0
+    for m in _SCRIPT.finditer(page):          # only the markup between the script blocks is touched
+        parts += [lift(page[last:m.start()]), m.group(0)]
+        last = m.end()
+    parts.append(lift(page[last:]))
+    out = "".join(parts)
+    if not handlers:
+        return out
+    binder = ["", "// the markup's inline handlers, bound here (the CSP runs no inline handler)",
+              "(() => { const on = {"]
+    binder += [f"  {i}: [{json.dumps(event)}, function(event){{ {code}\n  }}]," for i, (event, code) in
+               enumerate(handlers)]
+    binder += ["}; document.querySelectorAll('[data-hx-on]').forEach(el => el.dataset.hxOn.split(' ').forEach(n => {",
+               "  const h = on[n]; if (h) el.addEventListener(h[0], h[1]); })); })();", ""]
+    # first in the last script block: bound in document order, before the page's own addEventListener
+    # calls, as the attributes were (the markup it binds is all parsed by then)
+    opening = out.rfind("<script>") + len("<script>")
+    return out[:opening] + "\n".join(binder) + out[opening:]
+
+
+def script_hashes(page: str) -> list:
+    return ["'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode() + "'"
+            for _, body, _ in _SCRIPT.findall(page)]
+
+
+def content_security_policy(page: str) -> str:
+    return "; ".join([
+        "default-src 'self'",
+        "script-src " + (" ".join(script_hashes(page)) or "'none'"),
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ])
+
+
+class Viewer:
+    def __init__(self):
+        page = lift_handlers(render_page())
+        self.html = page.encode("utf-8")
+        self.csp = content_security_policy(page)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.content_type = "text/html; charset=utf-8"
+        resp.cache_control = ["no-cache"]
+        resp.set_header("Content-Security-Policy", self.csp)
+        resp.set_header("X-Frame-Options", "DENY")
+        resp.set_header("X-Content-Type-Options", "nosniff")
+        resp.set_header("Referrer-Policy", "no-referrer")
+        resp.data = self.html
+
+
+def add_viewer(app: falcon.App) -> Viewer:
+    viewer = Viewer()
+    app.add_route("/viewer", viewer)
+    return viewer

@@ -1,0 +1,321 @@
+"""The small model, on only when needed: when to start it, keep it warm, hand it over and stop it.
+
+The policy, a plain object with no threads of its own: ensure() before every model call, release()
+after it, tick() on each scheduler turn, handover() before the main model is poked, shutdown() on
+exit, adopt() on a (re)start. A server that was answering before we tried to start one is borrowed
+and never stopped. How the server is run lives beside it: lifecycle_process.py (a command line,
+through psutil) and lifecycle_observatory.py (a node's registered service).
+"""
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import shlex
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
+from urllib.parse import urlsplit
+
+import requests
+
+from hippocampus.config import redact
+from hippocampus.clock import Clock
+from hippocampus.config import ModelConfig
+from hippocampus.model.observatory import HOLDER, Observatory
+from hippocampus.model.client import ModelUnavailable
+
+if TYPE_CHECKING:
+    from hippocampus.model.process import ServerProcess
+
+
+def procs():
+    """lifecycle_process, and psutil under it: imported when a model is managed, not at every start-up."""
+    from hippocampus.model import process as lifecycle_process
+
+    return lifecycle_process
+
+log = logging.getLogger("hippocampus.lifecycle")
+
+__all__ = ["HOLDER", "LifecycleState", "ModelLifecycle"]
+_CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
+
+
+class LifecycleState(str, enum.Enum):
+    """What the model server is doing, as far as this service knows."""
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    STOPPING = "stopping"
+    FAILED = "failed"
+
+
+def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:  # save and emit must not break the lifecycle
+    try:
+        fn(*a, **kw)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("model lifecycle: %s failed: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
+
+
+class ModelLifecycle:
+    def __init__(self, model_cfg: ModelConfig, *, state_dir: Path, clock: Clock,
+                 emit: Callable[..., dict], persisted: Optional[dict] = None,
+                 save: Callable[[dict], None] = lambda d: None,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.cfg, self.lc = model_cfg, model_cfg.lifecycle
+        self.state_dir = Path(state_dir)
+        self.log_path = self.state_dir / "model.log"
+        self._clock, self._sleep = clock, sleep
+        self._emit = lambda kind, **fields: _quietly(emit, kind, **fields)
+        self._save = lambda d: _quietly(save, d)
+        self._persisted = dict(persisted or {})
+        self._lock = threading.RLock()
+        self.observatory = Observatory(self.lc)
+        self.state, self.started_by_us, self.last_error = LifecycleState.STOPPED, False, ""
+        self.server: Optional[ServerProcess] = None   # the process we run (launched or adopted)
+        self._how: Optional[str] = None  # "command" or "observatory"
+        self._launched_at: Optional[float] = None  # clock time, for up_seconds_total
+        self._log_offset = 0  # where this launch's lines start in model.log
+        self.last_used: Optional[float] = None  # clock time of the last ensure() or release()
+        self.last_failure: Optional[float] = None
+        self.up_seconds_total = self.busy_seconds_total = 0.0
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self.server.pid if self.server is not None else None
+
+    @property
+    def health_url(self) -> str:
+        base = self.cfg.url.rstrip("/")
+        return self.lc.health_url or (base[:-3] if base.endswith("/v1") else base) + "/health"
+
+    def healthy(self) -> bool:
+        return self._probe() == 200
+
+    def _probe(self):
+        """The health check's status code, or None when nothing answers."""
+        try:
+            return requests.get(self.health_url, timeout=3).status_code
+        except requests.RequestException:
+            return None
+
+    # ------------------------------------------------------------ the policy
+    def ensure(self) -> None:
+        with self._lock:
+            self.last_used = now = self._clock.now()
+            status = self._probe()
+            if status is not None and status != 200 and not self.lc.managed and status != 503:
+                self.state = LifecycleState.READY   # an unmanaged server that answers but has no /health route
+                return
+            if status == 200:
+                if self.started_by_us and self._how == "command" and not self._alive():
+                    self._forget()  # ours died: whatever answers now is someone else's
+                self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
+                return
+            if not self.lc.managed:
+                self.state = LifecycleState.STOPPED
+                raise ModelUnavailable(
+                    f"the model at {redact.url(self.cfg.url)} is not answering ({redact.url(self.health_url)}) "
+                    "and model.lifecycle.manage is off: start it by hand, or name model.lifecycle.server + "
+                    "model_path (or a start line)")
+            if self.last_failure is not None and now - self.last_failure < self.lc.retry_after_seconds:
+                ago, left = now - self.last_failure, self.lc.retry_after_seconds - (now - self.last_failure)
+                raise ModelUnavailable(
+                    f"the model failed to start {ago:.0f} s ago ({self.last_error}); "
+                    f"the next attempt is in {left:.0f} s (model.lifecycle.retry_after_seconds)")
+            self._start()
+
+    def release(self, busy_seconds: float) -> None:
+        self.last_used = self._clock.now()
+        self.busy_seconds_total += max(0.0, float(busy_seconds or 0.0))
+
+    def tick(self, chain_open: bool) -> None:
+        with self._lock:
+            if not self.started_by_us:
+                return
+            if not chain_open:
+                self.stop_now("the cycle is over")
+                return
+            now = self._clock.now()
+            idle = now - (self.last_used if self.last_used is not None else (self._launched_at or now))
+            if idle >= self.lc.keep_warm_seconds:
+                self._stop(idle_seconds=round(idle, 1))
+
+    def handover(self) -> bool:
+        return bool(self.lc.handover and self.started_by_us) and self.stop_now("handing over to the main model")
+
+    def stop_now(self, why: str) -> bool:
+        with self._lock:
+            if not self.started_by_us:
+                return False
+            self._stop(why=why)
+            return True
+
+    def shutdown(self) -> None:
+        self.stop_now("the service is shutting down")
+
+    def adopt(self) -> None:
+        """Take back a server a previous run of this service started, or forget it if it is gone."""
+        with self._lock:
+            p, self._persisted = self._persisted, {}
+            if not p.get("started_by_us"):
+                return
+            how = p.get("how") or "command"
+            server = None
+            if how == "observatory" and self.lc.via_observatory:
+                alive = self.healthy()
+            else:
+                server = procs().adopt(p)
+                alive = server is not None
+            if not alive:
+                log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
+                self._save(dict(_CLEARED))
+                return
+            self.server, self._how = server, how
+            self.started_by_us = True
+            self._launched_at = self.last_used = self._clock.now()
+            self.state = LifecycleState.READY if self.healthy() else LifecycleState.STARTING
+            log.info("model lifecycle: adopted the server a previous run started (pid %s)", p.get("pid"))
+
+    def snapshot(self) -> dict:
+        via = ("observatory" if self.lc.via_observatory else "local") if self.lc.managed else None
+        up = self.up_seconds_total
+        if self.started_by_us and self._launched_at is not None:
+            up += max(0.0, self._clock.now() - self._launched_at)
+        return {"managed": self.lc.managed, "via": via, "state": self.state.value,
+                "started_by_us": self.started_by_us, "pid": self.pid, "health_url": self.health_url,
+                "last_used": self.last_used, "keep_warm_seconds": self.lc.keep_warm_seconds,
+                "up_seconds_total": round(up, 1), "busy_seconds_total": round(self.busy_seconds_total, 1),
+                "last_error": self.last_error}
+
+    def built_command(self) -> list:
+        server, model = os.path.expanduser(self.lc.server), os.path.expanduser(self.lc.model_path)
+        if not os.path.isfile(server):
+            raise FileNotFoundError(f"model.lifecycle.server not found: {server}")
+        if not os.path.isfile(model):
+            raise FileNotFoundError(f"model.lifecycle.model_path not found: {model}")
+        u = urlsplit(self.cfg.url)
+        port = u.port or (443 if u.scheme == "https" else 80)
+        return [server, "-m", model, "--host", u.hostname or "127.0.0.1", "--port", str(port),
+                *shlex.split(self.lc.server_args, posix=not procs().WINDOWS)]
+
+    # ------------------------------------------------------------ starting
+    def _start(self) -> None:
+        self.state, t0 = LifecycleState.STARTING, time.monotonic()
+        if self.lc.via_observatory:
+            self._launch_observatory()
+        elif not (self.started_by_us and self._alive()):
+            self._forget()  # a server of ours that died (or was never there)
+            self._launch_command()
+        self._wait_ready(t0, t0 + self.lc.ready_timeout_seconds)
+
+    def _launch_command(self) -> None:
+        try:
+            cmd = procs().split_command(self.lc.start) if self.lc.start else self.built_command()
+        except FileNotFoundError as exc:
+            self._fail(str(exc))
+        try:
+            self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+            server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None)
+        except Exception as exc:  # noqa: BLE001 - any launch error fails the start
+            self._fail(f"start failed: {type(exc).__name__}: {exc}")
+        self.server, self._how, self.started_by_us = server, "command", True
+        self._launched_at = self._clock.now()
+        self._save({**server.record(), "started_by_us": True, "cmd": cmd, "how": "command"})
+        log.info("model lifecycle: launched the model server (pid %s): %s", server.pid, cmd)
+
+    def _launch_observatory(self) -> None:
+        try:
+            data = self.observatory.ensure("a sleep or a redraft needs the drafting model")
+        except Exception as exc:  # noqa: BLE001
+            self._fail(f"the Observatory could not start {self.observatory.service}: {exc}")
+        if not data.get("ok") or not data.get("ready"):
+            self._fail(f"the Observatory could not start {self.observatory.service}: "
+                       f"{data.get('error') or 'it did not report ready'}")
+        self._how, self.server = "observatory", None
+        self.started_by_us = bool(data.get("started"))  # already_running: borrowed, never stopped
+        if self.started_by_us:
+            self._launched_at = self._clock.now()
+            self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
+
+    def _wait_ready(self, t0: float, deadline: float) -> None:
+        # poll soon after the launch and back off to poll_seconds, a tenth of the time waited so far: a
+        # server ready in 1 s is seen within a tenth of a second, not at the first 2 s poll (up, unused)
+        while True:
+            if self.healthy():
+                self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
+                if self.started_by_us:
+                    self._emit("model_started", how=self._how, seconds=round(time.monotonic() - t0, 1),
+                               url=self.cfg.url)
+                return
+            if self._how == "command" and not self._alive():
+                code = self.server.exit_code() if self.server is not None else None
+                if self.server is not None:
+                    self.server.kill_leftovers()
+                self._forget()
+                self._fail(f"the start command exited with code {'?' if code is None else code} "
+                           "before the model answered" + self._log_tail())
+            if time.monotonic() >= deadline:
+                tail = self._log_tail() if self._how == "command" else ""
+                if self.started_by_us:
+                    self._stop_quietly()
+                    self._forget()
+                self._fail(f"the model did not answer {redact.url(self.health_url)} within "
+                           f"{self.lc.ready_timeout_seconds:g} s" + tail)
+            step = min(self.lc.poll_seconds, max(0.05, (time.monotonic() - t0) / 10))
+            self._sleep(max(0.0, min(step, deadline - time.monotonic())))
+
+    def _fail(self, why: str) -> NoReturn:
+        self.state, self.last_failure, self.last_error = LifecycleState.FAILED, self._clock.now(), why
+        log.warning("model lifecycle: %s", why)
+        self._emit("model_start_failed", error=why)
+        raise ModelUnavailable(why)
+
+    def _log_tail(self, n: int = 10) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self._log_offset)
+                data = f.read()[-32768:]
+        except OSError:
+            return ""
+        lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()][-n:]
+        return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
+
+    def _alive(self) -> bool:
+        return self.server is not None and self.server.alive()
+
+    # ------------------------------------------------------------ stopping
+    def _stop(self, why: Optional[str] = None, idle_seconds: Optional[float] = None) -> None:
+        self.state, how = LifecycleState.STOPPING, self._how
+        self._stop_quietly()
+        up = self._forget()
+        self.state = LifecycleState.STOPPED
+        extra = {k: v for k, v in (("why", why), ("idle_seconds", idle_seconds)) if v is not None}
+        self._emit("model_stopped", how=how, up_seconds=round(up, 1), **extra)
+
+    def _stop_quietly(self) -> None:
+        """The stop command, else the Observatory; then our own process and its children. Never raises."""
+        cwd = os.path.expanduser(self.lc.cwd) if self.lc.cwd else None
+        try:
+            if self.lc.stop:
+                procs().run_stop_command(self.lc.stop, self.log_path, cwd)
+            elif self._how == "observatory":
+                self.observatory.stop("done drafting")
+        except Exception as exc:  # noqa: BLE001 - stopping never raises
+            log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
+        try:
+            if self.server is not None:  # what the stop command left running, or our process when there is none
+                self.server.stop(self.lc.stop_grace_seconds, self._sleep)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("model lifecycle: could not stop pid %s: %s: %s", self.pid, type(exc).__name__, exc)
+
+    def _forget(self) -> float:
+        """Drop our hold on the server; returns how long it was up."""
+        up = 0.0 if self._launched_at is None else max(0.0, self._clock.now() - self._launched_at)
+        self.up_seconds_total += up
+        had = self.started_by_us or self.server is not None
+        self.server, self._launched_at, self.started_by_us = None, None, False
+        if had:
+            self._save(dict(_CLEARED))
+        return up

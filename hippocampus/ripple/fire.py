@@ -1,0 +1,366 @@
+"""The ripple: waking the main model when the hippocampus needs it.
+
+At bedtime the hippocampus asks for a brief; when a draft or a redraft lands
+it asks for a review. `ripple.type` says how the question travels:
+
+- ``script``: a command on this box (``claude -p {message}`` by default),
+  started AS ``run_as`` through ``seren_sinew.runas``. The command is an argv
+  list and never passes through a shell; placeholders are filled one argument
+  at a time. One run at a time per event type, in the background, killed
+  after ``timeout_seconds``, output appended to ``ripple.log``.
+- ``endpoint``: a POST to an Observatory or Lodestar ripple route, which runs
+  its own configured command. A caller only ever sends the message.
+
+`Ripple.fire` never raises: whatever happened comes back as a dict that the
+caller records on the event.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import requests
+
+from hippocampus.store import private
+from hippocampus.config import RippleConfig
+from hippocampus.ripple.webhook import error_text as _error_text
+
+SERVICE = "seren-hippocampus"
+MAX_MESSAGE = 8000
+MAX_JSON = 64 * 1024
+ENDPOINT_TIMEOUT = 30.0
+MAX_ERROR = 400
+SKIPPED = "the last ripple for this event is still running"
+
+# ---------------------------------------------------------------- messages
+
+WOKEN = (
+    "You were woken by seren-hippocampus, the sleep cycle for your memory - not by a person. "
+    "Nobody is at the keyboard and nobody is reading along, so do not address anyone, ask "
+    "questions, or write as though someone were here: do the work below with your tools."
+)
+
+NUDGE = (
+    "As the very last thing you do, call `nudge` on the hippocampus (its MCP tool, or POST /nudge "
+    "on its server) so it carries on now instead of waiting for its next tick."
+)
+
+RESTATE = (
+    "About attaches that carry `restated_content`: approving one as it stands replaces the core's "
+    "wording. Approve such an attach with `\"restate\": false` unless `restated_content` is the "
+    "whole core restated with the new detail folded in."
+)
+
+_BODIES = {
+    "brief_requested": (
+        "It is bedtime, and before sleeping the hippocampus wants your brief. Write it with "
+        "`submit_brief`: a short summary of what mattered lately; `promote_hints` - short phrases "
+        "copied word for word from the memories worth keeping; and `noise_hints` for the one-offs "
+        "that can fade. If this is a bad time, or nothing is worth keeping, say so in the summary."
+    ),
+    "draft_submitted": (
+        "Tonight's draft ({draft_id}) is ready for review. Read it with `get_draft`, then give "
+        "your verdicts with `review_draft`: one verdict for every operation, and a specific "
+        "critique for each one you deny, so the redraft knows what to fix."
+    ),
+    "tend_resubmitted": (
+        "The operations you denied have been redrafted ({draft_id}). Review the new attempt with "
+        "`get_draft` and `review_draft`; `earlier_attempts` shows what each operation replaces "
+        "and the critique it answered."
+    ),
+    "tend_resubmitted_terminal": (
+        "This redraft ({draft_id}) is the LAST attempt. A denial now drops the operation for "
+        "good and its memory stays in short-term. So land things: take the best version, fix "
+        "it yourself where it needs it, and approve with `edited_content`, `edited_kind` or "
+        "`edited_target_core_id`. `get_draft` shows `target_core` and `earlier_attempts`. Deny "
+        "only duplicates or things that are not true, and say why."
+    ),
+    "brief_unmatched": (
+        "The hippocampus slept on your brief, but none of its promote hints matched a memory, "
+        "so nothing was kept. The brief is set aside, not used up. Write a new one with "
+        "`submit_brief` whose promote hints are short phrases lifted word for word from the "
+        "memories, or their topic tags."
+    ),
+}
+_REVIEW = {"draft_submitted", "tend_resubmitted", "tend_resubmitted_terminal"}
+
+_PLACEHOLDER = re.compile(r"\{(message|event|draft_id)\}")
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    """Fill the known placeholders in one pass. Never str.format: a message
+    may hold braces, and a filled value is never scanned again."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def _kind(event: dict) -> str:
+    return str(event.get("type") or event.get("event") or "ripple")
+
+
+def _draft_id(event: dict) -> str:
+    d = event.get("draft_id")
+    return "" if d is None else str(d)
+
+
+def message_for(event: dict, cfg: RippleConfig) -> str:
+    """The message a ripple sends for `event`: the operator's text exactly as
+    written when there is one, else the built-in WOKEN + body (+ RESTATE) + NUDGE."""
+    kind = _kind(event)
+    custom = cfg.messages if isinstance(cfg.messages, dict) else {}
+    key = kind
+    if kind == "tend_resubmitted" and event.get("terminal"):
+        key = "tend_resubmitted_terminal"
+    template: Optional[str] = None
+    if key == "tend_resubmitted_terminal" and kind == "tend_resubmitted":
+        for k in ("tend_resubmitted_terminal", "tend_resubmitted"):
+            if custom.get(k):
+                template = str(custom[k])
+                break
+    elif custom.get(key):
+        template = str(custom[key])
+    if template is None:
+        body = _BODIES.get(key)
+        if body is None:
+            template = f"{WOKEN}\n\nThe hippocampus says: {kind}."
+        else:
+            parts = [WOKEN, body]
+            if key in _REVIEW:
+                parts.append(RESTATE)
+            parts.append(NUDGE)
+            template = "\n\n".join(parts)
+    return _fill(template, {"event": kind, "draft_id": _draft_id(event), "message": ""})
+
+
+def _whoami() -> tuple:
+    from seren_sinew import runas
+
+    return runas.whoami()
+
+
+# ---------------------------------------------------------------- the ripple
+
+class Ripple:
+    """Fires ripples for the service. Keeps the script children it started
+    (one per event type at a time) so a nudged tick can wait for them."""
+
+    def __init__(self, cfg: RippleConfig, *, log_dir: Path,
+                 whoami: Optional[Callable[[], tuple[str, bool]]] = None) -> None:
+        self.cfg = cfg
+        self.log_dir = Path(log_dir)
+        self._whoami = whoami or _whoami
+        self._lock = threading.Lock()
+        self._ended = threading.Condition(self._lock)
+        self._last: dict[str, Any] = {}      # event type -> the last child started for it
+        self._children: list[Any] = []       # every child started and not yet seen to exit
+        self._results: dict[str, dict] = {}  # event type -> what its last ripple did (and how it ended)
+        self.on_exit: Optional[Callable[[str], None]] = None   # told the event type when a child ends
+
+    # ---- what fires
+
+    def wants(self, event_type: str) -> bool:
+        return self.cfg.type in ("script", "endpoint") and event_type in (self.cfg.events or [])
+
+    def fire(self, event: dict) -> dict:
+        kind = self.cfg.type or "off"
+        try:
+            if self.cfg.type == "script":
+                outcome = self._script(event)
+            elif self.cfg.type == "endpoint":
+                outcome = self._endpoint(event)
+            else:
+                return {"type": kind, "ok": False, "error": "ripple.type is off"}
+        except Exception as exc:  # noqa: BLE001 - a ripple never fails its emitter
+            outcome = {"type": kind, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        started = outcome.get("type") == "script" and outcome.get("ok")   # recorded as it started
+        if not outcome.get("skipped") and not started:    # a skip leaves the running one as the last
+            self._note(_kind(event), outcome)
+        return outcome
+
+    # ---- what the last ripple per event did
+
+    def _note(self, kind: str, outcome: dict) -> None:
+        rec = {k: outcome[k] for k in ("type", "ok", "error", "pid", "status", "refused", "run_as")
+               if k in outcome}
+        rec["at"] = time.time()
+        with self._lock:
+            self._results[kind] = rec
+
+    def last_results(self) -> dict:
+        """Event type -> its last ripple: when, ok, the error; for a script its pid, and once it has
+        ended its exit_code and seconds (ok is then whether it exited 0)."""
+        with self._lock:
+            return {k: dict(v) for k, v in self._results.items()}
+
+    def wait(self, event_type: str, timeout: float) -> Optional[dict]:
+        """Wait for the last script child of `event_type` to end; its result, or None at the timeout."""
+        with self._ended:
+            if not self._ended.wait_for(lambda: not self._results.get(event_type, {}).get("running"),
+                                        timeout=max(0.0, float(timeout))):
+                return None
+            rec = self._results.get(event_type)
+            return dict(rec) if rec is not None else None
+
+    # ---- the children
+
+    def busy(self, event_type: str) -> bool:
+        with self._lock:
+            proc = self._last.get(event_type)
+        return proc is not None and proc.poll() is None
+
+    def running_count(self) -> int:
+        with self._lock:
+            self._children = [p for p in self._children if p.poll() is None]
+            return len(self._children)
+
+    def settle(self, timeout: float, poll: float = 0.05) -> bool:
+        """Wait until no script child started here is still running. Never
+        kills anything: False at the timeout."""
+        deadline = time.monotonic() + max(0.0, float(timeout))
+        step = max(0.001, float(poll))
+        while True:
+            if self.running_count() == 0:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(step, left))
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Kill the children still running and wait (up to `timeout`) for them."""
+        with self._lock:
+            procs = [p for p in self._children if p.poll() is None]
+        for p in procs:
+            try:
+                p.kill()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        for p in procs:
+            try:
+                p.wait(timeout=timeout)
+            except Exception:  # noqa: BLE001 - we tried
+                pass
+        self.running_count()
+
+    # ---- script
+
+    def _script(self, event: dict) -> dict:
+        from seren_sinew import runas     # here, not at import: seren_sinew pulls in starlette (start-up time)
+
+        cfg = self.cfg
+        kind = _kind(event)
+        try:
+            plan = runas.plan(cfg.run_as or "", current=self._whoami())
+        except runas.RunAsRefused as exc:
+            return {"type": "script", "ok": False, "refused": True, "error": str(exc)}
+        command = cfg.command
+        if isinstance(command, str):
+            command = shlex.split(command, posix=not runas.IS_WINDOWS)
+        parts = [str(p) for p in (command or [])]
+        if not parts:
+            return {"type": "script", "ok": False, "error": "ripple.command is empty"}
+        message = message_for(event, cfg)[:MAX_MESSAGE].replace("\x00", "")
+        draft_id = _draft_id(event).replace("\x00", "")
+        values = {"message": "" if cfg.stdin else message, "event": kind, "draft_id": draft_id}
+        argv = [_fill(p, values) for p in parts]
+        env = {"SEREN_RIPPLE_EVENT": kind, "SEREN_RIPPLE_MESSAGE": message,
+               "SEREN_RIPPLE_JSON": json.dumps(event, default=str)[:MAX_JSON]}
+        with self._lock:
+            prev = self._last.get(kind)
+            if prev is not None and prev.poll() is None:
+                return {"type": "script", "ok": False, "skipped": SKIPPED}
+            try:
+                private.make_dir(self.log_dir)
+                # 0600, like every file in the state folder; the child keeps its own copy
+                with open(private.open_append(self.log_dir / "ripple.log"), "ab") as log:
+                    proc = runas.spawn(argv, run_as=cfg.run_as or "", env=env,
+                                       cwd=(cfg.cwd or "").strip() or None, stdout=log,
+                                       stdin_data=message.encode("utf-8") if cfg.stdin else None)
+            except runas.RunAsRefused as exc:
+                return {"type": "script", "ok": False, "refused": True,
+                        "error": f"{type(exc).__name__}: {exc}"}
+            except (OSError, ValueError) as exc:
+                return {"type": "script", "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            self._last[kind] = proc
+            self._children.append(proc)
+            # recorded before the reaper starts, so that a child which ends at once still gets its exit code
+            self._results[kind] = {"type": "script", "ok": True, "pid": proc.pid, "run_as": cfg.run_as or plan.user,
+                                   "at": time.time(), "running": True}
+        reaper = threading.Thread(target=self._reap, args=(proc, float(cfg.timeout_seconds), kind),
+                                  name=f"ripple-reaper-{proc.pid}", daemon=True)
+        reaper.start()
+        return {"type": "script", "ok": True, "pid": proc.pid, "event": kind,
+                "run_as": cfg.run_as or plan.user}
+
+    def _reap(self, proc: Any, timeout: float, kind: str = "") -> None:
+        started = time.monotonic()
+        killed = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            killed = True
+            try:
+                proc.kill()
+                proc.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - gone, or it will be
+                pass
+        except Exception:  # noqa: BLE001 - nothing to record
+            pass
+        self._ended_with(kind, proc, time.monotonic() - started, killed, timeout)
+
+    def _ended_with(self, kind: str, proc: Any, seconds: float, killed: bool, timeout: float) -> None:
+        try:
+            code = proc.poll()
+        except Exception:  # noqa: BLE001 - no exit code to read
+            code = None
+        with self._ended:
+            rec = self._results.get(kind)
+            if rec is not None and rec.get("pid") == proc.pid and rec.get("running"):
+                rec.update(running=False, exit_code=code, seconds=round(seconds, 1), ok=code == 0)
+                if killed:
+                    rec.update(killed=True, error=f"killed after {timeout:g} s")
+                elif code not in (0, None):
+                    rec["error"] = f"exited {code}"
+            self._ended.notify_all()
+        hook = self.on_exit
+        if hook is not None:
+            try:
+                hook(kind)
+            except Exception:  # noqa: BLE001 - the hook never breaks the reaper
+                pass
+
+    # ---- endpoint
+
+    def _endpoint(self, event: dict) -> dict:
+        cfg = self.cfg
+        url = (cfg.url or "").strip()
+        if not url:
+            return {"type": "endpoint", "ok": False, "error": "ripple.url is empty"}
+        kind = _kind(event)
+        body: dict[str, Any] = {"service": SERVICE, "event": kind,
+                                "message": message_for(event, cfg)[:MAX_MESSAGE],
+                                "draft_id": event.get("draft_id")}
+        for k, v in event.items():
+            if k not in body and k not in ("type", "ripple", "delivered", "delivery_error"):
+                body[k] = v
+        headers = {"Content-Type": "application/json"}
+        bearer = cfg.resolve_bearer()
+        if bearer:
+            headers["Authorization"] = f"Bearer {bearer}"
+        timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
+        try:
+            resp = requests.post(url, data=json.dumps(body, default=str).encode("utf-8"),
+                                 headers=headers, timeout=timeout)
+        except requests.Timeout as exc:
+            return {"type": "endpoint", "ok": False,
+                    "error": f"{type(exc).__name__}: timed out after {timeout:g} s"}
+        except Exception as exc:  # noqa: BLE001 - an answer, never a raise
+            return {"type": "endpoint", "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        if 200 <= resp.status_code < 300:
+            return {"type": "endpoint", "ok": True, "status": resp.status_code}
+        return {"type": "endpoint", "ok": False, "status": resp.status_code, "error": _error_text(resp)}

@@ -1,0 +1,47 @@
+"""What every way of starting the service does first: the open-LAN refusal and the system trust store."""
+from __future__ import annotations
+
+import logging
+import sys
+
+from hippocampus import SERVICE
+from hippocampus import config as config_mod
+
+log = logging.getLogger("hippocampus")
+
+
+def _exposure(cfg, port: int):
+    from seren_meninges.exposure import check_exposure
+
+    return check_exposure(cfg.server.host, port, service=SERVICE, token=cfg.server.resolve_bearer(),
+                          allow_open_lan=cfg.server.allow_open_lan, env_prefix=config_mod.ENV_PREFIX)
+
+
+def enforce_exposure(cfg) -> None:
+    """The family's refusal to start open on a LAN: printed, and exit 78, before anything is built.
+    The verdict of a bind that is allowed is printed by announce_exposure, once the port is bound (a
+    line saying "listening on" must not come before a port that cannot be bound)."""
+    from seren_meninges.exposure import EXIT_REFUSED
+
+    ex = _exposure(cfg, cfg.server.port)
+    if ex.refused:
+        print(ex.message, file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_REFUSED)
+
+
+def announce_exposure(cfg, port: int) -> None:
+    """The verdict on the bound port: "listening on ... (this box only)", or the open-LAN banner."""
+    print(_exposure(cfg, port).message, file=sys.stderr, flush=True)
+
+
+def use_system_trust(cfg) -> None:
+    if not cfg.tls.trust_system_store:
+        return
+    try:
+        import truststore
+    except ImportError:
+        log.warning("tls.trust_system_store is on but truststore is not installed: "
+                    "pip install 'seren-hippocampus[corp]' (using certifi meanwhile)")
+        return
+    truststore.inject_into_ssl()
+    log.info("TLS: using OS trust store (truststore injected)")

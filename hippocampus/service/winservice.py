@@ -1,0 +1,155 @@
+"""The Windows service: a thin pywin32 shim over ServiceHost, and `seren-hippocampus service ...`.
+
+pywin32 is imported only on Windows (and only if installed: the [windows]
+extra), so this module imports anywhere. The family's usual way is NSSM
+(deploy/windows/README.md); this is the no-extra-tool alternative.
+
+    seren-hippocampus service install --config C:\\full\\path\\seren-hippocampus.yaml
+    seren-hippocampus service start | stop | remove
+
+The absolute config path is kept in the service's registry key
+(HKLM\\SYSTEM\\CurrentControlSet\\Services\\SerenHippocampus\\Parameters\\config).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Optional
+
+if not __package__:  # pragma: no cover - pythonservice.exe loads this file as a top-level module by its path
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from hippocampus.service.host import ServiceHost  # noqa: E402 - absolute: it works loaded either way
+
+SERVICE_NAME = "SerenHippocampus"
+DISPLAY_NAME = "Seren Hippocampus"
+DESCRIPTION = "The sleep cycle for SerenMemory"
+CONFIG_OPTION = "config"
+WAIT_HINT_SECONDS = 15
+START_WAIT_HINT_SECONDS = 30        # the config, the bind, the actors (the MCP import is off the start path)
+ERROR_SERVICE_SPECIFIC_ERROR = 1066  # winerror: "the service has returned a service-specific error code"
+ACTIONS = ("install", "start", "stop", "remove")
+
+win32serviceutil = None
+if sys.platform == "win32":  # pragma: no cover - Windows only
+    try:
+        import servicemanager
+        import win32service
+        import win32serviceutil
+    except ImportError:
+        win32serviceutil = None
+
+if win32serviceutil is not None:  # pragma: no cover - Windows only
+    class SerenHippocampusService(win32serviceutil.ServiceFramework):
+        _svc_name_ = SERVICE_NAME
+        _svc_display_name_ = DISPLAY_NAME
+        _svc_description_ = DESCRIPTION
+
+        def __init__(self, args):
+            super().__init__(args)
+            self.host: Optional[ServiceHost] = None
+            self.stop_asked = threading.Event()
+
+        def SvcRun(self):  # noqa: N802 - pywin32's name
+            # pywin32's own SvcRun reports RUNNING before SvcDoRun starts anything, so a start that fails
+            # (a port another process holds) would look like a start that worked. Here RUNNING waits for
+            # the host to be up; a failed start is reported STOPPED with a service-specific exit code 1
+            # (what `sc query` and the event log show, and what the recovery actions act on).
+            self.ReportServiceStatus(win32service.SERVICE_START_PENDING, waitHint=START_WAIT_HINT_SECONDS * 1000)
+            config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
+            self.host = ServiceHost(config, None)
+            try:
+                self.host.start()
+            except Exception as exc:  # noqa: BLE001 - any failed start is reported, in one line
+                servicemanager.LogErrorMsg(f"{SERVICE_NAME}: could not start: {exc}")
+                self.ReportServiceStatus(win32service.SERVICE_STOPPED,
+                                         win32ExitCode=ERROR_SERVICE_SPECIFIC_ERROR, svcExitCode=1)
+                os._exit(1)
+            self.ReportServiceStatus(win32service.SERVICE_RUNNING)
+            self.SvcDoRun()
+            self.ReportServiceStatus(win32service.SERVICE_STOP_PENDING)
+
+        def SvcDoRun(self):  # noqa: N802 - pywin32's name
+            config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
+            servicemanager.LogInfoMsg(f"{SERVICE_NAME}: serving on {self.host.url} (config {config})")
+            if self.stop_asked.is_set():           # a stop that came while it was starting
+                self.host.stop(WAIT_HINT_SECONDS)
+            self.host.wait()
+            if self.host.failed:                   # the loop died: a non-zero exit makes the SCM's
+                servicemanager.LogErrorMsg(f"{SERVICE_NAME}: the server loop died; see the log")
+                os._exit(1)                        # recovery actions (restart) apply
+
+        def SvcStop(self):  # noqa: N802 - pywin32's name
+            self.ReportServiceStatus(win32service.SERVICE_STOP_PENDING, waitHint=WAIT_HINT_SECONDS * 1000)
+            self.stop_asked.set()
+            if self.host is not None:
+                self.host.stop(WAIT_HINT_SECONDS)
+
+        SvcShutdown = SvcStop
+else:
+    SerenHippocampusService = None
+
+
+def available() -> bool:
+    return win32serviceutil is not None
+
+
+def _err(msg: str) -> int:
+    print(f"seren-hippocampus service: {msg}", file=sys.stderr, flush=True)
+    return 2
+
+
+def cli(action: str, config: Optional[str] = None) -> int:
+    """`seren-hippocampus service install | start | stop | remove [--config ABS]`."""
+    if sys.platform != "win32":
+        return _err("this installs a Windows service and is for Windows only. On Linux run it under systemd: "
+                    "see deploy/systemd/README.md (the unit is deploy/systemd/seren-hippocampus.service); "
+                    "on a Jetson see deploy/jetson/README.md")
+    if not available():  # pragma: no cover - Windows only
+        return _err("pywin32 is not installed: pip install 'seren-hippocampus[windows]' "
+                    "(or use NSSM instead: deploy/windows/README.md)")
+    return _windows(action, config)  # pragma: no cover - Windows only
+
+
+def _windows(action: str, config: Optional[str]) -> int:  # pragma: no cover - Windows only
+    import pywintypes
+
+    try:
+        if action == "install":
+            if not config or not os.path.isabs(config):
+                return _err(f"install needs --config with an ABSOLUTE path (a service starts in System32), "
+                            f"not {config!r}")
+            if not os.path.isfile(config):
+                return _err(f"the config file {config} does not exist")
+            cls = win32serviceutil.GetServiceClassString(SerenHippocampusService)
+            try:
+                win32serviceutil.InstallService(cls, SERVICE_NAME, DISPLAY_NAME, description=DESCRIPTION,
+                                                startType=win32service.SERVICE_AUTO_START)
+                print(f"installed the {SERVICE_NAME} service")
+            except pywintypes.error as exc:
+                if exc.winerror != 1073:           # ERROR_SERVICE_EXISTS: update it instead
+                    raise
+                win32serviceutil.ChangeServiceConfig(cls, SERVICE_NAME, displayName=DISPLAY_NAME,
+                                                     description=DESCRIPTION,
+                                                     startType=win32service.SERVICE_AUTO_START)
+                print(f"updated the existing {SERVICE_NAME} service")
+            win32serviceutil.SetServiceCustomOption(SERVICE_NAME, CONFIG_OPTION, config)
+            print(f"config: {config}\nstart it with: seren-hippocampus service start")
+        elif action == "start":
+            win32serviceutil.StartService(SERVICE_NAME)
+            win32serviceutil.WaitForServiceStatus(SERVICE_NAME, win32service.SERVICE_RUNNING, 30)
+            print(f"{SERVICE_NAME} is running")
+        elif action == "stop":
+            win32serviceutil.StopService(SERVICE_NAME)
+            win32serviceutil.WaitForServiceStatus(SERVICE_NAME, win32service.SERVICE_STOPPED, WAIT_HINT_SECONDS + 5)
+            print(f"{SERVICE_NAME} stopped")
+        elif action == "remove":
+            win32serviceutil.RemoveService(SERVICE_NAME)
+            print(f"removed the {SERVICE_NAME} service")
+        else:
+            return _err(f"unknown action {action!r}: one of {', '.join(ACTIONS)}")
+    except pywintypes.error as exc:
+        return _err(f"{action} failed: {exc.strerror} (error {exc.winerror}); an elevated prompt is needed "
+                    "for install, start, stop and remove")
+    return 0

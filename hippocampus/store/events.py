@@ -1,0 +1,296 @@
+"""The event log: one entry per thing that happened, kept on the service.
+
+Two kinds, each with its own retention (the newest `keep` of each): the events that matter (sleeps,
+drafts, chains, purges, the actors, the model: every type not named routine) and the routine ones
+(nudges, brief requests). A flood of nudges never pushes a sleep out. A burst of nudges is one `nudged`
+event whose `count` and `last_at` grow (`bump`). Readable newest first with a type filter; delivery and
+ripple outcomes are recorded on the event after the fact (`annotate`).
+
+On disk: `events.jsonl` beside the state file, one line per event and one per later change to an event,
+appended, never rewritten per event. Each line is written whole before the call returns, so an event
+recorded before a crash of the process is there after it; the lines of events that matter are fsynced
+at once (a power cut keeps them too), routine ones are not. A torn last line (a crash mid-write) is
+skipped on load. The file is compacted (rewritten atomically with only what is kept) once it holds
+twice that, after a write failed, and at start-up after a torn line. An `events.json` from before is
+read once and replaced.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from hippocampus.store import jsonfile
+from hippocampus.store import private
+from hippocampus.config import redact
+from hippocampus.clock import Clock
+
+Listener = Callable[[dict], None]
+log = logging.getLogger("hippocampus.events")
+
+FILE_NAME = "events.jsonl"
+LEGACY_NAME = "events.json"                       # one JSON document, rewritten per event (until 2026-12)
+ROUTINE = frozenset({"nudged", "brief_requested"})
+COMPACT_SLACK = 200                               # lines beyond twice the kept events before a compaction
+
+
+def matters(type_: str) -> bool:
+    return type_ not in ROUTINE
+
+
+class EventLog:
+    def __init__(self, path: Optional[Path], clock: Clock, keep: int = 500):
+        self.path = Path(path) if path else None
+        self.clock = clock
+        self.keep = keep
+        self._lock = threading.RLock()          # the events: held briefly, never across a disk write
+        self._write_lock = threading.Lock()     # the file: one writer at a time, lines in seq order
+        self._events: dict = {}                 # seq -> event, oldest first
+        self._kept = {True: collections.deque(), False: collections.deque()}   # matters? -> seqs
+        self._last_mattering = 0                # the seq of the newest event that matters
+        self._bursts: dict = {}                 # type -> the seq of its open burst
+        self._listeners: list = []
+        self._lines = 0                         # lines in the file
+        self._rewrite = False                   # a write failed: the next one rewrites the whole file
+        self.write_error: Optional[str] = None
+        if self.path:
+            self._load()
+        self._seq = itertools.count(max(self._events, default=0) + 1)
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    # ------------------------------------------------------------ writing
+    def emit(self, type_: str, **fields: Any) -> dict:
+        fields = redact.deep(fields)            # an error that quotes a URL keeps no user:password@ or ?key=
+        with self._write_lock:
+            with self._lock:
+                event = {"type": type_, "at": self.clock.now(), "seq": next(self._seq), **fields}
+                self._add(event)
+                line = _line(event)
+            self._append(line, sync=matters(type_))
+        self._tell(event)
+        return event
+
+    def bump(self, type_: str, within: float, **fields: Any) -> dict:
+        """A burst as one event: the open `type_` event gets count + 1 and last_at now (and fields), if its
+        last one was at most `within` s ago and nothing that matters happened since; else a new one
+        (count 1). Listeners hear of the burst once, when it starts."""
+        fields = redact.deep(fields)
+        with self._write_lock:
+            with self._lock:
+                now = self.clock.now()
+                seq = self._bursts.get(type_)
+                event = self._events.get(seq) if seq is not None else None
+                if event is not None and seq > self._last_mattering and \
+                        now - float(event.get("last_at") or event["at"]) <= within:
+                    change = {**fields, "count": int(event.get("count") or 1) + 1, "last_at": now}
+                    event.update(change)
+                    line = _line({"patch": seq, "set": change})
+                    folded = dict(event)
+                else:
+                    folded = None
+                    event = {"type": type_, "at": now, "seq": next(self._seq), **fields, "count": 1,
+                             "last_at": now}
+                    self._add(event)
+                    self._bursts[type_] = event["seq"]
+                    line = _line(event)
+            self._append(line, sync=matters(type_))
+        if folded is not None:
+            return folded
+        self._tell(event)
+        return event
+
+    def annotate(self, seq: int, **fields: Any) -> None:
+        fields = redact.deep(fields)            # the webhook's and the ripple's outcomes quote their URL's errors
+        with self._write_lock:
+            with self._lock:
+                event = self._events.get(seq)
+                if event is None:
+                    return
+                event.update(fields)
+                line = _line({"patch": seq, "set": fields})
+            self._append(line, sync=False)
+
+    def scrub(self, clean: Callable[[dict], dict], stale: Optional[Callable[[bytes], bool]] = None) -> bool:
+        """Forgetting: every kept event replaced by clean(event), and the file rewritten whole (only what is
+        kept, no patch lines, no dropped events) when one changed or its bytes still hold what stale finds.
+        True when an event or the file changed; a file that holds nothing to forget is left as it was."""
+        with self._write_lock:
+            with self._lock:
+                changed = 0
+                for event in self._events.values():
+                    new = clean(event)
+                    if new != event:
+                        event.clear()
+                        event.update(new)
+                        changed += 1
+            rewrite = bool(changed)
+            if not rewrite and self.path is not None and stale is not None:
+                try:
+                    rewrite = stale(self.path.read_bytes())
+                except OSError:
+                    rewrite = False
+            if rewrite and self.path is not None:
+                self._compact()
+        return bool(changed) or rewrite
+
+    def _tell(self, event: dict) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a listener never fails the emitter
+                pass
+
+    # ------------------------------------------------------------ reading
+    def list(self, limit: int = 100, type_: Optional[str] = None) -> list:
+        limit = max(0, limit)
+        picked: list = []
+        with self._lock:
+            for e in reversed(self._events.values()):
+                if len(picked) >= limit:
+                    break
+                if type_ is None or e.get("type") == type_:
+                    picked.append(dict(e))
+        return picked
+
+    # ------------------------------------------------------------ the kept events
+    def _add(self, event: dict) -> None:
+        """Keep the event; drop the oldest of its kind beyond `keep`. The caller holds the lock."""
+        seq = int(event["seq"])
+        kind = matters(str(event.get("type")))
+        self._events[seq] = event
+        kept = self._kept[kind]
+        kept.append(seq)
+        while len(kept) > self.keep:
+            self._events.pop(kept.popleft(), None)
+        if kind:
+            self._last_mattering = max(self._last_mattering, seq)
+
+    # ------------------------------------------------------------ the file
+    def _append(self, line: bytes, sync: bool) -> None:
+        """One whole line at the end of the file (the caller holds the write lock), or the whole file
+        rewritten when it has grown too long or a write failed before."""
+        if self._rewrite or self._lines >= 2 * len(self._events) + COMPACT_SLACK:
+            self._compact()
+            return
+        try:
+            private.make_dir(self.path.parent)
+            fd = private.open_append(self.path)
+            try:
+                _write_all(fd, line)
+                if sync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            self._failed(exc)
+            return
+        self._lines += 1
+        self.write_error = None
+
+    def _compact(self) -> None:
+        with self._lock:
+            raw = b"".join(_line(e) for e in self._events.values())
+            count = len(self._events)
+        try:
+            jsonfile.write_text_atomic(self.path, raw.decode("utf-8"))
+        except OSError as exc:
+            self._failed(exc)
+            return
+        self._lines, self._rewrite, self.write_error = count, False, None
+
+    def _failed(self, exc: OSError) -> None:
+        self._rewrite = True            # the file may now lack events, or end in a torn line
+        self.write_error = (f"the event log {self.path} could not be written ({exc}); "
+                            "events are kept in memory")
+
+    def _load(self) -> None:
+        legacy = self.path.with_name(LEGACY_NAME)
+        if self.path.exists():
+            needs_rewrite = self._read_lines()
+        elif legacy != self.path and legacy.exists():
+            loaded = jsonfile.read_or_set_aside(legacy, "events")
+            self._take(loaded.get("events") if isinstance(loaded, dict) else None)
+            needs_rewrite = bool(self._events)
+            if not needs_rewrite:
+                return
+            self._compact()
+            if not self._rewrite:
+                legacy.unlink(missing_ok=True)
+                log.info("the event log moved from %s to %s (appended, not rewritten per event)",
+                         legacy.name, self.path.name)
+            return
+        else:
+            return
+        if needs_rewrite:
+            self._compact()
+
+    def _read_lines(self) -> bool:
+        """Replay the file; True when it should be rewritten (a torn or bad line, or lines to spare)."""
+        try:
+            raw = self.path.read_bytes()
+        except OSError as exc:
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            log.error("the event log %s could not be read (%s); moving it aside to %s and starting clean",
+                      self.path, exc, aside)
+            try:
+                os.replace(self.path, aside)
+            except OSError:
+                pass
+            return False
+        lines = raw.split(b"\n")
+        torn = lines.pop() if lines else b""        # what follows the last newline: b"" if none is torn
+        bad = 0
+        for raw_line in lines:
+            if raw_line.strip() and not self._replay(raw_line):
+                bad += 1
+        if torn.strip() and not self._replay(torn):
+            log.warning("the event log %s ended in a torn line (a crash mid-write); it was skipped", self.path)
+            bad += 1
+        if bad > (1 if torn.strip() else 0):
+            log.warning("the event log %s held %d unreadable line(s); they were skipped", self.path, bad)
+        self._lines = len(lines) + (1 if torn.strip() else 0)
+        return bool(torn.strip()) or bad > 0 or self._lines > len(self._events)
+
+    def _replay(self, raw_line: bytes) -> bool:
+        try:
+            item = json.loads(raw_line.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return False
+        if not isinstance(item, dict):
+            return False
+        if "patch" in item:
+            event = self._events.get(item.get("patch"))
+            if event is not None and isinstance(item.get("set"), dict):
+                event.update(item["set"])
+            return True
+        if isinstance(item.get("events"), list):     # a whole legacy document
+            self._take(item["events"])
+            return True
+        if isinstance(item.get("type"), str) and isinstance(item.get("seq"), int):
+            self._take([item])
+            return True
+        return False
+
+    def _take(self, events: Optional[list]) -> None:
+        for e in sorted((e for e in events or [] if isinstance(e, dict) and isinstance(e.get("seq"), int)),
+                        key=lambda e: e["seq"]):
+            if e["seq"] not in self._events:
+                self._add(e)
+
+
+def _line(item: dict) -> bytes:
+    return (jsonfile.encode(item) + "\n").encode("utf-8")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -1,0 +1,140 @@
+"""The replay packets on disk: `replays/<draft_id>.json` beside the state file.
+
+Each is written atomically and 0600 (jsonfile, private): a packet holds prompts, so it holds the person's
+fragments. The newest KEEP by modification time are kept; a rewrite (a purge's scrub) keeps a packet's
+time, so forgetting never moves it up the list. A write that fails is logged and dropped: a packet is
+never worth a failed sleep.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Iterator, Optional
+
+from hippocampus.store import jsonfile
+from hippocampus.store import private
+
+log = logging.getLogger("hippocampus.replay")
+
+FOLDER = "replays"
+KEEP = 300
+OWED = "forget-owed.json"          # purged ids whose scrub could not finish yet (Memory did not answer)
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def folder_for(cfg) -> Path:
+    return cfg.state_dir / FOLDER
+
+
+class PacketStore:
+    def __init__(self, folder: Path, keep: int = KEEP):
+        self.folder = Path(folder)
+        self.keep = keep
+
+    def path(self, draft_id: str) -> Optional[Path]:
+        """The packet's file, or None for an id that cannot be a file name here (never a path outside)."""
+        if not isinstance(draft_id, str) or not _ID.match(draft_id):
+            return None
+        return self.folder / f"{draft_id}.json"
+
+    # ------------------------------------------------------------ reading
+    def load(self, draft_id: str) -> Optional[dict]:
+        path = self.path(draft_id)
+        return self.read_path(path) if path is not None else None
+
+    def paths(self) -> list:
+        """Every packet file, newest first (by modification time)."""
+        try:
+            entries = [p for p in self.folder.iterdir() if p.suffix == ".json" and p.name != OWED]
+        except OSError:
+            return []
+        stamped = []
+        for p in entries:
+            try:
+                stamped.append((p.stat().st_mtime, p.name, p))
+            except OSError:
+                continue
+        return [p for _, _, p in sorted(stamped, reverse=True)]
+
+    def packets(self) -> Iterator[tuple]:
+        """(path, packet) for every readable packet, newest first."""
+        for p in self.paths():
+            packet = self.read_path(p)
+            if packet is not None:
+                yield p, packet
+
+    def newest(self, n: int) -> list:
+        out = []
+        for _, packet in self.packets():
+            if len(out) >= n:
+                break
+            out.append(packet)
+        return out
+
+    @staticmethod
+    def read_path(path: Path) -> Optional[dict]:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        return data if isinstance(data, dict) and isinstance(data.get("calls"), list) else None
+
+    # ------------------------------------------------------------ writing
+    def save(self, packet: dict) -> bool:
+        path = self.path(packet.get("draft_id"))
+        if path is None:
+            log.warning("no replay packet for a draft id that is not a file name: %r", packet.get("draft_id"))
+            return False
+        try:
+            jsonfile.write_atomic(path, packet)
+        except OSError as exc:
+            log.warning("the replay packet for draft %s could not be written (%s)", packet.get("draft_id"), exc)
+            return False
+        self.prune()
+        return True
+
+    def rewrite(self, path: Path, packet: dict) -> bool:
+        """Write a changed packet in place, keeping its modification time (its place in the newest KEEP)."""
+        try:
+            st = path.stat()
+            jsonfile.write_atomic(path, packet)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            return True
+        except OSError as exc:
+            log.error("the replay packet %s could not be rewritten (%s)", path.name, exc)
+            return False
+
+    def prune(self) -> int:
+        dropped = 0
+        for p in self.paths()[self.keep:]:
+            try:
+                p.unlink()
+                dropped += 1
+            except OSError:
+                continue
+        return dropped
+
+    # ------------------------------------------------------------ the scrub still owed
+    def owed(self) -> list:
+        path = self.folder / OWED
+        if not path.exists():
+            return []
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return []
+        return [str(i) for i in data] if isinstance(data, list) else []
+
+    def set_owed(self, ids: list) -> None:
+        path = self.folder / OWED
+        try:
+            if ids:
+                private.make_dir(self.folder)
+                jsonfile.write_atomic(path, sorted(set(ids)))
+            elif path.exists():
+                path.unlink()
+        except OSError as exc:
+            log.error("could not record the purges still to scrub from the replay packets (%s)", exc)

@@ -1,0 +1,131 @@
+"""The durable state: one JSON file written atomically after every change that matters.
+
+Last sleep, chains in flight and their closing progress, misses, the brief
+request, parked briefs, review notes, the lifecycle's process. A corrupt file
+is moved aside (named in the log) and the service starts clean. A write that
+fails (disk full, read-only) keeps the state in memory and says so.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Optional
+
+from hippocampus.store import jsonfile
+from hippocampus.store.jsonfile import read_or_set_aside
+
+log = logging.getLogger("hippocampus.state")
+
+DEFAULTS: dict = {
+    "last_sleep": None,          # the last sleep report (any outcome)
+    "last_sleep_ok_at": None,    # when the last sleep that did not fail finished: bedtime counts from here
+    "first_check_at": None,      # the first check on a store that never slept: its first bedtime
+    "last_tend": None,
+    "last_check": None,
+    "history": [],               # rows {kind: sleep|tend, ...}, newest last
+    "brief_misses": 0,
+    "brief_request": None,       # {asked_at, for_sleep_due_at, intent_id, answered, nudges}
+    "brief_times": {},           # brief id -> created_at
+    "parked_briefs": [],
+    "review_notes": {},          # cluster id -> near-term note id
+    "chain_catch_up": {},        # cluster id -> bool
+    "ended_chains": [],          # cluster ids whose chain_ended was emitted
+    "closing": {},               # cluster id -> progress of a cull in flight
+    "submitting": None,          # a draft being submitted: {draft_id, brief_id, ...}
+    "lifecycle": {},
+    "redrafts_waiting_since": None,
+}
+HISTORY_KEEP = 40
+
+
+def history_with(row: dict):
+    """The change that adds a history row, keeping the newest HISTORY_KEEP of its kind: for add_history, or
+    for mutate_many(history=...) when the row goes in the same write as other keys."""
+    def add(rows: list) -> list:
+        rows.append(row)
+        kind = row.get("kind")
+        same = [r for r in rows if r.get("kind") == kind]
+        drop = {id(r) for r in same[:-HISTORY_KEEP]}
+        return [r for r in rows if id(r) not in drop]
+    return add
+
+
+class State:
+    def __init__(self, path: Optional[Path]):
+        self.path = Path(path) if path else None
+        self._lock = threading.RLock()          # readers and writers of the data: held briefly
+        self._write_lock = threading.Lock()     # one disk write at a time, never held by a reader
+        self.write_error: Optional[str] = None
+        self.version = 0                        # bumped by every write: the status is built anew after it
+        self._data = copy.deepcopy(DEFAULTS)
+        if self.path:
+            loaded = read_or_set_aside(self.path, "state")
+            if isinstance(loaded, dict):
+                for k, v in loaded.items():
+                    if k in DEFAULTS:
+                        self._data[k] = v
+            elif loaded is not None:
+                log.error("the state file %s did not hold a mapping; starting clean", self.path)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            v = self._data.get(key, default)
+            return copy.deepcopy(v)
+
+    def set(self, **values: Any) -> None:
+        with self._lock:
+            for k, v in values.items():
+                if k not in DEFAULTS:
+                    raise KeyError(f"unknown state key {k!r}")
+                self._data[k] = v
+        self.save()
+
+    def mutate(self, key: str, fn) -> Any:
+        """Apply fn to a copy of the value and store what it returns; saved."""
+        with self._lock:
+            value = fn(copy.deepcopy(self._data[key]))
+            self._data[key] = value
+        self.save()
+        return value
+
+    def mutate_many(self, **fns) -> None:
+        """mutate() for several keys in one write: a crash keeps all of the changes or none of them."""
+        with self._lock:
+            for k in fns:
+                if k not in DEFAULTS:
+                    raise KeyError(f"unknown state key {k!r}")
+            for k, fn in fns.items():
+                self._data[k] = fn(copy.deepcopy(self._data[k]))
+        self.save()
+
+    def add_history(self, row: dict) -> None:
+        self.mutate("history", history_with(row))
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            return copy.deepcopy(self._data)
+
+    def pick(self, *keys: str) -> dict:
+        """A copy of just these keys: cheaper than snapshot() once history and the lists have grown."""
+        with self._lock:
+            return {k: copy.deepcopy(self._data.get(k)) for k in keys}
+
+    def save(self) -> None:
+        """Write the state as it is now. The data lock is held only to encode it, never across the fsync,
+        so /status is never kept waiting by a slow disk."""
+        self.version += 1
+        if not self.path:
+            return
+        with self._write_lock:
+            with self._lock:
+                raw = jsonfile.encode(self._data)
+            try:
+                jsonfile.write_text_atomic(self.path, raw)
+                self.write_error = None
+            except OSError as exc:
+                self.write_error = (f"the state file {self.path} could not be written ({exc}); "
+                                    "the service keeps running but a restart would lose recent progress: "
+                                    "free disk space or fix the folder's permissions")
+                log.error(self.write_error)

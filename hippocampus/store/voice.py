@@ -1,0 +1,113 @@
+"""The voice card: a short text the main model writes about itself, versioned.
+
+Written by the model (PUT /voice, set_voice_card), never by the config. Nothing
+is overwritten: every version keeps its text, when and why, in voice.json
+beside the state file. Every draft and redraft prompt starts with the current
+card, and each draft records the version it was written under.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Optional
+
+from hippocampus.clock import Clock
+from hippocampus.store.jsonfile import write_atomic
+
+KEEP = 200
+
+
+class VoiceError(ValueError):
+    pass
+
+
+class VoiceStorageError(OSError):
+    """The card was fine; the disk was not."""
+
+
+class VoiceCard:
+    def __init__(self, path: Path, max_chars: int, clock: Clock):
+        self.path = Path(path)
+        self.max_chars = max_chars
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._seen: Optional[tuple] = None      # (the file's stat, its version) at the last version()
+
+    def _read(self) -> list:
+        import json
+
+        if not self.path.exists():
+            return []
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            versions = data.get("versions") if isinstance(data, dict) else None
+            if not isinstance(versions, list):
+                raise ValueError("no versions list")
+            return [v for v in versions if isinstance(v, dict)]
+        except (ValueError, OSError, UnicodeDecodeError) as exc:
+            raise VoiceError(f"the voice card history {self.path} is unreadable ({exc}); "
+                             "not overwriting a history: fix or move the file") from None
+
+    def versions(self) -> list:
+        try:
+            return self._read()
+        except VoiceError:
+            return []
+
+    def current(self) -> Optional[dict]:
+        v = self.versions()
+        return v[-1] if v else None
+
+    def version(self) -> int:
+        """The current card's version, read again only when the file has changed (the status asks often)."""
+        try:
+            st = self.path.stat()
+            sig: Optional[tuple] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            sig = None
+        seen = self._seen
+        if seen is not None and seen[0] == sig:
+            return seen[1]
+        cur = self.current()
+        version = int(cur["version"]) if cur else 0
+        self._seen = (sig, version)
+        return version
+
+    def history(self, limit: int = 10) -> list:
+        return list(reversed(self.versions()))[:max(1, min(200, limit))]
+
+    def set(self, text: str, why: Optional[str] = None) -> dict:
+        text = (text or "").strip()
+        if not text:
+            raise VoiceError("an empty card: write how your memories should speak (voice, pronouns, "
+                             "what is yours and what is someone else's)")
+        try:
+            text.encode("utf-8"), (why or "").encode("utf-8")
+        except UnicodeEncodeError:          # a lone surrogate ("\ud800" in JSON) would break every read after
+            raise VoiceError("the card holds a lone surrogate (not valid unicode); send it as UTF-8 text") from None
+        if len(text) > self.max_chars:
+            raise VoiceError(f"the card is {len(text)} characters; it is capped at {self.max_chars} "
+                             "(voice.max_chars) because it rides in every prompt the small model reads")
+        with self._lock:
+            versions = self._read()
+            if versions and versions[-1].get("text") == text:
+                return {**versions[-1], "changed": False}
+            entry = {"version": (int(versions[-1]["version"]) if versions else 0) + 1, "text": text,
+                     "set_at": self.clock.now(), "why": (why or "").strip()[:500] or None}
+            versions.append(entry)
+            try:
+                write_atomic(self.path, {"versions": versions[-KEEP:]})
+            except OSError as exc:
+                raise VoiceStorageError(f"the voice card could not be saved to {self.path} ({exc}); nothing "
+                                        "changed: free disk space or fix the folder's permissions") from None
+            return {**entry, "changed": True}
+
+    def block(self) -> str:
+        cur = self.current()
+        if not cur:
+            return ""
+        return ("These memories belong to someone, and they wrote the card below about how their memories "
+                "speak. Where a fragment is about them, write it in their voice and with their pronouns. "
+                "Anything else (a system, a design, another person) is written plainly, never as 'I'. The "
+                "card says HOW to write, never WHAT: nothing in it is a fact to add, and none of its phrases "
+                "go into a memory.\n--- their card ---\n" + cur["text"] + "\n--- end of card ---\n\n")
