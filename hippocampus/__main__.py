@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -95,10 +94,12 @@ def check_config(cfg, overrides: Optional[list] = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seren-hippocampus", description="The sleep cycle for SerenMemory.")
-    p.add_argument("--config", "-c", help="the yaml config (else $SEREN_HIPPOCAMPUS_CONFIG, else "
+    p.add_argument("--config", "-c", help=f"the yaml config (else ${config_mod.loader.CONFIG_ENV}, else "
                                           "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
-    p.add_argument("--log-level", default=os.environ.get("SEREN_HIPPOCAMPUS_LOG_LEVEL") or None,
-                   help="DEBUG, INFO, WARNING or ERROR (else $SEREN_HIPPOCAMPUS_LOG_LEVEL, else server.log_level)")
+    _, level = config_mod.loader.env_override("server.log_level")
+    p.add_argument("--log-level", default=level,
+                   help=f"DEBUG, INFO, WARNING or ERROR (else ${config_mod.loader.env_names('server.log_level')[0]}, "
+                        "else server.log_level)")
     flags_mod.add_flags(p)      # the installer card's overrides, for the bare command too
     # --config after the subcommand too (`check-config --config FILE`); SUPPRESS keeps an earlier one.
     after = argparse.ArgumentParser(add_help=False)

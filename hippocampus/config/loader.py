@@ -29,6 +29,7 @@ from hippocampus.config.suggest import unknown_key_line
 
 log = logging.getLogger("hippocampus.config")
 
+CONFIG_ENV = f"{ENV_PREFIX}_CONFIG"      # not a setting: where the settings are
 _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no", "off"}
 
@@ -38,8 +39,8 @@ def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None)
     env = os.environ if environ is None else environ
     if cli_path:
         return os.path.expanduser(cli_path)
-    if env.get(f"{ENV_PREFIX}_CONFIG"):
-        return os.path.expanduser(env[f"{ENV_PREFIX}_CONFIG"])
+    if env.get(CONFIG_ENV):
+        return os.path.expanduser(env[CONFIG_ENV])
     home = os.path.expanduser(DEFAULT_PATH)
     return home if os.path.exists(home) else None
 
@@ -224,19 +225,53 @@ def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
     return obj
 
 
-def _env_overrides(cfg: Config, environ: dict, warnings: list) -> None:
-    if environ.get(f"{ENV_PREFIX}_HOST", "").strip():
-        cfg.server.host = environ[f"{ENV_PREFIX}_HOST"].strip()
-    if environ.get(f"{ENV_PREFIX}_PORT", "").strip():
-        raw = environ[f"{ENV_PREFIX}_PORT"]
+# ---------------------------------------------------------------- the environment: one rule
+
+def env_names(path: str) -> list:
+    """The variables that override a setting: SEREN_HIPPOCAMPUS_BLOCK_KEY for every `block.key` (and
+    `model.lifecycle.key`); the server's keys by their bare name too (_HOST, _PORT, _ALLOW_OPEN_LAN,
+    _LOG_LEVEL), the first of the two that is set winning."""
+    parts = path.split(".")
+    names = ([parts[1:]] if parts[0] == "server" else []) + [parts]
+    return [f"{ENV_PREFIX}_{'_'.join(n).upper()}" for n in names]
+
+
+def env_override(path: str, environ: Optional[dict] = None) -> tuple:
+    """(the variable, its value) overriding `path`, or (None, None). An empty variable counts as unset,
+    except for a setting where empty means off (model.url: no model)."""
+    env = os.environ if environ is None else environ
+    for name in env_names(path):
+        raw = env.get(name)
+        if raw is not None and (raw.strip() or path in EMPTY_MEANS_OFF):
+            return name, raw.strip()
+    return None, None
+
+
+EMPTY_MEANS_OFF = {"model.url"}
+
+
+def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "") -> None:
+    """Every setting a variable names takes its value, checked as a yaml value is; one that cannot be
+    used keeps the setting's value, with one line naming the variable."""
+    for f in dataclasses.fields(obj):
+        if f.name in ("path", "warnings"):
+            continue
+        current = getattr(obj, f.name)
+        if dataclasses.is_dataclass(current):
+            _env_overrides(current, environ, warnings, f"{prefix}{f.name}.")
+            continue
+        name, raw = env_override(prefix + f.name, environ)
+        if name is None:
+            continue
+        shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
         try:
-            cfg.server.port = _check(int(raw), {"min": 0, "max": 65535})[0]
-        except ValueError:
-            warnings.append(f"{ENV_PREFIX}_PORT={raw!r} is not a port; keeping {cfg.server.port}")
-    if environ.get(f"{ENV_PREFIX}_MEMORY_URL", "").strip():
-        cfg.memory.url = environ[f"{ENV_PREFIX}_MEMORY_URL"].strip()
-    if f"{ENV_PREFIX}_MODEL_URL" in environ:
-        cfg.model.url = environ[f"{ENV_PREFIX}_MODEL_URL"].strip()
+            value, clamped = _check(_coerce(raw, current), dict(f.metadata))
+        except (ValueError, TypeError) as exc:
+            warnings.append(f"{name}={shown} {exc}; keeping {current!r}")
+            continue
+        if clamped:
+            warnings.append(f"{name}={shown} {clamped}; using {value!r}")
+        setattr(obj, f.name, value)
 
 
 # ---------------------------------------------------------------- the whole config
@@ -252,7 +287,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
         cfg.model.lifecycle.manage = True
     cfg.memory.url = cfg.memory.url.rstrip("/")
     cfg.model.url = cfg.model.url.rstrip("/")
-    warnings.extend(config_pointers.problems(cfg, env, ENV_PREFIX))
+    warnings.extend(config_pointers.problems(cfg, env))
     warnings.extend(replay_allowed.problems(cfg))     # an entry left out of replay.candidates, and why
     cfg.path = path
     cfg.warnings = warnings

@@ -105,20 +105,18 @@ def block_problem(block: Any, path: str, prefix: str, environ: Mapping[str, str]
     return ("; ".join(missing) or None), None
 
 
-def _server_consequence(server: Any, environ: Mapping[str, str], env_prefix: str) -> str:
+def _server_consequence(server: Any) -> str:
     from seren_meninges.exposure import is_loopback
 
     where = f"{server.host}:{server.port}"
     if is_loopback(server.host):
         return f"the service runs without a bearer on {where} (loopback: this box only)"
-    allowed = server.allow_open_lan or (environ.get(f"{env_prefix}_ALLOW_OPEN_LAN", "").strip().lower()
-                                        in {"1", "true", "yes", "on"})
-    if allowed:
+    if server.allow_open_lan:          # the loader has applied $SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN
         return f"the service runs with NO bearer on {where}, open to the network (allow_open_lan)"
     return f"the service refuses to start on {where}: beyond loopback it needs a bearer"
 
 
-def problems(cfg: Any, environ: Optional[Mapping[str, str]] = None, env_prefix: str = "SEREN_HIPPOCAMPUS") -> list:
+def problems(cfg: Any, environ: Optional[Mapping[str, str]] = None) -> list:
     """One line per block whose bearer pointer resolves to nothing."""
     import os
 
@@ -132,6 +130,6 @@ def problems(cfg: Any, environ: Optional[Mapping[str, str]] = None, env_prefix: 
         if instead:
             out.append(f"{what}: the {instead} is used instead")
             continue
-        consequence = _server_consequence(block, env, env_prefix) if meaning is None else meaning
+        consequence = _server_consequence(block) if meaning is None else meaning
         out.append(f"{what}: {consequence}")
     return out

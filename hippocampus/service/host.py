@@ -127,8 +127,7 @@ class ServiceHost:
         self.log_path = folder / LOG_FILE
         handler = logging.handlers.RotatingFileHandler(self.log_path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS,
                                                        encoding="utf-8")
-        named = os.environ.get(f"{config_mod.ENV_PREFIX}_LOG_LEVEL") or configured_level   # env, then server.log_level
-        level = getattr(logging, named.upper(), logging.INFO)
+        level = getattr(logging, configured_level.upper(), logging.INFO)    # $..._LOG_LEVEL applied at load
         handler.setLevel(level)
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
         handler.addFilter(redact.LogFilter())           # no URL's user:password@ or ?key= in the log

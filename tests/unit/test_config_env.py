@@ -1,0 +1,60 @@
+"""Environment overrides are one rule: every setting `block.key` is SEREN_HIPPOCAMPUS_BLOCK_KEY (the server's
+keys by their bare name too), checked like a yaml value; the variables that worked before keep working."""
+from __future__ import annotations
+
+from hippocampus import config
+
+
+def _load(tmp_path, environ, text="server:\n  port: 7700\n"):
+    p = tmp_path / "h.yaml"
+    p.write_text(text, encoding="utf-8")
+    return config.load(str(p), environ=environ, announce=False)
+
+
+def test_the_variables_that_worked_before_still_do(tmp_path):
+    cfg = _load(tmp_path, {"SEREN_HIPPOCAMPUS_HOST": " 0.0.0.0 ", "SEREN_HIPPOCAMPUS_PORT": "7701",
+                           "SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN": "yes", "SEREN_HIPPOCAMPUS_LOG_LEVEL": "debug",
+                           "SEREN_HIPPOCAMPUS_MEMORY_URL": "http://m:1/", "SEREN_HIPPOCAMPUS_MODEL_URL": ""})
+    assert cfg.warnings == []
+    assert (cfg.server.host, cfg.server.port, cfg.server.allow_open_lan, cfg.server.log_level) == \
+        ("0.0.0.0", 7701, True, "DEBUG")
+    assert cfg.memory.url == "http://m:1" and not cfg.model.configured     # an empty model url: no model
+
+
+def test_any_setting_is_overridden_by_its_block_and_key(tmp_path):
+    cfg = _load(tmp_path, {"SEREN_HIPPOCAMPUS_SLEEP_TICK_SECONDS": "5", "SEREN_HIPPOCAMPUS_SERVER_PORT": "7702",
+                           "SEREN_HIPPOCAMPUS_MODEL_LIFECYCLE_KEEP_WARM_SECONDS": "30",
+                           "SEREN_HIPPOCAMPUS_NOTIFY_EVENTS": "purged chain_closed"})
+    assert cfg.warnings == []
+    assert (cfg.sleep.tick_seconds, cfg.server.port, cfg.model.lifecycle.keep_warm_seconds) == (5.0, 7702, 30.0)
+    assert cfg.notify.events == ["purged", "chain_closed"]
+
+
+def test_an_empty_variable_counts_as_unset(tmp_path):
+    cfg = _load(tmp_path, {"SEREN_HIPPOCAMPUS_HOST": "  ", "SEREN_HIPPOCAMPUS_MEMORY_URL": ""},
+                text="memory:\n  url: http://a:1\n")
+    assert cfg.warnings == [] and cfg.server.host == "127.0.0.1" and cfg.memory.url == "http://a:1"
+
+
+def test_a_value_that_cannot_be_used_names_the_variable_and_keeps_the_setting(tmp_path):
+    cfg = _load(tmp_path, {"SEREN_HIPPOCAMPUS_LOG_LEVEL": "loud", "SEREN_HIPPOCAMPUS_PORT": "70000",
+                           "SEREN_HIPPOCAMPUS_SLEEP_MAX_ATTEMPTS": "50"})
+    assert cfg.server.log_level == "INFO" and cfg.server.port == 7700 and cfg.sleep.max_attempts == 10
+    assert len(cfg.warnings) == 3, cfg.warnings
+    level, port, attempts = sorted(cfg.warnings)
+    assert level.startswith("SEREN_HIPPOCAMPUS_LOG_LEVEL='loud' must be one of ") and level.endswith("keeping 'INFO'")
+    assert port == "SEREN_HIPPOCAMPUS_PORT='70000' must be at most 65535; keeping 7700"
+    assert attempts == "SEREN_HIPPOCAMPUS_SLEEP_MAX_ATTEMPTS='50' is above 10, the most this setting takes; using 10"
+
+
+def test_a_secret_from_the_environment_is_never_repeated(tmp_path):
+    cfg = _load(tmp_path, {"SEREN_HIPPOCAMPUS_MEMORY_BEARER_TOKEN": "tok-secret"})
+    assert cfg.memory.resolve_bearer() == "tok-secret" and config.redacted(cfg)["memory"]["bearer_token"] == "(set)"
+
+
+def test_the_open_lan_variable_words_the_missing_bearer_line(tmp_path):
+    text = "server:\n  host: 0.0.0.0\n  bearer_token_env: NO_SUCH_TOKEN_VAR\n"
+    shut = _load(tmp_path, {}, text)
+    opened = _load(tmp_path, {"SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN": "1"}, text)
+    assert shut.warnings[0].endswith("the service refuses to start on 0.0.0.0:7424: beyond loopback it needs a bearer")
+    assert opened.warnings[0].endswith("open to the network (allow_open_lan)")
