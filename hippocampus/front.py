@@ -1,9 +1,11 @@
 """The service facade: the one typed object the front-ends (HTTP resources, MCP tools) call.
 
-It alone knows actor names and message classes. It raises a small set of errors, which each front-end
-maps once: Busy (the cycle is held), MemoryDown, ActorDown, ServiceStopping, StillRunning, UnknownActor,
-ActorRunning, VoiceOff (and the voice card's own VoiceError / VoiceStorageError).
-Like Mopidy's frontends seeing only its CoreProxy.
+It alone knows the runtime, actor names and message classes; the front-ends hold a Front and nothing below
+it. It raises a small set of errors, which each front-end maps once: Busy (the cycle is held), MemoryDown,
+ActorDown, ServiceStopping, StillRunning, UnknownActor, ActorRunning, VoiceOff, the voice card's own
+VoiceError / VoiceStorageError, and the replay's NotAllowed, NoPacket and ReplayBusy (all importable from here).
+No method calls Memory on the caller's thread: Memory's health and the queue are the background reads'
+last answers. Like Mopidy's frontends seeing only its CoreProxy.
 """
 from __future__ import annotations
 
@@ -12,39 +14,32 @@ from typing import Any, Optional
 import pykka
 
 from actors.messages import Check, RestartChild, Sleep, Tend
-from hippocampus.cycle.lock import Busy  # noqa: F401 - re-exported for the front-ends
 from hippocampus.config import redact
-from hippocampus.memory import MemoryError_
+from hippocampus.replay import service as replays
+from hippocampus.replay.worker import Run
 from hippocampus.status.lists import event_say
 from hippocampus.status.cache import StatusCache
 from hippocampus.status.read import build_status, built_from
 from hippocampus.status.reports import restart_words, result, run_words
-from hippocampus.status.watch import MemoryWatch, ModelWatch
+from hippocampus.status.watch import MEMORY_FIRST
+# re-exported: the errors the front-ends map
+from hippocampus.cycle.lock import Busy  # noqa: F401
+from hippocampus.replay.run import NoPacket, NotAllowed  # noqa: F401
+from hippocampus.replay.worker import ReplayBusy  # noqa: F401
 from hippocampus.stopping import ServiceStopping
+from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
+
 
 
 class FrontError(Exception):
     """What a front-end tells the person, as it is."""
 
 
-class MemoryDown(FrontError):
-    pass
-
-
-class ActorDown(FrontError):
-    pass
-
-
-class StillRunning(FrontError):
-    pass
-
-
-class UnknownActor(FrontError):
-    pass
-
-
-class ActorRunning(FrontError):
-    pass
+class MemoryDown(FrontError): pass          # noqa: E701
+class ActorDown(FrontError): pass           # noqa: E701
+class StillRunning(FrontError): pass        # noqa: E701
+class UnknownActor(FrontError): pass        # noqa: E701
+class ActorRunning(FrontError): pass        # noqa: E701
 
 
 class VoiceOff(FrontError):
@@ -56,12 +51,9 @@ class VoiceOff(FrontError):
 class Front:
     def __init__(self, runtime) -> None:
         self.rt = runtime
-        self.memory_watch = MemoryWatch(runtime.ctx.memory)
-        self.model_watch = ModelWatch(runtime.cfg.model)
-        for watch in (self.memory_watch, self.model_watch):
-            watch.snapshot()            # the first look starts now, in the background
-        self._status = StatusCache(lambda: build_status(runtime, self.memory_watch, self.model_watch),
-                                   lambda: built_from(runtime, self.memory_watch, self.model_watch))
+        self.replays = replays.Replays(runtime.ctx)
+        self._queue = runtime.queue
+        self._status = StatusCache(lambda: build_status(runtime), lambda: built_from(runtime))
 
     # ------------------------------------------------------------ reading
     def status(self) -> dict:
@@ -71,8 +63,12 @@ class Front:
         """GET /status's JSON, encoded once per change of what the status is built from."""
         return self._status.body()
 
+    def memory(self) -> dict:
+        """Memory's health as its watch last published it ({reachable, error, checked_at})."""
+        return self.rt.board.get("memory_health") or MEMORY_FIRST
+
     def health(self) -> dict:
-        return {"ok": True, "memory_reachable": bool(self.memory_watch.refresh()["reachable"])}
+        return {"ok": True, "memory_reachable": bool(self.memory()["reachable"])}
 
     def history(self, limit: int) -> list:
         rows = list(reversed(self.rt.ctx.state.get("history") or []))[:limit]
@@ -83,11 +79,13 @@ class Front:
         return [{**e, "say": event_say(e)} for e in self.rt.events.list(limit=limit, type_=type_)]
 
     def queue(self) -> list:
-        """What waits for review in Memory (raises MemoryDown)."""
-        try:
-            return self.rt.ctx.memory.drafts("pending", limit=50)
-        except MemoryError_ as exc:
-            raise MemoryDown(self._memory_words(exc, "read")) from None
+        """What waits for review in Memory, as the queue watch last published it (raises MemoryDown). A look
+        has the watch read it again on the next beat, so a viewer polling it sees it fresh."""
+        self._queue.recheck()
+        seen = self._queue.published()
+        if seen.get("error"):
+            raise MemoryDown(self._memory_words(seen["error"], "read"))
+        return seen.get("drafts") or []
 
     def actors(self) -> dict:
         return self.rt.board.get("actors") or {}
@@ -110,11 +108,11 @@ class Front:
         return self.rt.nudge()
 
     def _cycle(self, what: str, actor: str, make) -> dict:
-        """Memory first (the hippocampus holds nothing itself), then the cycle lock, then the actor."""
-        try:
-            self.rt.ctx.memory.health()
-        except MemoryError_ as exc:
-            raise MemoryDown(self._memory_words(exc, "started")) from None
+        """Memory first (the hippocampus holds nothing itself), then the cycle lock, then the actor. Memory
+        seen down is refused here; one gone down since the last look is found by the actor (its report says so)."""
+        seen = self.memory()
+        if seen["reachable"] is False:
+            raise MemoryDown(self._memory_words(seen["error"], "started"))
         cfg = self.rt.cfg
         timeout = cfg.model.timeout_seconds * 4 + cfg.memory.timeout_seconds * 4 + 60
         try:
@@ -125,10 +123,11 @@ class Front:
             if self.rt.stopping:
                 raise ServiceStopping() from None
             raise ActorDown(f"nothing was started: {exc}; restarting the actor brings it back") from None
+        self._queue.recheck()           # what waits for review may have changed: read on the next beat
         return {**report, "say": result(what, report)}
 
-    def _memory_words(self, exc: Exception, verb: str) -> str:
-        return (f"SerenMemory at {redact.url(self.rt.ctx.memory.url)} is not answering ({exc}); nothing was {verb}. "
+    def _memory_words(self, error: str, verb: str) -> str:
+        return (f"SerenMemory at {redact.url(self.rt.ctx.memory.url)} is not answering ({error}); nothing was {verb}. "
                 "The hippocampus holds nothing itself: it needs Memory up")
 
     # ------------------------------------------------------------ actors
@@ -165,6 +164,30 @@ class Front:
     @property
     def voice_enabled(self) -> bool:
         return self.rt.ctx.voice is not None
+
+    @property
+    def voice_max_chars(self) -> int:
+        return self._card().max_chars
+
+    # ------------------------------------------------------------ replay and the quality report
+    def replay(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
+               timeout_seconds: Optional[float] = None) -> Run:
+        """One draft's saved prompts on a candidate, on the replay worker; the run, done or still running.
+        Raises NotAllowed, NoPacket, ReplayBusy, ServiceStopping."""
+        return self.replays.replay(draft_id, candidate, model, timeout_seconds)
+
+    def replay_run(self, run_id: str) -> Optional[Run]:
+        return self.replays.run(run_id)
+
+    def replay_runs(self) -> dict:
+        return self.replays.runs()
+
+    def quality(self) -> dict:
+        """The quality report the quality actor last published (never read from Memory here)."""
+        return replays.report(self.rt.board.get(replays.BOARD_KEY))
+
+    def quality_brief(self) -> dict:
+        return replays.brief(self.rt.board.get(replays.BOARD_KEY))
 
     def config(self) -> Any:
         return self.rt.cfg

@@ -7,10 +7,8 @@ import logging
 import falcon
 
 from hippocampus.config import mcp_env
-from hippocampus.cycle.lock import Busy
-from hippocampus.front import (ActorDown, ActorRunning, MemoryDown, StillRunning, UnknownActor, VoiceOff)
-from hippocampus.stopping import ServiceStopping
-from hippocampus.store.voice import VoiceError, VoiceStorageError
+from hippocampus.front import (ActorDown, ActorRunning, Busy, MemoryDown, NoPacket, NotAllowed, ReplayBusy,
+                               ServiceStopping, StillRunning, UnknownActor, VoiceError, VoiceOff, VoiceStorageError)
 
 from hippocampus.http.auth import BearerAuth, BodyLimit, RequestLog, escape_controls, escape_waitress_log
 from hippocampus.http.guard import Guard
@@ -45,7 +43,8 @@ def _guard(server_cfg, bearer: str) -> Guard:
 ERRORS = [(Busy, falcon.HTTPConflict), (MemoryDown, falcon.HTTPServiceUnavailable),
           (ActorDown, falcon.HTTPServiceUnavailable), (ServiceStopping, falcon.HTTPServiceUnavailable),
           (UnknownActor, falcon.HTTPNotFound), (ActorRunning, falcon.HTTPConflict), (VoiceOff, falcon.HTTPNotFound),
-          (VoiceError, falcon.HTTPBadRequest), (VoiceStorageError, falcon.HTTPServiceUnavailable)]
+          (VoiceError, falcon.HTTPBadRequest), (VoiceStorageError, falcon.HTTPServiceUnavailable),
+          (NotAllowed, falcon.HTTPBadRequest), (NoPacket, falcon.HTTPNotFound)]
 
 
 def _mapped(http_error):
@@ -59,10 +58,13 @@ def _still_running(req, resp, ex, params):
     resp.media = {"ok": True, "running": True, "detail": str(ex)}
 
 
+def _replay_busy(req, resp, ex, params):
+    raise falcon.HTTPConflict(description=f"{ex} (GET {ex.run.where} shows it)") from None
+
+
 def create_app(front, *, bearer: str = "") -> falcon.App:
     """The routes over the service facade (hippocampus.front.Front)."""
     escape_waitress_log()
-    runtime = front.rt          # for the replay routes, which read the replay packets beside the state
     server_cfg = front.config().server
     # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer
     app = falcon.App(middleware=[RequestLog(), _guard(server_cfg, bearer), BearerAuth(bearer),
@@ -73,12 +75,13 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
     for exc, http_error in ERRORS:
         app.add_error_handler(exc, _mapped(http_error))
     app.add_error_handler(StillRunning, _still_running)
+    app.add_error_handler(ReplayBusy, _replay_busy)
     for path, route in (("/", Root), ("/health", Health), ("/status", Status), ("/sleep", SleepRoute),
                         ("/tend", TendRoute), ("/check", CheckRoute), ("/nudge", Nudge), ("/events", Events),
                         ("/history", History), ("/queue", Queue), ("/actors", Actors),
                         ("/actors/{name}/restart", ActorRestart), ("/voice", Voice), ("/voice/history", VoiceHistory)):
         app.add_route(path, route(front))
     from hippocampus.http.openapi import OpenApi; app.add_route("/openapi.json", OpenApi())  # noqa: E702 - every route, described
-    from hippocampus.http.replay_routes import add_routes; add_routes(app, runtime)  # noqa: E702 - /replay, /quality
+    from hippocampus.http.replay_routes import add_routes; add_routes(app, front)  # noqa: E702 - /replay, /quality
     from hippocampus.http.viewer import add_viewer; add_viewer(app)  # noqa: E702 - the window (GET /viewer, public)
     return app

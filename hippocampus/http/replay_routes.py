@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import falcon
 
-from hippocampus.replay import service
 from hippocampus.config.candidates import TIMEOUT_CAP, refusal
-from hippocampus.replay.run import NoPacket, NotAllowed
-from hippocampus.replay.worker import ReplayBusy
+from hippocampus.http.resources import Route, json_body
+from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
 
 FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
@@ -23,10 +22,7 @@ SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "
 
 
 def _body(req: falcon.Request) -> dict:
-    try:
-        body = req.get_media(default_when_empty=None)
-    except RecursionError:
-        raise falcon.HTTPBadRequest(description="the JSON body is nested too deeply") from None
+    body = json_body(req)
     if body is None:
         return {}
     if not isinstance(body, dict):
@@ -72,24 +68,13 @@ def _answer(resp, run) -> None:
     resp.media = {"run": run.id, **run.result}
 
 
-class Replay:
-    def __init__(self, rt):
-        self.rt = rt
-
+class Replay(Route):
     def on_post(self, req, resp, draft_id=None):
         body = _body(req)
         draft_id = draft_id or body.get("draft_id")
         if not draft_id or not isinstance(draft_id, str):
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
-        try:
-            run = service.replay_draft(self.rt, draft_id, **_args(body, self.rt.cfg))
-        except NotAllowed as exc:
-            raise falcon.HTTPBadRequest(description=str(exc)) from None
-        except NoPacket as exc:
-            raise falcon.HTTPNotFound(description=str(exc)) from None
-        except ReplayBusy as exc:
-            raise falcon.HTTPConflict(description=f"{exc} (GET {exc.run.where} shows it)") from None
-        _answer(resp, run)
+        _answer(resp, self.front.replay(draft_id, **_args(body, self.front.config())))
 
 
 class ReplayRuns(Replay):
@@ -98,23 +83,20 @@ class ReplayRuns(Replay):
     def on_get(self, req, resp):
         run_id = req.get_param("run")
         if run_id is None:
-            resp.media = service.runs(self.rt)
+            resp.media = self.front.replay_runs()
             return
-        run = service.read_run(self.rt, run_id)
+        run = self.front.replay_run(run_id)
         if run is None:
-            raise falcon.HTTPNotFound(description=service.unknown_run(run_id))
+            raise falcon.HTTPNotFound(description=unknown_run(run_id))
         _answer(resp, run)
 
 
-class Quality:
-    def __init__(self, rt):
-        self.rt = rt
-
+class Quality(Route):
     def on_get(self, req, resp):
-        resp.media = boards.quality(service.report(self.rt))
+        resp.media = boards.quality(self.front.quality())
 
 
-def add_routes(app: falcon.App, rt) -> None:
-    app.add_route("/replay", ReplayRuns(rt))
-    app.add_route("/replay/{draft_id}", Replay(rt))
-    app.add_route("/quality", Quality(rt))
+def add_routes(app: falcon.App, front) -> None:
+    app.add_route("/replay", ReplayRuns(front))
+    app.add_route("/replay/{draft_id}", Replay(front))
+    app.add_route("/quality", Quality(front))

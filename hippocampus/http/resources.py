@@ -5,29 +5,27 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
+from hippocampus.front import MemoryDown
 from hippocampus.status import lists as boards
-
-TRUE = {"1", "true", "yes", "on"}
 
 
 def _flag(req: falcon.Request, name: str) -> bool:
-    raw = req.get_param(name)
-    if raw is None:
-        return False
-    if raw.lower() in TRUE | {"0", "false", "no", "off", ""}:
-        return raw.lower() in TRUE
-    raise falcon.HTTPBadRequest(description=f"?{name} takes true or false, not {raw!r}")
+    try:
+        return req.get_param_as_bool(name, default=False, blank_as_true=False)
+    except falcon.HTTPInvalidParam:
+        raise falcon.HTTPBadRequest(description=f"?{name} takes true or false, not {req.get_param(name)!r}") from None
 
 
 def _limit(req: falcon.Request, default: int, hi: int) -> int:
-    raw = req.get_param("limit")
-    if raw is None:
-        return default
+    """?limit, held to 1..hi (a larger one is the most there is, not a refusal)."""
+    return max(1, min(hi, req.get_param_as_int("limit", default=default)))
+
+
+def json_body(req: falcon.Request):
     try:
-        n = int(raw)
-    except ValueError:
-        raise falcon.HTTPBadRequest(description=f"?limit takes a whole number, not {raw!r}") from None
-    return max(1, min(hi, n))
+        return req.get_media(default_when_empty=None)
+    except RecursionError:              # json.loads on "[[[[...": a 400 like any other bad body, not a 500
+        raise falcon.HTTPBadRequest(description="the JSON body is nested too deeply") from None
 
 
 class Route:
@@ -92,8 +90,6 @@ class Queue(Route):
     """What waits for review in Memory, with its words. Memory down: an empty list and a message, never a 500."""
 
     def on_get(self, req, resp):
-        from hippocampus.front import MemoryDown
-
         now = self.front.now
         try:
             drafts = self.front.queue()
@@ -119,10 +115,7 @@ class Voice(Route):
         resp.media = self.front.voice()
 
     def on_put(self, req, resp):
-        try:
-            body = req.get_media(default_when_empty=None)
-        except RecursionError:              # json.loads on "[[[[...": a 400 like any other bad body, not a 500
-            raise falcon.HTTPBadRequest(description="the JSON body is nested too deeply") from None
+        body = json_body(req)
         if not self.front.voice_enabled:
             self.front.voice()              # raises VoiceOff: 404
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):

@@ -14,12 +14,10 @@ import time
 from typing import Any, Callable, Optional
 
 from hippocampus import __version__
-from hippocampus.cycle.lock import Busy
-from hippocampus.front import ActorRunning, FrontError
-from hippocampus.replay import service as replay_service
+from hippocampus.front import (ActorRunning, Busy, FrontError, NoPacket, NotAllowed, ReplayBusy, ServiceStopping,
+                               VoiceError, VoiceStorageError)
+from hippocampus.replay.service import unknown_run, words
 from hippocampus.status.words import n
-from hippocampus.stopping import ServiceStopping
-from hippocampus.store.voice import VoiceError, VoiceStorageError
 
 from hippocampus.mcp.descriptions import DESCRIPTIONS, READ_ONLY
 
@@ -63,7 +61,7 @@ class Tools:
         say = s["say"]
         cards = [f"{name.replace('_', ' ').capitalize()}: {c['main']} ({c['sub']})" for name, c in say["cards"].items()]
         lines = [say["headline"], say["wakeup"]] + cards
-        s["quality"] = replay_service.brief(self.front.rt)
+        s["quality"] = self.front.quality_brief()
         return {"ok": True, **s, "say": say["headline"], "sentences": lines, "message": " ".join(lines)}
 
     # ------------------------------------------------------------ the cycle
@@ -122,7 +120,7 @@ class Tools:
     # ------------------------------------------------------------ the voice card
     def get_voice_card(self) -> dict[str, Any]:
         cur = self.front.voice()
-        cap = self.front.rt.ctx.voice.max_chars
+        cap = self.front.voice_max_chars
         if not cur.get("version"):
             return {"ok": True, "enabled": True, "version": 0, "text": None, "max_chars": cap,
                     "message": "No card yet: set_voice_card writes the first one (your voice, your pronouns, "
@@ -147,10 +145,37 @@ class Tools:
 
     # ------------------------------------------------------------ replay (a listed candidate's name, never a URL)
     def replay_draft(self, draft_id: str, candidate: str = "", model: str = "") -> dict[str, Any]:
-        return replay_service.replay_tool(self.front.rt, draft_id, candidate, model)
+        """A result with `ok` and a plain-words `message`: a refusal, a busy worker or no packet is an answer."""
+        if not (draft_id or "").strip():
+            return {"ok": False, "message": "give the draft id to replay (list_drafts on Memory shows them)"}
+        try:
+            run = self.front.replay(draft_id.strip(), candidate or None, model or None)
+        except NoPacket as exc:
+            return {"ok": False, "found": False, "message": str(exc)}
+        except ReplayBusy as exc:
+            return {"ok": False, "busy": True, "run": exc.run.id,
+                    "message": f"{exc} (replay_result with run {exc.run.id!r} reads it)."}
+        except NotAllowed as exc:
+            return {"ok": False, "refused": True, "message": str(exc)}
+        return _replay_answer(run)
 
     def replay_result(self, run: str) -> dict[str, Any]:
-        return replay_service.result_tool(self.front.rt, run)
+        """A replay that outlived replay_draft's wait, read by its run id."""
+        found = self.front.replay_run(run)
+        if found is None:
+            return {"ok": False, "found": False, "message": unknown_run(run)}
+        return _replay_answer(found)
+
+
+def _replay_answer(run) -> dict:
+    """A run as the tools answer it: the result, its failure, or where it stands."""
+    if not run.done.is_set():
+        return {"ok": True, "running": True, "run": run.id,
+                "message": f"{run.running_words()}; call replay_result with run {run.id!r} to read it when it "
+                           "is done."}
+    if run.error:
+        return {"ok": False, "run": run.id, "message": run.error}
+    return {"ok": True, "run": run.id, **run.result, "message": words(run.result)}
 
 
 def mapped(fn: Callable) -> Callable:

@@ -1,30 +1,123 @@
-"""The shape the code keeps: the two front-ends meet only in the facade, and nothing grows too long."""
+"""The shape shows the architecture (ARCHITECTURE.md), read from the source with ast, and nothing grows too long.
+
+- The layers, top down: the composition (__main__, launcher, service/, cli/, demo/), the front-ends
+  (http/, mcp/), the door (front.py), the actors (actors/), the plain objects (everything else). An import
+  goes down, never up; the two front-ends never import each other.
+- A front-end reaches nothing below the door: no actors, no cycle/, store/, model/, and no `.rt`.
+- No import cycle between the packages of hippocampus/ and actors/ (a package's own modules are one node).
+"""
 from __future__ import annotations
 
 import ast
+import re
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+TOP = {"hippocampus.__main__", "hippocampus.launcher", "hippocampus.service", "hippocampus.cli", "hippocampus.demo"}
+FRONT_ENDS = {"hippocampus.http", "hippocampus.mcp"}
+DOOR = {"hippocampus.front"}
+ACTORS = {"actors"}
+BELOW_THE_DOOR = ("actors", "hippocampus.cycle", "hippocampus.store", "hippocampus.model")
 
 
-def _imports(path: Path) -> set:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            out.add("." * node.level + node.module)
-    return out
+def layer(node: str) -> int:
+    for i, nodes in enumerate((TOP, FRONT_ENDS, DOOR, ACTORS)):
+        if node in nodes:
+            return i
+    return 4                                    # the plain objects
 
 
-def test_the_front_ends_never_import_each_other_nor_actor_messages():
-    for front, other in (("http", "mcp"), ("mcp", "http")):
-        for path in (ROOT / "hippocampus" / front).glob("*.py"):
-            names = _imports(path)
-            assert not [n for n in names if n.startswith(f"hippocampus.{other}") or n == f"..{other}"
-                        or n.startswith(f"..{other}.")], f"{path.name} imports hippocampus.{other}"
-            assert not [n for n in names if n.startswith("actors")], f"{path.name} imports the actors"
+def node_of(module: str) -> str:
+    """The graph's node for a module: `actors`, or `hippocampus.X` (a package or a flat module), or
+    `hippocampus` itself (its __init__: the name and the version)."""
+    parts = module.split(".")
+    if parts[0] == "actors":
+        return "actors"
+    if len(parts) > 1 and ((ROOT / "hippocampus" / parts[1]).is_dir() or
+                           (ROOT / "hippocampus" / f"{parts[1]}.py").is_file()):
+        return f"hippocampus.{parts[1]}"
+    return "hippocampus"
+
+
+def module_of(path: Path) -> str:
+    name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+def imports():
+    """(importing module, imported module, where) for every import of our own code in the product."""
+    for path in sorted([*ROOT.glob("hippocampus/**/*.py"), *ROOT.glob("actors/**/*.py")]):
+        me = module_of(path)
+        package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Import):
+                names = [a.name for a in n.names]
+            elif isinstance(n, ast.ImportFrom):
+                base = n.module or ""
+                if n.level:
+                    up = package.split(".")[: len(package.split(".")) - n.level + 1]
+                    base = ".".join(up + ([n.module] if n.module else []))
+                names = [base] + [f"{base}.{a.name}" for a in n.names]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] in ("hippocampus", "actors"):
+                    yield me, name, f"{path.relative_to(ROOT)}:{n.lineno}"
+
+
+def graph() -> dict:
+    edges: dict = defaultdict(dict)
+    for me, name, where in imports():
+        src, dst = node_of(me), node_of(name)
+        if src != dst:
+            edges[src].setdefault(dst, where)
+    return edges
+
+
+def test_a_front_end_reaches_nothing_below_the_door():
+    wrong = [f"{where}: {name}" for me, name, where in imports()
+             if node_of(me) in FRONT_ENDS and name.startswith(BELOW_THE_DOOR)]
+    assert wrong == []
+    touches = [f"{p.relative_to(ROOT)}:{i}" for front_end in ("http", "mcp")
+               for p in sorted((ROOT / "hippocampus" / front_end).rglob("*.py"))
+               for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if re.search(r"\.rt\b", line)]
+    assert touches == [], "a front-end reaches the runtime: it goes through hippocampus/front.py"
+
+
+def test_imports_go_down_the_layers_and_the_front_ends_never_meet():
+    wrong = [f"{where}: {src} -> {dst}" for src, out in graph().items() for dst, where in out.items()
+             if layer(dst) < layer(src) or (layer(src) == layer(dst) == 1)]
+    assert wrong == []
+
+
+def test_no_import_cycle_between_packages():
+    edges = graph()
+    seen, on_path, cycles = set(), [], []
+
+    def visit(node: str) -> None:
+        if node in on_path:
+            loop = on_path[on_path.index(node):] + [node]
+            cycles.append(" -> ".join(f"{a} ({edges[a][b]})" for a, b in zip(loop, loop[1:])))
+            return
+        if node in seen:
+            return
+        seen.add(node)
+        on_path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            visit(nxt)
+        on_path.pop()
+
+    for node in sorted(edges):
+        visit(node)
+    assert cycles == []
+
+
+def test_the_graph_is_read_at_all():
+    """The checks above would pass on an empty graph: the layers they guard are there."""
+    edges = graph()
+    assert "hippocampus.front" in edges["hippocampus.http"] and "actors" in edges["hippocampus.front"]
+    assert "hippocampus.cycle" in edges["actors"] and "hippocampus.http" in edges["hippocampus.service"]
 
 
 def test_no_function_over_60_lines_and_no_class_over_300():
