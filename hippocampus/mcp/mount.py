@@ -1,4 +1,4 @@
-"""Mount the MCP endpoint in the Falcon app: `mount_mcp(app, runtime)`.
+"""Mount the MCP endpoint in the Falcon app: `mount_mcp(app, front)`, or lazily on the first call: `LazyMount`.
 
 Raises ImportError when the [mcp] extra is not installed, so the service runs
 without it; `mount_mcp_fallback(app)` then makes /mcp say how to install it.
@@ -14,6 +14,7 @@ the origins default to http:// and https:// of each of those hosts.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Mapping, Optional
 
 import falcon
@@ -81,3 +82,80 @@ class NotInstalled:
 def mount_mcp_fallback(app: falcon.App, *, environ: Optional[Mapping[str, str]] = None) -> None:
     """Without the [mcp] extra: /mcp answers 404 naming the extra, rather than a bare not-found."""
     app.add_sink(NotInstalled(), path_pattern(mount_path(environ)))
+
+
+class LazyMount:
+    """/mcp mounted off the start path. The MCP SDK is half of the resident memory (about 42 MB here:
+    pydantic models for two protocol versions, starlette, uvicorn) and most of a cold start, so it is
+    imported on the first POST to /mcp, on a thread of its own; a box whose MCP client never calls keeps
+    that memory, and /health answers at once either way. A stop never waits out a slow import (SIGTERM
+    must exit in seconds): a mount that finishes after the stop stops its own bridge.
+
+    `post_only(resp)` is the front-end's answer to anything but a POST (no SDK needed for it);
+    `on_mounted()` runs once the mount has ended, however it ended."""
+
+    def __init__(self, app: falcon.App, front, *, post_only, on_mounted=lambda: None):
+        self.app, self.front, self.post_only, self.on_mounted = app, front, post_only, on_mounted
+        self.mounted: Optional[Mounted] = None
+        self.started = False
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def offer(self) -> None:
+        self.app.add_sink(self._while_mounting, path_pattern(mount_path()))
+
+    def wait(self) -> Optional[Mounted]:
+        """The mounted endpoint, or None without the [mcp] extra (mounts it now if no call has yet, and
+        waits for the mount to finish)."""
+        with self._lock:
+            begin = not (self.started or self._done.is_set() or self._stopped)
+            self.started = self.started or begin
+            if self._stopped and not self.started:
+                self._done.set()                # stopped before any call: nothing to mount
+        if begin:
+            threading.Thread(target=self._mount, name="mcp-mount", daemon=True).start()
+        self._done.wait(120)
+        return self.mounted
+
+    def _mount(self) -> None:
+        try:
+            try:
+                self.mounted = mount_mcp(self.app, self.front)
+            except ImportError as exc:
+                log.info("no MCP endpoint: %s", exc)
+                mount_mcp_fallback(self.app)
+        except Exception:  # noqa: BLE001 - the service runs on without /mcp
+            log.exception("the MCP endpoint could not be mounted")
+        finally:
+            self.on_mounted()
+            with self._lock:
+                self._done.set()
+                late = self._stopped
+            if late and self.mounted is not None:   # the service stopped while this was importing
+                self.mounted.stop()
+
+    def stop(self) -> None:
+        if self.started:
+            self._done.wait(1.0)
+        with self._lock:
+            self._stopped = True
+            if not self.started:
+                self._done.set()                # never called: nothing was mounted
+            mounted = self.mounted if self._done.is_set() else None
+        if mounted is not None:
+            mounted.stop()
+
+    def _while_mounting(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
+        """/mcp until the endpoint is mounted: the first call starts the mount and every call waits for it,
+        then answers as the mounted endpoint would (which takes /mcp over from here on)."""
+        if req.method != "POST":        # the mounted endpoint's own answer: no call, so nothing to mount
+            self.post_only(resp)
+            return
+        mounted = self.wait()
+        if mounted is None:
+            NotInstalled()(req, resp)
+            return
+        from hippocampus.mcp.bridge import WsgiSink
+
+        WsgiSink(mounted.bridge)(req, resp)

@@ -125,12 +125,12 @@ def test_options_and_get_on_mcp_leave_the_sdk_unloaded(make_config, start_servic
         assert r.status_code == 405 and r.headers["Allow"] == "POST", (method, r.status_code, r.text)
         assert r.json() == {"detail": "this MCP endpoint takes POST only (stateless, JSON answers)"}
         assert "Access-Control-Allow-Origin" not in r.headers
-    assert not svc._mcp_started and svc._mcp is None, "a request that is no MCP call loaded the SDK"
+    assert not svc.lazy_mcp.started and svc.lazy_mcp.mounted is None, "a request that is no MCP call loaded the SDK"
     # the first call loads it, and the mounted endpoint answers OPTIONS the same way
     r = requests.post(svc.url + "/mcp", data=INIT, headers={**dict(MCP), "Authorization": f"Bearer {TOKEN}"},
                       timeout=60)
     assert r.status_code == 200, r.text
-    assert svc._mcp_started and svc.mcp is not None
+    assert svc.lazy_mcp.started and svc.mcp is not None
     r = requests.options(svc.url + "/mcp", timeout=10)
     assert r.status_code == 405 and r.headers["Allow"] == "POST"
 
@@ -151,7 +151,7 @@ def test_options_mcp_in_a_fresh_process_does_not_import_the_sdk(tmp_path):
                        environ={{}})
         svc = Service(cfg).start(); svc.serve_in_thread()
         r = requests.options(svc.url + "/mcp", timeout=10)
-        print(r.status_code, "mcp" in sys.modules, svc._mcp_started)
+        print(r.status_code, "mcp" in sys.modules, svc.lazy_mcp.started)
         svc.request_stop(); svc.wait_stopped(30)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
