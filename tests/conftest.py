@@ -107,7 +107,7 @@ def make_ctx(make_config):
     """The domain without threads: a Context on the real Memory, a fake clock, state in tmp_path."""
     import time as _time
 
-    from hippocampus.clock import FakeClock
+    from tests.harness.clock import FakeClock
     from hippocampus.cycle.context import Context
     from hippocampus.store.events import FILE_NAME as EVENTS_FILE
     from hippocampus.store.events import EventLog

@@ -44,19 +44,6 @@ def _created(pid: int) -> Optional[float]:
         return None
 
 
-def pid_alive(pid: Optional[int]) -> bool:
-    """Is a process with this pid running (a zombie is gone for our purposes)?"""
-    if not pid:
-        return False
-    try:
-        p = psutil.Process(int(pid))
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except (psutil.NoSuchProcess, psutil.ZombieProcess):
-        return False
-    except psutil.AccessDenied:
-        return True
-
-
 @dataclass
 class ServerProcess:
     """A server we launched (popen set) or took back after a restart (popen None: a bare pid)."""

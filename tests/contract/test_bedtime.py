@@ -6,7 +6,7 @@ import time
 
 from hippocampus.cycle import briefs as gate
 from hippocampus.cycle.bedtime import bedtime_at
-from hippocampus.clock import FakeClock
+from tests.harness.clock import FakeClock
 from hippocampus.config import SleepConfig
 from tests.conftest import event_types
 

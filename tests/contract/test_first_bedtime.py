@@ -11,7 +11,7 @@ import time
 
 from hippocampus.cycle import briefs as gate
 from hippocampus.cycle.bedtime import bedtime_at
-from hippocampus.clock import FakeClock
+from tests.harness.clock import FakeClock
 from hippocampus.config import SleepConfig
 
 

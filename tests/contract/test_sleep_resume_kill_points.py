@@ -14,7 +14,7 @@ import time
 import pytest
 
 from hippocampus.cycle import briefs as gate
-from hippocampus.clock import FakeClock
+from tests.harness.clock import FakeClock
 from hippocampus.cycle.tend import tend
 
 from .test_cull_kill_points import KillAfter, on_disk

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from hippocampus.model.process import pid_alive as _pid_alive
+from tests.harness.clock import pid_alive as _pid_alive
 from tests.harness.reviewer import wait_for
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")

@@ -7,7 +7,7 @@ import sys
 import time
 
 from hippocampus.cycle import briefs as gate
-from hippocampus.clock import FakeClock
+from tests.harness.clock import FakeClock
 from hippocampus.cycle.tend import tend
 from tests.harness.reviewer import wait_for
 from tests.service.test_ripple_service import Recorder, event

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from hippocampus.clock import FakeClock
+from tests.harness.clock import FakeClock
 from hippocampus.store.events import EventLog
 
 

@@ -16,10 +16,10 @@ import psutil
 import pytest
 import requests
 
-from hippocampus.clock import FakeClock
+from tests.harness.clock import FakeClock
 from hippocampus.config import LifecycleConfig, ModelConfig
 from hippocampus.model.lifecycle import ModelLifecycle
-from hippocampus.model.process import pid_alive as _pid_alive
+from tests.harness.clock import pid_alive as _pid_alive
 from hippocampus.model.client import ModelUnavailable
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")

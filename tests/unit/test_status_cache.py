@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from actors.board import Board
-from hippocampus.clock import FakeClock
+from tests.harness.clock import FakeClock
 from hippocampus.config import Config
 from hippocampus.cycle.context import Context
 from hippocampus.store.events import EventLog
