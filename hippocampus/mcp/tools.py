@@ -34,7 +34,7 @@ INSTRUCTIONS = (
     "cycle runs at a time, so a busy answer means one is already running.")
 
 
-def when(ts: Optional[float], now: Optional[float] = None) -> Optional[str]:
+def when(ts: Optional[float]) -> Optional[str]:
     """`YYYY-MM-DD HH:MM`, local time; None for no time."""
     try:
         return None if ts is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(float(ts)))
@@ -65,7 +65,7 @@ class Tools:
         return {"ok": True, **s, "say": say["headline"], "sentences": lines, "message": " ".join(lines)}
 
     # ------------------------------------------------------------ the cycle
-    def _cycle(self, kind: str, run: Callable[[], dict]) -> dict[str, Any]:
+    def _cycle(self, run: Callable[[], dict]) -> dict[str, Any]:
         try:
             report = run()
         except Busy as exc:     # not an error: one cycle at a time, and this says which runs since when
@@ -79,13 +79,13 @@ class Tools:
                 "status": report.get("status"), "report": report, "message": say["text"]}
 
     def sleep_now(self, without_brief: bool = False) -> dict[str, Any]:
-        return self._cycle("sleep", lambda: self.front.sleep(without_brief))
+        return self._cycle(lambda: self.front.sleep(without_brief))
 
     def tend_now(self) -> dict[str, Any]:
-        return self._cycle("tend", self.front.tend)
+        return self._cycle(self.front.tend)
 
     def check_now(self) -> dict[str, Any]:
-        return self._cycle("check", self.front.check)
+        return self._cycle(self.front.check)
 
     def nudge(self) -> dict[str, Any]:
         return self.front.nudge()
