@@ -30,7 +30,12 @@ class Ping:                     # answered once the supervisor has started its c
 
 # scheduler
 @dataclass(frozen=True)
-class Wake:                     # a nudge arrived
+class Wake:                     # a nudge arrived (sent at `at`, monotonic)
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Released:                 # the cycle lock was let go: a pending nudge runs its tick now
     pass
 
 
@@ -52,7 +57,7 @@ class Sleep:
     token: Any = None
 
 
-# the tick's steps (hippocampus.tick.decide), run under the scheduler's own hold of the cycle lock
+# the tick's two parts (hippocampus.cycle.executor), run under the scheduler's own hold of the cycle lock
 @dataclass(frozen=True)
 class TendSteps:
     snapshot: Any
@@ -94,6 +99,17 @@ class Fire:
 
 @dataclass(frozen=True)
 class RetrySkipped:
+    pass
+
+
+@dataclass(frozen=True)
+class Ended:                    # a wake-up's child ended: publish its exit code
+    event_type: str
+
+
+# the watches (actors/watch.py)
+@dataclass(frozen=True)
+class Recheck:                  # read again on the next beat
     pass
 
 

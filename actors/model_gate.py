@@ -1,4 +1,4 @@
-"""The model gate the domain sees, carried to the lifecycle actor."""
+"""The model gate the domain sees (ctx.gate), carried to the lifecycle actor through its proxy."""
 from __future__ import annotations
 
 import time
@@ -6,8 +6,6 @@ import time
 import pykka
 
 from hippocampus.model.client import ModelUnavailable
-
-from actors.messages import Ensure, Handover, Release
 
 POLL_SECONDS = 0.25          # how often a wait for the model looks for a stop
 WAITING = "the wait for the model to start was given up and nothing was posted"
@@ -23,10 +21,7 @@ class LifecycleGate:
         deadline = time.monotonic() + timeout
         stopping = self.rt.ctx.stopping
         try:
-            ref = self.rt.registry.get("lifecycle")
-            if ref is None:
-                raise pykka.ActorDeadError("the lifecycle actor is down")
-            answer = ref.ask(Ensure(), block=False)
+            answer = self.rt.lifecycle.ensure()
             while True:
                 stopping.check(WAITING)
                 try:
@@ -42,10 +37,7 @@ class LifecycleGate:
             raise ModelUnavailable(f"the model did not come up within {timeout:g} s") from None
 
     def release(self, busy_seconds: float) -> None:
-        self.rt.tell("lifecycle", Release(busy_seconds))
+        self.rt.lifecycle.release(busy_seconds)
 
     def handover(self) -> bool:
-        try:
-            return bool(self.rt.ask("lifecycle", Handover(), timeout=120))
-        except (pykka.ActorDeadError, pykka.Timeout):
-            return False
+        return self.rt.lifecycle.handover()

@@ -1,12 +1,13 @@
-"""The notifier actor: carries each event to the webhook (best effort) and the ripple.
+"""The notifier actor: owns the Webhook; carries each event to it (best effort) and to the ripple.
 
-The event is already in the log when it gets here; what the webhook said is
-recorded on it. A webhook that hangs delays nothing but this mailbox.
+The event is already in the log when it gets here; what the webhook said is recorded on it. A webhook
+that hangs delays nothing but this mailbox.
 """
 from __future__ import annotations
 
+from hippocampus.ripple.webhook import Webhook
+
 from actors.base import Supervised
-from actors.messages import Fire
 
 
 class NotifierActor(Supervised):
@@ -14,15 +15,15 @@ class NotifierActor(Supervised):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
+        self.webhook = Webhook(runtime.cfg.notify)
         self.delivered = 0
         self.failed = 0
 
     def on_Publish(self, msg) -> None:
         event = msg.event
-        if self.rt.ripple.wants(event["type"]):
-            self.rt.tell("ripple", Fire(event))
-        if self.rt.webhook.wants(event["type"]):
-            outcome = self.rt.webhook.deliver(event)
+        self.rt.ripple.fire(event)          # the ripple actor knows which events it wakes the model for
+        if self.webhook.wants(event["type"]):
+            outcome = self.webhook.deliver(event)
             if outcome.get("delivered"):
                 self.delivered += 1
             else:
@@ -30,4 +31,4 @@ class NotifierActor(Supervised):
             self.rt.ctx.events.annotate(event["seq"], delivery=outcome)
 
     def snapshot(self) -> dict:
-        return {"webhook": self.rt.webhook.configured, "delivered": self.delivered, "failed": self.failed}
+        return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}

@@ -1,25 +1,17 @@
-"""The ripple actor: wakes the main model, one run at a time per event.
+"""The ripple actor: owns the Ripple and wakes the main model, one run at a time per event.
 
-A ripple that could not start because the last one for that event is still
-running is kept and fired again on the next tick.
-
-The wake-up check (hippocampus.ripple_check) runs in the background at start
-and after each ripple, and is published on the board as "wakeup"; the last
-ripple per event, with its exit code once the child ends, is in the snapshot.
+A ripple that could not start because the last one for that event is still running is kept and fired
+again on the next tick. The last ripple per event, with its exit code once the child ends, is in the
+snapshot; after each ripple the wake-up watch is asked to check again. The Ripple outlives a crash of
+this actor (it is left to the next instance in the registry's estate), so a wake-up still running is
+still known and never started twice.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hippocampus.cycle import briefs as gate
-from hippocampus.ripple import check as ripple_check
+from hippocampus.ripple.fire import Ripple
 
 from actors.base import Supervised
-
-
-@dataclass(frozen=True)
-class Ended:                    # a script child ended: publish its exit code
-    event_type: str
 
 
 class RippleActor(Supervised):
@@ -28,25 +20,24 @@ class RippleActor(Supervised):
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
         self.kept: dict = {}        # event type -> the newest event whose ripple was skipped
-        rt = runtime
-        self.wakeup = ripple_check.WakeupWatch(lambda: ripple_check.service_view(rt.cfg),
-                                               lambda view: rt.board.put("wakeup", view))
+        estate = runtime.registry.estate(self.name)
+        if "ripple" not in estate:
+            estate["ripple"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
+        self.ripple = estate["ripple"]
+        self.ripple.on_exit = runtime.ripple.ended       # the reaper's thread tells; this mailbox publishes
 
-    def on_start(self) -> None:
-        super().on_start()
-        rt = self.rt
-        rt.ripple.on_exit = lambda event_type: rt.tell("ripple", Ended(event_type))
-        self.wakeup.request()
+    def on_stop(self) -> None:
+        self.ripple.shutdown()
 
     def on_Ended(self, msg) -> None:
         pass                    # the snapshot published after every message carries the exit code
 
-    def on_Fire(self, msg) -> dict:
-        return self._fire(msg.event)
+    def on_Fire(self, msg):
+        return self._fire(msg.event) if self.ripple.wants(msg.event["type"]) else None
 
     def on_RetrySkipped(self, msg) -> None:
         for type_, event in list(self.kept.items()):
-            if not self.rt.ripple.busy(type_):
+            if not self.ripple.busy(type_):
                 del self.kept[type_]
                 if type_ == "brief_requested" and gate.brief_wanted(self.rt.ctx) is None:
                     # answered while it waited: firing it now wakes the main model for nothing, on top of
@@ -57,15 +48,15 @@ class RippleActor(Supervised):
                 self._fire(event, retry=True)
 
     def _fire(self, event: dict, retry: bool = False) -> dict:
-        outcome = self.rt.ripple.fire(event)
+        outcome = self.ripple.fire(event)
         if retry:
             outcome = {**outcome, "retried": True}
         if outcome.get("skipped"):
             self.kept[event["type"]] = event
         self.rt.ctx.events.annotate(event["seq"], ripple=outcome)
-        self.wakeup.request()
+        self.rt.wakeup.recheck()
         return outcome
 
     def snapshot(self) -> dict:
-        return {"type": self.rt.cfg.ripple.type or "off", "running": self.rt.ripple.running_count(),
-                "waiting_to_retry": sorted(self.kept), "last": self.rt.ripple.last_results()}
+        return {"type": self.rt.cfg.ripple.type or "off", "running": self.ripple.running_count(),
+                "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}

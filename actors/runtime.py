@@ -1,14 +1,15 @@
-"""The running service: the shared plain objects, the supervisor and its six children.
+"""The running service: the shared plain objects (context, config, board, registry), the supervisor
+and its children, and a typed proxy for each child (actors/proxies.py).
 
-Routes and the MCP tools talk to the service only through this object: they tell
-or ask an actor by name (through the supervisor's registry, never a stale ref),
-take the cycle lock before asking, and read status from the board.
+The facade (hippocampus/front.py) talks to the service only through this object: it tells or asks an
+actor through its proxy (a registry lookup, never a stale ref), takes the cycle lock before asking, and
+reads status from the board. What a child owns (the ripple its Ripple, the notifier its Webhook, the
+scheduler its nudge) is reached only by telling or asking that child.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 from typing import Any, Callable, Optional
 
 import pykka
@@ -21,24 +22,25 @@ from hippocampus.store.events import FILE_NAME as EVENTS_FILE
 from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
 from hippocampus.model.client import ModelClient
-from hippocampus.ripple.webhook import Webhook
-from hippocampus.ripple.fire import Ripple
 from hippocampus.store.state import State
 
 from actors.board import Board
 from actors.chain import ChainActor
 from actors.model_gate import LifecycleGate
 from actors.lifecycle import LifecycleActor
-from actors.messages import Ping, Publish, Wake
+from actors.messages import Ping
 from actors.notifier import NotifierActor
+from actors.proxies import Chain, Lifecycle, Notifier, Proxy, RippleProxy, Scheduler, Sleeper, Watch
 from actors.quality import QualityActor
 from actors.ripple import RippleActor
 from actors.scheduler import SchedulerActor
 from actors.sleeper import SleeperActor
 from actors.supervisor import ChildSpec, Registry, Supervisor
+from actors.watch import MemoryWatch, ModelWatch, QueueWatch, WakeupWatch
 
 log = logging.getLogger("hippocampus.runtime")
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
+FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
 
 CHILDREN = [
     ChildSpec("notifier", NotifierActor),
@@ -47,29 +49,13 @@ CHILDREN = [
     ChildSpec("chain", ChainActor),
     ChildSpec("sleeper", SleeperActor),
     ChildSpec("scheduler", SchedulerActor, ticks=True),
-    ChildSpec("quality", QualityActor, ticks=True),      # the quality report, read in the background
+    # the watches: background reads, each in its own mailbox, published on the supervisor's beat
+    ChildSpec("quality", QualityActor, ticks=True),
+    ChildSpec("memory_health", MemoryWatch, ticks=True),
+    ChildSpec("model_health", ModelWatch, ticks=True),
+    ChildSpec("wakeup", WakeupWatch, ticks=True),
+    ChildSpec("queue", QueueWatch, ticks=True),
 ]
-
-
-class Nudges:
-    """'Your turn': set by a nudge, taken by the tick it causes. A burst is one flag, so one tick."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pending = False
-
-    def set(self) -> None:
-        with self._lock:
-            self._pending = True
-
-    def pending(self) -> bool:
-        with self._lock:
-            return self._pending
-
-    def take(self) -> bool:
-        with self._lock:
-            was, self._pending = self._pending, False
-            return was
 
 
 class Runtime:
@@ -91,14 +77,15 @@ class Runtime:
                            gate=LifecycleGate(self), voice=voice)
         self.board = Board()
         self.registry = Registry()
-        self.faults: dict = {}
-        self.nudges = Nudges()
-        self.ctx.cycle.on_release = self._cycle_released
+        self.faults: dict = {}          # test-only: "name:on_start" -> die in the next on_start
         self.tick_flags: dict = {}      # name -> threading.Event: a Tick is queued (the ticker coalesces)
-        self.ripple = Ripple(cfg.ripple, log_dir=cfg.state_dir)
-        self.webhook = Webhook(cfg.notify)
         self.supervisor: Optional[pykka.ActorRef] = None
-        events.subscribe(lambda e: self.tell("notifier", Publish(e)))
+        proxy = lambda cls, name="": cls(self.registry, self.board, name)      # noqa: E731
+        self.notifier, self.ripple, self.lifecycle = proxy(Notifier), proxy(RippleProxy), proxy(Lifecycle)
+        self.chain, self.sleeper, self.scheduler = proxy(Chain), proxy(Sleeper), proxy(Scheduler)
+        self.memory_health, self.wakeup, self.queue = (proxy(Watch, n) for n in ("memory_health", "wakeup", "queue"))
+        self.ctx.cycle.on_release = lambda what: self.scheduler.released()
+        events.subscribe(self.notifier.publish)
 
     @property
     def events(self) -> EventLog:
@@ -110,6 +97,7 @@ class Runtime:
         # start() returns before the supervisor's on_start has started the children; an ask is
         # answered only after it, so the registry is full when the routes open
         self.supervisor.ask(Ping(), timeout=60)
+        self.memory_health.ping(FIRST_READ_SECONDS)     # so /health's first answer already knows Memory
         return self
 
     @property
@@ -133,24 +121,14 @@ class Runtime:
             except (pykka.ActorDeadError, pykka.Timeout):
                 pass
             self.supervisor = None
-        self.ripple.shutdown()
+        left = self.registry.estate("ripple").get("ripple")
+        if left is not None:
+            left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop
 
     # ------------------------------------------------------------ messaging
     def tell(self, name: str, message: Any) -> bool:
-        ref = self.registry.get(name)
-        if ref is None:
-            return False
-        try:
-            ref.tell(message)
-            return True
-        except pykka.ActorDeadError:
-            return False
-
-    def ask(self, name: str, message: Any, timeout: Optional[float] = 5.0) -> Any:
-        ref = self.registry.get(name)
-        if ref is None:
-            raise pykka.ActorDeadError(f"the {name} actor is down (restarting or failed)")
-        return ref.ask(message, timeout=timeout)
+        """By name, for the operator's and the tests' hooks (inject_fault); the service uses the proxies."""
+        return Proxy(self.registry, self.board, name).tell(message)
 
     @contextlib.contextmanager
     def holding(self, token, what: str):
@@ -166,25 +144,14 @@ class Runtime:
         """Take the cycle lock here (Busy at once if it is held) and hand it to the actor's handler."""
         self.ctx.stopping.check(f"the {what} was not started")
         tok = self.ctx.cycle.enter(what)
-        ref = self.registry.get(actor)
-        if ref is None:
-            self.ctx.cycle.leave(tok)
-            raise pykka.ActorDeadError(f"the {actor} actor is down (restarting or failed): see /actors")
         try:
-            return ref.ask(make(tok), timeout=timeout)
+            return Proxy(self.registry, self.board, actor).ask(make(tok), timeout=timeout)
         except pykka.ActorDeadError:
             self.ctx.cycle.leave(tok)
             raise
 
-    def _cycle_released(self, what: str) -> None:
-        """A nudge that came while the cycle was held (a tick, or a sleep, tend or check started over HTTP
-        or MCP) is not lost: it causes its tick now that the holder is done."""
-        if self.nudges.pending():
-            self.tell("scheduler", Wake())
-
     def nudge(self) -> dict:
-        self.nudges.set()
-        woke = self.tell("scheduler", Wake())
+        woke = self.scheduler.wake()
         self.ctx.events.bump("nudged", within=NUDGE_BURST_SECONDS, woke=woke)   # a burst is one event
         return {"ok": True, "woke": woke,
                 "message": "carrying on now" if woke else "noted; the next tick carries on"}

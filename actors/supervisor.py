@@ -1,10 +1,10 @@
-"""One-for-one supervision over the six children, with restart intensity.
+"""One-for-one supervision over the children, with restart intensity.
 
 A child that crashes is restarted after a backoff; one that crashes more than
 max_restarts times in window_seconds is `failed`, left down and reported until
 an operator restarts it. A liveness check catches a child that died in
-on_start. Children are reached by name through the supervisor (`ref(name)`),
-never through a ref kept from before a restart. One ticker thread beats; the
+on_start. Children are reached through the registry (`ref(name)`, or the typed
+proxies), never through a ref kept from before a restart. One ticker thread beats; the
 supervisor fans the beat out.
 """
 from __future__ import annotations
@@ -47,11 +47,18 @@ class Ticker(threading.Thread):
 
 
 class Registry:
-    """The current ref of each child, by name: written by the supervisor, read by anyone."""
+    """The current ref of each child, by name: written by the supervisor, read by anyone (through the
+    proxies, actors/proxies.py); and each child's estate, what one instance leaves to the next."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._refs: dict = {}
+        self._estates: dict = {}
+
+    def estate(self, name: str) -> dict:
+        """Kept across restarts, for the child's instances only (one alive at a time)."""
+        with self._lock:
+            return self._estates.setdefault(name, {})
 
     def get(self, name: str) -> Optional[pykka.ActorRef]:
         with self._lock:

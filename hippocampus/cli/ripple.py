@@ -7,6 +7,7 @@ import sys
 
 from hippocampus.ripple import claude as claude_setup
 from hippocampus.ripple import check as ripple_check
+from hippocampus.ripple import fire_test, wakeup
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
 
@@ -66,7 +67,7 @@ def check_ripple(args: argparse.Namespace) -> int:
     for w in cfg.warnings:
         print(f"warning: {w}", file=sys.stderr)
     name, _ = ripple_check.Probe().whoami() if cfg.ripple.type == "script" else ("", False)
-    print(f"# ripple: {ripple_check.route(cfg.ripple)} (config {cfg.path or '(none: defaults)'}"
+    print(f"# ripple: {wakeup.route(cfg.ripple)} (config {cfg.path or '(none: defaults)'}"
           + (f"; overridden by flags: {', '.join(overrides)}" if overrides else "")
           + (f"; checked as {name}" if name else "") + ")")
     lines = ripple_check.checks(cfg.ripple, memory_url=cfg.memory.url)
@@ -74,7 +75,7 @@ def check_ripple(args: argparse.Namespace) -> int:
         print(ln.render(), flush=True)
     if args.fire and cfg.ripple.type:
         print("# firing one harmless wake-up through the ripple ...", flush=True)
-        ln = ripple_check.fire(cfg.ripple, log_dir=cfg.state_dir, timeout=args.timeout)
+        ln = fire_test.fire(cfg.ripple, log_dir=cfg.state_dir, timeout=args.timeout)
         print(ln.render())
         lines.append(ln)
     bad = [ln for ln in lines if not ln.ok]

@@ -22,7 +22,6 @@ class StatusCache:
         self._build, self._key = build, key
         self._lock = threading.Lock()           # one build at a time; readers of a fresh entry never wait
         self._entry: tuple = (object(), None, b"")
-        self.builds = 0
 
     def _current(self) -> tuple:
         key = self._key()
@@ -35,7 +34,6 @@ class StatusCache:
                 status = self._build()
                 entry = (key, status, encode(status))
                 self._entry = entry
-                self.builds += 1
         return entry
 
     def body(self) -> bytes:

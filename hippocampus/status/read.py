@@ -1,12 +1,13 @@
-"""The status read model: built from the board, the durable state, the tick's last snapshot and the
-background watches of Memory and the model. Nothing here calls Memory or waits on a busy actor."""
+"""The status read model: built from the board (with what the watches of Memory, the model and the wake-up
+publish there), the durable state and the tick's last snapshot. Nothing here calls Memory or waits on a
+busy actor."""
 from __future__ import annotations
 
 from hippocampus.config import redact
-from hippocampus.cycle.bedtime import bedtime_at, is_catch_up
+from hippocampus.cycle.bedtime import bedtime, is_catch_up
 
 from hippocampus.status.narrator import narrate
-from hippocampus.status.watch import MemoryWatch, ModelWatch
+from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, model_watched
 
 CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": None}
 
@@ -19,18 +20,17 @@ def wakeup(board: dict) -> dict:
     return view
 
 
-def built_from(rt, memory: MemoryWatch, model: ModelWatch) -> tuple:
+def built_from(rt) -> tuple:
     """What build_status reads, as cheap versions and references: equal while none of it has changed.
     The service's clock to the second is part of it (the words say "in 4 h", "3 min ago")."""
     ctx = rt.ctx
     return (rt.board.version, ctx.state.version, ctx.state.write_error, ctx.cycle.holder(), ctx.last_snapshot,
-            tuple(ctx.progress.items()), memory.current(), model.current() if model.watched else None,
-            ctx.events.write_error, ctx.voice.version() if ctx.voice is not None else None,
-            int(ctx.clock.now()))
+            tuple(ctx.progress.items()), ctx.events.write_error,
+            ctx.voice.version() if ctx.voice is not None else None, int(ctx.clock.now()))
 
 
-def build_status(rt, memory: MemoryWatch, model: ModelWatch) -> dict:
-    """The read model: the board, the durable state, the last snapshot and the two watches; no Memory call."""
+def build_status(rt) -> dict:
+    """The read model: the board, the durable state and the last snapshot; no Memory call."""
     cfg, ctx = rt.cfg, rt.ctx
     st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "brief_misses",
                         "last_sleep",
@@ -53,7 +53,7 @@ def build_status(rt, memory: MemoryWatch, model: ModelWatch) -> dict:
         "model_lifecycle": board.get("lifecycle"),
         "next_tick_at": sched.get("next_tick_at"),
         "ticking": sched.get("ticking", False),
-        "bedtime_at": bedtime_at(cfg.sleep, st.get("last_sleep_ok_at"), now, st.get("first_check_at")),
+        "bedtime_at": bedtime(cfg.sleep, st, now),
         "brief_misses": st.get("brief_misses", 0),
         "last_check": last_check,
         "catch_up_next": is_catch_up(cfg.sleep, st.get("last_sleep_ok_at"), now),
@@ -70,9 +70,9 @@ def build_status(rt, memory: MemoryWatch, model: ModelWatch) -> dict:
         "ticks": sched.get("ticks", 0),
         "progress": dict(ctx.progress),
         "actors": board.get("actors") or {},
-        "memory": memory.snapshot(),
+        "memory": {**(board.get("memory_health") or MEMORY_FIRST), "url": redact.url(ctx.memory.url)},
         "model_url": redact.url(cfg.model.url) or None,
-        "model_health": model.snapshot() if model.watched else None,
+        "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
         "state_error": ctx.state.write_error,
         "events_error": ctx.events.write_error,
         "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None

@@ -158,7 +158,7 @@ def test_a_page_on_another_origin_cannot_drive_or_frame_the_service(make_config,
     wait_for(lambda: request_lines.saw(r"^POST /nudge -> 403") and
              request_lines.saw(r"^POST /actors/sleeper/restart -> 403") and
              request_lines.saw(r"^GET /viewer -> 200"), timeout=20, what="the page's three requests")
-    assert ticks(svc) == 0 and not svc.runtime.nudges.pending()
+    assert ticks(svc) == 0 and not svc.runtime.scheduler.nudge_pending()
     actors = svc.runtime.board.get("actors") or {}
     assert not actors.get("sleeper", {}).get("restarts"), actors.get("sleeper")
     # the framed viewer did not render: Chromium refused it for its frame-ancestors / X-Frame-Options

@@ -14,7 +14,8 @@ import requests
 from tests.harness.reviewer import wait_for
 
 FAST = {"backoff_seconds": 0.05, "check_seconds": 0.05}
-CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality"}
+CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality", "memory_health", "model_health",
+            "wakeup", "queue"}      # the last five are the watches (actors/watch.py)
 
 
 def actors(base: str) -> dict:
@@ -188,7 +189,7 @@ def test_status_never_waits_on_a_busy_sleep(make_config, start_service, fake_mod
 def test_shutdown_leaves_no_actor_and_no_thread(make_config, start_service):
     svc = start_service(make_config(supervisor=FAST))
     assert requests.get(svc.url + "/health", timeout=5).json()["ok"] is True
-    assert len(pykka.ActorRegistry.get_all()) == 8          # the supervisor and its seven children
+    assert len(pykka.ActorRegistry.get_all()) == 1 + len(CHILDREN)     # the supervisor and its children
     svc.runtime.inject_fault("notifier")                     # a restart on the way out changes nothing
     wait_running(svc.url, "notifier", 1)
     svc.request_stop(drain_seconds=5)

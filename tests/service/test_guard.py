@@ -45,7 +45,7 @@ def ticks(svc) -> int:
 def nothing_happened(svc) -> None:
     rt = svc.runtime
     assert not [e for e in rt.events.list(limit=1000) if e["type"].startswith("nudge")]
-    assert not rt.nudges.pending() and ticks(svc) == 0
+    assert not rt.scheduler.nudge_pending() and ticks(svc) == 0
     assert not rt.ctx.state.get("history"), rt.ctx.state.get("history")
     assert rt.ctx.voice.current() is None
     assert all(not a.get("restarts") for a in (rt.board.get("actors") or {}).values()), rt.board.get("actors")

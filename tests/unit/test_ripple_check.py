@@ -5,12 +5,12 @@ import getpass
 import json
 import os
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from hippocampus.ripple import check as rc
+from hippocampus.ripple import claude_checks, probe, wakeup
 from hippocampus.ripple.claude import bare
 from hippocampus.config import RippleConfig
 from hippocampus.ripple.fire import Ripple
@@ -45,21 +45,21 @@ def _by(lines: list) -> dict:
 
 
 def test_the_allowed_tools_servers_are_read_from_every_spelling():
-    assert rc.allowed_servers(["claude", "-p", "x", "--allowedTools", "mcp__a,mcp__b__submit_brief mcp__c"]) == \
+    assert claude_checks.allowed_servers(["claude", "-p", "x", "--allowedTools", "mcp__a,mcp__b__submit_brief mcp__c"]) == \
         ["a", "b", "c"]
-    assert rc.allowed_servers(["claude", "--allowed-tools=mcp__a,Bash", "--allowedTools", "mcp__d"]) == ["a", "d"]
-    assert rc.allowed_servers(["claude", "-p", "{message}"]) is None
-    assert rc.is_claude(["/usr/local/bin/claude"]) and rc.is_claude(["C:\\npm\\claude.cmd"])
-    assert not rc.is_claude(["python", "claude"])
+    assert claude_checks.allowed_servers(["claude", "--allowed-tools=mcp__a,Bash", "--allowedTools", "mcp__d"]) == ["a", "d"]
+    assert claude_checks.allowed_servers(["claude", "-p", "{message}"]) is None
+    assert claude_checks.is_claude(["/usr/local/bin/claude"]) and claude_checks.is_claude(["C:\\npm\\claude.cmd"])
+    assert not claude_checks.is_claude(["python", "claude"])
 
 
 def test_a_memory_server_is_known_by_name_url_or_package():
-    assert rc.is_memory_server("seren-memory", {})
-    assert rc.is_memory_server("home_memory", {})
-    assert rc.is_memory_server("mem", {"url": "http://127.0.0.1:7420/mcp"}, "http://127.0.0.1:7420")
-    assert rc.is_memory_server("mem", {"command": "uvx", "args": ["seren-memory", "mcp"]})
-    assert not rc.is_memory_server("seren-loci", {"url": "http://127.0.0.1:7421/mcp"}, "http://127.0.0.1:7420")
-    assert not rc.is_memory_server("memoryless-tool", {})
+    assert claude_checks.is_memory_server("seren-memory", {})
+    assert claude_checks.is_memory_server("home_memory", {})
+    assert claude_checks.is_memory_server("mem", {"url": "http://127.0.0.1:7420/mcp"}, "http://127.0.0.1:7420")
+    assert claude_checks.is_memory_server("mem", {"command": "uvx", "args": ["seren-memory", "mcp"]})
+    assert not claude_checks.is_memory_server("seren-loci", {"url": "http://127.0.0.1:7421/mcp"}, "http://127.0.0.1:7420")
+    assert not claude_checks.is_memory_server("memoryless-tool", {})
 
 
 def test_a_wired_claude_ripple_is_all_ok(tmp_path):
@@ -73,7 +73,7 @@ def test_a_wired_claude_ripple_is_all_ok(tmp_path):
     assert [ln.check for ln in lines] == ["run_as", "command", "message", "cwd", "servers", "memory"]
     assert all(ln.ok for ln in lines), [ln.render() for ln in lines]
     assert str(exe) in _by(lines)["command"].text
-    view = rc.wakeup_view(cfg, lines)
+    view = wakeup.wakeup_view(cfg, lines)
     assert view["ok"] is True and view["summary"].startswith(f"ok: claude as alice in {proj}")
 
 
@@ -127,7 +127,7 @@ def test_a_localsystem_service_needs_the_person_logged_on_windows_semantics(tmp_
     stdin = RippleConfig(type="script", command=["claude", "-p"], run_as="wren", stdin=True)
     by = _by(rc.checks(stdin, probe=_world(tmp_path, logged_on=lambda u: True, **system)))
     assert not by["message"].ok and "put {message} in the command" in by["message"].text
-    assert rc.windows_logged_on("anyone") is None if os.name != "nt" else True
+    assert probe.windows_logged_on("anyone") is None if os.name != "nt" else True
 
 
 def test_an_endpoint_answers_or_says_why_not(tmp_path):
@@ -147,33 +147,11 @@ def test_an_endpoint_answers_or_says_why_not(tmp_path):
 def test_off_is_one_line_and_the_status_view_is_neither_ok_nor_broken(tmp_path):
     lines = rc.checks(RippleConfig(type=""), probe=_world(tmp_path))
     assert len(lines) == 1 and not lines[0].ok and "--ripple-claude DIR" in lines[0].text
-    view = rc.wakeup_view(RippleConfig(type=""), lines)
+    view = wakeup.wakeup_view(RippleConfig(type=""), lines)
     assert view["ok"] is None and view["summary"].startswith("off")
-    bad = rc.wakeup_view(RippleConfig(type="script"), [rc.Line("a", True, "x"), rc.Line("cwd", False, "gone"),
+    bad = wakeup.wakeup_view(RippleConfig(type="script"), [rc.Line("a", True, "x"), rc.Line("cwd", False, "gone"),
                                                        rc.Line("memory", False, "none")])
     assert bad["ok"] is False and bad["summary"] == "would fail: cwd: gone (and 1 more: memory)"
-
-
-def test_the_watch_runs_off_the_caller_s_thread_once_more_when_asked_during_a_run():
-    runs, started, release, published = [], threading.Event(), threading.Event(), []
-
-    def compute():
-        runs.append(threading.current_thread().name)
-        started.set()
-        release.wait(5)
-        return {"ok": True, "n": len(runs)}
-    w = rc.WakeupWatch(compute, published.append)
-    w.request()
-    assert started.wait(5)
-    w.request()
-    w.request()                       # two asks during a run: one more run, not two
-    release.set()
-    for _ in range(100):
-        if len(published) == 2:
-            break
-        threading.Event().wait(0.05)
-    assert [p["n"] for p in published] == [1, 2]
-    assert runs == ["wakeup-check", "wakeup-check"]
 
 
 def test_the_ripple_keeps_the_last_result_per_event_with_its_exit_code(tmp_path):

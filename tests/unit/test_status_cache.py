@@ -16,12 +16,9 @@ from hippocampus.memory import MemoryClient
 from hippocampus.store.state import State
 from hippocampus.status.cache import StatusCache, encode
 from hippocampus.status.read import build_status, built_from
-from hippocampus.status.watch import MemoryWatch, ModelWatch
+from hippocampus.status.watch import memory_health, model_health
 from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.store.voice import VoiceCard
-
-NEVER = 1e12        # the watches look again only when a test says so
-
 
 def closed_port() -> int:
     with socket.socket() as s:
@@ -38,11 +35,13 @@ def world(tmp_path):
     ctx = Context(cfg=cfg, memory=memory, state=State(None), events=EventLog(None, clock), clock=clock,
                   voice=VoiceCard(tmp_path / "voice.json", max_chars=2000, clock=clock))
     rt = SimpleNamespace(cfg=cfg, ctx=ctx, board=Board())
-    mem_watch, model_watch = MemoryWatch(memory, ttl=NEVER), ModelWatch(cfg.model, ttl=NEVER)
-    fresh = lambda: build_status(rt, mem_watch, model_watch)          # noqa: E731
-    cache = StatusCache(fresh, lambda: built_from(rt, mem_watch, model_watch))
-    return SimpleNamespace(rt=rt, ctx=ctx, clock=clock, mem_watch=mem_watch, model_watch=model_watch,
-                           fresh=fresh, cache=cache)
+    builds = []
+
+    def build():
+        builds.append(1)
+        return build_status(rt)
+    cache = StatusCache(build, lambda: built_from(rt))
+    return SimpleNamespace(rt=rt, ctx=ctx, clock=clock, fresh=lambda: build_status(rt), cache=cache, builds=builds)
 
 
 CHANGES = {
@@ -53,8 +52,9 @@ CHANGES = {
     "a tick reads Memory": lambda w: setattr(w.ctx, "last_snapshot", Snapshot(at=w.clock.now())),
     "the clock moves a second": lambda w: w.clock.advance(1),
     "the event log cannot be written": lambda w: setattr(w.ctx.events, "write_error", "the disk is full"),
-    "Memory is looked at again": lambda w: w.mem_watch.refresh(),
-    "the model is looked at again": lambda w: w.model_watch.refresh(),
+    # the watches publish what they read to the board (actors/watch.py)
+    "Memory is looked at again": lambda w: w.rt.board.put("memory_health", memory_health(w.ctx.memory)),
+    "the model is looked at again": lambda w: w.rt.board.put("model_health", model_health(w.rt.cfg.model)),
     "the voice card is written": lambda w: w.ctx.voice.set("I speak of myself as she."),
 }
 
@@ -74,10 +74,10 @@ def test_without_a_change_the_status_is_built_once(world):
     for _ in range(50):
         world.cache.body()
         world.cache.status()
-    assert world.cache.builds == 1
+    assert len(world.builds) == 1
     world.clock.advance(0.4)             # words are to the second: the same second builds nothing
     world.cache.body()
-    assert world.cache.builds == 1
+    assert len(world.builds) == 1
 
 
 def test_a_caller_changing_its_status_changes_nobody_elses(world):

@@ -1,0 +1,142 @@
+"""Typed proxies: how anything outside an actor tells or asks it, without its name or its message classes.
+
+Each call looks the child up in the registry, so a restarted child is found again, and every ask has a
+timeout (the tick's steps wait as long as the step runs: the tick holds the cycle lock across them, and
+giving up on a step still running would let a second one start on top of it). A tell to a child that is
+down (restarting, failed) returns False; an ask raises pykka.ActorDeadError. What a child publishes is
+read from the board, never asked of a busy mailbox.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+import pykka
+
+from actors.messages import (CheckSteps, Ended, Ensure, Fire, Handover, ModelTick, Ping, Publish, Recheck,
+                             Release, Released, RetrySkipped, TendSteps, Wake)
+
+FOREVER = None      # only the tick's steps wait this long (see above)
+
+
+class Proxy:
+    name = ""
+
+    def __init__(self, registry, board, name: str = "") -> None:
+        self.registry, self.board = registry, board
+        self.name = name or self.name
+
+    def ref(self) -> pykka.ActorRef:
+        ref = self.registry.get(self.name)
+        if ref is None:
+            raise pykka.ActorDeadError(f"the {self.name} actor is down (restarting or failed): see /actors")
+        return ref
+
+    def tell(self, message: Any) -> bool:
+        try:
+            self.ref().tell(message)
+            return True
+        except pykka.ActorDeadError:
+            return False
+
+    def ask(self, message: Any, timeout: Optional[float]) -> Any:
+        return self.ref().ask(message, timeout=timeout)
+
+    def published(self) -> dict:
+        return self.board.get(self.name) or {}
+
+    def ping(self, timeout: float) -> bool:
+        """Answered once the child's on_start is done: False if it did not answer within `timeout`."""
+        try:
+            return bool(self.ask(Ping(), timeout=timeout))
+        except (pykka.ActorDeadError, pykka.Timeout):
+            return False
+
+
+class Notifier(Proxy):
+    name = "notifier"
+
+    def publish(self, event: dict) -> bool:
+        return self.tell(Publish(event))
+
+
+class RippleProxy(Proxy):
+    name = "ripple"
+
+    def fire(self, event: dict) -> bool:
+        return self.tell(Fire(event))
+
+    def retry_skipped(self) -> bool:
+        return self.tell(RetrySkipped())
+
+    def ended(self, event_type: str) -> bool:
+        return self.tell(Ended(event_type))
+
+    def running_count(self) -> int:
+        return int(self.published().get("running") or 0)
+
+    def settle(self, timeout: float, poll: float = 0.05) -> bool:
+        """Wait (up to timeout) until no wake-up started here is still running, as the ripple publishes it."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while self.running_count():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(poll, left))
+        return True
+
+
+class Lifecycle(Proxy):
+    name = "lifecycle"
+
+    def ensure(self) -> pykka.Future:
+        """The model is up once this future answers (the caller waits on it in small steps, watching for a stop)."""
+        return self.ref().ask(Ensure(), block=False)
+
+    def release(self, busy_seconds: float) -> bool:
+        return self.tell(Release(busy_seconds))
+
+    def handover(self, timeout: float = 120) -> bool:
+        try:
+            return bool(self.ask(Handover(), timeout=timeout))
+        except (pykka.ActorDeadError, pykka.Timeout):
+            return False
+
+    def tick(self, chain_open: bool) -> bool:
+        return self.tell(ModelTick(chain_open=chain_open))
+
+
+class Scheduler(Proxy):
+    name = "scheduler"
+
+    def wake(self) -> bool:
+        """A nudge: the scheduler keeps it pending until a tick that holds the cycle takes it."""
+        return self.tell(Wake(time.monotonic()))
+
+    def released(self) -> bool:
+        """The cycle lock was let go: a nudge that waited on it runs its tick now."""
+        return self.tell(Released())
+
+    def nudge_pending(self) -> bool:
+        return bool(self.published().get("nudge_pending"))
+
+
+class Chain(Proxy):
+    name = "chain"
+
+    def steps(self, snapshot: Any, steps: tuple) -> dict:
+        return self.ask(TendSteps(snapshot, steps), timeout=FOREVER)
+
+
+class Sleeper(Proxy):
+    name = "sleeper"
+
+    def steps(self, snapshot: Any, steps: tuple) -> dict:
+        return self.ask(CheckSteps(snapshot, steps), timeout=FOREVER)
+
+
+class Watch(Proxy):
+    """A watch actor (actors/watch.py), named: `recheck()` has it read again on the next beat."""
+
+    def recheck(self) -> bool:
+        return self.tell(Recheck())

@@ -1,0 +1,111 @@
+"""The watches: background reads, published to the board on the supervisor's beat.
+
+Each read runs in an actor of its own, so a read that hangs (a Memory that does not answer) delays only
+its own next view, never the supervisor, a request or another actor's mailbox; nothing else starts a
+thread for a refresh. A watch reads when it is due (every `every` seconds, or on the next beat after a
+Recheck) and puts only a new view on the board, so an idle service changes nothing there between reads.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from hippocampus.ripple.wakeup import service_view
+from hippocampus.status import watch as health
+from hippocampus.status.read import CHECKING
+
+from actors.base import Supervised
+
+
+class WatchActor(Supervised):
+    every = 0.0             # seconds between reads; 0: on the first beat and after each Recheck only
+    at_start = False        # read once in on_start, so the first answer of /health already knows
+    first: dict = {}        # what the board shows before the first read
+
+    def __init__(self, supervisor, runtime) -> None:
+        super().__init__(supervisor, runtime)
+        self.view: Optional[dict] = None
+        self.asked = True
+        self.last = 0.0
+        self._published = None
+
+    def read(self) -> dict:
+        raise NotImplementedError
+
+    def due(self) -> bool:
+        return self.asked or (self.every > 0 and time.monotonic() - self.last >= self.every)
+
+    def on_start(self) -> None:
+        if self.at_start:
+            self._read()
+        super().on_start()
+
+    def on_Tick(self, msg) -> None:
+        if self.due():
+            self._read()
+
+    def on_Recheck(self, msg) -> None:
+        self.asked = True
+
+    def on_Ping(self, msg) -> bool:
+        return True
+
+    def _read(self) -> None:
+        self.asked, self.last = False, time.monotonic()
+        self.view = self.read()
+
+    def snapshot(self) -> dict:
+        return self.first if self.view is None else self.view
+
+    def publish(self) -> None:
+        """Only a new view goes on the board (the beat comes every check_seconds)."""
+        if self.view is not None and self.view is self._published:
+            return
+        self._published = self.view
+        super().publish()
+
+
+class MemoryWatch(WatchActor):
+    name = "memory_health"
+    every = 5.0
+    at_start = True
+    first = health.MEMORY_FIRST
+
+    def read(self) -> dict:
+        return health.memory_health(self.rt.ctx.memory)
+
+
+class ModelWatch(WatchActor):
+    name = "model_health"
+    every = 10.0
+    first = health.MODEL_FIRST
+
+    def due(self) -> bool:
+        return health.model_watched(self.rt.cfg.model) and super().due()
+
+    def read(self) -> dict:
+        return health.model_health(self.rt.cfg.model)
+
+
+class WakeupWatch(WatchActor):
+    """Would a wake-up work: read on the first beat and after each ripple (the ripple actor rechecks it)."""
+    name = "wakeup"
+    first = CHECKING
+
+    def read(self) -> dict:
+        try:
+            return service_view(self.rt.cfg)
+        except Exception as exc:  # noqa: BLE001 - the check itself failing is shown, never raised
+            return {"ok": None, "summary": f"the wake-up check failed: {type(exc).__name__}: {exc}",
+                    "lines": [], "checked_at": time.time()}
+
+
+class QueueWatch(WatchActor):
+    """What waits for review in Memory (GET /queue): read at start and on the beat after each look (the
+    facade rechecks it), so an idle service with no viewer open reads nothing."""
+    name = "queue"
+    at_start = True
+    first = {"drafts": [], "error": None, "checked_at": None}
+
+    def read(self) -> dict:
+        return health.pending_drafts(self.rt.ctx.memory)

@@ -1,0 +1,128 @@
+"""What the wake-up checks look at (the world: accounts, PATH, sessions, HTTP), injectable as a `Probe`
+so each check can be tested by handing it a different world, and the `Line` each check says.
+The Windows-only parts (an account's existence, a logged-on session) are thin functions of their own."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Optional
+
+from hippocampus.ripple import claude as claude_setup
+
+CHECK_TIMEOUT = 5.0
+
+
+@dataclass
+class Line:
+    check: str
+    ok: bool
+    text: str
+
+    def render(self) -> str:
+        return f"{'ok  ' if self.ok else 'FAIL'}  {self.check}: {self.text}"
+
+    def as_dict(self) -> dict:
+        return {"check": self.check, "ok": self.ok, "text": self.text}
+
+
+
+def _http_get(url: str, headers: dict, timeout: float) -> int:
+    import requests
+
+    return requests.get(url, headers=headers, timeout=timeout, allow_redirects=False).status_code
+
+
+def _account_exists(user: str) -> Optional[bool]:
+    if os.name == "nt":
+        return windows_account_exists(user)
+    try:
+        import pwd
+
+        pwd.getpwnam(claude_setup.bare(user))
+        return True
+    except KeyError:
+        return False
+
+
+def _sudo_allows(user: str, exe: str) -> Optional[bool]:
+    """Would `sudo -n -u user exe` run without a password? (`sudo -l` asks without running it.)"""
+    try:
+        r = subprocess.run(["sudo", "-n", "-l", "-u", user, exe], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=CHECK_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def _whoami() -> tuple:
+    from seren_sinew import runas
+
+    return runas.whoami()
+
+
+# ---------------------------------------------------------------- Windows, thin
+
+def windows_account_exists(user: str) -> Optional[bool]:  # pragma: no cover - Windows only
+    """Is `user` an account this box knows (LookupAccountNameW)? None when it cannot be asked."""
+    if os.name != "nt":
+        return None
+    try:
+        import ctypes
+        from ctypes import wintypes as w
+
+        sid_size, dom_size, use = w.DWORD(0), w.DWORD(0), w.DWORD(0)
+        ctypes.windll.advapi32.LookupAccountNameW(None, user, None, ctypes.byref(sid_size), None,
+                                                  ctypes.byref(dom_size), ctypes.byref(use))
+        return sid_size.value > 0
+    except Exception:  # noqa: BLE001 - a thin probe: unknown, not an error
+        return None
+
+
+def windows_logged_on(user: str) -> Optional[bool]:  # pragma: no cover - Windows only
+    """Does `user` have a session on this box (WTSEnumerateSessions + WTSUserName), the session a
+    LocalSystem service borrows? None when it cannot be asked (not Windows)."""
+    if os.name != "nt":
+        return None
+    try:
+        import ctypes
+        from ctypes import wintypes as w
+
+        wtsapi = ctypes.windll.wtsapi32
+
+        class SESSION_INFO(ctypes.Structure):
+            _fields_ = [("SessionId", w.DWORD), ("pWinStationName", w.LPWSTR), ("State", ctypes.c_int)]
+
+        sessions, count = ctypes.POINTER(SESSION_INFO)(), w.DWORD()
+        if not wtsapi.WTSEnumerateSessionsW(None, 0, 1, ctypes.byref(sessions), ctypes.byref(count)):
+            return None
+        try:
+            for i in range(count.value):
+                buf, n = w.LPWSTR(), w.DWORD()
+                if wtsapi.WTSQuerySessionInformationW(None, sessions[i].SessionId, 5, ctypes.byref(buf),
+                                                      ctypes.byref(n)):
+                    name = buf.value or ""
+                    wtsapi.WTSFreeMemory(buf)
+                    if name and claude_setup.bare(name) == claude_setup.bare(user):
+                        return True
+        finally:
+            wtsapi.WTSFreeMemory(sessions)
+        return False
+    except Exception:  # noqa: BLE001 - a thin probe: unknown, not an error
+        return None
+
+
+@dataclass
+class Probe:
+    """Everything the checks look at outside the config."""
+    whoami: Callable[[], tuple] = _whoami
+    environ: Mapping = field(default_factory=lambda: os.environ)
+    platform: str = sys.platform
+    cwd: Callable[[], str] = os.getcwd
+    home_of: Callable[[str], Optional[str]] = claude_setup.home_of
+    account_exists: Callable[[str], Optional[bool]] = _account_exists
+    logged_on: Callable[[str], Optional[bool]] = windows_logged_on      # a Windows session
+    sudo_allows: Callable[[str, str], Optional[bool]] = _sudo_allows
+    http_get: Callable[[str, dict, float], int] = _http_get
+

@@ -1,0 +1,82 @@
+"""The one background pattern (actors/watch.py): a watch reads on its own actor's thread when the beat finds
+it due, a Recheck during a read causes exactly one more, a hung read holds no other watch, and an idle beat
+changes nothing on the board (so /status is not built again for nothing)."""
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from actors.board import Board
+from actors.messages import Ping, Recheck, Tick
+from actors.supervisor import Registry
+from actors.watch import WatchActor
+from hippocampus.config import Config
+from hippocampus.demo.waiting import wait_for
+
+
+@pytest.fixture
+def rt():
+    return SimpleNamespace(cfg=Config(), board=Board(), registry=Registry(), faults={}, tick_flags={})
+
+
+class Gated(WatchActor):
+    """A read that waits for the test to let it finish."""
+    name = "gated"
+
+    def __init__(self, supervisor, runtime, gate) -> None:
+        super().__init__(supervisor, runtime)
+        self.gate = gate
+
+    def read(self) -> dict:
+        self.gate["runs"].append(threading.current_thread().name)
+        self.gate["started"].set()
+        self.gate["release"].wait(10)
+        return {"n": len(self.gate["runs"])}
+
+
+class Quick(WatchActor):
+    name = "quick"
+
+    def read(self) -> dict:
+        return {"read": True}
+
+
+def test_a_recheck_during_a_read_reads_once_more_and_a_hung_read_holds_no_other_watch(rt):
+    gate = {"runs": [], "started": threading.Event(), "release": threading.Event()}
+    slow, quick = Gated.start(None, rt, gate), Quick.start(None, rt)
+    try:
+        slow.tell(Tick(0))
+        assert gate["started"].wait(5)
+        for message in (Recheck(), Recheck(), Tick(1), Tick(2)):       # two asks during a run: one more run
+            slow.tell(message)
+        quick.tell(Tick(0))
+        wait_for(lambda: rt.board.get("quick") == {"read": True}, timeout=5, what="the other watch's view")
+        assert rt.board.get("gated") == {}, "the slow watch published before its read ended"
+        gate["release"].set()
+        wait_for(lambda: (rt.board.get("gated") or {}).get("n") == 2, timeout=5, what="the second read")
+        slow.ask(Ping(), timeout=5)
+        assert len(gate["runs"]) == 2 and threading.current_thread().name not in gate["runs"]
+    finally:
+        gate["release"].set()
+        slow.stop()
+        quick.stop()
+
+
+def test_an_idle_beat_puts_nothing_on_the_board(rt):
+    quick = Quick.start(None, rt)
+    try:
+        quick.tell(Tick(0))
+        quick.ask(Ping(), timeout=5)
+        version = rt.board.version
+        for i in range(5):
+            quick.tell(Tick(i + 1))
+        quick.ask(Ping(), timeout=5)
+        assert rt.board.version == version, "a beat with nothing new to read changed the board"
+        quick.tell(Recheck())
+        quick.tell(Tick(9))
+        quick.ask(Ping(), timeout=5)
+        assert rt.board.version == version + 1, "a recheck's read did not reach the board"
+    finally:
+        quick.stop()
