@@ -16,6 +16,7 @@ caller records on the event.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
@@ -109,31 +110,17 @@ def _draft_id(event: dict) -> str:
 
 
 def message_for(event: dict, cfg: RippleConfig) -> str:
-    """The message a ripple sends for `event`: the operator's text exactly as
-    written when there is one, else the built-in WOKEN + body (+ RESTATE) + NUDGE."""
+    """The message a ripple sends for `event`: the operator's text exactly as written when there is one
+    (a terminal redraft takes tend_resubmitted_terminal, else tend_resubmitted), else the built-in
+    WOKEN + body (+ RESTATE for a review) + NUDGE."""
     kind = _kind(event)
+    key = "tend_resubmitted_terminal" if kind == "tend_resubmitted" and event.get("terminal") else kind
     custom = cfg.messages if isinstance(cfg.messages, dict) else {}
-    key = kind
-    if kind == "tend_resubmitted" and event.get("terminal"):
-        key = "tend_resubmitted_terminal"
-    template: Optional[str] = None
-    if key == "tend_resubmitted_terminal" and kind == "tend_resubmitted":
-        for k in ("tend_resubmitted_terminal", "tend_resubmitted"):
-            if custom.get(k):
-                template = str(custom[k])
-                break
-    elif custom.get(key):
-        template = str(custom[key])
+    template = next((str(custom[k]) for k in dict.fromkeys((key, kind)) if custom.get(k)), None)
     if template is None:
         body = _BODIES.get(key)
-        if body is None:
-            template = f"{WOKEN}\n\nThe hippocampus says: {kind}."
-        else:
-            parts = [WOKEN, body]
-            if key in _REVIEW:
-                parts.append(RESTATE)
-            parts.append(NUDGE)
-            template = "\n\n".join(parts)
+        template = (f"{WOKEN}\n\nThe hippocampus says: {kind}." if body is None else
+                    "\n\n".join([WOKEN, body, *([RESTATE] if key in _REVIEW else []), NUDGE]))
     return _fill(template, {"event": kind, "draft_id": _draft_id(event), "message": ""})
 
 
@@ -219,32 +206,24 @@ class Ripple:
             return len(self._children)
 
     def settle(self, timeout: float, poll: float = 0.05) -> bool:
-        """Wait until no script child started here is still running. Never
-        kills anything: False at the timeout."""
+        """Wait until no script child started here is still running. Never kills anything: False at the
+        timeout."""
         deadline = time.monotonic() + max(0.0, float(timeout))
-        step = max(0.001, float(poll))
-        while True:
-            if self.running_count() == 0:
-                return True
+        while self.running_count():
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            time.sleep(min(step, left))
+            time.sleep(min(max(0.001, float(poll)), left))
+        return True
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Kill the children still running and wait (up to `timeout`) for them."""
         with self._lock:
             procs = [p for p in self._children if p.poll() is None]
-        for p in procs:
-            try:
-                p.kill()
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        for p in procs:
-            try:
-                p.wait(timeout=timeout)
-            except Exception:  # noqa: BLE001 - we tried
-                pass
+        for step in (lambda p: p.kill(), lambda p: p.wait(timeout=timeout)):
+            for p in procs:
+                with contextlib.suppress(Exception):     # already gone; or we tried
+                    step(p)
         self.running_count()
 
     # ---- script
@@ -298,17 +277,14 @@ class Ripple:
                 "run_as": cfg.run_as or plan.user}
 
     def _reap(self, proc: Any, timeout: float, kind: str = "") -> None:
-        started = time.monotonic()
-        killed = False
+        started, killed = time.monotonic(), False
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             killed = True
-            try:
+            with contextlib.suppress(Exception):        # gone, or it will be
                 proc.kill()
                 proc.wait(timeout=10)
-            except Exception:  # noqa: BLE001 - gone, or it will be
-                pass
         except Exception:  # noqa: BLE001 - nothing to record
             pass
         self._ended_with(kind, proc, time.monotonic() - started, killed, timeout)
@@ -327,12 +303,9 @@ class Ripple:
                 elif code not in (0, None):
                     rec["error"] = f"exited {code}"
             self._ended.notify_all()
-        hook = self.on_exit
-        if hook is not None:
-            try:
-                hook(kind)
-            except Exception:  # noqa: BLE001 - the hook never breaks the reaper
-                pass
+        if self.on_exit is not None:
+            with contextlib.suppress(Exception):        # the hook never breaks the reaper
+                self.on_exit(kind)
 
     # ---- endpoint
 
@@ -348,10 +321,8 @@ class Ripple:
         for k, v in event.items():
             if k not in body and k not in ("type", "ripple", "delivered", "delivery_error"):
                 body[k] = v
-        headers = {"Content-Type": "application/json"}
         bearer = cfg.resolve_bearer()
-        if bearer:
-            headers["Authorization"] = f"Bearer {bearer}"
+        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {bearer}"} if bearer else {})}
         timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
         try:
             resp = requests.post(url, data=json.dumps(body, default=str).encode("utf-8"),
