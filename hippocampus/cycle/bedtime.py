@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Optional
+from typing import Mapping, Optional
 
 from hippocampus.config import SleepConfig
 
@@ -31,6 +31,11 @@ def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float,
     if not last_ok_at:
         return first_check_at or now
     return last_ok_at + cfg.interval_seconds
+
+
+def bedtime(cfg: SleepConfig, state: Mapping, now: float) -> float:
+    """The one bedtime: the decision's, the brief request's and /status's, from the state's two clocks."""
+    return bedtime_at(cfg, state.get("last_sleep_ok_at"), now, state.get("first_check_at"))
 
 
 def is_catch_up(cfg: SleepConfig, last_ok_at: Optional[float], now: float) -> bool:

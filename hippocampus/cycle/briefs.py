@@ -1,4 +1,4 @@
-"""The brief is the gate: the check, the misses, asking for a brief, a sleep by hand.
+"""The brief is the gate: the first check, the misses, asking the main model for a brief, pulling one.
 
 The hippocampus never drafts on its own clock. A brief there and no chain open
 means sleep now; none means wait, and past bedtime every brief_check_misses
@@ -11,21 +11,14 @@ import logging
 import re
 from typing import Optional
 
-from hippocampus.cycle import chains as chain
-from hippocampus.cycle.bedtime import BRIEF_TOPIC, REQUEST_TTL, request_text
+from hippocampus.cycle.bedtime import BRIEF_TOPIC, REQUEST_TTL, bedtime, request_text
 from hippocampus.cycle.context import Context
-from hippocampus.memory import MemoryError_
-from hippocampus.cycle.sleep import purge, resume_submit, run_sleep
+from hippocampus.cycle.reports import CheckReport
+from hippocampus.cycle.sleep import run_sleep
+from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle import decide as decide_mod
-from hippocampus.cycle.decide import Asked
-from hippocampus.cycle.snapshot import Snapshot, read_for
 
 log = logging.getLogger("hippocampus.gate")
-
-
-def bedtime(ctx: Context) -> float:
-    return decide_mod.bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now())
 
 
 def brief_wanted(ctx: Context) -> Optional[dict]:
@@ -46,7 +39,7 @@ def request_brief(ctx: Context, force: bool = False) -> Optional[dict]:
                  nudge=req["nudges"])
         return req
     now = ctx.clock.now()
-    due = now if force else bedtime(ctx)
+    due = now if force else bedtime(ctx.cfg.sleep, ctx.state, now)
     note = ctx.memory.add_near(request_text(due, now, force), topic=BRIEF_TOPIC,
                                expires_at=max(due, now) + REQUEST_TTL)
     req = {"asked_at": now, "for_sleep_due_at": due, "intent_id": note.get("id"), "answered": None,
@@ -63,103 +56,18 @@ def note_first_check(ctx: Context, now: float) -> None:
         ctx.state.set(first_check_at=now)
 
 
-def check(ctx: Context, snap: Optional[Snapshot] = None, steps: Optional[list] = None) -> dict:
-    """The sleeper's steps of the tick's decision: purge what is flagged; then the gate (sleep on a brief if
-    no chain is open, or count a miss and ask for one). The tick hands in its snapshot and steps; POST
-    /check reads and decides its own."""
-    now = ctx.clock.now()
-    report: dict = {"at": now, "status": None, "brief_id": None, "misses": ctx.state.get("brief_misses") or 0,
-                    "purged": 0, "error": None, "sleep": None}
-    note_first_check(ctx, now)
-    try:
-        if snap is None:
-            snap = read_for(ctx)
-        if steps is None:
-            steps = decide_mod.decide(snap, ctx.state, ctx.cfg.sleep, now, Asked(tend=False))
-        run_steps(ctx, snap, steps, report)
-        report["misses"] = ctx.state.get("brief_misses") or 0
-    except ServiceStopping:
-        raise                   # not a failed check: the sleep it started recorded the interruption
-    except Exception as exc:  # noqa: BLE001 - a failed check is reported, never raised into the tick
-        record_failed_check(ctx, report, exc)
-        return report
-    ctx.state.set(last_check={k: v for k, v in report.items() if k != "sleep"})
-    return report
-
-
-def record_failed_check(ctx: Context, report: dict, exc: Exception) -> None:
-    report["status"] = "error"
-    report["error"] = f"{type(exc).__name__}: {exc}"
-    log.error("the check failed: %s", report["error"])
-    ctx.state.set(last_check={k: v for k, v in report.items() if k != "sleep"})
-
-
-def run_steps(ctx: Context, snap: Snapshot, steps: list, report: dict) -> None:
-    """Execute the sleeper's steps, in the decision's order."""
-    purged: list = []
-    for step in steps:
-        if step.kind == decide_mod.FINISH_SUBMIT:
-            resume_submit(ctx, snap)
-        elif step.kind == decide_mod.PURGE:
-            purged, _ = purge(ctx)
-            report["purged"] = len(purged)
-        elif step.kind == decide_mod.WAIT_CHAIN:
-            report["status"] = "chain_open"
-            report["brief_id"] = (snap.brief or {}).get("id")
-        elif step.kind == decide_mod.SLEEP:
-            report.update(status="sleeping", brief_id=step.brief.get("id"))
-            ctx.state.set(brief_misses=0)
-            report["sleep"] = run_sleep(ctx, step.brief, purged=purged, snap=snap)
-        elif step.kind == decide_mod.NOT_BEDTIME:
-            report["status"] = "not_bedtime"
-            ctx.state.set(brief_misses=0)
-        elif step.kind == decide_mod.MISS:
-            _miss(ctx, snap, step, report)
-
-
-def _miss(ctx: Context, snap: Snapshot, step, report: dict) -> None:
-    report["status"] = "waiting_for_brief"
+def miss(ctx: Context, snap: Snapshot, step, report: CheckReport) -> None:
+    """Past bedtime with no brief: count the miss; every brief_check_misses ask for one, and with brief_pull
+    let the small model write one and sleep on it."""
+    report.status = "waiting_for_brief"
     ctx.state.set(brief_misses=step.misses)
     if step.ask:
         request_brief(ctx)
-    if step.pull:
-        pulled = pull_brief(ctx)
-        if pulled:
-            report.update(status="sleeping_on_pulled_brief", brief_id=pulled["id"])
-            ctx.state.set(brief_misses=0)
-            report["sleep"] = run_sleep(ctx, pulled, pulled=True, snap=snap)
-
-
-def sleep_by_hand(ctx: Context, ask_for_brief: bool = True) -> dict:
-    """POST /sleep: one cycle at a time; with no brief waiting, ask for one instead of drafting blind."""
-    try:
-        snap = read_for(ctx)
-    except MemoryError_ as exc:         # Memory down: say so, never a 500 (nothing was started)
-        return {"status": "error", "draft_id": None, "operations": 0,
-                "error": f"Memory did not answer, so nothing was started ({exc})",
-                "message": "Memory did not answer, so nothing was started"}
-    if snap.chain_open:
-        waiting = next(c for c in snap.chains if c.action in (chain.REVIEW, chain.REDRAFT))
-        return {"refused": True, "status": "chain_open", "draft_id": waiting.latest.get("id"), "operations": 0,
-                "error": None, "message": "a chain is open (draft "
-                f"{waiting.latest.get('id')} is {waiting.action.replace('_', ' ')}): one cycle at a time, so "
-                "nothing was started; it sleeps again once that chain lands"}
-    brief = snap.brief
-    if brief is None and ask_for_brief and ctx.cfg.sleep.brief_request:
-        try:
-            req = request_brief(ctx, force=True)
-        except MemoryError_ as exc:     # Memory down: say so, never a 500 (nothing was started)
-            return {"status": "error", "draft_id": None, "operations": 0,
-                    "error": f"could not ask the main model for a brief: {exc}",
-                    "message": "no brief was waiting and Memory did not take the request for one; "
-                               "nothing was started"}
-        if req:
-            return {"asked_for_brief": True, "status": "asked_for_brief", "draft_id": None, "operations": 0,
-                    "error": None, "intent_id": req.get("intent_id"),
-                    "message": "no brief was waiting, so the hippocampus asked the main model for one instead of "
-                               "drafting blind; it sleeps at the check after the brief arrives "
-                               "(or sleep with without_brief=true to draft unsteered now)"}
-    return run_sleep(ctx, brief, snap=snap)
+    pulled = pull_brief(ctx) if step.pull else None
+    if pulled:
+        report.status, report.brief_id = "sleeping_on_pulled_brief", pulled["id"]
+        ctx.state.set(brief_misses=0)
+        report.sleep = run_sleep(ctx, pulled, snap, pulled=True)
 
 
 PULL_PROMPT = """You are a steering assistant for a memory consolidator. Below are short-term memory fragments.

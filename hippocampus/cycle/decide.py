@@ -3,14 +3,15 @@
 Pure: no Memory, no threads, no clock of its own. The order is the brief's loop: finish a recorded
 submit or close; purge; close the chains that landed; redraft a chain now, or leave it for sleep time;
 then the gate: wait for the open chain, sleep on a brief, or (past bedtime, no brief) count a miss and
-ask for one.
+ask for one. A sleep by hand (POST /sleep) is the gate asked now: wait for the open chain, sleep on the
+brief, or with none ask for one (ask_for_brief) or sleep without.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from hippocampus.cycle.bedtime import bedtime_at
+from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.snapshot import Snapshot
 
 # the chain actor's steps
@@ -25,9 +26,10 @@ WAIT_CHAIN = "wait_chain"             # a chain is open: one cycle at a time
 SLEEP = "sleep"
 NOT_BEDTIME = "not_bedtime"
 MISS = "miss"                         # past bedtime with no brief
+ASK_BRIEF = "ask_brief"               # a sleep by hand with no brief waiting: ask for one instead
 
 CHAIN_STEPS = frozenset({FINISH_SUBMIT, FINISH_CLOSE, CLOSE, REDRAFT, DEFER})
-CHECK_STEPS = frozenset({PURGE, WAIT_CHAIN, SLEEP, NOT_BEDTIME, MISS})
+CHECK_STEPS = frozenset({PURGE, WAIT_CHAIN, SLEEP, NOT_BEDTIME, MISS, ASK_BRIEF})
 
 
 @dataclass(frozen=True)
@@ -43,16 +45,13 @@ class Step:
 
 @dataclass(frozen=True)
 class Asked:
-    """What this tick was asked to do. redraft: True now, False not now, None sleep time decides."""
+    """What this tick was asked to do. redraft: True now, False not now, None sleep time decides.
+    by_hand: a sleep by hand (ask_for_brief: with no brief waiting, ask for one rather than sleep without)."""
     tend: bool = True
     check: bool = True
     redraft: Optional[bool] = True
-
-
-def bedtime(cfg, state: Mapping, now: float) -> float:
-    """When the next sleep is due. A store that never slept is due now (with sleep.at: the first HH:MM
-    after the first check)."""
-    return bedtime_at(cfg, state.get("last_sleep_ok_at"), now, state.get("first_check_at"))
+    by_hand: bool = False
+    ask_for_brief: bool = True
 
 
 def sleep_time(snap: Snapshot, cfg, state: Mapping, now: float) -> bool:
@@ -80,6 +79,10 @@ def decide(snap: Snapshot, state: Mapping, cfg, now: float, asked: Asked = Asked
         steps.extend(Step(REDRAFT if redraft else DEFER, chain=c) for c in due)
     if asked.check:
         steps.append(_gate(snap, state, cfg, now))
+    if asked.by_hand:
+        steps.append(Step(WAIT_CHAIN) if snap.chain_open else
+                     Step(ASK_BRIEF) if snap.brief is None and asked.ask_for_brief and cfg.brief_request else
+                     Step(SLEEP, brief=snap.brief))
     return steps
 
 

@@ -14,12 +14,12 @@ from typing import Optional
 
 from hippocampus.cycle.bedtime import is_catch_up
 from hippocampus.cycle.context import Context
+from hippocampus.cycle.reports import SleepReport
 from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable
 from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.snapshot import read_for
 from hippocampus.cycle.drafter import draft_pile, stamp, step_draft_id, submittable
 from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
@@ -97,15 +97,13 @@ def resume_submit(ctx: Context, snap=None) -> Optional[str]:
     return record["draft_id"]
 
 
-def resumed_report(ctx: Context, record: dict) -> dict:
+def resumed_report(ctx: Context, record: dict) -> SleepReport:
     """The report of a sleep whose draft landed before the restart: what it had done by its submit (kept in
     the submit record), finished now. A record written before the report was kept in it gives what it has."""
-    report = new_report(ctx, {"id": record.get("brief_id")}, False, bool(record.get("catch_up")))
-    report.update(started_at=record.get("at"), operations=record.get("operations", 0))
-    report.update(record.get("sleep") or {})
-    report.update(draft_id=record["draft_id"], tidy={"deferred": "until the chain lands"},
-                  finished_at=ctx.clock.now(), duration_seconds=None, resumed=True)
-    return report
+    saved = {"brief_id": record.get("brief_id"), "catch_up": bool(record.get("catch_up")),
+             "started_at": record.get("at"), "operations": record.get("operations", 0), **(record.get("sleep") or {})}
+    return SleepReport.from_dict(saved, draft_id=record["draft_id"], tidy={"deferred": "until the chain lands"},
+                                 finished_at=ctx.clock.now(), duration_seconds=None, resumed=True)
 
 
 def _adopt_review_note(ctx: Context, record: dict) -> None:
@@ -138,51 +136,40 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
     return answered
 
 
-def new_report(ctx: Context, brief: Optional[dict], pulled: bool, catch_up: bool) -> dict:
-    return {"kind": "sleep", "started_at": ctx.clock.now(), "purged": 0, "brief_id": (brief or {}).get("id"),
-            "brief_pulled": pulled, "brief_answered": None, "clusters": 0, "piles": 0, "operations": 0,
-            "kinds": {}, "model_calls": 0, "cut_off": 0, "draft_id": None, "held_back": 0,
-            "below_threshold": 0, "tidy": {}, "error": None, "catch_up": catch_up, "quiet": False,
-            "model_failures": [], "hints": None, "brief_unmatched": False, "interrupted": None,
-            "resumed": False}
-
-
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
                 "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed")
 
 
-def record_sleep(ctx: Context, report: dict) -> None:
+def record_sleep(ctx: Context, report: SleepReport) -> None:
     """What a sleep records as it ends, the one place for both ways one ends: run_sleep, and resume_submit
     finishing after a restart a sleep whose draft had landed. A sleep that did not fail says sleep_done
     first (once, for a sleep with a draft: finished again after a crash, it finds it in the log), then one
     write keeps the report, bedtime's clock (last_sleep_ok_at), the history row and, for its draft, the
     chain's catch-up flag, and drops the submit record: killed between the two, the restart finds the
     record, finishes the sleep again and says nothing twice."""
-    done = not report["error"] and not report["interrupted"]
-    changes: dict = {"last_sleep": lambda _: report,
-                     "history": history_with({k: report.get(k) for k in HISTORY_KEYS})}
+    done = report.ok
+    changes: dict = {"last_sleep": lambda _: report.to_dict(), "history": history_with(report.pick(HISTORY_KEYS))}
     if done:
-        fields = {k: report[k] for k in ("operations", "purged", "quiet", "catch_up", "brief_answered",
-                                         "draft_id")}
-        if report["draft_id"]:
+        fields = report.pick(("operations", "purged", "quiet", "catch_up", "brief_answered", "draft_id"))
+        if report.draft_id:
             ctx.emit_once("sleep_done", "draft_id", **fields)
         else:
             ctx.emit("sleep_done", **fields)
-        changes["last_sleep_ok_at"] = lambda _: report["finished_at"]
-    record = ctx.state.get("submitting") if done and report["draft_id"] else None
+        changes["last_sleep_ok_at"] = lambda _: report.finished_at
+    record = ctx.state.get("submitting") if done and report.draft_id else None
     if record:
         changes["submitting"] = lambda _: None
         changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
     ctx.state.mutate_many(**changes)
 
 
-def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purged: Optional[list] = None,
-              snap=None) -> dict:
-    """purged, snap: what the tick that started this sleep has just done and read (its purge, its snapshot
-    of the drafts), so the sleep does not ask Memory again a moment later."""
+def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
+              purged: Optional[list] = None) -> SleepReport:
+    """snap, purged: what the tick that started this sleep has just read and done (its snapshot of the
+    drafts, its purge, if it purged), so the sleep does not ask Memory again a moment later."""
     now = ctx.clock.now()
-    catch_up = is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now)
-    report = new_report(ctx, brief, pulled, catch_up)
+    report = SleepReport(started_at=now, brief_id=(brief or {}).get("id"), brief_pulled=pulled,
+                         catch_up=is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now))
     ctx.progress.update(what="sleeping", since=now, piles=0, piles_done=0)
     capture.begin(ctx)
     t0 = time.monotonic()
@@ -191,32 +178,32 @@ def run_sleep(ctx: Context, brief: Optional[dict], pulled: bool = False, *, purg
         _sleep(ctx, brief, pulled, report, purged, snap)
     except ServiceStopping as exc:       # not a failure: the brief stays open, nothing was posted
         stopped = exc
-        report["interrupted"] = str(exc)
+        report.interrupted = str(exc)
         log.warning("the sleep was interrupted: %s; its brief stays open for the next start", exc)
-        ctx.emit("sleep_interrupted", why=str(exc), brief_id=report["brief_id"])
+        ctx.emit("sleep_interrupted", why=str(exc), brief_id=report.brief_id)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
-        report["error"] = f"{type(exc).__name__}: {exc}"
-        log.error("the sleep failed: %s", report["error"])
-        ctx.emit("sleep_failed", error=report["error"], brief_id=report["brief_id"])
+        report.error = f"{type(exc).__name__}: {exc}"
+        log.error("the sleep failed: %s", report.error)
+        ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id)
     finally:
         ctx.progress.clear()
-    report["finished_at"] = ctx.clock.now()
-    report["duration_seconds"] = round(time.monotonic() - t0, 3)
+    report.finished_at = ctx.clock.now()
+    report.duration_seconds = round(time.monotonic() - t0, 3)
     record_sleep(ctx, report)
     if stopped:
         raise stopped                    # whoever asked for the sleep hears that the service is stopping
     return report
 
 
-def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purged: Optional[list] = None,
-           snap=None) -> None:
+def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport, purged: Optional[list],
+           snap) -> None:
     cfg = ctx.cfg
     if purged is None:
         purged, _ = purge(ctx)
-    report["purged"] = len(purged)
-    if report["catch_up"]:
+    report.purged = len(purged)
+    if report.catch_up:
         ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
-    report["brief_answered"] = resolve_brief_request(ctx, brief, pulled)
+    report.brief_answered = resolve_brief_request(ctx, brief, pulled)
     free = _free_shorts(ctx, snap, report)
     meta = (brief or {}).get("metadata") or {}
     promote = [str(h).lower() for h in meta.get("promote_hints") or []]
@@ -228,39 +215,38 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: dict, purg
     voice_block, voice_version = ctx.voice_block()
     ops, served = _draft_piles(ctx, plan, brief, pulled, voice_block, report)
     if brief and not pulled and promote:
-        report["hints"] = plan.hint_hits
-        if not report["quiet"] and not plan.hint_hits.get("promote"):
-            report["brief_unmatched"] = True
+        report.hints = plan.hint_hits
+        if not report.quiet and not plan.hint_hits.get("promote"):
+            report.brief_unmatched = True
             ctx.emit("brief_unmatched", brief_id=brief["id"], hints=sorted(promote))
     ops = submittable(ctx, ops)
-    report["operations"] = len(ops)
-    report["kinds"] = dict(Counter(op["kind"] for op in ops))
+    report.operations = len(ops)
+    report.kinds = dict(Counter(op["kind"] for op in ops))
     if ops:
         ctx.stopping.check("the sleep was drafted but not posted")
         submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
-        report["tidy"] = {"deferred": "until the chain lands"}
+        report.tidy = {"deferred": "until the chain lands"}
         return
     _nothing_to_submit(ctx, brief, pulled, report)
 
 
-def _free_shorts(ctx: Context, snap, report: dict) -> list:
+def _free_shorts(ctx: Context, snap, report: SleepReport) -> list:
     """The short-terms no pending draft holds (the snapshot says which are held)."""
-    if snap is None:
-        snap = read_for(ctx)
     held = snap.held_short_ids()
     shorts = ctx.memory.shorts(limit=ctx.cfg.sleep.max_entries_per_run)
     free = [s for s in shorts if s.get("id") not in held]
-    report["held_back"] = len(shorts) - len(free)
-    report["quiet"] = not free
+    report.held_back = len(shorts) - len(free)
+    report.quiet = not free
     return free
 
 
-def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str, report: dict) -> tuple:
+def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str,
+                 report: SleepReport) -> tuple:
     """(the operations of every pile, in order, with target_op shifted; the model's name as served)."""
     piles = whole_clusters(plan.piles) if ctx.mechanical else plan.piles
-    report["clusters"] = len({p.cluster for p in plan.piles})
-    report["piles"] = len(piles)
-    report["below_threshold"] = plan.below_threshold
+    report.clusters = len({p.cluster for p in plan.piles})
+    report.piles = len(piles)
+    report.below_threshold = plan.below_threshold
     ops, served = list(plan.verbatim_ops), None
     ctx.progress.update(piles=len(piles))
     for i, pile in enumerate(piles):
@@ -272,11 +258,11 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
                 steer = Steer(summary=brief.get("content", ""), pulled=pulled,
                               promote=list(pile.hits.promote), noise=list(pile.hits.noise))
             res = draft_pile(ctx, pile, steer, voice_block)
-            report["model_calls"] += 1
+            report.model_calls += 1
             served = res.served or served
-            report["cut_off"] += 1 if res.cut_off else 0
+            report.cut_off += 1 if res.cut_off else 0
             if res.failure:
-                report["model_failures"].append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
+                report.model_failures.append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
                 ctx.emit("draft_failed", topic=pile.topic, why=res.failure[:300])
             pile_ops = res.operations
         shift = len(ops)
@@ -288,29 +274,28 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
     return ops, served
 
 
-def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: dict) -> None:
+def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
     """A sleep that drafted nothing: a failure if the model could not draft; else the brief is consumed (or set
     aside when it matched nothing) and the tidy runs."""
-    if report["model_failures"]:
-        whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report["model_failures"][:3])
+    if report.model_failures:
+        whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
     if brief and not pulled:
-        if report["brief_unmatched"]:
+        if report.brief_unmatched:
             ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
             log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
         else:
             ctx.memory.consume_brief(brief["id"], None)
             ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
-    report["tidy"] = ctx.memory.tidy(age_out=not report["catch_up"], near=True,
-                                     sweep=not report["catch_up"], purge=False)
+    report.tidy = ctx.memory.tidy(age_out=not report.catch_up, near=True, sweep=not report.catch_up, purge=False)
 
 
-def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: dict, extra: dict) -> None:
+def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: SleepReport, extra: dict) -> None:
     draft_id = step_draft_id((brief or {}).get("id"), 1)
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
-              "catch_up": report["catch_up"], "at": ctx.clock.now(),
-              "sleep": dict(report)}       # a restart that finds the draft landed records this sleep from it
+              "catch_up": report.catch_up, "at": ctx.clock.now(),
+              "sleep": report.to_dict()}       # a restart that finds the draft landed records this sleep from it
     ctx.state.set(submitting=record)
     body = {"id": draft_id, "summary": draft_summary(ops), "operations": ops,
             "brief_id_used": record["brief_id"], "attempt": 1,
@@ -329,7 +314,7 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: d
         res = {"id": draft_id}
     record["draft_id"] = res.get("id", draft_id)
     capture.seal(ctx, record["draft_id"], body)
-    report["draft_id"] = record["draft_id"]
+    report.draft_id = record["draft_id"]
     finish_submit(ctx, record)
 
 

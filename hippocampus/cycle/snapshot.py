@@ -28,10 +28,14 @@ class Snapshot:
 
     # ------------------------------------------------------------ the one definition
     @property
-    def chain_open(self) -> bool:
+    def open_chain(self) -> Optional[chain.Next]:
         """One chain at a time: a chain under review, or with denied operations waiting for their redraft,
         holds the next sleep. A chain that landed (only its close is left) does not."""
-        return any(c.action in (chain.REVIEW, chain.REDRAFT) for c in self.chains)
+        return next((c for c in self.chains if c.action in (chain.REVIEW, chain.REDRAFT)), None)
+
+    @property
+    def chain_open(self) -> bool:
+        return self.open_chain is not None
 
     # ------------------------------------------------------------ chains by what they need
     def chains_needing(self, action: str) -> list:
@@ -84,7 +88,7 @@ class Snapshot:
     def summary(self) -> dict:
         """What /status and the viewer show of it."""
         waiting = self.under_review[0].latest if self.under_review else None
-        open_chain = next((c for c in self.chains if c.action in (chain.REVIEW, chain.REDRAFT)), None)
+        open_chain = self.open_chain
         chain_brief = None if open_chain is None else next(
             (d.get("brief_id_used") for d in open_chain.attempts if d.get("brief_id_used")), None)
         return {"at": self.at, "chain_open": self.chain_open, "chains": len(self.chains),
@@ -124,20 +128,3 @@ def read_for(ctx) -> Snapshot:
                 picked["closing"])
     ctx.last_snapshot = snap
     return snap
-
-
-def refresh_after(ctx, report):
-    """After a step that changed Memory's drafts or briefs (a draft submitted, a chain closed or redrafted),
-    read the snapshot again, so that what /status shows is not the picture from before the step.
-    Returns the report."""
-    if not isinstance(report, dict):
-        return report
-    sleep = report.get("sleep") if isinstance(report.get("sleep"), dict) else report
-    changed = sleep.get("draft_id") or report.get("resubmitted") or report.get("closed") or \
-        sleep.get("quiet") or report.get("asked_for_brief")
-    if changed:
-        try:
-            read_for(ctx)
-        except Exception:  # noqa: BLE001 - the next tick reads it again
-            pass
-    return report

@@ -10,98 +10,45 @@ and the restart does not say it twice.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Optional
 
 from hippocampus.cycle import chains as chain
 from hippocampus.cycle.context import Context
-from hippocampus.memory import MemoryError_, MemoryRefused
 from hippocampus.cycle.redraft import redraft_chain
-from hippocampus.cycle.sleep import resume_submit
-from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.decide import CLOSE, DEFER, FINISH_CLOSE, FINISH_SUBMIT, REDRAFT, Asked, decide
-from hippocampus.cycle.snapshot import Snapshot, read_for
+from hippocampus.cycle.reports import TendReport
+from hippocampus.cycle.snapshot import Snapshot
+from hippocampus.memory import MemoryError_, MemoryRefused
 
 log = logging.getLogger("hippocampus.tend")
 
-
-def new_report(ctx: Context, redraft: bool) -> dict:
-    return {"kind": "tend", "started_at": ctx.clock.now(), "redraft": redraft, "examined": 0,
-            "resubmitted": [], "ended": [], "closed": [], "deferred": [], "under_review": [],
-            "withdrawn": {}, "model_failures": [], "tidy": {}, "error": None, "interrupted": None}
+HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
+                "closed", "ended")
 
 
-def tend(ctx: Context, redraft: Optional[bool] = True, snap: Optional[Snapshot] = None,
-         steps: Optional[list] = None) -> dict:
-    """One tend: the chain's steps of the tick's decision (finish a cut-short close, close what landed,
-    redraft or defer what was denied). The tick hands in its snapshot and steps; POST /tend reads and
-    decides its own. redraft: True now, False not now, None sleep time decides (the tend cycle off)."""
-    report = new_report(ctx, redraft)
-    t0 = time.monotonic()
-    stopped: Optional[ServiceStopping] = None
-    try:
-        if snap is None:
-            snap = read_for(ctx)
-        if steps is None:
-            steps = decide(snap, ctx.state, ctx.cfg.sleep, ctx.clock.now(), Asked(check=False, redraft=redraft))
-        run_steps(ctx, snap, steps, report)
-    except ServiceStopping as exc:       # a redraft cut short: nothing was posted, the chain waits
-        stopped = exc
-        report["interrupted"] = str(exc)
-        log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
-        ctx.emit("tend_interrupted", why=str(exc))
-    except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
-        report["error"] = f"{type(exc).__name__}: {exc}"
-        log.error("the tend failed: %s", report["error"])
-    report["finished_at"] = ctx.clock.now()
-    report["duration_seconds"] = round(time.monotonic() - t0, 3)
-    _record(ctx, report, stopped)
-    if stopped:
-        raise stopped
-    return report
-
-
-def run_steps(ctx: Context, snap: Snapshot, steps: list, report: dict) -> None:
-    """Execute the chain's steps, in the decision's order."""
-    report["examined"] = len(snap.chains)
-    report["under_review"] = [c.cluster_id for c in snap.under_review]
-    for step in steps:
-        if step.kind == FINISH_SUBMIT:
-            resume_submit(ctx, snap)       # a submit cut short by a restart is finished before its chain closes
-        elif step.kind == FINISH_CLOSE:
-            finish_closing(ctx, step.cluster_id, report, snap)
-        elif step.kind == CLOSE:
-            close_chain(ctx, step.chain, report, why=None, snap=snap)
-        elif step.kind == REDRAFT:
-            report["redraft"] = True
-            _redraft(ctx, step.chain, report, snap)
-        elif step.kind == DEFER:
-            report["redraft"] = False
-            report["deferred"].append(step.chain.cluster_id)
-
-
-def _record(ctx: Context, report: dict, stopped: Optional[ServiceStopping]) -> None:
+def record(ctx: Context, report: TendReport) -> None:
+    """What a tend records as it ends: last_tend, since when redrafts wait, and a history row if it did
+    something or failed."""
     waiting = ctx.state.get("redrafts_waiting_since")
-    if report["deferred"] and not waiting:
-        ctx.state.set(redrafts_waiting_since=report["started_at"])
-    elif not report["deferred"] and not report["error"] and not stopped and waiting:
+    if report.deferred and not waiting:
+        ctx.state.set(redrafts_waiting_since=report.started_at)
+    elif not report.deferred and not report.error and not report.interrupted and waiting:
         ctx.state.set(redrafts_waiting_since=None)
-    ctx.state.set(last_tend=report)
-    if report["error"] or stopped or report["resubmitted"] or report["closed"] or report["model_failures"]:
-        ctx.state.add_history({k: report.get(k) for k in (
-            "kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
-            "closed", "ended")})
+    ctx.state.set(last_tend=report.to_dict())
+    if report.error or report.interrupted or report.resubmitted or report.closed or report.model_failures:
+        ctx.state.add_history(report.pick(HISTORY_KEYS))
 
 
-def _redraft(ctx: Context, step: chain.Next, report: dict, snap: Snapshot) -> None:
+def redraft(ctx: Context, step: chain.Next, report: TendReport, snap: Snapshot) -> None:
+    """Redraft a denied chain from its critique; with nothing left to redraft, close it."""
+    report.redraft = True
     result = redraft_chain(ctx, step)
-    report["model_failures"].extend(result.failures)
+    report.model_failures.extend(result.failures)
     if result.withdrawn:
-        report["withdrawn"][step.cluster_id] = result.withdrawn
+        report.withdrawn[step.cluster_id] = result.withdrawn
     if result.draft_id:
-        report["resubmitted"].append({"draft_id": result.draft_id, "cluster_id": step.cluster_id,
-                                      "attempt": result.attempt, "operations": result.operations,
-                                      "terminal": result.terminal})
+        report.resubmitted.append({"draft_id": result.draft_id, "cluster_id": step.cluster_id,
+                                   "attempt": result.attempt, "operations": result.operations,
+                                   "terminal": result.terminal})
         return
     if result.failures:
         return                                    # the model could not write it: the chain waits
@@ -109,7 +56,7 @@ def _redraft(ctx: Context, step: chain.Next, report: dict, snap: Snapshot) -> No
     close_chain(ctx, step, report, why=why, snap=snap)
 
 
-def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str], snap: Snapshot) -> None:
+def close_chain(ctx: Context, step: chain.Next, report: TendReport, why: Optional[str], snap: Snapshot) -> None:
     """Record the cull's plan in the state file, then carry it out step by step."""
     cid = step.cluster_id
     attempts = step.attempts
@@ -119,7 +66,7 @@ def close_chain(ctx: Context, step: chain.Next, report: dict, why: Optional[str]
         ctx.emit_once("chain_ended", "cluster_id", cluster_id=cid, draft_id=step.latest.get("id"),
                       denied=denied_left, **fields)
         ctx.state.mutate("ended_chains", lambda e: (e + [cid])[-200:])
-        report["ended"].append(cid)
+        report.ended.append(cid)
     brief_id = next((d.get("brief_id_used") for d in attempts if d.get("brief_id_used")), None)
     record = {
         "cluster_id": cid, "drafts": [d["id"] for d in attempts if d.get("status") == "reviewed"],
@@ -136,7 +83,7 @@ def _save(ctx: Context, record: dict) -> None:
     ctx.state.mutate("closing", lambda c: {**c, record["cluster_id"]: record})
 
 
-def finish_closing(ctx: Context, cid: str, report: dict, snap: Snapshot) -> None:
+def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -> None:
     record = (ctx.state.get("closing") or {}).get(cid)
     if not record:
         return
@@ -177,7 +124,7 @@ def finish_closing(ctx: Context, cid: str, report: dict, snap: Snapshot) -> None
                                purge=False)
     except MemoryError_ as exc:
         tidy = {"error": str(exc)}
-    report["tidy"][cid] = tidy
+    report.tidy[cid] = tidy
     # said first, then the record dropped (with the misses and the catch-up flag, in one write): killed
     # between the two, the restart finds the record, finishes again and sees chain_closed already said
     ctx.emit_once("chain_closed", "cluster_id", cluster_id=cid, draft_id=record["last_draft_id"],
@@ -186,7 +133,7 @@ def finish_closing(ctx: Context, cid: str, report: dict, snap: Snapshot) -> None
     ctx.state.mutate_many(brief_misses=lambda _: 0,
                           closing=lambda c: {k: v for k, v in c.items() if k != cid},
                           chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid})
-    report["closed"].append(cid)
+    report.closed.append(cid)
     log.info("chain %s closed: %d landed, %d denied, %d attempt(s)", cid, record["landed"], record["denied"],
              record["attempts"])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from hippocampus.cycle.bedtime import bedtime_at
 from tests.harness.clock import FakeClock
 from hippocampus.config import SleepConfig
@@ -22,11 +22,11 @@ def test_before_bedtime_no_miss_past_it_misses_and_every_third_asks_once(make_ct
     ctx = make_ctx(clock=clock, sleep={"interval_seconds": 8 * HOUR})
     ctx.state.set(last_sleep_ok_at=clock.now())               # slept just now: bedtime in 8 h
     for _ in range(4):
-        r = gate.check(ctx)
+        r = executor.check(ctx).to_dict()
         assert r["status"] == "not_bedtime" and r["misses"] == 0
         clock.advance(HOUR)
     clock.advance(5 * HOUR)                                     # past bedtime
-    statuses = [gate.check(ctx) for _ in range(6)]
+    statuses = [executor.check(ctx).to_dict() for _ in range(6)]
     assert [s["misses"] for s in statuses] == [1, 2, 3, 4, 5, 6]
     requested = [e for e in ctx.events.list() if e["type"] == "brief_requested"]
     assert len(requested) == 2                                  # on the third and the sixth
@@ -53,12 +53,12 @@ def test_a_brief_mid_afternoon_is_slept_on_at_the_next_check_and_the_note_goes(m
     clock = FakeClock(time.time())
     ctx = make_ctx(clock=clock, sleep={"interval_seconds": 20 * HOUR, "brief_check_misses": 1})
     ctx.state.set(last_sleep_ok_at=clock.now() - 21 * HOUR)   # past bedtime
-    assert gate.check(ctx)["status"] == "waiting_for_brief"
+    assert executor.check(ctx).to_dict()["status"] == "waiting_for_brief"
     assert len(brief_notes(hand)) == 1
     for i in range(3):
         hand.short(f"we walked to the forest, part {i}", topic="forest")
     hand.brief("I'm off to the forest")
-    r = gate.check(ctx)
+    r = executor.check(ctx).to_dict()
     assert r["status"] == "sleeping" and r["sleep"]["draft_id"]
     assert r["sleep"]["brief_answered"] is True
     assert brief_notes(hand) == []
@@ -68,12 +68,12 @@ def test_sleep_by_hand_asks_first_then_sleeps_on_the_brief(make_ctx, hand):
     ctx = make_ctx()
     for i in range(3):
         hand.short(f"the kettle whistled at dawn {i}", topic="kettle")
-    asked = gate.sleep_by_hand(ctx, ask_for_brief=True)
+    asked = executor.sleep_by_hand(ctx, ask_for_brief=True).to_dict()
     assert asked["asked_for_brief"] is True and asked["draft_id"] is None
     assert len(brief_notes(hand)) == 1 and hand.drafts() == []
     assert ctx.state.get("last_sleep") is None                  # no sleep recorded
     hand.brief("the kettle")
-    r = gate.check(ctx)
+    r = executor.check(ctx).to_dict()
     assert r["status"] == "sleeping" and r["sleep"]["draft_id"]
     assert brief_notes(hand) == []
 
@@ -82,9 +82,9 @@ def test_without_brief_drafts_at_once_and_an_open_chain_refuses(make_ctx, hand):
     ctx = make_ctx()
     for i in range(3):
         hand.short(f"the kettle whistled at dawn {i}", topic="kettle")
-    r = gate.sleep_by_hand(ctx, ask_for_brief=False)
+    r = executor.sleep_by_hand(ctx, ask_for_brief=False).to_dict()
     assert r["draft_id"] and r["brief_id"] is None
-    again = gate.sleep_by_hand(ctx, ask_for_brief=False)
+    again = executor.sleep_by_hand(ctx, ask_for_brief=False).to_dict()
     assert again["refused"] is True and again["status"] == "chain_open"
     assert len(hand.drafts()) == 1
 
@@ -97,10 +97,9 @@ def test_thirty_days_away_no_draft_no_age_out_flags_still_purged_first_back_is_c
     for i in range(2):
         hand.short(f"a secret I should not have said {i}", topic="secret")
     hand.brief("secrets")
-    d = gate.check(ctx)["sleep"]["draft_id"]
+    d = executor.check(ctx).to_dict()["sleep"]["draft_id"]
     hand.approve_all(d)
-    from hippocampus.cycle.tend import tend
-    tend(ctx)                                                    # the chain lands and closes
+    executor.tend(ctx)                                           # the chain lands and closes
     core = next(e for e in hand.long() if "secret" in e["content"])
     kept = hand.short("a fragment from before the month away", topic="old", ts=time.time() - 3 * DAY)
     started = time.monotonic()
@@ -108,12 +107,12 @@ def test_thirty_days_away_no_draft_no_age_out_flags_still_purged_first_back_is_c
         clock.advance(DAY)
         if day == 10:
             hand.forget(core["id"], "please forget this")
-        gate.check(ctx)
+        executor.check(ctx)
     assert time.monotonic() - started < 60
     assert len(hand.drafts()) == 1                               # only the one from before
     assert kept in [s["id"] for s in hand.shorts()]              # nothing aged out
     assert core["id"] in [t["id"] for t in hand.tombstones()]    # the flag was still purged
     hand.brief("back from a month away")
-    back = gate.check(ctx)["sleep"]
+    back = executor.check(ctx).to_dict()["sleep"]
     assert back["catch_up"] is True and "catch_up" in event_types(ctx)
     assert kept in [s["id"] for s in hand.shorts()]

@@ -13,11 +13,9 @@ import json
 
 import pytest
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from hippocampus.store.events import FILE_NAME as EVENTS_FILE
-from hippocampus.cycle.tend import tend
-from hippocampus.cycle.decide import CHAIN_STEPS, CHECK_STEPS, Asked, decide
-from hippocampus.cycle.snapshot import read_for
+from hippocampus.cycle.decide import Asked
 
 from .test_cull_resume import CountingMemory, Killed
 
@@ -66,7 +64,7 @@ def landed_chain(cfg, make_ctx, hand, deny: bool) -> tuple:
     for i in range(3):
         hand.short(f"the owl called at midnight, night {i}", topic="owl")
     brief = hand.brief("the owl")
-    draft_id = gate.check(ctx)["sleep"]["draft_id"]
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
     if deny:        # mechanical: nothing to redraft, so the chain ends with its denial
         d = hand.drafts("pending")[0]
         hand.review(draft_id, [{"op": op["index"], "verdict": "deny", "critique": "no"} for op in d["operations"]])
@@ -85,7 +83,7 @@ def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, mak
     dying.memory = CountingMemory(cfg.memory.url)
     kill = KillAfter(dying, nth)
     try:
-        tend(dying)
+        executor.tend(dying)
         killed = False
     except Killed:
         killed = True
@@ -94,10 +92,10 @@ def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, mak
 
     restarted = make_ctx(cfg)                                   # a new process reads the state file
     restarted.memory = CountingMemory(cfg.memory.url)
-    tend(restarted)
+    executor.tend(restarted)
     again = make_ctx(cfg)
     again.memory = CountingMemory(cfg.memory.url)
-    tend(again)                                                 # and the one after it has nothing left to do
+    executor.tend(again)                                        # and the one after it has nothing left to do
 
     where = f"killed after write {nth} of {kill.writes}"
     events = on_disk(cfg)
@@ -117,11 +115,8 @@ def test_a_cull_killed_after_any_durable_write_is_finished_once(make_config, mak
 
 def run_tick(ctx) -> tuple:
     """The scheduler's tick without its actors: one snapshot, one decision, the chain's steps, the check's."""
-    snap = read_for(ctx)
-    steps = decide(snap, ctx.state, ctx.cfg.sleep, ctx.clock.now(), Asked(redraft=True))
-    tend_report = tend(ctx, snap=snap, steps=[s for s in steps if s.kind in CHAIN_STEPS])
-    check = gate.check(ctx, snap=snap, steps=[s for s in steps if s.kind in CHECK_STEPS])
-    return tend_report, check
+    tended, checked, _ = executor.tick(ctx, Asked(redraft=True))
+    return tended.to_dict(), checked.to_dict()
 
 
 def test_the_tick_that_finishes_a_cut_short_cull_does_not_sleep_on_that_chains_brief(make_config, make_ctx, hand):
@@ -134,7 +129,7 @@ def test_the_tick_that_finishes_a_cut_short_cull_does_not_sleep_on_that_chains_b
     dying = make_ctx(cfg)
     dying.memory = CountingMemory(cfg.memory.url, die_on="/consume")
     with pytest.raises(Killed):
-        tend(dying)
+        executor.tend(dying)
     assert hand.drafts("reviewed") == [] and [b["id"] for b in hand.open_briefs()] == [brief]
     for i in range(3):                                          # the main model wrote more since
         hand.short(f"the fox crossed the field at dawn, day {i}", topic="fox")

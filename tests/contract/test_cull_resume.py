@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from hippocampus.memory import MemoryClient
-from hippocampus.cycle.tend import tend
 
 
 class Killed(BaseException):
@@ -32,19 +31,19 @@ def test_killed_between_close_and_consume_finishes_without_a_second_close_or_con
     for i in range(3):
         hand.short(f"the owl called at midnight, night {i}", topic="owl")
     brief = hand.brief("the owl")
-    draft_id = gate.check(ctx)["sleep"]["draft_id"]
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
     hand.approve_all(draft_id)
 
     dying = make_ctx(cfg)
     dying.memory = CountingMemory(cfg.memory.url, die_on="/consume")
     with pytest.raises(Killed):
-        tend(dying)
+        executor.tend(dying)
     assert any(c.endswith(f"/drafts/{draft_id}/close") for c in dying.memory.calls)
     assert [b["id"] for b in hand.open_briefs()] == [brief]          # not consumed yet
 
     restarted = make_ctx(cfg)                                          # a new process reads the state file
     restarted.memory = CountingMemory(cfg.memory.url)
-    report = tend(restarted)
+    report = executor.tend(restarted).to_dict()
     assert report["closed"] == [draft_id]
     calls = restarted.memory.calls
     assert not any(c.endswith("/close") for c in calls)               # no duplicate close
@@ -54,7 +53,7 @@ def test_killed_between_close_and_consume_finishes_without_a_second_close_or_con
     assert [e for e in restarted.events.list() if e["type"] == "chain_closed"]
     again = make_ctx(cfg)
     again.memory = CountingMemory(cfg.memory.url)
-    tend(again)
+    executor.tend(again)
     assert not any("/consume" in c or "/close" in c for c in again.memory.calls)
 
 
@@ -66,10 +65,10 @@ def test_killed_after_the_draft_post_finishes_the_submit_instead_of_drafting_aga
     dying = make_ctx(cfg)
     dying.memory = CountingMemory(cfg.memory.url, die_on="POST /near")   # dies right after POST /drafts
     with pytest.raises(Killed):
-        gate.check(dying)
+        executor.check(dying)
     assert len(hand.drafts()) == 1
     restarted = make_ctx(cfg)
-    gate.check(restarted)
+    executor.check(restarted)
     assert len(hand.drafts()) == 1                                     # never a second draft for the brief
     notes = [n for n in hand.near() if n["metadata"].get("topic") == "hippocampus, review"]
     assert len(notes) == 1 and hand.drafts()[0]["id"] in notes[0]["content"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from hippocampus.cycle import briefs as gate
-from hippocampus.cycle.bedtime import bedtime_at
+from hippocampus.cycle import executor
+from hippocampus.cycle.bedtime import bedtime, bedtime_at
 from tests.harness.clock import FakeClock
 from hippocampus.config import SleepConfig
 
@@ -29,7 +29,7 @@ def brief_notes(hand) -> list:
 def test_a_store_that_never_slept_counts_misses_from_its_first_check_and_asks(make_ctx, hand):
     clock = MovingClock(time.time())
     ctx = make_ctx(clock=clock, sleep={"brief_check_misses": 2})
-    reports = [gate.check(ctx) for _ in range(4)]
+    reports = [executor.check(ctx).to_dict() for _ in range(4)]
     assert [r["status"] for r in reports] == ["waiting_for_brief"] * 4, reports
     assert [r["misses"] for r in reports] == [1, 2, 3, 4]
     first = ctx.state.get("first_check_at")
@@ -42,11 +42,11 @@ def test_with_sleep_at_the_first_bedtime_is_the_next_hhmm_after_the_first_check(
     ten_pm = dt.datetime.combine(dt.date.today(), dt.time(22, 0)).timestamp()
     clock = MovingClock(ten_pm)
     ctx = make_ctx(clock=clock, sleep={"at": "23:00", "brief_check_misses": 1})
-    assert gate.check(ctx)["status"] == "not_bedtime"
-    due = gate.bedtime(ctx)
+    assert executor.check(ctx).to_dict()["status"] == "not_bedtime"
+    due = bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now())
     assert dt.datetime.fromtimestamp(due).strftime("%H:%M") == "23:00" and due > ten_pm
     clock.set(due + 1)
-    r = gate.check(ctx)
+    r = executor.check(ctx).to_dict()
     assert r["status"] == "waiting_for_brief" and r["misses"] == 1, r
     assert len(brief_notes(hand)) == 1
 

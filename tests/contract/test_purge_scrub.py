@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
 from hippocampus.replay.watch import QualityWatch
-from hippocampus.cycle.tend import tend
 from tests.contract.test_replay import FRAGMENTS, first_draft, garden_denied_and_redrafted, latest
 
 GARDEN = "The rose garden by the gate bloomed early this year"
@@ -40,7 +39,7 @@ def files(folder) -> dict:
 
 def one_tick(ctx) -> dict:
     """A check and the quality reader's pass, as the service's beat runs them."""
-    report = gate.check(ctx)
+    report = executor.check(ctx).to_dict()
     QualityWatch(ctx).refresh()
     return report
 
@@ -48,7 +47,7 @@ def one_tick(ctx) -> dict:
 def test_a_purge_made_in_memory_itself_leaves_its_text_in_no_file_after_one_tick(make_ctx, hand, fake_model):
     ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
     hand.approve_all(latest(hand, 2)["id"])
-    tend(ctx, True)                                          # the chain lands: the garden core is in Memory
+    executor.tend(ctx)                                       # the chain lands: the garden core is in Memory
     core = next(e for e in hand.long() if e["content"] == GARDEN)
     hand.short("the rose garden needs pruning before winter", topic="garden")
     hand.short("pruned the climbing rose in the garden", topic="garden")
@@ -86,7 +85,7 @@ def test_a_purge_made_in_memory_itself_leaves_its_text_in_no_file_after_one_tick
 def test_a_restart_scrubs_the_purges_made_while_it_was_down_once(make_ctx, hand, fake_model):
     ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
     hand.approve_all(latest(hand, 2)["id"])
-    tend(ctx, True)
+    executor.tend(ctx)
     core = next(e for e in hand.long() if e["content"] == GARDEN)
     folder = ctx.cfg.state_dir
     assert holding(folder, [GARDEN])

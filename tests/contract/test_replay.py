@@ -7,11 +7,10 @@ import os
 import re
 import stat
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from hippocampus.store.capture import store_for
 from hippocampus.replay.run import NoPacket, ReplayEnv, compare, replay
 from hippocampus.replay.watch import QualityWatch
-from hippocampus.cycle.tend import tend
 from tests.harness.fake_model import FakeModel
 
 REDRAFT = "THE CRITIQUE:"
@@ -57,7 +56,7 @@ def seed(hand, topics=TOPICS) -> str:
 
 
 def first_draft(ctx, hand) -> dict:
-    report = gate.check(ctx)
+    report = executor.check(ctx).to_dict()
     assert report["status"] == "sleeping", report
     return hand.draft(report["sleep"]["draft_id"])
 
@@ -87,7 +86,7 @@ def garden_denied_and_redrafted(make_ctx, hand, fake_model, garden: str):
     seed(hand, ("tea", "garden"))
     first = first_draft(ctx, hand)
     deny(hand, first, {"garden": garden})
-    tend(ctx, True)
+    executor.tend(ctx)
     return ctx, first
 
 
@@ -138,7 +137,7 @@ def test_a_sleep_and_a_redraft_leave_packets_with_every_field(make_ctx, hand, fa
         assert call["served"] == "fake-small-model"
 
     deny(hand, first, {"garden": "The rose garden by the gate bloomed early this year"})
-    assert tend(ctx, True)["resubmitted"]
+    assert executor.tend(ctx).to_dict()["resubmitted"]
     second = latest(hand, 2)
     p2 = store.load(second["id"])
     assert p2["attempt"] == 2 and p2["redraft_of"] == first["id"] and p2["brief_id"] == brief
@@ -176,7 +175,7 @@ def test_a_sleep_that_posted_nothing_leaves_its_calls_out_of_the_next_packet(mak
     fake_model.replies = ["not json at all"]
     ctx = make_ctx(model={"url": fake_model.url})
     seed(hand, ("tea",))
-    assert gate.check(ctx)["sleep"]["error"]
+    assert executor.check(ctx).to_dict()["sleep"]["error"]
     fake_model.replies, fake_model.responder = [], scripted
     hand.short("a third cup of green tea in the evening", topic="tea")
     first = first_draft(ctx, hand)
@@ -271,7 +270,7 @@ def test_after_a_flagged_memory_is_purged_its_text_is_in_no_file_under_the_state
                                              "The rose garden by the gate bloomed early this year")
     second = latest(hand, 2)
     hand.approve_all(second["id"])
-    tend(ctx, True)                                          # the chain lands and closes
+    executor.tend(ctx)                                       # the chain lands and closes
     core = next(e for e in hand.long() if e["content"] == "The rose garden by the gate bloomed early this year")
     hand.short("the rose garden needs pruning before winter", topic="garden")
     hand.short("pruned the climbing rose in the garden", topic="garden")
@@ -293,7 +292,7 @@ def test_after_a_flagged_memory_is_purged_its_text_is_in_no_file_under_the_state
         return found
     assert holding(), "the packets held the text before the purge"
     hand.forget(core["id"], "please forget the garden")
-    assert gate.check(ctx)["purged"] == 1
+    assert executor.check(ctx).to_dict()["purged"] == 1
     assert holding() == {}
     for packet in (store_for(ctx.cfg).load(first["id"]), store_for(ctx.cfg).load(later["id"])):
         assert packet["purges"][-1]["ids"] == [core["id"]]
@@ -313,14 +312,14 @@ def test_the_quality_report_counts_a_first_approval_a_denial_then_approval_and_a
     first = first_draft(ctx, hand)
     deny(hand, first, {"garden": "The rose garden by the gate bloomed early",
                        "bread": "Sourdough bread is baked at home"})
-    tend(ctx, True)
+    executor.tend(ctx)
     second = latest(hand, 2)
     deny(hand, second, {"bread": "Sourdough bread is baked at home, the starter fed at night"})
-    tend(ctx, True)
+    executor.tend(ctx)
     third = latest(hand, 3)
     assert third["terminal"] is True
     deny(hand, third, {}, edits={"bread": "Sourdough bread is baked at home; the starter is fed each night"})
-    tend(ctx, True)
+    executor.tend(ctx)
     assert all(d["status"] == "closed" for d in hand.drafts())
     rep = QualityWatch(ctx).refresh()
     [g] = rep["groups"]

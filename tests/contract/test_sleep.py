@@ -6,8 +6,7 @@ import time
 
 import requests
 
-from hippocampus.cycle import briefs as gate
-from hippocampus.cycle.sleep import run_sleep
+from hippocampus.cycle import executor
 from tests.conftest import event_types
 
 DAY = 86400.0
@@ -38,7 +37,7 @@ def test_promote_hint_makes_one_fragment_a_core_noise_keeps_five_out(make_ctx, h
     hand.short("a fish dream with a long tail", topic="dreams")
     hand.short("another fish dream, green this time", topic="dreams")
     brief = hand.brief("a good day", promote=["warrior poet"], noise=["printer"])
-    report = gate.check(ctx)
+    report = executor.check(ctx).to_dict()
     assert report["status"] == "sleeping"
     d = only_draft(hand)
     topics = [o["topic"] for o in d["operations"]]
@@ -53,7 +52,7 @@ def test_unmatched_topic_under_threshold_stays_short_term_and_brief_is_consumed(
     hand.short("a one-off about the weather", topic="weather")
     hand.short("the weather again, briefly", topic="weather")
     brief = hand.brief("nothing much")
-    report = run_sleep(ctx, hand.open_briefs()[0])
+    report = executor.check(ctx).to_dict()["sleep"]
     assert report["operations"] == 0 and report["error"] is None
     assert hand.drafts() == []
     assert len(hand.shorts()) == 2
@@ -72,7 +71,7 @@ def test_prompt_carries_the_summary_only_matched_hints_and_the_voice_card_first(
     hand.short("the garden fence fell down again", topic="garden")
     hand.brief("We laughed about noodles all week.", promote=["noodle bar"], noise=["fence"])
     fake_model.replies = [ops_answer(op(content="Wren loves the noodle bar", fragments=["f1", "f2"]))]
-    report = gate.check(ctx)
+    report = executor.check(ctx).to_dict()
     assert report["status"] == "sleeping", report
     prompts = fake_model.prompts()
     assert len(prompts) == 1                      # the noise-hinted garden pile never reached the model
@@ -96,7 +95,7 @@ def test_mechanical_proposes_only_new_core_and_verbatim_and_lands(make_ctx, hand
     kept = hand.short("my grandmother's exact words: keep the kettle warm", topic="family")
     hand.preserve(kept)
     hand.brief("cats and grandmother")
-    gate.check(ctx)
+    executor.check(ctx)
     d = only_draft(hand)
     kinds = sorted(o["kind"] for o in d["operations"])
     assert kinds == ["new_core", "verbatim"]
@@ -117,12 +116,12 @@ def test_catch_up_never_ages_out_and_a_normal_sleep_does(make_ctx, hand, memory)
     ctx = make_ctx()
     old = hand.short("an old fragment nobody looked at", topic="old", ts=time.time() - 2 * DAY)
     hand.brief("first sleep ever")
-    first = gate.check(ctx)["sleep"]
+    first = executor.check(ctx).to_dict()["sleep"]
     assert first["catch_up"] is True and first["operations"] == 0
     assert "catch_up" in event_types(ctx)
     assert old in [s["id"] for s in hand.shorts()]            # age_out: false on a catch-up
     hand.brief("second sleep, not a catch-up")
-    second = gate.check(ctx)["sleep"]
+    second = executor.check(ctx).to_dict()["sleep"]
     assert second["catch_up"] is False
     assert second["tidy"].get("aged_out") == 1
     assert old not in [s["id"] for s in hand.shorts()]
@@ -131,7 +130,7 @@ def test_catch_up_never_ages_out_and_a_normal_sleep_does(make_ctx, hand, memory)
 def test_quiet_sleep_calls_no_model_and_consumes_the_brief(make_ctx, hand, fake_model):
     ctx = make_ctx(model={"url": fake_model.url})
     hand.brief("nothing happened today")
-    report = gate.check(ctx)["sleep"]
+    report = executor.check(ctx).to_dict()["sleep"]
     assert report["quiet"] is True and report["error"] is None
     assert fake_model.requests == []
     assert hand.open_briefs() == []
@@ -144,7 +143,7 @@ def test_model_refusing_connections_fails_the_sleep_and_keeps_the_brief(make_ctx
     for i in range(3):
         hand.short(f"tea at four o'clock, day {i}", topic="tea")
     brief = hand.brief("tea time")
-    report = gate.check(ctx)["sleep"]
+    report = executor.check(ctx).to_dict()["sleep"]
     assert report["error"] and "not answering" in report["error"]
     assert [b["id"] for b in hand.open_briefs()] == [brief]
     assert hand.drafts() == []                                   # never a mechanical copy
@@ -163,7 +162,7 @@ def test_cut_off_answer_keeps_finished_operations(make_ctx, hand, fake_model):
     whole = ops_answer(op(content="The band played loud songs", fragments=["f1", "f2"]),
                        op(content="The band played on night two", fragments=["f3"]))
     fake_model.replies = [{"content": whole[: whole.index("The band played on")], "finish_reason": "length"}]
-    report = gate.check(ctx)["sleep"]
+    report = executor.check(ctx).to_dict()["sleep"]
     assert report["cut_off"] == 1 and report["operations"] == 1
     d = only_draft(hand)
     assert d["operations"][0]["content"] == "The band played loud songs"
@@ -176,7 +175,7 @@ def test_cut_off_before_the_first_operation_names_the_cap(make_ctx, hand, fake_m
     brief = hand.brief("rain")
     fake_model.replies = [{"content": '{"operations": [{"kind": "new_core", "content": "Rain on th',
                            "finish_reason": "length"}]
-    report = gate.check(ctx)["sleep"]
+    report = executor.check(ctx).to_dict()["sleep"]
     assert "model.max_tokens" in report["error"] and "300" in report["error"]
     assert [b["id"] for b in hand.open_briefs()] == [brief]
 
@@ -204,7 +203,7 @@ def test_hostile_answers_never_reach_memory_as_invalid_operations(make_ctx, hand
                                   for o in d["operations"]])
             requests.post(f"{memory.url}/drafts/{d['id']}/close", timeout=10)
         hand.brief("the lighthouse, again")
-        report = gate.check(ctx)
+        report = executor.check(ctx).to_dict()
         assert report["status"] in ("sleeping", "chain_open"), report
     for d in hand.drafts():
         for o in d["operations"]:

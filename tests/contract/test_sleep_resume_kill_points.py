@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
+from hippocampus.cycle.bedtime import bedtime
 from tests.harness.clock import FakeClock
-from hippocampus.cycle.tend import tend
 
 from .test_cull_kill_points import KillAfter, on_disk
 from .test_cull_resume import Killed
@@ -59,7 +59,7 @@ def test_a_sleep_killed_after_its_draft_landed_counts_once_and_moves_bedtime(mak
     dying = make_ctx(cfg, clock=clock)
     kill = KillAfterTheDraft(dying, nth)
     try:
-        gate.check(dying)
+        executor.check(dying)
         killed = False
     except Killed:
         killed = True
@@ -72,7 +72,7 @@ def test_a_sleep_killed_after_its_draft_landed_counts_once_and_moves_bedtime(mak
 
     clock.advance(60)                                           # the restart, a minute later
     restarted = make_ctx(cfg, clock=clock)                      # a new process reads the state file
-    check = gate.check(restarted)
+    check = executor.check(restarted).to_dict()
     assert check["status"] == "chain_open", (where, check)
 
     last = restarted.state.get("last_sleep")
@@ -83,7 +83,8 @@ def test_a_sleep_killed_after_its_draft_landed_counts_once_and_moves_bedtime(mak
     rows = [r for r in restarted.state.get("history") if r["kind"] == "sleep"]
     assert [(r["draft_id"], r["operations"], r["error"]) for r in rows] == [(draft_id, n_ops, None)], where
     assert restarted.state.get("submitting") is None, where
-    assert gate.bedtime(restarted) == finished_at + cfg.sleep.interval_seconds > clock.now(), where
+    due = bedtime(restarted.cfg.sleep, restarted.state, restarted.clock.now())
+    assert due == finished_at + cfg.sleep.interval_seconds > clock.now(), where
 
     events = on_disk(cfg)
     done = [e for e in events if e["type"] == "sleep_done"]
@@ -94,10 +95,10 @@ def test_a_sleep_killed_after_its_draft_landed_counts_once_and_moves_bedtime(mak
 
     # the reviewer lands the chain; the checks after it are before bedtime: no miss, no new brief asked for
     hand.approve_all(draft_id)
-    assert tend(restarted)["closed"] == [draft_id], where
+    assert executor.tend(restarted).to_dict()["closed"] == [draft_id], where
     for _ in range(cfg.sleep.brief_check_misses + 1):
         clock.advance(600)
-        check = gate.check(restarted)
+        check = executor.check(restarted).to_dict()
         assert check["status"] == "not_bedtime" and check["misses"] == 0, (where, check)
     assert restarted.state.get("brief_request") is None, where
     assert [e for e in on_disk(cfg) if e["type"] == "brief_requested"] == [], where

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from tests.harness.reviewer import wait_for
 
 from .helpers import CHILDREN, seed
@@ -188,7 +188,7 @@ def test_a_model_that_dies_mid_answer_fails_the_sleep_naming_it_and_keeps_the_br
     try:
         ctx = make_ctx(make_config(model={"url": model.url, "timeout_seconds": 5}))
         brief = seed(hand)
-        report = gate.check(ctx)
+        report = executor.check(ctx).to_dict()
     finally:
         model.close()
     assert model.calls >= 1

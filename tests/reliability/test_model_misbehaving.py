@@ -9,9 +9,8 @@ import re
 
 import pytest
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from hippocampus.status.narrator import headline
-from hippocampus.cycle.tend import tend
 from tests.harness.fake_model import FakeModel
 
 from .helpers import Delays, markers, prompt_of, review_pending, seed
@@ -41,7 +40,7 @@ def test_a_failing_model_fails_the_sleep_by_name_and_keeps_the_brief(kind, make_
         ctx = make_ctx(cfg)
         brief = seed(hand)
         shorts = {s["id"] for s in hand.shorts()}
-        report = gate.check(ctx)                       # never raises
+        report = executor.check(ctx).to_dict()         # never raises
     finally:
         fm.stop()
     words = FAILURES[kind][1]
@@ -65,18 +64,18 @@ def test_a_failing_model_fails_the_redraft_by_name_and_the_chain_waits(make_conf
     cfg = make_config(model={"url": fake_model.url, "timeout_seconds": 1, "max_tokens": 64})
     ctx = make_ctx(cfg)
     seed(hand)
-    assert gate.check(ctx)["sleep"]["draft_id"]
+    assert executor.check(ctx).to_dict()["sleep"]["draft_id"]
     review_pending(hand)                               # the garden operation denied
     for kind in sorted(FAILURES):
         reply, words = FAILURES[kind]
         fake_model.responder = lambda body, r=reply: dict(r)
-        report = tend(ctx)
+        report = executor.tend(ctx).to_dict()
         assert report["error"] is None and report["resubmitted"] == [], report
         assert [f for f in report["model_failures"] if words in f["why"]], (kind, report["model_failures"])
         assert [e for e in ctx.events.list(limit=20) if e["type"] == "redraft_failed" and words in e["why"]]
         assert [int(d["attempt"]) for d in hand.drafts()] == [1]          # the chain waits
     fake_model.responder = delays.responder            # the model is back: the redraft lands
-    report = tend(ctx)
+    report = executor.tend(ctx).to_dict()
     assert len(report["resubmitted"]) == 1, report
     assert sorted(int(d["attempt"]) for d in hand.drafts()) == [1, 2]
 
@@ -90,9 +89,9 @@ def _existing_cores(make_config, make_ctx, hand) -> list:
         hand.short(f"the owl called at midnight, night {i}", topic="owl")
         hand.short(f"the kite flew over the hill, day {i}", topic="kite")
     hand.brief("the owl and the kite")
-    draft_id = gate.check(ctx)["sleep"]["draft_id"]
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
     hand.approve_all(draft_id)
-    assert tend(ctx)["closed"] == [draft_id]
+    assert executor.tend(ctx).to_dict()["closed"] == [draft_id]
     cores = hand.long()
     assert len(cores) == 2
     return cores
@@ -149,7 +148,7 @@ def test_hostile_answers_never_reach_memory(make_config, make_ctx, hand, fake_mo
     fake_model.responder = hostile
     ctx = make_ctx(make_config(model={"url": fake_model.url}, sleep={"candidate_cores": 1}))
     with caplog.at_level(logging.INFO, logger="hippocampus.sleep"):
-        report = gate.check(ctx)
+        report = executor.check(ctx).to_dict()
     sleep = report["sleep"]
     assert sleep["error"] is None and sleep["draft_id"], sleep
     assert len(shown) == 2 and all(len(c) == 1 for _, _, c in shown), shown

@@ -6,9 +6,9 @@ import re
 import sys
 import time
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
+from hippocampus.cycle.sleep import purge
 from tests.harness.clock import FakeClock
-from hippocampus.cycle.tend import tend
 from tests.harness.reviewer import wait_for
 from tests.service.test_ripple_service import Recorder, event
 from tests.service.test_tend import scripted_model, seed
@@ -20,7 +20,7 @@ def first_sleep(make_ctx, hand, fake_model, responder):
     fake_model.responder = responder
     ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
     seed(hand)
-    first = gate.check(ctx)["sleep"]["draft_id"]
+    first = executor.check(ctx).to_dict()["sleep"]["draft_id"]
     return ctx, first, hand.draft(first)["operations"]
 
 
@@ -44,12 +44,12 @@ def test_a_redraft_that_loses_one_answer_submits_nothing_and_the_next_redrafts_e
     hand.review(first, [{"op": op["index"], "verdict": "deny", "critique": f"not quite; say: version {op['index']}"}
                         for op in ops])
 
-    report = tend(ctx)
+    report = executor.tend(ctx).to_dict()
     assert report["resubmitted"] == [] and len(report["model_failures"]) == 1, report
     assert [d["id"] for d in hand.drafts()] == [first]          # nothing half-submitted
     assert [e["type"] for e in ctx.events.list() if e["type"] == "redraft_failed"] == ["redraft_failed"]
 
-    report = tend(ctx)                                          # the model is back: both are redrafted
+    report = executor.tend(ctx).to_dict()                       # the model is back: both are redrafted
     assert len(report["resubmitted"]) == 1, report
     second = next(d for d in hand.drafts() if d["attempt"] == 2)
     assert sorted(op["redraft_of"] for op in second["operations"]) == [0, 1]
@@ -153,10 +153,10 @@ def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make
                               {"op": garden["index"], "verdict": "deny", "critique": "not quite"}])
     core = next(r["long_term_id"] for r in out["results"] if r.get("long_term_id"))
     hand.forget(core, "the person asked")
-    gate.purge(ctx)
+    purge(ctx)
     assert core not in {e["id"] for e in hand.long()}
 
-    report = tend(ctx)
+    report = executor.tend(ctx).to_dict()
     assert report["error"] is None, report
     assert len(report["resubmitted"]) == 1, report
     redraft_prompts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
@@ -196,13 +196,13 @@ def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(
     for i in range(2):
         hand.short("the old address was on elm street", topic="address")
     hand.brief("the old address")
-    first = gate.check(ctx)["sleep"]["draft_id"]
+    first = executor.check(ctx).to_dict()["sleep"]["draft_id"]
     op = hand.draft(first)["operations"][0]
     assert op["kind"] == "attach" and op["target_core_id"] == core
     hand.review(first, [{"op": op["index"], "verdict": "deny", "critique": "not quite"}])
     hand.forget(core, "the person asked")
-    gate.purge(ctx)
-    report = tend(ctx)
+    purge(ctx)
+    report = executor.tend(ctx).to_dict()
     assert report["error"] is None, report
     redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
     assert redrafts and all("target: (none)" in p for p in redrafts)

@@ -7,7 +7,7 @@ import time
 
 import requests
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import executor
 from tests.harness.memory_client import ReviewingClient
 from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
@@ -107,7 +107,7 @@ def test_mechanical_mode_makes_one_core_of_a_cluster_split_into_piles(make_ctx, 
         hand.short(f"the garden pond froze over again on morning {i}", topic="pond")
     hand.brief("the pond kept freezing")
     ctx = make_ctx(sleep={"pile_max": 12})
-    report = gate.check(ctx)
+    report = executor.check(ctx).to_dict()
     draft = hand.draft(report["sleep"]["draft_id"])
     assert [op["kind"] for op in draft["operations"]] == ["new_core"]
     assert len(draft["operations"][0]["source_short_ids"]) == 40

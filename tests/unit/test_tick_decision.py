@@ -36,6 +36,7 @@ DENIED = draft("d1", "reviewed", [op("approved"), op("denied")], brief="b1")
 DENIED_TERMINAL = draft("d1", "reviewed", [op("denied")], brief="b1", terminal=True, attempt=3)
 SLEPT = {"last_sleep_ok_at": NOW - HOUR}          # bedtime is five hours away
 OVERDUE = {"last_sleep_ok_at": NOW - 7 * HOUR}    # bedtime passed an hour ago
+HAND = d.Asked(tend=False, check=False, by_hand=True)   # POST /sleep
 
 ROWS = [
     # (situation, drafts, briefs, state, asked, expected kinds)
@@ -71,6 +72,13 @@ ROWS = [
     ("POST /tend: the chain part only", [LANDED, draft("d2", "reviewed", [op("denied")])], [brief("b2")], SLEPT,
      d.Asked(check=False), [d.CLOSE, d.REDRAFT]),
     ("POST /check: the gate part only", [LANDED], [brief("b2")], SLEPT, d.Asked(tend=False), [d.PURGE, d.SLEEP]),
+    ("POST /sleep: a brief waits", [], [brief("b2")], SLEPT, HAND, [d.SLEEP]),
+    ("POST /sleep: no brief, ask for one", [], [], SLEPT, HAND, [d.ASK_BRIEF]),
+    ("POST /sleep without_brief: sleep unsteered", [], [], SLEPT, d.Asked(False, False, by_hand=True,
+                                                                         ask_for_brief=False), [d.SLEEP]),
+    ("POST /sleep: one cycle at a time", [UNDER_REVIEW], [brief("b2")], SLEPT, HAND, [d.WAIT_CHAIN]),
+    ("POST /sleep: a cut-short submit is finished first", [UNDER_REVIEW], [], {**SLEPT, "submitting": {"x": 1}},
+     HAND, [d.FINISH_SUBMIT, d.WAIT_CHAIN]),
 ]
 
 

@@ -1,0 +1,199 @@
+"""The tick's one executor: read the snapshot once, decide once, run every step through one table.
+
+POST /tend, /check and /sleep (and MCP's tend_now, check_now, sleep_now) are what a tick is asked
+(`Asked`), on the same path as the scheduler's tick. A decision has two parts: the chain's (tend, run by the
+chain actor) and the rest (check, or a sleep by hand, run by the sleeper); each part ends as its typed
+report, recorded in the state file, and Memory is read again only when the report says it changed.
+Nothing else reads the tick's snapshot or decides.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from hippocampus.cycle import briefs, sleep, tend as tending
+from hippocampus.cycle.decide import (ASK_BRIEF, CHAIN_STEPS, CLOSE, DEFER, FINISH_CLOSE, FINISH_SUBMIT, MISS,
+                                      NOT_BEDTIME, PURGE, REDRAFT, SLEEP, WAIT_CHAIN, Asked, decide)
+from hippocampus.cycle.reports import CheckReport, SleepRefused, SleepReport, TendReport
+from hippocampus.cycle.snapshot import Snapshot, read_for
+from hippocampus.memory import MemoryError_
+from hippocampus.stopping import ServiceStopping
+
+log = logging.getLogger("hippocampus.tick")
+
+
+@dataclass
+class Out:
+    """What the steps of one part fill in."""
+    tend: Optional[TendReport] = None
+    check: Optional[CheckReport] = None
+    purged: Optional[list] = None               # the check's purge, handed to its sleep
+    answer: Optional[SleepRefused] = None       # a sleep by hand that asked for a brief instead
+
+
+def plan(ctx, asked: Asked) -> tuple:
+    """(the snapshot, the steps): the one read of Memory and the one decision. Raises MemoryError_."""
+    snap = read_for(ctx)
+    return snap, decide(snap, ctx.state, ctx.cfg.sleep, ctx.clock.now(), asked)
+
+
+def _purge(ctx, snap, step, out: Out) -> None:
+    out.purged, _ = sleep.purge(ctx)
+    out.check.purged = len(out.purged)
+
+
+def _wait_chain(ctx, snap, step, out: Out) -> None:
+    out.check.status, out.check.brief_id = "chain_open", (snap.brief or {}).get("id")
+
+
+def _sleep(ctx, snap, step, out: Out) -> None:
+    out.check.status, out.check.brief_id = "sleeping", (step.brief or {}).get("id")
+    ctx.state.set(brief_misses=0)
+    out.check.sleep = sleep.run_sleep(ctx, step.brief, snap, purged=out.purged)
+
+
+def _not_bedtime(ctx, snap, step, out: Out) -> None:
+    out.check.status = "not_bedtime"
+    ctx.state.set(brief_misses=0)
+
+
+def _defer(ctx, snap, step, out: Out) -> None:
+    out.tend.redraft = False
+    out.tend.deferred.append(step.chain.cluster_id)
+
+
+def _ask_brief(ctx, snap, step, out: Out) -> None:
+    try:
+        req = briefs.request_brief(ctx, force=True)
+    except MemoryError_ as exc:      # Memory down: say so, never a 500 (nothing was started)
+        out.answer = SleepRefused("error", "no brief was waiting and Memory did not take the request for one; "
+                                  "nothing was started", error=f"could not ask the main model for a brief: {exc}")
+        return
+    out.answer = SleepRefused(
+        "asked_for_brief", "no brief was waiting, so the hippocampus asked the main model for one instead of "
+        "drafting blind; it sleeps at the check after the brief arrives (or sleep with without_brief=true to "
+        "draft unsteered now)", intent_id=req.get("intent_id"))
+
+
+HANDLERS: dict = {
+    FINISH_SUBMIT: lambda ctx, snap, step, out: sleep.resume_submit(ctx, snap),  # before its chain closes
+    FINISH_CLOSE: lambda ctx, snap, step, out: tending.finish_closing(ctx, step.cluster_id, out.tend, snap),
+    CLOSE: lambda ctx, snap, step, out: tending.close_chain(ctx, step.chain, out.tend, why=None, snap=snap),
+    REDRAFT: lambda ctx, snap, step, out: tending.redraft(ctx, step.chain, out.tend, snap),
+    DEFER: _defer,
+    PURGE: _purge,
+    WAIT_CHAIN: _wait_chain,
+    SLEEP: _sleep,
+    NOT_BEDTIME: _not_bedtime,
+    MISS: lambda ctx, snap, step, out: briefs.miss(ctx, snap, step, out.check),
+    ASK_BRIEF: _ask_brief,
+}
+
+
+def _run(ctx, snap: Snapshot, steps, out: Out) -> None:
+    for step in steps:
+        HANDLERS[step.kind](ctx, snap, step, out)
+
+
+def _done(ctx, report):
+    """After a part that changed Memory's drafts or briefs, read the snapshot again, so that what /status
+    shows is not the picture from before it."""
+    if report.memory_changed:
+        try:
+            read_for(ctx)
+        except Exception:  # noqa: BLE001 - the next tick reads it again
+            pass
+    return report
+
+
+def tend(ctx, asked: Asked = Asked(check=False), given: Optional[tuple] = None) -> TendReport:
+    """The chain's part: finish a cut-short close, close what landed, redraft or defer what was denied.
+    given: the tick's (snapshot, chain steps); without it (POST /tend) this reads and decides `asked`."""
+    report = TendReport(started_at=ctx.clock.now(), redraft=asked.redraft)
+    t0 = time.monotonic()
+    stopped: Optional[ServiceStopping] = None
+    try:
+        snap, steps = given or plan(ctx, asked)
+        report.examined, report.under_review = len(snap.chains), [c.cluster_id for c in snap.under_review]
+        _run(ctx, snap, steps, Out(tend=report))
+    except ServiceStopping as exc:       # a redraft cut short: nothing was posted, the chain waits
+        stopped, report.interrupted = exc, str(exc)
+        log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
+        ctx.emit("tend_interrupted", why=str(exc))
+    except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
+        report.error = f"{type(exc).__name__}: {exc}"
+        log.error("the tend failed: %s", report.error)
+    report.finished_at = ctx.clock.now()
+    report.duration_seconds = round(time.monotonic() - t0, 3)
+    tending.record(ctx, report)
+    if stopped:
+        raise stopped
+    return _done(ctx, report)
+
+
+def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:
+    report.status, report.error = "error", f"{type(exc).__name__}: {exc}"
+    log.error("the check failed: %s", report.error)
+    ctx.state.set(last_check=report.kept())
+    return report
+
+
+def check(ctx, given: Optional[tuple] = None) -> CheckReport:
+    """The sleeper's part: purge what is flagged; then the gate (sleep on a brief if no chain is open, or
+    count a miss and ask for one). given: the tick's (snapshot, steps); without it (POST /check) this reads
+    and decides the check alone."""
+    now = ctx.clock.now()
+    out = Out(check=CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0))
+    briefs.note_first_check(ctx, now)
+    try:
+        snap, steps = given or plan(ctx, Asked(tend=False))
+        _run(ctx, snap, steps, out)
+        out.check.misses = ctx.state.get("brief_misses") or 0
+    except ServiceStopping:
+        raise                   # not a failed check: the sleep it started recorded the interruption
+    except Exception as exc:  # noqa: BLE001 - a failed check is reported, never raised into the tick
+        return _done(ctx, failed_check(ctx, out.check, exc))
+    ctx.state.set(last_check=out.check.kept())
+    return _done(ctx, out.check)
+
+
+def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused:
+    """POST /sleep: one cycle at a time; with no brief waiting, ask for one instead of drafting blind.
+    A SleepRefused when nothing was started."""
+    out = Out(check=CheckReport(at=ctx.clock.now()))
+    try:
+        snap, steps = plan(ctx, Asked(tend=False, check=False, by_hand=True, ask_for_brief=ask_for_brief))
+        _run(ctx, snap, steps, out)
+    except MemoryError_ as exc:         # Memory down: say so, never a 500 (nothing was started)
+        return SleepRefused("error", "Memory did not answer, so nothing was started",
+                            error=f"Memory did not answer, so nothing was started ({exc})")
+    if out.check.status == "chain_open":
+        waiting = snap.open_chain
+        return SleepRefused("chain_open", f"a chain is open (draft {waiting.latest.get('id')} is "
+                            f"{waiting.action.replace('_', ' ')}): one cycle at a time, so nothing was started; "
+                            "it sleeps again once that chain lands", draft_id=waiting.latest.get("id"))
+    return _done(ctx, out.check.sleep or out.answer)
+
+
+def tick(ctx, asked: Asked, run_tend: Callable = None, run_check: Callable = None) -> tuple:
+    """One tick: (the tend's report, the check's, is a chain open now). run_tend, run_check: how each part is
+    run on (snapshot, steps), by default here (the scheduler hands them to the chain actor and the sleeper);
+    None from one means it did not run, which says nothing about the chain: never "no chain open" on its
+    word, or a sleep loses its model mid-answer."""
+    run_tend = run_tend or (lambda snap, steps: tend(ctx, given=(snap, steps)))
+    run_check = run_check or (lambda snap, steps: check(ctx, given=(snap, steps)))
+    now = ctx.clock.now()
+    briefs.note_first_check(ctx, now)
+    try:
+        snap, steps = plan(ctx, asked)
+    except MemoryError_ as exc:
+        return None, failed_check(ctx, CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0), exc), True
+    chain_part = tuple(s for s in steps if s.kind in CHAIN_STEPS)
+    tended = run_tend(snap, chain_part) if chain_part else TendReport(started_at=now)
+    checked = run_check(snap, tuple(s for s in steps if s.kind not in CHAIN_STEPS))
+    if tended is None or checked is None:
+        return tended, checked, True
+    drafted = bool(tended.resubmitted) or bool(checked.sleep and checked.sleep.draft_id)
+    return tended, checked, snap.chain_open or drafted
