@@ -95,25 +95,24 @@ class Narrator:
                 self._cond.wait(left)
 
 
+_EVENT_WORDS = {
+    "draft_submitted": lambda e: f"draft {e.get('draft_id')} with {e.get('operations')} operation(s), waiting for review",
+    "sleep_done": lambda e: f"the sleep is done ({e.get('operations')} operation(s) drafted)",
+    "tend_resubmitted": lambda e: (f"redraft {e.get('draft_id')} (attempt {e.get('attempt')}"
+                                   f"{', terminal' if e.get('terminal') else ''}) with {e.get('operations')} operation(s)"),
+    "chain_ended": lambda e: (f"the chain ends with {e.get('denied')} operation(s) still denied "
+                              f"({e.get('why') or 'no redraft'})"),
+    "chain_closed": lambda e: f"chain {e.get('cluster_id')} closed after {e.get('attempts')} attempt(s)",
+    "brief_consumed": lambda e: f"brief {e.get('brief_id')} consumed",
+    "catch_up": lambda e: "no sleep on record yet, so this one catches up",
+    "nudged": lambda e: "a nudge: the hippocampus takes its turn",
+}
+
+
 def describe_event(e: dict) -> str:
-    t = e.get("type")
-    if t == "draft_submitted":
-        return f"draft {e.get('draft_id')} with {e.get('operations')} operation(s), waiting for review"
-    if t == "sleep_done":
-        return f"the sleep is done ({e.get('operations')} operation(s) drafted)"
-    if t == "tend_resubmitted":
-        return (f"redraft {e.get('draft_id')} (attempt {e.get('attempt')}"
-                f"{', terminal' if e.get('terminal') else ''}) with {e.get('operations')} operation(s)")
-    if t == "chain_ended":
-        return f"the chain ends with {e.get('denied')} operation(s) still denied ({e.get('why') or 'no redraft'})"
-    if t == "chain_closed":
-        return f"chain {e.get('cluster_id')} closed after {e.get('attempts')} attempt(s)"
-    if t == "brief_consumed":
-        return f"brief {e.get('brief_id')} consumed"
-    if t == "catch_up":
-        return "no sleep on record yet, so this one catches up"
-    if t == "nudged":
-        return "a nudge: the hippocampus takes its turn"
+    words = _EVENT_WORDS.get(e.get("type"))
+    if words is not None:
+        return words(e)
     keep = {k: v for k, v in e.items() if k not in ("type", "at", "seq", "ripple", "delivery")}
     return ", ".join(f"{k}={v}" for k, v in keep.items()) or "-"
 
@@ -274,9 +273,8 @@ def _serve_until_stopped(say, url: str) -> None:
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda s, f: stop.set())
-    print(f"serving: viewer {url}/viewer (Ctrl-C stops everything and removes the temporary store)",
-          flush=True)
-    while not stop.wait(0.5):
+    print(f"serving: viewer {url}/viewer (Ctrl-C stops everything and removes the temporary store)", flush=True)
+    while not stop.wait(0.5):       # a short wait, so Ctrl-C is heard on every platform
         pass
     say("stopping")
 
@@ -285,10 +283,9 @@ def _clean_up(svc, model: Optional[FakeModel], memory: Optional[MemoryServer], t
     if svc is not None:
         svc.request_stop(drain_seconds=5)
         svc.wait_stopped(30)
-    if model is not None:
-        model.stop()
-    if memory is not None:
-        memory.stop()
+    for running in (model, memory):
+        if running is not None:
+            running.stop()
     shutil.rmtree(tmp, ignore_errors=True)
 
 
