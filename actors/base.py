@@ -39,8 +39,8 @@ class Supervised(pykka.ThreadingActor):
         if isinstance(message, Crash):
             return self._crash(message)
         handler = getattr(self, "on_" + type(message).__name__, None)
-        if isinstance(message, Tick):
-            self._tick_taken()
+        if isinstance(message, Tick) and self.name in self.rt.tick_flags:
+            self.rt.tick_flags[self.name].clear()      # taken: the next beat may be queued again
         if handler is None:
             log.warning("%s got a message it does not know: %r", self.name, message)
             return None
@@ -55,11 +55,6 @@ class Supervised(pykka.ThreadingActor):
                         self.name, message.where)
             return None
         raise RuntimeError(f"injected crash in {self.name} ({message.where})")
-
-    def _tick_taken(self) -> None:
-        queued = self.rt.tick_flags.get(self.name)
-        if queued is not None:
-            queued.clear()        # the next beat may be queued again
 
     def snapshot(self) -> dict:
         return {}

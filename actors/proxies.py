@@ -1,10 +1,9 @@
 """Typed proxies: how anything outside an actor tells or asks it, without its name or its message classes.
 
-Each call looks the child up in the registry, so a restarted child is found again, and every ask has a
-timeout (the tick's steps wait as long as the step runs: the tick holds the cycle lock across them, and
-giving up on a step still running would let a second one start on top of it). A tell to a child that is
-down (restarting, failed) returns False; an ask raises pykka.ActorDeadError. What a child publishes is
-read from the board, never asked of a busy mailbox.
+Each call looks the child up in the registry, so a restarted child is found again. A tell to a child that
+is down returns False; an ask raises pykka.ActorDeadError, and has a timeout, except the tick's steps: the
+tick holds the cycle lock across them, and giving up on a step still running would let another start on
+top of it. What a child publishes is read from the board, never asked of a busy mailbox.
 """
 from __future__ import annotations
 
@@ -13,18 +12,14 @@ from typing import Any, Optional
 
 import pykka
 
-from actors.messages import (CheckSteps, Ended, Ensure, Fire, Handover, ModelTick, Ping, Publish, Recheck,
-                             Release, Released, RetrySkipped, TendSteps, Wake)
-
-FOREVER = None      # only the tick's steps wait this long (see above)
+from actors import messages as m
 
 
 class Proxy:
     name = ""
 
     def __init__(self, registry, board, name: str = "") -> None:
-        self.registry, self.board = registry, board
-        self.name = name or self.name
+        self.registry, self.board, self.name = registry, board, name or self.name
 
     def ref(self) -> pykka.ActorRef:
         ref = self.registry.get(self.name)
@@ -45,32 +40,25 @@ class Proxy:
     def published(self) -> dict:
         return self.board.get(self.name) or {}
 
-    def ping(self, timeout: float) -> bool:
-        """Answered once the child's on_start is done: False if it did not answer within `timeout`."""
-        try:
-            return bool(self.ask(Ping(), timeout=timeout))
-        except (pykka.ActorDeadError, pykka.Timeout):
-            return False
-
 
 class Notifier(Proxy):
     name = "notifier"
 
     def publish(self, event: dict) -> bool:
-        return self.tell(Publish(event))
+        return self.tell(m.Publish(event))
 
 
 class RippleProxy(Proxy):
     name = "ripple"
 
     def fire(self, event: dict) -> bool:
-        return self.tell(Fire(event))
+        return self.tell(m.Fire(event))
 
     def retry_skipped(self) -> bool:
-        return self.tell(RetrySkipped())
+        return self.tell(m.RetrySkipped())
 
     def ended(self, event_type: str) -> bool:
-        return self.tell(Ended(event_type))
+        return self.tell(m.Ended(event_type))
 
     def running_count(self) -> int:
         return int(self.published().get("running") or 0)
@@ -78,32 +66,29 @@ class RippleProxy(Proxy):
     def settle(self, timeout: float, poll: float = 0.05) -> bool:
         """Wait (up to timeout) until no wake-up started here is still running, as the ripple publishes it."""
         deadline = time.monotonic() + max(0.0, timeout)
-        while self.running_count():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(poll, left))
-        return True
+        while self.running_count() and time.monotonic() < deadline:
+            time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+        return not self.running_count()
 
 
 class Lifecycle(Proxy):
     name = "lifecycle"
 
     def ensure(self) -> pykka.Future:
-        """The model is up once this future answers (the caller waits on it in small steps, watching for a stop)."""
-        return self.ref().ask(Ensure(), block=False)
+        """Answered once the model is up (the gate waits on it in small steps, watching for a stop)."""
+        return self.ref().ask(m.Ensure(), block=False)
 
     def release(self, busy_seconds: float) -> bool:
-        return self.tell(Release(busy_seconds))
+        return self.tell(m.Release(busy_seconds))
 
     def handover(self, timeout: float = 120) -> bool:
         try:
-            return bool(self.ask(Handover(), timeout=timeout))
+            return bool(self.ask(m.Handover(), timeout=timeout))
         except (pykka.ActorDeadError, pykka.Timeout):
             return False
 
     def tick(self, chain_open: bool) -> bool:
-        return self.tell(ModelTick(chain_open=chain_open))
+        return self.tell(m.ModelTick(chain_open=chain_open))
 
 
 class Scheduler(Proxy):
@@ -111,11 +96,11 @@ class Scheduler(Proxy):
 
     def wake(self) -> bool:
         """A nudge: the scheduler keeps it pending until a tick that holds the cycle takes it."""
-        return self.tell(Wake(time.monotonic()))
+        return self.tell(m.Wake(time.monotonic()))
 
     def released(self) -> bool:
         """The cycle lock was let go: a nudge that waited on it runs its tick now."""
-        return self.tell(Released())
+        return self.tell(m.Released())
 
     def nudge_pending(self) -> bool:
         return bool(self.published().get("nudge_pending"))
@@ -125,18 +110,26 @@ class Chain(Proxy):
     name = "chain"
 
     def steps(self, snapshot: Any, steps: tuple) -> dict:
-        return self.ask(TendSteps(snapshot, steps), timeout=FOREVER)
+        return self.ask(m.TendSteps(snapshot, steps), timeout=None)
 
 
 class Sleeper(Proxy):
     name = "sleeper"
 
     def steps(self, snapshot: Any, steps: tuple) -> dict:
-        return self.ask(CheckSteps(snapshot, steps), timeout=FOREVER)
+        return self.ask(m.CheckSteps(snapshot, steps), timeout=None)
 
 
 class Watch(Proxy):
-    """A watch actor (actors/watch.py), named: `recheck()` has it read again on the next beat."""
+    """A watch actor (actors/watch.py), by name."""
 
     def recheck(self) -> bool:
-        return self.tell(Recheck())
+        """Read again on the next beat."""
+        return self.tell(m.Recheck())
+
+    def ping(self, timeout: float) -> bool:
+        """Answered once its on_start (and a first read there) is done: False if not within `timeout`."""
+        try:
+            return bool(self.ask(m.Ping(), timeout=timeout))
+        except (pykka.ActorDeadError, pykka.Timeout):
+            return False

@@ -11,7 +11,6 @@ Memory itself leaves no copy here for longer than REFRESH_SECONDS.
 """
 from __future__ import annotations
 
-import logging
 import time
 from typing import Optional
 
@@ -19,8 +18,6 @@ from hippocampus.memory import MemoryError_
 from hippocampus.replay import quality
 from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
-
-log = logging.getLogger("hippocampus.replay")
 
 REFRESH_SECONDS = 60.0
 MIN_GAP_SECONDS = 1.0
@@ -44,12 +41,10 @@ class QualityWatch:
         return e.get("seq"), e.get("count"), e.get("last_at")
 
     def due(self) -> bool:
-        now = self.clock()
         if self._last is None:
             return True
-        if now - self._last >= REFRESH_SECONDS:
-            return True
-        return now - self._last >= MIN_GAP_SECONDS and self._event_marker() != self._marker
+        gap = self.clock() - self._last
+        return gap >= REFRESH_SECONDS or (gap >= MIN_GAP_SECONDS and self._event_marker() != self._marker)
 
     def refresh(self) -> dict:
         self._marker = self._event_marker()
@@ -65,21 +60,17 @@ class QualityWatch:
         return self.report
 
     def _summaries(self) -> list:
-        out, seen = [], set()
+        fresh: dict = {}
         for path in self.store.paths():
             try:
                 mtime = path.stat().st_mtime_ns
             except OSError:
                 continue
-            seen.add(path.name)
             cached = self._cache.get(path.name)
             if cached is None or cached[0] != mtime:
                 packet = self.store.read_path(path)
-                if packet is None:
-                    continue
-                cached = (mtime, quality.summarize_packet(packet))
-                self._cache[path.name] = cached
-            out.append(cached[1])
-        for name in set(self._cache) - seen:
-            self._cache.pop(name, None)
-        return out
+                cached = None if packet is None else (mtime, quality.summarize_packet(packet))
+            if cached is not None:
+                fresh[path.name] = cached
+        self._cache = fresh             # a file gone is forgotten
+        return [summary for _, summary in fresh.values()]
