@@ -6,12 +6,14 @@ Lenient like the rest of the Seren family, and never silent about it:
 - a bad value falls back to its default on its own, and a value out of a clamped range is
   clamped; either way one line names the key, the value given, the value used and why;
 - a key the config does not have is ignored and named, with the setting it most likely
-  meant (hippocampus.suggest: a key in the wrong block, or a typo);
-- a bearer pointer that yields no token is named (hippocampus.config_pointers).
+  meant (suggest.py: a key in the wrong block, or a typo);
+- a bearer pointer that yields no token is named (pointers.py);
+- every setting can be overridden from the environment by one rule (env_names).
 Every such line is in `cfg.warnings`; `load` also logs them, and check-config prints them.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -63,13 +65,11 @@ def _read_yaml(path: str, warnings: list) -> dict:
     except Exception as exc:  # noqa: BLE001 - any parser error means "malformed"
         warnings.append(f"config file {path} is not valid yaml {yaml_error(exc, text)}; running on defaults")
         return {}
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
+    if data is not None and not isinstance(data, dict):
         warnings.append(f"config file {path} does not hold a mapping at the top level "
                         f"(it holds a {type(data).__name__}); running on defaults")
         return {}
-    return data
+    return data or {}
 
 
 def yaml_error(exc: Exception, text: str) -> str:
@@ -110,40 +110,26 @@ def _known_paths() -> tuple:
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
     if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+            return bool(value)
         if isinstance(value, str) and value.strip().lower() in _TRUTHY | _FALSY:
             return value.strip().lower() in _TRUTHY
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
         raise ValueError("is not true or false")
     if isinstance(default, int):
-        if isinstance(value, bool):
-            raise ValueError("is not a whole number")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
         if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-            return int(value.strip())
+            return int(value)
+        if not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer()):
+            return int(value)
         raise ValueError("is not a whole number")
     if isinstance(default, float):
-        if isinstance(value, bool):
-            raise ValueError("is not a number")
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value.strip())
-            except ValueError:
-                pass
+        if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            with contextlib.suppress(ValueError):
+                return float(value)         # float() takes the spaces around a number in a string
         raise ValueError("is not a number")
     if isinstance(default, str):
-        if value is None:
-            return default
         if isinstance(value, (dict, list)):
             raise ValueError("is not a text value")
-        return str(value)
+        return default if value is None else str(value)
     if isinstance(default, list):
         if isinstance(value, str):
             return shlex.split(value, posix=os.name != "nt")
@@ -151,10 +137,8 @@ def _coerce(value: Any, default: Any) -> Any:
             return [str(v) for v in value]
         raise ValueError("is not a list")
     if isinstance(default, dict):
-        if value is None:
-            return {}
-        if isinstance(value, dict):
-            return dict(value)
+        if value is None or isinstance(value, dict):
+            return dict(value or {})
         raise ValueError("is not a mapping")
     return value
 
@@ -311,16 +295,9 @@ def redacted(cfg: Config) -> dict:
     """The resolved config as a plain mapping with every secret hidden."""
     def walk(obj: Any) -> Any:
         if dataclasses.is_dataclass(obj):
-            out = {}
-            for f in dataclasses.fields(obj):
-                if f.name in ("path", "warnings"):
-                    continue
-                v = getattr(obj, f.name)
-                out[f.name] = ("(set)" if v else "") if f.name in SECRET_KEYS else walk(v)
-            return out
+            return {f.name: ("(set)" if getattr(obj, f.name) else "") if f.name in SECRET_KEYS
+                    else walk(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name not in ("path", "warnings")}
         if isinstance(obj, list):
             return [walk(v) for v in obj]
-        if isinstance(obj, dict):
-            return {k: walk(v) for k, v in obj.items()}
-        return obj
+        return {k: walk(v) for k, v in obj.items()} if isinstance(obj, dict) else obj
     return walk(cfg)

@@ -12,6 +12,8 @@ check-config (which then exits 1).
 from __future__ import annotations
 
 import logging
+import operator
+import os
 import threading
 from typing import Any, Mapping, Optional
 
@@ -78,13 +80,6 @@ def _keyring_reason(lines: list) -> str:
     return "there is no such entry in the keyring"
 
 
-def _block(cfg: Any, path: str) -> Any:
-    obj = cfg
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def block_problem(block: Any, path: str, prefix: str, environ: Mapping[str, str]) -> tuple:
     """(what went wrong, the pointer that served instead or None), or (None, None) when nothing did."""
     if getattr(block, prefix, ""):
@@ -118,12 +113,10 @@ def _server_consequence(server: Any) -> str:
 
 def problems(cfg: Any, environ: Optional[Mapping[str, str]] = None) -> list:
     """One line per block whose bearer pointer resolves to nothing."""
-    import os
-
     env = os.environ if environ is None else environ
     out = []
     for path, prefix, meaning in POINTERS:
-        block = _block(cfg, path)
+        block = operator.attrgetter(path)(cfg)
         what, instead = block_problem(block, path, prefix, env)
         if what is None:
             continue

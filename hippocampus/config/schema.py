@@ -1,11 +1,6 @@
 """The service's configuration schema: the blocks as dataclasses, with their defaults and rules.
 
-Reading a file into these blocks is the lenient loader's job (hippocampus.config_load):
-a missing or malformed file runs on defaults with one clear line; a bad value falls back
-to its default on its own, and a clamped one is clamped, each named with the value given,
-the value used and why; a key the config does not have is ignored and named, with the
-setting it most likely meant. `load`, `build`, `redacted` and `resolve_path` are the
-loader's, and are importable from here as they always were.
+Reading a file (and the environment) into these blocks is the lenient loader's job (config/loader.py).
 """
 from __future__ import annotations
 
@@ -41,8 +36,15 @@ def _hhmm_or_blank(v: str) -> bool:
     return v == "" or bool(_HHMM.match(v))
 
 
+class _Pointed:
+    """A block with the three bearer pointers (bearer_token, _env, _keyring)."""
+
+    def resolve_bearer(self) -> str:
+        return resolve_pointer(self)
+
+
 @dataclass
-class ServerConfig:
+class ServerConfig(_Pointed):
     host: str = _field("127.0.0.1")
     port: int = _field(7424, min=0, max=65535)       # 0: any free port (the start-up line names it)
     bearer_token: str = _field("")
@@ -61,9 +63,6 @@ class ServerConfig:
     channel_timeout_seconds: float = _field(30.0, min=1, max=3600)
     log_level: str = _field("INFO", choices=LOG_LEVELS, aliases=_LEVEL_ALIASES)
 
-    def resolve_bearer(self) -> str:
-        return resolve_pointer(self)
-
     def __repr__(self) -> str:  # the token never reaches a log or a traceback
         return f"ServerConfig(host={self.host!r}, port={self.port}, bearer={'set' if self.bearer_token else 'unset'})"
 
@@ -74,15 +73,12 @@ class TlsConfig:
 
 
 @dataclass
-class MemoryConfig:
+class MemoryConfig(_Pointed):
     url: str = _field("http://127.0.0.1:7420")
     bearer_token: str = _field("")
     bearer_token_env: str = _field("")
     bearer_token_keyring: str = _field("")
     timeout_seconds: float = _field(30.0, min=0.1)
-
-    def resolve_bearer(self) -> str:
-        return resolve_pointer(self)
 
 
 @dataclass
@@ -171,7 +167,7 @@ DEFAULT_RIPPLE_EVENTS = ["brief_requested", "draft_submitted", "tend_resubmitted
 
 
 @dataclass
-class NotifyConfig:
+class NotifyConfig(_Pointed):
     webhook_url: str = _field("")
     bearer_token: str = _field("")
     bearer_token_env: str = _field("")
@@ -179,12 +175,9 @@ class NotifyConfig:
     events: list = _field(list(DEFAULT_NOTIFY_EVENTS), aliases={"docket_submitted": "draft_submitted"})
     timeout_seconds: float = _field(10.0, min=0.1)
 
-    def resolve_bearer(self) -> str:
-        return resolve_pointer(self)
-
 
 @dataclass
-class RippleConfig:
+class RippleConfig(_Pointed):
     type: str = _field("", choices=("", "script", "endpoint"), aliases={"off": "", "none": ""})
     command: list = _field(["claude", "-p", "{message}"])
     cwd: str = _field("")
@@ -197,9 +190,6 @@ class RippleConfig:
     bearer_token_keyring: str = _field("")
     events: list = _field(list(DEFAULT_RIPPLE_EVENTS), aliases={"docket_submitted": "draft_submitted"})
     messages: dict = _field({})
-
-    def resolve_bearer(self) -> str:
-        return resolve_pointer(self)
 
 
 @dataclass
