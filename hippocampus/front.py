@@ -30,7 +30,6 @@ from hippocampus.stopping import ServiceStopping
 from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
 
 
-
 class FrontError(Exception):
     """What a front-end tells the person, as it is."""
 
