@@ -25,27 +25,21 @@ class FlagError(ValueError):
     """A flag (or a combination of flags) the card would refuse."""
 
 
-def _on_off(value: str) -> bool:
-    v = value.strip().lower()
-    if v in ("on", "true", "yes", "1"):
-        return True
-    if v in ("off", "false", "no", "0"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}")
+_ON_OFF = {**dict.fromkeys(("on", "true", "yes", "1"), True), **dict.fromkeys(("off", "false", "no", "0"), False)}
 
 
-def _seconds(value: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {value!r}") from None
+def _typed(convert: Callable, what: str) -> Callable:
+    def parse(value: str):
+        try:
+            return convert(value)
+        except (ValueError, KeyError):
+            raise argparse.ArgumentTypeError(f"expected {what}, not {value!r}") from None
+    return parse
 
 
-def _whole(value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {value!r}") from None
+_on_off = _typed(lambda v: _ON_OFF[v.strip().lower()], "on or off")
+_seconds = _typed(float, "a number of seconds")
+_whole = _typed(int, "a whole number")
 
 
 def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -156,12 +150,8 @@ def _apply_sleep(sleep, given: dict, put) -> None:
 def _apply_model(model, given: dict, put) -> None:
     """The managed model server (--model-server/-path/-args), --model-max-tokens and --model-handover."""
     lc = model.lifecycle
-    if "model_server" in given:
-        put(lc, "server", str(given["model_server"]).strip(), "model.lifecycle.server")
-    if "model_path" in given:
-        put(lc, "model_path", str(given["model_path"]).strip(), "model.lifecycle.model_path")
-    if "model_args" in given:
-        put(lc, "server_args", str(given["model_args"]).strip(), "model.lifecycle.server_args")
+    _copy(lc, "model.lifecycle", given, put, (("model_server", "server"), ("model_path", "model_path"),
+                                               ("model_args", "server_args")))
     if lc.built and not lc.manage:
         put(lc, "manage", True, "model.lifecycle.manage")   # server + path turn management on, as in the yaml
     if "model_max_tokens" in given:
@@ -182,12 +172,8 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
         put(ripple, "type", "" if given["ripple"] == "off" else given["ripple"], "ripple.type")
     if "ripple_command" in given:
         put(ripple, "command", _split_command(str(given["ripple_command"])), "ripple.command")
-    if "ripple_url" in given:
-        put(ripple, "url", str(given["ripple_url"]).strip(), "ripple.url")
-    if "ripple_token" in given:
-        put(ripple, "bearer_token", str(given["ripple_token"]), "ripple.bearer_token")
-    if "ripple_run_as" in given:
-        put(ripple, "run_as", str(given["ripple_run_as"]).strip(), "ripple.run_as")
+    _copy(ripple, "ripple", given, put, (("ripple_url", "url"), ("ripple_token", "bearer_token", str),
+                                          ("ripple_run_as", "run_as")))
     if given.get("ripple_stdin"):
         put(ripple, "stdin", True, "ripple.stdin")
     if "ripple_claude" in given:
@@ -196,6 +182,13 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
         raise FlagError("--claude-json only matters with --ripple-claude DIR: give both, or neither")
     if ripple.type == "endpoint" and not ripple.url and "ripple" in given:
         raise FlagError("--ripple endpoint needs a url: give --ripple-url (an Observatory or Lodestar ripple route)")
+
+
+def _copy(block, path: str, given: dict, put, pairs: tuple) -> None:
+    """Each given flag's text onto its key (stripped, unless the pair names another conversion)."""
+    for flag, key, *convert in pairs:
+        if flag in given:
+            put(block, key, (convert or [str.strip])[0](str(given[flag])), f"{path}.{key}")
 
 
 def _split_command(command: str) -> list:

@@ -1,7 +1,7 @@
 """A throwaway SerenMemory: the real app (seren_memory.app.create_app) under uvicorn in a daemon thread,
 with the offline embedder, its store in a directory of its own, update checks and backups off.
 
-The demo runs one; the tests run one per session and swap a fresh store into it for each test.
+The demo runs one; the tests run one per session (tests/harness/memory_server.py adds what they need).
 """
 from __future__ import annotations
 
@@ -97,25 +97,6 @@ class MemoryServer:
                 break
             time.sleep(0.05)
         raise RuntimeError("the throwaway SerenMemory did not come up")
-
-    def fresh_store(self, persist_dir: Path, **cfg_kw) -> None:
-        """Swap a brand-new store (and config) into the running app; the old store is closed."""
-        from seren_memory.collections import MemoryStore
-
-        cfg = memory_config(persist_dir, bearer=self.cfg.server.bearer_token, **cfg_kw)
-        old = getattr(self.app.state, "store", None)
-        self.app.state.store = MemoryStore(cfg, embedding_function=self.embedder, _allow_reset=True)
-        self.app.state.config = cfg
-        if old is not None:
-            close_store(old)
-
-    def set_lifetimes(self, *, short_term_seconds: Optional[int] = None,
-                      pruned_safety_days: Optional[int] = None) -> None:
-        cfg = self.app.state.config
-        if short_term_seconds is not None:
-            cfg.lifetimes.short_term_seconds = short_term_seconds
-        if pruned_safety_days is not None:
-            cfg.consolidator.pruned_safety_days = pruned_safety_days
 
     def stop(self) -> None:
         self._server.should_exit = True
