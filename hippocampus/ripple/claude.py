@@ -98,16 +98,7 @@ def invoking_account(environ: Optional[Mapping] = None) -> str:
     then the login name (`id -un`), then $USERNAME on Windows."""
     env = os.environ if environ is None else environ
     sudo_user = (env.get("SUDO_USER") or "").strip()
-    if sudo_user and sudo_user != "root":
-        return sudo_user
-    if os.name == "nt":
-        return (env.get("USERNAME") or "").strip()
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except (ImportError, KeyError):
-        return (env.get("USER") or env.get("LOGNAME") or "").strip()
+    return sudo_user if sudo_user and sudo_user != "root" else _current_account(env)
 
 
 def bare(name: str) -> str:
@@ -152,16 +143,17 @@ def settings_path(explicit: Optional[str] = None, *, run_as: str = "", environ: 
     return Path(os.path.expanduser("~")) / ".claude.json"
 
 
-def _current_account() -> str:
+def _current_account(environ: Optional[Mapping] = None) -> str:
     """This process's own account (not $SUDO_USER)."""
+    env = os.environ if environ is None else environ
     if os.name == "nt":
-        return os.environ.get("USERNAME", "")
+        return (env.get("USERNAME") or "").strip()
     try:
         import pwd
 
         return pwd.getpwuid(os.geteuid()).pw_name
     except (ImportError, KeyError):
-        return os.environ.get("USER", "")
+        return (env.get("USER") or env.get("LOGNAME") or "").strip()
 
 
 # ---------------------------------------------------------------- reading the three scopes
@@ -216,31 +208,16 @@ def registered(folder: str, settings: Path, *, platform: Optional[str] = None,
                 f"(or point --claude-json, or ${ENV_CLAUDE_JSON}, at the right ~/.claude.json)")
         settings_data = _read_json(settings, "Claude Code's settings")
     reg = Registered(folder=folder, settings=str(settings))
-    top = settings_data.get("mcpServers")
-    reg.user = _names(top)
-    entries: dict = {}
-    if isinstance(top, dict):
-        entries.update(top)
-    projects = settings_data.get("projects")
-    key = None
-    for candidate in _candidates(folder):
-        key = find_project(projects if isinstance(projects, dict) else {}, candidate, platform)
-        if key is not None:
-            break
-    if key is not None:
-        reg.project_key = key
-        entry = projects.get(key)
-        local = entry.get("mcpServers") if isinstance(entry, dict) else None
-        reg.local = _names(local)
-        if isinstance(local, dict):
-            entries.update(local)
+    _dict = lambda v: v if isinstance(v, dict) else {}  # noqa: E731
+    top = _dict(settings_data.get("mcpServers"))
+    projects = _dict(settings_data.get("projects"))
+    reg.project_key = next((k for k in (find_project(projects, c, platform) for c in _candidates(folder))
+                            if k is not None), None)
+    local = _dict(_dict(projects.get(reg.project_key)).get("mcpServers")) if reg.project_key is not None else {}
     mcp_json = Path(folder) / ".mcp.json"
-    if mcp_json.is_file():
-        servers = _read_json(mcp_json, "the project's MCP servers").get("mcpServers")
-        reg.project = _names(servers)
-        if isinstance(servers, dict):
-            for k, v in servers.items():
-                entries.setdefault(k, v)
+    shared = _dict(_read_json(mcp_json, "the project's MCP servers").get("mcpServers")) if mcp_json.is_file() else {}
+    reg.user, reg.local, reg.project = _names(top), _names(local), _names(shared)
+    entries = {**shared, **top, **local}        # user, then local over it; the project's only where neither has it
     reg.entries = {str(k): (v if isinstance(v, dict) else {}) for k, v in entries.items()}
     return reg
 
@@ -248,14 +225,7 @@ def registered(folder: str, settings: Path, *, platform: Optional[str] = None,
 def _candidates(folder: str) -> list:
     """The folder as given (made absolute), then with its symlinks resolved: Claude Code keys a
     project by the working directory its process sees, which is the resolved one."""
-    out = [folder]
-    try:
-        real = os.path.realpath(folder)
-    except OSError:
-        real = folder
-    if real != folder:
-        out.append(real)
-    return out
+    return list(dict.fromkeys((folder, os.path.realpath(folder))))
 
 
 def _quote(path: str) -> str:
