@@ -143,22 +143,17 @@ def main(argv: Optional[list] = None) -> int:
         return ripple_cli.check_ripple(args)
     if args.command == "replay":
         return replay_cli.run(args)
-    if args.command == "check-config":
-        cfg = config_mod.load(args.config, announce=False)
-        try:
-            overrides = flags_mod.apply_flags(cfg, args)
-        except flags_mod.FlagError as exc:
-            print(f"seren-hippocampus: error: {exc}", file=sys.stderr)
-            return 2
-        return check_config(cfg, overrides)
-    cfg = config_mod.load(args.config)
-    if not args.log_level:                      # the flag, then the env, then server.log_level
+    checking = args.command == "check-config"
+    cfg = config_mod.load(args.config, announce=not checking)
+    if not (checking or args.log_level):        # the flag (or $SEREN_HIPPOCAMPUS_LOG_LEVEL), then server.log_level
         logging.getLogger().setLevel(cfg.server.log_level)
     try:
         overrides = flags_mod.apply_flags(cfg, args)
     except flags_mod.FlagError as exc:
         print(f"seren-hippocampus: error: {exc}", file=sys.stderr)
         return 2
+    if checking:
+        return check_config(cfg, overrides)
     if overrides:
         log.info("config overridden by flags: %s", ", ".join(overrides))
     return serve(cfg)

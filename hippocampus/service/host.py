@@ -28,7 +28,7 @@ from typing import Optional
 from hippocampus import SERVICE, __version__
 from hippocampus import config as config_mod
 from hippocampus.config import redact
-from hippocampus.service.startup import use_system_trust
+from hippocampus.service.startup import exposure, use_system_trust
 
 log = logging.getLogger("hippocampus.host")
 
@@ -112,10 +112,7 @@ class ServiceHost:
 
     @staticmethod
     def _refuse_open_lan(cfg) -> None:
-        from seren_meninges.exposure import check_exposure
-
-        ex = check_exposure(cfg.server.host, cfg.server.port, service=SERVICE, token=cfg.server.resolve_bearer(),
-                            allow_open_lan=cfg.server.allow_open_lan, env_prefix=config_mod.ENV_PREFIX)
+        ex = exposure(cfg, cfg.server.port)
         if ex.refused:
             raise RuntimeError(ex.message)
         log.info("%s", ex.message)

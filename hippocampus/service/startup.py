@@ -10,7 +10,8 @@ from hippocampus import config as config_mod
 log = logging.getLogger("hippocampus")
 
 
-def _exposure(cfg, port: int):
+def exposure(cfg, port: int):
+    """The family's verdict on serving cfg on this port (refused, loopback, or open with its banner)."""
     from seren_meninges.exposure import check_exposure
 
     return check_exposure(cfg.server.host, port, service=SERVICE, token=cfg.server.resolve_bearer(),
@@ -23,7 +24,7 @@ def enforce_exposure(cfg) -> None:
     line saying "listening on" must not come before a port that cannot be bound)."""
     from seren_meninges.exposure import EXIT_REFUSED
 
-    ex = _exposure(cfg, cfg.server.port)
+    ex = exposure(cfg, cfg.server.port)
     if ex.refused:
         print(ex.message, file=sys.stderr, flush=True)
         raise SystemExit(EXIT_REFUSED)
@@ -31,7 +32,7 @@ def enforce_exposure(cfg) -> None:
 
 def announce_exposure(cfg, port: int) -> None:
     """The verdict on the bound port: "listening on ... (this box only)", or the open-LAN banner."""
-    print(_exposure(cfg, port).message, file=sys.stderr, flush=True)
+    print(exposure(cfg, port).message, file=sys.stderr, flush=True)
 
 
 def use_system_trust(cfg) -> None:
