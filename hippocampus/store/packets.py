@@ -7,6 +7,8 @@ never worth a failed sleep.
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import logging
 import os
@@ -51,13 +53,8 @@ class PacketStore:
             entries = [p for p in self.folder.iterdir() if p.suffix == ".json" and p.name != OWED]
         except OSError:
             return []
-        stamped = []
-        for p in entries:
-            try:
-                stamped.append((p.stat().st_mtime, p.name, p))
-            except OSError:
-                continue
-        return [p for _, _, p in sorted(stamped, reverse=True)]
+        stamped = [(_mtime(p), p.name, p) for p in entries]
+        return [p for t, _, p in sorted(stamped, reverse=True) if t is not None]
 
     def packets(self) -> Iterator[tuple]:
         """(path, packet) for every readable packet, newest first."""
@@ -67,12 +64,7 @@ class PacketStore:
                 yield p, packet
 
     def newest(self, n: int) -> list:
-        out = []
-        for _, packet in self.packets():
-            if len(out) >= n:
-                break
-            out.append(packet)
-        return out
+        return [packet for _, packet in itertools.islice(self.packets(), max(0, n))]
 
     @staticmethod
     def read_path(path: Path) -> Optional[dict]:
@@ -110,21 +102,16 @@ class PacketStore:
     def prune(self) -> int:
         dropped = 0
         for p in self.paths()[self.keep:]:
-            try:
+            with contextlib.suppress(OSError):
                 p.unlink()
                 dropped += 1
-            except OSError:
-                continue
         return dropped
 
     # ------------------------------------------------------------ the scrub still owed
     def owed(self) -> list:
-        path = self.folder / OWED
-        if not path.exists():
-            return []
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            data = json.loads((self.folder / OWED).read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):       # none owed, or a file that says nothing
             return []
         return [str(i) for i in data] if isinstance(data, list) else []
 
@@ -138,3 +125,10 @@ class PacketStore:
                 path.unlink()
         except OSError as exc:
             log.error("could not record the purges still to scrub from the replay packets (%s)", exc)
+
+
+def _mtime(path: Path) -> Optional[float]:
+    try:
+        return path.stat().st_mtime
+    except OSError:         # gone since the listing
+        return None
