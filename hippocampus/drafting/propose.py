@@ -46,15 +46,8 @@ class Plan:
 
 
 def verbatim_op(entry: dict, topic: Optional[str]) -> dict:
-    return {
-        "kind": "verbatim",
-        "content": _text(entry),
-        "topic": topic or None,
-        "source_short_ids": [entry.get("id")],
-        "evidence_count": 1,
-        "rationale": VERBATIM_RATIONALE,
-        "target_core_id": None,
-    }
+    return {"kind": "verbatim", "content": _text(entry), "topic": topic or None, "source_short_ids": [entry.get("id")],
+            "evidence_count": 1, "rationale": VERBATIM_RATIONALE, "target_core_id": None}
 
 
 def _record(table: dict, hints: list, topic: Optional[str]) -> None:
@@ -71,12 +64,8 @@ def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hi
     promote = list(promote_hints or ())
     noise = list(noise_hints or ())
     for n, cluster in enumerate(cluster_by_tags([s for s in shorts if isinstance(s, dict)])):
-        rest = []
-        for entry in cluster.entries:
-            if _is_verbatim(entry):
-                plan.verbatim_ops.append(verbatim_op(entry, cluster.topic))
-            else:
-                rest.append(entry)
+        plan.verbatim_ops += [verbatim_op(e, cluster.topic) for e in cluster.entries if _is_verbatim(e)]
+        rest = [e for e in cluster.entries if not _is_verbatim(e)]
         if not rest:
             continue
         hits = match_hints(Cluster(cluster.topic, rest), promote, noise)
@@ -109,13 +98,7 @@ def mechanical_ops(pile: Pile) -> list:
         return []
     longest = max(pile.entries, key=lambda e: len(_text(e)))  # first of the longest
     n = len(pile.entries)
-    return [{
-        "kind": "new_core",
-        "content": _text(longest),
-        "topic": pile.topic,
-        "source_short_ids": [e.get("id") for e in pile.entries],
-        "evidence_count": n,
-        "rationale": (f"mechanical: {n} fragment(s) on '{pile.topic or 'untagged'}', longest kept; "
-                      "no model to judge attach/supersede"),
-        "target_core_id": None,
-    }]
+    return [{"kind": "new_core", "content": _text(longest), "topic": pile.topic,
+             "source_short_ids": [e.get("id") for e in pile.entries], "evidence_count": n,
+             "rationale": (f"mechanical: {n} fragment(s) on '{pile.topic or 'untagged'}', longest kept; "
+                           "no model to judge attach/supersede"), "target_core_id": None}]
