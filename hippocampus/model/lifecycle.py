@@ -3,8 +3,8 @@
 The policy, a plain object with no threads of its own: ensure() before every model call, release()
 after it, tick() on each scheduler turn, handover() before the main model is poked, shutdown() on
 exit, adopt() on a (re)start. A server that was answering before we tried to start one is borrowed
-and never stopped. How the server is run lives beside it: lifecycle_process.py (a command line,
-through psutil) and lifecycle_observatory.py (a node's registered service).
+and never stopped. How the server is run lives beside it: process.py (a command line, through psutil)
+and observatory.py (a node's registered service).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import requests
 from hippocampus.config import redact
 from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig
-from hippocampus.model.observatory import HOLDER, Observatory
+from hippocampus.model.observatory import Observatory
 from hippocampus.model.client import ModelUnavailable
 
 if TYPE_CHECKING:
@@ -31,14 +31,13 @@ if TYPE_CHECKING:
 
 
 def procs():
-    """lifecycle_process, and psutil under it: imported when a model is managed, not at every start-up."""
-    from hippocampus.model import process as lifecycle_process
+    """model/process.py, and psutil under it: imported when a model is managed, not at every start-up."""
+    from hippocampus.model import process
 
-    return lifecycle_process
+    return process
+
 
 log = logging.getLogger("hippocampus.lifecycle")
-
-__all__ = ["HOLDER", "LifecycleState", "ModelLifecycle"]
 _CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
 
 
@@ -61,12 +60,11 @@ def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:  # save and emit must no
 class ModelLifecycle:
     def __init__(self, model_cfg: ModelConfig, *, state_dir: Path, clock: Clock,
                  emit: Callable[..., dict], persisted: Optional[dict] = None,
-                 save: Callable[[dict], None] = lambda d: None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 save: Callable[[dict], None] = lambda d: None):
         self.cfg, self.lc = model_cfg, model_cfg.lifecycle
         self.state_dir = Path(state_dir)
         self.log_path = self.state_dir / "model.log"
-        self._clock, self._sleep = clock, sleep
+        self._clock = clock
         self._emit = lambda kind, **fields: _quietly(emit, kind, **fields)
         self._save = lambda d: _quietly(save, d)
         self._persisted = dict(persisted or {})
@@ -264,7 +262,7 @@ class ModelLifecycle:
                 self._fail(f"the model did not answer {redact.url(self.health_url)} within "
                            f"{self.lc.ready_timeout_seconds:g} s" + tail)
             step = min(self.lc.poll_seconds, max(0.05, (time.monotonic() - t0) / 10))
-            self._sleep(max(0.0, min(step, deadline - time.monotonic())))
+            time.sleep(max(0.0, min(step, deadline - time.monotonic())))
 
     def _fail(self, why: str) -> NoReturn:
         self.state, self.last_failure, self.last_error = LifecycleState.FAILED, self._clock.now(), why
@@ -306,7 +304,7 @@ class ModelLifecycle:
             log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
         try:
             if self.server is not None:  # what the stop command left running, or our process when there is none
-                self.server.stop(self.lc.stop_grace_seconds, self._sleep)
+                self.server.stop(self.lc.stop_grace_seconds)
         except Exception as exc:  # noqa: BLE001
             log.warning("model lifecycle: could not stop pid %s: %s: %s", self.pid, type(exc).__name__, exc)
 

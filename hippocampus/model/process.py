@@ -11,10 +11,9 @@ import logging
 import os
 import shlex
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import psutil
 
@@ -74,19 +73,17 @@ class ServerProcess:
     def record(self) -> dict:
         return {"pid": self.pid, "created": self.created}
 
-    def stop(self, grace_seconds: float, sleep: Callable[[float], None] = time.sleep) -> None:
+    def stop(self, grace_seconds: float) -> None:
         """Terminate the process and every process under it; kill what is still there after the grace."""
         p = self._process()
-        if p is None:
-            self._reap()
-            return
-        procs = _tree(p)
-        _each(procs, "terminate")
-        alive = _wait(procs, grace_seconds, sleep)
-        if alive:
-            log.warning("model lifecycle: pid %s ignored the stop for %g s; killing it", self.pid, grace_seconds)
-            _each(alive, "kill")
-            _wait(alive, 10.0, sleep)
+        if p is not None:
+            procs = _tree(p)
+            _each(procs, "terminate")
+            _, alive = psutil.wait_procs(procs, timeout=grace_seconds)
+            if alive:
+                log.warning("model lifecycle: pid %s ignored the stop for %g s; killing it", self.pid, grace_seconds)
+                _each(alive, "kill")
+                psutil.wait_procs(alive, timeout=10.0)
         self._reap()
 
     def kill_leftovers(self) -> None:
@@ -117,26 +114,6 @@ def _each(procs: list, verb: str) -> None:
             getattr(p, verb)()
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
-
-
-def _wait(procs: list, seconds: float, sleep: Callable[[float], None]) -> list:
-    """The processes still running after `seconds` (polled, so an injected sleep drives it)."""
-    deadline = time.monotonic() + seconds
-    alive = list(procs)
-    while True:
-        alive = [p for p in alive if _running(p)]
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        sleep(0.05)
-
-
-def _running(p: psutil.Process) -> bool:
-    try:
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except (psutil.NoSuchProcess, psutil.ZombieProcess):
-        return False
-    except psutil.AccessDenied:
-        return True
 
 
 def launch(cmd: Any, log_path: Path, cwd: Optional[str]) -> ServerProcess:
