@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Optional
 
 from hippocampus import config as config_mod
 from hippocampus.memory import MemoryClient
@@ -118,12 +117,3 @@ def table(results: dict) -> str:
     note = results["drafts"][0].get("timeout_note")
     return "\n".join([f"original / candidate ({served or 'no answer'} at {url})", line(head)]
                      + [line(r) for r in rows] + ([f"note: {note}"] if note else []))
-
-
-def main(argv: Optional[list] = None) -> int:
-    parser = argparse.ArgumentParser(prog="seren-hippocampus")
-    sub = parser.add_subparsers(dest="command")
-    after = argparse.ArgumentParser(add_help=False)
-    after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
-    add_command(sub, after)
-    return run(parser.parse_args(argv))

@@ -26,17 +26,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import requests
-
-from hippocampus.store import private
+from hippocampus import SERVICE
 from hippocampus.config import RippleConfig
-from hippocampus.ripple.webhook import error_text as _error_text
+from hippocampus.ripple.webhook import outcome, post_json
+from hippocampus.store import private
 
-SERVICE = "seren-hippocampus"
 MAX_MESSAGE = 8000
 MAX_JSON = 64 * 1024
 ENDPOINT_TIMEOUT = 30.0
-MAX_ERROR = 400
 SKIPPED = "the last ripple for this event is still running"
 
 # ---------------------------------------------------------------- messages
@@ -321,17 +318,5 @@ class Ripple:
         for k, v in event.items():
             if k not in body and k not in ("type", "ripple", "delivered", "delivery_error"):
                 body[k] = v
-        bearer = cfg.resolve_bearer()
-        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {bearer}"} if bearer else {})}
         timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
-        try:
-            resp = requests.post(url, data=json.dumps(body, default=str).encode("utf-8"),
-                                 headers=headers, timeout=timeout)
-        except requests.Timeout as exc:
-            return {"type": "endpoint", "ok": False,
-                    "error": f"{type(exc).__name__}: timed out after {timeout:g} s"}
-        except Exception as exc:  # noqa: BLE001 - an answer, never a raise
-            return {"type": "endpoint", "ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        if 200 <= resp.status_code < 300:
-            return {"type": "endpoint", "ok": True, "status": resp.status_code}
-        return {"type": "endpoint", "ok": False, "status": resp.status_code, "error": _error_text(resp)}
+        return outcome(*post_json(url, body, cfg.resolve_bearer, timeout), "ok", type="endpoint")

@@ -8,13 +8,13 @@ Only a 2xx answer counts as delivered.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import requests
 
+from hippocampus import SERVICE
 from hippocampus.config import NotifyConfig
 
-SERVICE = "seren-hippocampus"
 MAX_ERROR = 400
 # Bookkeeping a stored event may carry from earlier deliveries or ripples;
 # never part of what is sent.
@@ -37,6 +37,27 @@ def error_text(resp: Any) -> str:
     return (text or f"HTTP {resp.status_code}")[:MAX_ERROR]
 
 
+def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float, post: Optional[Callable] = None) -> tuple:
+    """(status, error) of one JSON POST with the bearer (the webhook's and the ripple endpoint's): error is
+    None only for a 2xx; status is None when nothing answered. Never raises."""
+    try:
+        token = bearer()
+        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+        resp = (post or requests.post)(url, data=json.dumps(body, default=str).encode("utf-8"), headers=headers, timeout=timeout)
+    except requests.Timeout as exc:
+        return None, f"{type(exc).__name__}: timed out after {timeout:g} s"
+    except Exception as exc:  # noqa: BLE001 - an answer, never a raise
+        return None, f"{type(exc).__name__}: {exc}"
+    return resp.status_code, None if 200 <= resp.status_code < 300 else error_text(resp)
+
+
+def outcome(status: Optional[int], error: Optional[str], ok_key: str, **first: Any) -> dict:
+    """The outcome dict the caller records on the event: {ok_key, status?, error?}."""
+    out = {**first, ok_key: error is None}
+    out.update({k: v for k, v in (("status", status), ("error", error)) if v is not None})
+    return out
+
+
 class Webhook:
     def __init__(self, cfg: NotifyConfig, session: Optional[requests.Session] = None) -> None:
         self.cfg = cfg
@@ -53,21 +74,7 @@ class Webhook:
         """POST the event; {"delivered": True, "status"} only on a 2xx."""
         if not self.configured:
             return {"delivered": False, "error": "notify.webhook_url is empty"}
-        timeout = float(self.cfg.timeout_seconds)
-        try:
-            body: dict[str, Any] = {"service": SERVICE}
-            body.update({k: v for k, v in event.items() if k not in _NOT_SENT})
-            headers = {"Content-Type": "application/json"}
-            bearer = self.cfg.resolve_bearer()
-            if bearer:
-                headers["Authorization"] = f"Bearer {bearer}"
-            post = self._session.post if self._session is not None else requests.post
-            resp = post(self.cfg.webhook_url.strip(), data=json.dumps(body, default=str).encode("utf-8"),
-                        headers=headers, timeout=timeout)
-        except requests.Timeout as exc:
-            return {"delivered": False, "error": f"{type(exc).__name__}: timed out after {timeout:g} s"}
-        except Exception as exc:  # noqa: BLE001 - delivery never raises
-            return {"delivered": False, "error": f"{type(exc).__name__}: {exc}"}
-        if 200 <= resp.status_code < 300:
-            return {"delivered": True, "status": resp.status_code}
-        return {"delivered": False, "status": resp.status_code, "error": error_text(resp)}
+        body = {"service": SERVICE, **{k: v for k, v in event.items() if k not in _NOT_SENT}}
+        post = self._session.post if self._session is not None else None
+        return outcome(*post_json(self.cfg.webhook_url.strip(), body, self.cfg.resolve_bearer,
+                                  float(self.cfg.timeout_seconds), post), "delivered")
