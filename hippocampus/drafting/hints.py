@@ -34,34 +34,20 @@ def hint_match(hint: str, cluster_tags: Iterable[str], haystack: str, loose: boo
     if not hint:
         return False
     hay = (haystack or "").lower()
-    if hint in hay:
+    if hint in hay or hint in {t.lower() for t in cluster_tags}:
         return True
-    if hint in {t.lower() for t in cluster_tags}:
-        return True
-    if not loose:
-        return False
     words = [w for w in _words(hint) if len(w) >= 3 and w not in STOP]
-    if len(words) < 2:
+    if not loose or len(words) < 2:
         return False
     hay_words = set(_words(hay))
-    seen = 0
-    for w in words:
-        if w in hay_words:
-            seen += 1
-        elif len(w) >= 4:
-            stem = _stem(w)
-            if any(h.startswith(stem) for h in hay_words):
-                seen += 1
+    seen = sum(1 for w in words if w in hay_words
+               or len(w) >= 4 and any(h.startswith(_stem(w)) for h in hay_words))
     return seen / len(words) >= LOOSE_SHARE
 
 
 def haystack(cluster: Cluster) -> str:
     """The topic, " || ", then every entry's content, all lower-cased."""
-    parts = []
-    for e in cluster.entries:
-        c = e.get("content") if isinstance(e, dict) else None
-        if isinstance(c, str):
-            parts.append(c.lower())
+    parts = [e["content"].lower() for e in cluster.entries if isinstance(e, dict) and isinstance(e.get("content"), str)]
     return (cluster.topic or "").lower() + " || " + "\n".join(parts)
 
 
@@ -72,11 +58,7 @@ class HintHits:
 
 
 def _clean(hints: Any) -> list:
-    out = set()
-    for h in hints or ():
-        if isinstance(h, str) and h.strip():
-            out.add(h.strip().lower())
-    return sorted(out)
+    return sorted({h.strip().lower() for h in hints or () if isinstance(h, str) and h.strip()})
 
 
 def match_hints(cluster: Cluster, promote_hints: Iterable[str], noise_hints: Iterable[str]) -> HintHits:
