@@ -15,6 +15,7 @@ import requests
 
 from hippocampus.config import redact
 from hippocampus.model.cancellable import CancellableSession
+from hippocampus.model import fit
 from hippocampus.config import ModelConfig
 from hippocampus.stopping import ServiceStopping
 
@@ -115,7 +116,8 @@ class ModelClient:
             raise ModelFailure(f"the call to the model failed: {type(exc).__name__}: {exc}") from None
         seconds = time.monotonic() - started
         if resp.status_code >= 400:
-            raise ModelFailure(f"the model answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+            raise ModelFailure(fit.refused_answer(resp, self.cfg.max_tokens)
+                               or f"the model answered HTTP {resp.status_code}: {resp.text[:200]!r}")
         try:
             data = resp.json()
             choice = data["choices"][0]

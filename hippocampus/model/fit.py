@@ -1,0 +1,143 @@
+"""Does the largest prompt fit the model server's context? Measured on the server itself, off the request path.
+
+The context is the one the server actually has (llama.cpp's GET /props: `default_generation_settings.n_ctx`,
+a slot's context), and a prompt's tokens are counted by the server's own tokenizer (POST /apply-template for
+the chat template it wraps the prompt in, then POST /tokenize). A server without them (vLLM, Ollama, a proxy)
+gives "unknown": nothing is said and nothing fails.
+
+The prompt measured is the largest a sleep can send under this config: a full pile (sleep.pile_max fragments
+of the longest text a prompt shows), sleep.candidate_cores cores with an episode each, a whole brief, and the
+voice card at its longest, built by the drafting prompt itself, so the rules and the answer format count too.
+llama-server refuses a prompt longer than its context (400 exceed_context_size_error) and cuts off an answer
+that runs into the context's end (finish_reason "length", read as a cap too low): both lose the pile.
+
+measure() is run by the model watch (actors/watch.py) on the supervisor's beat and by check-config; the
+sentence (too_long) is the one the status, check-config and a refused call all say.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import requests
+
+from hippocampus.drafting.prompt import FRAGMENT_CHARS, SUMMARY_CHARS, VIA_CHARS, Steer, draft_prompt
+
+TIMEOUT = 5.0
+UNKNOWN = "unknown"         # the server does not say its context (no /props): the fit is skipped
+# ordinary words, so that the filler tokenizes about as densely as what people write
+_WORDS = ("the garden was quiet after rain and we talked about moving the old bench closer to the "
+          "apple tree where morning light stays longest while someone planned a trip north next spring "
+          "with two friends who keep bees near the river").split()
+
+
+def _filler(chars: int, seed: int) -> str:
+    out, i = [], seed
+    while sum(len(w) + 1 for w in out) < chars:
+        out.append(_WORDS[i % len(_WORDS)])
+        i += 7
+    return " ".join(out)[:chars]
+
+
+def largest_prompt(cfg) -> str:
+    """The drafting prompt for the biggest pile this config lets a sleep build."""
+    s = cfg.sleep
+    entries = [{"id": f"st-{i}", "content": _filler(FRAGMENT_CHARS, i), "metadata": {"ts": 0}}
+               for i in range(s.pile_max)]
+    cores = [{"id": f"core-{i}", "content": _filler(s.core_chars, 3 * i), "satellites": 9,
+              "via": _filler(VIA_CHARS, 5 * i)} for i in range(s.candidate_cores)]
+    voice = _filler(cfg.voice.max_chars, 11) if cfg.voice.enabled else ""
+    prompt, _ = draft_prompt(voice_block=voice, steer=Steer(summary=_filler(SUMMARY_CHARS, 13)),
+                             topic="a topic of a few words", entries=entries, candidates=cores,
+                             core_chars=s.core_chars)
+    return prompt
+
+
+def server_root(model_url: str) -> str:
+    """llama-server's own routes (/props, /tokenize) sit beside /v1, not under it."""
+    base = model_url.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base
+
+
+def _json(resp: requests.Response) -> Optional[dict]:
+    try:
+        data = resp.json()
+    except ValueError:
+        return None
+    return data if resp.status_code == 200 and isinstance(data, dict) else None
+
+
+def context_size(root: str, session=requests) -> Optional[int]:
+    """A slot's context as the server reports it, or None when it does not say."""
+    data = _json(session.get(root + "/props", timeout=TIMEOUT)) or {}
+    n_ctx = (data.get("default_generation_settings") or {}).get("n_ctx")
+    return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
+
+
+def count_tokens(root: str, prompt: str, session=requests) -> Optional[int]:
+    """The prompt's tokens as the server counts them, wrapped in its chat template when it has one."""
+    templated = _json(session.post(root + "/apply-template", timeout=TIMEOUT,
+                                   json={"messages": [{"role": "user", "content": prompt}]})) or {}
+    text = templated.get("prompt") if isinstance(templated.get("prompt"), str) else prompt
+    data = _json(session.post(root + "/tokenize", json={"content": text, "add_special": True}, timeout=TIMEOUT))
+    tokens = (data or {}).get("tokens")
+    return len(tokens) if isinstance(tokens, list) else None
+
+
+def measure(cfg, session=requests) -> dict:
+    """{"n_ctx", "prompt_tokens", "max_tokens", "fits" (True, False or None: unknown), "error", "checked_at"}."""
+    out = {"n_ctx": None, "prompt_tokens": None, "max_tokens": cfg.model.max_tokens, "fits": None,
+           "error": None, "checked_at": time.time()}
+    root = server_root(cfg.model.url)
+    try:
+        out["n_ctx"] = context_size(root, session)
+        if out["n_ctx"] is not None:
+            out["prompt_tokens"] = count_tokens(root, largest_prompt(cfg), session)
+    except requests.RequestException as exc:
+        out["error"] = f"the model server did not answer the context check ({type(exc).__name__})"
+        return out
+    if out["n_ctx"] is not None and out["prompt_tokens"] is not None:
+        out["fits"] = out["prompt_tokens"] + out["max_tokens"] <= out["n_ctx"]
+    return out
+
+
+def context_needed(prompt_tokens: int, max_tokens: int) -> int:
+    """The -c to suggest: the prompt and the answer's cap, rounded up to a whole 1,024."""
+    return -(-(int(prompt_tokens) + int(max_tokens)) // 1024) * 1024
+
+
+def too_long(prompt_tokens: int, max_tokens: int, n_ctx: int, what: str = "the prompt") -> str:
+    """The three numbers and the fix, in one sentence (no capital, no full stop: it is set into others)."""
+    return (f"{what} is {prompt_tokens:,} tokens and model.max_tokens is {max_tokens:,}, but the server's "
+            f"context is {n_ctx:,} tokens: start the server with -c {context_needed(prompt_tokens, max_tokens)} "
+            "or more, or lower model.max_tokens / sleep.pile_max")
+
+
+def fit_sentence(fit: Optional[dict]) -> Optional[str]:
+    """The sentence for a measured fit that fails, else None (it fits, or it is unknown)."""
+    if not fit or fit.get("fits") is not False:
+        return None
+    return too_long(fit["prompt_tokens"], fit["max_tokens"], fit["n_ctx"],
+                    "the largest prompt a sleep can send (a full pile)")
+
+
+def refused(body: object, max_tokens: int) -> Optional[str]:
+    """A server's 400 exceed_context_size_error as a plain sentence, or None for any other body."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict) or err.get("type") != "exceed_context_size_error":
+        return None
+    n_prompt, n_ctx = err.get("n_prompt_tokens"), err.get("n_ctx")
+    if not (isinstance(n_prompt, int) and isinstance(n_ctx, int)):
+        return "the model server refused the prompt as longer than its context: start it with a larger -c, " \
+               "or lower sleep.pile_max"
+    return "the model server refused the prompt: " + too_long(n_prompt, max_tokens, n_ctx)
+
+
+def refused_answer(resp: requests.Response, max_tokens: int) -> Optional[str]:
+    """refused() for an HTTP answer (a 400 whose body may be anything)."""
+    if resp.status_code != 400:
+        return None
+    try:
+        return refused(resp.json(), max_tokens)
+    except ValueError:
+        return None
