@@ -8,39 +8,27 @@ other with a critique, approves the redraft. The night's draft is then replayed 
 second real server, the same model under another seed, listed in replay.candidates.
 
 Random weights write no usable JSON on their own, so every call carries a JSON schema of exactly one
-new_core citing the first fragment shown ([f1]), with bounded lengths (model.extra_body `json_schema`,
-llama-server's own field, and the replay candidate's extra_body): the shape is the grammar's, the words
-are noise. model.structured, where this build has it, is left off so the schema here is the one the
-server uses. What is asserted is what a person would notice: the events in order, the chain closed,
+new_core citing the first fragment shown ([f1]), with bounded lengths (tests/harness/tiny_schema.py, as
+model.extra_body and the replay candidate's extra_body): the shape is the grammar's, the words are noise. What is asserted is what a person would notice: the events in order, the chain closed,
 the brief consumed once, the model server stopped after each hand-over, no llama-server left.
 """
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import psutil
 import pytest
 import requests
 
-from hippocampus.config.schema import ModelConfig
 from hippocampus.demo.waiting import free_port
 from tests.harness.reviewer import wait_for
+from tests.harness.tiny_schema import EXTRA_BODY, model_block
 
 pytestmark = [pytest.mark.real_model,
               pytest.mark.skipif(os.name == "nt", reason="POSIX process table and signals")]
 
-# One new_core on [f1], its text 12-48 characters: a constrained answer of about 60 tokens, well inside
-# max_tokens, that the answer reader takes whatever the weights say.
-ONE_NEW_CORE = {
-    "type": "object", "additionalProperties": False, "required": ["operations"],
-    "properties": {"operations": {"type": "array", "minItems": 1, "maxItems": 1, "items": {
-        "type": "object", "additionalProperties": False, "required": ["kind", "content", "fragments"],
-        "properties": {"kind": {"enum": ["new_core"]},
-                       "content": {"type": "string", "minLength": 12, "maxLength": 48},
-                       "fragments": {"type": "array", "minItems": 1, "maxItems": 1,
-                                     "items": {"enum": ["f1"]}}}}}}}
-EXTRA_BODY = {"json_schema": ONE_NEW_CORE, "chat_template_kwargs": {"enable_thinking": False}}
 TOPICS = ("green tea", "rose garden")
 CRITIQUE = "say: we walked through the rose garden on sunday"
 
@@ -77,6 +65,18 @@ def gone(pid: int) -> bool:
         return True
 
 
+class Watch(threading.Thread):
+    """Every llama-server process seen on the port, polled every 20 ms, for the "no process left" check."""
+
+    def __init__(self, port: int):
+        super().__init__(daemon=True)
+        self.port, self.seen, self.done = port, set(), threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.02):
+            self.seen.update(llama_servers_on(self.port))
+
+
 @pytest.fixture
 def model_port():
     port = free_port()
@@ -86,14 +86,10 @@ def model_port():
 
 
 def night_config(make_config, llama_binary, tiny_model, model_port: int, second_url: str):
-    model = {"url": f"http://127.0.0.1:{model_port}/v1", "max_tokens": 400, "timeout_seconds": 120,
-             "temperature": 0.2, "extra_body": EXTRA_BODY,
-             "lifecycle": {"server": str(llama_binary), "model_path": str(tiny_model),
+    model = model_block(f"http://127.0.0.1:{model_port}/v1", lifecycle={"server": str(llama_binary), "model_path": str(tiny_model),
                            "server_args": "-c 2048 -np 1 --seed 7 -t 2", "handover": True,
                            "keep_warm_seconds": 0, "poll_seconds": 0.05, "ready_timeout_seconds": 60,
-                           "stop_grace_seconds": 3}}
-    if "structured" in ModelConfig.__dataclass_fields__:
-        model["structured"] = "off"           # this test's schema is the one sent (see the docstring)
+                           "stop_grace_seconds": 3})
     return make_config(model=model,
                        sleep={"mode": "thread", "tick_seconds": 0.2, "tend_interval_seconds": 0.2,
                               "brief_request": False, "promote_min_evidence": 2, "max_attempts": 3},
@@ -120,6 +116,8 @@ def test_a_whole_night_on_the_real_server_with_handover_then_a_replay_on_a_secon
     cfg = night_config(make_config, llama_binary, tiny_model, model_port, second.url + "/v1")
     svc = start_service(cfg)
     base = svc.url
+    watch = Watch(model_port)
+    watch.start()
     t0 = time.monotonic()
     for topic in TOPICS:
         for day in (1, 2):
@@ -193,8 +191,10 @@ def test_a_whole_night_on_the_real_server_with_handover_then_a_replay_on_a_secon
     assert llama_servers_on(model_port) == [] and second.proc.poll() is None
 
     # ---- no process left: the service stops, and nothing it started is running
-    pids = [e.get("pid") for e in of(base, "model_started") if e.get("pid")]
     svc.request_stop(drain_seconds=5)
     assert svc.wait_stopped(30)
-    assert llama_servers_on(model_port) == []
-    assert all(gone(pid) for pid in pids), pids
+    watch.done.set()
+    watch.join(5)
+    print(f"llama-server processes the service ran on its port: {sorted(watch.seen)}")
+    assert len(watch.seen) == 2, watch.seen            # one for the draft, one for the redraft
+    assert llama_servers_on(model_port) == [] and all(gone(pid) for pid in watch.seen)
