@@ -1,7 +1,9 @@
 """The lifecycle actor: owns the small model's server process.
 
 On (re)start it adopts the process it started before (recorded in the state
-file), so a crash of this actor never leaves an orphaned server.
+file), so a crash of this actor never leaves an orphaned server. The service's
+stop flag goes to the lifecycle: a start in progress sees it at its next poll and
+gives up (stopping the loading server), so on_stop never waits out a model load.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ class LifecycleActor(Supervised):
         ctx = runtime.ctx
         self.lc = ModelLifecycle(runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock,
                                  emit=ctx.emit, persisted=ctx.state.get("lifecycle") or None,
-                                 save=lambda d: ctx.state.set(lifecycle=d))
+                                 save=lambda d: ctx.state.set(lifecycle=d), stopping=ctx.stopping.is_set)
 
     def on_start(self) -> None:
         self.lc.adopt()

@@ -3,7 +3,10 @@
 The policy, a plain object with no threads of its own: ensure() before every model call, release()
 after it, tick() on each scheduler turn, handover() before the main model is poked, shutdown() on
 exit, adopt() on a (re)start. A server that was answering before we tried to start one is borrowed
-and never stopped. How the server is run lives beside it: process.py (a command line, through psutil)
+and never stopped; one answering 503 (still loading) is waited for, then borrowed: never a second
+launch on its port. A stop asked for while the model loads (shutdown(), or the service's stop flag
+passed in as `stopping`) ends the ready wait at its next poll: the loading server is stopped (SIGTERM,
+then a kill after stop_grace_seconds, since llama-server heeds SIGTERM only once loaded). How the server is run lives beside it: process.py (a command line, through psutil)
 and observatory.py (a node's registered service).
 """
 from __future__ import annotations
@@ -38,6 +41,9 @@ def procs():
 
 
 log = logging.getLogger("hippocampus.lifecycle")
+STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a stop
+LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
+STOPPING = "the service is stopping: the model server is not started"
 _CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
 
 
@@ -60,7 +66,7 @@ def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:  # save and emit must no
 class ModelLifecycle:
     def __init__(self, model_cfg: ModelConfig, *, state_dir: Path, clock: Clock,
                  emit: Callable[..., dict], persisted: Optional[dict] = None,
-                 save: Callable[[dict], None] = lambda d: None):
+                 save: Callable[[dict], None] = lambda d: None, stopping: Callable[[], bool] = lambda: False):
         self.cfg, self.lc = model_cfg, model_cfg.lifecycle
         self.state_dir = Path(state_dir)
         self.log_path = self.state_dir / "model.log"
@@ -69,6 +75,8 @@ class ModelLifecycle:
         self._save = lambda d: _quietly(save, d)
         self._persisted = dict(persisted or {})
         self._lock = threading.RLock()
+        self._halt = threading.Event()  # shutdown() asked for: no start, and a ready wait ends
+        self._service_stopping = stopping
         self.observatory = Observatory(self.lc)
         self.state, self.started_by_us, self.last_error = LifecycleState.STOPPED, False, ""
         self.server: Optional[ServerProcess] = None   # the process we run (launched or adopted)
@@ -98,6 +106,9 @@ class ModelLifecycle:
         except requests.RequestException:
             return None
 
+    def stop_asked(self) -> bool:
+        return self._halt.is_set() or bool(self._service_stopping())
+
     # ------------------------------------------------------------ the policy
     def ensure(self) -> None:
         with self._lock:
@@ -111,6 +122,9 @@ class ModelLifecycle:
                     self._forget()  # ours died: whatever answers now is someone else's
                 self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
                 return
+            if status == 503 and not self.lc.via_observatory and not (self.started_by_us and self._alive()):
+                self._wait_theirs()  # somebody's server, still loading: wait for it, launch nothing
+                return
             if not self.lc.managed:
                 self.state = LifecycleState.STOPPED
                 raise ModelUnavailable(
@@ -122,6 +136,8 @@ class ModelLifecycle:
                 raise ModelUnavailable(
                     f"the model failed to start {ago:.0f} s ago ({self.last_error}); "
                     f"the next attempt is in {left:.0f} s (model.lifecycle.retry_after_seconds)")
+            if self.stop_asked():
+                raise ModelUnavailable(STOPPING)
             self._start()
 
     def release(self, busy_seconds: float) -> None:
@@ -151,6 +167,7 @@ class ModelLifecycle:
             return True
 
     def shutdown(self) -> None:
+        self._halt.set()        # a start in progress gives up at its next poll, and frees the lock
         self.stop_now("the service is shutting down")
 
     def adopt(self) -> None:
@@ -166,8 +183,15 @@ class ModelLifecycle:
             else:
                 server = procs().adopt(p)
                 alive = server is not None
-            if not alive:
+            if server is not None and server.orphaned:
+                # its watchdog lost the pipe when that run died and is stopping it: make sure, then start afresh
+                server.stop(self.lc.stop_grace_seconds)
+                log.info("model lifecycle: the server a previous run started (pid %s) lost that run; stopped it "
+                         "(its watchdog was stopping it too): the next model call starts a fresh one", p.get("pid"))
+                alive = False
+            elif not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
+            if not alive:
                 self._save(dict(_CLEARED))
                 return
             self.server, self._how = server, how
@@ -208,6 +232,18 @@ class ModelLifecycle:
             self._launch_command()
         self._wait_ready(t0, t0 + self.lc.ready_timeout_seconds)
 
+    def _wait_theirs(self) -> None:
+        """A server we did not start answers 503 (loading): the ready wait, then borrowed."""
+        if self.stop_asked():
+            raise ModelUnavailable(STOPPING)
+        self.state, t0 = LifecycleState.STARTING, time.monotonic()
+        if self.started_by_us:
+            self._forget()      # ours died: what answers is someone else's
+        log.info("model lifecycle: a server we did not start answers %s with 503 (still loading); waiting for "
+                 "it, starting none", redact.url(self.health_url))
+        self._wait_ready(t0, t0 + self.lc.ready_timeout_seconds, theirs=True)
+        log.info("model lifecycle: that server is ready after %.1f s; borrowed, never stopped", time.monotonic() - t0)
+
     def _launch_command(self) -> None:
         try:
             cmd = procs().split_command(self.lc.start) if self.lc.start else self.built_command()
@@ -215,7 +251,10 @@ class ModelLifecycle:
             self._fail(str(exc))
         try:
             self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-            server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None)
+            server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None,
+                                    self.lc.stop_grace_seconds)
+        except procs().LaunchFailed as exc:
+            self._fail(f"start failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - any launch error fails the start
             self._fail(f"start failed: {type(exc).__name__}: {exc}")
         self.server, self._how, self.started_by_us = server, "command", True
@@ -237,17 +276,26 @@ class ModelLifecycle:
             self._launched_at = self._clock.now()
             self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
 
-    def _wait_ready(self, t0: float, deadline: float) -> None:
+    def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:
         # poll soon after the launch and back off to poll_seconds, a tenth of the time waited so far: a
-        # server ready in 1 s is seen within a tenth of a second, not at the first 2 s poll (up, unused)
+        # server ready in 1 s is seen within a tenth of a second, not at the first 2 s poll (up, unused).
+        # A stop asked for is looked at every STOP_CHECK_SECONDS in between.
         while True:
-            if self.healthy():
+            status = self._probe()
+            if status == 200:
                 self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
                 if self.started_by_us:
                     self._emit("model_started", how=self._how, seconds=round(time.monotonic() - t0, 1),
                                url=self.cfg.url)
                 return
-            if self._how == "command" and not self._alive():
+            if self.stop_asked():
+                self._give_up_loading(theirs)
+            if theirs and status is None:
+                self.state = LifecycleState.STOPPED
+                raise ModelUnavailable(f"the model server at {redact.url(self.health_url)} (not started by this "
+                                       "service) stopped answering while it loaded: see why in its own log; "
+                                       "the next model call tries again")
+            if not theirs and self._how == "command" and not self._alive():
                 code = self.server.exit_code() if self.server is not None else None
                 if self.server is not None:
                     self.server.kill_leftovers()
@@ -262,7 +310,20 @@ class ModelLifecycle:
                 self._fail(f"the model did not answer {redact.url(self.health_url)} within "
                            f"{self.lc.ready_timeout_seconds:g} s" + tail)
             step = min(self.lc.poll_seconds, max(0.05, (time.monotonic() - t0) / 10))
-            time.sleep(max(0.0, min(step, deadline - time.monotonic())))
+            until = time.monotonic() + max(0.0, min(step, deadline - time.monotonic()))
+            while not self.stop_asked() and time.monotonic() < until:
+                self._halt.wait(max(0.0, min(STOP_CHECK_SECONDS, until - time.monotonic())))
+
+    def _give_up_loading(self, theirs: bool) -> NoReturn:
+        """A stop came while the model loads: stop the loading server if it is ours (SIGTERM, then the kill after
+        stop_grace_seconds: llama-server heeds SIGTERM only once loaded), and tell the caller."""
+        if self.started_by_us and not theirs:
+            log.info("model lifecycle: a stop was asked for while the model loads; stopping the server (pid %s)",
+                     self.pid)
+            self._stop(why=LOADING_STOPPED)
+        else:
+            self.state = LifecycleState.STOPPED
+        raise ModelUnavailable(LOADING_STOPPED)
 
     def _fail(self, why: str) -> NoReturn:
         self.state, self.last_failure, self.last_error = LifecycleState.FAILED, self._clock.now(), why

@@ -1,5 +1,13 @@
-"""The small model's server as a process: launch it detached, tell whether it still runs, stop it and
-what it started.
+"""The small model's server as a process: launch it under its watchdog, tell whether it still runs, stop it
+and what it started.
+
+launch() starts watchdog.py, which starts the server as its child and stops it when the pipe from this
+process closes: a service killed with -9 leaves no server behind. The pipes live in this module (_WATCHED,
+by the server's pid), so an actor restart inside the same process adopts its server with the pipe intact;
+a server recorded by a previous run of the service is stopped, not adopted (its watchdog is stopping it
+already), and the next model call starts a fresh one: never an orphan, never two on one port. On Windows
+the watchdog does the same through the pipe; a job object (the server dying with a killed watchdog) is
+not done.
 
 psutil does the platform work, on Windows and on the Jetson's ARM alike: liveness (a zombie counts as
 gone), the tree of children, terminate and kill. The guard against a recycled pid is the process's
@@ -11,6 +19,7 @@ import logging
 import os
 import shlex
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -21,6 +30,12 @@ log = logging.getLogger("hippocampus.lifecycle")
 
 WINDOWS = os.name == "nt"
 SAME_START = 0.05           # seconds: two reads of one process's create time agree closer than this
+WATCHDOG = Path(__file__).with_name("watchdog.py")
+_WATCHED: dict = {}         # server pid -> its watchdog's Popen (whose stdin is the pipe that keeps it up)
+
+
+class LaunchFailed(OSError):
+    """The server could not be started (the watchdog said why: a missing program, a refused permission)."""
 
 
 def split_command(line: str) -> Any:
@@ -45,18 +60,30 @@ def _created(pid: int) -> Optional[float]:
 
 @dataclass
 class ServerProcess:
-    """A server we launched (popen set) or took back after a restart (popen None: a bare pid)."""
+    """A server we launched (popen: its watchdog) or took back after a restart (popen None: a bare pid)."""
     pid: int
     created: Optional[float]
     popen: Optional[subprocess.Popen] = None
+    watchdog: Optional[int] = None      # the watchdog's pid, as recorded
+
+    @property
+    def orphaned(self) -> bool:
+        """Launched under a watchdog by another run of the service (so its pipe is gone and it is being stopped)."""
+        return self.watchdog is not None and self.popen is None
 
     def alive(self) -> bool:
-        if self.popen is not None and self.popen.poll() is not None:
-            return False
+        if self.popen is not None:
+            self.popen.poll()               # reap the watchdog once it is done
         return self._process() is not None
 
     def exit_code(self) -> Optional[int]:
-        return self.popen.poll() if self.popen is not None else None
+        """The server's exit code, as its watchdog passes it on (None when unknown)."""
+        if self.popen is None:
+            return None
+        try:
+            return self.popen.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return None
 
     def _process(self) -> Optional[psutil.Process]:
         """The live process, only while it is the one we started (same create time)."""
@@ -71,7 +98,7 @@ class ServerProcess:
             return None
 
     def record(self) -> dict:
-        return {"pid": self.pid, "created": self.created}
+        return {"pid": self.pid, "created": self.created, "watchdog": self.watchdog}
 
     def stop(self, grace_seconds: float) -> None:
         """Terminate the process and every process under it; kill what is still there after the grace."""
@@ -99,6 +126,16 @@ class ServerProcess:
                 self.popen.wait(timeout=1)
             except subprocess.TimeoutExpired:
                 pass
+        self.let_go()
+
+    def let_go(self) -> None:
+        """Close the pipe to the watchdog (which then stops the server, if it still runs) and forget it."""
+        dog = _WATCHED.pop(self.pid, None) or self.popen
+        if dog is not None and dog.stdin is not None:
+            try:
+                dog.stdin.close()
+            except OSError:
+                pass
 
 
 def _tree(p: psutil.Process) -> list:
@@ -116,23 +153,39 @@ def _each(procs: list, verb: str) -> None:
             pass
 
 
-def launch(cmd: Any, log_path: Path, cwd: Optional[str]) -> ServerProcess:
-    """Start the server detached, its output appended to log_path. Raises what Popen raises."""
+def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 10.0) -> ServerProcess:
+    """Start the server under its watchdog, detached, its output appended to log_path. Raises LaunchFailed
+    (the watchdog could not start it) or what Popen raises for the watchdog itself."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    whole = isinstance(cmd, str)
+    argv = [sys.executable, "-I", str(WATCHDOG), f"{grace_seconds:g}", "--line" if whole else "--",
+            *([cmd] if whole else cmd)]
     with open(log_path, "ab") as out:
-        popen = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=cwd, **_detached())
-    return ServerProcess(popen.pid, _created(popen.pid), popen)
+        dog = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out, cwd=cwd,
+                               **_detached())
+    said = dog.stdout.readline().decode("utf-8", "replace").strip() if dog.stdout else ""
+    if dog.stdout:
+        dog.stdout.close()
+    if not said.isdigit():
+        if dog.stdin:
+            dog.stdin.close()
+        dog.wait(10)
+        raise LaunchFailed(said or f"the server's watchdog exited with code {dog.returncode} before starting it")
+    pid = int(said)
+    _WATCHED[pid] = dog
+    return ServerProcess(pid, _created(pid), dog, dog.pid)
 
 
 def adopt(record: dict) -> Optional[ServerProcess]:
-    """The server a previous run of this service started, if that very process still runs. A record
-    with no create time (written before it was kept) is matched by its command line instead."""
+    """The server this service started (after an actor restart in this process: with its watchdog's pipe),
+    or one a previous run started, if that very process still runs (see `orphaned`). A record with no
+    create time (written before it was kept) is matched by its command line instead."""
     pid = record.get("pid")
     if not pid:
         return None
-    proc = ServerProcess(int(pid), record.get("created"))
-    if record.get("created") is not None:
+    dog = _WATCHED.get(int(pid))
+    proc = ServerProcess(int(pid), record.get("created"), dog, record.get("watchdog"))
+    if record.get("created") is not None or dog is not None:
         return proc if proc.alive() else None
     return proc if proc.alive() and _command_matches(int(pid), record.get("cmd")) else None
 

@@ -94,7 +94,7 @@ class Rig:
         return log.read_text().count("launched") if log.exists() else 0
 
     def cleanup(self) -> None:
-        pids = {s["pid"] for s in self.saves if s.get("pid")} | {p.pid for p in self.procs}
+        pids = {s[k] for s in self.saves for k in ("pid", "watchdog") if s.get(k)} | {p.pid for p in self.procs}
         for pid in pids:
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -158,7 +158,8 @@ def test_ensure_starts_waits_through_loading_and_idle_tick_stops(rig):
     assert snap["state"] == "ready" and snap["started_by_us"] is True and snap["via"] == "local"
     pid = snap["pid"]
     assert rig.saves[-1] == {"pid": pid, "created": rig.saves[-1]["created"], "started_by_us": True,
-                             "cmd": lc.built_command(), "how": "command"}
+                             "cmd": lc.built_command(), "how": "command", "watchdog": lc.server.popen.pid}
+    assert psutil.Process(pid).ppid() == lc.server.popen.pid       # the server runs under its watchdog
     assert abs(rig.saves[-1]["created"] - psutil.Process(pid).create_time()) < 0.01   # the recycled-pid guard
     started = rig.kinds("model_started")
     assert len(started) == 1 and started[0]["how"] == "command" and started[0]["url"] == rig.url
