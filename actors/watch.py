@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from hippocampus.model import fit
 from hippocampus.ripple.wakeup import service_view
 from hippocampus.status import watch as health
 from hippocampus.status.read import CHECKING
@@ -76,15 +77,49 @@ class MemoryWatch(WatchActor):
 
 
 class ModelWatch(WatchActor):
+    """Is a model this service does not start answering; and, whenever the model is up (that one answering,
+    or the managed one ready), does the largest prompt fit its context (model/fit.py, published as
+    "model_fit"): measured as it comes up and every FIT_SECONDS while it stays up."""
     name = "model_health"
     every = 10.0
     first = health.MODEL_FIRST
+    FIT_SECONDS = 60.0
+
+    def __init__(self, supervisor, runtime) -> None:
+        super().__init__(supervisor, runtime)
+        self.fit: Optional[dict] = None
+        self._fit_for, self._fit_at, self._fit_published = None, 0.0, None
 
     def due(self) -> bool:
         return health.model_watched(self.rt.cfg.model) and super().due()
 
     def read(self) -> dict:
         return health.model_health(self.rt.cfg.model)
+
+    def on_Tick(self, msg) -> None:
+        super().on_Tick(msg)
+        up = self._up()
+        if up is None:
+            self._fit_for = None        # measured again as soon as it is back
+        elif up != self._fit_for or time.monotonic() - self._fit_at >= self.FIT_SECONDS:
+            self._fit_for, self._fit_at = up, time.monotonic()
+            self.fit = fit.measure(self.rt.cfg)
+
+    def _up(self):
+        """Which server is up now (so that another one is measured at once), or None."""
+        cfg = self.rt.cfg.model
+        if not cfg.configured:
+            return None
+        if health.model_watched(cfg):
+            return "watched" if (self.view or {}).get("answering") else None
+        lc = self.rt.board.get("lifecycle") or {}
+        return ("managed", lc.get("pid")) if lc.get("state") == "ready" else None
+
+    def publish(self) -> None:
+        super().publish()
+        if self.fit is not None and self.fit is not self._fit_published:
+            self._fit_published = self.fit
+            self.rt.board.put("model_fit", self.fit)
 
 
 class WakeupWatch(WatchActor):

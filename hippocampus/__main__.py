@@ -85,11 +85,27 @@ def check_config(cfg, overrides: Optional[list] = None) -> int:
     print(f"# config file: {cfg.path or '(none: defaults)'}")
     if overrides:
         print(f"# overridden by flags: {', '.join(overrides)}")
-    for w in cfg.warnings:
+    warnings = list(cfg.warnings) + model_context(cfg)
+    for w in warnings:
         print(f"warning: {redact.text(w)}")
-    if not cfg.warnings:
+    if not warnings:
         print("no warnings")
-    return 1 if cfg.warnings else 0
+    return 1 if warnings else 0
+
+
+def model_context(cfg) -> list:
+    """When the model answers: does the largest prompt fit its context (a warning when not; a # line else)."""
+    if not cfg.model.configured:
+        return []
+    from hippocampus.model.fit import fit_sentence, measure
+    from hippocampus.status.details import context_row
+
+    fit = measure(cfg)
+    too_long = fit_sentence(fit)
+    if too_long:
+        return [f"the model's context is too small: {too_long}"]
+    print(f"# model context: {context_row(fit)[1]}")
+    return []
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,6 +5,7 @@ An error's text appears once: a detail whose error the headline already says poi
 """
 from __future__ import annotations
 
+from hippocampus.model.fit import fit_sentence
 from hippocampus.status.words import ago, hhmm, n, span
 
 SEE_ABOVE = "see above"
@@ -57,10 +58,27 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
             rows.append(["keep warm", span(ml["keep_warm_seconds"]), ""])
         if ml.get("last_error"):
             rows.append(["last error", _once(ml["last_error"], headline), "bad"])
+        if s.get("model_fit"):
+            rows.append(context_row(s["model_fit"], headline))
     v = s.get("voice") or {}
     rows.append(["voice card", (f"version {v['version']}" if v.get("version") else "on, not written yet")
                  if v.get("enabled") else "off (opt-in)", ""])
     return rows
+
+
+def context_row(fit: dict, headline: str = "") -> list:
+    """The model card's context row: does the largest prompt a sleep can send fit the server's context."""
+    too_long = fit_sentence(fit)
+    if too_long:
+        return ["context", _once(too_long, headline), "bad"]
+    if fit.get("error"):
+        return ["context", f"not measured: {fit['error']}", ""]
+    if fit.get("n_ctx") is None:
+        return ["context", "unknown: the server does not say its context (no /props), so the fit is not checked", ""]
+    if fit.get("prompt_tokens") is None:
+        return ["context", f"{fit['n_ctx']:,} tokens; the prompt was not counted (the server has no /tokenize)", ""]
+    return ["context", f"{fit['n_ctx']:,} tokens: the largest prompt ({fit['prompt_tokens']:,}) and "
+                       f"model.max_tokens ({fit['max_tokens']:,}) fit", "good"]
 
 
 def busy_note(s: dict) -> str:

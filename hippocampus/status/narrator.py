@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from hippocampus.model.fit import fit_sentence
 from hippocampus.status.details import actor_words, busy_note, model_rows, wakeup_line
 from hippocampus.status.reports import CHECK, sleep_words, tend_words
 from hippocampus.status.words import ago, hhmm, n, short, span, until
@@ -69,6 +70,10 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     if down:
         return (f"The model at {s.get('model_url')} is configured but not answering ({down}): the next sleep "
                 "fails until it does.", BAD, None)
+    too_long = fit_sentence(s.get("model_fit"))
+    if too_long:
+        return (f"The model's context is too small: {too_long}. Until then a full pile's answers are lost.",
+                BAD, None)
     lc = s.get("model_lifecycle") or {}
     if lc.get("state") == "failed" and lc.get("last_error"):
         return (f"The model failed to start: {lc['last_error']}.", BAD, None)

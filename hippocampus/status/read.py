@@ -73,6 +73,7 @@ def build_status(rt) -> dict:
         "memory": {**(board.get("memory_health") or MEMORY_FIRST), "url": redact.url(ctx.memory.url)},
         "model_url": redact.url(cfg.model.url) or None,
         "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
+        "model_fit": board.get("model_fit") if cfg.model.configured else None,     # the model watch's
         "state_error": ctx.state.write_error,
         "events_error": ctx.events.write_error,
         "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None
