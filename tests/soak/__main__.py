@@ -15,11 +15,14 @@ def main(argv: list) -> int:
     ap.add_argument("--ripple", choices=("script", "endpoint"), default="script")
     ap.add_argument("--nudge", choices=("http", "mcp"), default="http")
     ap.add_argument("--handover", choices=("on", "off"), default="on")
+    ap.add_argument("--real-model", action="store_true",
+                    help="the real llama-server on the tiny random-weight model instead of the stand-in")
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--answer-seconds", type=float, default=1.5, help="the stand-in's generating time per answer")
     ap.add_argument("--dir", default=None, help="the world's folder (default: a new temporary one)")
     a = ap.parse_args(argv)
     opts = Options(nights=a.nights, faults=a.faults, ripple=a.ripple, nudge=a.nudge, handover=a.handover == "on",
+                   real_model=a.real_model,
                    seed=a.seed, answer_seconds=a.answer_seconds, warmup_seconds=0.5, interval_seconds=5.0,
                    short_term_seconds=90, night_deadline_seconds=120.0)
     result = run(opts, a.dir)

@@ -145,13 +145,30 @@ def night_line(world, night: int, t0: float, t1: float, evs: list, fault) -> str
     reviews = [r for w in wakes if w.get("phase") == "done" for r in w.get("reviews", [])]
     ap, de, ed = (sum(r[k] for r in reviews) for k in ("approved", "denied", "edited"))
     landed = sum(int(e.get("landed") or 0) for e in evs if e["type"] == "chain_closed")
-    res = residency(world.standin_timeline(), t0, t1)
+    res = night_residency(world, t0, t1)
     woke = sum(1 for w in wakes if w.get("phase") == "wake" and w.get("by") != "session")
     f = f"{fault.kind} ({fault.detail})" if fault is not None and fault.fired else "-"
     return (f"night {night:>2}  {t1 - t0:5.1f} s  brief {','.join(b[:8] for b in briefs) or '-'}  "
             f"drafts {len(drafts)} (attempts {attempts})  ops approved {ap} denied {de} edited {ed}  "
             f"landed {landed}  model up {res['up']:.1f} s / generating {res['generating']:.1f} s  "
             f"wake-ups {woke}  faults {f}")
+
+
+def service_totals(world) -> dict:
+    """The real model writes no timeline of ours: its residency is the service's own word, /status
+    model_lifecycle's up and busy totals (seconds since the service started)."""
+    snap = (_status(world) or {}).get("model_lifecycle") or {}
+    up = float(snap.get("up_seconds_total") or 0.0)
+    return {"up": up, "up_after_start": up, "generating": float(snap.get("busy_seconds_total") or 0.0),
+            "processes": sum(1 for e in _events_since(world, 0) if e["type"] == "model_started")}
+
+
+def night_residency(world, t0: float, t1: float) -> dict:
+    if not world.opts.real_model:
+        return residency(world.standin_timeline(), t0, t1)
+    now, before = service_totals(world), getattr(world, "totals_seen", None) or {}
+    world.totals_seen = now
+    return {k: now[k] - before.get(k, 0) for k in now}
 
 
 def residency(timeline: list, t0: float = 0.0, t1: float = float("inf")) -> dict:
@@ -194,7 +211,9 @@ def run(opts: Options, root: Optional[Path] = None, out: Callable[[str], None] =
     rng = random.Random(opts.seed * 7 + 1)
     world = World(root, opts, memory=memory)
     out(f"soak: {opts.nights} nights, faults {'on' if opts.faults else 'off'}, ripple {opts.ripple}, "
-        f"nudge {opts.nudge}, handover {'on' if opts.handover else 'off'}, world in {root}")
+        f"nudge {opts.nudge}, handover {'on' if opts.handover else 'off'}, "
+        f"model {'the real llama-server (tiny model)' if opts.real_model else 'the stand-in'}, world in {root}")
+    totals = None
     try:
         world.start()
         seq = 0
@@ -210,11 +229,16 @@ def run(opts: Options, root: Optional[Path] = None, out: Callable[[str], None] =
                                 for op in d.get("operations", []) if op.get("status") == "approved")
         except requests.RequestException:
             pass
+        if opts.real_model and world.service is not None and world.service.alive():
+            totals = service_totals(world)
     finally:
         world.stop()
-    result.residency = residency(world.standin_timeline())
+    result.residency = totals or residency(world.standin_timeline())
     r = result.residency
-    if r["generating"]:
+    if r["generating"] and opts.real_model:
+        out(f"model residency (the service's own totals): up {r['up']:.1f} s / generating {r['generating']:.1f} s "
+            f"= {r['up'] / r['generating']:.2f} ({r['processes']} server starts)")
+    elif r["generating"]:
         out(f"model residency: up {r['up']:.1f} s / generating {r['generating']:.1f} s = {r['up'] / r['generating']:.2f}; "
             f"without the stand-in's start-up {r['up_after_start']:.1f} s / {r['generating']:.1f} s = "
             f"{r['up_after_start'] / r['generating']:.2f} ({r['processes']} server processes)")

@@ -48,6 +48,7 @@ class Options:
     ripple: str = "endpoint"            # script | endpoint
     nudge: str = "mcp"                  # http | mcp
     handover: bool = False
+    real_model: bool = False            # the real llama-server on the tiny model instead of the stand-in
     seed: int = 17
     interval_seconds: float = 4.0       # bedtime: this long after the last sleep
     tick_seconds: float = 0.25
@@ -281,6 +282,35 @@ class World:
         wrapper.chmod(0o755)
         return str(wrapper)
 
+    def _real_model_files(self) -> tuple:
+        """The real llama-server and a copy of the tiny model in this world's folder (so the process table
+        tells this world's server from any other on the machine). Raises RuntimeError with the reason when
+        the binary is not built or cannot run here."""
+        import shutil
+
+        from tests.harness import llama_server, tiny_gguf
+
+        reason = llama_server.unavailable()
+        if reason:
+            raise RuntimeError(f"--real-model cannot run here: {reason}")
+        Path(self.model_path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(tiny_gguf.tiny_model(seed=0), self.model_path)
+        return str(llama_server.binary()), f"-c 4096 -np 1 -t 1 --seed {self.opts.seed}"
+
+    def model_config(self) -> dict:
+        o = self.opts
+        lifecycle = {"poll_seconds": 0.05, "ready_timeout_seconds": 30, "keep_warm_seconds": o.keep_warm_seconds,
+                     "handover": o.handover, "retry_after_seconds": 1, "stop_grace_seconds": 3,
+                     "model_path": self.model_path}
+        url = f"http://127.0.0.1:{self.model_port}/v1"
+        if not o.real_model:
+            return {"url": url, "timeout_seconds": 30,
+                    "lifecycle": {**lifecycle, "server": self._standin_files(), "server_args": "--soak"}}
+        from tests.harness.tiny_schema import model_block
+
+        server, args = self._real_model_files()
+        return model_block(url, lifecycle={**lifecycle, "server": server, "server_args": args})
+
     def service_config(self) -> dict:
         o = self.opts
         state = self.root / "state" / "state.json"
@@ -292,11 +322,7 @@ class World:
         return {
             "server": {"port": free_port()},
             "memory": {"url": self.memory.url, "timeout_seconds": 5},
-            "model": {"url": f"http://127.0.0.1:{self.model_port}/v1", "timeout_seconds": 30,
-                      "lifecycle": {"server": self._standin_files(), "model_path": self.model_path,
-                                    "server_args": "--soak", "poll_seconds": 0.05, "ready_timeout_seconds": 30,
-                                    "keep_warm_seconds": o.keep_warm_seconds, "handover": o.handover,
-                                    "retry_after_seconds": 1, "stop_grace_seconds": 3}},
+            "model": self.model_config(),
             "sleep": {"mode": "thread", "interval_seconds": o.interval_seconds, "tick_seconds": o.tick_seconds,
                       "tend_cycle": not o.handover, "tend_interval_seconds": 2.0,
                       "nudge_wait_seconds": o.ripple_timeout_seconds + 2, "promote_min_evidence": 2,
