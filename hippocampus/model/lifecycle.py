@@ -47,6 +47,18 @@ STOPPING = "the service is stopping: the model server is not started"
 _CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
 
 
+def log_tail(path: Path, offset: int, n: int = 10) -> str:
+    """The last lines of model.log written since `offset` (this launch's), for a failure's message."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()[-32768:]
+    except OSError:
+        return ""
+    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()][-n:]
+    return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
+
+
 class LifecycleState(str, enum.Enum):
     """What the model server is doing, as far as this service knows."""
     STOPPED = "stopped"
@@ -181,17 +193,10 @@ class ModelLifecycle:
             if how == "observatory" and self.lc.via_observatory:
                 alive = self.healthy()
             else:
-                server = procs().adopt(p)
+                server = procs().adopt(p, self.lc.stop_grace_seconds)   # a dead run's is stopped, not adopted
                 alive = server is not None
-            if server is not None and server.orphaned:
-                # its watchdog lost the pipe when that run died and is stopping it: make sure, then start afresh
-                server.stop(self.lc.stop_grace_seconds)
-                log.info("model lifecycle: the server a previous run started (pid %s) lost that run; stopped it "
-                         "(its watchdog was stopping it too): the next model call starts a fresh one", p.get("pid"))
-                alive = False
-            elif not alive:
-                log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
             if not alive:
+                log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
                 self._save(dict(_CLEARED))
                 return
             self.server, self._how = server, how
@@ -239,8 +244,7 @@ class ModelLifecycle:
         self.state, t0 = LifecycleState.STARTING, time.monotonic()
         if self.started_by_us:
             self._forget()      # ours died: what answers is someone else's
-        log.info("model lifecycle: a server we did not start answers %s with 503 (still loading); waiting for "
-                 "it, starting none", redact.url(self.health_url))
+        log.info("model lifecycle: a server not ours answers 503 (loading): waiting for it, starting none")
         self._wait_ready(t0, t0 + self.lc.ready_timeout_seconds, theirs=True)
         log.info("model lifecycle: that server is ready after %.1f s; borrowed, never stopped", time.monotonic() - t0)
 
@@ -292,9 +296,8 @@ class ModelLifecycle:
                 self._give_up_loading(theirs)
             if theirs and status is None:
                 self.state = LifecycleState.STOPPED
-                raise ModelUnavailable(f"the model server at {redact.url(self.health_url)} (not started by this "
-                                       "service) stopped answering while it loaded: see why in its own log; "
-                                       "the next model call tries again")
+                raise ModelUnavailable(f"the model server at {redact.url(self.health_url)} (not ours) stopped "
+                                       "answering while it loaded: see its own log; the next call tries again")
             if not theirs and self._how == "command" and not self._alive():
                 code = self.server.exit_code() if self.server is not None else None
                 if self.server is not None:
@@ -318,8 +321,7 @@ class ModelLifecycle:
         """A stop came while the model loads: stop the loading server if it is ours (SIGTERM, then the kill after
         stop_grace_seconds: llama-server heeds SIGTERM only once loaded), and tell the caller."""
         if self.started_by_us and not theirs:
-            log.info("model lifecycle: a stop was asked for while the model loads; stopping the server (pid %s)",
-                     self.pid)
+            log.info("model lifecycle: a stop was asked for while the model loads; stopping pid %s", self.pid)
             self._stop(why=LOADING_STOPPED)
         else:
             self.state = LifecycleState.STOPPED
@@ -331,15 +333,8 @@ class ModelLifecycle:
         self._emit("model_start_failed", error=why)
         raise ModelUnavailable(why)
 
-    def _log_tail(self, n: int = 10) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(self._log_offset)
-                data = f.read()[-32768:]
-        except OSError:
-            return ""
-        lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()][-n:]
-        return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
+    def _log_tail(self) -> str:
+        return log_tail(self.log_path, self._log_offset)
 
     def _alive(self) -> bool:
         return self.server is not None and self.server.alive()

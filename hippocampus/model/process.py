@@ -176,18 +176,26 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
     return ServerProcess(pid, _created(pid), dog, dog.pid)
 
 
-def adopt(record: dict) -> Optional[ServerProcess]:
-    """The server this service started (after an actor restart in this process: with its watchdog's pipe),
-    or one a previous run started, if that very process still runs (see `orphaned`). A record with no
-    create time (written before it was kept) is matched by its command line instead."""
+def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
+    """The server this service started, if that very process still runs: after an actor restart in this
+    process, with its watchdog's pipe. One a dead run launched under a watchdog (`orphaned`) is stopped
+    instead (its watchdog is stopping it already) and None returned, so the next call starts a fresh one.
+    A record with no create time (written before it was kept) is matched by its command line."""
     pid = record.get("pid")
     if not pid:
         return None
     dog = _WATCHED.get(int(pid))
     proc = ServerProcess(int(pid), record.get("created"), dog, record.get("watchdog"))
-    if record.get("created") is not None or dog is not None:
-        return proc if proc.alive() else None
-    return proc if proc.alive() and _command_matches(int(pid), record.get("cmd")) else None
+    if record.get("created") is None and dog is None and not _command_matches(int(pid), record.get("cmd")):
+        return None
+    if not proc.alive():
+        return None
+    if proc.orphaned:
+        log.info("model lifecycle: the server a previous run started (pid %s) outlived that run; stopping it "
+                 "(its watchdog is too): the next model call starts a fresh one", pid)
+        proc.stop(grace_seconds)
+        return None
+    return proc
 
 
 def _command_matches(pid: int, cmd: Any) -> bool:

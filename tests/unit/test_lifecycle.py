@@ -365,6 +365,28 @@ def test_a_recycled_pid_is_told_apart_by_its_create_time(rig):
     assert gone(p.pid)
 
 
+def test_a_server_a_previous_run_launched_under_its_watchdog_is_stopped_not_adopted(rig):
+    """A record with a watchdog this process does not hold is a dead run's: its pipe is gone, so the server is
+    on its way out. The restart stops it (if still there) and clears the record: one fresh server, never two."""
+    p = rig.spawn([sys.executable, "-c", "import time; time.sleep(30)"])
+    record = {"pid": p.pid, "created": psutil.Process(p.pid).create_time(), "started_by_us": True,
+              "cmd": [sys.executable], "how": "command", "watchdog": 1}
+    b = rig.make(persisted=record, stop_grace_seconds=1.0)
+    b.adopt()
+    assert p.wait(timeout=5) is not None
+    assert b.snapshot()["started_by_us"] is False and b.snapshot()["pid"] is None
+    assert rig.saves[-1]["pid"] is None and rig.launches() == 0
+
+
+def test_the_watchdog_stops_the_server_when_the_pipe_from_the_service_closes(rig):
+    a = rig.make()
+    a.ensure()
+    pid, dog = a.pid, a.server.popen
+    a.server.let_go()                              # what the kernel does to the pipe when the service dies
+    assert gone(pid, 5) and dog.wait(timeout=5) == 128 + signal.SIGTERM     # the stand-in dies of it
+    assert "the service let go of pid" in (rig.state_dir / "model.log").read_text()
+
+
 def test_adopt_with_nothing_persisted_does_nothing(rig):
     b = rig.make(persisted=None)
     b.adopt()
