@@ -125,6 +125,8 @@ class ModelConfig:
     temperature: float = _field(0.2, min=0, max=2)
     extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
+                             aliases={"true": "on", "yes": "on", "false": "off", "no": "off"})
 
     @property
     def configured(self) -> bool:

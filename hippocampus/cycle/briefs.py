@@ -87,6 +87,7 @@ def pull_brief(ctx: Context) -> Optional[dict]:
     if ctx.mechanical:
         return None
     from hippocampus.cycle.drafter import call_model
+    from hippocampus.drafting.schema import brief_format
 
     shorts = ctx.memory.shorts(limit=50)
     if not shorts:
@@ -94,7 +95,7 @@ def pull_brief(ctx: Context) -> Optional[dict]:
     lines = "\n".join(f"[{(s.get('metadata') or {}).get('topic') or 'untagged'}] {s.get('content', '')[:200]}"
                       for s in shorts)
     try:
-        answer = call_model(ctx, PULL_PROMPT % lines)
+        answer = call_model(ctx, PULL_PROMPT % lines, brief_format(ctx.cfg.model.max_tokens))
         m = re.search(r"\{.*\}", answer.text, re.S)
         data = json.loads(m.group(0)) if m else None
     except ServiceStopping:

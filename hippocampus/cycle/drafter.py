@@ -18,6 +18,7 @@ from hippocampus.store import capture
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import Steer, draft_prompt
+from hippocampus.drafting.schema import response_format
 
 log = logging.getLogger("hippocampus.sleep")
 
@@ -30,15 +31,16 @@ class PileResult:
     served: Optional[str] = None
 
 
-def call_model(ctx: Context, prompt: str):
+def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
     """One gated model call: the lifecycle starts the model if needed and hears when it was used.
-    Once the service is stopping no call starts, and one in flight ends in ServiceStopping."""
+    Once the service is stopping no call starts, and one in flight ends in ServiceStopping.
+    `answer_format`: the answer's JSON schema, sent as model.structured says."""
     ctx.stopping.check(STOPPED_MID_CALL)
     ctx.gate.ensure()
     ctx.stopping.check(STOPPED_MID_CALL)
     started = time.monotonic()
     try:
-        return ctx.model.chat(prompt)
+        return ctx.model.chat(prompt, response_format=answer_format)
     finally:
         ctx.gate.release(time.monotonic() - started)
 
@@ -52,13 +54,14 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     prompt, markers = draft_prompt(voice_block=voice_block, steer=steer, topic=pile.topic,
                                    entries=pile.entries, candidates=candidates,
                                    core_chars=ctx.cfg.sleep.core_chars)
+    fmt = response_format(markers, ctx.cfg.model.max_tokens)
     try:
-        answer = call_model(ctx, prompt)
+        answer = call_model(ctx, prompt, fmt)
     except ModelFailure as exc:
-        capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc))
+        capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc), response_format=fmt)
         return PileResult(failure=str(exc))
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                          max_tokens=ctx.cfg.model.max_tokens)
+                          max_tokens=ctx.cfg.model.max_tokens, constrained=answer.response_format is not None)
     for op in parsed.operations:
         if not op.get("topic"):
             op["topic"] = pile.topic

@@ -19,6 +19,7 @@ from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.cycle.drafter import call_model, stamp, step_draft_id, submittable
 from hippocampus.drafting.prompt import redraft_prompt
+from hippocampus.drafting.schema import response_format
 
 log = logging.getLogger("hippocampus.tend")
 
@@ -119,13 +120,16 @@ def redraft_op(ctx: Context, step: chain.Next, op: dict, voice_block: str) -> tu
                                      entries=entries, candidates=candidates,
                                      core_chars=ctx.cfg.sleep.core_chars)
     shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op}
+    fmt = response_format(markers, ctx.cfg.model.max_tokens, redraft=True)
     try:
-        answer = call_model(ctx, prompt)
+        answer = call_model(ctx, prompt, fmt)
     except ModelFailure as exc:
-        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc), **shown)
+        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
+                       response_format=fmt, **shown)
         return [], False, str(exc)
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"))
+                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"),
+                          constrained=answer.response_format is not None)
     capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed, **shown)
     if parsed.failure:
         return [], False, parsed.failure

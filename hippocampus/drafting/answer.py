@@ -2,7 +2,9 @@
 
 Lenient about the wrapping (think blocks, code fences, prose, trailing commas,
 an answer cut off mid-list) and strict about the content: every operation must
-cite only fragment markers it was shown and target only cores it was shown.
+cite only fragment markers it was shown and target only cores it was shown. An answer cut off before its
+first operation was complete is a failure that says why (cutoff.py); one held to the answer's schema
+(`constrained`) is read the same way: its finished operations are kept, a half-made one never.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from hippocampus.drafting import cutoff
 from hippocampus.drafting.prompt import Markers
 
 KINDS = ("new_core", "attach", "supersede", "verbatim")
@@ -274,8 +277,10 @@ def _raw_ops(obj: Any) -> list:
     return ops if isinstance(ops, list) else []
 
 
-def _parse(text: Any, finish_reason: Any, markers: Markers, max_tokens: Any, redraft_of: Optional[int]) -> Parsed:
-    body = clean(text if isinstance(text, str) else "")
+def _parse(text: Any, finish_reason: Any, markers: Markers, max_tokens: Any, redraft_of: Optional[int],
+           constrained: bool) -> Parsed:
+    raw_text = text if isinstance(text, str) else ""
+    body = clean(raw_text)
     length = finish_reason == "length"
     obj = whole_json(body)
     if isinstance(obj, (dict, list)):
@@ -285,18 +290,18 @@ def _parse(text: Any, finish_reason: Any, markers: Markers, max_tokens: Any, red
         cut = length or ran_off
         if not raw and not (found and not cut):
             if cut:
-                why = (f"the answer was cut off before one operation was complete: model.max_tokens "
-                       f"({max_tokens}) is too low for this model; raise model.max_tokens")
+                why = cutoff.why(raw_text, body, max_tokens, constrained, "think>" in raw_text.lower())
             else:
-                why = f"the model's answer was not the JSON asked for: {(text if isinstance(text, str) else '')[:160]!r}"
+                why = f"the model's answer was not the JSON asked for: {raw_text[:160]!r}"
             return Parsed([], cut, [], why)
     dropped: list = []
     return Parsed(_operations(raw, markers, redraft_of, dropped), cut, dropped, None)
 
 
 def parse_answer(text: str, *, finish_reason: Optional[str], markers: Markers, max_tokens: int,
-                 redraft_of: Optional[int] = None) -> Parsed:
+                 redraft_of: Optional[int] = None, constrained: bool = False) -> Parsed:
+    """The operations read from one answer; `constrained`: it was held to the answer's schema."""
     try:
-        return _parse(text, finish_reason, markers, max_tokens, redraft_of)
+        return _parse(text, finish_reason, markers, max_tokens, redraft_of, constrained)
     except Exception as exc:  # never raise on a model's answer
         return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc!r}"[:300])

@@ -15,7 +15,7 @@ import requests
 
 from hippocampus.config import redact
 from hippocampus.model.cancellable import CancellableSession
-from hippocampus.model import fit
+from hippocampus.model import fit, structured
 from hippocampus.config import ModelConfig
 from hippocampus.stopping import ServiceStopping
 
@@ -30,6 +30,10 @@ class ModelFailure(Exception):
     """One call went wrong (an error status, a read timeout, a body that is not a chat answer)."""
 
 
+class FormatRefused(ModelFailure):
+    """A 400 naming the response_format sent: the server cannot hold its answer to the schema."""
+
+
 @dataclass
 class Answer:
     text: str
@@ -37,6 +41,7 @@ class Answer:
     served: str
     seconds: float
     usage: Optional[dict] = None     # the server's token counts, when it says
+    response_format: Optional[dict] = None      # the schema the answer was held to, as sent (None: plain)
 
     @property
     def cut_off(self) -> bool:
@@ -66,7 +71,9 @@ class ModelClient:
     def url(self) -> str:
         return self.cfg.url.rstrip("/")
 
-    def chat(self, prompt: str, max_tokens: Optional[int] = None) -> Answer:
+    def chat(self, prompt: str, max_tokens: Optional[int] = None,
+             response_format: Optional[dict] = None) -> Answer:
+        """One call; `response_format` (the answer's schema) is sent as model.structured says."""
         body: dict = {
             "model": self.cfg.name,
             "messages": [{"role": "user", "content": prompt}],
@@ -75,11 +82,13 @@ class ModelClient:
         }
         for k, v in (self.cfg.extra_body or {}).items():
             body.setdefault(k, v)
+        if response_format and structured.wanted(self.cfg.structured, self.url):
+            body["response_format"] = response_format
         if self.abandoned:
             raise ServiceStopping(ABANDONED)
         self.in_flight += 1             # one caller at a time (the cycle lock): a plain count will do
         try:
-            answer = self._chat(body)
+            answer = self._structured(body)
         except (ModelUnavailable, ModelFailure):
             if self.abandoned:          # the broken connection is the stop's doing, not the model's
                 raise ServiceStopping(ABANDONED) from None
@@ -89,6 +98,16 @@ class ModelClient:
         if self.abandoned:
             raise ServiceStopping(ABANDONED)
         return answer
+
+    def _structured(self, body: dict) -> Answer:
+        """The call; a refused schema is a failure naming the setting (on), else the plain call (auto)."""
+        try:
+            return self._chat(body)
+        except FormatRefused as exc:
+            if self.cfg.structured == "on":
+                raise ModelFailure(structured.refusal_failure(self.url, str(exc))) from None
+            structured.remember_refusal(self.url, str(exc))
+            return self._chat({k: v for k, v in body.items() if k != "response_format"})
 
     def _chat(self, body: dict) -> Answer:
         started = time.monotonic()
@@ -115,6 +134,8 @@ class ModelClient:
         except requests.RequestException as exc:
             raise ModelFailure(f"the call to the model failed: {type(exc).__name__}: {exc}") from None
         seconds = time.monotonic() - started
+        if "response_format" in body and structured.names_the_format(resp.status_code, resp.text):
+            raise FormatRefused(structured.said(resp.text))
         if resp.status_code >= 400:
             raise ModelFailure(fit.refused_answer(resp, self.cfg.max_tokens)
                                or f"the model answered HTTP {resp.status_code}: {resp.text[:200]!r}")
@@ -127,7 +148,8 @@ class ModelClient:
             raise ModelFailure(f"the model's reply is not an OpenAI-compatible chat answer: "
                                f"{resp.text[:160]!r}") from None
         return Answer(text=str(text), finish_reason=finish, served=str(data.get("model") or self.cfg.name),
-                      seconds=seconds, usage=data.get("usage") if isinstance(data.get("usage"), dict) else None)
+                      seconds=seconds, usage=data.get("usage") if isinstance(data.get("usage"), dict) else None,
+                      response_format=body.get("response_format"))
 
     def healthy(self, health_url: str, timeout: float = 3.0) -> bool:
         try:

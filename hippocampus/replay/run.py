@@ -66,12 +66,13 @@ def _tokens(usage: Any) -> Optional[dict]:
     return {k: usage[k] for k in TOKEN_KEYS if isinstance(usage.get(k), int) and not isinstance(usage[k], bool)}
 
 
-def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int):
+def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int, constrained: bool = False):
     """The answer read as the sleep (or the redraft) read it: the same markers, the same parser."""
     markers = Markers(fragments={e["marker"]: e.get("id") for e in call.get("entries") or [] if e.get("marker")},
                       cores={c["marker"]: c.get("id") for c in call.get("candidates") or [] if c.get("marker")})
     parsed = parse_answer(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
-                          redraft_of=call.get("redraft_of") if call.get("stage") == "redraft" else None)
+                          redraft_of=call.get("redraft_of") if call.get("stage") == "redraft" else None,
+                          constrained=constrained)
     for op in parsed.operations:
         if call.get("stage") == "redraft":
             op.pop("restated_content", None)
@@ -95,14 +96,16 @@ def send(client: ModelClient, gate: Any, call: dict, cand: Candidate) -> dict:
         if gate is not None and cand.managed:
             gate.ensure()
         try:
-            answer = client.chat(call.get("prompt") or "", max_tokens=cand.max_tokens)
+            answer = client.chat(call.get("prompt") or "", max_tokens=cand.max_tokens,
+                                 response_format=call.get("response_format"))     # the same request as then
         finally:
             if gate is not None and cand.managed:
                 gate.release(time.monotonic() - started)
     except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, never an exception
         out.update(error=plain_error(exc), seconds=round(time.monotonic() - started, 3))
         return out
-    parsed = read_answer(call, answer.text, answer.finish_reason, cand.max_tokens)
+    parsed = read_answer(call, answer.text, answer.finish_reason, cand.max_tokens,
+                         constrained=answer.response_format is not None)
     out.update(ops=parsed.operations, cut_off=bool(parsed.cut_off), failure=parsed.failure,
                seconds=round(answer.seconds, 3), served=(answer.served or "")[:SERVED_CHARS] or None,
                tokens=_tokens(answer.usage), finish_reason=str(answer.finish_reason)[:20],
@@ -162,7 +165,9 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
     draft_id = packet["draft_id"]
     session = ReplaySession()
     cfg = dataclasses.replace(env.cfg.model, url=cand.url, name=cand.name, timeout_seconds=cand.timeout_seconds,
-                              extra_body=cand.extra_body, max_tokens=cand.max_tokens)
+                              extra_body=cand.extra_body, max_tokens=cand.max_tokens,
+                              # the packet's schema is sent as it was then, even with model.structured off now
+                              structured="on" if env.cfg.model.structured == "on" else "auto")
     client = ModelClient(cfg, session=session)
     log.info("replaying draft %s on %s (%s at %s, %d call(s), each up to %g s)", draft_id, cand.label, cand.name,
              cand.url, len(packet.get("calls") or []), cand.timeout_seconds)

@@ -58,6 +58,8 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
             rows.append(["keep warm", span(ml["keep_warm_seconds"]), ""])
         if ml.get("last_error"):
             rows.append(["last error", _once(ml["last_error"], headline), "bad"])
+        if s.get("model_structured"):
+            rows.append(answer_format_row(s["model_structured"]))
         if s.get("model_fit"):
             rows.append(context_row(s["model_fit"], headline))
     v = s.get("voice") or {}
@@ -79,6 +81,17 @@ def context_row(fit: dict, headline: str = "") -> list:
         return ["context", f"{fit['n_ctx']:,} tokens; the prompt was not counted (the server has no /tokenize)", ""]
     return ["context", f"{fit['n_ctx']:,} tokens: the largest prompt ({fit['prompt_tokens']:,}) and "
                        f"model.max_tokens ({fit['max_tokens']:,}) fit", "good"]
+
+
+def answer_format_row(v: dict) -> list:
+    """The model card's answer-format row: is each drafting answer held to its JSON schema (model.structured)."""
+    if v.get("refused"):
+        return ["answer format", f"plain prompt: the server refused the answer's JSON schema ({v['refused']}), "
+                                 "so answers are read as free text until a restart (model.structured: auto; "
+                                 "off stops asking)", ""]
+    if v.get("mode") == "off":
+        return ["answer format", "plain prompt (model.structured: off)", ""]
+    return ["answer format", f"held to the answer's JSON schema (model.structured: {v.get('mode')})", "good"]
 
 
 def busy_note(s: dict) -> str:

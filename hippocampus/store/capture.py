@@ -60,10 +60,11 @@ def _call(stage, topic, prompt, markers, candidates, answer, parsed, error) -> d
         cores.append({"marker": m, "id": cid, "content": c.get("content"), "via": c.get("via")})
     call = {"stage": stage, "topic": topic, "prompt": prompt, "entries": entries, "candidates": cores,
             "answer": None, "finish_reason": None, "served": None, "seconds": None, "tokens": None,
-            "ops": [], "dropped": [], "cut_off": False, "error": error, "failure": None}
-    if answer is not None:
+            "ops": [], "dropped": [], "cut_off": False, "error": error, "failure": None, "response_format": None}
+    if answer is not None:      # the schema the answer was held to, as sent (None: the plain prompt), for replays
         call.update(answer=answer.text, finish_reason=answer.finish_reason, served=answer.served,
-                    seconds=round(float(answer.seconds), 3), tokens=getattr(answer, "usage", None))
+                    seconds=round(float(answer.seconds), 3), tokens=getattr(answer, "usage", None),
+                    response_format=copy.deepcopy(getattr(answer, "response_format", None)))
     if parsed is not None:
         call.update(ops=copy.deepcopy(parsed.operations), dropped=list(parsed.dropped),
                     cut_off=bool(parsed.cut_off), failure=parsed.failure)

@@ -1,0 +1,176 @@
+"""The JSON schema of the answer the draft and redraft prompts ask for (ANSWER_FORMAT), sized to end before
+the cap (pure).
+
+Sent as `response_format` json_schema, it holds a server that constrains its output (llama-server, Ollama,
+vLLM) to that shape: only the kinds offered, only the markers shown, bounded counts and lengths. The bounds
+come from model.max_tokens: the longest answer the schema allows, estimated at about 4 characters a token
+for the text plus the JSON's own tokens, stays within SHARE of the cap, so a constrained answer closes
+before it is cut off. The grammar fixes the shape, not the whitespace a model puts between the fields: the
+margin is for that.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from hippocampus.drafting.prompt import Markers
+
+NAME_DRAFT, NAME_REDRAFT = "draft_operations", "redraft_operations"
+KINDS = ("new_core", "attach", "supersede")
+CHARS_PER_TOKEN = 4
+SHARE = 0.75               # of model.max_tokens, for the longest answer the schema allows
+KEY_TOKENS = 5             # one key with its quotes, the colon and the comma
+VALUE_TOKENS = 2           # a string's quotes, a number, null, a bracket pair
+MAX_OPERATIONS = 8
+FULL = {"content": 300, "topic": 60, "rationale": 160}     # the lengths when the budget allows them
+LEAST = {"content": 24, "topic": 12, "rationale": 12}      # never below: an operation needs some words
+
+
+@dataclass(frozen=True)
+class Sizes:
+    operations: int
+    content: int
+    topic: int
+    rationale: int
+    restated: int          # 0: restated_content is not offered (a redraft)
+    cited: int = 1 << 30   # the most fragments one operation may list (fewer than shown only in a tight budget)
+
+
+def estimate_tokens(value: Any) -> int:
+    """A generous count of the tokens a JSON value takes: ~4 characters a token for text, plus structure."""
+    if isinstance(value, dict):
+        return VALUE_TOKENS + sum(KEY_TOKENS + estimate_tokens(v) for v in value.values())
+    if isinstance(value, list):
+        return VALUE_TOKENS + sum(1 + estimate_tokens(v) for v in value)
+    if isinstance(value, str):
+        return VALUE_TOKENS + math.ceil(len(value) / CHARS_PER_TOKEN)
+    return VALUE_TOKENS
+
+
+def _scaled(share: float) -> dict:
+    return {k: max(LEAST[k], int(FULL[k] * share)) for k in FULL}
+
+
+def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False) -> Sizes:
+    """The counts and lengths whose longest answer fits SHARE of max_tokens: as many operations at full
+    lengths as fit (up to one more than the fragments, the reader's own cap), else one with shorter fields."""
+    budget = int(max(16, int(max_tokens)) * SHARE)
+    cap = max(1, min(MAX_OPERATIONS, n_fragments + 1))
+
+    def make(ops: int, lengths: dict, cited: int = n_fragments) -> Sizes:
+        return Sizes(ops, lengths["content"], lengths["topic"], lengths["rationale"],
+                     0 if redraft else lengths["content"], cited)
+
+    def fits(s: Sizes) -> bool:
+        return estimate_tokens(worst_case(_schema(s, n_fragments, n_cores, redraft))) <= budget
+
+    for ops in range(cap, 0, -1):
+        if fits(make(ops, FULL)):
+            return make(ops, FULL)
+    for cited in range(n_fragments, 1, -1):     # a big pile in a small budget: fewer citations per operation
+        if fits(make(1, LEAST, cited)):
+            break
+    else:
+        cited = min(1, n_fragments)
+    lo, hi = 0.0, 1.0                          # one operation: the longest fields that still fit
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fits(make(1, _scaled(mid), cited)) else (lo, mid)
+    return make(1, _scaled(lo), cited)
+
+
+def _text(max_chars: int, least: int = 0) -> dict:
+    out = {"type": "string", "maxLength": int(max_chars)}
+    if least:
+        out["minLength"] = least
+    return out
+
+
+def _schema(s: Sizes, n_fragments: int, n_cores: int, redraft: bool) -> dict:
+    frag_markers = [f"f{i}" for i in range(1, n_fragments + 1)]
+    core_markers = [f"c{i}" for i in range(1, n_cores + 1)]
+    fragments: dict = {"type": "array", "maxItems": min(len(frag_markers), s.cited)}
+    if frag_markers:
+        fragments["items"] = {"enum": frag_markers}
+        if not redraft:                        # a redraft may stand on its own operation's fragments
+            fragments["minItems"] = 1
+    else:
+        fragments["items"] = {"type": "string", "maxLength": 0}
+    op: dict = {
+        "kind": {"enum": list(KINDS)},
+        "content": _text(s.content, 1),
+        "topic": _text(s.topic),
+        "fragments": fragments,
+        "target": {"enum": core_markers + [None]} if core_markers else {"type": "null"},
+        "target_op": ({"anyOf": [{"type": "integer", "minimum": 0, "maximum": s.operations - 2},
+                                 {"type": "null"}]} if s.operations > 1 else {"type": "null"}),
+    }
+    if s.restated:
+        op["restated_content"] = {"anyOf": [_text(s.restated, 1), {"type": "null"}]}
+    op["rationale"] = _text(s.rationale)
+    item = {"type": "object", "properties": op, "required": list(op), "additionalProperties": False}
+    return {"type": "object",
+            "properties": {"operations": {"type": "array", "items": item, "maxItems": s.operations}},
+            "required": ["operations"], "additionalProperties": False}
+
+
+def answer_schema(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:
+    """The schema of the answer to a prompt that showed these markers."""
+    n_frag, n_cores = len(markers.fragments), len(markers.cores)
+    return _schema(sizes(max_tokens, n_frag, n_cores, redraft), n_frag, n_cores, redraft)
+
+
+def response_format(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:
+    """The request's `response_format` for that answer (OpenAI's json_schema shape)."""
+    return {"type": "json_schema",
+            "json_schema": {"name": NAME_REDRAFT if redraft else NAME_DRAFT,
+                            "schema": answer_schema(markers, max_tokens, redraft)}}
+
+
+def _longest(schema: dict) -> Any:
+    """The longest value one (sub)schema of ours allows, with filler text."""
+    if "anyOf" in schema:
+        return max((_longest(s) for s in schema["anyOf"]), key=estimate_tokens)
+    if "enum" in schema:
+        return max(schema["enum"], key=lambda v: estimate_tokens(v) if v is not None else 0)
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: _longest(v) for k, v in schema["properties"].items()}
+    if kind == "array":
+        return [_longest(schema["items"]) for _ in range(schema.get("maxItems", 0))]
+    if kind == "string":
+        return "x" * schema.get("maxLength", 0)
+    if kind == "integer":
+        return schema.get("maximum", 0)
+    return None
+
+
+def worst_case(schema: dict) -> dict:
+    """The longest answer the schema allows (every list at maxItems, every string at maxLength)."""
+    return _longest(schema)
+
+
+BRIEF_FULL = {"summary": 1200, "hints": 8, "hint": 40}
+BRIEF_LEAST = {"summary": 40, "hints": 2, "hint": 12}
+
+
+def _brief_schema(share: float) -> dict:
+    size = {k: max(BRIEF_LEAST[k], int(BRIEF_FULL[k] * share)) for k in BRIEF_FULL}
+    hints = {"type": "array", "items": _text(size["hint"]), "maxItems": size["hints"]}
+    props = {"summary": _text(size["summary"], 1), "promote_hints": hints, "noise_hints": hints,
+             "completed_intents": {"type": "array", "items": _text(64), "maxItems": 0}}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def brief_format(max_tokens: int) -> dict:
+    """The `response_format` of the pulled brief's answer, sized like the drafts' to end before the cap."""
+    budget = int(max(16, int(max_tokens)) * SHARE)
+    lo, hi = 0.0, 1.0
+    if estimate_tokens(worst_case(_brief_schema(1.0))) <= budget:
+        lo = 1.0
+    else:
+        for _ in range(20):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if estimate_tokens(worst_case(_brief_schema(mid))) <= budget else (lo, mid)
+    return {"type": "json_schema", "json_schema": {"name": "pulled_brief", "schema": _brief_schema(lo)}}
