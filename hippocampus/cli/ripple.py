@@ -7,32 +7,9 @@ import sys
 
 from hippocampus.ripple import claude as claude_setup
 from hippocampus.ripple import check as ripple_check
-from hippocampus.ripple import fire_test, wakeup
+from hippocampus.ripple import trial, wakeup
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
-
-
-def add_commands(sub, after: argparse.ArgumentParser, card: argparse.ArgumentParser) -> None:
-    rc = sub.add_parser(
-        "ripple-claude",
-        help="print the ripple block that wakes Claude Code in DIR (with --yaml N: the command and cwd "
-             "lines, indented N spaces, as the installer card writes them)")
-    rc.add_argument("folder", metavar="DIR", help="the project folder you run `claude` in")
-    rc.add_argument("--yaml", type=int, metavar="N", default=None,
-                    help="print only the two lines `command: [...]` and `cwd: \"...\"`, indented N spaces")
-    rc.add_argument("--claude-json", metavar="PATH", default=None,
-                    help="the Claude Code settings to read (else $SEREN_CLAUDE_JSON, else ~/.claude.json)")
-    rc.add_argument("--run-as", metavar="USER", default=None,
-                    help="the account the ripple runs as, whose ~/.claude.json is read (default: you)")
-    chk = sub.add_parser(
-        "check-ripple", parents=[after, card],
-        help="check that a wake-up of the main model would work, one line per precondition (ok, or what "
-             "is wrong and how to fix it); exit 1 when any is not ok")
-    chk.add_argument("--fire", action="store_true",
-                     help="also send one harmless wake-up through the real route and report its exit code, "
-                          "time and first lines of output")
-    chk.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
-                     help="how long --fire waits for the command (default ripple.timeout_seconds)")
 
 
 def _error(text: str) -> int:
@@ -75,7 +52,7 @@ def check_ripple(args: argparse.Namespace) -> int:
         print(ln.render(), flush=True)
     if args.fire and cfg.ripple.type:
         print("# firing one harmless wake-up through the ripple ...", flush=True)
-        ln = fire_test.fire(cfg.ripple, log_dir=cfg.state_dir, timeout=args.timeout)
+        ln = trial.fire(cfg.ripple, log_dir=cfg.state_dir, timeout=args.timeout)
         print(ln.render())
         lines.append(ln)
     bad = [ln for ln in lines if not ln.ok]

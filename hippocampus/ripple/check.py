@@ -14,7 +14,7 @@ endpoint: that the URL answers.
 
 Every check is a plain function over a `Probe` (hippocampus.ripple.probe); the
 claude-specific ones are in claude_checks, the /status view in wakeup, --fire in
-fire_test.
+trial (one harmless wake-up).
 """
 from __future__ import annotations
 
