@@ -19,7 +19,7 @@ def _run(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_python_m_seren_hippocampus_runs_what_python_m_hippocampus_runs(tmp_path):
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("server: {port: 7999}\nmemory: {url: 'http://127.0.0.1:7420'}\n")
-    for args in (("--help",), ("check-config", "--config", str(cfg))):
+    for args in (("--help",), ("--version",), ("check-config", "--config", str(cfg))):
         ours = _run("seren_hippocampus", *args, cwd=tmp_path)
         theirs = _run("hippocampus", *args, cwd=tmp_path)
         assert ours.returncode == theirs.returncode, (ours.stderr, theirs.stderr)
