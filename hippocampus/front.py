@@ -110,7 +110,7 @@ class Front:
         """Memory first (the hippocampus holds nothing itself), then the cycle lock, then the actor. Memory
         seen down is refused here; one gone down since the last look is found by the actor (its report says so)."""
         seen = self.memory()
-        if seen["reachable"] is False:
+        if seen["reachable"] is False and not seen.get("not_memory"):   # not Memory at all: the report says so
             raise MemoryDown(self._memory_words(seen["error"], "started"))
         cfg = self.rt.cfg
         timeout = cfg.model.timeout_seconds * 4 + cfg.memory.timeout_seconds * 4 + 60

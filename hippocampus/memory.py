@@ -37,7 +37,31 @@ class MemoryRefused(MemoryError_):
         return f"SerenMemory refused {self.method} {self.path} ({self.status}): {self.detail}"
 
 
+class NotSerenMemory(MemoryUnavailable):
+    """memory.url answered, but not as SerenMemory does (an HTML page, JSON of another shape): a Memory that is
+    not there, for every caller (nothing is posted, the tick says so, the next one tries again)."""
+
+    def __init__(self, url: str, method: str, path: str, status: Optional[int], what: str):
+        self.url = url
+        super().__init__(method, path, status, what)
+
+    def _message(self) -> str:
+        return (f"Memory at {redact.url(self.url)} answered something that is not SerenMemory ({self.detail}, "
+                f"on {self.method} {self.path}): point memory.url at SerenMemory (port 7420 by default)")
+
+
 NO_DRAFTS = "Memory has no /drafts routes: upgrade Memory first"
+
+
+def _not_json(resp: requests.Response) -> str:
+    """What a body that is not JSON looks like, in a few words."""
+    text = (resp.text or "").lstrip()
+    kind = (resp.headers.get("Content-Type") or "").split(";")[0].strip()
+    if text[:1] == "<":
+        return "an HTML page" if "html" in (text[:200].lower() + kind) else "an XML document"
+    if not text:
+        return "an empty body"
+    return f"a body that is not JSON ({kind or 'no content type'}: {text[:40]!r})"
 
 
 def _detail(resp: requests.Response) -> str:
@@ -105,12 +129,25 @@ class MemoryClient:
         try:
             return resp.json()
         except ValueError:
-            return resp.text
+            raise NotSerenMemory(self.url, method, path, resp.status_code, _not_json(resp)) from None
+
+    def _shaped(self, body: Any, method: str, path: str, key: Optional[str] = None) -> Any:
+        """body, if it has the shape SerenMemory answers: an object (with the list `key`, when given)."""
+        if not isinstance(body, dict):
+            raise NotSerenMemory(self.url, method, path, 200, f"JSON {type(body).__name__}, not an object")
+        if key is not None and not isinstance(body.get(key), list):
+            raise NotSerenMemory(self.url, method, path, 200, f"an object without the '{key}' list")
+        return body
+
+    def _call(self, method: str, path: str, key: Optional[str] = None, **kw: Any) -> Any:
+        """request() whose answer must be a SerenMemory object (with the list `key`): that list, or the object."""
+        body = self._shaped(self.request(method, path, **kw), method, path, key)
+        return body[key] if key is not None else body
 
     def get_or_none(self, path: str) -> Any:
-        """GET path; None when Memory answers 404 (there is no such thing)."""
+        """GET path (a SerenMemory object); None when Memory answers 404 (there is no such thing)."""
         try:
-            return self.request("GET", path)
+            return self._call("GET", path)
         except MemoryRefused as exc:
             if exc.status == 404:
                 return None
@@ -118,7 +155,7 @@ class MemoryClient:
 
     # ------------------------------------------------------------ service
     def health(self) -> dict:
-        return self.request("GET", "/health", timeout=min(self.timeout, 5.0))
+        return self._call("GET", "/health", timeout=min(self.timeout, 5.0))
 
     def features(self, refresh: bool = False) -> set:
         """Memory's optional features, read once from /health and cached."""
@@ -129,21 +166,21 @@ class MemoryClient:
 
     # ------------------------------------------------------------ short-term
     def shorts(self, limit: int = 500) -> list:
-        return self.request("GET", "/short", params={"limit": limit}).get("entries", [])
+        return self._call("GET", "/short", "entries", params={"limit": limit})
 
     # ------------------------------------------------------------ briefs
     def open_briefs(self, limit: int = 50) -> list:
         body = self.request("GET", "/brief", params={"limit": limit})
-        return body if isinstance(body, list) else body.get("entries", [])
+        return body if isinstance(body, list) else self._shaped(body, "GET", "/brief", "entries")["entries"]
 
     def submit_brief(self, summary: str, promote_hints: Optional[list] = None,
                      noise_hints: Optional[list] = None, completed_intents: Optional[list] = None) -> dict:
-        return self.request("POST", "/brief", json={
+        return self._call("POST", "/brief", json={
             "summary": summary, "promote_hints": list(promote_hints or []),
             "noise_hints": list(noise_hints or []), "completed_intents": list(completed_intents or [])})
 
     def consume_brief(self, brief_id: str, draft_id: Optional[str] = None) -> dict:
-        return self.request("POST", f"/brief/{brief_id}/consume", json={"draft_id": draft_id})
+        return self._call("POST", f"/brief/{brief_id}/consume", json={"draft_id": draft_id})
 
     # ------------------------------------------------------------ drafts
     def _drafts_call(self, method: str, path: str, **kw: Any) -> Any:
@@ -158,19 +195,19 @@ class MemoryClient:
         params: dict = {"limit": limit}
         if status:
             params["status"] = status
-        return self._drafts_call("GET", "/drafts", params=params).get("entries", [])
+        return self._shaped(self._drafts_call("GET", "/drafts", params=params), "GET", "/drafts", "entries")["entries"]
 
     def draft(self, draft_id: str) -> dict:
-        return self.request("GET", f"/drafts/{draft_id}")
+        return self._call("GET", f"/drafts/{draft_id}")
 
     def draft_chain(self, draft_id: str) -> list:
-        return self.request("GET", f"/drafts/{draft_id}/chain").get("attempts", [])
+        return self._call("GET", f"/drafts/{draft_id}/chain", "attempts")
 
     def submit_draft(self, body: dict) -> dict:
-        return self._drafts_call("POST", "/drafts", json=body)
+        return self._shaped(self._drafts_call("POST", "/drafts", json=body), "POST", "/drafts")
 
     def close_draft(self, draft_id: str) -> dict:
-        return self.request("POST", f"/drafts/{draft_id}/close")
+        return self._call("POST", f"/drafts/{draft_id}/close")
 
     # ------------------------------------------------------------ near-term
     def add_near(self, intent: str, topic: Optional[str] = None, expires_at: Optional[float] = None,
@@ -178,28 +215,26 @@ class MemoryClient:
         body: dict = {"intent": intent, "topic": topic, "trigger_type": trigger_type}
         if expires_at is not None:
             body["expires_at"] = expires_at
-        return self.request("POST", "/near", json=body)
+        return self._call("POST", "/near", json=body)
 
     def list_near(self, include_completed: bool = False) -> list:
-        return self.request("GET", "/near", params={"include_completed": str(include_completed).lower()}
-                            ).get("entries", [])
+        return self._call("GET", "/near", "entries", params={"include_completed": str(include_completed).lower()})
 
     def delete_near(self, near_id: str) -> dict:
-        return self.request("DELETE", f"/near/{near_id}")
+        return self._call("DELETE", f"/near/{near_id}")
 
     # ------------------------------------------------------------ long-term
     def search_long(self, query: str, n: int = 8) -> list:
         body = {"query": query[:2000], "n_results": max(1, min(50, n)), "include_short": False,
                 "include_near": False, "include_long": True, "include_satellites": True}
-        return self.request("POST", "/search", json=body).get("hits", [])
+        return self._call("POST", "/search", "hits", json=body)
 
     def memory(self, memory_id: str) -> Optional[dict]:
         return self.get_or_none(f"/memory/{memory_id}")
 
     # ------------------------------------------------------------ tidy
     def tidy(self, *, age_out: bool, near: bool, sweep: bool, purge: bool) -> dict:
-        return self.request("POST", "/tidy", json={"age_out": age_out, "near": near,
-                                                    "sweep": sweep, "purge": purge})
+        return self._call("POST", "/tidy", json={"age_out": age_out, "near": near, "sweep": sweep, "purge": purge})
 
     def purge_flagged(self) -> dict:
         return self.tidy(age_out=False, near=False, sweep=False, purge=True)

@@ -7,7 +7,7 @@ import time
 import requests
 
 from hippocampus.config import redact
-from hippocampus.memory import MemoryError_
+from hippocampus.memory import MemoryError_, NotSerenMemory
 
 MEMORY_FIRST = {"reachable": None, "error": None, "checked_at": 0.0}
 MODEL_FIRST = {"answering": None, "error": None, "checked_at": 0.0}
@@ -17,10 +17,10 @@ def memory_health(memory) -> dict:
     """Does Memory answer (its error without user:password@ or ?key=)?"""
     try:
         memory.health()
-        reachable, error = True, None
+        reachable, error, other = True, None, False
     except MemoryError_ as exc:
-        reachable, error = False, redact.text(str(exc))
-    return {"reachable": reachable, "error": error, "checked_at": time.time()}
+        reachable, error, other = False, redact.text(str(exc)), isinstance(exc, NotSerenMemory)
+    return {"reachable": reachable, "error": error, "not_memory": other, "checked_at": time.time()}
 
 
 def pending_drafts(memory, limit: int = 50) -> dict:
