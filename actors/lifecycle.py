@@ -44,4 +44,9 @@ class LifecycleActor(Supervised):
         self.lc.tick(chain_open=msg.chain_open)
 
     def snapshot(self) -> dict:
-        return self.lc.snapshot()
+        """The lifecycle's snapshot, and while a failed start holds the next one off, when that one is
+        (retry_at: model.lifecycle.retry_after_seconds after the failure)."""
+        snap = self.lc.snapshot()
+        if self.lc.lc.managed and self.lc.last_failure is not None:
+            snap["retry_at"] = self.lc.last_failure + self.lc.lc.retry_after_seconds
+        return snap

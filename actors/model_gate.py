@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 import pykka
 
@@ -38,6 +39,11 @@ class LifecycleGate:
 
     def release(self, busy_seconds: float) -> None:
         self.rt.lifecycle.release(busy_seconds)
+
+    def held_until(self, now: float) -> Optional[float]:
+        """When a failed start of the model may be tried again, while that is still ahead (else None)."""
+        at = (self.rt.board.get("lifecycle") or {}).get("retry_at")
+        return at if at is not None and at > now else None
 
     def handover(self) -> bool:
         return self.rt.lifecycle.handover()

@@ -23,6 +23,7 @@ class ModelGate(Protocol):
     def ensure(self) -> None: ...
     def release(self, busy_seconds: float) -> None: ...
     def handover(self) -> bool: ...
+    def held_until(self, now: float) -> Optional[float]: ...
 
 
 class AlwaysUp:
@@ -36,6 +37,9 @@ class AlwaysUp:
 
     def handover(self) -> bool:
         return False
+
+    def held_until(self, now: float) -> Optional[float]:
+        return None
 
 
 @dataclass

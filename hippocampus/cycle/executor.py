@@ -31,6 +31,7 @@ class Out:
     check: Optional[CheckReport] = None
     purged: Optional[list] = None               # the check's purge, handed to its sleep
     answer: Optional[SleepRefused] = None       # a sleep by hand that asked for a brief instead
+    by_hand: bool = False                       # POST /sleep: a person asked, so a held model is tried anyway
 
 
 def plan(ctx, asked: Asked) -> tuple:
@@ -49,6 +50,11 @@ def _wait_chain(ctx, snap, step, out: Out) -> None:
 
 
 def _sleep(ctx, snap, step, out: Out) -> None:
+    held = None if ctx.mechanical or out.by_hand else ctx.gate.held_until(ctx.clock.now())
+    if held:        # the failure is recorded once (its sleep_failed says when): the ticks meanwhile add nothing
+        out.check.status, out.check.retry_at = "waiting_for_model", held
+        out.check.brief_id = (step.brief or {}).get("id")
+        return
     out.check.status, out.check.brief_id = "sleeping", (step.brief or {}).get("id")
     ctx.state.set(brief_misses=0)
     out.check.sleep = sleep.run_sleep(ctx, step.brief, snap, purged=out.purged)
@@ -123,7 +129,7 @@ def tend(ctx, asked: Asked = Asked(check=False), given: Optional[tuple] = None) 
         log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
         ctx.emit("tend_interrupted", why=str(exc))
     except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
-        report.error = f"{type(exc).__name__}: {exc}"
+        report.error = _words(exc)
         log.error("the tend failed: %s", report.error)
     report.finished_at = ctx.clock.now()
     report.duration_seconds = round(time.monotonic() - t0, 3)
@@ -133,8 +139,13 @@ def tend(ctx, asked: Asked = Asked(check=False), given: Optional[tuple] = None) 
     return _done(ctx, report)
 
 
+def _words(exc: Exception) -> str:
+    """A failure as a person reads it: Memory's errors are whole sentences already."""
+    return str(exc) if isinstance(exc, MemoryError_) else f"{type(exc).__name__}: {exc}"
+
+
 def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:
-    report.status, report.error = "error", f"{type(exc).__name__}: {exc}"
+    report.status, report.error = "error", _words(exc)
     log.error("the check failed: %s", report.error)
     ctx.state.set(last_check=report.kept())
     return report
@@ -162,13 +173,12 @@ def check(ctx, given: Optional[tuple] = None) -> CheckReport:
 def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused:
     """POST /sleep: one cycle at a time; with no brief waiting, ask for one instead of drafting blind.
     A SleepRefused when nothing was started."""
-    out = Out(check=CheckReport(at=ctx.clock.now()))
+    out = Out(check=CheckReport(at=ctx.clock.now()), by_hand=True)
     try:
         snap, steps = plan(ctx, Asked(tend=False, check=False, by_hand=True, ask_for_brief=ask_for_brief))
         _run(ctx, snap, steps, out)
-    except MemoryError_ as exc:         # Memory down: say so, never a 500 (nothing was started)
-        return SleepRefused("error", "Memory did not answer, so nothing was started",
-                            error=f"Memory did not answer, so nothing was started ({exc})")
+    except MemoryError_ as exc:         # Memory down, or not Memory: say so, never a 500 (nothing was started)
+        return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
     if out.check.status == "chain_open":
         waiting = snap.open_chain
         return SleepRefused("chain_open", f"a chain is open (draft {waiting.latest.get('id')} is "

@@ -51,6 +51,7 @@ class SleepReport(Report):
     brief_unmatched: bool = False
     interrupted: Optional[str] = None
     resumed: bool = False
+    retry_at: Optional[float] = None    # a failed start of the model: when the lifecycle tries it again
     finished_at: Optional[float] = None
     duration_seconds: Optional[float] = None
 
@@ -96,6 +97,8 @@ class CheckReport(Report):
     misses: int = 0
     purged: int = 0
     error: Optional[str] = None
+    retry_at: Optional[float] = None    # waiting_for_model: when the model's failed start is tried again
+    other: Optional[dict] = None        # other_copy: the copy of the service sleeping on this Memory
     sleep: Optional[SleepReport] = None
 
     @property

@@ -183,8 +183,10 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
         ctx.emit("sleep_interrupted", why=str(exc), brief_id=report.brief_id)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
         report.error = f"{type(exc).__name__}: {exc}"
-        log.error("the sleep failed: %s", report.error)
-        ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id)
+        report.retry_at = None if ctx.mechanical else ctx.gate.held_until(ctx.clock.now())
+        log.error("the sleep failed: %s%s", report.error, _retry_note(report.retry_at))
+        ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id,
+                 **({"next_attempt_at": report.retry_at} if report.retry_at else {}))
     finally:
         ctx.progress.clear()
     report.finished_at = ctx.clock.now()
@@ -193,6 +195,13 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     if stopped:
         raise stopped                    # whoever asked for the sleep hears that the service is stopping
     return report
+
+
+def _retry_note(at: Optional[float]) -> str:
+    if not at:
+        return ""
+    return (f"; the model's start is tried again at {time.strftime('%H:%M:%S', time.localtime(at))} "
+            "(model.lifecycle.retry_after_seconds), and the checks until then start no sleep")
 
 
 def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport, purged: Optional[list],

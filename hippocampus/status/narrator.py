@@ -40,6 +40,8 @@ def model_down(s: dict) -> Optional[str]:
 def headline(s: dict, now: float) -> tuple:
     """(sentence, level, the action that helps: sleep | tend | restart | None)."""
     mem = s.get("memory") or {}
+    if mem.get("reachable") is False and mem.get("not_memory"):
+        return (f"{mem['error']}; nothing can sleep until it does.", BAD, None)     # it answers, but not as Memory
     if mem.get("reachable") is False:
         return (f"Memory at {mem.get('url')} is not answering ({mem.get('error') or 'no answer'}): nothing can "
                 "sleep until it does.", BAD, None)
@@ -64,8 +66,10 @@ def headline(s: dict, now: float) -> tuple:
 def _broken(s: dict, now: float) -> Optional[tuple]:
     last = s.get("last_sleep") or {}
     if last.get("error"):
-        return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept "
-                "for the next check.", BAD, "sleep")
+        then = (f"; the model's start is tried again at {hhmm(last['retry_at'])} (model.lifecycle."
+                "retry_after_seconds)" if (last.get("retry_at") or 0) > now else " for the next check")
+        return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
+                f"{then}.", BAD, "sleep")
     down = model_down(s)
     if down:
         return (f"The model at {s.get('model_url')} is configured but not answering ({down}): the next sleep "

@@ -59,7 +59,8 @@ def restart_words(name: str, out: dict) -> str:
 
 CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a brief the small model wrote",
          "chain_open": "a chain is open, so no new sleep yet", "not_bedtime": "not bedtime yet",
-         "waiting_for_brief": "past bedtime, waiting for a brief", "error": "failed"}
+         "waiting_for_brief": "past bedtime, waiting for a brief", "error": "failed",
+         "waiting_for_model": "waiting to try the model's start again", "other_copy": "another copy is sleeping"}
 
 
 def check_words(r: dict) -> str:
