@@ -13,9 +13,8 @@ from hippocampus import SERVICE, __version__
 from hippocampus import config as config_mod
 from hippocampus.service.startup import announce_exposure, enforce_exposure, use_system_trust
 from hippocampus.cli import flags as flags_mod
+from hippocampus.cli import parsers
 from hippocampus.config import redact
-from hippocampus.cli import ripple as ripple_cli
-from hippocampus.cli import replay as replay_cli
 
 log = logging.getLogger("hippocampus")
 
@@ -128,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("check-config", parents=[after, card],
                    help="print the resolved config (secrets hidden) and every warning; "
                         "exit 1 when there were warnings")
-    ripple_cli.add_commands(sub, after, card)       # ripple-claude DIR, check-ripple
-    replay_cli.add_command(sub, after)              # replay DRAFT_ID | --last N
+    parsers.add_ripple_commands(sub, after, card)   # ripple-claude DIR, check-ripple
+    parsers.add_replay_command(sub, after)          # replay DRAFT_ID | --last N
     svc = sub.add_parser("service", parents=[after],
                          help="Windows: install | start | stop | remove the Windows service (pywin32); "
                               "elsewhere see deploy/systemd")
@@ -155,11 +154,13 @@ def main(argv: Optional[list] = None) -> int:
         from hippocampus.demo.run import run
 
         return run(once=args.once, scripted_model=args.scripted_model, port=args.port)
-    if args.command == "ripple-claude":
-        return ripple_cli.ripple_claude(args)
-    if args.command == "check-ripple":
-        return ripple_cli.check_ripple(args)
+    if args.command in ("ripple-claude", "check-ripple"):     # each subcommand imports its own code
+        from hippocampus.cli import ripple as ripple_cli
+
+        return (ripple_cli.ripple_claude if args.command == "ripple-claude" else ripple_cli.check_ripple)(args)
     if args.command == "replay":
+        from hippocampus.cli import replay as replay_cli
+
         return replay_cli.run(args)
     checking = args.command == "check-config"
     cfg = config_mod.load(args.config, announce=not checking)

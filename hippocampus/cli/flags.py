@@ -64,7 +64,8 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="stop the model this service started before the main model is poked "
                         "(model.lifecycle.handover)")
     g.add_argument("--mcp", action="store_const", const=True, default=s,
-                   help="check that the [mcp] extra is installed (the endpoint is /mcp) and say so")
+                   help="an MCP client calls this service: check that the [mcp] extra is installed (the endpoint "
+                        "is /mcp), say so, and load /mcp right after the start (server.mcp_preload)")
     g.add_argument("--ripple", choices=("script", "endpoint", "off"), default=s,
                    help="how the main model is woken: a script here, an endpoint, or not at all (ripple.type)")
     g.add_argument("--ripple-command", metavar="CMD", default=s,
@@ -97,12 +98,10 @@ def flags_parser() -> argparse.ArgumentParser:
 
 
 def mcp_installed() -> bool:
-    try:
-        import a2wsgi  # noqa: F401
-        import mcp  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Found, not imported: the SDK loads when /mcp does."""
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in ("mcp", "a2wsgi"))
 
 
 def _say(line: str) -> None:
@@ -131,6 +130,7 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         put(cfg.voice, "enabled", True, "voice.enabled")
     if given.get("mcp"):
         _say_mcp(say)
+        put(cfg.server, "mcp_preload", True, "server.mcp_preload")
     return changed
 
 

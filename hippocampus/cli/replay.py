@@ -9,43 +9,17 @@ allowed, 2 for a wrong call.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 from hippocampus import config as config_mod
 from hippocampus.memory import MemoryClient
 from hippocampus.store.capture import store_for
-from hippocampus.config.candidates import TIMEOUT_CAP
 from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
 from hippocampus.replay.service import words
 
-DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate small "
-               "model, exactly as they were sent then, read its answers the way a sleep reads them, and compare "
-               "both sides: operations that parse, failed calls, cut-off answers, invented numbers or dates, word "
-               "overlap with what landed in Memory, seconds. Nothing is written to Memory.")
 COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"), ("invented", "invented"),
            ("overlap", "overlap_landed"), ("seconds", "seconds"))
-
-
-def add_command(sub, after: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("replay", parents=[after], help="replay past drafts on a candidate small model and compare",
-                       description=DESCRIPTION)
-    p.add_argument("draft_id", nargs="?", help="the draft to replay (its id, as in Memory's list_drafts); "
-                                               "or use --last N")
-    p.add_argument("--last", type=int, metavar="N", help="replay the newest N drafts that have a packet and print "
-                                                         "one table with a total line")
-    p.add_argument("--candidate", metavar="NAME", help="the candidate to replay on: a name listed in the config's "
-                                                        "replay.candidates (default: the configured model, model.url)")
-    p.add_argument("--model-url", metavar="URL", help="no longer taken: list the candidate's URL in "
-                                                       "replay.candidates and name it with --candidate")
-    p.add_argument("--model-name", metavar="NAME", help="the model name sent to the candidate (default: the "
-                                                        "candidate's model, or model.name)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="seconds each candidate call may take (default: the candidate's timeout_seconds or "
-                        f"model.timeout_seconds; at most {TIMEOUT_CAP:g}); a call that takes longer is a failed "
-                        "call in the result")
-    p.add_argument("--json", action="store_true", help="print the whole result as JSON instead of the summary")
 
 
 def _env(args) -> ReplayEnv:

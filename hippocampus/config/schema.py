@@ -51,6 +51,7 @@ class ServerConfig(_Pointed):
     bearer_token_env: str = _field("")
     bearer_token_keyring: str = _field("")
     allow_open_lan: bool = _field(False)
+    mcp_preload: bool = _field(False)     # an MCP client calls this service: load /mcp right after the start
     threads: int = _field(8, min=1, max=256)
     max_body_bytes: int = _field(1_048_576, min=1024)
     allowed_hosts: list = _field([])

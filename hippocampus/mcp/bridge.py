@@ -156,3 +156,40 @@ class WsgiSink:
             if close:
                 close()
         resp.data = b"".join(body)
+
+
+WARM_UP = (     # one call of each kind a client's first session makes (the handshake era, then the 2026 one)
+    ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+      "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "warm-up", "version": "1"}}},
+     "2025-11-25"),
+    ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "2025-11-25"),
+    ({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, "2025-11-25"),
+    ({"jsonrpc": "2.0", "id": 3, "method": "server/discover"}, None),
+)
+
+
+def warm_up(bridge: Bridge, path: str) -> None:
+    """Send the endpoint, in-process, the calls a client's first session makes, so the SDK builds its parsers
+    for them now and not on the first client's call. A failure here is logged and changes nothing."""
+    import io
+    import json
+
+    for body, version in WARM_UP:
+        data = json.dumps(body).encode()
+        env = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "SCRIPT_NAME": "", "QUERY_STRING": "",
+               "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "0", "SERVER_PROTOCOL": "HTTP/1.1",
+               "REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": "127.0.0.1", "wsgi.url_scheme": "http",
+               "wsgi.input": io.BytesIO(data), "wsgi.errors": io.StringIO(), "CONTENT_LENGTH": str(len(data)),
+               "CONTENT_TYPE": "application/json", "HTTP_ACCEPT": "application/json, text/event-stream",
+               "wsgi.version": (1, 0), "wsgi.multithread": True, "wsgi.multiprocess": False,
+               "wsgi.run_once": False}
+        if version:
+            env["HTTP_MCP_PROTOCOL_VERSION"] = version
+        status: list = []
+        try:
+            result = bridge.wsgi(env, lambda s, h, exc_info=None: status.append(s) or (lambda d: None))
+            b"".join(result)
+            getattr(result, "close", lambda: None)()
+            log.debug("MCP warm-up %s: %s", body["method"], status[:1])
+        except Exception:  # noqa: BLE001
+            log.debug("the MCP warm-up call %s failed", body["method"], exc_info=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Mapping, Optional
 
 import falcon
@@ -25,12 +26,11 @@ from hippocampus.config.mcp_env import (DEFAULT_MOUNT, HOSTS_ENV, MOUNT_ENV, ORI
 log = logging.getLogger("hippocampus.mcp")
 
 NOT_INSTALLED = "MCP is not installed: pip install 'seren-hippocampus[mcp]'"
+PRELOAD_AFTER_SECONDS = 2.0     # a preload starts this long after the start if nothing asked for /health
 
 
-def security_settings(server_cfg, environ: Optional[Mapping[str, str]] = None):
+def security_settings(TransportSecuritySettings, server_cfg, environ: Optional[Mapping[str, str]] = None):
     """The SDK's check: off unless either env list is set; then fed the guard's list (loopback included)."""
-    from mcp.server.transport_security import TransportSecuritySettings
-
     from hippocampus.config.hosts import normal_origin, service_hosts
 
     hosts, origins = allowed_hosts(environ), allowed_origins(environ)
@@ -55,23 +55,39 @@ class Mounted:
 
 
 def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = None) -> Mounted:
-    """Build the tools, start the loop thread, add the sink. ImportError without the [mcp] extra."""
+    """Load the SDK's part (hippocampus.mcp.sdk), build the tools, start the loop thread, add the sink, and
+    send the endpoint one call of its own (so the first client's call finds every parser built).
+    ImportError without the [mcp] extra."""
+    from hippocampus.mcp import sdk
+
     try:
-        import a2wsgi  # noqa: F401
-        import mcp.server  # noqa: F401
+        loaded = sdk.load()
     except ImportError as exc:
         raise ImportError(f"{NOT_INSTALLED} ({exc})") from exc
-    from hippocampus.mcp.bridge import Bridge, WsgiSink
-    from hippocampus.mcp.tools import build_server
+    from hippocampus.mcp.bridge import Bridge, WsgiSink, warm_up
+    from hippocampus.mcp.server import build_server
 
     path = mount_path(environ)
-    server = build_server(front)
-    server.streamable_http_app(stateless_http=True, json_response=True,
-                               transport_security=security_settings(front.config().server, environ))
-    bridge = Bridge(server.session_manager).start()
+    server = build_server(front, loaded)
+    manager = loaded.StreamableHTTPSessionManager(
+        app=server, stateless=True, json_response=True,
+        security_settings=security_settings(loaded.TransportSecuritySettings, front.config().server, environ))
+    bridge = Bridge(manager).start()
+    warm_up(bridge, path)
     app.add_sink(WsgiSink(bridge), path_pattern(path))
     log.info("MCP tools at %s", path)
     return Mounted(server, bridge, path)
+
+
+class _FirstAnswer:
+    """Falcon middleware: sets the event once the service has answered its first request."""
+
+    def __init__(self, answered: threading.Event):
+        self.answered = answered
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        if not self.answered.is_set():
+            self.answered.set()
 
 
 class NotInstalled:
@@ -85,10 +101,11 @@ def mount_mcp_fallback(app: falcon.App, *, environ: Optional[Mapping[str, str]] 
 
 
 class LazyMount:
-    """/mcp mounted off the start path. The MCP SDK is half of the resident memory (about 42 MB here:
-    pydantic models for two protocol versions, starlette, uvicorn) and most of a cold start, so it is
-    imported on the first POST to /mcp, on a thread of its own; a box whose MCP client never calls keeps
-    that memory, and /health answers at once either way. A stop never waits out a slow import (SIGTERM
+    """/mcp mounted off the start path. The SDK's part the endpoint runs (hippocampus.mcp.sdk: about
+    23 MB and half a second here, mostly the pydantic wire types of two protocol eras) is imported on the
+    first POST to /mcp, on a thread of its own, or, when an MCP client is expected, in the background
+    right after the first answer (`offer(preload=True)`); a box whose MCP client never calls keeps that
+    memory, and /health answers at once either way. A stop never waits out a slow import (SIGTERM
     must exit in seconds): a mount that finishes after the stop stops its own bridge.
 
     `post_only(resp)` is the front-end's answer to anything but a POST (no SDK needed for it);
@@ -102,8 +119,21 @@ class LazyMount:
         self._lock = threading.Lock()
         self._stopped = False
 
-    def offer(self) -> None:
+    def offer(self, preload: bool = False, at_most: float = PRELOAD_AFTER_SECONDS) -> None:
+        """Add /mcp. preload: an MCP client is expected, so mount in the background once the service has
+        answered its first request (a /health), or `at_most` seconds after this if none comes, and the
+        first call finds the endpoint ready; else the first call mounts it."""
         self.app.add_sink(self._while_mounting, path_pattern(mount_path()))
+        if preload:
+            answered = threading.Event()
+            self.app.add_middleware(_FirstAnswer(answered))
+            threading.Thread(target=self._preload, args=(answered, at_most), name="mcp-preload", daemon=True).start()
+
+    def _preload(self, answered: threading.Event, at_most: float) -> None:
+        answered.wait(at_most)
+        t0 = time.monotonic()
+        if self.wait() is not None:
+            log.info("MCP endpoint loaded ahead of the first call in %.2f s", time.monotonic() - t0)
 
     def wait(self) -> Optional[Mounted]:
         """The mounted endpoint, or None without the [mcp] extra (mounts it now if no call has yet, and

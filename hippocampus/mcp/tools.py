@@ -6,22 +6,15 @@ running is a normal answer that says what runs since when; a call that did nothi
 down, an actor has failed or the service is stopping is an error result (isError) with the same plain
 message; the status words are the narrator's (hippocampus.status.narrator), the same as /status's.
 
-The tools are plain functions: the SDK runs each on a worker thread, where a blocking ask is fine.
+The tools are plain methods: hippocampus.mcp.server registers them with the SDK's low-level server and runs
+each on a worker thread, where a blocking ask is fine.
 """
-import functools
-import logging
 import time
 from typing import Any, Callable, Optional
 
-from hippocampus import __version__
-from hippocampus.front import (ActorRunning, Busy, FrontError, NoPacket, NotAllowed, ReplayBusy, ServiceStopping,
-                               VoiceError, VoiceStorageError)
+from hippocampus.front import ActorRunning, Busy, NoPacket, NotAllowed, ReplayBusy
 from hippocampus.replay.service import unknown_run, words
 from hippocampus.status.words import n
-
-from hippocampus.mcp.descriptions import DESCRIPTIONS, READ_ONLY
-
-log = logging.getLogger("hippocampus.mcp")
 
 TOOL_NAMES = ["sleep_status", "sleep_now", "tend_now", "check_now", "nudge", "sleep_history", "recent_events",
               "restart_actor", "replay_draft", "replay_result"]
@@ -50,7 +43,7 @@ def _clamp(value: Any, lo: int, hi: int, default: int) -> int:
 
 
 class Tools:
-    """The tool bodies, on the facade. build_server() registers them with the SDK."""
+    """The tool bodies, on the facade. hippocampus.mcp.server.build_server() registers them with the SDK."""
 
     def __init__(self, front):
         self.front = front
@@ -176,36 +169,3 @@ def _replay_answer(run) -> dict:
     if run.error:
         return {"ok": False, "run": run.id, "message": run.error}
     return {"ok": True, "run": run.id, **run.result, "message": words(run.result)}
-
-
-def mapped(fn: Callable) -> Callable:
-    """The facade's errors as MCP error results (isError, the plain message); a crash is logged and named."""
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (FrontError, ServiceStopping, VoiceError, VoiceStorageError) as exc:
-            raise ToolError(f"{exc}.".replace("..", ".")) from None
-        except Exception as exc:  # noqa: BLE001
-            log.exception("the MCP tool %s failed", fn.__name__)
-            raise ToolError(f"{fn.__name__} failed inside the hippocampus: {type(exc).__name__}: {exc}. "
-                            "The service log has the details.") from None
-    return wrapper
-
-
-def build_server(front):
-    """A fresh MCPServer with the tools on this facade (the voice tools only when the card is on)."""
-    from mcp.server import MCPServer
-    from mcp.types import ToolAnnotations
-
-    t = Tools(front)
-    server = MCPServer("seren-hippocampus", instructions=INSTRUCTIONS, version=__version__)
-    names = TOOL_NAMES + (VOICE_TOOL_NAMES if front.voice_enabled else [])
-    for name in names:
-        fn = getattr(t, name)
-        server.add_tool(mapped(fn), name=name, description=DESCRIPTIONS[name],
-                        annotations=ToolAnnotations(readOnlyHint=name in READ_ONLY), structured_output=True)
-    server.tools_impl = t            # for tests and the curious
-    return server

@@ -65,7 +65,7 @@ class Service:
         self.server = http_server.create(self.app, self.cfg.server, self._port, self.bearer)
         try:
             self.runtime.start()
-            self.lazy_mcp.offer()
+            self.lazy_mcp.offer(preload=expects_mcp(self.cfg))
         except BaseException:
             http_server.discard(self.server)
             raise
@@ -103,6 +103,15 @@ class Service:
 
     def wait_stopped(self, timeout: float = 30.0) -> bool:
         return self._stopped.wait(timeout)
+
+
+def expects_mcp(cfg: Config) -> bool:
+    """An MCP client is configured to call this service, so /mcp is loaded ahead of its first call:
+    server.mcp_preload (the --mcp flag sets it), or a script ripple whose woken model is allowed MCP tools
+    (`--allowedTools mcp__...`, as ripple-claude writes it)."""
+    if getattr(cfg.server, "mcp_preload", False):
+        return True
+    return cfg.ripple.type == "script" and any("mcp__" in str(arg) for arg in cfg.ripple.command)
 
 
 def _freeze_startup_objects(collect: bool = True) -> None:

@@ -15,6 +15,8 @@ from _common import HERE, PY, banner, MemoryProc, ServiceProc, median, runs_arg,
 
 TARGET_MB = 70.0
 TARGET_PCT = 0.2
+SDK_PART = (f"import sys; sys.path.insert(0, {str(HERE.parents[1])!r})\ntry:\n    from hippocampus.mcp import sdk; "
+            "sdk.load()\nexcept ImportError:\n    import mcp.server, a2wsgi")
 
 
 def arg(name: str, default: float) -> float:
@@ -70,8 +72,10 @@ def main() -> None:
          median(rss_mcp) <= TARGET_MB),
         (f"CPU over {idle:g} s idle", f"{median(pct):.3f} %", f"<= {TARGET_PCT} %", median(pct) <= TARGET_PCT),
         ("  the same service without the MCP SDK (no_mcp.py)", f"{median(rss_bare):.1f} MB", "(info)", None),
-        ("  python importing the MCP SDK alone, less a bare python",
+        ("  python importing the whole MCP SDK, less a bare python",
          f"{rss_of('import mcp.server, a2wsgi') - rss_of('pass'):.1f} MB", "(info)", None),
+        ("  python loading the endpoint's part of it (hippocampus.mcp.sdk), less a bare python",
+         f"{rss_of(SDK_PART) - rss_of('pass'):.1f} MB", "(info)", None),
     ])
 
 

@@ -131,3 +131,56 @@ def test_no_function_over_60_lines_and_no_class_over_300():
                 if isinstance(node, ast.ClassDef) and size > 300:
                     long.append(f"{path.relative_to(ROOT)}:{node.name} ({size} lines)")
     assert long == []
+
+
+# the subcommands' own code: `serve` must start without importing any of it (each subcommand imports its own)
+SUBCOMMAND_MODULES = ("hippocampus.cli.replay", "hippocampus.cli.ripple", "hippocampus.demo.run",
+                      "hippocampus.service.winservice")
+
+
+def test_serve_imports_no_subcommand_module(tmp_path):
+    """The real `python -m hippocampus` up to its first /health 200, its imports read from -X importtime."""
+    import json
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    import requests
+
+    from hippocampus.demo.waiting import wait_for
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]                   # Memory is not needed to answer /health
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(json.dumps({"server": {"port": port}, "memory": {"url": f"http://127.0.0.1:{dead}"},
+                               "model": {"url": ""},
+                               "sleep": {"mode": "external", "state_path": str(tmp_path / "state" / "state.json")}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEREN_HIPPOCAMPUS_")}
+    err = open(tmp_path / "stderr.txt", "wb")
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "hippocampus", "--config", str(cfg),
+                             "--log-level", "WARNING"], cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=err)
+
+    def healthy():
+        assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()[-2000:]
+        try:
+            return requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+    try:
+        wait_for(healthy, timeout=60, interval=0.05, what="the first /health 200")
+        imported = {line.rsplit("|", 1)[1].strip() for line in (tmp_path / "stderr.txt").read_text().splitlines()
+                    if line.startswith("import time:") and "|" in line}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        err.close()
+    assert "hippocampus.service.root" in imported and "hippocampus.cli.flags" in imported   # the log was read
+    assert sorted(imported & set(SUBCOMMAND_MODULES)) == []
+    assert not [m for m in imported if m.split(".")[0] in ("mcp", "mcp_types", "pydantic")], \
+        "serve loaded the MCP SDK before any MCP call"

@@ -1,0 +1,119 @@
+"""The part of the MCP SDK the stateless JSON endpoint runs, and nothing else.
+
+`load()` imports the SDK's low-level server and its streamable-HTTP session manager (the same tools, the
+same protocol versions and wire types as the whole SDK) without what `import mcp` and `import mcp.server`
+bring along and this endpoint never runs:
+
+- `mcp/__init__.py`: the client (httpx, the session group, stdio) and, through it, FastMCP;
+- `mcp/server/__init__.py`: FastMCP (`MCPServer`: resources, prompts, pydantic models of the tools'
+  signatures) and the SSE and stdio transports;
+- `sse_starlette` (and uvicorn, click and watchfiles under it): the event-stream answer, used only when
+  answers are streamed; this endpoint answers JSON and refuses GET, so it never streams;
+- `mcp.server.auth.routes`: the OAuth authorization server's routes (the service has its own bearer);
+- `starlette.applications`: the Starlette app `Server.streamable_http_app()` builds (the session manager
+  is driven directly here).
+
+Each of the last three is a stand-in while the SDK loads: the names the SDK imports from it load the real
+module the first time they are called, so a path this endpoint was not expected to take still works (it
+pays for the import then). The packages `mcp` and `mcp.server` are registered as plain packages, so a
+later `import mcp` elsewhere in the process gets these modules and not a second copy.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import threading
+import types
+from typing import Callable
+
+# module -> the names the SDK imports from it at import time, all called only on paths this endpoint never takes
+DEFERRED = {
+    "sse_starlette": ("EventSourceResponse", "ServerSentEvent", "JSONServerSentEvent"),
+    "mcp.server.auth.routes": ("create_auth_routes", "build_resource_metadata_url",
+                               "create_protected_resource_routes"),
+    "starlette.applications": ("Starlette",),
+}
+PACKAGES = ("mcp", "mcp.server")         # registered without running their __init__
+PARTS = ("mcp.server.lowlevel.server", "mcp.server.streamable_http_manager", "mcp.server.transport_security",
+         "mcp_types")
+
+_lock = threading.Lock()
+
+
+class Loaded(types.SimpleNamespace):
+    """What the endpoint uses: Server, StreamableHTTPSessionManager, TransportSecuritySettings, types."""
+
+
+_loaded: "Loaded | None" = None
+
+
+def available() -> bool:
+    """The [mcp] extra is installed (found, not imported)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("mcp", "a2wsgi"))
+
+
+def load() -> Loaded:
+    """Import the endpoint's part of the SDK once (thread-safe); ImportError without the [mcp] extra."""
+    global _loaded
+    with _lock:
+        if _loaded is None:
+            _loaded = _load()
+        return _loaded
+
+
+def _load() -> Loaded:
+    import a2wsgi  # noqa: F401 - the bridge's; fail here, before anything is registered, without the extra
+
+    registered = [name for name in PACKAGES if name not in sys.modules and _register_package(name)]
+    stand_ins = [name for name in DEFERRED if name not in sys.modules]
+    for name in stand_ins:
+        sys.modules[name] = _stand_in(name)
+    try:
+        from mcp.server.lowlevel.server import Server
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+        import mcp_types
+    except BaseException:
+        for name in registered:
+            sys.modules.pop(name, None)
+        raise
+    finally:
+        for name in stand_ins:          # the real module, should anything import it from here on
+            if getattr(sys.modules.get(name), "__stand_in__", False):
+                del sys.modules[name]
+    return Loaded(Server=Server, StreamableHTTPSessionManager=StreamableHTTPSessionManager,
+                  TransportSecuritySettings=TransportSecuritySettings, types=mcp_types)
+
+
+def _register_package(name: str) -> bool:
+    """Put the package in sys.modules as its directory only (its submodules import; its __init__ does not run)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"No module named {name!r}")
+    module = types.ModuleType(name, f"{name}: registered by hippocampus.mcp.sdk without its __init__")
+    module.__path__ = list(spec.submodule_search_locations)
+    module.__spec__ = importlib.util.spec_from_loader(name, loader=None, is_package=True)
+    module.__spec__.submodule_search_locations = module.__path__
+    module.__package__ = name
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+    return True
+
+
+def _stand_in(name: str) -> types.ModuleType:
+    module = types.ModuleType(name, f"{name}: a stand-in while the MCP SDK loads (hippocampus.mcp.sdk)")
+    module.__stand_in__ = True
+    for attr in DEFERRED[name]:
+        setattr(module, attr, _on_first_call(name, attr))
+    return module
+
+
+def _on_first_call(module: str, attr: str) -> Callable:
+    def call(*args, **kwargs):
+        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
+    call.__name__ = call.__qualname__ = attr
+    call.__doc__ = f"{module}.{attr}, imported on its first call"
+    return call

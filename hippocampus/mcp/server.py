@@ -1,0 +1,131 @@
+"""The tools on the SDK's low-level server: their schemas read from the methods' signatures, the arguments
+checked here, each call run on a worker thread, the facade's errors answered as error results.
+
+The low-level server needs no model of a tool's signature (FastMCP builds a pydantic model per tool and
+jsonschema to check it): the tools take a few plain arguments (text, a whole number, yes or no), so the
+schema and the check are a few lines here, and a wrong argument is refused in plain words.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from typing import Any, Callable
+
+from hippocampus import __version__
+from hippocampus.front import FrontError, ServiceStopping, VoiceError, VoiceStorageError
+
+from hippocampus.mcp.descriptions import DESCRIPTIONS, READ_ONLY
+from hippocampus.mcp.tools import INSTRUCTIONS, TOOL_NAMES, VOICE_TOOL_NAMES, Tools
+
+log = logging.getLogger("hippocampus.mcp")
+
+JSON_TYPES = {str: "string", int: "integer", bool: "boolean"}
+WORDS = {str: "text", int: "a whole number", bool: "true or false"}
+_TRUE, _FALSE = {"true", "yes", "on", "1", "t", "y"}, {"false", "no", "off", "0", "f", "n"}
+
+
+class ArgumentError(ValueError):
+    """An argument the tool cannot take: said to the caller as an error result."""
+
+
+def _params(fn: Callable) -> list:
+    return [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
+
+
+def _kind(p: inspect.Parameter) -> type:
+    return {"str": str, "int": int, "bool": bool}.get(p.annotation, p.annotation) if isinstance(p.annotation, str) \
+        else p.annotation
+
+
+def input_schema(name: str, fn: Callable) -> dict:
+    """The JSON schema of the tool's arguments (the shape clients saw from FastMCP: titles, defaults)."""
+    props, required = {}, []
+    for p in sorted(_params(fn), key=lambda p: p.name):
+        prop = {"title": p.name.replace("_", " ").title(), "type": JSON_TYPES[_kind(p)]}
+        if p.default is inspect.Parameter.empty:
+            required.append(p.name)
+        else:
+            prop = {"default": p.default, **prop}
+        props[p.name] = prop
+    schema = {"properties": props, "title": f"{name}Arguments", "type": "object"}
+    return {**schema, "required": required} if required else schema
+
+
+def _coerce(value: Any, kind: type, name: str) -> Any:
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, str)) and str(value).strip().lower() in _TRUE | _FALSE:
+            return str(value).strip().lower() in _TRUE
+    elif kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            return int(value.strip())
+    elif isinstance(value, str):
+        return value
+    raise ArgumentError(f"{name} must be {WORDS[kind]}, not {json.dumps(value)}")
+
+
+def arguments(fn: Callable, given: dict) -> dict:
+    """The call's keyword arguments, checked against the signature (unknown names are ignored)."""
+    out = {}
+    for p in _params(fn):
+        if p.name in given and given[p.name] is not None:
+            out[p.name] = _coerce(given[p.name], _kind(p), p.name)
+        elif p.default is inspect.Parameter.empty:
+            raise ArgumentError(f"{p.name} is required")
+    return out
+
+
+def run_tool(name: str, fn: Callable, given: dict) -> tuple:
+    """(result dict or the error's words, is_error): the facade's errors and a crash in plain words."""
+    try:
+        return fn(**arguments(fn, given or {})), False
+    except ArgumentError as exc:
+        return f"{name} was not run: {exc}.", True
+    except (FrontError, ServiceStopping, VoiceError, VoiceStorageError) as exc:
+        return f"{exc}.".replace("..", "."), True
+    except Exception as exc:  # noqa: BLE001
+        log.exception("the MCP tool %s failed", name)
+        return (f"{name} failed inside the hippocampus: {type(exc).__name__}: {exc}. "
+                "The service log has the details."), True
+
+
+def build_server(front, sdk):
+    """A low-level Server with the tools on this facade (the voice tools only when the card is on)."""
+    import anyio.to_thread
+
+    types = sdk.types
+    t = Tools(front)
+    names = TOOL_NAMES + (VOICE_TOOL_NAMES if front.voice_enabled else [])
+    fns = {name: getattr(t, name) for name in names}
+    schemas = {name: input_schema(name, fn) for name, fn in fns.items()}
+    listed = types.ListToolsResult(tools=[
+        types.Tool(name=name, description=DESCRIPTIONS[name], input_schema=schemas[name],
+                   output_schema={"additionalProperties": True, "title": f"{name}DictOutput", "type": "object"},
+                   annotations=types.ToolAnnotations(read_only_hint=name in READ_ONLY)) for name in names])
+
+    async def list_tools(ctx, params):
+        return listed
+
+    async def call_tool(ctx, params):
+        fn = fns.get(params.name)
+        if fn is None:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=f"Unknown tool: {params.name}")],
+                                        is_error=True)
+        out, failed = await anyio.to_thread.run_sync(run_tool, params.name, fn, params.arguments or {})
+        if failed:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=out)], is_error=True)
+        text = json.dumps(out, indent=2, ensure_ascii=False, default=str)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=json.loads(text))
+
+    server = sdk.Server("seren-hippocampus", version=__version__, instructions=INSTRUCTIONS,
+                        on_list_tools=list_tools, on_call_tool=call_tool,
+                        get_tool_input_schema=schemas.get)
+    server.tools_impl = t           # for tests and the curious
+    return server
