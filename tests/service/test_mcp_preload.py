@@ -1,0 +1,40 @@
+"""/mcp loaded ahead of the first call when an MCP client is expected (server.mcp_preload, --mcp), lazy
+otherwise; a wrong tool argument refused in plain words."""
+from __future__ import annotations
+
+import sys
+
+import requests
+
+from tests.harness.reviewer import wait_for
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+           "MCP-Protocol-Version": "2025-06-18"}
+
+
+def test_preload_mounts_after_the_first_answer_without_any_mcp_call(make_config, start_service):
+    svc = start_service(make_config(server={"mcp_preload": True}))
+    assert requests.get(svc.url + "/health", timeout=5).status_code == 200
+    wait_for(lambda: svc.lazy_mcp.mounted is not None, timeout=30, what="the background MCP mount")
+    assert "mcp.server.lowlevel.server" in sys.modules
+    r = requests.post(svc.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "sleep_history", "arguments": {"limit": "many"}}}, headers=HEADERS, timeout=10)
+    result = r.json()["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == 'sleep_history was not run: limit must be a whole number, not "many".'
+
+
+def test_the_endpoint_runs_without_the_sdk_client_or_fastmcp():
+    """In a fresh interpreter: the mount loads the low-level server, not the client, FastMCP or uvicorn."""
+    import subprocess
+    code = ("import sys; from hippocampus.mcp import sdk; sdk.load(); "
+            "print(sorted(m for m in ('mcp.client', 'mcp.server.mcpserver', 'uvicorn', 'sse_starlette', "
+            "'jsonschema', 'httpx2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_without_preload_a_health_leaves_the_sdk_unloaded(make_config, start_service):
+    svc = start_service(make_config())
+    assert requests.get(svc.url + "/health", timeout=5).status_code == 200
+    assert not svc.lazy_mcp.started and svc.lazy_mcp.mounted is None
