@@ -22,7 +22,7 @@ DEFAULTS = {
                "bearer_token_keyring": "", "allow_open_lan": False, "threads": 8, "max_body_bytes": 1_048_576,
                "allowed_hosts": [], "allowed_origins": [], "connection_limit": 400, "header_timeout_seconds": 5.0,
                "body_timeout_seconds": 10.0, "min_body_bytes_per_second": 1024, "connection_share": 0.6,
-               "channel_timeout_seconds": 30.0, "log_level": "INFO"},
+               "channel_timeout_seconds": 30.0, "log_level": "INFO", "mcp_preload": False},
     "tls": {"trust_system_store": False},
     "memory": {"url": "http://127.0.0.1:7420", "bearer_token": "", "bearer_token_env": "",
                "bearer_token_keyring": "", "timeout_seconds": 30.0},
