@@ -26,11 +26,10 @@ from typing import Iterable, Optional
 from hippocampus.memory import MemoryError_
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, VIA_CHARS
 from hippocampus.store.capture import store_for
-from hippocampus.store.scrub_folder import scrub_folder
+from hippocampus.store.scrub_folder import PURGED, scrub_folder, scrubbed
 
 log = logging.getLogger("hippocampus.replay")
 
-PURGED = "[purged]"
 MIN_SUBSTRING = 4            # shorter forms are only replaced where they are a whole field
 DRAFTS_READ = 1000
 TOMBSTONES_TIMEOUT = 5.0
@@ -212,15 +211,7 @@ def _replace_strings(node, whole: set, patterns: list) -> None:
         if isinstance(node, dict) and key in ID_KEYS:
             continue
         if isinstance(value, str):
-            node[key] = _scrubbed(value, whole, patterns)
+            node[key] = scrubbed(value, whole, patterns)
         elif isinstance(value, (dict, list)):
             _replace_strings(value, whole, patterns)
 
-
-def _scrubbed(value: str, whole: set, patterns: list) -> str:
-    if value in whole or " ".join(value.split()) in whole:
-        return PURGED
-    for p in patterns:
-        if p in value:
-            value = value.replace(p, PURGED)
-    return value

@@ -23,21 +23,23 @@ log = logging.getLogger("hippocampus.replay")
 PURGED = "[purged]"
 
 
+def scrubbed(value: str, whole: set, patterns: list) -> str:
+    """One string with a purged text (whole, or any of its patterns inside it) replaced."""
+    if value in whole or " ".join(value.split()) in whole:
+        return PURGED
+    for p in patterns:
+        if p in value:
+            value = value.replace(p, PURGED)
+    return value
+
+
 def cleaner(texts: set, patterns: list) -> Callable[[Any], Any]:
     """A function giving a JSON-like value back with the texts replaced (a new value; the old untouched)."""
     whole = set(texts) | {" ".join(t.split()) for t in texts}
 
-    def one(value: str) -> str:
-        if value in whole or " ".join(value.split()) in whole:
-            return PURGED
-        for p in patterns:
-            if p in value:
-                value = value.replace(p, PURGED)
-        return value
-
     def clean(value: Any) -> Any:
         if isinstance(value, str):
-            return one(value)
+            return scrubbed(value, whole, patterns)
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items()}
         if isinstance(value, list):
