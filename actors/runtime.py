@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 import pykka
 
-from hippocampus.store import private
+from hippocampus.store import folder_lock, private
 from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.cycle.context import Context
@@ -64,6 +64,7 @@ class Runtime:
         clock = clock or Clock()
         state_path = cfg.sleep.resolved_state_path()
         private.prepare(state_path.parent)      # 0700, and our files in it 0600
+        self.folder = folder_lock.hold(state_path.parent)     # one service per state folder (FolderHeld)
         state = State(state_path)
         events = EventLog(state_path.with_name(EVENTS_FILE), clock, keep=cfg.events.keep)
         memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
@@ -124,6 +125,7 @@ class Runtime:
         left = self.registry.estate("ripple").get("ripple")
         if left is not None:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop
+        folder_lock.release(self.folder)
 
     # ------------------------------------------------------------ messaging
     def tell(self, name: str, message: Any) -> bool:

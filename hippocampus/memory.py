@@ -211,10 +211,14 @@ class MemoryClient:
 
     # ------------------------------------------------------------ near-term
     def add_near(self, intent: str, topic: Optional[str] = None, expires_at: Optional[float] = None,
-                 trigger_type: str = "always") -> dict:
+                 trigger_type: str = "always", trigger_value: Optional[str] = None, note_id: Optional[str] = None,
+                 extra: Optional[dict] = None) -> dict:
+        """note_id: Memory keeps the first note posted under an id (a second POST with it changes nothing)."""
         body: dict = {"intent": intent, "topic": topic, "trigger_type": trigger_type}
-        if expires_at is not None:
-            body["expires_at"] = expires_at
+        for key, value in (("expires_at", expires_at), ("trigger_value", trigger_value), ("id", note_id),
+                           ("extra", extra)):
+            if value is not None:
+                body[key] = value
         return self._call("POST", "/near", json=body)
 
     def list_near(self, include_completed: bool = False) -> list:

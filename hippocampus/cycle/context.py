@@ -56,6 +56,7 @@ class Context:
     progress: dict = field(default_factory=dict)   # what a running sleep is doing, for /status
     last_snapshot: Any = None    # hippocampus.tick.snapshot.Snapshot: the last read of Memory's drafts and briefs
     stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
+    others: set = field(default_factory=set)       # the other copies' claims already said in the log (claims.seen)
 
     def emit(self, type_: str, **fields: Any) -> dict:
         return self.events.emit(type_, **fields)

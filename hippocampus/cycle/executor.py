@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from hippocampus.cycle import briefs, sleep, tend as tending
+from hippocampus.cycle import briefs, claims, sleep, tend as tending
+from hippocampus.cycle.drafter import step_draft_id
 from hippocampus.cycle.decide import (ASK_BRIEF, CHAIN_STEPS, CLOSE, DEFER, FINISH_CLOSE, FINISH_SUBMIT, MISS,
                                       NOT_BEDTIME, PURGE, REDRAFT, SLEEP, WAIT_CHAIN, Asked, decide)
 from hippocampus.cycle.reports import CheckReport, SleepRefused, SleepReport, TendReport
@@ -55,9 +56,51 @@ def _sleep(ctx, snap, step, out: Out) -> None:
         out.check.status, out.check.retry_at = "waiting_for_model", held
         out.check.brief_id = (step.brief or {}).get("id")
         return
-    out.check.status, out.check.brief_id = "sleeping", (step.brief or {}).get("id")
+    brief_id = (step.brief or {}).get("id")
+    held = _claim_brief(ctx, brief_id, out) if brief_id else None
+    if brief_id and held is None:
+        return
+    out.check.status, out.check.brief_id = "sleeping", brief_id
     ctx.state.set(brief_misses=0)
-    out.check.sleep = sleep.run_sleep(ctx, step.brief, snap, purged=out.purged)
+    try:
+        out.check.sleep = sleep.run_sleep(ctx, step.brief, snap, purged=out.purged, claim=held)
+    finally:
+        if held is not None:
+            held.release()
+
+
+def _claim_brief(ctx, brief_id: str, out: Out) -> Optional[claims.Claim]:
+    """This copy's claim on the brief, or None when another copy of the service sleeps on it or has (its draft,
+    whose id comes from the brief's, is in Memory): then the check says so and starts nothing."""
+    try:
+        held = claims.claim(ctx, f"brief:{brief_id}", f"sleeps on brief {brief_id}")
+    except claims.Taken as exc:
+        out.check.status, out.check.brief_id, out.check.other = "other_copy", brief_id, exc.other
+        return None
+    if claims.drafted(ctx, step_draft_id(brief_id, 1)):      # slept on already, by a copy now done with it
+        held.release()
+        out.check.status, out.check.brief_id = "other_copy", brief_id
+        out.check.other = {"what": f"has drafted brief {brief_id} already"}
+        return None
+    return held
+
+
+def _chain_claimed(run: Callable) -> Callable:
+    """A chain step (close, redraft) run by one copy of the service: another copy's claim on the chain, or a
+    chain that moved on in Memory since the snapshot (closed, or a newer attempt), leaves it alone."""
+    def step_run(ctx, snap, step, out: Out) -> None:
+        cid = step.chain.cluster_id
+        try:
+            held = claims.claim(ctx, f"chain:{cid}", f"tends chain {cid}")
+        except claims.Taken:
+            return
+        try:
+            now = ctx.memory.draft_chain(step.chain.latest["id"])
+            if len(now) == len(step.chain.attempts) and (now[-1].get("status") == step.chain.latest.get("status")):
+                run(ctx, snap, step, out)
+        finally:
+            held.release()
+    return step_run
 
 
 def _not_bedtime(ctx, snap, step, out: Out) -> None:
@@ -86,8 +129,9 @@ def _ask_brief(ctx, snap, step, out: Out) -> None:
 HANDLERS: dict = {
     FINISH_SUBMIT: lambda ctx, snap, step, out: sleep.resume_submit(ctx, snap),  # before its chain closes
     FINISH_CLOSE: lambda ctx, snap, step, out: tending.finish_closing(ctx, step.cluster_id, out.tend, snap),
-    CLOSE: lambda ctx, snap, step, out: tending.close_chain(ctx, step.chain, out.tend, why=None, snap=snap),
-    REDRAFT: lambda ctx, snap, step, out: tending.redraft(ctx, step.chain, out.tend, snap),
+    CLOSE: _chain_claimed(lambda ctx, snap, step, out: tending.close_chain(ctx, step.chain, out.tend, why=None,
+                                                                           snap=snap)),
+    REDRAFT: _chain_claimed(lambda ctx, snap, step, out: tending.redraft(ctx, step.chain, out.tend, snap)),
     DEFER: _defer,
     PURGE: _purge,
     WAIT_CHAIN: _wait_chain,

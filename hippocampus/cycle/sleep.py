@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections import Counter
 from typing import Optional
 
+from hippocampus.cycle import claims
 from hippocampus.cycle.bedtime import is_catch_up
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.reports import SleepReport
@@ -31,6 +33,11 @@ REVIEW_TOPIC = "hippocampus, review"
 def review_note_text(draft_id: str, n_ops: int) -> str:
     return (f"A draft with {n_ops} operation(s) waits for your review: review_draft {draft_id}. "
             "Approve or deny each operation; a denial needs a critique.")
+
+
+def review_note_id(draft_id: str) -> str:
+    """One review note per draft, whoever posts it: Memory keeps the first note under an id."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:review-note:{draft_id}").hex
 
 
 def draft_summary(ops: list) -> str:
@@ -64,7 +71,7 @@ def finish_submit(ctx: Context, record: dict) -> None:
     if not note_id:
         try:
             note = ctx.memory.add_near(review_note_text(record["draft_id"], record["operations"]),
-                                       topic=REVIEW_TOPIC)
+                                       topic=REVIEW_TOPIC, note_id=review_note_id(record["draft_id"]))
             note_id = note.get("id")
             ctx.state.mutate("review_notes", lambda n: {**n, cluster_id: note_id})
         except MemoryError_ as exc:
@@ -164,9 +171,10 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
 
 
 def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
-              purged: Optional[list] = None) -> SleepReport:
+              purged: Optional[list] = None, claim: Optional[claims.Claim] = None) -> SleepReport:
     """snap, purged: what the tick that started this sleep has just read and done (its snapshot of the
-    drafts, its purge, if it purged), so the sleep does not ask Memory again a moment later."""
+    drafts, its purge, if it purged), so the sleep does not ask Memory again a moment later. claim: this
+    copy's claim on the brief, checked again before each model call and before the post."""
     now = ctx.clock.now()
     report = SleepReport(started_at=now, brief_id=(brief or {}).get("id"), brief_pulled=pulled,
                          catch_up=is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now))
@@ -175,7 +183,10 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     t0 = time.monotonic()
     stopped: Optional[ServiceStopping] = None
     try:
-        _sleep(ctx, brief, pulled, report, purged, snap)
+        _sleep(ctx, brief, pulled, report, purged, snap, claim)
+    except claims.Taken as exc:          # another copy has it now: this one posts nothing, the brief is theirs
+        report.interrupted = f"{exc}, so this copy stopped and posted nothing"
+        log.warning("the sleep stopped: %s", report.interrupted)
     except ServiceStopping as exc:       # not a failure: the brief stays open, nothing was posted
         stopped = exc
         report.interrupted = str(exc)
@@ -205,7 +216,7 @@ def _retry_note(at: Optional[float]) -> str:
 
 
 def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport, purged: Optional[list],
-           snap) -> None:
+           snap, claim: Optional[claims.Claim] = None) -> None:
     cfg = ctx.cfg
     if purged is None:
         purged, _ = purge(ctx)
@@ -222,7 +233,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
     plan = plan_sleep(free, promote_hints=promote, noise_hints=noise,
                       min_evidence=cfg.sleep.promote_min_evidence, pile_max=cfg.sleep.pile_max)
     voice_block, voice_version = ctx.voice_block()
-    ops, served = _draft_piles(ctx, plan, brief, pulled, voice_block, report)
+    ops, served = _draft_piles(ctx, plan, brief, pulled, voice_block, report, claim)
     if brief and not pulled and promote:
         report.hints = plan.hint_hits
         if not report.quiet and not plan.hint_hits.get("promote"):
@@ -233,6 +244,8 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
     report.kinds = dict(Counter(op["kind"] for op in ops))
     if ops:
         ctx.stopping.check("the sleep was drafted but not posted")
+        if claim is not None:
+            claim.check()                  # right before posting: still ours
         submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
         report.tidy = {"deferred": "until the chain lands"}
         return
@@ -250,7 +263,7 @@ def _free_shorts(ctx: Context, snap, report: SleepReport) -> list:
 
 
 def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str,
-                 report: SleepReport) -> tuple:
+                 report: SleepReport, claim: Optional[claims.Claim] = None) -> tuple:
     """(the operations of every pile, in order, with target_op shifted; the model's name as served)."""
     piles = whole_clusters(plan.piles) if ctx.mechanical else plan.piles
     report.clusters = len({p.cluster for p in plan.piles})
@@ -266,6 +279,8 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
             if brief:
                 steer = Steer(summary=brief.get("content", ""), pulled=pulled,
                               promote=list(pile.hits.promote), noise=list(pile.hits.noise))
+            if claim is not None:
+                claim.check()              # right before the model call: still ours
             res = draft_pile(ctx, pile, steer, voice_block)
             report.model_calls += 1
             served = res.served or served

@@ -16,6 +16,7 @@ from hippocampus.cycle import chains as chain
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.redraft import redraft_chain
 from hippocampus.cycle.reports import TendReport
+from hippocampus.cycle.sleep import review_note_id
 from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.memory import MemoryError_, MemoryRefused
 
@@ -113,9 +114,9 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
         record["retired"] = True
         _save(ctx, record)
     if not record["note_deleted"]:
-        note_id = (ctx.state.get("review_notes") or {}).get(cid)
-        if note_id:
-            ctx.memory.delete_near(note_id)
+        # the note's id comes from the chain's first draft, so another copy's note is found too
+        note_id = (ctx.state.get("review_notes") or {}).get(cid) or review_note_id(cid)
+        ctx.memory.delete_near(note_id)
         ctx.state.mutate("review_notes", lambda n: {k: v for k, v in n.items() if k != cid})
         record["note_deleted"] = True
         _save(ctx, record)

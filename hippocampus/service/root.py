@@ -22,6 +22,7 @@ from hippocampus.http.guard import post_only
 from hippocampus.http.server import server as http_server
 from hippocampus.http.server.server import BindError, ServerLoopDied  # noqa: F401 - what callers catch
 from hippocampus.mcp.mount import LazyMount
+from hippocampus.store.folder_lock import FolderHeld
 
 log = logging.getLogger("hippocampus.server")
 STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
@@ -34,7 +35,10 @@ class Service:
         so it may tune the process-wide garbage collector; a service embedded in tests or a demo does not."""
         self.cfg = cfg
         self.own_process = own_process
-        self.runtime = Runtime(cfg, clock=clock, memory=memory)
+        try:
+            self.runtime = Runtime(cfg, clock=clock, memory=memory)
+        except FolderHeld as exc:      # ends where a failed bind does: one line, exit 1, nothing running
+            raise BindError(str(exc), cfg.server.host, cfg.server.port) from None
         self.bearer = cfg.server.resolve_bearer()
         self.front = Front(self.runtime)
         self.app = create_app(self.front, bearer=self.bearer)

@@ -1,0 +1,142 @@
+"""Copies of the service on one Memory (two state folders, one store): one works on a brief or a chain at a time.
+
+The claim is a near-term note in Memory that says who works on what and until when. Its id comes from what
+it claims and a generation (0, 1, ...), and Memory keeps the first note posted under an id (a second POST
+with that id changes nothing), so of two copies claiming at once exactly one reads its own name back. A
+claim past its `until` (its copy was killed) is taken over with the next generation, the same way. The
+holder checks it again right before each model call and before posting, renews it when half is gone, and
+deletes it when done. Only Memory's own API: POST /near with an id and extra, GET /near, DELETE /near/{id}.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from typing import Optional
+
+from hippocampus.memory import MemoryRefused
+
+log = logging.getLogger("hippocampus.claims")
+
+CLAIM_TOPIC = "hippocampus, sleeping"
+LEASE_MIN_SECONDS = 600.0
+
+
+class Taken(Exception):
+    """Another copy of the service works on it."""
+
+    def __init__(self, other: dict):
+        self.other = other
+        super().__init__(sentence(other))
+
+
+def sentence(other: dict, until_words: Optional[str] = None) -> str:
+    return (f"another copy of seren-hippocampus (pid {other.get('pid')} on {other.get('host')}, state folder "
+            f"{other.get('folder')}) {other.get('what')}")
+
+
+def me(ctx) -> dict:
+    host, folder = socket.gethostname(), str(ctx.cfg.state_dir.resolve())
+    return {"copy": uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:copy:{host}:{folder}").hex,
+            "pid": os.getpid(), "host": host, "folder": folder}
+
+
+def lease_seconds(ctx) -> float:
+    return max(LEASE_MIN_SECONDS, 4 * float(ctx.cfg.model.timeout_seconds))
+
+
+def _note_id(key: str, gen: int) -> str:
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:claim:{key}:{gen}").hex
+
+
+def _claims(ctx, key: str) -> list:
+    """The claim notes on `key`, oldest generation first, as {gen, copy, pid, host, folder, what, until, id}."""
+    rows = [n for n in ctx.memory.list_near() if (n.get("metadata") or {}).get("claim") == key]
+    out = [{**n["metadata"], "id": n.get("id")} for n in rows]
+    return sorted(out, key=lambda c: int(c.get("gen") or 0))
+
+
+class Claim:
+    def __init__(self, ctx, key: str, what: str, note: dict):
+        self.ctx, self.key, self.what, self.note = ctx, key, what, note
+
+    def _post(self, gen: int) -> dict:
+        ctx, now = self.ctx, self.ctx.clock.now()
+        until = now + lease_seconds(ctx)
+        fields = {**me(ctx), "claim": self.key, "gen": gen, "what": self.what, "until": until}
+        note_id = _note_id(self.key, gen)
+        ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) {self.what} until "
+                            f"{_hhmm(until)}; nothing to do about it", topic=CLAIM_TOPIC, expires_at=until,
+                            trigger_type="event", trigger_value="seren-hippocampus claim", note_id=note_id,
+                            extra=fields)
+        kept = ctx.memory.memory(note_id)        # Memory keeps the first note posted under this id
+        meta = {**((kept or {}).get("metadata") or {}), "id": note_id}
+        if meta.get("copy") != fields["copy"]:
+            raise Taken(meta)
+        return meta
+
+    def check(self) -> None:
+        """Right before a model call or a post: still ours (Taken if not); renewed when half the lease is gone."""
+        mine = me(self.ctx)["copy"]
+        top = (_claims(self.ctx, self.key) or [None])[-1]
+        if top is None or top.get("copy") != mine:
+            raise Taken(top or {"what": "took this over", "pid": "?", "host": "?", "folder": "?"})
+        self.note = top
+        if float(top.get("until") or 0) - self.ctx.clock.now() < lease_seconds(self.ctx) / 2:
+            old = top["id"]
+            self.note = self._post(int(top.get("gen") or 0) + 1)
+            self.ctx.memory.delete_near(old)
+
+    def release(self) -> None:
+        try:
+            self.ctx.memory.delete_near(self.note["id"])
+        except Exception as exc:  # noqa: BLE001 - it expires on its own at `until`
+            log.warning("could not delete the claim note %s (it expires on its own): %s", self.note.get("id"), exc)
+
+
+def claim(ctx, key: str, what: str) -> Claim:
+    """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken."""
+    mine = me(ctx)["copy"]
+    notes = _claims(ctx, key)
+    top = notes[-1] if notes else None
+    c = Claim(ctx, key, what, top or {})
+    try:
+        if top is not None and top.get("copy") == mine:
+            return c                               # ours, from before a restart
+        if top is not None and float(top.get("until") or 0) > ctx.clock.now():
+            raise Taken(top)
+        c.note = c._post(int(top.get("gen") or 0) + 1 if top is not None else 0)
+        return c
+    except Taken as exc:
+        seen(ctx, key, exc.other)
+        raise
+
+
+def seen(ctx, key: str, other: dict) -> None:
+    """Say in the log, once per copy and thing, that another copy works on this Memory."""
+    mark = (key, other.get("copy"), other.get("gen"))
+    if mark in ctx.others:
+        return
+    ctx.others.add(mark)
+    log.info("%s until %s; this copy leaves it to that one", sentence(other), _hhmm(other.get("until")))
+
+
+def drafted(ctx, draft_id: str) -> bool:
+    """Is there a draft under this id in Memory (any status)? Another copy posted it if we did not."""
+    try:
+        ctx.memory.draft(draft_id)
+        return True
+    except MemoryRefused as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
+def _hhmm(at) -> str:
+    import time
+
+    try:
+        return time.strftime("%H:%M:%S", time.localtime(float(at)))
+    except (TypeError, ValueError):
+        return "?"

@@ -1,0 +1,116 @@
+"""Two copies of the service on one Memory (issue 31, item 1): a second process on the same state folder
+refuses to start, naming the first; two copies with their own state folders on the one real SerenMemory,
+asked at the same moment ten times, spend one model call per brief, leave one review note and consume once."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+import requests
+
+from tests.harness.memory_server import free_port
+from tests.harness.reviewer import wait_for
+from tests.service.test_process import Proc, _yaml
+from tests.service.test_tend import scripted_model
+
+REVIEW, CLAIM = "hippocampus, review", "hippocampus, sleeping"
+
+
+def _at_once(urls: list) -> list:
+    """POST each url from its own thread, released together; the answers in the same order."""
+    go, out = threading.Barrier(len(urls)), [None] * len(urls)
+
+    def ask(i: int, url: str) -> None:
+        go.wait()
+        out[i] = requests.post(url, timeout=120)
+    threads = [threading.Thread(target=ask, args=(i, u)) for i, u in enumerate(urls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(150)
+    return out
+
+
+def _notes(hand, topic: str) -> list:
+    return [n for n in hand.near() if (n.get("metadata") or {}).get("topic") == topic]
+
+
+def _consumed(bases: list, brief: str) -> list:
+    return [e for b in bases for e in requests.get(b + "/events", params={"type": "brief_consumed", "limit": 1000},
+                                                   timeout=10).json()["entries"] if e.get("brief_id") == brief]
+
+
+def test_two_copies_on_one_memory_sleep_once_per_brief(make_config, start_service, hand, fake_model, tmp_path):
+    fake_model.responder = lambda body: (time.sleep(0.4), scripted_model(body))[1]    # a sleep the other overlaps
+    copies = [start_service(make_config(model={"url": fake_model.url},
+                                        sleep={"state_path": str(tmp_path / name / "state.json")}))
+              for name in ("one", "two")]
+    bases = [c.url for c in copies]
+    said_other = 0
+    for rnd in range(10):
+        for i in range(2):
+            hand.short(f"round {rnd}: the kettle whistled at breakfast, morning {i}", topic=f"kettle{rnd}")
+        brief = hand.brief(f"round {rnd}: the kettle mattered")
+        calls = len(fake_model.requests)
+        checks = [r.json() for r in _at_once([b + "/check" for b in bases])]
+        assert len(fake_model.requests) - calls == 1, (rnd, checks)          # one model call for the brief
+        slept = [c for c in checks if c["status"] == "sleeping"]
+        assert len(slept) == 1, (rnd, checks)
+        assert {c["status"] for c in checks if c is not slept[0]} <= {"other_copy", "chain_open"}, checks
+        drafts = [d for d in hand.drafts() if d.get("brief_id_used") == brief]
+        assert [d["id"] for d in drafts] == [slept[0]["sleep"]["draft_id"]], (rnd, drafts)
+        assert len(_notes(hand, REVIEW)) == 1, (rnd, _notes(hand, REVIEW))   # one "waits for your review"
+        assert _notes(hand, CLAIM) == []                                    # every claim let go
+        loser = bases[checks.index(next(c for c in checks if c is not slept[0]))]
+        if checks[bases.index(loser)]["status"] == "other_copy":
+            said_other += 1
+            headline = requests.get(loser + "/status", timeout=10).json()["say"]["headline"]
+            assert headline.startswith(f"Another copy of seren-hippocampus (pid {os.getpid()}"), headline
+            assert "sleeps on brief" in headline or "has drafted brief" in headline, headline
+
+        hand.approve_all(drafts[0]["id"])
+        tends = [r.json() for r in _at_once([b + "/tend" for b in bases])]
+        assert sum(len(t["closed"]) for t in tends) == 1, (rnd, tends)       # one copy closed the chain
+        assert len(_consumed(bases, brief)) == 1, (rnd, tends)              # and consumed its brief once
+        assert brief not in {b["id"] for b in hand.open_briefs()}
+        assert _notes(hand, REVIEW) == [] and _notes(hand, CLAIM) == []
+    assert len(fake_model.requests) == 10
+    assert said_other >= 1, "at least one round met the other copy at work and said so"
+
+
+def _config(tmp_path, memory, name: str) -> str:
+    return _yaml(tmp_path / f"{name}.yaml", {
+        "server": {"port": free_port()}, "memory": {"url": memory.url}, "model": {"url": ""},
+        "sleep": {"mode": "external", "state_path": str(tmp_path / "state" / "state.json")}})
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_a_second_process_on_the_same_state_folder_refuses_to_start_naming_the_first(tmp_path, memory):
+    dirs = [tmp_path / n for n in ("first", "second", "third")]
+    for d in dirs:
+        d.mkdir()
+    first = Proc(dirs[0], _config(tmp_path, memory, "first"))
+    try:
+        first.wait_for(lambda: "ready on" in first.stderr(), what="the first copy to be ready")
+        second = Proc(dirs[1], _config(tmp_path, memory, "second"))
+        assert second.p.wait(30) == 1
+        err = second.stderr()
+        assert f"another seren-hippocampus (pid {first.p.pid} on " in err and ", since " in err, err
+        assert f"already runs on the state folder {(tmp_path / 'state').resolve()}" in err, err
+        assert "give this one its own sleep.state_path" in err and "Traceback" not in err, err
+        assert first.p.poll() is None                              # the first copy runs on, untouched
+        first.p.send_signal(signal.SIGKILL)                          # a kill -9 frees the folder
+        first.p.wait(10)
+        third = Proc(dirs[2], _config(tmp_path, memory, "third"))
+        try:
+            third.wait_for(lambda: "ready on" in third.stderr(), what="a copy after the kill -9 to start")
+        finally:
+            third.p.send_signal(signal.SIGTERM)
+            third.p.wait(30)
+    finally:
+        if first.p.poll() is None:
+            first.p.kill()
+            first.p.wait(10)
