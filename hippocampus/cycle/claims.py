@@ -31,7 +31,7 @@ class Taken(Exception):
         super().__init__(sentence(other))
 
 
-def sentence(other: dict, until_words: Optional[str] = None) -> str:
+def sentence(other: dict) -> str:
     return (f"another copy of seren-hippocampus (pid {other.get('pid')} on {other.get('host')}, state folder "
             f"{other.get('folder')}) {other.get('what')}")
 
