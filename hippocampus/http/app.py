@@ -81,7 +81,8 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
                         ("/history", History), ("/queue", Queue), ("/actors", Actors),
                         ("/actors/{name}/restart", ActorRestart), ("/voice", Voice), ("/voice/history", VoiceHistory)):
         app.add_route(path, route(front))
-    from hippocampus.http.openapi import OpenApi; app.add_route("/openapi.json", OpenApi())  # noqa: E702 - every route, described
+    from hippocampus.http.openapi import OpenApi  # every route, as this service answers it (bearer or not)
+    app.add_route("/openapi.json", OpenApi(front, bearer=bool(bearer)))
     from hippocampus.http.replay_routes import add_routes; add_routes(app, front)  # noqa: E702 - /replay, /quality
     from hippocampus.http.viewer import add_viewer; add_viewer(app)  # noqa: E702 - the window (GET /viewer, public)
     return app

@@ -1,12 +1,19 @@
-"""GET /openapi.json: every route, its methods, parameters and request bodies, as a static document.
+"""GET /openapi.json: every route, its methods, parameters and request bodies, as this service answers them.
 
 Private like everything but /, /health and /viewer (the bearer guards it). Kept by hand beside the routes
 in app.py: a route added there is added here too (tests/reliability/test_bad_input.py checks both lists).
+What the configuration decides is said as it is (document()): with no bearer configured nothing is declared
+to need one and no 401 is listed; the replay candidates are the names this service takes; the voice card's
+cap is voice.max_chars. SPEC is the document of a service with a bearer, no model and no candidates.
+A real checker finds nothing between the document and the answers (tests/contract/test_openapi_schemathesis.py).
 """
 from __future__ import annotations
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.candidates import TIMEOUT_CAP
+import copy
+
+from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, listed
+from hippocampus.http.replay_routes import NAME_CHARS
 from hippocampus.replay.service import WAIT_SECONDS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
@@ -35,9 +42,11 @@ def _errors(*codes: int, says: dict = None) -> dict:
 
 
 def _limit(default: int, hi: int) -> dict:
+    """No bounds in the schema: the route holds any integer to 1..hi (hippocampus/http/resources.py)."""
     return {"name": "limit", "in": "query", "required": False,
-            "description": f"how many (default {default}, at most {hi})",
-            "schema": {"type": "integer", "minimum": 1, "maximum": hi, "default": default}}
+            "description": f"how many (default {default}): a whole number, held to 1..{hi} (a larger one reads "
+                           f"{hi}, 0 or less reads 1)",
+            "schema": {"type": "integer", "default": default}}
 
 
 def _flag(name: str, what: str) -> dict:
@@ -59,17 +68,35 @@ def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list 
     return op
 
 
-_REPLAY_BODY = {"required": False, "content": {"application/json": {"schema": {
-    "type": "object", "additionalProperties": False, "properties": {
-        "draft_id": {"type": "string", "description": "POST /replay only: the draft"},
-        "candidate": {"type": "string", "description": "a name listed in replay.candidates (default: the "
-                                                       "configured model); no url is taken"},
-        "model": {"type": "string", "description": "the model name sent (default: the candidate's model)"},
-        "timeout_seconds": {"type": "number", "description": f"per call (default: the candidate's, or "
-                                                             f"model.timeout_seconds); above {TIMEOUT_CAP:g} "
-                                                             "it is capped"}}}}}}
-_REPLAY_SAYS = {"says": {400: "a url, an extra_body, or a candidate not listed in replay.candidates: refused, "
-                              "nothing was sent", 409: "busy: a replay is already running; nothing was started",
+_NAME = {"type": "string", "maxLength": NAME_CHARS, "nullable": True}
+
+
+def _replay_body(candidates: tuple, *, in_body: bool) -> dict:
+    """The replay body: the draft (POST /replay only), a candidate by name, the model name, the timeout. Null is
+    the same as leaving a field out; no url, no extra_body, nothing else (400). `candidates` are the names this
+    service takes (the configured model as "model", then replay.candidates); with none the field is left out."""
+    props: dict = {}
+    if in_body:
+        props["draft_id"] = {"type": "string", "minLength": 1, "description": "the draft (its id, as in Memory's "
+                                                                              "list_drafts)"}
+    if candidates:
+        props["candidate"] = {"type": "string", "enum": list(candidates), "nullable": True, "description": (
+            "a name listed in replay.candidates, or \"model\" for the configured model (the default); no url "
+            "is taken")}
+    props["model"] = {**_NAME, "description": "the model name sent (default: the candidate's model)"}
+    props["timeout_seconds"] = {"type": "number", "minimum": 0, "exclusiveMinimum": True, "nullable": True,
+                                "description": f"seconds per call, above 0 (default: the candidate's, or "
+                                               f"model.timeout_seconds); above {TIMEOUT_CAP:g} it is capped"}
+    schema = {"type": "object", "additionalProperties": False, "properties": props}
+    if in_body:
+        schema["required"] = ["draft_id"]
+    return {"required": in_body, "content": {"application/json": {"schema": schema}}}
+
+
+_REPLAY_SAYS = {"says": {400: "a url, an extra_body, a field not named here, or a candidate not listed in "
+                              "replay.candidates: refused, nothing was sent",
+                         409: "busy: a replay is already running, or (no candidate named) there is no configured "
+                              "model to replay on; nothing was started",
                          503: "the service is stopping"},
                 "more": {"202": _json(_OBJECT, "{ok, running: true, run, result, detail}: still running after "
                                                f"{WAIT_SECONDS:g} s; GET the result path for it")}}
@@ -83,7 +110,30 @@ _CYCLE_SAYS = {"says": {409: "busy: a sleep, tend or check is already running; n
                "more": {"202": _json(_OBJECT, "{ok, running: true, detail}: it outlives the request and carries on "
                                               "(the status shows its progress)")}}
 
-SPEC: dict = {
+_RPC = {"type": "string", "enum": ["2.0"]}
+_RPC_ID = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
+_PARAMS = {"type": "object", "nullable": True}
+# what the MCP SDK takes (anything else is its 400): a request, a notification (a message with a method and no
+# string or integer id is one), a response or an error; other fields are let through
+_MCP_MESSAGE = {"description": "a JSON-RPC 2.0 message: a request (with an id), a notification, a response or an "
+                               "error",
+                "anyOf": [
+                    {"type": "object", "required": ["jsonrpc", "id", "method"],
+                     "properties": {"jsonrpc": _RPC, "id": _RPC_ID, "method": {"type": "string"}, "params": _PARAMS}},
+                    {"type": "object", "required": ["jsonrpc", "method"],
+                     "properties": {"jsonrpc": _RPC, "method": {"type": "string"}, "params": _PARAMS}},
+                    {"type": "object", "required": ["jsonrpc", "id", "result"],
+                     "properties": {"jsonrpc": _RPC, "id": _RPC_ID, "result": {"type": "object"}}},
+                    {"type": "object", "required": ["jsonrpc", "id", "error"],
+                     "properties": {"jsonrpc": _RPC, "id": {**_RPC_ID, "nullable": True},
+                                    "error": {"type": "object", "required": ["code", "message"],
+                                              # code: an integer (pydantic also takes true and false)
+                                              "properties": {"code": {"anyOf": [{"type": "integer"},
+                                                                                {"type": "boolean"}]},
+                                                             "message": {"type": "string"}}}}}]}
+
+
+_BASE: dict = {
     "openapi": "3.0.3",
     "info": {"title": SERVICE, "version": __version__,
              "description": "The sleep cycle for SerenMemory. Errors are {\"detail\": \"...\"}."},
@@ -92,8 +142,10 @@ SPEC: dict = {
         "schemas": {
             "Error": {"type": "object", "required": ["detail"],
                       "properties": {"detail": {"type": "string"}}},
-            "VoiceCard": {"type": "object", "required": ["text"], "additionalProperties": False,
-                          "properties": {"text": {"type": "string", "minLength": 1},
+            "VoiceCard": {"type": "object", "required": ["text"], "additionalProperties": True,  # others ignored
+                          "properties": {"text": {"type": "string", "pattern": "\\S", "maxLength": 1500,
+                                                  "description": "the card (not blank; at most voice.max_chars "
+                                                                 "characters once trimmed)"},
                                          "why": {"type": "string", "nullable": True}}},
         },
     },
@@ -148,7 +200,8 @@ SPEC: dict = {
         "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
                                 _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"), 405)},
         "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",
-                                _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS, body=_REPLAY_BODY),
+                                _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS,
+                                body=_replay_body((), in_body=True)),
                     "get": _op("the replays kept ({running, runs, say}), or with ?run=ID that run's result as POST "
                                "answered it (202 while it runs; 404: not kept)",
                                _json(_OBJECT, "{running, runs, say}, or a run's result"), 404, 405,
@@ -160,12 +213,16 @@ SPEC: dict = {
             "replay this draft's saved prompts on a candidate model (404: no packet for it)",
             _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS,
             params=[{"name": "draft_id", "in": "path", "required": True, "description": "the draft",
-                     "schema": {"type": "string"}}], body=_REPLAY_BODY)},
+                     "schema": {"type": "string"}}], body=_replay_body((), in_body=False))},
         "/mcp": {"post": {"summary": "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
                           "requestBody": {"required": True, "content": {"application/json": {
-                              "schema": {"type": "object", "description": "a JSON-RPC 2.0 message"}}}},
-                          "responses": {"200": _json(_OBJECT, "the JSON-RPC answer"),
-                                        "400": _json(_OBJECT, "a JSON-RPC error"),
+                              "schema": _MCP_MESSAGE}}},
+                          "responses": {"200": _json(_OBJECT, "the JSON-RPC answer (a result, or an error such as "
+                                                              "an unknown method)"),
+                                        "202": {"description": "a notification or a response: taken, no answer"},
+                                        # no schema: the SDK answers a body that is not JSON in plain text
+                                        "400": {"description": "not a JSON-RPC message: a JSON-RPC error, or (a "
+                                                               "body that is not JSON) the SDK's words as text"},
                                         **_errors(401, 404, 405, 413)}}},
     },
 }
@@ -184,9 +241,40 @@ def _guarded(spec: dict) -> dict:
     return spec
 
 
-_guarded(SPEC)
+def _open(spec: dict) -> dict:
+    """No bearer configured: nothing needs one, and nobody is answered 401."""
+    spec.pop("security", None)
+    for ops in spec["paths"].values():
+        for op in ops.values():
+            op["responses"].pop("401", None)
+    return spec
+
+
+def document(*, bearer: bool, candidates: tuple = (), voice_max_chars: int = 1500) -> dict:
+    """This service's document: _BASE with what its configuration decides."""
+    spec = copy.deepcopy(_BASE)
+    spec["components"]["schemas"]["VoiceCard"]["properties"]["text"]["maxLength"] = voice_max_chars
+    for path, in_body in (("/replay", True), ("/replay/{draft_id}", False)):
+        spec["paths"][path]["post"]["requestBody"] = _replay_body(tuple(candidates), in_body=in_body)
+    _guarded(spec)
+    return spec if bearer else _open(spec)
+
+
+def candidates_of(cfg) -> tuple:
+    """The names a replay takes here: "model" when a model is configured, then replay.candidates."""
+    return ((CONFIGURED,) if cfg.model.configured else ()) + tuple(sorted(listed(cfg)))
+
+
+SPEC: dict = document(bearer=True)
 
 
 class OpenApi:
+    def __init__(self, front=None, *, bearer: bool = True):
+        self.front, self.bearer = front, bearer
+
     def on_get(self, req, resp) -> None:
-        resp.media = SPEC
+        if self.front is None:
+            resp.media = SPEC
+            return
+        cfg = self.front.config()
+        resp.media = document(bearer=self.bearer, candidates=candidates_of(cfg), voice_max_chars=cfg.voice.max_chars)

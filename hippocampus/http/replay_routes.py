@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import falcon
 
-from hippocampus.config.candidates import TIMEOUT_CAP, refusal
+from hippocampus.config.candidates import TIMEOUT_CAP, NotAllowed, refusal
 from hippocampus.http.resources import Route, json_body
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
@@ -71,10 +71,20 @@ def _answer(resp, run) -> None:
 class Replay(Route):
     def on_post(self, req, resp, draft_id=None):
         body = _body(req)
+        if draft_id is not None and "draft_id" in body:
+            raise falcon.HTTPBadRequest(description=f"the path names the draft ({draft_id!r}): send no 'draft_id' "
+                                                    f"in the body (or POST /replay with it there)")
         draft_id = draft_id or body.get("draft_id")
         if not draft_id or not isinstance(draft_id, str):
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
-        _answer(resp, self.front.replay(draft_id, **_args(body, self.front.config())))
+        args = _args(body, self.front.config())
+        try:
+            run = self.front.replay(draft_id, **args)
+        except NotAllowed as exc:
+            if args["candidate"] is None:   # nothing named: the configuration is at fault, not the request
+                raise falcon.HTTPConflict(description=str(exc)) from None
+            raise
+        _answer(resp, run)
 
 
 class ReplayRuns(Replay):

@@ -10,14 +10,17 @@ from hippocampus.status import lists as boards
 
 
 def _flag(req: falcon.Request, name: str) -> bool:
-    try:
-        return req.get_param_as_bool(name, default=False, blank_as_true=False)
-    except falcon.HTTPInvalidParam:
-        raise falcon.HTTPBadRequest(description=f"?{name} takes true or false, not {req.get_param(name)!r}") from None
+    """?name=true or false (any case), as /openapi.json says; absent is false, anything else is refused."""
+    value = req.get_param(name)
+    if value is None:
+        return False
+    if value.lower() not in ("true", "false"):
+        raise falcon.HTTPBadRequest(description=f"?{name} takes true or false, not {value!r}")
+    return value.lower() == "true"
 
 
 def _limit(req: falcon.Request, default: int, hi: int) -> int:
-    """?limit, held to 1..hi (a larger one is the most there is, not a refusal)."""
+    """?limit, held to 1..hi (a larger one is the most there is, not a refusal; /openapi.json says so)."""
     return max(1, min(hi, req.get_param_as_int("limit", default=default)))
 
 

@@ -84,3 +84,54 @@ def test_the_bearer_is_the_documented_401_on_a_private_route_and_absent_on_a_pub
     assert call(base, "GET", "/status").status_code == 401
     assert call(base, "GET", "/status", headers={"Authorization": "Bearer s3cret"}).status_code == 200
     assert call(base, "GET", "/health").status_code == 200
+
+
+def test_the_document_says_a_bearer_is_needed_only_when_one_is_set(make_config, start_service):
+    """Issue 32: an open service's document declared the bearer required (a checker then found every private
+    route "accepting requests without authentication"). Open: no security and no 401; with one: both."""
+    open_base = start_service(make_config()).url
+    doc = call(open_base, "GET", "/openapi.json").json()
+    assert "security" not in doc
+    assert [p for p, ops in doc["paths"].items() for op in ops.values() if "401" in op["responses"]] == []
+    assert call(open_base, "GET", "/status").status_code == 200          # as it says: no bearer asked
+    guarded = start_service(make_config(server={"bearer_token": "s3cret"})).url
+    doc = call(guarded, "GET", "/openapi.json", headers={"Authorization": "Bearer s3cret"}).json()
+    assert doc["security"] == [{"bearer": []}] and doc == SPEC
+    assert "401" in doc["paths"]["/status"]["get"]["responses"] and "401" not in doc["paths"]["/health"]["get"][
+        "responses"]
+
+
+def test_the_replay_bodies_are_the_ones_the_routes_take(make_config, start_service):
+    """POST /replay needs the draft in its body; POST /replay/{id} takes none there; a timeout is above 0; the
+    candidates are the names this service takes; with no model and none named, the state refuses it (409)."""
+    base = start_service(make_config()).url
+    doc = call(base, "GET", "/openapi.json").json()
+
+    def body(path):
+        return doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body("/replay")["required"] == ["draft_id"] and "draft_id" not in body("/replay/{draft_id}")["properties"]
+    assert "candidate" not in body("/replay/{draft_id}")["properties"]        # no model, none listed: no name
+    r = call(base, "POST", "/replay", json={})
+    assert r.status_code == 400 and r.json()["detail"] == "'draft_id' is required"
+    r = call(base, "POST", "/replay/d1", json={"draft_id": "d2"})
+    assert r.status_code == 400 and "send no 'draft_id' in the body" in r.json()["detail"]
+    timeout = body("/replay/{draft_id}")["properties"]["timeout_seconds"]
+    assert timeout["minimum"] == 0 and timeout["exclusiveMinimum"] is True
+    assert call(base, "POST", "/replay/d1", json={"timeout_seconds": 0}).status_code == 400
+    r = call(base, "POST", "/replay/d1", json={})
+    assert r.status_code == 409 and "no model to replay on" in r.json()["detail"], r.text
+    assert "no configured model" in documented("/replay/{draft_id}", "POST")["409"]["description"]
+
+
+def test_the_limits_and_flags_answer_as_documented(make_config, start_service):
+    base = start_service(make_config()).url
+    doc = call(base, "GET", "/openapi.json").json()
+    limit = doc["paths"]["/history"]["get"]["parameters"][0]
+    assert "maximum" not in limit["schema"] and "held to 1..80" in limit["description"]
+    assert call(base, "GET", "/history?limit=81").status_code == 200            # read as 80, not refused
+    assert call(base, "GET", "/events?limit=1001").status_code == 200
+    flag = doc["paths"]["/sleep"]["post"]["parameters"][0]
+    assert flag["schema"]["type"] == "boolean"
+    for value in ("", "1", "yes"):                                              # a boolean is true or false
+        r = call(base, "POST", f"/sleep?without_brief={value}")
+        assert r.status_code == 400 and "takes true or false" in r.json()["detail"], (value, r.text)
