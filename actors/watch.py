@@ -7,6 +7,7 @@ Recheck) and puts only a new view on the board, so an idle service changes nothi
 """
 from __future__ import annotations
 
+import logging
 import time
 from typing import Optional
 
@@ -16,6 +17,8 @@ from hippocampus.status import watch as health
 from hippocampus.status.read import CHECKING
 
 from actors.base import Supervised
+
+log = logging.getLogger("hippocampus.watch")
 
 
 class WatchActor(Supervised):
@@ -58,6 +61,13 @@ class WatchActor(Supervised):
     def snapshot(self) -> dict:
         return self.first if self.view is None else self.view
 
+    def say(self, change: Optional[health.Change]) -> None:
+        """A flip of what this watch reads: one log line and one event (so the webhook hears of it too)."""
+        if change is None:
+            return
+        log.log(change.level, "%s", change.line)
+        self.rt.events.emit(change.event, **change.fields)
+
     def publish(self) -> None:
         """Only a new view goes on the board (the beat comes every check_seconds)."""
         if self.view is not None and self.view is self._published:
@@ -72,8 +82,14 @@ class MemoryWatch(WatchActor):
     at_start = True
     first = health.MEMORY_FIRST
 
+    def __init__(self, supervisor, runtime) -> None:
+        super().__init__(supervisor, runtime)
+        self.reach = health.Reach("Memory", "memory", runtime.cfg.memory.url, health.MEMORY_WAITS)
+
     def read(self) -> dict:
-        return health.memory_health(self.rt.ctx.memory)
+        view = health.memory_health(self.rt.ctx.memory)
+        self.say(self.reach.seen(bool(view["reachable"]), view["error"], view["checked_at"]))
+        return view
 
 
 class ModelWatch(WatchActor):
@@ -89,12 +105,15 @@ class ModelWatch(WatchActor):
         super().__init__(supervisor, runtime)
         self.fit: Optional[dict] = None
         self._fit_for, self._fit_at, self._fit_published = None, 0.0, None
+        self.reach = health.Reach("The model", "model", runtime.cfg.model.url, health.MODEL_WAITS)
 
     def due(self) -> bool:
         return health.model_watched(self.rt.cfg.model) and super().due()
 
     def read(self) -> dict:
-        return health.model_health(self.rt.cfg.model)
+        view = health.model_health(self.rt.cfg.model)
+        self.say(self.reach.seen(bool(view["answering"]), view["error"], view["checked_at"]))
+        return view
 
     def on_Tick(self, msg) -> None:
         super().on_Tick(msg)

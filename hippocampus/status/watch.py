@@ -2,7 +2,10 @@
 actors' beat (actors/watch.py) and published to the board, so no request waits on any of them."""
 from __future__ import annotations
 
+import logging
 import time
+from dataclasses import dataclass
+from typing import Optional
 
 import requests
 
@@ -45,3 +48,48 @@ def model_health(model_cfg) -> dict:
     except requests.RequestException as exc:
         answering, error = False, type(exc).__name__
     return {"answering": answering, "error": error, "checked_at": time.time()}
+
+
+# ---------------------------------------------------------------- said once per change
+MEMORY_WAITS = "the sleeps, tends and checks, and the review queue"
+MODEL_WAITS = "the next sleep's drafting and each redraft"
+
+
+@dataclass
+class Change:
+    """A flip of one thing's answering: the event to record and the log line that says it."""
+    event: str
+    level: int
+    line: str
+    fields: dict
+
+
+@dataclass
+class Reach:
+    """Did one thing (Memory, the model) answer on its last read? `seen` says a flip once, and nothing else:
+    the first read says only a thing that is down (being up is what the ready line already assumes)."""
+    what: str                   # "Memory", "The model"
+    kind: str                   # "memory", "model": the events are <kind>_down and <kind>_back
+    url: str
+    waits: str                  # what waits on it, in words
+    up: Optional[bool] = None
+    since: float = 0.0          # when it last flipped (or was first read)
+
+    def seen(self, up: bool, error: Optional[str], now: Optional[float] = None) -> Optional[Change]:
+        now = time.time() if now is None else now
+        was = self.up
+        if was is not None and up == was:
+            return None
+        self.up, since, self.since = up, self.since, now
+        where = redact.url(self.url)
+        if not up:
+            why = f" ({redact.text(error)})" if error else ""
+            return Change(f"{self.kind}_down", logging.WARNING,
+                          f"{self.what} at {where} is not answering{why}: {self.waits} wait on it until it answers",
+                          {"url": where, "error": redact.text(error) if error else None, "waiting": self.waits})
+        if was is None:
+            return None
+        down = round(now - since)
+        return Change(f"{self.kind}_back", logging.INFO,
+                      f"{self.what} at {where} answers again after {down} s down: {self.waits} go on",
+                      {"url": where, "down_seconds": down, "waiting": self.waits})
