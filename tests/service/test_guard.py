@@ -4,6 +4,7 @@ operator names, the MCP endpoint on the same list, and a viewer that cannot be f
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 
@@ -167,12 +168,14 @@ def test_the_mcp_env_lists_work_as_named_and_keep_loopback(make_config, start_se
 
 
 def test_the_sdk_check_is_fed_loopback(make_config):
+    from hippocampus.mcp import sdk
     from hippocampus.mcp.mount import security_settings
 
+    settings = functools.partial(security_settings, sdk.load().TransportSecuritySettings)
     cfg = make_config(server={"allowed_hosts": ["box.lan"]})
-    off = security_settings(cfg.server, {})
+    off = settings(cfg.server, {})
     assert off.enable_dns_rebinding_protection is False
-    on = security_settings(cfg.server, {"SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "tool.lan:7424"})
+    on = settings(cfg.server, {"SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "tool.lan:7424"})
     assert on.enable_dns_rebinding_protection is True
     assert {"localhost:*", "127.0.0.1:*", "[::1]:*", "box.lan:*", "tool.lan:7424"} <= set(on.allowed_hosts)
     assert {"http://localhost:*", "https://127.0.0.1:*", "http://tool.lan:7424"} <= set(on.allowed_origins)
