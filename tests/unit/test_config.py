@@ -351,7 +351,8 @@ def _env() -> dict:
 
 
 def _check_config(path: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hippocampus", "check-config", "--config", path],
+    # --offline: the config alone (these configs name a Memory and a model that are not running here)
+    return subprocess.run([sys.executable, "-m", "hippocampus", "check-config", "--offline", "--config", path],
                           capture_output=True, text=True, encoding="utf-8", env=_env(), cwd=str(ROOT), timeout=60)
 
 

@@ -1,0 +1,99 @@
+"""check-config tries what the config names (issue 32, item 3): a Memory URL and a model URL nothing listens on,
+a ripple command that is not on the PATH and a model server path that does not exist are each a warning with
+its fix (exit 1), where they used to pass as "no warnings"; what answers is a `# reached` line; --offline
+reaches nothing. The real command, in a subprocess, against real sockets and a real SerenMemory."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.harness.fake_model import FakeModel
+from tests.harness.memory_server import free_port
+from tests.service.test_process import _env, _yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _check_config(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hippocampus", "check-config", *args], capture_output=True,
+                          text=True, encoding="utf-8", env=env or _env(), cwd=str(ROOT), timeout=60)
+
+
+def _warnings(r: subprocess.CompletedProcess) -> list:
+    return [ln[len("warning: "):] for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
+
+
+def _bad_config(tmp_path: Path, memory_port: int, model_port: int) -> str:
+    return _yaml(tmp_path / "bad.yaml", {
+        "memory": {"url": f"http://user:pw@127.0.0.1:{memory_port}/?key=abc"},
+        "model": {"url": f"http://127.0.0.1:{model_port}/v1",
+                  "lifecycle": {"manage": True, "server": str(tmp_path / "nowhere" / "llama-server")}},
+        "ripple": {"type": "script", "command": ["claudee", "-p", "{message}"]},
+        "sleep": {"state_path": str(tmp_path / "s" / "state.json")},
+    })
+
+
+def test_what_would_fail_at_bedtime_is_a_warning_each_with_its_fix(tmp_path):
+    memory_port, model_port = free_port(), free_port()
+    r = _check_config("--config", _bad_config(tmp_path, memory_port, model_port),
+                      env={**_env(), "PATH": str(tmp_path)})      # claudee is on no PATH
+    assert r.returncode == 1, r.stdout + r.stderr
+    w = _warnings(r)
+    mem = [x for x in w if x.startswith("memory.url ")]
+    assert len(mem) == 1 and mem[0].startswith(f"memory.url http://***@127.0.0.1:{memory_port}/?key=*** does not "
+                                               "answer ("), w
+    assert "start SerenMemory there" in mem[0] and "set memory.url to where it listens" in mem[0]
+    model = [x for x in w if x.startswith("model.url ")]
+    assert len(model) == 1 and model[0].startswith(f"model.url http://127.0.0.1:{model_port}/v1 does not answer"), w
+    assert "start the model server there, or set model.url to where it listens" in model[0]
+    server = [x for x in w if x.startswith("model.lifecycle.server ")]
+    assert server == [f"model.lifecycle.server {tmp_path / 'nowhere' / 'llama-server'} does not exist: the model "
+                      "cannot be started at bedtime; install the server (llama-server) there, or set "
+                      "model.lifecycle.server to its full path"], w
+    ripple = [x for x in w if x.startswith("ripple command: ")]
+    assert len(ripple) == 1 and "'claudee' is not on" in ripple[0] and "give its absolute path in ripple.command" \
+        in ripple[0], w
+    assert len(w) == 4, w
+    assert "user:pw" not in r.stdout + r.stderr and "key=abc" not in r.stdout + r.stderr
+
+
+def test_offline_reaches_nothing_and_so_finds_nothing(tmp_path):
+    with socket.socket() as listening:          # Memory's URL: a real port that counts who comes
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(8)
+        r = _check_config("--offline", "--config", _bad_config(tmp_path, listening.getsockname()[1], free_port()),
+                          env={**_env(), "PATH": str(tmp_path)})
+        listening.setblocking(False)
+        try:
+            listening.accept()[0].close()
+            came = True
+        except BlockingIOError:
+            came = False
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not came, "--offline connected to Memory's URL"
+    assert r.stdout.rstrip().splitlines()[-1] == "no warnings", r.stdout[-800:]
+    assert "# offline: Memory, the model, its server and files and the ripple command were not probed" in r.stdout
+    assert "# reached" not in r.stdout and "# model context" not in r.stdout
+
+
+def test_what_answers_is_named_and_passes(tmp_path, memory):
+    model = FakeModel().start()
+    try:
+        server = Path(sys.executable).resolve()                   # an executable that exists
+        cfg = _yaml(tmp_path / "good.yaml", {
+            "memory": {"url": memory.url},
+            "model": {"url": model.url, "lifecycle": {"server": str(server)}},
+            "ripple": {"type": "script", "command": [str(server), "-c", "print('{message}')"]},
+            "sleep": {"state_path": str(tmp_path / "s" / "state.json")},
+        })
+        r = _check_config("--config", cfg)
+    finally:
+        model.stop()
+    assert not [x for x in _warnings(r) if x.startswith(("memory.url", "model.url", "model.lifecycle", "ripple"))], \
+        r.stdout[-1500:]
+    assert f"# reached: Memory at {memory.url}" in r.stdout
+    assert f"# reached: the model at {model.url}" in r.stdout
+    assert f"# found: model.lifecycle.server {server}" in r.stdout
+    assert f"# ripple command: '{server}' is {server}" in r.stdout, r.stdout[-1500:]
