@@ -11,8 +11,9 @@ are unioned and sorted:
 - ``<folder>/.mcp.json`` -> ``mcpServers`` (project scope).
 
 The ripple command pre-approves one server-wide rule per name
-(``--allowedTools mcp__a,mcp__b``) because a headless ``claude -p`` cannot
-answer a permission prompt, and runs in the folder because started anywhere
+(``--allowedTools mcp__a,mcp__b``, each name as Claude Code writes it in tool
+names: `tool_name`) because a headless ``claude -p`` cannot answer a
+permission prompt, and runs in the folder because started anywhere
 else it wakes without its local-scope servers.
 
 Everything here is a plain function; the path rules take the platform as an
@@ -24,6 +25,7 @@ import json
 import ntpath
 import os
 import posixpath
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,9 +236,34 @@ def _quote(path: str) -> str:
 
 # ---------------------------------------------------------------- the command
 
+CLAUDE_AI_PREFIX = "claude.ai "
+_NOT_IN_A_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_name(server: str) -> str:
+    """The server's name as Claude Code writes it in its tools' names (mcp__<this>__<tool>) and matches
+    permission rules against: every character outside [A-Za-z0-9_-] becomes "_" ("seren memory local" ->
+    "seren_memory_local"); for its claude.ai connectors ("claude.ai Gmail") runs of "_" are then squeezed to
+    one and a leading or trailing one dropped ("claude_ai_Gmail"). This is Claude Code's own rule
+    (normalizeNameForMCP in its services/mcp/normalization), as public accounts of its source give it."""
+    name = _NOT_IN_A_TOOL_NAME.sub("_", str(server))
+    if str(server).startswith(CLAUDE_AI_PREFIX):
+        name = re.sub(r"_+", "_", name).strip("_")
+    return name
+
+
+def tool_names(servers: list) -> dict:
+    """Claude Code's name -> the registered names it stands for (two names may come to one)."""
+    out: dict = {}
+    for s in sorted(set(servers)):
+        out.setdefault(tool_name(s), []).append(s)
+    return out
+
+
 def allowed_tools(servers: list) -> str:
-    """One server-wide rule per server, as one --allowedTools argument."""
-    return ",".join(f"mcp__{s}" for s in sorted(set(servers)))
+    """One server-wide rule per server, as one --allowedTools argument, each with the server named as
+    Claude Code names it (a rule naming "seren memory local" would match none of its tools)."""
+    return ",".join(f"mcp__{s}" for s in sorted(tool_names(servers)))
 
 
 def command_for(servers: list) -> list:

@@ -1,18 +1,19 @@
 """The checks of a `claude` ripple command: the servers its --allowedTools pre-approves are registered for
-the folder in that account's ~/.claude.json, and one of them is a Seren Memory server."""
+the folder in that account's ~/.claude.json (each by the name Claude Code gives it in tool names), and one
+of them is a Seren Memory server: asked at its URL what it is, or started by a seren-memory command."""
 from __future__ import annotations
 
 import ntpath
 import os
 import re
 from typing import Optional
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from hippocampus.config import redact
 from hippocampus.ripple import claude as claude_setup
-from hippocampus.ripple.probe import Line, Probe
+from hippocampus.ripple.probe import CHECK_TIMEOUT, Line, Probe
 
-MEMORY_NAME = re.compile(r"(^|[-_.])memory$", re.IGNORECASE)
+SEREN_MEMORY = re.compile(r"seren[-_]memory", re.IGNORECASE)
 
 
 def is_claude(argv: list) -> bool:
@@ -47,19 +48,57 @@ def allowed_servers(argv: list) -> Optional[list]:
 
 
 
-def is_memory_server(name: str, entry: dict, memory_url: str = "") -> bool:
-    """A Seren Memory MCP server: named like seren-memory, or pointing at this service's Memory, or
-    started from the seren-memory package."""
-    if MEMORY_NAME.search(name or ""):
-        return True
-    url = str(entry.get("url") or "")
-    if url and memory_url:
-        a, b = urlsplit(url), urlsplit(memory_url)
-        if a.hostname and a.hostname == b.hostname and (a.port or 0) == (b.port or 0):
-            return True
-    launched = " ".join(str(x) for x in [entry.get("command") or "", *(entry.get("args") or [])]).lower()
-    return "seren-memory" in launched or "seren_memory" in launched
+def health_urls(url: str) -> list:
+    """Where the host of an MCP URL says what it is: /health beside the MCP route (.../mcp -> .../health),
+    then at the root of the host."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    head, _, last = path.rpartition("/")
+    beside = (head if last.lower() in ("mcp", "sse") else path) + "/health"
+    return [urlunsplit((parts.scheme, parts.netloc, p, "", "")) for p in dict.fromkeys((beside, "/health"))]
 
+
+def memory_shaped(body: object) -> bool:
+    """SerenMemory's /health: {"ok": true, "ts": <epoch seconds>, "features": [...]} ("features" only in
+    newer builds). This service's own /health is {"ok", "memory_reachable"}, and has no "ts"."""
+    if not isinstance(body, dict) or body.get("ok") is not True or "memory_reachable" in body:
+        return False
+    ts = body.get("ts")
+    features = body.get("features", [])
+    return isinstance(ts, (int, float)) and not isinstance(ts, bool) and isinstance(features, list)
+
+
+def _launched(entry: dict) -> str:
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    return " ".join(str(x) for x in [entry.get("command") or "", *args]).strip()
+
+
+def what_it_is(entry: dict, probe: Probe) -> tuple:
+    """(is it SerenMemory, what it said): an http or sse entry is asked at its URL's /health; a stdio entry
+    cannot be asked without starting it, so its command must name seren-memory."""
+    url = str(entry.get("url") or "").strip()
+    if url:
+        shown, said = redact.url(url), ""
+        for health in health_urls(url):
+            try:
+                status, body = probe.http_json(health, CHECK_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
+                said = said or f"points at {shown}, which does not answer ({type(exc).__name__})"
+                continue
+            if status == 200 and memory_shaped(body):
+                return True, f"answers at {redact.url(health)} as Seren Memory"
+            if isinstance(body, dict) and "memory_reachable" in body:
+                return False, (f"points at {shown}, which answers as a seren-hippocampus (a sleep cycle, perhaps "
+                               f"this one), not Seren Memory")
+            said = said or (f"points at {shown}, whose {redact.url(health)} answers HTTP {status} but not as "
+                            f"Seren Memory")
+        return False, said
+    launched = _launched(entry)
+    if not launched:
+        return False, "has neither a url nor a command"
+    if SEREN_MEMORY.search(launched):
+        return True, f"is started by `{launched[:120]}`"
+    return False, f"is started by `{launched[:120]}`, which does not name seren-memory"
 
 
 def claude_lines(argv: list, folder: str, other_account: str, memory_url: str, probe: Probe) -> list:
@@ -76,32 +115,49 @@ def claude_lines(argv: list, folder: str, other_account: str, memory_url: str, p
         reg = claude_setup.registered(folder, settings, platform=probe.platform)
     except claude_setup.ClaudeSetupError as exc:
         return [Line("servers", False, str(exc))]
-    names = set(reg.names)
-    missing = [s for s in allowed if s not in names]
+    named = claude_setup.tool_names(reg.names)      # Claude Code's name -> the registered name(s)
     cd = f"cd {folder} && " if folder else ""
-    if missing:
-        servers = Line("servers", False,
-                       f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} pre-approved in "
-                       f"--allowedTools but not registered for {folder} in {settings} (registered: "
-                       f"{reg.scopes()}): add {'it' if len(missing) == 1 else 'them'} with `{cd}claude mcp add "
-                       f"{missing[0]} ...`, or drop {'it' if len(missing) == 1 else 'them'} by running `{rebuild}`")
-    else:
-        unapproved = sorted(names - set(allowed))
-        extra = (f"; registered but not pre-approved: {', '.join(unapproved)} (their tools would wait on a "
-                 f"permission prompt)" if unapproved else "")
-        servers = Line("servers", True, f"{', '.join(allowed)} pre-approved and registered for {folder} "
-                                        f"({reg.scopes()}; in {settings}){extra}")
-    present = [s for s in allowed if s in names]
-    mem = [s for s in present if is_memory_server(s, reg.entries.get(s, {}), memory_url)]
-    if mem:
-        memory = Line("memory", True, f"{', '.join(mem)} {'is a' if len(mem) == 1 else 'are'} Seren Memory "
-                                      f"server{'' if len(mem) == 1 else 's'}")
-    else:
-        url = redact.url((memory_url or "http://127.0.0.1:7420").rstrip("/") + "/mcp")
-        memory = Line("memory", False,
-                      f"none of the pre-approved, registered servers ({', '.join(present) or 'none'}) is a Seren "
-                      f"Memory server, so the woken model has no submit_brief or review_draft: register Memory "
-                      f"for that folder with `{cd}claude mcp add --transport http seren-memory {url}`, then run "
-                      f"`{rebuild}`")
-    return [servers, memory]
+    return [_servers_line(allowed, named, reg, folder, settings, cd, rebuild),
+            _memory_line([a for a in allowed if a in named], named, reg, memory_url, probe, cd, rebuild)]
 
+
+def _as_registered(tool: str, named: dict) -> str:
+    """A server by its Claude Code name, with the registered name beside it when that differs."""
+    regs = [r for r in named.get(tool, []) if r != tool]
+    return f"{tool} (registered as {', '.join(repr(r) for r in regs)})" if regs else tool
+
+
+def _servers_line(allowed: list, named: dict, reg, folder: str, settings, cd: str, rebuild: str) -> Line:
+    missing = [s for s in allowed if s not in named]
+    unapproved = [t for t in sorted(named) if t not in allowed]
+    renamed = [t for t in unapproved if any(r != t for r in named[t])]
+    if missing:
+        them = "it" if len(missing) == 1 else "them"
+        why = "".join(f"; {', '.join(repr(r) for r in named[t])} is named {t} in Claude Code's tool names, so its "
+                      f"rule is mcp__{t}" for t in renamed)
+        return Line("servers", False,
+                    f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} pre-approved in --allowedTools "
+                    f"but not registered for {folder} in {settings} (registered: {reg.scopes()}){why}: add {them} "
+                    f"with `{cd}claude mcp add {missing[0]} ...`, or drop {them} by running `{rebuild}`")
+    extra = (f"; registered but not pre-approved: {', '.join(_as_registered(t, named) for t in unapproved)} "
+             f"(their tools would wait on a permission prompt)" if unapproved else "")
+    return Line("servers", True, f"{', '.join(_as_registered(a, named) for a in allowed)} pre-approved and "
+                                 f"registered for {folder} ({reg.scopes()}; in {settings}){extra}")
+
+
+def _memory_line(present: list, named: dict, reg, memory_url: str, probe: Probe, cd: str, rebuild: str) -> Line:
+    """Is one of the pre-approved, registered servers SerenMemory? Each is asked (not judged by its name)."""
+    found, others = [], []
+    for tool in present:
+        for name in named[tool]:
+            ok, said = what_it_is(reg.entries.get(name, {}), probe)
+            (found if ok else others).append(f"{_as_registered(tool, {tool: [name]})} {said}")
+    if found:
+        return Line("memory", True, "; ".join(found))
+    url = redact.url((memory_url or "http://127.0.0.1:7420").rstrip("/") + "/mcp")
+    heard = f": {'; '.join(others)}" if others else ""
+    return Line("memory", False,
+                f"none of the pre-approved, registered servers ({', '.join(present) or 'none'}) is a Seren Memory "
+                f"server{heard}. So the woken model has no submit_brief or review_draft: register Memory for "
+                f"that folder with `{cd}claude mcp add --transport http seren-memory {url}` (Memory running), "
+                f"then run `{rebuild}`")

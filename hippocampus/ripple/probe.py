@@ -34,6 +34,17 @@ def _http_get(url: str, headers: dict, timeout: float) -> int:
     return requests.get(url, headers=headers, timeout=timeout, allow_redirects=False).status_code
 
 
+def _http_json(url: str, timeout: float) -> tuple:
+    """GET url: (status, its JSON body, or None when it is not JSON)."""
+    import requests
+
+    r = requests.get(url, timeout=timeout, allow_redirects=False)
+    try:
+        return r.status_code, r.json()
+    except ValueError:
+        return r.status_code, None
+
+
 def _account_exists(user: str) -> Optional[bool]:
     if os.name == "nt":
         return windows_account_exists(user)
@@ -125,4 +136,5 @@ class Probe:
     logged_on: Callable[[str], Optional[bool]] = windows_logged_on      # a Windows session
     sudo_allows: Callable[[str, str], Optional[bool]] = _sudo_allows
     http_get: Callable[[str, dict, float], int] = _http_get
+    http_json: Callable[[str, float], tuple] = _http_json            # what an MCP server's host says it is
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import tempfile
 import time
@@ -11,6 +12,7 @@ from typing import Optional
 from hippocampus.config import RippleConfig
 from hippocampus.ripple.fire import WOKEN, Ripple
 from hippocampus.ripple.probe import Line
+from hippocampus.store import private
 
 FIRE_EVENT = "wake_check"
 OUTPUT_LINES = 5
@@ -23,11 +25,11 @@ def fire_message() -> str:
 
 
 def _log_dir(preferred: Path) -> tuple:
-    """The state folder's ripple.log when it can be appended to, else a temporary folder."""
+    """The state folder's ripple.log when it can be appended to, else a temporary folder. A state folder made
+    here is made private (0700), as the service makes it, and ripple.log 0600: they hold what was said."""
     try:
-        preferred.mkdir(parents=True, exist_ok=True)
-        with open(preferred / "ripple.log", "ab"):
-            pass
+        private.make_dir(preferred)
+        os.close(private.open_append(preferred / "ripple.log"))
         return preferred, None
     except OSError:
         tmp = tempfile.mkdtemp(prefix="seren-ripple-check-")

@@ -18,6 +18,7 @@ import pytest
 import requests
 
 from hippocampus.ripple import claude as claude_setup
+from tests.harness.memory_server import free_port
 from tests.harness.reviewer import wait_for
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="a POSIX stand-in script and PATH")
@@ -36,8 +37,8 @@ sys.exit(int(open({code!r}).read()) if os.path.exists({code!r}) else 0)
 class Box:
     """A HOME with Claude Code's settings for a project folder, and a stand-in claude on a PATH."""
 
-    def __init__(self, tmp_path: Path):
-        self.tmp = tmp_path
+    def __init__(self, tmp_path: Path, memory_url: str):
+        self.tmp, self.memory_url = tmp_path, memory_url
         self.home, self.proj, self.bin = tmp_path / "home", tmp_path / "proj", tmp_path / "bin"
         for d in (self.home, self.proj, self.bin):
             d.mkdir()
@@ -47,7 +48,7 @@ class Box:
                                                code=str(self.code_file)), encoding="utf-8")
         self.claude.chmod(0o755)
         self.settings = self.home / ".claude.json"
-        self.register(local={"seren-memory": {"type": "http", "url": "http://127.0.0.1:7420/mcp"}})
+        self.register(local={"seren-memory": {"type": "http", "url": memory_url + "/mcp"}})   # the real Memory
         (self.proj / ".mcp.json").write_text(json.dumps({"mcpServers": {"seren-loci": {"command": "loci-mcp"}}}))
 
     def register(self, local: dict) -> None:
@@ -85,8 +86,8 @@ class Box:
 
 
 @pytest.fixture
-def box(tmp_path) -> Box:
-    return Box(tmp_path)
+def box(tmp_path, memory_server) -> Box:
+    return Box(tmp_path, memory_server.url)
 
 
 def lines_of(stdout: str) -> dict:
@@ -108,7 +109,7 @@ def test_a_wired_box_is_all_ok_one_line_per_precondition(box):
     assert f"'claude' is {box.claude}" in got["command"]
     assert f"{box.proj} exists" in got["cwd"]
     assert "seren-hippocampus, seren-loci, seren-memory pre-approved and registered" in got["servers"]
-    assert "seren-memory is a Seren Memory server" in got["memory"]
+    assert f"seren-memory answers at {box.memory_url}/health as Seren Memory" in got["memory"]
     assert "# all 6 ok" in res.stdout
     assert box.runs() == []                      # without --fire nothing is started
 
@@ -138,6 +139,78 @@ def test_a_server_missing_from_the_folder_s_registration_is_named(box):
     got = lines_of(box.cli("check-ripple", "--config", str(cfg)).stdout)
     assert "seren-loci, seren-memory are pre-approved" in got["servers"]
     assert got["memory"].startswith("FAIL") and "Seren Memory server" in got["memory"]
+
+
+# ---------------------------------------------------------------- issue 32, item 4
+
+def test_a_server_name_with_a_space_is_pre_approved_by_claude_code_s_name_for_it(box):
+    """A hand-edited ~/.claude.json with "seren memory local": Claude Code names its tools
+    mcp__seren_memory_local__*, so that is the rule the command carries, and the check reads it back."""
+    box.register(local={"seren memory local": {"type": "http", "url": box.memory_url + "/mcp"}})
+    block = box.cli("ripple-claude", str(box.proj))
+    assert block.returncode == 0, block.stderr
+    assert "mcp__seren-hippocampus,mcp__seren-loci,mcp__seren_memory_local" in block.stdout, block.stdout
+    assert "seren memory" not in block.stdout.split("command:", 1)[1].split("\n", 1)[0]
+    res = box.cli("check-ripple", "--config", str(box.config()))
+    assert res.returncode == 0, res.stdout + res.stderr
+    got = lines_of(res.stdout)
+    assert "seren_memory_local (registered as 'seren memory local')" in got["servers"], got["servers"]
+    assert got["memory"].startswith("ok") and "seren_memory_local" in got["memory"], got["memory"]
+
+
+def test_the_old_command_with_the_space_fails_and_the_fix_it_names_works(box):
+    """The command an older ripple-claude wrote (`mcp__seren memory local`) pre-approves nothing Claude Code
+    has: the check says so and why, and the command it tells you to run writes one that passes."""
+    box.register(local={"seren memory local": {"type": "http", "url": box.memory_url + "/mcp"}})
+    old = ["claude", "-p", "{message}", "--allowedTools",
+           "mcp__seren memory local,mcp__seren-hippocampus,mcp__seren-loci"]
+    cfg = box.tmp / "old.yaml"
+    cfg.write_text(f"ripple:\n  type: script\n  command: {json.dumps(old)}\n  cwd: {json.dumps(str(box.proj))}\n"
+                   f"  run_as: {json.dumps(getpass.getuser())}\n", encoding="utf-8")
+    res = box.cli("check-ripple", "--config", str(cfg))
+    assert res.returncode == 1, res.stdout + res.stderr
+    servers = lines_of(res.stdout)["servers"]
+    assert servers.startswith("FAIL") and "'seren memory local' is named seren_memory_local in Claude Code's " \
+        "tool names, so its rule is mcp__seren_memory_local" in servers, servers
+    fix = f"seren-hippocampus ripple-claude {box.proj}"
+    assert fix in servers
+    res = box.cli("check-ripple", "--config", str(box.config()))       # the block that command prints
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_memory_check_asks_the_server_and_this_service_is_not_memory(box, make_config, start_service):
+    """A server named seren-memory whose URL is this service (seren-hippocampus) fails the memory check,
+    as does one whose URL nothing answers; one started by a seren-memory command passes."""
+    svc = start_service(make_config())
+    box.register(local={"seren-memory": {"type": "http", "url": svc.url + "/mcp/"}})
+    res = box.cli("check-ripple", "--config", str(box.config()))
+    assert res.returncode == 1, res.stdout + res.stderr
+    memory = lines_of(res.stdout)["memory"]
+    assert memory.startswith("FAIL") and f"seren-memory points at {svc.url}/mcp/, which answers as a " \
+        "seren-hippocampus" in memory, memory
+    assert "seren-hippocampus points at http://127.0.0.1:7424/mcp/" in memory    # the user-scope one, asked too
+    assert "claude mcp add --transport http seren-memory" in memory
+
+    nobody = free_port()
+    box.register(local={"seren-memory": {"type": "http", "url": f"http://127.0.0.1:{nobody}/mcp"}})
+    memory = lines_of(box.cli("check-ripple", "--config", str(box.config())).stdout)["memory"]
+    assert memory.startswith("FAIL") and f"127.0.0.1:{nobody}/mcp, which does not answer" in memory, memory
+
+    box.register(local={"memory": {"command": "uvx", "args": ["--from", "seren-memory[mcp]", "seren-memory-mcp"]},
+                        "notes": {"command": "notes-mcp"}})
+    memory = lines_of(box.cli("check-ripple", "--config", str(box.config())).stdout)["memory"]
+    assert memory.startswith("ok") and "memory is started by `uvx --from seren-memory[mcp] seren-memory-mcp`" \
+        in memory, memory
+
+
+def test_fire_makes_the_state_folder_private(box):
+    cfg = box.config()
+    state = box.tmp / "state"
+    assert not state.exists()
+    res = box.cli("check-ripple", "--config", str(cfg), "--fire")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert oct(state.stat().st_mode & 0o777) == oct(0o700)
+    assert oct((state / "ripple.log").stat().st_mode & 0o777) == oct(0o600)
 
 
 def test_fire_runs_the_stand_in_once_through_the_ripple_and_reports_its_exit_code(box):

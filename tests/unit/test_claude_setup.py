@@ -53,6 +53,16 @@ def test_the_command_pre_approves_one_rule_per_server_sorted():
     assert cs.command_for(["b", "a", "b"]) == ["claude", "-p", "{message}", "--allowedTools", "mcp__a,mcp__b"]
 
 
+def test_a_server_is_named_as_claude_code_names_it_in_tool_names():
+    assert cs.tool_name("seren memory local") == "seren_memory_local"
+    assert cs.tool_name("seren-memory") == "seren-memory" and cs.tool_name("a_b-9") == "a_b-9"
+    assert cs.tool_name("my.server/v2") == "my_server_v2" and cs.tool_name("mémoire") == "m_moire"
+    assert cs.tool_name("claude.ai  Google Drive ") == "claude_ai_Google_Drive"   # its connectors: squeezed
+    assert cs.tool_name("x  y ") == "x__y_"                                       # others: not
+    assert cs.command_for(["seren memory local", "seren-loci", "seren_memory_local"])[-1] == \
+        "mcp__seren-loci,mcp__seren_memory_local"
+
+
 def test_run_as_defaults_to_whoever_ran_the_command(monkeypatch):
     assert cs.invoking_account({"SUDO_USER": "alice"}) == "alice"
     assert cs.invoking_account({"SUDO_USER": "root"}) == cs.invoking_account({})
@@ -80,6 +90,8 @@ def _env(home: Path, **extra: str) -> dict:
 
 
 def _cli(tmp_path: Path, *args: str, home: Path = None, **extra: str) -> subprocess.CompletedProcess:
+    if args[:1] == ("check-config",):       # the config alone: its Memory and model are not running here
+        args = ("check-config", "--offline", *args[1:])
     return subprocess.run([sys.executable, "-m", "hippocampus", *args], capture_output=True, text=True,
                           encoding="utf-8", env=_env(home or tmp_path / "home", **extra), cwd=str(tmp_path),
                           timeout=60)

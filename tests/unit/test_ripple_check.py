@@ -53,20 +53,34 @@ def test_the_allowed_tools_servers_are_read_from_every_spelling():
     assert not claude_checks.is_claude(["python", "claude"])
 
 
-def test_a_memory_server_is_known_by_name_url_or_package():
-    assert claude_checks.is_memory_server("seren-memory", {})
-    assert claude_checks.is_memory_server("home_memory", {})
-    assert claude_checks.is_memory_server("mem", {"url": "http://127.0.0.1:7420/mcp"}, "http://127.0.0.1:7420")
-    assert claude_checks.is_memory_server("mem", {"command": "uvx", "args": ["seren-memory", "mcp"]})
-    assert not claude_checks.is_memory_server("seren-loci", {"url": "http://127.0.0.1:7421/mcp"}, "http://127.0.0.1:7420")
-    assert not claude_checks.is_memory_server("memoryless-tool", {})
+def test_a_memory_server_is_known_by_what_its_url_answers_or_its_command_never_by_its_name(tmp_path):
+    memory = {"ok": True, "ts": 1796141841.4, "features": ["target_op"]}
+    asked = []
+
+    def answers(body):
+        return _world(tmp_path, http_json=lambda url, t: (asked.append(url), (200, body))[1])
+
+    ok, said = claude_checks.what_it_is({"url": "http://box:7420/mcp"}, answers(memory))
+    assert ok and said == "answers at http://box:7420/health as Seren Memory" and asked == ["http://box:7420/health"]
+    old = {"ok": True, "ts": 1700000000}                            # a build before `features`
+    assert claude_checks.what_it_is({"type": "sse", "url": "http://box/memory/sse"}, answers(old))[0]
+    assert asked[-1] == "http://box/memory/health"
+    ok, said = claude_checks.what_it_is({"url": "http://127.0.0.1:7424/mcp/"},
+                                        answers({"ok": True, "memory_reachable": True}))
+    assert not ok and "answers as a seren-hippocampus" in said
+    assert not claude_checks.what_it_is({"url": "http://box/mcp"}, answers({"ok": True}))[0]
+    assert not claude_checks.what_it_is({}, answers(memory))[0]     # a name alone ("seren-memory") says nothing
+    assert claude_checks.what_it_is({"command": "uvx", "args": ["seren-memory", "mcp"]}, answers(None))[0]
+    assert claude_checks.what_it_is({"command": "/opt/seren_memory/bin/mcp"}, answers(None))[0]
+    assert not claude_checks.what_it_is({"command": "seren-hippocampus"}, answers(None))[0]
+    assert claude_checks.health_urls("http://u:p@h:1/a/mcp/?k=v") == ["http://u:p@h:1/a/health", "http://u:p@h:1/health"]
 
 
 def test_a_wired_claude_ripple_is_all_ok(tmp_path):
     exe = _claude(tmp_path)
     proj = tmp_path / "proj"
     proj.mkdir()
-    env = _settings(tmp_path, proj, {"seren-memory": {}}, {"seren-loci": {}})
+    env = _settings(tmp_path, proj, {"seren-memory": {"command": "seren-memory-mcp"}}, {"seren-loci": {}})
     cfg = RippleConfig(type="script", command=["claude", "-p", "{message}", "--allowedTools",
                                                "mcp__seren-loci,mcp__seren-memory"], cwd=str(proj), run_as="alice")
     lines = rc.checks(cfg, probe=_world(tmp_path, environ=env))
