@@ -4,7 +4,7 @@
 constructor) before anything else of the service has started. If the bind fails, what waitress had
 already made (its request threads, its trigger, the half-made socket) is shut down and closed, and
 BindError carries one line naming host and port, the cause, and the way out: another process holds
-the port (a free port near it is named, or `port: 0` for any), no permission, an address that is
+the port (its pid and program when the OS says, and a free port near it, or `port: 0` for any), no permission, an address that is
 not this machine's, a name that does not resolve.
 """
 from __future__ import annotations
@@ -67,8 +67,9 @@ def explain(host: str, port: int, exc: Exception) -> str:
     if codes & IN_USE:
         free = free_port_near(host, port)
         pick = f"set server.port to a free one ({free} is free now)" if free else "set server.port to a free one"
-        return (f"cannot listen on {where}: another process holds port {port}. Stop that process, or "
-                f"{pick}, or server.port: 0 for any free port (the start-up line names it).")
+        who = holder(port)
+        return (f"cannot listen on {where}: another process holds port {port}{f' ({who})' if who else ''}. "
+                f"Stop that process, or {pick}, or server.port: 0 for any free port (the start-up line names it).")
     if codes & NO_PERMISSION:
         return (f"cannot listen on {where}: no permission to use port {port} (ports below 1024 need root "
                 f"or a capability, and some ports are reserved). Set server.port to one above 1023, e.g. "
@@ -81,6 +82,28 @@ def explain(host: str, port: int, exc: Exception) -> str:
                 f"Set server.host to 127.0.0.1 (this box only) or to one of this machine's own addresses.")
     why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return f"cannot listen on {where}: {why}. Check server.host and server.port, or set server.port: 0."
+
+
+def holder(port: int) -> str:
+    """Who listens on `port`, when the OS says: "pid 1234, llama-server". Empty when it does not (another
+    account's process, without the rights to see it; a platform that will not tell)."""
+    try:
+        import psutil
+
+        conns = psutil.net_connections(kind="tcp")
+    except Exception:  # noqa: BLE001 - not allowed to look, or no psutil: say nothing
+        return ""
+    pids = sorted({c.pid for c in conns if c.pid and c.status == psutil.CONN_LISTEN and c.laddr
+                   and c.laddr.port == port})
+    if not pids:
+        return ""
+    named = []
+    for pid in pids[:3]:
+        try:
+            named.append(f"pid {pid}, {psutil.Process(pid).name()}")
+        except Exception:  # noqa: BLE001 - gone meanwhile, or not ours to name
+            named.append(f"pid {pid}")
+    return "; ".join(named)
 
 
 def free_port_near(host: str, port: int, tries: int = NEARBY) -> Optional[int]:
