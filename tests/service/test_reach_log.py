@@ -65,7 +65,7 @@ def test_memory_and_the_model_going_away_and_coming_back_are_each_said_once(rig,
     assert "WARNING" in down[0] and "the sleeps, tends and checks, and the review queue wait on it" in down[0]
     assert "user:pw" not in p.stderr()
     gone = p.wait_for(lambda: _lines(p, "The model at "), 30, "the line that says the model is not answering")
-    assert f"The model at http://127.0.0.1:{model_relay.port}/v1 is not answering (ConnectionError)" in gone[0]
+    assert f"The model at http://127.0.0.1:{model_relay.port}/v1 is not answering (" in gone[0], gone
     assert "the next sleep's drafting and each redraft wait on it" in gone[0]
 
     # Memory is read again (every 5 s) while still down: nothing more is said
