@@ -32,6 +32,7 @@ from hippocampus.demo.hand import MemoryHand
 from hippocampus.demo.memory_server import MemoryServer, quiet_memory_env
 from hippocampus.demo.model_script import scripted_reply
 from hippocampus.demo.waiting import wait_for
+from hippocampus.status.lists import event_say
 
 DAY = 86400.0
 MODEL_NAME = "scripted-small-model"
@@ -110,11 +111,13 @@ _EVENT_WORDS = {
 
 
 def describe_event(e: dict) -> str:
+    """The demo's own sentence for the events it walks through; any other in the narrator's words (the
+    viewer's), never its raw fields (a brief request once read due_at=1796141841.4453628)."""
     words = _EVENT_WORDS.get(e.get("type"))
     if words is not None:
         return words(e)
-    keep = {k: v for k, v in e.items() if k not in ("type", "at", "seq", "ripple", "delivery")}
-    return ", ".join(f"{k}={v}" for k, v in keep.items()) or "-"
+    say = event_say(e)
+    return " · ".join(w for w in (say["facts"], e.get("error") or e.get("why"), say["outcome"]) if w) or "-"
 
 
 def seed(hand: MemoryHand, now: float) -> tuple:

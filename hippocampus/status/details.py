@@ -34,6 +34,8 @@ def wakeup_line(w: dict, now: float, headline: str = "") -> str:
     if not w:
         return "Wake-up: not checked yet"
     summary = w.get("summary") or "not checked yet"
+    if w.get("type") == "off":
+        summary = "off: nothing here wakes the main model; it sees what waits the next time it reads its memories"
     if w.get("ok") is False and summary in headline:
         summary = "would fail (" + SEE_ABOVE + ")"
     last = sorted((w.get("last") or {}).items(), key=lambda kv: -(kv[1].get("at") or 0))
@@ -47,11 +49,13 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
     rows = [["model", card["main"] + (": " + card["sub"] if card.get("sub") else ""),
              "bad" if card.get("level") == "bad" else ""]]
     if s.get("model_configured") or ml.get("managed"):
-        state = ml.get("state") or "unknown"
-        rows.append(["state", state, "bad" if state == "failed" else "good" if state == "ready" else ""])
-        rows.append(["started by", ((ml.get("via") or "local") + (" (this service started it)"
-                                                                   if ml.get("started_by_us") else ""))
-                     if ml.get("managed") else "not managed here (always on)", ""])
+        if ml.get("managed"):           # only a model started here has a state of its own
+            state = ml.get("state") or "unknown"
+            rows.append(["state", state, "bad" if state == "failed" else "good" if state == "ready" else ""])
+            rows.append(["started by", (ml.get("via") or "local") + (" (this service started it)"
+                                                                     if ml.get("started_by_us") else ""), ""])
+        else:
+            rows.append(["started by", "not started here: it is expected to be always on", ""])
         if ml.get("last_used"):
             rows.append(["last used", ago(ml["last_used"], now), ""])
         if ml.get("managed") and ml.get("keep_warm_seconds") is not None:
@@ -79,19 +83,18 @@ def context_row(fit: dict, headline: str = "") -> list:
         return ["context", "unknown: the server does not say its context (no /props), so the fit is not checked", ""]
     if fit.get("prompt_tokens") is None:
         return ["context", f"{fit['n_ctx']:,} tokens; the prompt was not counted (the server has no /tokenize)", ""]
-    return ["context", f"{fit['n_ctx']:,} tokens: the largest prompt ({fit['prompt_tokens']:,}) and "
-                       f"model.max_tokens ({fit['max_tokens']:,}) fit", "good"]
+    return ["context", f"{fit['n_ctx']:,} tokens: the largest prompt ({fit['prompt_tokens']:,} tokens) and "
+                       f"the room for its answer ({fit['max_tokens']:,}) fit", "good"]
 
 
 def answer_format_row(v: dict) -> list:
     """The model card's answer-format row: is each drafting answer held to its JSON schema (model.structured)."""
     if v.get("refused"):
         return ["answer format", f"plain prompt: the server refused the answer's JSON schema ({v['refused']}), "
-                                 "so answers are read as free text until a restart (model.structured: auto; "
-                                 "off stops asking)", ""]
+                                 "so answers are read as free text until the service restarts", ""]
     if v.get("mode") == "off":
-        return ["answer format", "plain prompt (model.structured: off)", ""]
-    return ["answer format", f"held to the answer's JSON schema (model.structured: {v.get('mode')})", "good"]
+        return ["answer format", "plain prompt: the answers are not held to a JSON schema (turned off)", ""]
+    return ["answer format", "held to the answer's JSON schema", "good"]
 
 
 def busy_note(s: dict) -> str:

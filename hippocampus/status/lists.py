@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hippocampus.status.words import n, short, span
+from hippocampus.status.words import hhmm, n, short, span
 
 
 def _age(seconds: float) -> str:
@@ -25,8 +25,10 @@ def draft_line(d: dict) -> str:
 def queue(drafts: list, now: float, error: Optional[str] = None) -> dict:
     """The /queue answer: each draft waiting for review, its line, and the note over them."""
     if error:
+        # the headline names Memory and why it does not answer: the note says what that means here, once
         return {"count": 0, "drafts": [], "error": error,
-                "say": {"level": "bad", "note": f"Memory is not answering, so the queue cannot be read: {error}"}}
+                "say": {"level": "bad", "note": "Memory is not answering, so what waits for review cannot be "
+                                                "read until it does."}}
     out = []
     for d in drafts:
         ops = d.get("operations") or []
@@ -51,8 +53,11 @@ def group_say(g: dict) -> dict:
     counts = [f"{n(g.get('proposed') or 0, 'operation')} proposed", f"{g.get('approved_first')} approved first time",
               f"{g.get('approved_after_redraft')} after a redraft", f"{g.get('approved_edited')} with edits",
               f"{g.get('denied_to_end')} denied to the end"] + ([f"{g['waiting']} waiting"] if g.get("waiting") else [])
-    rates = [f"cut off {_pct(g.get('cut_off_rate'))} of {n(g.get('calls') or 0, 'call')}",
-             f"invented numbers in {_pct(g.get('invented_rate'))}"]
+    calls = g.get("calls") or 0
+    rates = [f"cut off {_pct(g.get('cut_off_rate'))} of {n(calls, 'model call')}" if calls and
+             g.get("cut_off_rate") is not None else "no model calls on record"]
+    if g.get("invented_rate") is not None:
+        rates.append(f"invented numbers in {_pct(g.get('invented_rate'))}")
     words = ", ".join(f"{w} ({c})" for w, c in g.get("critique_words") or [])
     return {"badge": f"voice card v{g['voice']}" if g.get("voice") else "no voice card",
             "counts": " · ".join(counts), "rates": " · ".join(rates) + (f" · critiques: {words}" if words else "")}
@@ -62,10 +67,11 @@ def quality_note(rep: dict) -> dict:
     err = rep.get("error")
     if not rep.get("ready"):
         return {"level": "bad" if err else "ok",
-                "note": f"Memory's drafts could not be read: {err}" if err else "Reading the reviews in Memory…"}
+                "note": "Memory's drafts could not be read, so there is no report yet." if err
+                else "Reading the reviews in Memory…"}
     if not rep.get("groups"):
         return {"level": "bad" if err else "ok", "note": "No drafts on record yet."}
-    stale = f" (not refreshed: {err})" if err else ""
+    stale = " (not refreshed: Memory did not answer)" if err else ""
     return {"level": "bad" if err else "ok",
             "note": f"{n(rep.get('drafts') or 0, 'draft')} on record; each operation counts under the model and "
                     f"card of the draft that first proposed it.{stale}"}
@@ -78,16 +84,29 @@ def quality(rep: dict) -> dict:
 
 
 # ---------------------------------------------------------------- the events
+# what an event's `count` counts, by its type (a nudge burst is one event whose count grows)
+COUNTED = {"nudged": ("nudge", "nudges in a row"), "purged": ("flagged memory purged", "flagged memories purged"),
+           "restored": ("memory restored", "memories restored")}
+
+
+def _count(e: dict) -> str:
+    one, many = COUNTED.get(e.get("type"), ("time", "times"))
+    return n(int(e.get("count") or 0), one, many)
+
+
 def _facts(e: dict) -> list:
     """The event's own facts, each a few words, in a fixed order."""
     has = {k: e.get(k) is not None for k in ("operations", "count", "attempt", "landed", "restarts")}
     bits = [(e.get("actor"), f"actor {e.get('actor')}"), (e.get("draft_id"), f"draft {short(e.get('draft_id'))}"),
-            (has["operations"], n(e.get("operations") or 0, "operation")), (has["count"], str(e.get("count"))),
+            (has["operations"], n(e.get("operations") or 0, "operation")), (has["count"], _count(e)),
             (has["attempt"], f"attempt {e.get('attempt')}"), (has["landed"], f"{e.get('landed')} landed"),
             (e.get("denied"), f"{e.get('denied')} denied"), (has["restarts"], n(e.get("restarts") or 0, "restart")),
             (e.get("by"), f"by {e.get('by')}"), (e.get("quiet"), "quiet"), (e.get("catch_up"), "catch-up"),
             (e.get("topic"), f"topic {e.get('topic')}"), (e.get("how"), str(e.get("how"))),
-            (e.get("nudge"), f"nudge {e.get('nudge')}")]
+            (e.get("due_at"), f"for the sleep due at {hhmm(e.get('due_at'))}"),
+            (isinstance(e.get("nudge"), int) and e.get("nudge"), f"asked again ({n(e.get('nudge'), 'reminder')} so far)"),
+            (e.get("woke") is not None and e.get("type") == "nudged",
+             "a turn started at once" if e.get("woke") else "a turn was already under way")]
     return [words for on, words in bits if on]
 
 

@@ -21,7 +21,7 @@ LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Righ
 def narrate(s: dict, now: float) -> dict:
     text, level, action = headline(s, now)
     say = {"headline": text, "level": level, "label": LABELS[level], "action": action,
-           "cards": cards(s, now), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
+           "cards": cards(s, now, text), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
            "busy": busy_note(s), "actors": actor_words(s.get("actors"))}
     say["cards"]["model"]["rows"] = model_rows(s, say["cards"]["model"], now, text)
     return say
@@ -47,8 +47,10 @@ def headline(s: dict, now: float) -> tuple:
                 "sleep until it does.", BAD, None)
     failed = _failed_actors(s)
     if failed:
-        return (f"{', '.join(failed)} crashed too often and {'is' if len(failed) == 1 else 'are'} down: "
-                "restart it from the Actors card (or POST /actors/<name>/restart).", BAD, "restart")
+        one = len(failed) == 1
+        return (f"The {' and '.join(failed)} actor{'' if one else 's'} crashed too often and "
+                f"{'is' if one else 'are'} down: press Restart beside {'it' if one else 'each'} on the Actors "
+                "card.", BAD, "restart")
     writes = [s[key] for key in ("state_error", "events_error") if s.get(key)]
     if writes:
         return (" ".join(w.rstrip(".") + "." for w in writes), BAD, None)
@@ -66,8 +68,8 @@ def headline(s: dict, now: float) -> tuple:
 def _broken(s: dict, now: float) -> Optional[tuple]:
     last = s.get("last_sleep") or {}
     if last.get("error"):
-        then = (f"; the model's start is tried again at {hhmm(last['retry_at'])} (model.lifecycle."
-                "retry_after_seconds)" if (last.get("retry_at") or 0) > now else " for the next check")
+        then = (f"; the model's start is tried again at {hhmm(last['retry_at'])}"
+                if (last.get("retry_at") or 0) > now else " for the next check")
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
                 f"{then}.", BAD, "sleep")
     down = model_down(s)
@@ -94,23 +96,7 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     return None
 
 
-def _other_copy(s: dict) -> Optional[tuple]:
-    """The last check found another copy of the service working on this Memory (claims.py)."""
-    check = s.get("last_check") or {}
-    other = check.get("other") or {}
-    if check.get("status") != "other_copy":
-        return None
-    who = (f"Another copy of seren-hippocampus (pid {other['pid']} on {other.get('host')}, state folder "
-           f"{other.get('folder')})" if other.get("pid") else "Another copy of seren-hippocampus")
-    until_ = f" until {hhmm(other['until'])}" if other.get("until") else ""
-    return (f"{who} {other.get('what') or 'works on this Memory'}{until_}: this copy leaves it to that one. Two "
-            "copies on one Memory take turns; stop one of them unless you meant to run both.", WAIT, None)
-
-
 def _waiting(s: dict, now: float) -> tuple:
-    other = _other_copy(s)
-    if other:
-        return other
     chain = s.get("chain") or {}
     waiting = chain.get("waiting_draft")
     if waiting:
@@ -127,33 +113,61 @@ def _waiting(s: dict, now: float) -> tuple:
         return (f"Brief {short(chain['brief_id'])} is waiting: it is slept on at the next check.", WAIT, "sleep")
     bed = s.get("bedtime_at")
     if s.get("brief_wanted"):
-        return (f"Asked the main model for a brief at {hhmm(s.get('brief_requested_at'))}; waiting for it "
-                "(submit_brief on Memory, then nudge).", WAIT, None)
+        return (f"Waiting for a brief from the main model: a note asking for one has been in Memory since "
+                f"{hhmm(s.get('brief_requested_at'))}{_who_reads(s)}.", WAIT, None)
     if bed and bed <= now:
-        return ("Past bedtime with no brief: a brief (submit_brief on Memory, then nudge) starts the sleep.",
-                WAIT, "sleep")
+        return ("Past bedtime with no brief: the sleep starts once the main model writes one.", WAIT, "sleep")
     return (f"Quiet and healthy; bedtime {until(bed, now)}; no brief yet.", OK, "sleep")
 
 
-def cards(s: dict, now: float) -> dict:
-    return {"last_sleep": _last_sleep(s, now), "bedtime": _bedtime(s, now), "brief": _brief(s, now),
-            "last_tend": _last_tend(s, now), "tick": _tick(s, now), "model": _model(s)}
+def _who_reads(s: dict) -> str:
+    """Who will see the request for a brief: the wake-up, or (off) the main model when it next looks."""
+    wake = s.get("wakeup") or {}
+    if wake.get("type") == "off":
+        return ("; nothing here wakes the main model, so it finds the note the next time it reads its "
+                "memories")
+    return ""
+
+
+def cards(s: dict, now: float, headline: str = "") -> dict:
+    return {"last_sleep": _last_sleep(s, now, headline), "bedtime": _bedtime(s, now), "brief": _brief(s, now),
+            "last_tend": _last_tend(s, now, headline), "tick": _tick(s, now), "model": _model(s)}
 
 
 def _line(main: str, sub: str, level: str = OK) -> dict:
     return {"main": main, "sub": sub, "level": level}
 
 
-def _last_sleep(s: dict, now: float) -> dict:
-    last = s.get("last_sleep")
+def _check_tail(s: dict, now: float) -> str:
+    """What the last check found, unless it is no longer so (a chain it saw open has closed since)."""
     check = s.get("last_check") or {}
-    tail = f" · last check {ago(check.get('at'), now)}: {CHECK.get(check.get('status'), check.get('status'))}" \
-        if check.get("status") and check.get("status") != "error" else ""
+    status = check.get("status")
+    if not status or status in ("error", "other_copy"):
+        return ""
+    if status == "chain_open" and not (s.get("chain") or {}).get("chain_open"):
+        return ""
+    return f" · last check {ago(check.get('at'), now)}: {CHECK.get(status, status)}"
+
+
+def _error_words(s: dict, error: str, headline: str, words: str) -> str:
+    """An error's text once: "see above" when the headline says it (or says that Memory, which the error
+    names, is not answering), else the report's own words."""
+    if error and error in headline:
+        return "see above"
+    mem = s.get("memory") or {}
+    if error and mem.get("reachable") is False and mem.get("url") and mem["url"] in error:
+        return "failed: Memory did not answer (see above)"
+    return words
+
+
+def _last_sleep(s: dict, now: float, headline: str = "") -> dict:
+    last = s.get("last_sleep")
+    tail = _check_tail(s, now)
     if not last:
-        return _line("Never", "no sleep has run on this state file" + tail)
+        return _line("Never", "no sleep has run yet" + tail)
     main = "Failed" if last.get("error") else "Drafted" if last.get("draft_id") else "Quiet" if last.get("quiet") \
         else "Interrupted" if last.get("interrupted") else "Ran"
-    words = "see above" if last.get("error") else sleep_words(last)     # the error's text is the headline's
+    words = _error_words(s, last.get("error"), headline, sleep_words(last))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
                  BAD if last.get("error") else OK)
 
@@ -183,13 +197,13 @@ def _brief(s: dict, now: float) -> dict:
     return _line("Not asked for yet", f"a brief from the main model starts a sleep{misses}")
 
 
-def _last_tend(s: dict, now: float) -> dict:
+def _last_tend(s: dict, now: float, headline: str = "") -> dict:
     last = s.get("last_tend")
     if not last:
         return _line("Never", "no tend has run yet")
     main = "Failed" if last.get("error") else "Did work" if (last.get("resubmitted") or last.get("closed")) \
         else "Quiet"
-    words = "see above" if last.get("error") else tend_words(last)
+    words = _error_words(s, last.get("error"), headline, tend_words(last))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}",
                  BAD if last.get("error") else OK)
 
@@ -197,8 +211,9 @@ def _last_tend(s: dict, now: float) -> dict:
 def _tick(s: dict, now: float) -> dict:
     bits = []
     if s.get("mode") == "external":       # external mode changes what drives the loop: say it here only
-        main = "External"
-        bits.append("ticks come from POST /nudge, /tend and /check")
+        main = "When asked"
+        bits.append("no clock of its own: it takes a turn when the main model nudges it, or when you press "
+                    "Sleep now or Tend now")
     else:
         main = f"Every {span(s.get('tick_seconds') or 0)}"
         if s.get("next_tick_at"):

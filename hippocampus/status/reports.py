@@ -78,9 +78,8 @@ def check_words(r: dict) -> str:
 def result(kind: str, r: dict) -> dict:
     """{"level", "text"} for the answer to a sleep, tend or check asked for by hand."""
     if r.get("asked_for_brief"):
-        return {"level": "ok", "text": "Asked the main model for a brief: none was waiting, so nothing was "
-                                       "drafted blind. It sleeps once the brief arrives (submit_brief on Memory, "
-                                       "then nudge); without_brief=true drafts unsteered now."}
+        return {"level": "ok", "text": "No brief was waiting, so nothing was drafted blind: a note in Memory asks "
+                                       "the main model for one, and the sleep runs once it arrives."}
     if r.get("refused"):
         return {"level": "warn", "text": f"Nothing started: {r.get('message') or 'a chain is open'}."}
     words = {"sleep": sleep_words, "tend": tend_words, "check": check_words}[kind](r)

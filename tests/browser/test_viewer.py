@@ -41,7 +41,7 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     expect(page.locator("#bedtimeRel")).to_have_text(re.compile(r"^(in \d|Now)"))
     expect(page.locator("#bedtimeAbs")).to_contain_text(re.compile(r"\d\d:\d\d"))
     expect(page.locator("#briefWhat")).to_have_text("In use")            # the brief that opened the chain
-    expect(page.locator("#tickWhat")).to_have_text("External")
+    expect(page.locator("#tickWhat")).to_have_text("When asked")
     # what is waiting for review
     row = page.locator(f'#queueList .draft[data-draft-id="{draft_id}"]')
     expect(row).to_be_visible()
@@ -57,7 +57,7 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     expect(page.locator('#actorsList .actor[data-state="running"]')).to_have_count(11)   # seven and the four watches
     # the wake-up line and the model card's rows: the narrator's words, laid out as they come
     say = requests.get(svc.url + "/status", timeout=10).json()["say"]
-    assert say["wakeup"].startswith("Wake-up: off: nothing wakes the main model"), say["wakeup"]
+    assert say["wakeup"].startswith("Wake-up: off: nothing here wakes the main model"), say["wakeup"]
     expect(page.locator("#wakeupLine")).to_have_text(say["wakeup"])
     rows = say["cards"]["model"]["rows"]
     assert rows[-1] == ["voice card", "off (opt-in)", ""], rows
@@ -88,9 +88,9 @@ def test_sleep_now_without_a_brief_asks_for_one(make_config, start_service, hand
     page, console = open_page(svc.url)
     loaded(page)
     page.locator("#sleepBtn").click()
-    expect(page.locator("#actionResult")).to_contain_text("Asked the main model for a brief")
+    expect(page.locator("#actionResult")).to_contain_text("a note in Memory asks the main model for one")
     expect(page.locator("#briefWhat")).to_have_text("Wanted")
-    expect(page.locator("#explainText")).to_contain_text("asked the main model for a brief", ignore_case=True)
+    expect(page.locator("#explainText")).to_contain_text("Waiting for a brief from the main model")
     assert hand.drafts("pending") == []
     assert console.errors == [], console.errors
 
@@ -126,7 +126,7 @@ def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, s
     expect(actor).to_have_attribute("data-state", "failed")
     expect(actor).to_contain_text("injected crash in ripple")
     expect(page.locator("#explainCard")).to_have_class(re.compile(r"\bbad\b"))
-    expect(page.locator("#explainText")).to_contain_text("ripple crashed too often")
+    expect(page.locator("#explainText")).to_contain_text("The ripple actor crashed too often")
     button = actor.locator("button.restart")
     expect(button).to_have_text("Restart")
     button.click()
@@ -161,7 +161,7 @@ def test_with_a_bearer_the_page_asks_once_then_works(make_config, start_service,
     assert "open" not in (modal.get_attribute("class") or "")
     # the action buttons carry it too
     page.locator("#sleepBtn").click()
-    expect(page.locator("#actionResult")).to_contain_text("Asked the main model for a brief")
+    expect(page.locator("#actionResult")).to_contain_text("a note in Memory asks the main model for one")
 
 
 def test_a_cancelled_token_prompt_does_not_nag(make_config, start_service, open_page):
@@ -172,7 +172,7 @@ def test_a_cancelled_token_prompt_does_not_nag(make_config, start_service, open_
     page.keyboard.press("Escape")
     expect(modal).not_to_have_class(re.compile(r"\bopen\b"))
     page.locator("#reloadBtn").click()
-    expect(page.locator("#explainText")).to_contain_text("Press 🔑 Token")
+    expect(page.locator("#explainText")).to_contain_text("Press Token (top right)")
     page.wait_for_function("() => !HX.inflight")
     assert "open" not in (modal.get_attribute("class") or "")
     # a wrong token is refused and the prompt comes back once

@@ -122,7 +122,7 @@ def test_the_viewers_own_buttons_work_under_its_csp(make_config, start_service, 
     expect(modal).not_to_have_class(re.compile(r"\bopen\b"))
     # the POST buttons: same-origin requests, which the Origin check lets through
     page.locator("#sleepBtn").click()
-    expect(page.locator("#actionResult")).to_contain_text("Asked the main model for a brief")
+    expect(page.locator("#actionResult")).to_contain_text("a note in Memory asks the main model for one")
     page.locator("#tendBtn").click()
     expect(page.locator("#actionResult")).to_contain_text("Tended")
     assert svc.runtime.inject_fault("ripple")

@@ -117,7 +117,7 @@ def test_status_carries_the_whole_picture(make_config, start_service, hand):
     assert isinstance(st["explain"], str) and st["explain"].endswith(".")
     assert st["explain"] == st["say"]["headline"]
     assert st["say"]["cards"]["model"]["main"] == "Mechanical"          # modes named where they change things
-    assert st["say"]["cards"]["tick"]["main"] == "External"
+    assert st["say"]["cards"]["tick"]["main"] == "When asked"
 
     # a check changes what it says
     requests.post(base + "/check", timeout=30)

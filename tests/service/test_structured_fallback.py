@@ -70,4 +70,4 @@ def test_a_400_that_does_not_name_it_is_a_failure_as_before(make_config, start_s
     assert "the model answered HTTP 400" in report["error"], report
     assert len(fake_model.requests) == 1 and "response_format" in fake_model.requests[0]
     rows = requests.get(svc.url + "/status", timeout=10).json()["say"]["cards"]["model"]["rows"]
-    assert ["answer format", "held to the answer's JSON schema (model.structured: auto)", "good"] in rows
+    assert ["answer format", "held to the answer's JSON schema", "good"] in rows

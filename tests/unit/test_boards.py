@@ -23,7 +23,7 @@ QUEUE = [
      "1 draft, 1 operation waiting for a decision.", "ok",
      ["2 operations (1 pending) · attempt 3 (last) · waiting 2 h"]),
     ("Memory down", [], "SerenMemory at http://m is not answering",
-     "Memory is not answering, so the queue cannot be read: SerenMemory at http://m is not answering", "bad", []),
+     "Memory is not answering, so what waits for review cannot be read until it does.", "bad", []),
 ]
 
 
@@ -41,13 +41,13 @@ GROUP = {"model": "small", "voice": 2, "proposed": 3, "approved_first": 1, "appr
 QUALITY = [
     ("not read yet", {"ready": False, "groups": [], "error": None}, "Reading the reviews in Memory…", "ok"),
     ("could not be read", {"ready": False, "groups": [], "error": "timeout"},
-     "Memory's drafts could not be read: timeout", "bad"),
+     "Memory's drafts could not be read, so there is no report yet.", "bad"),
     ("no drafts", {"ready": True, "groups": [], "error": None}, "No drafts on record yet.", "ok"),
     ("two drafts", {"ready": True, "drafts": 2, "groups": [GROUP], "error": None},
      "2 drafts on record; each operation counts under the model and card of the draft that first proposed it.", "ok"),
     ("two drafts, a stale read", {"ready": True, "drafts": 2, "groups": [GROUP], "error": "timeout"},
      "2 drafts on record; each operation counts under the model and card of the draft that first proposed it. "
-     "(not refreshed: timeout)", "bad"),
+     "(not refreshed: Memory did not answer)", "bad"),
 ]
 
 
@@ -56,12 +56,18 @@ def test_the_quality_table(name, rep, note, level):
     assert boards.quality(rep)["say"] == {"note": note, "level": level}
 
 
+def test_a_group_with_no_calls_says_so_not_n_a():
+    """Found: "cut off n/a of 0 calls"."""
+    rates = boards.group_say({**GROUP, "calls": 0, "cut_off_rate": None, "critique_words": []})["rates"]
+    assert rates == "no model calls on record"
+
+
 def test_a_quality_group_in_words():
     assert boards.quality({"ready": True, "drafts": 2, "groups": [GROUP]})["groups"][0]["say"] == {
         "badge": "voice card v2",
         "counts": "3 operations proposed · 1 approved first time · 1 after a redraft · 0 with edits · "
                   "1 denied to the end",
-        "rates": "cut off 25% of 4 calls · invented numbers in n/a · critiques: vague (2)"}
+        "rates": "cut off 25% of 4 model calls · critiques: vague (2)"}
     assert boards.group_say({**GROUP, "voice": None, "critique_words": []})["badge"] == "no voice card"
 
 
@@ -77,8 +83,15 @@ EVENTS = [
     ("a ripple refused", {"type": "sleep_done", "quiet": True, "catch_up": True,
                                          "ripple": {"refused": True, "error": "run_as"}},
      "quiet · catch-up", "ripple refused (run_as)"),
-    ("retried", {"type": "brief_requested", "nudge": "late", "ripple": {"ok": True, "retried": True}},
-     "nudge late", "ripple fired on retry"),
+    ("retried", {"type": "brief_requested", "nudge": 2, "ripple": {"ok": True, "retried": True}},
+     "asked again (2 reminders so far)", "ripple fired on retry"),
+    # found: a nudge shown as a bare "1", and the demo narrating due_at=1796141841.4453628
+    ("a nudge", {"type": "nudged", "count": 1, "last_at": NOW, "woke": True}, "1 nudge · a turn started at once", ""),
+    ("a burst of nudges", {"type": "nudged", "count": 3, "woke": False},
+     "3 nudges in a row · a turn was already under way", ""),
+    ("a brief asked for", {"type": "brief_requested", "due_at": NOW, "intent_id": "n1"},
+     "for the sleep due at %s" % __import__("hippocampus.status.words", fromlist=["hhmm"]).hhmm(NOW), ""),
+    ("a purge", {"type": "purged", "count": 2, "ids": ["a", "b"]}, "2 flagged memories purged", ""),
     ("failed", {"type": "tend_resubmitted", "attempt": 2, "by": "tend", "ripple": {"ok": False, "error": "exit 1"}},
      "attempt 2 · by tend", "ripple failed (exit 1)"),
 ]

@@ -2,6 +2,8 @@
 never contradicting it and an error's text said once."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hippocampus.status.narrator import narrate
@@ -29,7 +31,7 @@ ROWS = [
      "The last sleep failed at", "bad", "sleep"),
     ("bedtime soon with no brief", {"bedtime_at": NOW + 600}, "Quiet and healthy; bedtime in 10 min", "ok", "sleep"),
     ("a brief requested", {"brief_wanted": True, "brief_requested_at": NOW - 60, "bedtime_at": NOW - 60},
-     "Asked the main model for a brief at", "wait", None),
+     "Waiting for a brief from the main model: a note asking for one has been in Memory since", "wait", None),
     ("a chain open on the brief that opened it", {"chain": DRAFT}, "Draft 3f2a0000…", "wait", None),
     ("the cycle busy", {"busy": {"what": "sleep", "since": NOW - 30},
                         "progress": {"what": "sleeping", "piles": 4, "piles_done": 1}},
@@ -56,7 +58,7 @@ def test_the_brief_card_names_the_brief_that_opened_the_chain_never_waiting_for_
 def test_modes_are_named_only_on_the_card_they_change():
     say = narrate({**HEALTHY, "model_configured": False, "mode": "external"}, NOW)
     assert "mechanical" not in say["headline"].lower() and "external" not in say["headline"].lower()
-    assert say["cards"]["model"]["main"] == "Mechanical" and say["cards"]["tick"]["main"] == "External"
+    assert say["cards"]["model"]["main"] == "Mechanical" and say["cards"]["tick"]["main"] == "When asked"
     assert say["pills"]["model"]["text"] == "model: mechanical"
 
 
@@ -109,15 +111,15 @@ MODEL = [
       ["voice card", "off (opt-in)", ""]]),
     ("always on, answering, a card not written", {"model_health": {"answering": True},
                                                   "voice": {"enabled": True, "version": 0}},
-     [["model", "Answering: http://127.0.0.1:8091/v1", ""], ["state", "unknown", ""],
-      ["started by", "not managed here (always on)", ""], ["voice card", "on, not written yet", ""]]),
+     [["model", "Answering: http://127.0.0.1:8091/v1", ""],
+      ["started by", "not started here: it is expected to be always on", ""], ["voice card", "on, not written yet", ""]]),
     ("managed and ready, card v3", {"model_lifecycle": MANAGED, "voice": {"enabled": True, "version": 3}},
      [["model", "Managed: ready: started when a sleep or redraft needs it", ""], ["state", "ready", "good"],
       ["started by", "llama-server (this service started it)", ""], ["last used", "2 min ago (%s)", ""],
       ["keep warm", "10 min", ""], ["voice card", "version 3", ""]]),
     ("not answering", {"model_health": {"answering": False, "error": "ConnectionError"}},
-     [["model", "Not answering: http://127.0.0.1:8091/v1 does not answer", "bad"], ["state", "unknown", ""],
-      ["started by", "not managed here (always on)", ""], ["voice card", "off (opt-in)", ""]]),
+     [["model", "Not answering: http://127.0.0.1:8091/v1 does not answer", "bad"],
+      ["started by", "not started here: it is expected to be always on", ""], ["voice card", "off (opt-in)", ""]]),
 ]
 
 
@@ -145,3 +147,113 @@ def test_the_busy_note_and_the_actors_words():
     assert say["actors"]["ripple"]["restarts"] == "1 restart"
     assert say["actors"]["ripple"]["error"].endswith(": boom")
     assert narrate(HEALTHY, NOW)["busy"] == ""
+
+
+# ---------------------------------------------------------------- a person's words (issue 32, item 5)
+# What a newcomer read on the viewer, each case as it was found: no route names, no config keys where a
+# sentence does, no contradiction between cards, no raw timestamps, Memory's URL once.
+ROUTE = re.compile(r"\b(GET|POST|PUT|DELETE) /|/actors/|<name>")
+CONFIG_KEY = re.compile(r"\b(model|sleep|ripple|memory|server|notify|voice|replay)\.[a-z_]+|\b[a-z]+_[a-z_]+=")
+EPOCH = re.compile(r"\b1[5-9]\d{8}\b")
+
+
+def _said(say: dict) -> str:
+    """Everything the viewer shows of the status: the headline, the wake-up line, the cards and their rows."""
+    parts = [say["headline"], say["wakeup"], say["busy"]]
+    for c in say["cards"].values():
+        parts += [c["main"], c["sub"]] + [f"{k}: {v}" for k, _ in [(0, 0)] for k, v, _l in c.get("rows", [])]
+    parts += [w["error"] for w in say["actors"].values()]
+    return "\n".join(p for p in parts if p)
+
+
+def _plain(text: str) -> None:
+    assert not ROUTE.search(text), text
+    assert not CONFIG_KEY.search(text), text
+    assert not EPOCH.search(text), text
+
+
+PEOPLE = [
+    ("an actor down", {"actors": {"ripple": {"state": "failed", "restarts": 3}}},
+     "The ripple actor crashed too often and is down: press Restart beside it on the Actors card."),
+    ("the wake-up off, a brief asked for", {"brief_wanted": True, "brief_requested_at": NOW - 60,
+                                            "wakeup": {"ok": None, "type": "off", "summary": "off", "last": {}}},
+     "nothing here wakes the main model, so it finds the note the next time it reads its memories"),
+    ("past bedtime, no brief", {"bedtime_at": NOW - 60}, "Past bedtime with no brief: the sleep starts once"),
+    ("a failed sleep waiting for the model's retry", {"last_sleep": {"error": "model down", "finished_at": NOW - 60,
+                                                                     "retry_at": NOW + 300}},
+     "the model's start is tried again at"),
+]
+
+
+@pytest.mark.parametrize("name,changes,has", PEOPLE, ids=[r[0] for r in PEOPLE])
+def test_a_person_reads_no_route_no_key_no_epoch(name, changes, has):
+    say = narrate({**HEALTHY, **changes}, NOW)
+    assert has in _said(say)
+    _plain(_said(say))
+
+
+def test_every_situation_of_the_table_is_plain():
+    for _name, changes, *_ in ROWS + [(n, c) for n, c, _h in PEOPLE]:
+        _plain(_said(narrate({**HEALTHY, **changes}, NOW)))
+
+
+def test_external_ticks_are_said_without_routes():
+    tick = narrate({**HEALTHY, "mode": "external"}, NOW)["cards"]["tick"]
+    assert "POST" not in tick["sub"] and "/nudge" not in tick["sub"]
+    assert tick["sub"].startswith("no clock of its own: it takes a turn when the main model nudges it")
+
+
+def test_a_check_that_saw_a_chain_open_is_not_said_beside_the_tend_that_closed_it():
+    """Found: "last check ... a chain is open" on Last sleep beside "closed 1 chain" on Last tend."""
+    s = {**HEALTHY, "last_sleep": {"draft_id": "d1234567890", "operations": 2, "finished_at": NOW - 900},
+         "last_check": {"status": "chain_open", "at": NOW - 600},
+         "last_tend": {"closed": ["c1"], "finished_at": NOW - 60}, "chain": {"chain_open": False}}
+    say = narrate(s, NOW)
+    assert "closed 1 chain" in say["cards"]["last_tend"]["sub"]
+    assert "a chain is open" not in say["cards"]["last_sleep"]["sub"]
+    still = narrate({**s, "chain": {"chain_open": True}, "last_tend": None}, NOW)     # while it is open, said
+    assert "a chain is open" in still["cards"]["last_sleep"]["sub"]
+
+
+def test_a_model_not_managed_here_has_no_stopped_state():
+    """Found: "state: stopped" beside "not managed here (always on)"."""
+    rows = narrate({**HEALTHY, "model_health": {"answering": True},
+                    "model_lifecycle": {"managed": False, "state": "stopped"}}, NOW)["cards"]["model"]["rows"]
+    assert [r[0] for r in rows] == ["model", "started by", "voice card"]
+    assert "stopped" not in str(rows)
+
+
+def test_the_model_rows_name_no_config_key():
+    rows = narrate({**HEALTHY, "model_structured": {"mode": "auto"},
+                    "model_fit": {"n_ctx": 8192, "prompt_tokens": 3000, "max_tokens": 1024}}, NOW)["cards"]["model"]
+    _plain(" ".join(v for _k, v, _l in rows["rows"]))
+    off = narrate({**HEALTHY, "model_structured": {"mode": "off"}}, NOW)["cards"]["model"]["rows"]
+    _plain(" ".join(v for _k, v, _l in off))
+
+
+def test_memory_down_names_its_url_once_across_the_page():
+    """Found: the Memory URL four times on one page (the headline, the queue's note, the quality note, a card)."""
+    from hippocampus.status import lists as boards
+
+    url = "http://m.lan:7420"
+    err = f"SerenMemory at {url} is not answering (ConnectionError)"
+    say = narrate({**HEALTHY, "memory": {"reachable": False, "url": url, "error": "ConnectionError"},
+                   "last_sleep": {"error": err, "finished_at": NOW - 60}}, NOW)
+    page = "\n".join([_said(say), boards.queue([], NOW, err)["say"]["note"],
+                      boards.quality({"ready": False, "groups": [], "error": err})["say"]["note"],
+                      boards.quality({"ready": True, "drafts": 1, "groups": [{"model": "x", "calls": 0}],
+                                      "error": err})["say"]["note"]])
+    assert page.count(url) == 1, page
+    assert say["headline"].startswith(f"Memory at {url} is not answering")
+
+
+def test_sleep_now_with_no_brief_names_no_argument_and_no_tool():
+    """Found: "Sleep now" answered "... (submit_brief on Memory, then nudge); without_brief=true drafts unsteered
+    now": the person pressed a button; there is no button for without_brief."""
+    from hippocampus.status.reports import result
+
+    text = result("sleep", {"asked_for_brief": True, "status": "asked_for_brief"})["text"]
+    assert text == ("No brief was waiting, so nothing was drafted blind: a note in Memory asks the main model "
+                    "for one, and the sleep runs once it arrives.")
+    _plain(text)
+    assert "submit_brief" not in text and "nudge" not in text

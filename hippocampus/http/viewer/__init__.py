@@ -36,10 +36,21 @@ _TAG = re.compile(r"""<[a-zA-Z](?:[^>"']|"[^"]*"|'[^']*')*>""")
 _HANDLER = re.compile(r"""\son([a-z]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 
 
+# The shell's token button is "🔑 Token": without an emoji font (a bare Linux box, a kiosk) the key is a
+# box. Drawn here as inline SVG in the text's colour, so it looks the same everywhere.
+KEY_SVG = ('<svg class="icon-svg" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" fill="none" '
+           'stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">'
+           '<circle cx="7.5" cy="15.5" r="4.5"/><path d="M10.7 12.3 20 3m-4 4 3 3m-5-1 2 2"/></svg>')
+EMOJI_KEY = "\U0001F511"
+
+
 def render_page() -> str:
-    return render_from_dir(VIEWER_DIR, title=TITLE, brand=BRAND,
+    page = render_from_dir(VIEWER_DIR, title=TITLE, brand=BRAND,
                            subtitle=f"v{__version__} · drafts long-term memory for review",
                            accent=ACCENT)
+    page = page.replace(f'onclick="openToken()">{EMOJI_KEY} Token</button>',
+                        f'onclick="openToken()">{KEY_SVG}<span>Token</span></button>')
+    return page.replace(EMOJI_KEY, "key")      # the shell's CSS comments name it too
 
 
 def lift_handlers(page: str) -> str:

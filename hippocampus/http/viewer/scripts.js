@@ -136,8 +136,8 @@ function renderAuth(){
     const tok = getToken();
     setClass("explainCard", "bad", true);
     setText("explainLabel", "Needs the bearer token");
-    setText("explainText", tok ? "The service refused the saved token. Press 🔑 Token and paste the right one."
-                               : "This service runs with a bearer token. Press 🔑 Token and paste it; this browser keeps it.");
+    setText("explainText", tok ? "The service refused the saved token. Press Token (top right) and paste the right one."
+                               : "This service runs with a bearer token. Press Token (top right) and paste it; this browser keeps it.");
     setClass("tokenBtn", "primary", true);
   } else {
     setClass("tokenBtn", "primary", false);
@@ -161,7 +161,7 @@ function renderAuth(){
 // button's answer says comes with the answer (`say`).
 function resultWords(res){
   if (res.status === 409) return {cls: "warn", text: "Busy: " + res.detail.replace(/^busy:\s*/i, "")};
-  if (res.status === 401) return {cls: "bad", text: "Needs the bearer token (🔑 Token)."};
+  if (res.status === 401) return {cls: "bad", text: "Needs the bearer token: press Token (top right)."};
   if (!res.ok) return {cls: "bad", text: res.detail};
   const r = res.data || {};
   if (r.running) return {cls: "", text: r.detail};
@@ -286,6 +286,7 @@ function renderQueue(q){
   const say = q.say || {};
   setText("queueCount", q.error ? "?" : String((q.drafts || []).length));
   setText("queueNote", say.note || "");
+  $("queueNote").title = q.error || "";      // the why, on hover: the headline names Memory once
   setClass("queueNote", "err", say.level === "bad");
   setRows("queueList", q.drafts || [], d => d.id, d => '<div class="row draft" data-draft-id="' + escapeHtml(d.id) + '">'
       + '<div class="row-head"><b>' + escapeHtml(d.summary || "(no summary)") + '</b></div>'
@@ -299,6 +300,7 @@ function renderQuality(q){
   const say = q.say || {};
   setClass("qualityNote", "err", say.level === "bad");
   setText("qualityNote", say.note || "");
+  $("qualityNote").title = q.error || "";
   setRows("qualityList", q.groups || [], g => g.model + ":" + g.voice, g => {
     const w = g.say || {};
     return '<div class="row quality" data-model="' + escapeHtml(g.model) + '">'
