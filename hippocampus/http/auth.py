@@ -101,6 +101,8 @@ class RequestLog:
     def process_response(self, req, resp, resource, req_succeeded) -> None:
         code = _status_code(resp.status)
         level = logging.DEBUG if req.method in READS and 0 < code < 400 else logging.INFO
+        if getattr(req.context, "mcp_transport", False) and 0 < code < 500:
+            level = logging.DEBUG       # MCP's transport: the tool call's own INFO line says what happened
         if not log.isEnabledFor(level):
             return
         ms = (time.perf_counter() - getattr(req.context, "t0", time.perf_counter())) * 1000

@@ -101,6 +101,7 @@ class WsgiSink:
         self.bridge = bridge
 
     def __call__(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
+        req.context.mcp_transport = True    # its request line at DEBUG: each tool call logs its own at INFO
         if req.method != "POST":
             # A GET would open a never-ending event stream that pins a waitress thread; the
             # stateless transport has nothing to stream, so the spec's 405 is the honest answer.

@@ -29,3 +29,29 @@ DESCRIPTIONS = {
 
 READ_ONLY = {"sleep_status", "sleep_history", "recent_events", "get_voice_card", "voice_card_history",
              "replay_draft", "replay_result"}
+
+TITLES = {
+    "sleep_status": "Sleep status", "sleep_now": "Sleep now", "tend_now": "Tend now", "check_now": "Check now",
+    "nudge": "Nudge the hippocampus", "sleep_history": "Sleep history", "recent_events": "Recent events",
+    "restart_actor": "Restart an actor", "replay_draft": "Replay a draft on a candidate model",
+    "replay_result": "Replay result", "get_voice_card": "Get the voice card", "set_voice_card": "Set the voice card",
+    "voice_card_history": "Voice card history",
+}
+
+# destructiveHint: a sleep and a check begin with Memory's purge of what was flagged for deletion, and a sleep
+# tidies the fragments it drafted from. A nudge, a tend, a restart and a new voice card version delete nothing
+# (a nudge asks for the turn the schedule would take anyway; a card version is added, never overwritten).
+DESTRUCTIVE = {"sleep_now", "check_now"}
+# idempotentHint: the same call again changes nothing more (a card already set answers "nothing changed"; an
+# actor already running is not restarted). A sleep, a tend, a check, a nudge or a replay runs again.
+IDEMPOTENT = READ_ONLY - {"replay_draft"} | {"set_voice_card", "restart_actor"}
+# openWorldHint: every tool stays inside this service, its Memory and the models the person configured.
+OPEN_WORLD: set = set()
+
+
+def hints(name: str) -> dict:
+    """The tool's title and every hint, set (the spec's defaults would call a nudge destructive)."""
+    read_only = name in READ_ONLY
+    return {"title": TITLES[name], "read_only_hint": read_only,
+            "destructive_hint": (not read_only) and name in DESTRUCTIVE,
+            "idempotent_hint": name in IDEMPOTENT, "open_world_hint": name in OPEN_WORLD}

@@ -10,12 +10,13 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import time
 from typing import Any, Callable
 
 from hippocampus import __version__
 from hippocampus.front import FrontError, ServiceStopping, VoiceError, VoiceStorageError
 
-from hippocampus.mcp.descriptions import DESCRIPTIONS, READ_ONLY
+from hippocampus.mcp.descriptions import DESCRIPTIONS, hints
 from hippocampus.mcp.tools import INSTRUCTIONS, TOOL_NAMES, VOICE_TOOL_NAMES, Tools
 
 log = logging.getLogger("hippocampus.mcp")
@@ -77,7 +78,7 @@ def arguments(fn: Callable, given: dict) -> dict:
         if p.name in given and given[p.name] is not None:
             out[p.name] = _coerce(given[p.name], _kind(p), p.name)
         elif p.default is inspect.Parameter.empty:
-            raise ArgumentError(f"{p.name} is required")
+            raise ArgumentError(f"{p.name} is required: give it as {WORDS[_kind(p)]}")
     return out
 
 
@@ -95,6 +96,27 @@ def run_tool(name: str, fn: Callable, given: dict) -> tuple:
                 "The service log has the details."), True
 
 
+def outcome(out, failed: bool) -> str:
+    """The log's words for how a call ended: done, a refusal or busy answer (ok false), or an error."""
+    if failed:
+        return "error: " + _short(str(out))
+    if isinstance(out, dict) and out.get("ok") is False:
+        return ("busy: " if out.get("busy") else "not done: ") + _short(str(out.get("message") or ""))
+    words = (out.get("say") if isinstance(out.get("say"), str) else out.get("message")) if isinstance(out, dict) \
+        else None                 # sleep_status: its headline, not every card
+    return "done" + (": " + _short(str(words)) if words else "")
+
+
+def escape_controls(text: str) -> str:
+    """A log line's words with no control character in them (a tool's name is the caller's text)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _short(text: str, most: int = 160) -> str:
+    text = escape_controls(" ".join(text.split()))
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
 def build_server(front, sdk):
     """A low-level Server with the tools on this facade (the voice tools only when the card is on)."""
     import anyio.to_thread
@@ -105,9 +127,9 @@ def build_server(front, sdk):
     fns = {name: getattr(t, name) for name in names}
     schemas = {name: input_schema(name, fn) for name, fn in fns.items()}
     listed = types.ListToolsResult(tools=[
-        types.Tool(name=name, description=DESCRIPTIONS[name], input_schema=schemas[name],
+        types.Tool(name=name, title=hints(name)["title"], description=DESCRIPTIONS[name], input_schema=schemas[name],
                    output_schema={"additionalProperties": True, "title": f"{name}DictOutput", "type": "object"},
-                   annotations=types.ToolAnnotations(read_only_hint=name in READ_ONLY)) for name in names])
+                   annotations=types.ToolAnnotations(**hints(name))) for name in names])
 
     async def list_tools(ctx, params):
         return listed
@@ -115,9 +137,12 @@ def build_server(front, sdk):
     async def call_tool(ctx, params):
         fn = fns.get(params.name)
         if fn is None:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=f"Unknown tool: {params.name}")],
-                                        is_error=True)
+            text = f"There is no tool named {params.name!r} here; the tools are: {', '.join(names)}."
+            log.info("MCP tool %s: refused (no such tool)", escape_controls(str(params.name))[:80])
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        t0 = time.perf_counter()
         out, failed = await anyio.to_thread.run_sync(run_tool, params.name, fn, params.arguments or {})
+        log.info("MCP tool %s: %s (%.0f ms)", params.name, outcome(out, failed), (time.perf_counter() - t0) * 1000)
         if failed:
             return types.CallToolResult(content=[types.TextContent(type="text", text=out)], is_error=True)
         text = json.dumps(out, indent=2, ensure_ascii=False, default=str)

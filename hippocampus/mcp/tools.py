@@ -68,8 +68,12 @@ class Tools:
                                "started. sleep_status shows its progress."}
         say = report.pop("say", {"level": "ok", "text": ""})
         ok = say["level"] != "bad" and not report.get("refused")
+        message = say["text"]
+        if report.get("asked_for_brief"):       # the viewer's words, and what the main model itself can do
+            message += (" You are the main model: write it with submit_brief on Memory, then call nudge; "
+                        "sleep_now with without_brief=true drafts unsteered now.")
         return {"ok": ok, "asked_for_brief": bool(report.get("asked_for_brief")), "refused": bool(report.get("refused")),
-                "status": report.get("status"), "report": report, "message": say["text"]}
+                "status": report.get("status"), "report": report, "message": message}
 
     def sleep_now(self, without_brief: bool = False) -> dict[str, Any]:
         return self._cycle(lambda: self.front.sleep(without_brief))

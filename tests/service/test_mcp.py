@@ -275,3 +275,100 @@ def test_voice_tools_absent_when_the_card_is_off(make_config, start_service):
     svc = start_service(make_config())
     out = call_tools(svc.url + "/mcp", [])
     assert not set(VOICE_TOOL_NAMES) & set(out["tools"])
+
+
+# ------------------------------------------------------------------ conventions (issue 32, item 6)
+def _raw_session(url: str) -> tuple:
+    s = requests.Session()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    assert s.post(url, json=init, headers=RAW_HEADERS, timeout=10).status_code == 200
+    headers = {**RAW_HEADERS, "MCP-Protocol-Version": "2025-06-18"}
+    s.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10)
+    return s, headers
+
+
+def _call(s, url, headers, name, arguments, rid=3) -> dict:
+    r = s.post(url, json={"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                          "params": {"name": name, "arguments": arguments}}, headers=headers, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()["result"]
+
+
+def test_every_tool_has_a_title_and_every_hint_set_truthfully(make_config, start_service, fake_model):
+    """Found: only readOnlyHint, so by the spec's defaults a nudge counted as destructive and open-world."""
+    svc = start_service(make_config(server={"bearer_token": BEARER}, voice={"enabled": True},
+                                    model={"url": fake_model.url}))
+    s, headers = _raw_session(svc.url + "/mcp")
+    r = s.post(svc.url + "/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers, timeout=10)
+    tools = {t["name"]: t for t in r.json()["result"]["tools"]}
+    assert set(tools) == set(TOOL_NAMES + VOICE_TOOL_NAMES)
+    for name, t in tools.items():
+        ann = t["annotations"]
+        assert t["title"] and ann["title"] == t["title"], t
+        assert {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} <= set(ann), (name, ann)
+        assert ann["openWorldHint"] is False, name
+        if ann["readOnlyHint"]:
+            assert ann["destructiveHint"] is False, name
+    hint = {name: t["annotations"] for name, t in tools.items()}
+    assert hint["nudge"]["destructiveHint"] is False and hint["nudge"]["readOnlyHint"] is False
+    assert hint["sleep_now"]["readOnlyHint"] is False and hint["sleep_now"]["idempotentHint"] is False
+    assert hint["check_now"]["destructiveHint"] is True       # it purges what was flagged
+    assert hint["sleep_status"]["readOnlyHint"] is True and hint["sleep_status"]["idempotentHint"] is True
+    assert hint["set_voice_card"]["idempotentHint"] is True and hint["set_voice_card"]["destructiveHint"] is False
+    assert hint["restart_actor"]["readOnlyHint"] is False and hint["restart_actor"]["idempotentHint"] is True
+
+
+def test_a_missing_argument_is_refused_in_plain_words(make_config, start_service):
+    """Found: `Field required [type=missing...` (pydantic's text) for a call without its argument."""
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    s, headers = _raw_session(svc.url + "/mcp")
+    res = _call(s, svc.url + "/mcp", headers, "restart_actor", {})
+    assert res["isError"] is True
+    assert res["content"][0]["text"] == "restart_actor was not run: name is required: give it as text."
+    unknown = _call(s, svc.url + "/mcp", headers, "sleep_later", {}, rid=4)
+    assert unknown["isError"] is True and unknown["content"][0]["text"].startswith(
+        "There is no tool named 'sleep_later' here; the tools are: sleep_status, sleep_now")
+
+
+@pytest.fixture
+def service_log():
+    """The hippocampus's lines, DEBUG and up, as a log file would get them."""
+    import io
+    import logging
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    loggers = [logging.getLogger(n) for n in ("hippocampus.http", "hippocampus.mcp")]
+    old = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+    yield out
+    for lg, level in zip(loggers, old):
+        lg.removeHandler(handler)
+        lg.setLevel(level)
+
+
+def test_one_info_line_per_tool_call_and_the_transport_at_debug(make_config, start_service, service_log):
+    """Found: 10-14 INFO lines per wake-up (`POST /mcp -> 200`, `GET /mcp -> 405`), none naming the tool."""
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    url = svc.url + "/mcp"
+    s, headers = _raw_session(url)
+    s.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers, timeout=10)
+    _call(s, url, headers, "sleep_status", {})
+    _call(s, url, headers, "restart_actor", {"name": "scheduler"}, rid=4)     # running: a refusal, not an error
+    _call(s, url, headers, "sleep_history", {"limit": "many"}, rid=5)
+    assert requests.get(url, headers=RAW_HEADERS, timeout=5).status_code == 405
+    lines = service_log.getvalue().splitlines()
+    info = [ln for ln in lines if ln.startswith(("INFO", "WARNING", "ERROR")) and "MCP tools at" not in ln]
+    assert len(info) == 3, lines                  # the one line at mount aside: one per call, none per request
+    assert info[0].startswith("INFO hippocampus.mcp: MCP tool sleep_status: done: "), info
+    assert info[1].startswith("INFO hippocampus.mcp: MCP tool restart_actor: not done: scheduler is running"), info
+    assert info[2].startswith("INFO hippocampus.mcp: MCP tool sleep_history: error: sleep_history was not run: "
+                              "limit must be a whole number"), info
+    debug = [ln for ln in lines if ln.startswith("DEBUG hippocampus.http")]
+    assert any("POST /mcp -> 200" in ln for ln in debug), lines
+    assert any("GET /mcp -> 405" in ln for ln in debug), lines
+    assert not [ln for ln in lines if ln.startswith("INFO") and "/mcp ->" in ln], lines
