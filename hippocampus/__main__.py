@@ -78,13 +78,22 @@ def descriptor_limit() -> str:
     return f"open files limit {name(soft)} (hard {name(hard)})"
 
 
-def check_config(cfg, overrides: Optional[list] = None) -> int:
+def check_config(cfg, overrides: Optional[list] = None, offline: bool = False) -> int:
     # secrets hidden: the tokens (config.redacted), and every URL's user:password@ and query values
     print(json.dumps(redact.deep(config_mod.redacted(cfg)), indent=2, sort_keys=False))
     print(f"# config file: {cfg.path or '(none: defaults)'}")
     if overrides:
         print(f"# overridden by flags: {', '.join(overrides)}")
-    warnings = list(cfg.warnings) + model_context(cfg)
+    warnings = list(cfg.warnings)
+    if offline:
+        print("# offline: Memory, the model, its server and files and the ripple command were not probed")
+    else:
+        from hippocampus.cli import probes
+
+        reached, notes = probes.probe(cfg)
+        for note in notes:
+            print(redact.text(note))
+        warnings += reached + model_context(cfg)
     for w in warnings:
         print(f"warning: {redact.text(w)}")
     if not warnings:
@@ -118,23 +127,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"DEBUG, INFO, WARNING or ERROR (else ${config_mod.loader.env_names('server.log_level')[0]}, "
                         "else server.log_level)")
     flags_mod.add_flags(p)      # the installer card's overrides, for the bare command too
-    # --config after the subcommand too (`check-config --config FILE`); SUPPRESS keeps an earlier one.
-    after = argparse.ArgumentParser(add_help=False)
-    after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
+    # --config and --log-level after the subcommand too (`serve --log-level DEBUG`); SUPPRESS keeps an earlier one.
+    after = parsers.global_after()
     sub = p.add_subparsers(dest="command")
     card = flags_mod.flags_parser()
     sub.add_parser("serve", parents=[after, card], help="run the service (the default)")
-    sub.add_parser("check-config", parents=[after, card],
-                   help="print the resolved config (secrets hidden) and every warning; "
-                        "exit 1 when there were warnings")
+    parsers.add_check_config_command(sub, after, card)     # check-config [--offline]
     parsers.add_ripple_commands(sub, after, card)   # ripple-claude DIR, check-ripple
     parsers.add_replay_command(sub, after)          # replay DRAFT_ID | --last N
     svc = sub.add_parser("service", parents=[after],
                          help="Windows: install | start | stop | remove the Windows service (pywin32); "
                               "elsewhere see deploy/systemd")
     svc.add_argument("action", choices=("install", "start", "stop", "remove"))
-    demo = sub.add_parser("demo", help="a throwaway SerenMemory and one whole sleep cycle, narrated "
-                                       "(needs the [dev] extra)")
+    demo = sub.add_parser("demo", parents=[parsers.global_after(config=False)],
+                          help="a throwaway SerenMemory and one whole sleep cycle, narrated "
+                               "(needs the [dev] extra)")
     demo.add_argument("--once", action="store_true", help="run one whole cycle end to end, then exit")
     demo.add_argument("--scripted-model", action="store_true",
                       help="draft with a scripted stand-in for the small model (else mechanical mode)")
@@ -172,7 +179,7 @@ def main(argv: Optional[list] = None) -> int:
         print(f"seren-hippocampus: error: {exc}", file=sys.stderr)
         return 2
     if checking:
-        return check_config(cfg, overrides)
+        return check_config(cfg, overrides, offline=args.offline)
     if overrides:
         log.info("config overridden by flags: %s", ", ".join(overrides))
     return serve(cfg)

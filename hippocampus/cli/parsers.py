@@ -11,9 +11,33 @@ REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets besid
                "both sides: operations that parse, failed calls, cut-off answers, invented numbers or dates, word "
                "overlap with what landed in Memory, seconds. Nothing is written to Memory.")
 
+def add_check_config_command(sub, after: argparse.ArgumentParser, card: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("check-config", parents=[after, card],
+                       help="print the resolved config (secrets hidden) and every warning, after trying what it "
+                            "names (Memory, the model, the model server and its files, the ripple command); "
+                            "exit 1 when there were warnings")
+    p.add_argument("--offline", action="store_true",
+                   help="check the config alone: reach nothing (no Memory, model, file or PATH probes)")
+
+
+def global_after(*, config: bool = True) -> argparse.ArgumentParser:
+    """The global options again, for after the subcommand (`serve --log-level DEBUG`, `check-config --config
+    FILE`): a parent parser whose defaults are SUPPRESS, so an option given before the subcommand stays."""
+    from hippocampus import SERVICE, __version__
+
+    after = argparse.ArgumentParser(add_help=False)
+    if config:
+        after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
+    after.add_argument("--log-level", default=argparse.SUPPRESS, metavar="LEVEL",
+                       help="DEBUG, INFO, WARNING or ERROR")
+    after.add_argument("--version", action="version", version=f"{SERVICE} {__version__}",
+                       help="print the installed version and exit")
+    return after
+
+
 def add_ripple_commands(sub, after: argparse.ArgumentParser, card: argparse.ArgumentParser) -> None:
     rc = sub.add_parser(
-        "ripple-claude",
+        "ripple-claude", parents=[global_after(config=False)],
         help="print the ripple block that wakes Claude Code in DIR (with --yaml N: the command and cwd "
              "lines, indented N spaces, as the installer card writes them)")
     rc.add_argument("folder", metavar="DIR", help="the project folder you run `claude` in")

@@ -80,6 +80,57 @@ def test_a_held_port_exits_1_at_once_with_one_line_and_nothing_left(tmp_path):
         os.kill(p.p.pid, 0)
 
 
+HOLDER = "import socket, sys; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1); " \
+         "print(s.getsockname()[1], flush=True); sys.stdin.read()"
+
+
+@POSIX
+def test_a_port_held_by_another_program_names_its_pid_and_name_in_the_one_line(tmp_path):
+    """Issue 32, item 8: another process (a real one, started here) holds the port; the one bind-failure line
+    says who, as the OS tells it (pid and program name), beside a free port to pick instead."""
+    import psutil
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        port = int(holder.stdout.readline())
+        name = psutil.Process(holder.pid).name()
+        r = subprocess.run([sys.executable, "-m", "hippocampus", "serve", "--config",
+                            _state_config(tmp_path, port)], capture_output=True, text=True, env=_env(),
+                           cwd=str(tmp_path), timeout=30)
+    finally:
+        holder.communicate("", timeout=10)
+    said = [ln for ln in r.stderr.splitlines() if "cannot listen" in ln]
+    assert r.returncode == 1 and len(said) == 1, r.stderr
+    assert f"another process holds port {port} (pid {holder.pid}, {name}). Stop that process" in said[0], said[0]
+
+
+@POSIX
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_the_global_options_are_taken_after_the_subcommand_too(tmp_path, where):
+    """`seren-hippocampus serve --log-level DEBUG --config FILE` as well as `--log-level DEBUG serve`: the
+    level is in force (DEBUG lines in the log) and the config is the one given."""
+    port = free_port()
+    cfg = _state_config(tmp_path, port)
+    args = ["serve", "--log-level", "DEBUG", "--config", cfg] if where == "after" else \
+        ["--log-level", "DEBUG", "--config", cfg, "serve"]
+    err = tmp_path / "err.txt"
+    with err.open("wb") as fh:
+        p = subprocess.Popen([sys.executable, "-m", "hippocampus", *args], stdout=subprocess.DEVNULL, stderr=fh,
+                             env=_env(), cwd=str(tmp_path))
+    try:
+        wait_for(lambda: f"ready on http://127.0.0.1:{port}" in err.read_text(errors="replace") or
+                 p.poll() is not None, timeout=30, what="the start")
+        text = err.read_text(errors="replace")
+        assert p.poll() is None, text
+        assert " DEBUG " in text, text
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=15)
+    r = _check_config("--log-level", "ERROR", "--config", str(SAMPLE), env={**_env(), "HOME": str(tmp_path)})
+    assert "unrecognized arguments" not in r.stderr and f"# config file: {SAMPLE}" in r.stdout, r.stderr
+
+
 @POSIX
 def test_a_missing_config_file_says_so_on_the_first_line(tmp_path):
     """The lenient rule (it runs on defaults) on the first line; here the default port is held too, so the
@@ -139,11 +190,11 @@ def test_an_address_that_is_not_this_machines_is_one_line_and_nothing_starts(mak
 # ---------------------------------------------------------------- check-config
 
 def test_check_config_says_no_warnings_on_the_sample_and_exits_1_on_a_missing_file(tmp_path):
-    r = _check_config("--config", str(SAMPLE))
+    r = _check_config("--offline", "--config", str(SAMPLE))      # the sample's Memory is not running here
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.rstrip().splitlines()[-1] == "no warnings", r.stdout[-500:]
     missing = tmp_path / "nowhere.yaml"
-    r = _check_config("--config", str(missing))
+    r = _check_config("--offline", "--config", str(missing))
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stdout.rstrip().splitlines()[-1] == \
         f"warning: config file {missing} does not exist; running on defaults", r.stdout[-500:]
@@ -153,7 +204,7 @@ def test_check_config_says_no_warnings_on_the_sample_and_exits_1_on_a_missing_fi
 def test_check_config_names_an_env_pointer_to_an_unset_variable_and_exits_1(tmp_path):
     p = _yaml(tmp_path / "h.yaml", {"server": {"bearer_token_env": "HX_TOKEN_ISSUE20"}})
     env = {k: v for k, v in _env().items() if k != "HX_TOKEN_ISSUE20"}
-    r = _check_config("--config", p, env=env)
+    r = _check_config("--offline", "--config", p, env=env)      # the default Memory and model are not running
     assert r.returncode == 1, r.stdout + r.stderr
     warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
     assert warnings == ["warning: 'server.bearer_token_env' names HX_TOKEN_ISSUE20, which is not set in the "
