@@ -125,9 +125,9 @@ class ModelConfig:
     max_tokens: int = _field(2000, min=16)
     temperature: float = _field(0.2, min=0, max=2)
     extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
-    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
                              aliases={"true": "on", "yes": "on", "false": "off", "no": "off"})
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
 
     @property
     def configured(self) -> bool:

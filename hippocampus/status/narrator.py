@@ -96,7 +96,23 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     return None
 
 
+def _other_copy(s: dict) -> Optional[tuple]:
+    """The last check found another copy of the service working on this Memory (claims.py)."""
+    check = s.get("last_check") or {}
+    other = check.get("other") or {}
+    if check.get("status") != "other_copy":
+        return None
+    who = (f"Another copy of seren-hippocampus (pid {other['pid']} on {other.get('host')}, state folder "
+           f"{other.get('folder')})" if other.get("pid") else "Another copy of seren-hippocampus")
+    until_ = f" until {hhmm(other['until'])}" if other.get("until") else ""
+    return (f"{who} {other.get('what') or 'works on this Memory'}{until_}: this copy leaves it to that one. Two "
+            "copies on one Memory take turns; stop one of them unless you meant to run both.", WAIT, None)
+
+
 def _waiting(s: dict, now: float) -> tuple:
+    other = _other_copy(s)
+    if other:
+        return other
     chain = s.get("chain") or {}
     waiting = chain.get("waiting_draft")
     if waiting:
