@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import requests
 
+from hippocampus import transport_words as tw
 from hippocampus.config import redact
 
 
@@ -116,12 +117,9 @@ class MemoryClient:
         try:
             resp = self._s().request(method, self.url + path, params=params, json=json,
                                      timeout=timeout or self.timeout)
-        except requests.Timeout as exc:
-            raise MemoryUnavailable(method, path, None,
-                                    f"no answer within {timeout or self.timeout:g} s ({type(exc).__name__})") from None
-        except requests.RequestException as exc:
-            raise MemoryUnavailable(method, path, None,
-                                    f"{type(exc).__name__} reaching {redact.url(self.url)}") from None
+        except requests.RequestException as exc:     # refused, timed out, hung up: in the one table's words
+            raise MemoryUnavailable(method, path, None, tw.failed_predicate(
+                exc, seconds=timeout or self.timeout, setting="" if timeout else "memory.timeout_seconds")[1]) from None
         if resp.status_code >= 500:
             raise MemoryUnavailable(method, path, resp.status_code, _detail(resp))
         if resp.status_code >= 400:

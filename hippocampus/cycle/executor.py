@@ -19,6 +19,7 @@ from hippocampus.cycle.decide import (ASK_BRIEF, CHAIN_STEPS, CLOSE, DEFER, FINI
                                       NOT_BEDTIME, PURGE, REDRAFT, SLEEP, WAIT_CHAIN, Asked, decide)
 from hippocampus.cycle.reports import CheckReport, SleepRefused, SleepReport, TendReport
 from hippocampus.cycle.snapshot import Snapshot, read_for
+from hippocampus import transport_words
 from hippocampus.memory import MemoryError_
 from hippocampus.stopping import ServiceStopping
 
@@ -185,7 +186,7 @@ def tend(ctx, asked: Asked = Asked(check=False), given: Optional[tuple] = None) 
 
 def _words(exc: Exception) -> str:
     """A failure as a person reads it: Memory's errors are whole sentences already."""
-    return str(exc) if isinstance(exc, MemoryError_) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, MemoryError_) else transport_words.in_words(exc)
 
 
 def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:

@@ -17,6 +17,7 @@ from hippocampus.cycle import claims
 from hippocampus.cycle.bedtime import is_catch_up
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.reports import SleepReport
+from hippocampus import transport_words
 from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable
 from hippocampus.store import capture
 from hippocampus.store import scrub
@@ -193,7 +194,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
         log.warning("the sleep was interrupted: %s; its brief stays open for the next start", exc)
         ctx.emit("sleep_interrupted", why=str(exc), brief_id=report.brief_id)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
-        report.error = f"{type(exc).__name__}: {exc}"
+        report.error = transport_words.in_words(exc)     # a sentence, never a class name
         report.retry_at = None if ctx.mechanical else ctx.gate.held_until(ctx.clock.now())
         log.error("the sleep failed: %s%s", report.error, _retry_note(report.retry_at))
         ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id,

@@ -13,6 +13,7 @@ from typing import Optional
 
 import requests
 
+from hippocampus import transport_words as tw
 from hippocampus.config import redact
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model import fit, structured
@@ -23,11 +24,20 @@ ABANDONED = "the model call in flight was abandoned; nothing was posted"
 
 
 class ModelUnavailable(Exception):
-    """The model cannot be reached (refused, not started, failed to start)."""
+    """The model cannot be reached (refused, not started, failed to start). row: the transport table's row."""
+
+    def __init__(self, message: str = "", row: str = ""):
+        super().__init__(message)
+        self.row = row
 
 
 class ModelFailure(Exception):
-    """One call went wrong (an error status, a read timeout, a body that is not a chat answer)."""
+    """One call went wrong (an error status, a read timeout, a body that is not a chat answer). row: the
+    transport table's row (hippocampus.transport_words), when the wire was the trouble."""
+
+    def __init__(self, message: str = "", row: str = ""):
+        super().__init__(message)
+        self.row = row
 
 
 class FormatRefused(ModelFailure):
@@ -49,9 +59,14 @@ class Answer:
 
 
 class ModelClient:
-    def __init__(self, cfg: ModelConfig, session: Optional[requests.Session] = None):
+    """who, url_setting, timeout_setting: how a failure names this model and the settings that fix it (a
+    replay's candidate is not model.url)."""
+
+    def __init__(self, cfg: ModelConfig, session: Optional[requests.Session] = None, *, who: str = "the model",
+                 url_setting: str = "model.url", timeout_setting: str = "model.timeout_seconds"):
         self.cfg = cfg
         self._session = session or CancellableSession()
+        self.who, self.url_setting, self.timeout_setting = who, url_setting, timeout_setting
         self.abandoned = False
         self.in_flight = 0
 
@@ -72,8 +87,9 @@ class ModelClient:
         return self.cfg.url.rstrip("/")
 
     def chat(self, prompt: str, max_tokens: Optional[int] = None,
-             response_format: Optional[dict] = None) -> Answer:
-        """One call; `response_format` (the answer's schema) is sent as model.structured says."""
+             response_format: Optional[dict] = None, timeout: Optional[float] = None) -> Answer:
+        """One call; `response_format` (the answer's schema) is sent as model.structured says; `timeout`, when
+        given, bounds the call instead of cfg.timeout_seconds (a replay's one deadline, what is left of it)."""
         body: dict = {
             "model": self.cfg.name,
             "messages": [{"role": "user", "content": prompt}],
@@ -88,7 +104,7 @@ class ModelClient:
             raise ServiceStopping(ABANDONED)
         self.in_flight += 1             # one caller at a time (the cycle lock): a plain count will do
         try:
-            answer = self._structured(body)
+            answer = self._structured(body, float(timeout or self.cfg.timeout_seconds))
         except (ModelUnavailable, ModelFailure):
             if self.abandoned:          # the broken connection is the stop's doing, not the model's
                 raise ServiceStopping(ABANDONED) from None
@@ -99,54 +115,52 @@ class ModelClient:
             raise ServiceStopping(ABANDONED)
         return answer
 
-    def _structured(self, body: dict) -> Answer:
+    def _structured(self, body: dict, timeout: float) -> Answer:
         """The call; a refused schema is a failure naming the setting (on), else the plain call (auto)."""
         try:
-            return self._chat(body)
+            return self._chat(body, timeout)
         except FormatRefused as exc:
             if self.cfg.structured == "on":
                 raise ModelFailure(structured.refusal_failure(self.url, str(exc))) from None
             structured.remember_refusal(self.url, str(exc))
-            return self._chat({k: v for k, v in body.items() if k != "response_format"})
+            return self._chat({k: v for k, v in body.items() if k != "response_format"}, timeout)
 
-    def _chat(self, body: dict) -> Answer:
+    def _chat(self, body: dict, timeout: float) -> Answer:
         started = time.monotonic()
         endpoint = self.url + "/chat/completions"
+        where = redact.url(self.url)
         try:
-            resp = self._session.post(endpoint, json=body,
-                                      timeout=(min(10.0, self.cfg.timeout_seconds), self.cfg.timeout_seconds))
-        except requests.ConnectTimeout:
-            raise ModelUnavailable(f"the model at {redact.url(self.url)} did not accept a connection "
-                                   f"(is the server running?)") from None
-        except requests.ConnectionError as exc:
-            if isinstance(exc.__context__, requests.ReadTimeout) or "Read timed out" in str(exc):
-                raise ModelFailure(f"the model took longer than {self.cfg.timeout_seconds:g} s "
-                                   "(model.timeout_seconds) to answer") from None
-            if _is_refused(exc):
-                raise ModelUnavailable(f"the model at {redact.url(self.url)} is not answering "
-                                       f"(connection refused): start it, or set model.url") from None
-            raise ModelFailure(f"the connection to the model at {redact.url(self.url)} broke mid-answer "
-                               f"({type(exc).__name__})") from None
-        except requests.ReadTimeout:
-            raise ModelFailure(f"the model took longer than {self.cfg.timeout_seconds:g} s "
-                               "(model.timeout_seconds) to answer: a slow model, or one spending "
-                               "its tokens thinking") from None
-        except requests.RequestException as exc:
-            raise ModelFailure(f"the call to the model failed: {type(exc).__name__}: {exc}") from None
+            resp = self._session.post(endpoint, json=body, timeout=(min(10.0, timeout), timeout))
+            resp.content            # the whole body read here: a connection cut mid-answer fails here, worded
+        except Exception as exc:  # noqa: BLE001 - every transport failure is worded by the one table
+            if not isinstance(exc, (requests.RequestException, OSError)) and "urllib3" not in type(exc).__module__:
+                raise
+            if getattr(exc, "plain", False):        # a session's own refusal, worded already (a replay's redirect)
+                raise ModelFailure(str(exc), tw.ERROR) from None
+            row, words = tw.failed(exc, self.who, where, seconds=timeout, connect_seconds=min(10.0, timeout),
+                                   setting=self.timeout_setting)
+            if row in tw.UNREACHABLE:
+                raise ModelUnavailable(f"{words}; start it, or set {self.url_setting}", row) from None
+            if row == tw.TIMED_OUT and self.timeout_setting == "model.timeout_seconds":
+                words += "; a slow model, or one spending its tokens thinking"
+            raise ModelFailure(words, row) from None
         seconds = time.monotonic() - started
         if "response_format" in body and structured.names_the_format(resp.status_code, resp.text):
             raise FormatRefused(structured.said(resp.text))
         if resp.status_code >= 400:
             raise ModelFailure(fit.refused_answer(resp, self.cfg.max_tokens)
-                               or f"the model answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+                               or tw.answered_error(self.who, where, resp.status_code, tw.reason(resp)), tw.ERROR)
         try:
             data = resp.json()
+        except ValueError:
+            raise ModelFailure(tw.not_json(self.who, where, resp), tw.NOT_JSON) from None
+        try:
             choice = data["choices"][0]
             text = choice.get("message", {}).get("content") or choice.get("text") or ""
             finish = str(choice.get("finish_reason") or "stop")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise ModelFailure(f"the model's reply is not an OpenAI-compatible chat answer: "
-                               f"{resp.text[:160]!r}") from None
+            raise ModelFailure(f"{self.who} at {where} answered JSON that is not an OpenAI-compatible chat "
+                               f"answer: {resp.text[:160]!r}") from None
         return Answer(text=str(text), finish_reason=finish, served=str(data.get("model") or self.cfg.name),
                       seconds=seconds, usage=data.get("usage") if isinstance(data.get("usage"), dict) else None,
                       response_format=body.get("response_format"))
@@ -157,8 +171,3 @@ class ModelClient:
         except requests.RequestException:
             return False
 
-
-def _is_refused(exc: Exception) -> bool:
-    text = repr(exc)
-    return any(s in text for s in ("Connection refused", "ConnectionRefused", "Errno 111",
-                                   "Failed to establish a new connection", "actively refused"))

@@ -6,7 +6,9 @@ chosen by name; a redirect is a failed call, never followed (session.py). What c
 from each answer (operations, cut-off, failure, seconds, tokens), never the answer's raw text.
 
 A candidate call that fails (refused, timed out, an error status, an unreadable answer) is a result with
-its error, never an exception. The configured model's URL goes through the service's model gate (the
+its error, in the candidate's terms (its name, its setting), never an exception. One deadline holds for the
+whole draft: its timeout_seconds, counted from the first call; each call is sent with what is left of it, a
+call still in flight when it passes is cut, and a call not yet sent by then is not sent. The configured model's URL goes through the service's model gate (the
 managed model is started if it is down); any other URL gets a plain call with the configured max_tokens.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ import copy
 import dataclasses
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -24,7 +27,9 @@ from hippocampus.model.client import ModelClient
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import Markers
 from hippocampus.replay import checks
-from hippocampus.config.candidates import TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401 - NotAllowed: the callers' too
+from hippocampus import transport_words
+from hippocampus.config import candidates, redact
+from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401 - NotAllowed: the callers' too
 from hippocampus.store.packets import PacketStore
 from hippocampus.replay.session import ReplaySession
 
@@ -32,6 +37,7 @@ log = logging.getLogger("hippocampus.replay")
 SERVED_CHARS = 120                  # the served model name is the candidate's own words: kept short
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 STOPPED = "the service is stopping: this call was not sent"
+GRACE = 0.25                        # a call's own read timeout ends it first; the cut comes only after
 
 
 class NoPacket(KeyError):
@@ -55,8 +61,7 @@ class ReplayEnv:
 def plain_error(exc: Exception) -> str:
     """The failure in words, without what the candidate said: an error body or an unreadable answer is not
     echoed (`the model answered HTTP 500: '...'` is cut at the quote)."""
-    text = str(exc) or type(exc).__name__
-    text = text.replace("the call to the model failed: Redirected: ", "")
+    text = str(exc) or "the call failed"
     return re.split(r": ['\"]", text, maxsplit=1)[0]
 
 
@@ -88,7 +93,56 @@ def unsent(call: dict) -> dict:
             "answer_chars": None, "shown": checks.shown_texts(call)}
 
 
-def send(client: ModelClient, gate: Any, call: dict, cand: Candidate) -> dict:
+class Deadline:
+    """The replay's one deadline: `seconds` from now, shared by each of the draft's calls. A call in flight when
+    it passes is cut (the session shut), so a candidate that trickles its answer ends on time too."""
+
+    def __init__(self, seconds: float, session: Any, words: str) -> None:
+        self.seconds, self.words = float(seconds), words
+        self.at = time.monotonic() + self.seconds
+        self.cut = False
+        self._session = session
+        self._timer: Optional[threading.Timer] = None
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def passed(self) -> str:
+        return f"not sent: {self.words} had passed"
+
+    def arm(self) -> None:
+        self._timer = threading.Timer(max(0.0, self.left()) + GRACE, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _cut(self) -> None:
+        self.cut = True
+        self._session.cancel()
+
+    def disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def names(cfg: Any, cand: Candidate, asked: Optional[float] = None) -> dict:
+    """How a failure names the candidate and the settings that fix it: a listed candidate is not model.url,
+    and the timeout named is the one that applied."""
+    listed = cand.label != CONFIGURED
+    who = f"candidate '{cand.label}'" if listed else "the model"
+    own = (candidates.listed(cfg).get(cand.label) if listed else None)
+    configured = min(TIMEOUT_CAP, float((own.timeout_seconds if own else None) or cfg.model.timeout_seconds))
+    if cand.timeout_asked is not None or asked or cand.timeout_seconds != configured:   # the request gave it
+        setting = f"the timeout_seconds this replay asked for{', capped' if cand.timeout_asked else ''}"
+    elif own is not None and own.timeout_seconds is not None:
+        setting = f"replay.candidates.{cand.label}.timeout_seconds"
+    else:
+        setting = "model.timeout_seconds"
+    deadline = f"the replay's one deadline of {cand.timeout_seconds:g} s ({setting})"
+    return {"who": who, "url_setting": f"replay.candidates.{cand.label}.url" if listed else "model.url",
+            "timeout_setting": deadline, "deadline": deadline}
+
+
+def send(client: ModelClient, gate: Any, call: dict, cand: Candidate, deadline: Optional[Deadline] = None) -> dict:
     """One saved prompt to the candidate: what it answered and what was read from it, or the error."""
     out = unsent(call)
     started = time.monotonic()
@@ -96,13 +150,20 @@ def send(client: ModelClient, gate: Any, call: dict, cand: Candidate) -> dict:
         if gate is not None and cand.managed:
             gate.ensure()
         try:
+            left = None if deadline is None else deadline.left()
+            if left is not None and left <= 0:
+                out.update(error=deadline.passed())
+                return out
             answer = client.chat(call.get("prompt") or "", max_tokens=cand.max_tokens,
-                                 response_format=call.get("response_format"))     # the same request as then
+                                 response_format=call.get("response_format"), timeout=left)  # the same request
         finally:
             if gate is not None and cand.managed:
                 gate.release(time.monotonic() - started)
     except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, never an exception
-        out.update(error=plain_error(exc), seconds=round(time.monotonic() - started, 3))
+        error = plain_error(exc)
+        if deadline is not None and (deadline.cut or getattr(exc, "row", "") == transport_words.TIMED_OUT):
+            error = f"{client.who} at {redact.url(client.url)} did not answer within {deadline.words}"
+        out.update(error=error, seconds=round(time.monotonic() - started, 3))
         return out
     parsed = read_answer(call, answer.text, answer.finish_reason, cand.max_tokens,
                          constrained=answer.response_format is not None)
@@ -159,26 +220,33 @@ def prepare(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, mode
     return packet, cand
 
 
-def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[Callable[[], bool]] = None) -> dict:
-    """Both sides of one draft: its saved prompts sent to the candidate, one after the other. A call not yet
-    sent when `stopped()` turns true is a failed call saying so."""
+def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[Callable[[], bool]] = None,
+               asked: Optional[float] = None) -> dict:
+    """Both sides of one draft: its saved prompts sent to the candidate, one after the other, all within one
+    deadline (cand.timeout_seconds; asked: the timeout the request gave, to name it). A call not yet sent when
+    `stopped()` turns true, or when the deadline has passed, is a failed call saying so."""
     draft_id = packet["draft_id"]
     session = ReplaySession()
     cfg = dataclasses.replace(env.cfg.model, url=cand.url, name=cand.name, timeout_seconds=cand.timeout_seconds,
                               extra_body=cand.extra_body, max_tokens=cand.max_tokens,
                               # the packet's schema is sent as it was then, even with model.structured off now
                               structured="on" if env.cfg.model.structured == "on" else "auto")
-    client = ModelClient(cfg, session=session)
-    log.info("replaying draft %s on %s (%s at %s, %d call(s), each up to %g s)", draft_id, cand.label, cand.name,
-             cand.url, len(packet.get("calls") or []), cand.timeout_seconds)
+    said = names(env.cfg, cand, asked)
+    client = ModelClient(cfg, session=session, who=said["who"], url_setting=said["url_setting"],
+                         timeout_setting=said["timeout_setting"])
+    log.info("replaying draft %s on %s (%s at %s, %d call(s), all within %g s)", draft_id, cand.label, cand.name,
+             redact.url(cand.url), len(packet.get("calls") or []), cand.timeout_seconds)
     theirs = []
+    deadline = Deadline(cand.timeout_seconds, session, said["deadline"])
+    deadline.arm()
     try:
         for call in packet.get("calls") or []:
             if stopped is not None and stopped():
                 theirs.append({**unsent(call), "error": STOPPED})
                 continue
-            theirs.append(send(client, env.gate, call, cand))
+            theirs.append(send(client, env.gate, call, cand, deadline))
     finally:
+        deadline.disarm()
         session.close()
     landed, reviewed, landed_error = landed_texts(env, packet)
     ours = _original_calls(packet)
@@ -189,6 +257,7 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
                          "reviewed_ops": reviewed, "checks": checks.side(ours, landed)},
             "candidate": {"candidate": cand.label, "url": cand.url, "name": cand.name, "served": served,
                           "managed": cand.managed, "timeout_seconds": cand.timeout_seconds, "timeout_cap": TIMEOUT_CAP,
+                          "deadline": said["deadline"],
                           "calls": _public(theirs), "checks": checks.side(theirs, landed)},
             "timeout_note": cand.timeout_note}
 
@@ -196,7 +265,7 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
 def replay(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
            timeout_seconds: Optional[float] = None) -> dict:
     """Both sides of one draft, here and now. Raises NotAllowed and NoPacket (see prepare)."""
-    return run_packet(env, *prepare(env, draft_id, candidate, model, timeout_seconds))
+    return run_packet(env, *prepare(env, draft_id, candidate, model, timeout_seconds), asked=timeout_seconds)
 
 
 TOTAL_KEYS = ("calls", "valid", "failed_calls", "cut_off", "invented", "seconds")
@@ -210,7 +279,7 @@ def compare(env: ReplayEnv, last: int, candidate: Optional[str] = None, model: O
     results = []
     packets = env.store.newest(max(0, int(last)))
     for packet in sorted(packets, key=lambda p: (p.get("created_at") or 0, p.get("attempt") or 1)):
-        results.append(run_packet(env, packet, cand))
+        results.append(run_packet(env, packet, cand, asked=timeout_seconds))
     return {"drafts": results, "total": {side: total(results, side) for side in ("original", "candidate")}}
 
 

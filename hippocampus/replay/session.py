@@ -8,7 +8,8 @@ from hippocampus.model.cancellable import CancellableSession
 
 
 class Redirected(requests.RequestException):
-    """The candidate answered a redirect, which a replay never follows."""
+    """The candidate answered a redirect, which a replay never follows (its message is the plain sentence)."""
+    plain = True
 
 
 class ReplaySession(CancellableSession):

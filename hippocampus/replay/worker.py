@@ -1,6 +1,6 @@
 """One replay at a time, on its own thread, never on a request thread.
 
-A replay waits on a model, call after call (each up to allowed.TIMEOUT_CAP). Run on the request's thread,
+A replay waits on a model, call after call (all within one deadline, at most candidates.TIMEOUT_CAP). Run on the request's thread,
 a few slow ones took every request thread and /health went unanswered. Here a replay runs on a thread of
 its own; one asked for while another runs is refused at once (ReplayBusy: HTTP 409, a plain MCP answer),
 never queued. The newest runs are kept (in memory, until the service stops), so a caller that stopped
@@ -15,6 +15,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Optional
+
+from hippocampus import transport_words
 
 log = logging.getLogger("hippocampus.replay")
 KEEP = 5                            # finished runs kept for reading
@@ -49,7 +51,7 @@ class Run:
 
     def running_words(self) -> str:
         return (f"the replay of draft {self.draft_id} on {self.candidate} is still running (started "
-                f"{_stamp(self.started_at)}, {self.calls} call(s), each up to {self.timeout_seconds:g} s)")
+                f"{_stamp(self.started_at)}, {self.calls} call(s), all within {self.timeout_seconds:g} s)")
 
 
 class ReplayBusy(Exception):
@@ -88,8 +90,9 @@ class ReplayWorker:
             run.result = work()
         except Exception as exc:  # noqa: BLE001 - the caller reads the failure; the thread never dies loud
             log.exception("the replay of draft %s failed", run.draft_id)
-            run.error = (f"the replay failed inside the hippocampus: {type(exc).__name__}: {exc}. The service "
-                         "log has the details")
+            run.error = f"the replay failed inside the hippocampus: {transport_words.in_words(exc)}"
+            if "the service log has the details" not in run.error:
+                run.error += "; the service log has the details"
         finally:
             run.finished_at = time.time()
             run.done.set()

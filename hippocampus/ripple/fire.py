@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import shlex
 import subprocess
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from hippocampus import SERVICE
+from hippocampus import SERVICE, transport_words as tw
 from hippocampus.config import RippleConfig
 from hippocampus.ripple.webhook import outcome, post_json
 from hippocampus.store import private
@@ -35,6 +36,13 @@ MAX_MESSAGE = 8000
 MAX_JSON = 64 * 1024
 ENDPOINT_TIMEOUT = 30.0
 SKIPPED = "the last ripple for this event is still running"
+log = logging.getLogger("hippocampus.ripple")
+
+
+def _not_started(program: str, exc: Exception) -> str:
+    """Why ripple.command could not be started, in words (an OSError's own reason, never its class)."""
+    why = getattr(exc, "strerror", None) or str(exc) or "it could not be run"
+    return f"the ripple command {program!r} could not be started: {why}"
 
 # ---------------------------------------------------------------- messages
 
@@ -160,7 +168,8 @@ class Ripple:
             else:
                 return {"type": kind, "ok": False, "error": "ripple.type is off"}
         except Exception as exc:  # noqa: BLE001 - a ripple never fails its emitter
-            outcome = {"type": kind, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            log.warning("the %s ripple failed", kind, exc_info=True)
+            outcome = {"type": kind, "ok": False, "error": tw.in_words(exc)}
         started = outcome.get("type") == "script" and outcome.get("ok")   # recorded as it started
         if not outcome.get("skipped") and not started:    # a skip leaves the running one as the last
             self._note(_kind(event), outcome)
@@ -258,10 +267,9 @@ class Ripple:
                                        cwd=(cfg.cwd or "").strip() or None, stdout=log,
                                        stdin_data=message.encode("utf-8") if cfg.stdin else None)
             except runas.RunAsRefused as exc:
-                return {"type": "script", "ok": False, "refused": True,
-                        "error": f"{type(exc).__name__}: {exc}"}
+                return {"type": "script", "ok": False, "refused": True, "error": str(exc) or tw.in_words(exc)}
             except (OSError, ValueError) as exc:
-                return {"type": "script", "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+                return {"type": "script", "ok": False, "error": _not_started(parts[0], exc)}
             self._last[kind] = proc
             self._children.append(proc)
             # recorded before the reaper starts, so that a child which ends at once still gets its exit code
@@ -319,4 +327,7 @@ class Ripple:
             if k not in body and k not in ("type", "ripple", "delivered", "delivery_error"):
                 body[k] = v
         timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
-        return outcome(*post_json(url, body, cfg.resolve_bearer, timeout), "ok", type="endpoint")
+        setting = ("ripple.timeout_seconds" if timeout == float(cfg.timeout_seconds)
+                   else f"the {ENDPOINT_TIMEOUT:g} s an endpoint ripple waits at most")
+        return outcome(*post_json(url, body, cfg.resolve_bearer, timeout, who="the ripple endpoint", setting=setting),
+                       "ok", type="endpoint")

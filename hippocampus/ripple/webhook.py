@@ -12,7 +12,8 @@ from typing import Any, Callable, Optional
 
 import requests
 
-from hippocampus import SERVICE
+from hippocampus import SERVICE, transport_words as tw
+from hippocampus.config import redact
 from hippocampus.config import NotifyConfig
 
 MAX_ERROR = 400
@@ -21,34 +22,30 @@ MAX_ERROR = 400
 _NOT_SENT = ("delivered", "delivery_error", "ripple")
 
 
-def error_text(resp: Any) -> str:
-    """The receiver's reason: its JSON error/detail, else the body text (the webhook's and the ripple endpoint's)."""
-    text = ""
-    try:
-        body = resp.json()
-    except Exception:  # noqa: BLE001 - not JSON
-        body = None
-    if isinstance(body, dict):
-        got = body.get("error") or body.get("detail")
-        if got:
-            text = got if isinstance(got, str) else json.dumps(got, default=str)
-    if not text:
-        text = (getattr(resp, "text", "") or "").strip()
-    return (text or f"HTTP {resp.status_code}")[:MAX_ERROR]
+def error_text(resp: Any, bare: bool = False) -> str:
+    """The receiver's reason: its JSON error/detail, else the body text (the webhook's and the ripple endpoint's);
+    bare: "" when it gave none (an HTML error page is no reason either), else "HTTP <status>"."""
+    return tw.reason(resp, MAX_ERROR) or ("" if bare else f"HTTP {resp.status_code}")
 
 
-def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float, post: Optional[Callable] = None) -> tuple:
+def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float, post: Optional[Callable] = None,
+              who: str = "the webhook", setting: str = "notify.timeout_seconds") -> tuple:
     """(status, error) of one JSON POST with the bearer (the webhook's and the ripple endpoint's): error is
-    None only for a 2xx; status is None when nothing answered. Never raises."""
+    None only for a 2xx, else a sentence naming `who` (the transport table's words); status is None when nothing
+    answered. Never raises."""
+    where = redact.url(url)
     try:
         token = bearer()
+    except Exception as exc:  # noqa: BLE001 - an answer, never a raise
+        return None, f"the bearer for {who} could not be read ({tw.in_words(exc)}), so nothing was sent"
+    try:
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
         resp = (post or requests.post)(url, data=json.dumps(body, default=str).encode("utf-8"), headers=headers, timeout=timeout)
-    except requests.Timeout as exc:
-        return None, f"{type(exc).__name__}: timed out after {timeout:g} s"
     except Exception as exc:  # noqa: BLE001 - an answer, never a raise
-        return None, f"{type(exc).__name__}: {exc}"
-    return resp.status_code, None if 200 <= resp.status_code < 300 else error_text(resp)
+        return None, tw.failed(exc, who, where, seconds=timeout, setting=setting)[1]
+    if 200 <= resp.status_code < 300:
+        return resp.status_code, None
+    return resp.status_code, tw.answered_error(who, where, resp.status_code, error_text(resp, bare=True))
 
 
 def outcome(status: Optional[int], error: Optional[str], ok_key: str, **first: Any) -> dict:

@@ -9,6 +9,7 @@ from typing import Optional
 
 import requests
 
+from hippocampus import transport_words
 from hippocampus.config import redact
 from hippocampus.memory import MemoryError_, NotSerenMemory
 
@@ -46,7 +47,7 @@ def model_health(model_cfg) -> dict:
         r = requests.get(model_cfg.url.rstrip("/") + "/models", timeout=3)
         answering, error = r.status_code < 500, None if r.status_code < 500 else f"HTTP {r.status_code}"
     except requests.RequestException as exc:
-        answering, error = False, type(exc).__name__
+        answering, error = False, transport_words.failed_predicate(exc, seconds=3)[1]
     return {"answering": answering, "error": error, "checked_at": time.time()}
 
 

@@ -264,7 +264,7 @@ def test_a_timeout_is_unavailable():
         c = MemoryClient(srv.url, timeout=0.3)
         with pytest.raises(MemoryUnavailable) as exc:
             c.open_briefs()
-        assert "GET /brief" in str(exc.value) and "no answer within 0.3 s" in str(exc.value)
+        assert "GET /brief" in str(exc.value) and "did not answer within 0.3 s" in str(exc.value)
     finally:
         srv.close()
 

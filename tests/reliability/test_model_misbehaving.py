@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(120)
 KINDS = {"new_core", "attach", "supersede", "verbatim"}
 
 FAILURES = {
-    "timeout": ({"delay": 3, "content": '{"operations": []}'}, "took longer than 1 s"),
+    "timeout": ({"delay": 3, "content": '{"operations": []}'}, "did not answer within 1 s (model.timeout_seconds)"),
     "http500": ({"status": 500, "content": "the model fell over"}, "HTTP 500"),
     "endless": ({"content": "and then, and then, and then " * 400, "finish_reason": "length"}, "model.max_tokens"),
     "invalid": ({"content": "Sure! I would add a new_core about tea citing f1 and f2, then attach the garden."},

@@ -301,7 +301,7 @@ def test_a_hanging_webhook_never_delays_the_sleep_and_its_timeout_is_recorded(ma
     ev = wait_for(lambda: next((e for e in events(base, "draft_submitted") if e.get("delivery")), None),
                   timeout=20, what="the webhook timeout on the event")
     assert ev["delivery"]["delivered"] is False
-    assert "timed out after 10 s" in ev["delivery"]["error"]
+    assert "did not answer within 10 s" in ev["delivery"]["error"]
     assert requests.get(base + "/status", timeout=10).json()["last_sleep"]["error"] is None
 
 

@@ -67,7 +67,7 @@ def test_a_400_that_does_not_name_it_is_a_failure_as_before(make_config, start_s
     fake_model.replies = [{"status": 400, "content": {"message": "'messages' is required"}}]
     svc = start_service(make_config(model={"url": fake_model.url}))
     report = requests.post(svc.url + "/check", timeout=30).json()["sleep"]
-    assert "the model answered HTTP 400" in report["error"], report
+    assert "answered an error (HTTP 400)" in report["error"], report
     assert len(fake_model.requests) == 1 and "response_format" in fake_model.requests[0]
     rows = requests.get(svc.url + "/status", timeout=10).json()["say"]["cards"]["model"]["rows"]
     assert ["answer format", "held to the answer's JSON schema", "good"] in rows

@@ -66,7 +66,8 @@ def test_500_is_not_delivered(receiver):
     receiver.status = 500
     receiver.answer = b'{"error": "the bridge fell over"}'
     res = Webhook(NotifyConfig(webhook_url=receiver.url)).deliver(dict(EVENT))
-    assert res == {"delivered": False, "status": 500, "error": "the bridge fell over"}
+    assert res == {"delivered": False, "status": 500,
+                   "error": f"the webhook at {receiver.url} answered an error (HTTP 500): 'the bridge fell over'"}
 
 
 def test_error_text_is_cut(receiver):
@@ -74,7 +75,9 @@ def test_error_text_is_cut(receiver):
     receiver.content_type = "text/plain"
     receiver.answer = b"z" * 2000
     res = Webhook(NotifyConfig(webhook_url=receiver.url)).deliver(dict(EVENT))
-    assert res["delivered"] is False and res["status"] == 503 and res["error"] == "z" * 400
+    assert res["delivered"] is False and res["status"] == 503
+    assert res["error"].startswith(f"the webhook at {receiver.url} answered an error (HTTP 503): 'zzz")
+    assert res["error"].count("z") == 200                         # what it said, cut
 
 
 def test_a_hanging_webhook_times_out_quickly(receiver):
@@ -85,14 +88,15 @@ def test_a_hanging_webhook_times_out_quickly(receiver):
     elapsed = time.monotonic() - t0
     assert elapsed < 2, elapsed
     assert res["delivered"] is False and "status" not in res
-    assert "timed out" in res["error"] and "0.5 s" in res["error"]
+    assert res["error"] == f"the webhook at {receiver.url} did not answer within 0.5 s (notify.timeout_seconds)"
 
 
 def test_nobody_listening_is_an_answer(receiver):
     url = receiver.url
     receiver.close()
     res = Webhook(NotifyConfig(webhook_url=url, timeout_seconds=2)).deliver(dict(EVENT))
-    assert res["delivered"] is False and res["error"].startswith("ConnectionError: ")
+    assert res["delivered"] is False
+    assert res["error"] == f"the webhook at {url} refused the connection: nothing is listening there"
 
 
 def test_unconfigured_deliver_is_an_answer():

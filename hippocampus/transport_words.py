@@ -1,0 +1,197 @@
+"""Transport failures in plain words: one table from what went wrong on the wire to the sentence a person reads.
+
+The four clients (the small model's, Memory's, the webhook's and the ripple endpoint's) word every failure of a
+call here, so "refused", "timed out", "hung up mid-answer", "answered something that is not JSON" and "answered
+an error" read the same wherever they are shown, and no exception's class name reaches /status, the viewer,
+/history or an event. This module imports nothing of the hippocampus: every layer may use it.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import ssl
+from typing import Any, Iterator, Optional
+
+REFUSED = "refused"                 # nothing listens at that address
+NO_HOST = "no_host"                 # the host name does not resolve
+NO_CONNECT = "no_connect"           # no connection within the connect timeout
+TIMED_OUT = "timed_out"             # connected, but no (whole) answer within the timeout
+CLOSED = "closed"                   # connected, then closed without a word of answer
+HUNG_UP = "hung_up"                 # the answer started, then the connection closed before it ended
+TLS = "tls"                         # the TLS handshake failed
+NOT_JSON = "not_json"               # an answer, but not JSON
+ERROR = "error"                     # an answer with an error status
+BROKEN = "broken"                   # any other failure of the connection
+
+# What the other side did, as the predicate of "<who> at <url> ...".
+SENTENCES = {
+    REFUSED: "refused the connection: nothing is listening there",
+    NO_HOST: "could not be found: its host name does not resolve",
+    NO_CONNECT: "did not accept a connection within {seconds} s",
+    TIMED_OUT: "did not answer within {seconds} s{setting}",
+    CLOSED: "closed the connection without answering",
+    HUNG_UP: "hung up in the middle of its answer, so the answer was cut short",
+    TLS: "could not be reached securely: the TLS handshake failed",
+    NOT_JSON: "answered something that is not JSON ({what})",
+    ERROR: "answered an error (HTTP {status}){said}",
+    BROKEN: "could not be reached ({why})",
+}
+UNREACHABLE = (REFUSED, NO_HOST, NO_CONNECT)     # nothing was sent: the other side is not there
+
+_REFUSED_TEXT = ("Connection refused", "ConnectionRefused", "Errno 111", "Errno 61", "WinError 10061",
+                 "actively refused")
+_NO_HOST_TEXT = ("Name or service not known", "nodename nor servname", "getaddrinfo failed",
+                 "Temporary failure in name resolution", "No address associated", "NameResolutionError")
+_HUNG_UP_TEXT = ("IncompleteRead", "Connection broken", "InvalidChunkLength", "Response ended prematurely")
+_CLOSED_TEXT = ("Remote end closed connection without response", "RemoteDisconnected")
+_RESET_TEXT = ("Connection reset", "Connection aborted", "Broken pipe", "WinError 10054", "Errno 104", "Errno 32")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """exc and every exception it wraps (requests and urllib3 keep the cause in args or .reason)."""
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop(0)
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo.extend(a for a in getattr(e, "args", ()) if isinstance(a, BaseException))
+        todo.extend(x for x in (getattr(e, "reason", None), e.__cause__, e.__context__)
+                    if isinstance(x, BaseException))
+
+
+def _names(exc: BaseException) -> set:
+    return {c.__name__ for e in _chain(exc) for c in type(e).__mro__}
+
+
+def cause(exc: BaseException) -> str:
+    """Which row of the table a failed call belongs to."""
+    names, text = _names(exc), " ".join(repr(e) for e in _chain(exc))
+    if "ConnectionRefusedError" in names or any(s in text for s in _REFUSED_TEXT):
+        return REFUSED
+    if "NameResolutionError" in names or any(isinstance(e, socket.gaierror) for e in _chain(exc)) \
+            or any(s in text for s in _NO_HOST_TEXT):
+        return NO_HOST
+    # urllib3 2 makes every NewConnectionError a ConnectTimeoutError: only a connect that timed out is one here
+    if "ConnectTimeout" in names or ("ConnectTimeoutError" in names and "timed out" in text):
+        return NO_CONNECT
+    if "NewConnectionError" in names:
+        return BROKEN
+    if names & {"ReadTimeout", "ReadTimeoutError", "TimeoutError", "timeout"} or "timed out" in text:
+        return TIMED_OUT
+    if names & {"SSLError", "SSLCertVerificationError"} or any(isinstance(e, ssl.SSLError) for e in _chain(exc)):
+        return TLS
+    if "RemoteDisconnected" in names or any(s in text for s in _CLOSED_TEXT):
+        return CLOSED
+    if names & {"ChunkedEncodingError", "IncompleteRead", "ProtocolError", "ConnectionResetError",
+                "BrokenPipeError", "ConnectionAbortedError", "InvalidChunkLength"} \
+            or any(isinstance(e, http.client.IncompleteRead) for e in _chain(exc)) \
+            or any(s in text for s in _HUNG_UP_TEXT + _RESET_TEXT):
+        return HUNG_UP
+    return BROKEN
+
+
+def why(exc: BaseException) -> str:
+    """The innermost plain reason a system call gave (its strerror), never a class name or a repr."""
+    for e in reversed(list(_chain(exc))):
+        err = getattr(e, "strerror", None)
+        if isinstance(err, str) and err.strip():
+            return err.strip()
+    return "the connection could not be made or was lost"
+
+
+def seconds_text(seconds: Optional[float]) -> str:
+    return "?" if seconds is None else f"{float(seconds):g}"
+
+
+def predicate(row: str, *, seconds: Optional[float] = None, setting: str = "", status: Any = None,
+              said: str = "", what: str = "", reason: str = "") -> str:
+    """What the other side did, in the table's words; setting is the setting (or the request) the timeout came
+    from, said what the other side said with its error (quoted last: a caller that must not echo it cuts the
+    text at ": '")."""
+    return SENTENCES.get(row, SENTENCES[BROKEN]).format(
+        seconds=seconds_text(seconds), setting=f" ({setting})" if setting else "", status=status,
+        said=f": {said[:200]!r}" if said else "", what=what or "an unreadable body",
+        why=reason or "the connection could not be made or was lost")
+
+
+def sentence(row: str, who: str, url: str, **facts: Any) -> str:
+    """"<who> at <url> <what it did>"."""
+    return f"{who} at {url} {predicate(row, **facts)}"
+
+
+def failed_predicate(exc: BaseException, *, seconds: Optional[float] = None,
+                     connect_seconds: Optional[float] = None, setting: str = "") -> tuple:
+    """(row, what the other side did) for a call that raised `exc` before any answer could be read."""
+    row = cause(exc)
+    secs = connect_seconds if row == NO_CONNECT and connect_seconds is not None else seconds
+    return row, predicate(row, seconds=secs, setting=setting if row == TIMED_OUT else "",
+                          reason=why(exc) if row == BROKEN else "")
+
+
+def failed(exc: BaseException, who: str, url: str, *, seconds: Optional[float] = None,
+           connect_seconds: Optional[float] = None, setting: str = "") -> tuple:
+    """(row, sentence) for a call that raised `exc` before any answer could be read."""
+    row, did = failed_predicate(exc, seconds=seconds, connect_seconds=connect_seconds, setting=setting)
+    return row, f"{who} at {url} {did}"
+
+
+def body_kind(resp: Any) -> str:
+    """What an answer that is not JSON looks like, in a few words (never its text)."""
+    text = (getattr(resp, "text", "") or "").lstrip()
+    kind = ((getattr(resp, "headers", None) or {}).get("Content-Type") or "").split(";")[0].strip()
+    if text[:1] == "<":
+        return "an HTML page" if "html" in (text[:200].lower() + kind) else "an XML document"
+    if not text:
+        return "an empty body"
+    return f"a {kind} body" if kind else "a body with no content type"
+
+
+def reason(resp: Any, limit: int = 400) -> str:
+    """What an error answer said: its JSON error/detail/message, else its text; "" for none or a web page."""
+    try:
+        body = resp.json()
+    except Exception:  # noqa: BLE001 - not JSON
+        body = None
+    if isinstance(body, dict):
+        got = body.get("error") or body.get("detail") or body.get("message")
+        if isinstance(got, dict):
+            got = got.get("message") or got
+        if got:
+            return (got if isinstance(got, str) else json.dumps(got, default=str))[:limit]
+    if body_kind(resp) in ("an HTML page", "an XML document"):
+        return ""
+    return (getattr(resp, "text", "") or "").strip()[:limit]
+
+
+def not_json(who: str, url: str, resp: Any) -> str:
+    return sentence(NOT_JSON, who, url, what=body_kind(resp))
+
+
+def answered_error(who: str, url: str, status: Any, said: str = "") -> str:
+    return sentence(ERROR, who, url, status=status, said=(said or "").strip())
+
+
+# Builtin exceptions that only a fault in the code raises: their text alone says nothing to a person.
+_FAULTS = (AttributeError, KeyError, IndexError, TypeError, NameError, AssertionError, ZeroDivisionError,
+           LookupError, UnboundLocalError, RecursionError, NotImplementedError)
+
+
+def in_words(exc: BaseException) -> str:
+    """Any failure as a person reads it: the sentence our own errors already are; a transport failure that got
+    this far by its row; a fault in the code as such (the log has the traceback), never a class name."""
+    if not isinstance(exc, _FAULTS) and not _is_transport(exc) and str(exc).strip():
+        return str(exc).strip()
+    if _is_transport(exc):
+        req = getattr(exc, "request", None)
+        return failed(exc, "a server", str(getattr(req, "url", "") or "its address").split("?")[0])[1]
+    detail = str(exc).strip()
+    return ("an unexpected fault inside the hippocampus" + (f" ({detail[:200]})" if detail else "")
+            + "; the service log has the details")
+
+
+def _is_transport(exc: BaseException) -> bool:
+    names = {c.__module__.split(".")[0] for c in type(exc).__mro__}
+    return bool(names & {"requests", "urllib3"}) or isinstance(exc, (http.client.HTTPException, ConnectionError))
