@@ -37,10 +37,11 @@ def test_no_route_no_epoch_no_emoji_on_either_tab(make_config, start_service, ha
     expect(page.locator("body")).to_have_attribute("data-loaded", "yes", timeout=WAIT)
     page.locator("#sleepBtn").click()                                   # the button's own answer
     expect(page.locator("#actionResult")).to_contain_text("a note in Memory asks the main model for one")
+    # the wake-up's facts are published on the supervisor's beat: the page says them once they are read
+    expect(page.locator("body")).to_contain_text("Waiting for a brief from the main model", timeout=WAIT)
+    expect(page.locator("body")).to_contain_text("nothing here wakes the main model", timeout=WAIT)   # wake-up off
     text = _plain(page)
     assert "without_brief" not in text and "submit_brief" not in text
-    assert "Waiting for a brief from the main model" in text
-    assert "nothing here wakes the main model" in text                  # the wake-up is off: said, once a line
     # the header's icons: drawn, not a character an emoji font would have to supply
     for btn in ("#tokenBtn", "#reloadBtn"):
         expect(page.locator(f"{btn} svg")).to_have_count(1)

@@ -144,7 +144,7 @@ def test_model_refusing_connections_fails_the_sleep_and_keeps_the_brief(make_ctx
         hand.short(f"tea at four o'clock, day {i}", topic="tea")
     brief = hand.brief("tea time")
     report = executor.check(ctx).to_dict()["sleep"]
-    assert report["error"] and "not answering" in report["error"]
+    assert report["error"] and "refused the connection" in report["error"]   # a sentence, no class name
     assert [b["id"] for b in hand.open_briefs()] == [brief]
     assert hand.drafts() == []                                   # never a mechanical copy
     failed = [e for e in ctx.events.list() if e["type"] == "sleep_failed"]

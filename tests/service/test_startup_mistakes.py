@@ -276,7 +276,7 @@ def test_an_mcp_call_adds_no_sdk_session_line(make_config, start_service):
     root = logging.getLogger()
     old = root.level
     root.addHandler(handler)
-    root.setLevel(logging.INFO)
+    root.setLevel(logging.DEBUG)          # the transport line is DEBUG since one INFO line names each tool call
     try:
         body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-03-26", "capabilities": {},
