@@ -80,6 +80,6 @@ def test_a_fit_or_an_unknown_context_says_nothing_wrong():
         assert say["level"] == "ok" and "context" not in say["headline"]
         (row,) = [r for r in say["cards"]["model"]["rows"] if r[0] == "context"]
         assert row[2] != "bad"
-    assert context_row(FITS) == ["context", "8,192 tokens: the largest prompt (3,025) and model.max_tokens "
-                                            "(1,024) fit", "good"]
+    assert context_row(FITS) == ["context", "8,192 tokens: the largest prompt (3,025 tokens) and the room for "
+                                            "its answer (1,024) fit", "good"]
     assert context_row(UNKNOWN)[1].startswith("unknown: the server does not say its context")
