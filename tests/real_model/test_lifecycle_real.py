@@ -460,7 +460,9 @@ def test_after_a_kill_9_the_restart_starts_one_fresh_server_never_two(services, 
     again = Service(tmp_path / "run-2", config_path, service_port)
     services.append(again)
     again.wait_healthy()
-    snap = again.lifecycle()
+    # the lifecycle actor publishes its first snapshot once it has looked at the recorded server
+    snap = poll(lambda: (lambda s: s if "started_by_us" in s else None)(again.lifecycle()), 10,
+                "the restarted service's lifecycle snapshot")
     assert snap["started_by_us"] is False and snap["pid"] is None and recorded_pid(tmp_path) is None
     ask_for_a_sleep(again)
     seen: set = set()
