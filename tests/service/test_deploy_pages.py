@@ -39,8 +39,9 @@ PIP_CACHE = os.path.expanduser("~/.cache/pip")     # the real one: fresh venvs r
 
 
 def _version() -> str:
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.M).group(1)
+    """The version as the source says it (pyproject.toml reads it from hippocampus/__init__.py)."""
+    text = (ROOT / "hippocampus" / "__init__.py").read_text(encoding="utf-8")
+    return re.search(r'^__version__\s*=\s*"([^"]+)"', text, re.M).group(1)
 
 
 def _blocks(page: Path, lang: str, after: str = "") -> list:
