@@ -195,18 +195,25 @@ def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
             setattr(obj, f.name, _build(sub, raw, path + ".", warnings))
             continue
         default = getattr(obj, f.name)
-        shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
-        try:
-            value, clamped = _check(_coerce(raw, default), dict(f.metadata))
-        except (ValueError, TypeError) as exc:
-            warnings.append(f"'{path}' = {shown} {exc}; using the default {default!r}")
-            continue
-        if clamped:
-            warnings.append(f"'{path}' = {shown} {clamped}; using {value!r}")
-        if isinstance(value, str) and f.name == "host" and not value.strip():
+        ok, value = _checked(f, raw, default, f"'{path}' = ", f"using the default {default!r}", warnings)
+        if not ok or (isinstance(value, str) and f.name == "host" and not value.strip()):
             continue
         setattr(obj, f.name, value)
     return obj
+
+
+def _checked(f: dataclasses.Field, raw: Any, current: Any, said: str, instead: str, warnings: list) -> tuple:
+    """(True, the value) for `raw` checked as setting `f` takes it, a clamp said in one line; or (False, None)
+    with one line saying why it cannot be used and what is used `instead`. `said` names where it came from."""
+    shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
+    try:
+        value, clamped = _check(_coerce(raw, current), dict(f.metadata))
+    except (ValueError, TypeError) as exc:
+        warnings.append(f"{said}{shown} {exc}; {instead}")
+        return False, None
+    if clamped:
+        warnings.append(f"{said}{shown} {clamped}; using {value!r}")
+    return True, value
 
 
 # ---------------------------------------------------------------- the environment: one rule
@@ -247,15 +254,9 @@ def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "") ->
         name, raw = env_override(prefix + f.name, environ)
         if name is None:
             continue
-        shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
-        try:
-            value, clamped = _check(_coerce(raw, current), dict(f.metadata))
-        except (ValueError, TypeError) as exc:
-            warnings.append(f"{name}={shown} {exc}; keeping {current!r}")
-            continue
-        if clamped:
-            warnings.append(f"{name}={shown} {clamped}; using {value!r}")
-        setattr(obj, f.name, value)
+        ok, value = _checked(f, raw, current, f"{name}=", f"keeping {current!r}", warnings)
+        if ok:
+            setattr(obj, f.name, value)
 
 
 # ---------------------------------------------------------------- the whole config
