@@ -10,6 +10,7 @@ import time
 import pytest
 import requests
 
+from hippocampus.demo.waiting import wait_for
 from hippocampus.memory import MemoryClient, MemoryError_
 from hippocampus.replay.run import replay
 from tests.contract.test_replay import env, first_draft, listing, scripted, seed
@@ -61,12 +62,11 @@ def test_a_misbehaving_model_webhook_and_ripple_endpoint_are_worded_plainly_ever
             assert says in text, (where, text)
             plain(text)
         assert headline.startswith("The last sleep failed at ") and "the model could not draft" in headline
-        deadline = time.monotonic() + 20
-        while True:
+        def delivered():
             [failed] = requests.get(base + "/events", params={"type": "sleep_failed"}, timeout=5).json()["entries"]
-            if ("delivery" in failed and "ripple" in failed) or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+            return failed if "delivery" in failed and "ripple" in failed else None
+
+        failed = wait_for(delivered, timeout=20, interval=0.1, what="the webhook's and the ripple's outcome")
         plain(str(failed))
         if mode != "html":          # a 200 HTML page is a 2xx: delivered, as far as a webhook can tell
             assert f"the webhook at {hook.url} {HOOK_SAYS[mode]}" in failed["delivery"]["error"], failed
@@ -112,12 +112,9 @@ def test_memory_that_hangs_up_is_worded_on_status(make_config, start_service):
     try:
         cfg = make_config(memory={"url": server.url, "timeout_seconds": 1}, supervisor={"check_seconds": 0.05})
         svc = start_service(cfg)
-        deadline = time.monotonic() + 30
-        while True:
-            st = requests.get(svc.url + "/status", timeout=10).json()
-            if "hung up" in st["explain"] or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+        st = wait_for(lambda: (lambda st: st if "hung up" in st["explain"] else None)(
+            requests.get(svc.url + "/status", timeout=10).json()), timeout=30, interval=0.1,
+            what="the status to word Memory's hang-up")
     finally:
         server.close()
     assert f"Memory at {server.url} is not answering" in st["explain"], st["explain"]
