@@ -132,11 +132,16 @@ def test_without_a_bearer_the_share_and_the_body_deadline_keep_room(make_config,
     attack = Trickle(svc.port, ATTACKERS)
     try:
         wait_for(lambda: attack.ticks >= 10, timeout=30, what="two seconds of the attack")
-        held = from_address(svc, "127.0.0.1")
         took = probe(svc)
-        print(f"the attackers held {held} connections; answered: {dict(attack.answered)}")
         assert all(max(t) < 1.0 for t in took.values()), took
-        assert 200 <= held <= 240 + 2, held                 # the attack is real, and bounded by the share
+        # the held count swings as late bodies are closed (408) and reopened a second later: it is sampled
+        # until the attack is seen at its share, and every sample is bounded by the share
+        seen: list = []
+        wait_for(lambda: seen.append(from_address(svc, "127.0.0.1")) or seen[-1] >= 200, timeout=20,
+                 what="the attackers to hold 200 connections")
+        print(f"the attackers held up to {max(seen)} connections over {len(seen)} samples; "
+              f"answered: {dict(attack.answered)}")
+        assert max(seen) <= 240 + 2, seen                   # the attack is real, and bounded by the share
         # each held connection is answered 408 once its body is late (2 s, and a second per 1,024 bytes)
         wait_for(lambda: attack.answered["408"] >= 200, timeout=20, what="the late bodies to be closed")
         assert max(from_address(svc, "127.0.0.1") for _ in range(20)) <= 242
