@@ -33,12 +33,6 @@ def _unexpected(req, resp, ex, params) -> None:
         description="an unexpected error; the service log has the details") from None
 
 
-def _guard(server_cfg, bearer: str) -> Guard:
-    """The Host and Origin guard, with the MCP path and its two env lists."""
-    return Guard(server_cfg, bearer=bearer, mcp_path=mcp_env.mount_path(), mcp_hosts=mcp_env.allowed_hosts(),
-                 mcp_origins=mcp_env.allowed_origins())
-
-
 # the facade's errors, mapped to HTTP once
 ERRORS = [(Busy, falcon.HTTPConflict), (MemoryDown, falcon.HTTPServiceUnavailable),
           (ActorDown, falcon.HTTPServiceUnavailable), (ServiceStopping, falcon.HTTPServiceUnavailable),
@@ -67,8 +61,9 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
     escape_waitress_log()
     server_cfg = front.config().server
     # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer
-    app = falcon.App(middleware=[RequestLog(), _guard(server_cfg, bearer), BearerAuth(bearer),
-                                 BodyLimit(server_cfg.max_body_bytes)])
+    guard = Guard(server_cfg, bearer=bearer, mcp_path=mcp_env.mount_path(), mcp_hosts=mcp_env.allowed_hosts(),
+                  mcp_origins=mcp_env.allowed_origins())
+    app = falcon.App(middleware=[RequestLog(), guard, BearerAuth(bearer), BodyLimit(server_cfg.max_body_bytes)])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(Exception, _unexpected)

@@ -18,7 +18,7 @@ def is_public(path: str) -> bool:
 
 def needs_bearer(method: str, path: str) -> bool:
     """Whether a request must carry the bearer (when one is configured): all but the public paths and
-    OPTIONS. The HTTP channel asks this of a request head before its body is read (guard_clients)."""
+    OPTIONS. The HTTP channel asks this of a request head before its body is read (server/request_head.py)."""
     return not (is_public(path) or method == "OPTIONS")
 
 
@@ -34,9 +34,8 @@ def bearer_matches(header: str, token: bytes) -> bool:
 
 
 class BearerAuth:
-    """Everything but the public paths needs `Authorization: Bearer <token>`, compared in constant time.
-    It never reads the body (the MCP sink reads it itself); a request with a body and no good bearer
-    was already answered 401 from its head, before the body was read (guard_clients)."""
+    """Everything but the public paths needs `Authorization: Bearer <token>`. It never reads the body (the
+    MCP sink reads it itself); a body without a good bearer was already 401 from its head."""
 
     def __init__(self, token: str):
         self.token = token.encode() if token else b""
@@ -59,24 +58,16 @@ class BodyLimit:
                 description=f"the body is {n} bytes; this service takes at most {self.max_bytes}")
 
 
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
-
-
-def _escape_char(c: str) -> str:
-    if c in _NAMED:
-        return _NAMED[c]
-    n = ord(c)
-    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+_ESCAPES = {n: f"\\x{n:02x}" for n in (*range(0x20), *range(0x7f, 0xa0))}      # C0, DEL, C1
+_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\",
+                 0x2028: "\\u2028", 0x2029: "\\u2029"})
 
 
 def escape_controls(text: str) -> str:
     """Request data made safe for a log line: control characters (C0, DEL, C1), the Unicode line and
     paragraph separators, and the backslash itself become escapes (\\n, \\r, \\x1b, \\x00, \\u2028,
     \\\\), so a path cannot start a forged line or drive a terminal."""
-    if text.isprintable() and "\\" not in text:
-        return text
-    return "".join(_escape_char(c) if (c == "\\" or ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0
-                                       or c in "\u2028\u2029") else c for c in text)
+    return text.translate(_ESCAPES)
 
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -127,19 +118,17 @@ class EscapedMessages(logging.Filter):
 def escape_waitress_log() -> None:
     """Once per process: waitress's logger escapes the request data it puts in a line (and the MCP
     SDK's per-request session lines are silenced)."""
-    logger = logging.getLogger("waitress")
-    if not any(isinstance(f, EscapedMessages) for f in logger.filters):
-        logger.addFilter(EscapedMessages())
-    queue = logging.getLogger("waitress.queue")
-    if not any(isinstance(f, QueueDepthLines) for f in queue.filters):
-        queue.addFilter(QueueDepthLines())
-    quiet_mcp_session_lines()
+    for name, kind in (("waitress", EscapedMessages), ("waitress.queue", QueueDepthLines)):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, kind) for f in logger.filters):
+            logger.addFilter(kind())
+    for name in MCP_CHATTER:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 class QueueDepthLines(logging.Filter):
-    """waitress warns "Task queue depth is N" for every request that waits for a free thread: under a burst
-    that is a line per request (1,400 in 8 s of 16 viewers), written by the threads the burst needs. One
-    line a minute says it, with the deepest queue and how many lines it stands for."""
+    """waitress warns "Task queue depth is N" for every request that waits for a thread (1,400 lines in 8 s
+    of 16 viewers): one line a minute says it, with the deepest queue and how many lines it stands for."""
 
     EVERY = 60.0
 
@@ -169,9 +158,4 @@ class QueueDepthLines(logging.Filter):
 # The SDK logs "Terminating session: None" (stateless: every call is a session) and "Created new
 # transport" at INFO for every MCP request; the request line above already says the call happened.
 MCP_CHATTER = ("mcp.server.streamable_http", "mcp.server.streamable_http_manager")
-
-
-def quiet_mcp_session_lines() -> None:
-    for name in MCP_CHATTER:
-        logging.getLogger(name).setLevel(logging.WARNING)
 

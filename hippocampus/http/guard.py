@@ -19,8 +19,7 @@ from typing import Iterable, Optional
 
 import falcon
 
-from hippocampus.config.hosts import (LOOPBACK, HostList, normal_origin, parse_host_header,  # noqa: F401
-                              service_hosts, split_host)
+from hippocampus.config.hosts import normal_origin, parse_host_header, service_hosts
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CORS_METHODS = "GET, HEAD, POST, PUT, DELETE, OPTIONS"

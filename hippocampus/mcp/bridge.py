@@ -34,13 +34,9 @@ class Bridge:
         self._ready = threading.Event()
         self._stop: Optional[asyncio.Event] = None
         self._error: Optional[BaseException] = None
-        self._running = False
+        self.running = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.wsgi = ASGIMiddleware(manager.handle_request, loop=self.loop)
-
-    @property
-    def running(self) -> bool:
-        return self._running
 
     def start(self, timeout: float = 10.0) -> "Bridge":
         self._thread.start()
@@ -58,14 +54,14 @@ class Bridge:
             self._error = exc
             log.exception("the MCP loop stopped with an error")
         finally:
-            self._running = False
+            self.running = False
             self._ready.set()
             self._close_loop()
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         async with self.manager.run():
-            self._running = True
+            self.running = True
             self._ready.set()
             await self._stop.wait()
 
@@ -117,46 +113,19 @@ class WsgiSink:
             started["status"], started["headers"] = status, headers
             return lambda data: None     # the legacy write() callable; a2wsgi never uses it
 
+        # JSON answers (json_response=True) and no GET: the answer is never an event stream, so it is read whole
         result = self.bridge.wsgi(req.env, start_response)
-        chunks = iter(result)
-        body: list = []
         try:
-            while "status" not in started:
-                body.append(next(chunks))
-        except StopIteration:
-            chunks = iter(())
-        status = started.get("status", "500 Internal Server Error")
-        headers = started.get("headers", [])
-        resp.status = status
-        ctype = None
-        for name, value in headers:
-            low = name.lower()
-            if low in HOP_BY_HOP:
-                continue
-            if low == "content-type":
-                ctype = value
-                resp.content_type = value
-            else:
-                resp.append_header(name, value)
-        if ctype and ctype.startswith("text/event-stream"):
-            # Not expected with JSON answers on; streamed rather than held, just in case.
-            def stream(first=tuple(body), rest=chunks, res=result):
-                try:
-                    yield from first
-                    yield from rest
-                finally:
-                    close = getattr(res, "close", None)
-                    if close:
-                        close()
-            resp.stream = stream()
-            return
-        try:
-            body.extend(chunks)
+            resp.data = b"".join(result)
         finally:
-            close = getattr(result, "close", None)
-            if close:
-                close()
-        resp.data = b"".join(body)
+            getattr(result, "close", lambda: None)()
+        resp.status = started.get("status", "500 Internal Server Error")
+        for name, value in started.get("headers", []):
+            low = name.lower()
+            if low == "content-type":
+                resp.content_type = value
+            elif low not in HOP_BY_HOP:
+                resp.append_header(name, value)
 
 
 WARM_UP = (     # one call of each kind a client's first session makes (the handshake era, then the 2026 one)
@@ -174,16 +143,14 @@ def warm_up(bridge: Bridge, path: str) -> None:
     for them now and not on the first client's call. A failure here is logged and changes nothing."""
     import io
     import json
+    from wsgiref.util import setup_testing_defaults
 
     for body, version in WARM_UP:
         data = json.dumps(body).encode()
-        env = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "SCRIPT_NAME": "", "QUERY_STRING": "",
-               "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "0", "SERVER_PROTOCOL": "HTTP/1.1",
-               "REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": "127.0.0.1", "wsgi.url_scheme": "http",
-               "wsgi.input": io.BytesIO(data), "wsgi.errors": io.StringIO(), "CONTENT_LENGTH": str(len(data)),
-               "CONTENT_TYPE": "application/json", "HTTP_ACCEPT": "application/json, text/event-stream",
-               "wsgi.version": (1, 0), "wsgi.multithread": True, "wsgi.multiprocess": False,
-               "wsgi.run_once": False}
+        env = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "SERVER_PROTOCOL": "HTTP/1.1", "wsgi.multithread": True,
+               "wsgi.input": io.BytesIO(data), "CONTENT_LENGTH": str(len(data)), "CONTENT_TYPE": "application/json",
+               "HTTP_ACCEPT": "application/json, text/event-stream", "REMOTE_ADDR": "127.0.0.1"}
+        setup_testing_defaults(env)         # the rest of a WSGI environ, from 127.0.0.1
         if version:
             env["HTTP_MCP_PROTOCOL_VERSION"] = version
         status: list = []

@@ -1,27 +1,23 @@
 """Mount the MCP endpoint in the Falcon app: `mount_mcp(app, front)`, or lazily on the first call: `LazyMount`.
 
-Raises ImportError when the [mcp] extra is not installed, so the service runs
-without it; `mount_mcp_fallback(app)` then makes /mcp say how to install it.
-
-SEREN_HIPPOCAMPUS_MCP_MOUNT moves the endpoint (default /mcp; /mcp and /mcp/ both
-answer). The service's own Host and Origin guard (the HTTP front-end's) covers /mcp
-like every route. SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS (a comma list, e.g.
-"box.lan:7424,other.lan:*") or SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS (e.g.
-"http://box.lan:7424") also turns the SDK's own DNS-rebinding check on, fed the same
-list the guard uses: loopback, server.host, server.allowed_hosts, and these hosts;
-the origins default to http:// and https:// of each of those hosts.
+Without the [mcp] extra mount_mcp raises ImportError and `mount_mcp_fallback(app)` makes /mcp say how to
+install it. SEREN_HIPPOCAMPUS_MCP_MOUNT moves the endpoint (default /mcp; /mcp/ answers too). The HTTP
+front-end's Host and Origin guard covers it like every route; SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS (e.g.
+"box.lan:7424,other.lan:*") or ..._ALLOWED_ORIGINS (e.g. "http://box.lan:7424") also turns the SDK's own
+DNS-rebinding check on, fed the guard's list (loopback, server.host, server.allowed_hosts and these hosts;
+the origins default to http:// and https:// of each).
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Mapping, Optional
 
 import falcon
 
-from hippocampus.config.mcp_env import (DEFAULT_MOUNT, HOSTS_ENV, MOUNT_ENV, ORIGINS_ENV, allowed_hosts,  # noqa: F401
-                                 allowed_origins, mount_path, path_pattern)
+from hippocampus.config.mcp_env import allowed_hosts, allowed_origins, mount_path, path_pattern
 
 log = logging.getLogger("hippocampus.mcp")
 
@@ -44,20 +40,20 @@ def security_settings(TransportSecuritySettings, server_cfg, environ: Optional[M
                                      allowed_origins=sorted({normal_origin(o) for o in origins if o.strip()}))
 
 
+@dataclass
 class Mounted:
     """What Service keeps: the bridge (stopped at teardown), the server and its path."""
-
-    def __init__(self, server, bridge, path: str):
-        self.server, self.bridge, self.path = server, bridge, path
+    server: object
+    bridge: object
+    path: str
 
     def stop(self) -> None:
         self.bridge.stop()
 
 
 def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = None) -> Mounted:
-    """Load the SDK's part (hippocampus.mcp.sdk), build the tools, start the loop thread, add the sink, and
-    send the endpoint one call of its own (so the first client's call finds every parser built).
-    ImportError without the [mcp] extra."""
+    """Load the SDK's part, build the tools, start the loop thread, warm the endpoint up (the first client's
+    call finds every parser built) and add the sink. ImportError without the [mcp] extra."""
     from hippocampus.mcp import sdk
 
     try:
@@ -79,11 +75,10 @@ def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = 
     return Mounted(server, bridge, path)
 
 
+@dataclass
 class _FirstAnswer:
     """Falcon middleware: sets the event once the service has answered its first request."""
-
-    def __init__(self, answered: threading.Event):
-        self.answered = answered
+    answered: threading.Event
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
         if not self.answered.is_set():
@@ -101,15 +96,12 @@ def mount_mcp_fallback(app: falcon.App, *, environ: Optional[Mapping[str, str]] 
 
 
 class LazyMount:
-    """/mcp mounted off the start path. The SDK's part the endpoint runs (hippocampus.mcp.sdk: about
-    23 MB and half a second here, mostly the pydantic wire types of two protocol eras) is imported on the
-    first POST to /mcp, on a thread of its own, or, when an MCP client is expected, in the background
-    right after the first answer (`offer(preload=True)`); a box whose MCP client never calls keeps that
-    memory, and /health answers at once either way. A stop never waits out a slow import (SIGTERM
-    must exit in seconds): a mount that finishes after the stop stops its own bridge.
-
-    `post_only(resp)` is the front-end's answer to anything but a POST (no SDK needed for it);
-    `on_mounted()` runs once the mount has ended, however it ended."""
+    """/mcp mounted off the start path. The SDK's part (hippocampus.mcp.sdk: about 23 MB and half a second)
+    is imported on the first POST to /mcp, on a thread of its own, or, when an MCP client is expected, in
+    the background after the first answer (`offer(preload=True)`); /health answers at once either way. A
+    stop never waits out a slow import (SIGTERM must exit in seconds): a mount that ends after the stop
+    stops its own bridge. `post_only(resp)` answers anything but a POST (no SDK needed); `on_mounted()` runs
+    once the mount has ended, however it ended."""
 
     def __init__(self, app: falcon.App, front, *, post_only, on_mounted=lambda: None):
         self.app, self.front, self.post_only, self.on_mounted = app, front, post_only, on_mounted
@@ -120,9 +112,8 @@ class LazyMount:
         self._stopped = False
 
     def offer(self, preload: bool = False, at_most: float = PRELOAD_AFTER_SECONDS) -> None:
-        """Add /mcp. preload: an MCP client is expected, so mount in the background once the service has
-        answered its first request (a /health), or `at_most` seconds after this if none comes, and the
-        first call finds the endpoint ready; else the first call mounts it."""
+        """Add /mcp. preload: mount in the background once the service has answered its first request, or
+        `at_most` seconds after this if none comes; else the first call mounts it."""
         self.app.add_sink(self._while_mounting, path_pattern(mount_path()))
         if preload:
             answered = threading.Event()
@@ -177,8 +168,7 @@ class LazyMount:
             mounted.stop()
 
     def _while_mounting(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
-        """/mcp until the endpoint is mounted: the first call starts the mount and every call waits for it,
-        then answers as the mounted endpoint would (which takes /mcp over from here on)."""
+        """/mcp until mounted: a POST starts the mount, waits for it, and is answered by the mounted endpoint."""
         if req.method != "POST":        # the mounted endpoint's own answer: no call, so nothing to mount
             self.post_only(resp)
             return

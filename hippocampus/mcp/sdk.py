@@ -1,22 +1,13 @@
 """The part of the MCP SDK the stateless JSON endpoint runs, and nothing else.
 
-`load()` imports the SDK's low-level server and its streamable-HTTP session manager (the same tools, the
-same protocol versions and wire types as the whole SDK) without what `import mcp` and `import mcp.server`
-bring along and this endpoint never runs:
-
-- `mcp/__init__.py`: the client (httpx, the session group, stdio) and, through it, FastMCP;
-- `mcp/server/__init__.py`: FastMCP (`MCPServer`: resources, prompts, pydantic models of the tools'
-  signatures) and the SSE and stdio transports;
-- `sse_starlette` (and uvicorn, click and watchfiles under it): the event-stream answer, used only when
-  answers are streamed; this endpoint answers JSON and refuses GET, so it never streams;
-- `mcp.server.auth.routes`: the OAuth authorization server's routes (the service has its own bearer);
-- `starlette.applications`: the Starlette app `Server.streamable_http_app()` builds (the session manager
-  is driven directly here).
-
-Each of the last three is a stand-in while the SDK loads: the names the SDK imports from it load the real
-module the first time they are called, so a path this endpoint was not expected to take still works (it
-pays for the import then). The packages `mcp` and `mcp.server` are registered as plain packages, so a
-later `import mcp` elsewhere in the process gets these modules and not a second copy.
+`load()` imports the SDK's low-level server and its streamable-HTTP session manager (the same protocol
+versions and wire types as the whole SDK) without what `import mcp` and `import mcp.server` bring along
+and this endpoint never runs: the client (httpx, stdio), FastMCP, the SSE and stdio transports. Three
+modules are stand-ins while the SDK loads: `sse_starlette` (and uvicorn under it: this endpoint answers
+JSON and refuses GET, so it never streams), `mcp.server.auth.routes` (the service has its own bearer) and
+`starlette.applications` (the session manager is driven directly). The names the SDK imports from them
+load the real module on their first call, so an unexpected path still works. `mcp` and `mcp.server` are
+registered as plain packages, so a later `import mcp` gets these modules and not a second copy.
 """
 from __future__ import annotations
 
@@ -35,8 +26,6 @@ DEFERRED = {
     "starlette.applications": ("Starlette",),
 }
 PACKAGES = ("mcp", "mcp.server")         # registered without running their __init__
-PARTS = ("mcp.server.lowlevel.server", "mcp.server.streamable_http_manager", "mcp.server.transport_security",
-         "mcp_types")
 
 _lock = threading.Lock()
 
@@ -46,11 +35,6 @@ class Loaded(types.SimpleNamespace):
 
 
 _loaded: "Loaded | None" = None
-
-
-def available() -> bool:
-    """The [mcp] extra is installed (found, not imported)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("mcp", "a2wsgi"))
 
 
 def load() -> Loaded:

@@ -1,9 +1,8 @@
 """The tools on the SDK's low-level server: their schemas read from the methods' signatures, the arguments
 checked here, each call run on a worker thread, the facade's errors answered as error results.
 
-The low-level server needs no model of a tool's signature (FastMCP builds a pydantic model per tool and
-jsonschema to check it): the tools take a few plain arguments (text, a whole number, yes or no), so the
-schema and the check are a few lines here, and a wrong argument is refused in plain words.
+The tools take a few plain arguments (text, a whole number, yes or no), so the schema and the check are a
+few lines here (no pydantic model per tool, as FastMCP builds), and a wrong argument is refused in plain words.
 """
 from __future__ import annotations
 
@@ -34,16 +33,11 @@ def _params(fn: Callable) -> list:
     return [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
 
 
-def _kind(p: inspect.Parameter) -> type:
-    return {"str": str, "int": int, "bool": bool}.get(p.annotation, p.annotation) if isinstance(p.annotation, str) \
-        else p.annotation
-
-
 def input_schema(name: str, fn: Callable) -> dict:
     """The JSON schema of the tool's arguments (the shape clients saw from FastMCP: titles, defaults)."""
     props, required = {}, []
     for p in sorted(_params(fn), key=lambda p: p.name):
-        prop = {"title": p.name.replace("_", " ").title(), "type": JSON_TYPES[_kind(p)]}
+        prop = {"title": p.name.replace("_", " ").title(), "type": JSON_TYPES[p.annotation]}
         if p.default is inspect.Parameter.empty:
             required.append(p.name)
         else:
@@ -76,9 +70,9 @@ def arguments(fn: Callable, given: dict) -> dict:
     out = {}
     for p in _params(fn):
         if p.name in given and given[p.name] is not None:
-            out[p.name] = _coerce(given[p.name], _kind(p), p.name)
+            out[p.name] = _coerce(given[p.name], p.annotation, p.name)
         elif p.default is inspect.Parameter.empty:
-            raise ArgumentError(f"{p.name} is required: give it as {WORDS[_kind(p)]}")
+            raise ArgumentError(f"{p.name} is required: give it as {WORDS[p.annotation]}")
     return out
 
 
@@ -152,5 +146,4 @@ def build_server(front, sdk):
     server = sdk.Server("seren-hippocampus", version=__version__, instructions=INSTRUCTIONS,
                         on_list_tools=list_tools, on_call_tool=call_tool,
                         get_tool_input_schema=schemas.get)
-    server.tools_impl = t           # for tests and the curious
     return server

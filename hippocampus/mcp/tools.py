@@ -1,13 +1,10 @@
-"""The tools, for the main model: thin, sync calls into the service facade (hippocampus.front).
+"""The tools, for the main model: thin, sync calls into the service facade (hippocampus.front), so a session
+can see the sleep and start one without the viewer.
 
-A session does not reach the viewer; these let it see the sleep itself and start one. Every answer is a
-dict with `ok` and a plain-words `message`. The facade's errors are mapped once, here: a cycle already
-running is a normal answer that says what runs since when; a call that did nothing because Memory is
-down, an actor has failed or the service is stopping is an error result (isError) with the same plain
-message; the status words are the narrator's (hippocampus.status.narrator), the same as /status's.
-
-The tools are plain methods: hippocampus.mcp.server registers them with the SDK's low-level server and runs
-each on a worker thread, where a blocking ask is fine.
+Every answer is a dict with `ok` and a plain-words `message`. A cycle already running is a normal answer
+saying what runs since when; a call that did nothing because Memory is down, an actor has failed or the
+service is stopping is an error result (isError, hippocampus.mcp.server) with the same words. The tools
+are plain methods, run on a worker thread, where a blocking ask is fine.
 """
 import time
 from typing import Any, Callable, Optional

@@ -1,11 +1,9 @@
-"""The listening socket, bound first; a port that cannot be bound is one line saying what to do.
+"""The listening socket, bound before anything else of the service starts; a failed bind is one line.
 
-`bind(make, host, port)` runs `make(socket_map)` (waitress's create_server, which binds in its
-constructor) before anything else of the service has started. If the bind fails, what waitress had
-already made (its request threads, its trigger, the half-made socket) is shut down and closed, and
-BindError carries one line naming host and port, the cause, and the way out: another process holds
-the port (its pid and program when the OS says, and a free port near it, or `port: 0` for any), no permission, an address that is
-not this machine's, a name that does not resolve.
+`bind(make, host, port)` runs `make(socket_map)` (waitress's create_server, which binds in its constructor).
+If it fails, what waitress had made (its threads, its trigger, the half-made socket) is closed, and
+BindError carries one line naming host and port, the cause and the way out: the process holding the port
+(when the OS says) and a free port near it, no permission, an address not this machine's, a bad name.
 """
 from __future__ import annotations
 
@@ -39,11 +37,9 @@ def bind(make: Callable[[dict], object], host: str, port: int):
     socket_map: dict = {}
     try:
         return make(socket_map)
-    except OSError as exc:
-        release(socket_map)
-        raise BindError(explain(host, port, exc), host, port) from None
-    except ValueError as exc:           # waitress: "Invalid host/port specified." (getaddrinfo failed)
-        if "host/port" not in str(exc):
+    except (OSError, ValueError) as exc:
+        # waitress's ValueError "Invalid host/port specified." is a getaddrinfo that failed
+        if isinstance(exc, ValueError) and "host/port" not in str(exc):
             raise
         release(socket_map)
         raise BindError(explain(host, port, exc), host, port) from None
@@ -61,9 +57,7 @@ def release(socket_map: dict) -> None:
 
 def explain(host: str, port: int, exc: Exception) -> str:
     where = f"{host}:{port}"
-    code = getattr(exc, "errno", None)
-    winerror = getattr(exc, "winerror", None)
-    codes = {c for c in (code, winerror) if c is not None}
+    codes = {getattr(exc, "errno", None), getattr(exc, "winerror", None)} - {None}
     if codes & IN_USE:
         free = free_port_near(host, port)
         pick = f"set server.port to a free one ({free} is free now)" if free else "set server.port to a free one"

@@ -1,27 +1,19 @@
 """Bounded clients on waitress: what a slow, idle or greedy connection may hold.
 
-- `client_bounds(server_cfg)`: the create_server settings for a small box: the connection limit, the
-  idle timeout (channel_timeout), and the body cap (`server.max_body_bytes`, so an oversized
-  Content-Length is refused with 413 as soon as the request head is read, and a chunked body is cut off
-  when it passes the cap).
-- `bound_clients(server, server_cfg, bearer)`: every accepted connection is a `BoundedChannel`:
-  - the head deadline: a connection that has not sent a complete request head within
-    `header_timeout_seconds` of opening or of its last answer is closed (waitress has no such limit);
-  - the body deadline: a request body must be in within `body_timeout_seconds` of its head, plus one
-    second for every `min_body_bytes_per_second` bytes it has sent (a big body on a slow link goes on,
-    a trickle is answered 408 and closed; waitress's idle limit restarted with every byte);
-  - from the head alone (request_head.HeadParser): a body to a route that needs the bearer, without it,
-    is answered 401 and never read; Content-Length with Transfer-Encoding is 400;
-  - the share: one client address (an IPv6 /64 counts as one) holds at most `connection_share` of
-    `connection_limit`. A new connection past it closes that address's connection that has waited
-    longest with no request being served (a stalled head or body, an idle keep-alive), so an address
-    flooding its own share pushes out only its own connections and a new client, from that address or
-    another, still gets in; only when all of the address's connections are being served is the new one
-    refused with 503;
-  - waitress's own errors (413, 400, 431) and these refusals answer in the family shape, {"detail": "..."}.
-
-The deadlines are checked in `readable()`, which waitress's loop asks of every channel on each turn
-(at least once a second, its loop timeout), so no extra thread or timer is needed.
+`client_bounds(server_cfg)` is create_server's part: the connection limit, the idle timeout and the body cap
+(an oversized Content-Length is 413 from the head). `bound_clients(server, server_cfg, bearer)` makes every
+accepted connection a `BoundedChannel`:
+- a connection with no complete request head `header_timeout_seconds` after opening or its last answer is
+  closed (waitress has no such limit);
+- a body has `body_timeout_seconds` from its head, plus a second per `min_body_bytes_per_second` bytes sent:
+  a big body on a slow link goes on, a trickle is 408 and closed;
+- a body to a route that needs the bearer, without it, is 401 from the head and never read (HeadParser);
+- one client address (an IPv6 /64 is one) holds at most `connection_share` of `connection_limit`: past it,
+  its connection that has waited longest with nothing being served is closed, so a flood pushes out only
+  its own; only when all of them are being served is the new one 503;
+- waitress's refusals (413, 400, 431) and these answer in the family shape, {"detail": "..."}.
+The deadlines are checked in `readable()`, which waitress's loop asks of every channel at least once a
+second, so no thread or timer is needed.
 """
 from __future__ import annotations
 

@@ -1,15 +1,13 @@
 """What is decided from a request head alone, before a byte of its body is read (waitress reads the whole
-body before the WSGI app runs, so the app's own checks come too late for a body that trickles).
+body before the app runs, so the app's own checks come too late for a body that trickles).
 
-`HeadParser` is waitress's request parser with three additions:
-- a request that says both Content-Length and Transfer-Encoding is refused with 400 (RFC 9112 6.1: the two
-  disagree about where the body ends, and waitress took the chunked end, so the bytes after it ran as a
-  second request that a proxy in front would have counted as this one's body);
-- a request with a body, to a route that needs the bearer, that does not carry the bearer is answered 401
-  from its head (auth.needs_bearer and auth.bearer_matches, the app's own rule), and its body is never read;
-- once a request is refused, the rest of what arrived with it is dropped, never parsed as a next request
-  (every refusal closes the connection).
-It also notes when the head was complete (`head_done_at`), from which the body's deadline runs.
+`HeadParser` is waitress's request parser, and also:
+- refuses a request with both Content-Length and Transfer-Encoding (400, RFC 9112 6.1: waitress took the
+  chunked end, and the bytes after it ran as a second request a proxy would count as this one's body);
+- answers 401 from its head a request with a body, to a route that needs the bearer, without the bearer
+  (auth.needs_bearer and auth.bearer_matches, the app's own rule): its body is never read;
+- drops whatever arrived after a refusal instead of parsing it as a next request;
+- notes when the head was complete (`head_done_at`), from which the body's deadline runs.
 """
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """waitress in one place: create it (the socket bound first), serve it, drain it, close it.
 
-- `create(app, server_cfg, port, bearer)`: a port that cannot be bound raises BindError (one line) before
-  anything else of the service starts; the server's clients are bounded (clients.py) and its loop runs on
-  a kept selector (loop.py), never select() (which cannot take a descriptor numbered 1,024 or more).
-- `serve(srv, stopping)`: blocks. A loop that ends without a stop being asked for is loud and safe: it is
-  logged, the listener is closed (new clients are refused at once instead of queueing in the kernel
-  forever), and ServerLoopDied is raised so the process can exit non-zero.
+- `create(app, server_cfg, port, bearer)`: BindError (one line) before anything else starts; the clients
+  are bounded (clients.py) and the loop runs on a kept selector (loop.py), never select().
+- `serve(srv, stopping)`: blocks. A loop that ends without a stop asked for is logged, its listener closed
+  (new clients are refused rather than queued by the kernel forever) and ServerLoopDied raised, so the
+  process exits non-zero.
 - `drain(srv, seconds)`: close the listener, let in-flight requests finish, then close the rest.
 """
 from __future__ import annotations
