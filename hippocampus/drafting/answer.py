@@ -1,10 +1,9 @@
 """Reading the drafting worker's answer (pure, never raises).
 
-Lenient about the wrapping (think blocks, code fences, prose, trailing commas,
-an answer cut off mid-list) and strict about the content: every operation must
-cite only fragment markers it was shown and target only cores it was shown. An answer cut off before its
-first operation was complete is a failure that says why (cutoff.py); one held to the answer's schema
-(`constrained`) is read the same way: its finished operations are kept, a half-made one never.
+Lenient about the wrapping (think blocks, code fences, prose, trailing commas, an answer cut off mid-list),
+strict about the content: an operation cites only fragment markers and targets only cores it was shown. Of
+an answer cut off (held to the schema or not) the finished operations are kept, a half-made one never; cut
+off before its first, it is a failure that says why (cutoff.py).
 """
 from __future__ import annotations
 
@@ -66,11 +65,8 @@ def _loads(text: str) -> Any:
 
 def whole_json(text: str) -> Any:
     """The whole text, else the span from the first { to the last }; None if neither."""
-    spans = [text]
     a, b = text.find("{"), text.rfind("}")
-    if 0 <= a < b:
-        spans.append(text[a:b + 1])
-    for span in spans:
+    for span in [text] + ([text[a:b + 1]] if 0 <= a < b else []):
         try:
             return _loads(span)
         except ValueError:
@@ -81,15 +77,11 @@ def whole_json(text: str) -> Any:
 def _balanced_end(s: str, i: int) -> Optional[int]:
     """The index after the bracket closing the one at s[i], or None (ran off the end)."""
     depth, in_str, esc = 0, False, False
-    for j in range(i, len(s)):
-        ch = s[j]
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+    for j, ch in enumerate(s[i:], i):
+        if esc:
+            esc = False
+        elif in_str:
+            esc, in_str = ch == "\\", ch != '"'
         elif ch == '"':
             in_str = True
         elif ch in "{[":

@@ -1,8 +1,7 @@
 """Grouping short-terms into piles by their tags (pure, no I/O).
 
-A memory joins the pile whose FIRST member (the anchor) shares the most tags
-with it, by Jaccard index, if that index is at least 0.5. Comparing with the
-anchor only keeps a pile from drifting by chaining.
+A memory joins the pile whose FIRST member (the anchor) shares the most tags with it, by Jaccard index, if
+that index is at least 0.5. Comparing with the anchor only keeps a pile from drifting by chaining.
 """
 from __future__ import annotations
 
@@ -25,25 +24,22 @@ def _tags(topic: str) -> frozenset:      # a sleep asks for the same few hundred
     return frozenset(t.strip().lower() for t in topic.split(",") if t.strip())
 
 
-def _meta(entry: Any) -> dict:
+def meta_of(entry: Any) -> dict:
+    """An entry's metadata, {} when it has none (or it is not a dict)."""
     meta = entry.get("metadata") if isinstance(entry, dict) else None
     return meta if isinstance(meta, dict) else {}
 
 
 def topic_of(entry: Any) -> Optional[str]:
-    topic = _meta(entry).get("topic")
+    topic = meta_of(entry).get("topic")
     return topic if isinstance(topic, str) else None
 
 
 def ts_of(entry: Any) -> float:
-    ts = _meta(entry).get("ts")
+    ts = meta_of(entry).get("ts")
     if isinstance(ts, bool) or not isinstance(ts, (int, float)):
         return 0.0
     return float(ts)
-
-
-def entry_tags(entry: Any) -> frozenset:
-    return tags(topic_of(entry))
 
 
 @dataclass
@@ -53,10 +49,7 @@ class Cluster:
 
     @property
     def tags(self) -> frozenset:
-        out: set = set(tags(self.topic))
-        for e in self.entries:
-            out |= entry_tags(e)
-        return frozenset(out)
+        return tags(self.topic).union(*(tags(topic_of(e)) for e in self.entries))
 
 
 def jaccard(a: frozenset, b: frozenset) -> float:
@@ -69,12 +62,11 @@ def cluster_by_tags(shorts: Iterable[dict]) -> list:
     piles: list = []
     anchors: list = []
     untagged: list = []
-    # tag set -> (best anchor, its index, how many anchors that covered): anchors are only ever added, so
-    # a tag set seen before needs comparing only with the anchors added since (the same first-best
-    # answer as comparing with all of them, without N x anchors comparisons over a big pile of memories)
+    # tag set -> (best anchor, its index, how many anchors that covered): anchors are only ever added, so a
+    # tag set seen before is compared only with the anchors added since (the same first-best answer)
     seen: dict = {}
     for entry in shorts:
-        meta = entry.get("metadata") if isinstance(entry, dict) else None      # entry_tags(), inlined
+        meta = entry.get("metadata") if isinstance(entry, dict) else None      # topic_of(), inlined: hot
         mine = tags(meta.get("topic") if isinstance(meta, dict) else None)
         if not mine:
             untagged.append(entry)

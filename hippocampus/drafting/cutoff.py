@@ -13,10 +13,6 @@ _STRING_TAIL = re.compile(r'"((?:[^"\\]|\\.)*)$', re.S)
 THINKING_OFF = "turn thinking off (model.extra_body: chat_template_kwargs: enable_thinking: false)"
 
 
-def _head(max_tokens) -> str:
-    return f"the answer was cut off at model.max_tokens ({max_tokens}) before the first operation was complete"
-
-
 def _open_string(body: str) -> int:
     """The length of the string the answer was writing when it stopped (0: it stopped between fields)."""
     if body.count('"') % 2 == 0:
@@ -28,7 +24,7 @@ def _open_string(body: str) -> int:
 def why(raw: str, body: str, max_tokens, constrained: bool, thought: bool) -> str:
     """The failure for an answer cut off with no operation complete. `raw` is the answer as sent, `body` the
     answer without its think block and code fences, `thought` whether it had a think block."""
-    head = _head(max_tokens)
+    head = f"the answer was cut off at model.max_tokens ({max_tokens}) before the first operation was complete"
     if constrained:
         spaces = sum(ch.isspace() for ch in body)
         if body and spaces * 2 > len(body):

@@ -1,14 +1,15 @@
 """Prompt builders for the drafting worker, with LOCAL MARKERS (pure).
 
-A small model never copies a long id: fragments are shown as [f1], [f2] ...
-and candidate cores as [c1], [c2] ...; Markers maps them back. The lines and
-the answer format below are a contract that tests and people rely on.
+A small model never copies a long id: fragments are shown as [f1], [f2] ... and candidate cores as [c1],
+[c2] ...; Markers maps them back. The lines and the answer format below are a contract tests and people rely on.
 """
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Optional
+
+from hippocampus.drafting.cluster import meta_of
 
 FRAGMENT_CHARS = 400
 VIA_CHARS = 200
@@ -71,15 +72,14 @@ def _one_line(text: object) -> str:
     return " ".join(text.split()) if isinstance(text, str) else ""
 
 
-def _date(entry: dict) -> str:
-    meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
-    ts = meta.get("ts")
+def shown_date(ts: object) -> Optional[str]:
+    """The date shown beside a fragment with this metadata.ts; None: no usable ts."""
     if isinstance(ts, bool) or not isinstance(ts, (int, float)):
-        return "date unknown"
+        return None
     try:
         return _dt.datetime.fromtimestamp(float(ts), _dt.timezone.utc).strftime("%Y-%m-%d")
     except (OverflowError, OSError, ValueError):
-        return "date unknown"
+        return None
 
 
 def fragment_lines(entries: list, markers: Markers) -> list:
@@ -90,7 +90,8 @@ def fragment_lines(entries: list, markers: Markers) -> list:
         m = f"f{len(markers.fragments) + 1}"
         markers.fragments[m] = entry.get("id")
         markers.entries[m] = entry
-        lines.append(f"[{m}] {_one_line(entry.get('content'))[:FRAGMENT_CHARS]} ({_date(entry)})")
+        date = shown_date(meta_of(entry).get("ts")) or "date unknown"
+        lines.append(f"[{m}] {_one_line(entry.get('content'))[:FRAGMENT_CHARS]} ({date})")
     return lines
 
 
@@ -162,16 +163,11 @@ def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, 
               f"  target: [{shown}]" if shown else "  target: (none)",
               f"  topic: {op.get('topic') or 'untagged'}",
               f"  content: {_one_line(op.get('content'))}", ""]
-    lines.append("Earlier versions:")
-    rows = [e for e in earlier or [] if isinstance(e, dict)]
-    for e in rows:
-        lines.append(f"attempt {e.get('attempt')} ({e.get('kind')}): {_one_line(e.get('content'))}"
-                     f" — critique: {_one_line(e.get('critique'))}")
-    if not rows:
-        lines.append("(none)")
-    lines += ["", "Fragments:"]
-    lines += frags or ["(none left: an approved operation already took them; "
-                       "work from the content and the critique; give \"fragments\": [])"]
+    versions = [f"attempt {e.get('attempt')} ({e.get('kind')}): {_one_line(e.get('content'))}"
+                f" — critique: {_one_line(e.get('critique'))}" for e in earlier or [] if isinstance(e, dict)]
+    lines += ["Earlier versions:"] + (versions or ["(none)"])
+    lines += ["", "Fragments:"] + (frags or ["(none left: an approved operation already took them; "
+                                            "work from the content and the critique; give \"fragments\": [])"])
     lines += ["Existing cores:"] + cores
     lines += ["", "The critique, once more:", critique, "", ANSWER_FORMAT, "JSON:"]
     return "\n".join(lines), markers

@@ -1,23 +1,17 @@
 """The plan of one sleep, before any model is asked (pure).
 
-Verbatim memories become their own operations, word for word. The rest of each
-cluster must clear the evidence threshold (moved by the brief's hints, or
-skipped by a pinned member) and is then split into piles for drafting.
+Verbatim memories become their own operations, word for word. The rest of each cluster must clear the
+evidence threshold (moved by the brief's hints, or skipped by a pinned member) and is then split into piles.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hippocampus.drafting.cluster import Cluster, cluster_by_tags, split_piles
+from hippocampus.drafting.cluster import Cluster, cluster_by_tags, meta_of, split_piles
 from hippocampus.drafting.hints import HintHits, match_hints, threshold
 
 VERBATIM_RATIONALE = "preserved word for word at the person's request"
-
-
-def _meta(entry: dict) -> dict:
-    meta = entry.get("metadata")
-    return meta if isinstance(meta, dict) else {}
 
 
 def _text(entry: dict) -> str:
@@ -26,7 +20,7 @@ def _text(entry: dict) -> str:
 
 
 def _is_verbatim(entry: dict) -> bool:
-    return bool(_meta(entry).get("verbatim")) and bool(_text(entry).strip())
+    return bool(meta_of(entry).get("verbatim")) and bool(_text(entry).strip())
 
 
 @dataclass
@@ -71,12 +65,11 @@ def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hi
         hits = match_hints(Cluster(cluster.topic, rest), promote, noise)
         _record(plan.hint_hits["promote"], hits.promote, cluster.topic)
         _record(plan.hint_hits["noise"], hits.noise, cluster.topic)
-        pinned = any(_meta(e).get("pinned") for e in rest)
+        pinned = any(meta_of(e).get("pinned") for e in rest)
         if not pinned and len(rest) < threshold(min_evidence, hits):
             plan.below_threshold += len(rest)
             continue
-        for chunk in split_piles(rest, pile_max):
-            plan.piles.append(Pile(topic=cluster.topic, entries=chunk, hits=hits, cluster=n))
+        plan.piles += [Pile(cluster.topic, chunk, hits, n) for chunk in split_piles(rest, pile_max)]
     return plan
 
 
@@ -85,10 +78,7 @@ def whole_clusters(piles: list) -> list:
     no prompt, so a cluster split in piles must still give one core, not one per pile."""
     joined: dict = {}
     for pile in piles:
-        if pile.cluster in joined:
-            joined[pile.cluster].entries.extend(pile.entries)
-        else:
-            joined[pile.cluster] = Pile(pile.topic, list(pile.entries), pile.hits, pile.cluster)
+        joined.setdefault(pile.cluster, Pile(pile.topic, [], pile.hits, pile.cluster)).entries.extend(pile.entries)
     return list(joined.values())
 
 

@@ -2,11 +2,10 @@
 the cap (pure).
 
 Sent as `response_format` json_schema, it holds a server that constrains its output (llama-server, Ollama,
-vLLM) to that shape: only the kinds offered, only the markers shown, bounded counts and lengths. The bounds
-come from model.max_tokens: the longest answer the schema allows, estimated at about 4 characters a token
-for the text plus the JSON's own tokens, stays within SHARE of the cap, so a constrained answer closes
-before it is cut off. The grammar fixes the shape, not the whitespace a model puts between the fields: the
-margin is for that.
+vLLM) to that shape: only the kinds offered, only the markers shown, bounded counts and lengths. The longest
+answer it allows (about 4 characters a token, plus the JSON's own tokens) stays within SHARE of
+model.max_tokens, so a constrained answer closes before it is cut off; the margin is for the whitespace a
+model puts between the fields, which the grammar does not fix.
 """
 from __future__ import annotations
 
@@ -48,8 +47,17 @@ def estimate_tokens(value: Any) -> int:
     return VALUE_TOKENS
 
 
-def _scaled(share: float) -> dict:
-    return {k: max(LEAST[k], int(FULL[k] * share)) for k in FULL}
+def _scaled(share: float, full: dict = FULL, least: dict = LEAST) -> dict:
+    return {k: max(least[k], int(full[k] * share)) for k in full}
+
+
+def _largest_share(fits) -> float:
+    """The largest share of the full lengths in [0, 1) that fits, by bisection."""
+    lo, hi = 0.0, 1.0
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False) -> Sizes:
@@ -73,11 +81,8 @@ def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False
             break
     else:
         cited = min(1, n_fragments)
-    lo, hi = 0.0, 1.0                          # one operation: the longest fields that still fit
-    for _ in range(20):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if fits(make(1, _scaled(mid), cited)) else (lo, mid)
-    return make(1, _scaled(lo), cited)
+    share = _largest_share(lambda mid: fits(make(1, _scaled(mid), cited)))   # one operation, fields that fit
+    return make(1, _scaled(share), cited)
 
 
 def _text(max_chars: int, least: int = 0) -> dict:
@@ -128,17 +133,17 @@ def response_format(markers: Markers, max_tokens: int, redraft: bool = False) ->
                             "schema": answer_schema(markers, max_tokens, redraft)}}
 
 
-def _longest(schema: dict) -> Any:
-    """The longest value one (sub)schema of ours allows, with filler text."""
+def worst_case(schema: dict) -> Any:
+    """The longest answer one (sub)schema of ours allows (every list at maxItems, every string at maxLength)."""
     if "anyOf" in schema:
-        return max((_longest(s) for s in schema["anyOf"]), key=estimate_tokens)
+        return max((worst_case(s) for s in schema["anyOf"]), key=estimate_tokens)
     if "enum" in schema:
         return max(schema["enum"], key=lambda v: estimate_tokens(v) if v is not None else 0)
     kind = schema.get("type")
     if kind == "object":
-        return {k: _longest(v) for k, v in schema["properties"].items()}
+        return {k: worst_case(v) for k, v in schema["properties"].items()}
     if kind == "array":
-        return [_longest(schema["items"]) for _ in range(schema.get("maxItems", 0))]
+        return [worst_case(schema["items"]) for _ in range(schema.get("maxItems", 0))]
     if kind == "string":
         return "x" * schema.get("maxLength", 0)
     if kind == "integer":
@@ -146,17 +151,12 @@ def _longest(schema: dict) -> Any:
     return None
 
 
-def worst_case(schema: dict) -> dict:
-    """The longest answer the schema allows (every list at maxItems, every string at maxLength)."""
-    return _longest(schema)
-
-
 BRIEF_FULL = {"summary": 1200, "hints": 8, "hint": 40}
 BRIEF_LEAST = {"summary": 40, "hints": 2, "hint": 12}
 
 
 def _brief_schema(share: float) -> dict:
-    size = {k: max(BRIEF_LEAST[k], int(BRIEF_FULL[k] * share)) for k in BRIEF_FULL}
+    size = _scaled(share, BRIEF_FULL, BRIEF_LEAST)
     hints = {"type": "array", "items": _text(size["hint"]), "maxItems": size["hints"]}
     props = {"summary": _text(size["summary"], 1), "promote_hints": hints, "noise_hints": hints,
              "completed_intents": {"type": "array", "items": _text(64), "maxItems": 0}}
@@ -166,11 +166,9 @@ def _brief_schema(share: float) -> dict:
 def brief_format(max_tokens: int) -> dict:
     """The `response_format` of the pulled brief's answer, sized like the drafts' to end before the cap."""
     budget = int(max(16, int(max_tokens)) * SHARE)
-    lo, hi = 0.0, 1.0
-    if estimate_tokens(worst_case(_brief_schema(1.0))) <= budget:
-        lo = 1.0
-    else:
-        for _ in range(20):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if estimate_tokens(worst_case(_brief_schema(mid))) <= budget else (lo, mid)
-    return {"type": "json_schema", "json_schema": {"name": "pulled_brief", "schema": _brief_schema(lo)}}
+
+    def fits(share: float) -> bool:
+        return estimate_tokens(worst_case(_brief_schema(share))) <= budget
+
+    share = 1.0 if fits(1.0) else _largest_share(fits)
+    return {"type": "json_schema", "json_schema": {"name": "pulled_brief", "schema": _brief_schema(share)}}
