@@ -1,17 +1,12 @@
 """The small model's server as a process: launch it under its watchdog, tell whether it still runs, stop it
 and what it started.
 
-launch() starts watchdog.py, which starts the server as its child and stops it when the pipe from this
-process closes: a service killed with -9 leaves no server behind. The pipes live in this module (_WATCHED,
-by the server's pid), so an actor restart inside the same process adopts its server with the pipe intact;
-a server recorded by a previous run of the service is stopped, not adopted (its watchdog is stopping it
-already), and the next model call starts a fresh one: never an orphan, never two on one port. On Windows
-the watchdog does the same through the pipe; a job object (the server dying with a killed watchdog) is
-not done.
-
-psutil does the platform work, on Windows and on the Jetson's ARM alike: liveness (a zombie counts as
-gone), the tree of children, terminate and kill. The guard against a recycled pid is the process's
-create time, recorded at launch: a pid whose process started at another moment is somebody else's.
+launch() starts watchdog.py, which runs the server as its child and stops it when the pipe from this process
+closes: a service killed with -9 leaves no server behind. The pipes live here (_WATCHED, by the server's pid),
+so an actor restart inside this process adopts its server with the pipe intact, while a server recorded by a
+previous run is stopped, not adopted (its watchdog is stopping it already): never an orphan, never two on one
+port. On Windows no job object ties the server to a killed watchdog. psutil does the platform work (a zombie
+counts as gone); the create time recorded at launch guards against a recycled pid.
 """
 from __future__ import annotations
 
@@ -32,6 +27,9 @@ WINDOWS = os.name == "nt"
 SAME_START = 0.05           # seconds: two reads of one process's create time agree closer than this
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 _WATCHED: dict = {}         # server pid -> its watchdog's Popen (whose stdin is the pipe that keeps it up)
+# the server in its own process group (a session), with no window
+_DETACHED = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW}  # type: ignore
+             if WINDOWS else {"start_new_session": True})
 
 
 class LaunchFailed(OSError):
@@ -41,14 +39,6 @@ class LaunchFailed(OSError):
 def split_command(line: str) -> Any:
     """A command line for Popen: whole on Windows, shlex-split elsewhere."""
     return line if WINDOWS else shlex.split(line)
-
-
-def _detached() -> dict:
-    """Popen kwargs that put the server in its own process group (a session), with no window."""
-    if WINDOWS:
-        flags = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW  # type: ignore[attr-defined]
-        return {"creationflags": flags}
-    return {"start_new_session": True}
 
 
 def _created(pid: int) -> Optional[float]:
@@ -66,11 +56,6 @@ class ServerProcess:
     popen: Optional[subprocess.Popen] = None
     watchdog: Optional[int] = None      # the watchdog's pid, as recorded
 
-    @property
-    def orphaned(self) -> bool:
-        """Launched under a watchdog by another run of the service (so its pipe is gone and it is being stopped)."""
-        return self.watchdog is not None and self.popen is None
-
     def alive(self) -> bool:
         if self.popen is not None:
             self.popen.poll()               # reap the watchdog once it is done
@@ -78,10 +63,8 @@ class ServerProcess:
 
     def exit_code(self) -> Optional[int]:
         """The server's exit code, as its watchdog passes it on (None when unknown)."""
-        if self.popen is None:
-            return None
         try:
-            return self.popen.wait(timeout=2)
+            return self.popen.wait(timeout=2) if self.popen is not None else None
         except subprocess.TimeoutExpired:
             return None
 
@@ -92,9 +75,7 @@ class ServerProcess:
             if self.created is not None and abs(p.create_time() - self.created) > SAME_START:
                 return None                     # the pid was recycled: not ours
             return p if p.status() != psutil.STATUS_ZOMBIE else None
-        except (psutil.NoSuchProcess, psutil.ZombieProcess):
-            return None
-        except psutil.AccessDenied:
+        except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
             return None
 
     def record(self) -> dict:
@@ -161,14 +142,11 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
     argv = [sys.executable, "-I", str(WATCHDOG), f"{grace_seconds:g}", "--line" if whole else "--",
             *([cmd] if whole else cmd)]
     with open(log_path, "ab") as out:
-        dog = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out, cwd=cwd,
-                               **_detached())
-    said = dog.stdout.readline().decode("utf-8", "replace").strip() if dog.stdout else ""
-    if dog.stdout:
-        dog.stdout.close()
+        dog = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out, cwd=cwd, **_DETACHED)
+    with dog.stdout:
+        said = dog.stdout.readline().decode("utf-8", "replace").strip()
     if not said.isdigit():
-        if dog.stdin:
-            dog.stdin.close()
+        dog.stdin.close()
         dog.wait(10)
         raise LaunchFailed(said or f"the server's watchdog exited with code {dog.returncode} before starting it")
     pid = int(said)
@@ -178,9 +156,9 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
 
 def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
     """The server this service started, if that very process still runs: after an actor restart in this
-    process, with its watchdog's pipe. One a dead run launched under a watchdog (`orphaned`) is stopped
-    instead (its watchdog is stopping it already) and None returned, so the next call starts a fresh one.
-    A record with no create time (written before it was kept) is matched by its command line."""
+    process, with its watchdog's pipe. One a dead run launched under a watchdog (the record names one, and
+    its pipe is gone) is stopped instead and None returned, so the next call starts a fresh one. A record
+    with no create time (written before it was kept) is matched by its command line."""
     pid = record.get("pid")
     if not pid:
         return None
@@ -190,7 +168,7 @@ def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
         return None
     if not proc.alive():
         return None
-    if proc.orphaned:
+    if proc.watchdog is not None and dog is None:
         log.info("model lifecycle: the server a previous run started (pid %s) outlived that run; stopping it "
                  "(its watchdog is too): the next model call starts a fresh one", pid)
         proc.stop(grace_seconds)

@@ -1,15 +1,11 @@
 """The model server's watchdog: a tiny parent that stops the server when the service that launched it dies.
 
-process.launch() runs it as `python -I watchdog.py GRACE -- COMMAND...` (or `GRACE --line "COMMAND LINE"`
-on Windows, where a start line is passed whole), with a pipe from the service on its stdin and model.log on
-its stderr. It starts COMMAND as its child (the child's output on model.log), writes the child's pid on its
-stdout and closes it, then waits:
-- the child exits: the watchdog exits with the child's code (128 + the signal for one a signal ended);
-- its stdin reaches end of file (the service exited or was killed with -9: the kernel closes the pipe either
-  way) or it gets SIGTERM: it terminates the child (its whole process group on POSIX), kills it if it is
-  still there after GRACE seconds, and exits.
-Linux's PR_SET_PDEATHSIG would not do: it fires when the launching *thread* ends (an actor restart).
-Standard library only and run by path, so it starts in tens of milliseconds and imports nothing of the service.
+Run as `python -I watchdog.py GRACE -- COMMAND...` (`GRACE --line "COMMAND LINE"` on Windows) with a pipe
+from the service on stdin and model.log on stderr, it starts COMMAND (output to model.log), writes its pid
+on stdout, then exits with the child's code (128 + the signal that ended it), or, when stdin reaches end of
+file (the service exited or was killed with -9) or SIGTERM comes, terminates the child's process group and
+kills it after GRACE seconds. Linux's PR_SET_PDEATHSIG would not do: it fires when the launching *thread*
+ends (an actor restart). Standard library only and run by path, so it starts in tens of milliseconds.
 """
 from __future__ import annotations
 
@@ -23,9 +19,8 @@ WINDOWS = os.name == "nt"
 
 
 def _start(argv: list) -> subprocess.Popen:
-    line = argv[1] == "--line"
-    cmd = argv[2] if line else argv[2:]
-    extra = {"creationflags": subprocess.CREATE_NO_WINDOW} if WINDOWS else {"start_new_session": True}  # type: ignore[attr-defined]
+    cmd = argv[2] if argv[1] == "--line" else argv[2:]
+    extra = {"creationflags": subprocess.CREATE_NO_WINDOW} if WINDOWS else {"start_new_session": True}  # type: ignore
     return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=2, stderr=2, **extra)
 
 
