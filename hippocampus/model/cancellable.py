@@ -1,10 +1,9 @@
 """A requests session that another thread can cut short: cancel() shuts the sockets of the calls in flight.
 
-Closing a requests session only closes the connections resting in its pool: a call blocked reading its
-answer keeps its socket and waits out its timeout. This session's pools record every socket they open,
-so cancel(), from any thread, shuts them down. The blocked read ends at once (a ConnectionError in the
-calling thread), the server sees its client go (llama.cpp stops generating), and every call after
-cancel() fails at once without connecting.
+Closing a requests session only closes the connections resting in its pool: a call blocked reading its answer
+waits out its timeout. This session's pools record every socket they open, so cancel() can shut them: the
+blocked read ends at once (a ConnectionError in the calling thread), the server sees its client go (llama.cpp
+stops generating), and every call after cancel() fails at once without connecting.
 """
 from __future__ import annotations
 
@@ -34,13 +33,12 @@ class _Sockets:
             _shut(sock)
             raise OSError("the call was cancelled")
 
-    def cancel(self) -> int:
+    def cancel(self) -> None:
         with self._lock:
             self.cancelled = True
             live = list(self._live)
         for sock in live:
             _shut(sock)
-        return len(live)
 
 
 def _shut(sock: socket.socket) -> None:
@@ -50,25 +48,23 @@ def _shut(sock: socket.socket) -> None:
         pass                             # not connected, or already closed
 
 
-def _pools(sockets: _Sockets) -> dict:
-    def tracked(base):
-        class Tracked(base):
-            def _new_conn(self):
-                if sockets.cancelled:
-                    raise OSError("the call was cancelled")
-                sock = super()._new_conn()
-                sockets.add(sock)
-                return sock
-        return Tracked
+def _tracked(pool: type, connection: type, sockets: _Sockets) -> type:
+    """`pool`, its connections recording their sockets in `sockets`."""
+    class Tracked(connection):
+        def _new_conn(self):
+            if sockets.cancelled:
+                raise OSError("the call was cancelled")
+            sock = super()._new_conn()
+            sockets.add(sock)
+            return sock
 
-    http = type("TrackedPool", (HTTPConnectionPool,), {"ConnectionCls": tracked(HTTPConnection)})
-    https = type("TrackedHTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": tracked(HTTPSConnection)})
-    return {"http": http, "https": https}
+    return type("Tracked" + pool.__name__, (pool,), {"ConnectionCls": Tracked})
 
 
 class _Adapter(HTTPAdapter):
     def __init__(self, sockets: _Sockets) -> None:
-        self._pool_classes = _pools(sockets)
+        self._pool_classes = {"http": _tracked(HTTPConnectionPool, HTTPConnection, sockets),
+                              "https": _tracked(HTTPSConnectionPool, HTTPSConnection, sockets)}
         super().__init__()
 
     def init_poolmanager(self, *args, **kwargs) -> None:
@@ -89,12 +85,7 @@ class CancellableSession(requests.Session):
         self.mount("http://", adapter)
         self.mount("https://", adapter)
 
-    @property
-    def cancelled(self) -> bool:
-        return self._sockets.cancelled
-
-    def cancel(self) -> int:
-        """Cut short every call in flight and refuse new ones (any thread); how many sockets were shut."""
-        shut = self._sockets.cancel()
+    def cancel(self) -> None:
+        """Cut short every call in flight and refuse new ones (any thread)."""
+        self._sockets.cancel()
         self.close()
-        return shut
