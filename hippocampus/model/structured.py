@@ -1,11 +1,10 @@
 """model.structured: whether a drafting call sends its answer's JSON schema (`response_format` json_schema).
 
-auto (the default) sends it, and a server that refuses it (a 400 whose body names response_format,
-json_schema or a grammar: what llama-server, OpenAI-shaped servers and guided-decoding backends say when
-they cannot constrain an answer) gets the plain prompt instead, from then on. That is remembered per model
-URL for the life of the process, not in the state: a restart asks again, so a server upgraded meanwhile is
-used as it now is. It is said once in the log, and on /status (the model card) for as long as it holds.
-on sends it always: a refusal is a model failure naming the setting. off never sends it.
+auto (the default) sends it; a server that refuses it (a 400 naming response_format, json_schema or a
+grammar, as llama-server, OpenAI-shaped servers and guided-decoding backends word it) gets the plain prompt
+from then on. That is remembered per model URL for the life of the process, not in the state, so a restart
+asks again (the server may have been upgraded); it is said once in the log and on /status while it holds.
+on sends it always (a refusal is a model failure naming the setting); off never sends it.
 """
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from typing import Optional
 from hippocampus.config import redact
 
 log = logging.getLogger("hippocampus.model")
-MODES = ("auto", "on", "off")
 REFUSAL_WORDS = ("response_format", "json_schema", "json schema", "grammar", "guided_")
 
 _lock = threading.Lock()
@@ -32,9 +30,7 @@ def names_the_format(status: int, body: str) -> bool:
 
 def wanted(mode: str, url: str) -> bool:
     """Should a call to this URL send its schema now?"""
-    if mode == "off":
-        return False
-    return mode == "on" or refused(url) is None
+    return mode == "on" or (mode != "off" and refused(url) is None)
 
 
 def refused(url: str) -> Optional[str]:
@@ -73,9 +69,3 @@ def refusal_failure(url: str, said: str) -> str:
     return (f"the model at {redact.url(url)} refused the answer's JSON schema (response_format): {said[:160]!r}; "
             "model.structured is on, so nothing was drafted: set model.structured: auto (falls back to the "
             "plain prompt) or off for this server")
-
-
-def forget() -> None:
-    """Drop every remembered refusal (tests; a process starting over)."""
-    with _lock:
-        _refused.clear()

@@ -15,11 +15,17 @@ REFUSAL = {"status": 400, "content": {"message": "Invalid parameter: 'response_f
 ONE_OP = '{"operations": [{"kind": "new_core", "content": "Dreams of a fish with a long tail.", "fragments": ["f1"]}]}'
 
 
+def _forget_refusals() -> None:
+    """Drop every refusal the in-process service remembered."""
+    with structured._lock:
+        structured._refused.clear()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_memory_of_refusals():
-    structured.forget()
+    _forget_refusals()
     yield
-    structured.forget()
+    _forget_refusals()
 
 
 def refusing(body: dict):
