@@ -1,9 +1,8 @@
 """The small model's client: one OpenAI-compatible chat call.
 
-A model that cannot be reached raises ModelUnavailable (the sleep fails and
-keeps its brief). Any other trouble with one call raises ModelFailure, which
-the caller records against the pile it was drafting. abandon(), from the stopping
-thread, cuts a call in flight short: it then raises ServiceStopping, not a failure.
+A model that cannot be reached raises ModelUnavailable (the sleep fails and keeps its brief); any other
+trouble with one call raises ModelFailure, recorded against the pile being drafted. abandon(), from the
+stopping thread, cuts a call in flight short: it then raises ServiceStopping, not a failure.
 """
 from __future__ import annotations
 
@@ -14,30 +13,28 @@ from typing import Optional
 import requests
 
 from hippocampus import transport_words as tw
-from hippocampus.config import redact
-from hippocampus.model.cancellable import CancellableSession
+from hippocampus.config import ModelConfig, redact
 from hippocampus.model import fit, structured
-from hippocampus.config import ModelConfig
+from hippocampus.model.cancellable import CancellableSession
 from hippocampus.stopping import ServiceStopping
 
 ABANDONED = "the model call in flight was abandoned; nothing was posted"
 
 
-class ModelUnavailable(Exception):
-    """The model cannot be reached (refused, not started, failed to start). row: the transport table's row."""
+class _Worded(Exception):
+    """row: the transport table's row (hippocampus.transport_words), when the wire was the trouble."""
 
     def __init__(self, message: str = "", row: str = ""):
         super().__init__(message)
         self.row = row
 
 
-class ModelFailure(Exception):
-    """One call went wrong (an error status, a read timeout, a body that is not a chat answer). row: the
-    transport table's row (hippocampus.transport_words), when the wire was the trouble."""
+class ModelUnavailable(_Worded):
+    """The model cannot be reached (refused, not started, failed to start)."""
 
-    def __init__(self, message: str = "", row: str = ""):
-        super().__init__(message)
-        self.row = row
+
+class ModelFailure(_Worded):
+    """One call went wrong (an error status, a read timeout, a body that is not a chat answer)."""
 
 
 class FormatRefused(ModelFailure):
@@ -75,11 +72,7 @@ class ModelClient:
         Returns how many calls were in flight."""
         self.abandoned = True
         in_flight = self.in_flight          # counted first: a shut call ends (and uncounts itself) at once
-        cancel = getattr(self._session, "cancel", None)
-        if cancel is not None:
-            cancel()
-        else:
-            self._session.close()
+        getattr(self._session, "cancel", self._session.close)()     # a plain session can only be closed
         return in_flight
 
     @property
@@ -164,10 +157,4 @@ class ModelClient:
         return Answer(text=str(text), finish_reason=finish, served=str(data.get("model") or self.cfg.name),
                       seconds=seconds, usage=data.get("usage") if isinstance(data.get("usage"), dict) else None,
                       response_format=body.get("response_format"))
-
-    def healthy(self, health_url: str, timeout: float = 3.0) -> bool:
-        try:
-            return self._session.get(health_url, timeout=timeout).status_code == 200
-        except requests.RequestException:
-            return False
 
