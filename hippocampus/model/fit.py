@@ -1,18 +1,13 @@
 """Does the largest prompt fit the model server's context? Measured on the server itself, off the request path.
 
-The context is the one the server actually has (llama.cpp's GET /props: `default_generation_settings.n_ctx`,
-a slot's context), and a prompt's tokens are counted by the server's own tokenizer (POST /apply-template for
-the chat template it wraps the prompt in, then POST /tokenize). A server without them (vLLM, Ollama, a proxy)
-gives "unknown": nothing is said and nothing fails.
-
-The prompt measured is the largest a sleep can send under this config: a full pile (sleep.pile_max fragments
-of the longest text a prompt shows), sleep.candidate_cores cores with an episode each, a whole brief, and the
-voice card at its longest, built by the drafting prompt itself, so the rules and the answer format count too.
-llama-server refuses a prompt longer than its context (400 exceed_context_size_error) and cuts off an answer
-that runs into the context's end (finish_reason "length", read as a cap too low): both lose the pile.
-
-measure() is run by the model watch (actors/watch.py) on the supervisor's beat and by check-config; the
-sentence (too_long) is the one the status, check-config and a refused call all say.
+The context is the one the server has (llama.cpp's GET /props: `default_generation_settings.n_ctx`, a
+slot's), and the prompt's tokens are counted by the server's own tokenizer (POST /apply-template for its chat
+template, then POST /tokenize); a server without them (vLLM, Ollama, a proxy) gives "unknown", and nothing is
+said or fails. The prompt measured is the largest this config lets a sleep send (a full pile of the longest
+fragments, every candidate core, a whole brief, the voice card at its longest), built by the drafting prompt
+itself so its rules count too: llama-server refuses a longer prompt (400 exceed_context_size_error) and cuts
+off an answer that runs into the context's end, and either loses the pile. measure() runs on the model
+watch's beat (actors/watch.py) and in check-config; too_long() is the sentence all of them say.
 """
 from __future__ import annotations
 
@@ -24,7 +19,6 @@ import requests
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, SUMMARY_CHARS, VIA_CHARS, Steer, draft_prompt
 
 TIMEOUT = 5.0
-UNKNOWN = "unknown"         # the server does not say its context (no /props): the fit is skipped
 # ordinary words, so that the filler tokenizes about as densely as what people write
 _WORDS = ("the garden was quiet after rain and we talked about moving the old bench closer to the "
           "apple tree where morning light stays longest while someone planned a trip north next spring "
