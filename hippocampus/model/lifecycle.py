@@ -1,13 +1,11 @@
 """The small model, on only when needed: when to start it, keep it warm, hand it over and stop it.
 
-The policy, a plain object with no threads of its own: ensure() before every model call, release()
-after it, tick() on each scheduler turn, handover() before the main model is poked, shutdown() on
-exit, adopt() on a (re)start. A server that was answering before we tried to start one is borrowed
-and never stopped; one answering 503 (still loading) is waited for, then borrowed: never a second
-launch on its port. A stop asked for while the model loads (shutdown(), or the service's stop flag
-passed in as `stopping`) ends the ready wait at its next poll: the loading server is stopped (SIGTERM,
-then a kill after stop_grace_seconds, since llama-server heeds SIGTERM only once loaded). How the server is run lives beside it: process.py (a command line, through psutil)
-and observatory.py (a node's registered service).
+A plain object with no threads of its own: ensure() before every model call, release() after it, tick() on
+each scheduler turn, handover() before the main model is poked, shutdown() on exit, adopt() on a (re)start.
+A server that was answering before we tried to start one is borrowed and never stopped; one answering 503
+(still loading) is waited for, then borrowed: never a second launch on its port. A stop asked for while the
+model loads (shutdown(), or the service's `stopping` flag) ends the ready wait at its next poll and stops the
+loading server. process.py runs the server from a command line, observatory.py through a node's Observatory.
 """
 from __future__ import annotations
 
@@ -23,11 +21,11 @@ from urllib.parse import urlsplit
 
 import requests
 
-from hippocampus.config import redact
 from hippocampus.clock import Clock
-from hippocampus.config import ModelConfig
-from hippocampus.model.observatory import Observatory
+from hippocampus.config import ModelConfig, redact
+from hippocampus.model import observatory
 from hippocampus.model.client import ModelUnavailable
+from hippocampus.model.fit import server_root
 
 if TYPE_CHECKING:
     from hippocampus.model.process import ServerProcess
@@ -80,8 +78,7 @@ class ModelLifecycle:
                  emit: Callable[..., dict], persisted: Optional[dict] = None,
                  save: Callable[[dict], None] = lambda d: None, stopping: Callable[[], bool] = lambda: False):
         self.cfg, self.lc = model_cfg, model_cfg.lifecycle
-        self.state_dir = Path(state_dir)
-        self.log_path = self.state_dir / "model.log"
+        self.log_path = Path(state_dir) / "model.log"
         self._clock = clock
         self._emit = lambda kind, **fields: _quietly(emit, kind, **fields)
         self._save = lambda d: _quietly(save, d)
@@ -89,7 +86,6 @@ class ModelLifecycle:
         self._lock = threading.RLock()
         self._halt = threading.Event()  # shutdown() asked for: no start, and a ready wait ends
         self._service_stopping = stopping
-        self.observatory = Observatory(self.lc)
         self.state, self.started_by_us, self.last_error = LifecycleState.STOPPED, False, ""
         self.server: Optional[ServerProcess] = None   # the process we run (launched or adopted)
         self._how: Optional[str] = None  # "command" or "observatory"
@@ -105,11 +101,7 @@ class ModelLifecycle:
 
     @property
     def health_url(self) -> str:
-        base = self.cfg.url.rstrip("/")
-        return self.lc.health_url or (base[:-3] if base.endswith("/v1") else base) + "/health"
-
-    def healthy(self) -> bool:
-        return self._probe() == 200
+        return self.lc.health_url or server_root(self.cfg.url) + "/health"
 
     def _probe(self):
         """The health check's status code, or None when nothing answers."""
@@ -126,7 +118,7 @@ class ModelLifecycle:
         with self._lock:
             self.last_used = now = self._clock.now()
             status = self._probe()
-            if status is not None and status != 200 and not self.lc.managed and status != 503:
+            if status not in (None, 200, 503) and not self.lc.managed:
                 self.state = LifecycleState.READY   # an unmanaged server that answers but has no /health route
                 return
             if status == 200:
@@ -189,12 +181,9 @@ class ModelLifecycle:
             if not p.get("started_by_us"):
                 return
             how = p.get("how") or "command"
-            server = None
-            if how == "observatory" and self.lc.via_observatory:
-                alive = self.healthy()
-            else:
-                server = procs().adopt(p, self.lc.stop_grace_seconds)   # a dead run's is stopped, not adopted
-                alive = server is not None
+            observed = how == "observatory" and self.lc.via_observatory     # the Observatory's: is it answering?
+            server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)  # a dead run's is stopped
+            alive = self._probe() == 200 if observed else server is not None
             if not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
                 self._save(dict(_CLEARED))
@@ -202,7 +191,7 @@ class ModelLifecycle:
             self.server, self._how = server, how
             self.started_by_us = True
             self._launched_at = self.last_used = self._clock.now()
-            self.state = LifecycleState.READY if self.healthy() else LifecycleState.STARTING
+            self.state = LifecycleState.READY if self._probe() == 200 else LifecycleState.STARTING
             log.info("model lifecycle: adopted the server a previous run started (pid %s)", p.get("pid"))
 
     def snapshot(self) -> dict:
@@ -257,23 +246,22 @@ class ModelLifecycle:
             self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
             server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None,
                                     self.lc.stop_grace_seconds)
-        except procs().LaunchFailed as exc:
-            self._fail(f"start failed: {exc}")
-        except Exception as exc:  # noqa: BLE001 - any launch error fails the start
-            self._fail(f"start failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - any launch error fails the start; LaunchFailed is worded
+            named = "" if isinstance(exc, procs().LaunchFailed) else f"{type(exc).__name__}: "
+            self._fail(f"start failed: {named}{exc}")
         self.server, self._how, self.started_by_us = server, "command", True
         self._launched_at = self._clock.now()
         self._save({**server.record(), "started_by_us": True, "cmd": cmd, "how": "command"})
         log.info("model lifecycle: launched the model server (pid %s): %s", server.pid, cmd)
 
     def _launch_observatory(self) -> None:
+        could_not = f"the Observatory could not start {self.lc.observatory_service}"
         try:
-            data = self.observatory.ensure("a sleep or a redraft needs the drafting model")
+            data = observatory.ensure(self.lc, "a sleep or a redraft needs the drafting model")
         except Exception as exc:  # noqa: BLE001
-            self._fail(f"the Observatory could not start {self.observatory.service}: {exc}")
+            self._fail(f"{could_not}: {exc}")
         if not data.get("ok") or not data.get("ready"):
-            self._fail(f"the Observatory could not start {self.observatory.service}: "
-                       f"{data.get('error') or 'it did not report ready'}")
+            self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}")
         self._how, self.server = "observatory", None
         self.started_by_us = bool(data.get("started"))  # already_running: borrowed, never stopped
         if self.started_by_us:
@@ -281,9 +269,8 @@ class ModelLifecycle:
             self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:
-        # poll soon after the launch and back off to poll_seconds, a tenth of the time waited so far: a
-        # server ready in 1 s is seen within a tenth of a second, not at the first 2 s poll (up, unused).
-        # A stop asked for is looked at every STOP_CHECK_SECONDS in between.
+        # polls soon after the launch, backing off to poll_seconds (a tenth of the time waited so far), so a
+        # server ready in 1 s is seen within a tenth of a second; a stop is looked for every STOP_CHECK_SECONDS
         while True:
             status = self._probe()
             if status == 200:
@@ -304,9 +291,9 @@ class ModelLifecycle:
                     self.server.kill_leftovers()
                 self._forget()
                 self._fail(f"the start command exited with code {'?' if code is None else code} "
-                           "before the model answered" + self._log_tail())
+                           "before the model answered" + log_tail(self.log_path, self._log_offset))
             if time.monotonic() >= deadline:
-                tail = self._log_tail() if self._how == "command" else ""
+                tail = log_tail(self.log_path, self._log_offset) if self._how == "command" else ""
                 if self.started_by_us:
                     self._stop_quietly()
                     self._forget()
@@ -319,7 +306,7 @@ class ModelLifecycle:
 
     def _give_up_loading(self, theirs: bool) -> NoReturn:
         """A stop came while the model loads: stop the loading server if it is ours (SIGTERM, then the kill after
-        stop_grace_seconds: llama-server heeds SIGTERM only once loaded), and tell the caller."""
+        stop_grace_seconds: llama-server heeds SIGTERM only once loaded)."""
         if self.started_by_us and not theirs:
             log.info("model lifecycle: a stop was asked for while the model loads; stopping pid %s", self.pid)
             self._stop(why=LOADING_STOPPED)
@@ -333,20 +320,17 @@ class ModelLifecycle:
         self._emit("model_start_failed", error=why)
         raise ModelUnavailable(why)
 
-    def _log_tail(self) -> str:
-        return log_tail(self.log_path, self._log_offset)
-
     def _alive(self) -> bool:
         return self.server is not None and self.server.alive()
 
     # ------------------------------------------------------------ stopping
-    def _stop(self, why: Optional[str] = None, idle_seconds: Optional[float] = None) -> None:
+    def _stop(self, **why: Any) -> None:
+        """why: the event's why= or idle_seconds=."""
         self.state, how = LifecycleState.STOPPING, self._how
         self._stop_quietly()
         up = self._forget()
         self.state = LifecycleState.STOPPED
-        extra = {k: v for k, v in (("why", why), ("idle_seconds", idle_seconds)) if v is not None}
-        self._emit("model_stopped", how=how, up_seconds=round(up, 1), **extra)
+        self._emit("model_stopped", how=how, up_seconds=round(up, 1), **why)
 
     def _stop_quietly(self) -> None:
         """The stop command, else the Observatory; then our own process and its children. Never raises."""
@@ -355,7 +339,7 @@ class ModelLifecycle:
             if self.lc.stop:
                 procs().run_stop_command(self.lc.stop, self.log_path, cwd)
             elif self._how == "observatory":
-                self.observatory.stop("done drafting")
+                observatory.stop(self.lc, "done drafting")
         except Exception as exc:  # noqa: BLE001 - stopping never raises
             log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
         try:

@@ -7,41 +7,33 @@ from __future__ import annotations
 
 import requests
 
-from hippocampus.config import redact
-from hippocampus.config import LifecycleConfig
+from hippocampus.config import LifecycleConfig, redact
 
 HOLDER = "seren-hippocampus"
 
 
-class Observatory:
-    def __init__(self, lc: LifecycleConfig):
-        self.lc = lc
+def ensure(lc: LifecycleConfig, reason: str) -> dict:
+    """{ok, ready, started, already_running, error?}: started False means somebody else's server."""
+    body = {"holder": HOLDER, "reason": reason, "wait_seconds": lc.ready_timeout_seconds}
+    return _post(lc, "ensure", body, timeout=lc.ready_timeout_seconds + 90)
 
-    @property
-    def service(self) -> str:
-        return self.lc.observatory_service
 
-    def ensure(self, reason: str) -> dict:
-        """{ok, ready, started, already_running, error?}: started False means somebody else's server."""
-        body = {"holder": HOLDER, "reason": reason, "wait_seconds": self.lc.ready_timeout_seconds}
-        return self._post("ensure", body, timeout=self.lc.ready_timeout_seconds + 90)
+def stop(lc: LifecycleConfig, reason: str) -> dict:
+    return _post(lc, "stop", {"holder": HOLDER, "reason": reason}, timeout=60)
 
-    def stop(self, reason: str) -> dict:
-        return self._post("stop", {"holder": HOLDER, "reason": reason}, timeout=60)
 
-    def _post(self, verb: str, body: dict, timeout: float) -> dict:
-        from hippocampus.config import resolve_pointer
+def _post(lc: LifecycleConfig, verb: str, body: dict, timeout: float) -> dict:
+    from hippocampus.config import resolve_pointer
 
-        token = resolve_pointer(self.lc, "observatory_token")     # one that yields nothing was named at load
-        url = f"{self.lc.observatory_url.rstrip('/')}/api/v1/service/{self.service}/{verb}"
-        resp = requests.post(url, json=body, timeout=timeout,
-                             headers={"Authorization": f"Bearer {token}"} if token else {})
-        try:
-            data = resp.json()
-        except ValueError:
-            data = None
-        data = data if isinstance(data, dict) else {}
-        if resp.status_code >= 400 or not data:
-            detail = data.get("error") or data.get("detail") or resp.text[:200]
-            raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
-        return data
+    token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
+    url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
+    resp = requests.post(url, json=body, timeout=timeout, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    data = data if isinstance(data, dict) else {}
+    if resp.status_code >= 400 or not data:
+        detail = data.get("error") or data.get("detail") or resp.text[:200]
+        raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
+    return data
