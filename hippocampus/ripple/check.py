@@ -1,20 +1,11 @@
-"""Would a wake-up work? The brief's preconditions for the configured ripple, one line each.
+"""Would a wake-up work? The brief's preconditions for the configured ripple, one `Line` each.
 
-`seren-hippocampus check-ripple` prints these lines (and, with --fire, sends
-one harmless wake-up through the real route); the service computes the same
-lines off the request path - at start-up and after each ripple - and
-publishes them on the board, where /status shows them as ``wakeup``.
-
-For a script ripple: the account (run_as exists, may be used from here, and
-for a LocalSystem service is logged on), the command on that account's PATH,
-where the message goes, the working directory, and for a ``claude`` command
-the servers its --allowedTools pre-approves registered for that folder in
-that account's ~/.claude.json, one of them a Seren Memory server. For an
-endpoint: that the URL answers.
-
-Every check is a plain function over a `Probe` (hippocampus.ripple.probe); the
-claude-specific ones are in claude_checks, the /status view in wakeup, --fire in
-trial (one harmless wake-up).
+`seren-hippocampus check-ripple` prints them (and with --fire sends one harmless wake-up: trial); the
+service computes them off the request path, at start-up and after each ripple, for /status's ``wakeup``
+(wakeup). A script ripple is checked for its account (run_as exists, may be used from here, and for a
+LocalSystem service is logged on), the command on that account's PATH, where the message goes, the
+working directory, and for a ``claude`` command its pre-approved servers (claude_checks). An endpoint is
+checked for whether its URL answers. Every check is a plain function over a `Probe` of the world.
 """
 from __future__ import annotations
 
@@ -28,6 +19,10 @@ from hippocampus.ripple import claude as claude_setup
 from hippocampus.ripple.claude_checks import claude_lines, is_claude
 from hippocampus.ripple.probe import CHECK_TIMEOUT, Line, Probe
 
+# where the command is looked for, by how it is started
+_WHO = {"windows-session": "{}'s session", "runuser": "{}'s PATH (~/.local/bin, ~/bin, then the service's PATH)",
+        "sudo": "{}'s PATH (~/.local/bin, ~/bin, then the service's PATH)"}
+
 
 def argv_of(rcfg: RippleConfig, platform: str) -> list:
     command = rcfg.command
@@ -36,23 +31,17 @@ def argv_of(rcfg: RippleConfig, platform: str) -> list:
     return [str(p) for p in (command or [])]
 
 
-
 def find_program(program: str, dirs: list, exts: Optional[list] = None) -> Optional[str]:
     """`program` in `dirs` (with PATHEXT endings on Windows); an absolute path must be a file."""
     if os.path.isabs(program) or os.sep in program or (os.altsep and os.altsep in program):
         return program if os.path.isfile(program) else None
-    for d in dirs:
-        if not d:
-            continue
+    for d in filter(None, dirs):
         for ext in [""] + list(exts or []):
             cand = os.path.join(d, program + ext)
             if os.path.isfile(cand) and (exts or os.access(cand, os.X_OK)):
                 return cand
     return None
 
-
-
-# ---------------------------------------------------------------- the checks
 
 def checks(rcfg: RippleConfig, *, memory_url: str = "", probe: Optional[Probe] = None) -> list:
     """One Line per precondition of the configured ripple."""
@@ -73,30 +62,25 @@ def _url_line(rcfg: RippleConfig, probe: Probe) -> Line:
     if not url:
         return Line("url", False, "ripple.url is empty: give --ripple-url (an Observatory's or Lodestar's "
                                   "ripple route, e.g. http://host:7401/api/v1/system/ripple)")
-    headers = {}
     try:
         bearer = rcfg.resolve_bearer()
     except Exception:  # noqa: BLE001 - a pointer that cannot be read: no bearer
         bearer = ""
-    if bearer:
-        headers["Authorization"] = f"Bearer {bearer}"
+    shown = redact.url(url)             # its user:password@ and query values hidden
     try:
-        status = probe.http_get(url, headers, CHECK_TIMEOUT)
+        status = probe.http_get(url, {"Authorization": f"Bearer {bearer}"} if bearer else {}, CHECK_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
-        url = redact.url(url)
-        return Line("url", False, f"{url} does not answer ({type(exc).__name__}: {redact.text(str(exc))}): "
-                                  f"start the receiver "
-                                  f"(its Observatory or Lodestar), or fix ripple.url")
-    url = redact.url(url)               # shown: its user:password@ and query values hidden
+        return Line("url", False, f"{shown} does not answer ({type(exc).__name__}: {redact.text(str(exc))}): "
+                                  f"start the receiver (its Observatory or Lodestar), or fix ripple.url")
     if status == 404:
-        return Line("url", False, f"{url} answers 404, so there is no ripple route at that path: point "
+        return Line("url", False, f"{shown} answers 404, so there is no ripple route at that path: point "
                                   f"ripple.url at the receiver's ripple route (/api/v1/system/ripple)")
     if status in (401, 403):
-        return Line("url", False, f"{url} answers {status}: it wants a bearer this service does not send "
+        return Line("url", False, f"{shown} answers {status}: it wants a bearer this service does not send "
                                   f"(give --ripple-token, or set ripple.bearer_token / _env / _keyring)")
     if status >= 500 and status != 501:
-        return Line("url", False, f"{url} answers {status}: the receiver is up but failing; look at its log")
-    return Line("url", True, f"{url} answers (HTTP {status} to a GET; a ripple is a POST)")
+        return Line("url", False, f"{shown} answers {status}: the receiver is up but failing; look at its log")
+    return Line("url", True, f"{shown} answers (HTTP {status} to a GET; a ripple is a POST)")
 
 
 def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
@@ -105,14 +89,26 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
     name, privileged = probe.whoami()
     run_as = (rcfg.run_as or "").strip()
     plan, home = _account_lines(lines, run_as, (name, privileged), windows, probe)
+    mode = plan.mode if plan is not None else None
     argv = argv_of(rcfg, probe.platform)
     exe = _command_line(lines, argv, plan, home, windows, probe)
-    _sudo_line(lines, plan, exe, name, probe)
-    _message_line(lines, rcfg, argv, plan)
-    folder = _folder_line(lines, rcfg, plan, home, probe)
+    if mode == "sudo" and exe and probe.sudo_allows(plan.user, exe) is False:
+        lines.append(Line("sudo", False, f"this service runs as {name}, not root, so it needs `sudo -n -u "
+                                         f"{plan.user}` for {exe}, and sudo refuses without a password: add "
+                                         f"a sudoers rule for it, or run the service as root or as {plan.user}"))
+    if rcfg.stdin and mode == "windows-session":
+        lines.append(Line("message", False, "a stdin ripple cannot be started in another user's session "
+                                            "yet: put {message} in the command and turn ripple.stdin off"))
+    elif rcfg.stdin:
+        lines.append(Line("message", True, "the message goes on the command's stdin"))
+    elif any("{message}" in a for a in argv):
+        lines.append(Line("message", True, "the message goes in the command's {message} argument"))
+    elif argv:
+        lines.append(Line("message", False, "the command has no {message} and ripple.stdin is off, so the woken "
+                                            "model never gets the message: add {message} to the command"))
+    folder = _folder_line(lines, rcfg, mode, home, probe)
     if is_claude(argv):
-        lines.extend(claude_lines(argv, folder, run_as if plan is None or plan.mode != "direct" else "",
-                                   memory_url, probe))
+        lines.extend(claude_lines(argv, folder, run_as if mode != "direct" else "", memory_url, probe))
     return lines
 
 
@@ -154,83 +150,46 @@ def _session_line(run_as: str, probe: Probe) -> Line:
                                 f"their session" + ("" if on else " (not confirmed)"))
 
 
-def _sudo_line(lines: list, plan, exe: Optional[str], name: str, probe: Probe) -> None:
-    """Through sudo: would `sudo -n` let this service start the command?"""
-    if plan is not None and plan.mode == "sudo" and exe:
-        if probe.sudo_allows(plan.user, exe) is False:
-            lines.append(Line("sudo", False, f"this service runs as {name}, not root, so it needs `sudo -n -u "
-                                             f"{plan.user}` for {exe}, and sudo refuses without a password: add "
-                                             f"a sudoers rule for it, or run the service as root or as "
-                                             f"{plan.user}"))
-
-
-def _message_line(lines: list, rcfg: RippleConfig, argv: list, plan) -> None:
-    """Where the message goes: stdin, the {message} argument, or nowhere."""
-    if rcfg.stdin:
-        if plan is not None and plan.mode == "windows-session":
-            lines.append(Line("message", False, "a stdin ripple cannot be started in another user's session "
-                                                "yet: put {message} in the command and turn ripple.stdin off"))
-        else:
-            lines.append(Line("message", True, "the message goes on the command's stdin"))
-    elif any("{message}" in a for a in argv):
-        lines.append(Line("message", True, "the message goes in the command's {message} argument"))
-    elif argv:
-        lines.append(Line("message", False, "the command has no {message} and ripple.stdin is off, so the woken "
-                                            "model never gets the message: add {message} to the command"))
-
-
-def _folder_line(lines: list, rcfg: RippleConfig, plan, home: Optional[str], probe: Probe) -> str:
+def _folder_line(lines: list, rcfg: RippleConfig, mode: Optional[str], home: Optional[str], probe: Probe) -> str:
     """The working directory: appends its line; returns the folder the command starts in."""
     cwd = (rcfg.cwd or "").strip()
-    if cwd:
-        if os.path.isdir(cwd):
-            lines.append(Line("cwd", True, f"{cwd} exists"))
-        else:
-            lines.append(Line("cwd", False, f"{cwd} does not exist: set ripple.cwd to the project folder "
-                                            f"(--ripple-claude DIR), or create it"))
-        return cwd
-    if plan is not None and plan.mode == "windows-session":
-        folder = home or ""
+    if cwd and os.path.isdir(cwd):
+        lines.append(Line("cwd", True, f"{cwd} exists"))
+    elif cwd:
+        lines.append(Line("cwd", False, f"{cwd} does not exist: set ripple.cwd to the project folder "
+                                        f"(--ripple-claude DIR), or create it"))
     else:
-        folder = probe.cwd()
-    lines.append(Line("cwd", True, f"not set: the command starts in {folder or 'its account home'}"))
-    return folder
+        cwd = (home or "") if mode == "windows-session" else probe.cwd()
+        lines.append(Line("cwd", True, f"not set: the command starts in {cwd or 'its account home'}"))
+    return cwd
 
 
 def _command_line(lines: list, argv: list, plan, home: Optional[str], windows: bool, probe: Probe) -> Optional[str]:
+    """Is the command's program where its account will look for it? Appends its line; returns its path."""
     if not argv:
         lines.append(Line("command", False, "ripple.command is empty: give --ripple-claude DIR, or "
                                             "--ripple-command"))
         return None
-    program = argv[0]
-    install = ("install Claude Code for that account (npm install -g @anthropic-ai/claude-code) or give the "
-               "absolute path of claude as the command's first word" if is_claude(argv)
-               else "install it for that account, or give its absolute path in ripple.command")
+    program, mode = argv[0], plan.mode if plan is not None else None
+    if mode == "windows-session" and not os.path.isabs(program):
+        lines.append(Line("command", True, f"'{program}' is looked up on {plan.user}'s session PATH when the "
+                                           f"ripple starts, which cannot be read from here: --fire tries it"))
+        return program
     path = str(probe.environ.get("PATH") or probe.environ.get("Path") or "")
     exts = ([e.lower() for e in str(probe.environ.get("PATHEXT") or ".EXE;.CMD;.BAT").split(";") if e]
             if windows else None)
-    if plan is None:
-        exe = find_program(program, path.split(os.pathsep), exts)
-        who = "this account"
-    elif plan.mode == "windows-session":
-        if os.path.isabs(program):
-            exe = program if os.path.isfile(program) else None
-        else:
-            lines.append(Line("command", True, f"'{program}' is looked up on {plan.user}'s session PATH when the "
-                                               f"ripple starts, which cannot be read from here: --fire tries it"))
-            return program
-        who = f"{plan.user}'s session"
-    elif plan.mode in ("runuser", "sudo"):
-        dirs = ([os.path.join(home, ".local", "bin"), os.path.join(home, "bin")] if home else []) \
-            + path.split(os.pathsep)
-        exe = find_program(program, dirs, exts)
-        who = f"{plan.user}'s PATH (~/.local/bin, ~/bin, then the service's PATH)"
-    else:
-        exe = find_program(program, path.split(os.pathsep), exts) or shutil.which(program, path=path or None)
-        who = f"{plan.user}'s PATH"
+    dirs = path.split(os.pathsep)
+    if mode in ("runuser", "sudo") and home:
+        dirs = [os.path.join(home, ".local", "bin"), os.path.join(home, "bin"), *dirs]
+    exe = find_program(program, dirs, exts)
+    if exe is None and mode == "direct":
+        exe = shutil.which(program, path=path or None)
+    who = "this account" if plan is None else _WHO.get(mode, "{}'s PATH").format(plan.user)
     if exe:
         lines.append(Line("command", True, f"'{program}' is {exe} on {who}"))
     else:
+        install = ("install Claude Code for that account (npm install -g @anthropic-ai/claude-code) or give the "
+                   "absolute path of claude as the command's first word" if is_claude(argv)
+                   else "install it for that account, or give its absolute path in ripple.command")
         lines.append(Line("command", False, f"'{program}' is not on {who}: {install}"))
     return exe
-

@@ -1,23 +1,14 @@
 """Wiring the ripple to Claude Code on this box: `--ripple-claude DIR` and `ripple-claude DIR`.
 
-The family's rules (family-conventions 5.3): the MCP server names registered
-for a project folder come from three places in Claude Code's settings, and
-are unioned and sorted:
+The MCP servers Claude Code registers for a project folder (family-conventions 5.3) are the union, sorted,
+of three scopes: user (the top-level ``mcpServers`` of ``~/.claude.json``), local
+(``projects["<folder>"].mcpServers`` there, the key matched after path normalisation, and case folding
+where the platform folds case) and project (``<folder>/.mcp.json``). The ripple command pre-approves one
+server-wide rule per name (``--allowedTools mcp__a,mcp__b``, as Claude Code spells it: `tool_name`),
+because a headless ``claude -p`` cannot answer a permission prompt, and runs in the folder, because
+started anywhere else it wakes without its local-scope servers.
 
-- the top-level ``mcpServers`` of ``~/.claude.json`` (user scope: every folder);
-- ``projects["<folder>"].mcpServers`` there (local scope: that folder only),
-  for the entry whose key is the folder after path normalisation, and case
-  folding where the platform folds case;
-- ``<folder>/.mcp.json`` -> ``mcpServers`` (project scope).
-
-The ripple command pre-approves one server-wide rule per name
-(``--allowedTools mcp__a,mcp__b``, each name as Claude Code writes it in tool
-names: `tool_name`) because a headless ``claude -p`` cannot answer a
-permission prompt, and runs in the folder because started anywhere
-else it wakes without its local-scope servers.
-
-Everything here is a plain function; the path rules take the platform as an
-argument so that the Windows semantics are testable anywhere.
+The path rules take the platform as an argument so that the Windows semantics are testable anywhere.
 """
 from __future__ import annotations
 
@@ -59,14 +50,10 @@ def normalise(path: str, platform: str) -> str:
     if not p:
         return ""
     if is_windows(platform):
-        n = ntpath.normpath(p.replace("/", "\\"))
-        drive, rest = ntpath.splitdrive(n)
-        rest = rest.rstrip("\\")
-        return drive + (rest or "\\")
+        drive, rest = ntpath.splitdrive(ntpath.normpath(p.replace("/", "\\")))
+        return drive + (rest.rstrip("\\") or "\\")
     n = posixpath.normpath(p)
-    if n.startswith("//"):          # POSIX keeps a leading '//'; Claude Code does not
-        n = "/" + n.lstrip("/")
-    return n
+    return "/" + n.lstrip("/") if n.startswith("//") else n     # POSIX keeps a leading '//'; Claude Code does not
 
 
 def project_key(path: str, platform: str) -> str:
@@ -80,17 +67,11 @@ def find_project(projects: Mapping, folder: str, platform: str) -> Optional[str]
     (where the platform folds case) a case-folded one. None when there is none."""
     if not isinstance(projects, Mapping) or not folder:
         return None
-    want = normalise(folder, platform)
     keys = [k for k in projects if isinstance(k, str)]
-    for k in keys:
-        if normalise(k, platform) == want:
-            return k
-    if folds_case(platform):
-        folded = want.casefold()
-        for k in keys:
-            if project_key(k, platform) == folded:
-                return k
-    return None
+    exact = next((k for k in keys if normalise(k, platform) == normalise(folder, platform)), None)
+    if exact is not None or not folds_case(platform):
+        return exact
+    return next((k for k in keys if project_key(k, platform) == project_key(folder, platform)), None)
 
 
 # ---------------------------------------------------------------- whose settings
@@ -108,17 +89,13 @@ def bare(name: str) -> str:
     return (name or "").strip().split("\\")[-1].split("@")[0].lower()
 
 
-def windows_profiles_dir(environ: Mapping) -> str:
-    """Where Windows keeps the profiles (C:\\\\Users): the parent of %PUBLIC%."""
-    public = (environ.get("PUBLIC") or "").strip()
-    return ntpath.dirname(public.rstrip("\\/")) if public else "C:\\Users"
-
-
 def home_of(user: str, environ: Optional[Mapping] = None) -> Optional[str]:
-    """Another account's home folder (None when there is no such account)."""
+    """Another account's home folder (None when there is no such account); on Windows under the profiles
+    folder, the parent of %PUBLIC%."""
     env = os.environ if environ is None else environ
     if os.name == "nt":
-        return ntpath.join(windows_profiles_dir(env), bare(user))
+        public = (env.get("PUBLIC") or "").strip()
+        return ntpath.join(ntpath.dirname(public.rstrip("\\/")) if public else "C:\\Users", bare(user))
     try:
         import pwd
 
@@ -133,16 +110,20 @@ def settings_path(explicit: Optional[str] = None, *, run_as: str = "", environ: 
     """The ~/.claude.json to read: --claude-json, then $SEREN_CLAUDE_JSON, then run_as's own
     (when run_as is another account), then this account's ~/.claude.json."""
     env = os.environ if environ is None else environ
-    if explicit:
-        return Path(os.path.abspath(os.path.expanduser(explicit)))
-    if (env.get(ENV_CLAUDE_JSON) or "").strip():
-        return Path(os.path.abspath(os.path.expanduser(env[ENV_CLAUDE_JSON].strip())))
+    given = explicit or (env.get(ENV_CLAUDE_JSON) or "").strip()
+    if given:
+        return Path(os.path.abspath(os.path.expanduser(given)))
     me = current if current is not None else _current_account()
-    if run_as and bare(run_as) != bare(me):
-        home = (lookup_home or home_of)(run_as)
-        if home:
-            return Path(home) / ".claude.json"
-    return Path(os.path.expanduser("~")) / ".claude.json"
+    home = (lookup_home or home_of)(run_as) if run_as and bare(run_as) != bare(me) else None
+    return Path(home or os.path.expanduser("~")) / ".claude.json"
+
+
+def whoami() -> tuple:
+    """(this process's account, privileged?) as seren_sinew.runas sees it; imported when called, since
+    seren_sinew pulls in starlette (start-up time)."""
+    from seren_sinew import runas
+
+    return runas.whoami()
 
 
 def _current_account(environ: Optional[Mapping] = None) -> str:
@@ -172,8 +153,8 @@ def _read_json(path: Path, what: str) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _names(servers: object) -> list:
-    return sorted(str(k) for k in servers) if isinstance(servers, dict) else []
+def _dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
 
 
 @dataclass
@@ -209,25 +190,18 @@ def registered(folder: str, settings: Path, *, platform: Optional[str] = None,
                 f"add the memory servers there with `cd {_quote(folder)} && claude mcp add <name> ...` "
                 f"(or point --claude-json, or ${ENV_CLAUDE_JSON}, at the right ~/.claude.json)")
         settings_data = _read_json(settings, "Claude Code's settings")
-    reg = Registered(folder=folder, settings=str(settings))
-    _dict = lambda v: v if isinstance(v, dict) else {}  # noqa: E731
-    top = _dict(settings_data.get("mcpServers"))
-    projects = _dict(settings_data.get("projects"))
-    reg.project_key = next((k for k in (find_project(projects, c, platform) for c in _candidates(folder))
-                            if k is not None), None)
-    local = _dict(_dict(projects.get(reg.project_key)).get("mcpServers")) if reg.project_key is not None else {}
+    top, projects = _dict(settings_data.get("mcpServers")), _dict(settings_data.get("projects"))
+    # the folder as given, then with its symlinks resolved: Claude Code keys a project by the working
+    # directory its process sees, which is the resolved one
+    key = next((k for k in (find_project(projects, c, platform)
+                            for c in dict.fromkeys((folder, os.path.realpath(folder)))) if k is not None), None)
+    local = _dict(_dict(projects.get(key)).get("mcpServers")) if key is not None else {}
     mcp_json = Path(folder) / ".mcp.json"
     shared = _dict(_read_json(mcp_json, "the project's MCP servers").get("mcpServers")) if mcp_json.is_file() else {}
-    reg.user, reg.local, reg.project = _names(top), _names(local), _names(shared)
     entries = {**shared, **top, **local}        # user, then local over it; the project's only where neither has it
-    reg.entries = {str(k): (v if isinstance(v, dict) else {}) for k, v in entries.items()}
-    return reg
-
-
-def _candidates(folder: str) -> list:
-    """The folder as given (made absolute), then with its symlinks resolved: Claude Code keys a
-    project by the working directory its process sees, which is the resolved one."""
-    return list(dict.fromkeys((folder, os.path.realpath(folder))))
+    return Registered(folder=folder, settings=str(settings), user=sorted(map(str, top)),
+                      local=sorted(map(str, local)), project=sorted(map(str, shared)), project_key=key,
+                      entries={str(k): _dict(v) for k, v in entries.items()})
 
 
 def _quote(path: str) -> str:
@@ -236,20 +210,12 @@ def _quote(path: str) -> str:
 
 # ---------------------------------------------------------------- the command
 
-CLAUDE_AI_PREFIX = "claude.ai "
-_NOT_IN_A_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
-
-
 def tool_name(server: str) -> str:
     """The server's name as Claude Code writes it in its tools' names (mcp__<this>__<tool>) and matches
-    permission rules against: every character outside [A-Za-z0-9_-] becomes "_" ("seren memory local" ->
-    "seren_memory_local"); for its claude.ai connectors ("claude.ai Gmail") runs of "_" are then squeezed to
-    one and a leading or trailing one dropped ("claude_ai_Gmail"). This is Claude Code's own rule
-    (normalizeNameForMCP in its services/mcp/normalization), as public accounts of its source give it."""
-    name = _NOT_IN_A_TOOL_NAME.sub("_", str(server))
-    if str(server).startswith(CLAUDE_AI_PREFIX):
-        name = re.sub(r"_+", "_", name).strip("_")
-    return name
+    permission rules against (normalizeNameForMCP in its source): every character outside [A-Za-z0-9_-]
+    becomes "_"; for its claude.ai connectors runs of "_" are then squeezed and stripped at the ends."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(server))
+    return re.sub(r"_+", "_", name).strip("_") if str(server).startswith("claude.ai ") else name
 
 
 def tool_names(servers: list) -> dict:
@@ -260,19 +226,15 @@ def tool_names(servers: list) -> dict:
     return out
 
 
-def allowed_tools(servers: list) -> str:
-    """One server-wide rule per server, as one --allowedTools argument, each with the server named as
-    Claude Code names it (a rule naming "seren memory local" would match none of its tools)."""
-    return ",".join(f"mcp__{s}" for s in sorted(tool_names(servers)))
-
-
 def command_for(servers: list) -> list:
-    return [*BASE_COMMAND, "--allowedTools", allowed_tools(servers)]
+    """The ripple command: one server-wide rule per server in one --allowedTools argument, each server named
+    as Claude Code names it (a rule naming "seren memory local" would match none of its tools)."""
+    return [*BASE_COMMAND, "--allowedTools", ",".join(f"mcp__{s}" for s in sorted(tool_names(servers)))]
 
 
 @dataclass
 class ClaudeRipple:
-    folder: str
+    cwd: str
     servers: list
     registered: Registered
 
@@ -280,21 +242,13 @@ class ClaudeRipple:
     def command(self) -> list:
         return command_for(self.servers)
 
-    @property
-    def cwd(self) -> str:
-        return self.folder
-
-
-def absolute_folder(folder: str) -> str:
-    return os.path.abspath(os.path.expanduser((folder or "").strip()))
-
 
 def build(folder: str, *, claude_json: Optional[str] = None, run_as: str = "",
           environ: Optional[Mapping] = None, platform: Optional[str] = None) -> ClaudeRipple:
     """The ripple command for waking Claude Code in `folder`, or ClaudeSetupError saying what to run."""
     if not (folder or "").strip():
         raise ClaudeSetupError("--ripple-claude needs a project folder: the folder you run `claude` in")
-    where = absolute_folder(folder)
+    where = os.path.abspath(os.path.expanduser(folder.strip()))
     if not os.path.isdir(where):
         raise ClaudeSetupError(
             f"no such project folder: {where}. Give --ripple-claude the folder you run `claude` in, the one "
@@ -307,7 +261,7 @@ def build(folder: str, *, claude_json: Optional[str] = None, run_as: str = "",
             f"and no {os.path.join(where, '.mcp.json')}. Add them in that folder with "
             f"`cd {_quote(where)} && claude mcp add <name> ...` (the Seren Memory server at least), "
             f"then run this again")
-    return ClaudeRipple(folder=where, servers=reg.names, registered=reg)
+    return ClaudeRipple(cwd=where, servers=reg.names, registered=reg)
 
 
 def yaml_lines(cr: ClaudeRipple, indent: int = 0) -> list:

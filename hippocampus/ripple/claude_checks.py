@@ -28,24 +28,15 @@ def allowed_servers(argv: list) -> Optional[list]:
     in order, or None when the command has no --allowedTools at all."""
     values, found = [], False
     for i, a in enumerate(argv):
-        for flag in ("--allowedTools", "--allowed-tools"):
-            if a == flag:
-                found = True
-                values.extend(argv[i + 1:i + 2])
-            elif a.startswith(flag + "="):
-                found = True
-                values.append(a.split("=", 1)[1])
+        flag, eq, value = a.partition("=")
+        if flag in ("--allowedTools", "--allowed-tools"):
+            found = True
+            values.extend([value] if eq else argv[i + 1:i + 2])
     if not found:
         return None
-    out: list = []
-    for v in values:
-        for rule in re.split(r"[,\s]+", v):
-            if rule.startswith("mcp__"):
-                name = rule[len("mcp__"):].split("__", 1)[0]
-                if name and name not in out:
-                    out.append(name)
-    return out
-
+    names = (r[len("mcp__"):].split("__", 1)[0] for r in re.split(r"[,\s]+", " ".join(values))
+             if r.startswith("mcp__"))
+    return [n for n in dict.fromkeys(names) if n]
 
 
 def health_urls(url: str) -> list:

@@ -1,18 +1,13 @@
-"""The ripple: waking the main model when the hippocampus needs it.
+"""The ripple: waking the main model when the hippocampus needs it (a brief at bedtime, a review when a
+draft or redraft lands). `ripple.type` says how the question travels:
 
-At bedtime the hippocampus asks for a brief; when a draft or a redraft lands
-it asks for a review. `ripple.type` says how the question travels:
+- ``script``: an argv command on this box (``claude -p {message}`` by default), started AS ``run_as``
+  through ``seren_sinew.runas``, never through a shell: placeholders are filled one argument at a time.
+  One run at a time per event type, in the background, killed after ``timeout_seconds``, output appended
+  to ``ripple.log``.
+- ``endpoint``: a POST of the message to an Observatory or Lodestar ripple route, which runs its own command.
 
-- ``script``: a command on this box (``claude -p {message}`` by default),
-  started AS ``run_as`` through ``seren_sinew.runas``. The command is an argv
-  list and never passes through a shell; placeholders are filled one argument
-  at a time. One run at a time per event type, in the background, killed
-  after ``timeout_seconds``, output appended to ``ripple.log``.
-- ``endpoint``: a POST to an Observatory or Lodestar ripple route, which runs
-  its own configured command. A caller only ever sends the message.
-
-`Ripple.fire` never raises: whatever happened comes back as a dict that the
-caller records on the event.
+`Ripple.fire` never raises: whatever happened comes back as a dict the caller records on the event.
 """
 from __future__ import annotations
 
@@ -29,6 +24,7 @@ from typing import Any, Callable, Optional
 
 from hippocampus import SERVICE, transport_words as tw
 from hippocampus.config import RippleConfig
+from hippocampus.ripple.claude import whoami as _whoami
 from hippocampus.ripple.webhook import outcome, post_json
 from hippocampus.store import private
 
@@ -37,12 +33,6 @@ MAX_JSON = 64 * 1024
 ENDPOINT_TIMEOUT = 30.0
 SKIPPED = "the last ripple for this event is still running"
 log = logging.getLogger("hippocampus.ripple")
-
-
-def _not_started(program: str, exc: Exception) -> str:
-    """Why ripple.command could not be started, in words (an OSError's own reason, never its class)."""
-    why = getattr(exc, "strerror", None) or str(exc) or "it could not be run"
-    return f"the ripple command {program!r} could not be started: {why}"
 
 # ---------------------------------------------------------------- messages
 
@@ -129,12 +119,6 @@ def message_for(event: dict, cfg: RippleConfig) -> str:
     return _fill(template, {"event": kind, "draft_id": _draft_id(event), "message": ""})
 
 
-def _whoami() -> tuple:
-    from seren_sinew import runas
-
-    return runas.whoami()
-
-
 # ---------------------------------------------------------------- the ripple
 
 class Ripple:
@@ -153,36 +137,25 @@ class Ripple:
         self._results: dict[str, dict] = {}  # event type -> what its last ripple did (and how it ended)
         self.on_exit: Optional[Callable[[str], None]] = None   # told the event type when a child ends
 
-    # ---- what fires
-
     def wants(self, event_type: str) -> bool:
         return self.cfg.type in ("script", "endpoint") and event_type in (self.cfg.events or [])
 
     def fire(self, event: dict) -> dict:
         kind = self.cfg.type or "off"
+        if kind not in ("script", "endpoint"):
+            return {"type": kind, "ok": False, "error": "ripple.type is off"}
         try:
-            if self.cfg.type == "script":
-                outcome = self._script(event)
-            elif self.cfg.type == "endpoint":
-                outcome = self._endpoint(event)
-            else:
-                return {"type": kind, "ok": False, "error": "ripple.type is off"}
+            outcome = self._script(event) if kind == "script" else self._endpoint(event)
         except Exception as exc:  # noqa: BLE001 - a ripple never fails its emitter
             log.warning("the %s ripple failed", kind, exc_info=True)
             outcome = {"type": kind, "ok": False, "error": tw.in_words(exc)}
         started = outcome.get("type") == "script" and outcome.get("ok")   # recorded as it started
         if not outcome.get("skipped") and not started:    # a skip leaves the running one as the last
-            self._note(_kind(event), outcome)
+            rec = {k: outcome[k] for k in ("type", "ok", "error", "pid", "status", "refused", "run_as")
+                   if k in outcome}
+            with self._lock:
+                self._results[_kind(event)] = {**rec, "at": time.time()}
         return outcome
-
-    # ---- what the last ripple per event did
-
-    def _note(self, kind: str, outcome: dict) -> None:
-        rec = {k: outcome[k] for k in ("type", "ok", "error", "pid", "status", "refused", "run_as")
-               if k in outcome}
-        rec["at"] = time.time()
-        with self._lock:
-            self._results[kind] = rec
 
     def last_results(self) -> dict:
         """Event type -> its last ripple: when, ok, the error; for a script its pid, and once it has
@@ -198,8 +171,6 @@ class Ripple:
                 return None
             rec = self._results.get(event_type)
             return dict(rec) if rec is not None else None
-
-    # ---- the children
 
     def busy(self, event_type: str) -> bool:
         with self._lock:
@@ -237,24 +208,23 @@ class Ripple:
     def _script(self, event: dict) -> dict:
         from seren_sinew import runas     # here, not at import: seren_sinew pulls in starlette (start-up time)
 
-        cfg = self.cfg
-        kind = _kind(event)
+        cfg, kind = self.cfg, _kind(event)
+        refused = {"type": "script", "ok": False, "refused": True}
         try:
             plan = runas.plan(cfg.run_as or "", current=self._whoami())
         except runas.RunAsRefused as exc:
-            return {"type": "script", "ok": False, "refused": True, "error": str(exc)}
-        command = cfg.command
-        if isinstance(command, str):
-            command = shlex.split(command, posix=not runas.IS_WINDOWS)
+            return {**refused, "error": str(exc)}
+        command = shlex.split(cfg.command, posix=not runas.IS_WINDOWS) if isinstance(cfg.command, str) \
+            else cfg.command
         parts = [str(p) for p in (command or [])]
         if not parts:
             return {"type": "script", "ok": False, "error": "ripple.command is empty"}
         message = message_for(event, cfg)[:MAX_MESSAGE].replace("\x00", "")
-        draft_id = _draft_id(event).replace("\x00", "")
-        values = {"message": "" if cfg.stdin else message, "event": kind, "draft_id": draft_id}
-        argv = [_fill(p, values) for p in parts]
+        values = {"message": "" if cfg.stdin else message, "event": kind,
+                  "draft_id": _draft_id(event).replace("\x00", "")}
         env = {"SEREN_RIPPLE_EVENT": kind, "SEREN_RIPPLE_MESSAGE": message,
                "SEREN_RIPPLE_JSON": json.dumps(event, default=str)[:MAX_JSON]}
+        run_as = cfg.run_as or plan.user
         with self._lock:
             prev = self._last.get(kind)
             if prev is not None and prev.poll() is None:
@@ -263,26 +233,26 @@ class Ripple:
                 private.make_dir(self.log_dir)
                 # 0600, like every file in the state folder; the child keeps its own copy
                 with open(private.open_append(self.log_dir / "ripple.log"), "ab") as log:
-                    proc = runas.spawn(argv, run_as=cfg.run_as or "", env=env,
+                    proc = runas.spawn([_fill(p, values) for p in parts], run_as=cfg.run_as or "", env=env,
                                        cwd=(cfg.cwd or "").strip() or None, stdout=log,
                                        stdin_data=message.encode("utf-8") if cfg.stdin else None)
             except runas.RunAsRefused as exc:
-                return {"type": "script", "ok": False, "refused": True, "error": str(exc) or tw.in_words(exc)}
+                return {**refused, "error": str(exc) or tw.in_words(exc)}
             except (OSError, ValueError) as exc:
-                return {"type": "script", "ok": False, "error": _not_started(parts[0], exc)}
+                why = getattr(exc, "strerror", None) or str(exc) or "it could not be run"
+                return {"type": "script", "ok": False,
+                        "error": f"the ripple command {parts[0]!r} could not be started: {why}"}
             self._last[kind] = proc
             self._children.append(proc)
             # recorded before the reaper starts, so that a child which ends at once still gets its exit code
-            self._results[kind] = {"type": "script", "ok": True, "pid": proc.pid, "run_as": cfg.run_as or plan.user,
+            self._results[kind] = {"type": "script", "ok": True, "pid": proc.pid, "run_as": run_as,
                                    "at": time.time(), "running": True}
-        reaper = threading.Thread(target=self._reap, args=(proc, float(cfg.timeout_seconds), kind),
-                                  name=f"ripple-reaper-{proc.pid}", daemon=True)
-        reaper.start()
-        return {"type": "script", "ok": True, "pid": proc.pid, "event": kind,
-                "run_as": cfg.run_as or plan.user}
+        threading.Thread(target=self._reap, args=(proc, float(cfg.timeout_seconds), kind),
+                         name=f"ripple-reaper-{proc.pid}", daemon=True).start()
+        return {"type": "script", "ok": True, "pid": proc.pid, "event": kind, "run_as": run_as}
 
     def _reap(self, proc: Any, timeout: float, kind: str = "") -> None:
-        started, killed = time.monotonic(), False
+        started, killed, code = time.monotonic(), False, None
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -292,17 +262,13 @@ class Ripple:
                 proc.wait(timeout=10)
         except Exception:  # noqa: BLE001 - nothing to record
             pass
-        self._ended_with(kind, proc, time.monotonic() - started, killed, timeout)
-
-    def _ended_with(self, kind: str, proc: Any, seconds: float, killed: bool, timeout: float) -> None:
-        try:
+        with contextlib.suppress(Exception):            # no exit code to read
             code = proc.poll()
-        except Exception:  # noqa: BLE001 - no exit code to read
-            code = None
         with self._ended:
             rec = self._results.get(kind)
             if rec is not None and rec.get("pid") == proc.pid and rec.get("running"):
-                rec.update(running=False, exit_code=code, seconds=round(seconds, 1), ok=code == 0)
+                rec.update(running=False, exit_code=code, seconds=round(time.monotonic() - started, 1),
+                           ok=code == 0)
                 if killed:
                     rec.update(killed=True, error=f"killed after {timeout:g} s")
                 elif code not in (0, None):
@@ -319,13 +285,11 @@ class Ripple:
         url = (cfg.url or "").strip()
         if not url:
             return {"type": "endpoint", "ok": False, "error": "ripple.url is empty"}
-        kind = _kind(event)
-        body: dict[str, Any] = {"service": SERVICE, "event": kind,
+        body: dict[str, Any] = {"service": SERVICE, "event": _kind(event),
                                 "message": message_for(event, cfg)[:MAX_MESSAGE],
                                 "draft_id": event.get("draft_id")}
-        for k, v in event.items():
-            if k not in body and k not in ("type", "ripple", "delivered", "delivery_error"):
-                body[k] = v
+        body.update({k: v for k, v in event.items()
+                     if k not in body and k not in ("type", "ripple", "delivered", "delivery_error")})
         timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
         setting = ("ripple.timeout_seconds" if timeout == float(cfg.timeout_seconds)
                    else f"the {ENDPOINT_TIMEOUT:g} s an endpoint ripple waits at most")

@@ -23,10 +23,6 @@ class Line:
     def render(self) -> str:
         return f"{'ok  ' if self.ok else 'FAIL'}  {self.check}: {self.text}"
 
-    def as_dict(self) -> dict:
-        return {"check": self.check, "ok": self.ok, "text": self.text}
-
-
 
 def _http_get(url: str, headers: dict, timeout: float) -> int:
     import requests
@@ -67,18 +63,10 @@ def _sudo_allows(user: str, exe: str) -> Optional[bool]:
     return r.returncode == 0
 
 
-def _whoami() -> tuple:
-    from seren_sinew import runas
-
-    return runas.whoami()
-
-
 # ---------------------------------------------------------------- Windows, thin
 
 def windows_account_exists(user: str) -> Optional[bool]:  # pragma: no cover - Windows only
     """Is `user` an account this box knows (LookupAccountNameW)? None when it cannot be asked."""
-    if os.name != "nt":
-        return None
     try:
         import ctypes
         from ctypes import wintypes as w
@@ -93,9 +81,7 @@ def windows_account_exists(user: str) -> Optional[bool]:  # pragma: no cover - W
 
 def windows_logged_on(user: str) -> Optional[bool]:  # pragma: no cover - Windows only
     """Does `user` have a session on this box (WTSEnumerateSessions + WTSUserName), the session a
-    LocalSystem service borrows? None when it cannot be asked (not Windows)."""
-    if os.name != "nt":
-        return None
+    LocalSystem service borrows? None when it cannot be asked (not Windows: no ctypes.windll)."""
     try:
         import ctypes
         from ctypes import wintypes as w
@@ -127,7 +113,7 @@ def windows_logged_on(user: str) -> Optional[bool]:  # pragma: no cover - Window
 @dataclass
 class Probe:
     """Everything the checks look at outside the config."""
-    whoami: Callable[[], tuple] = _whoami
+    whoami: Callable[[], tuple] = claude_setup.whoami
     environ: Mapping = field(default_factory=lambda: os.environ)
     platform: str = sys.platform
     cwd: Callable[[], str] = os.getcwd

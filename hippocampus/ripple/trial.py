@@ -17,11 +17,8 @@ from hippocampus.store import private
 FIRE_EVENT = "wake_check"
 OUTPUT_LINES = 5
 LINE_CHARS = 200
-
-
-def fire_message() -> str:
-    return (f"{WOKEN}\n\nThis is only a wake-up check (seren-hippocampus check-ripple --fire), not a task: "
-            f"reply OK; nothing to do. Do not call any tools.")
+FIRE_MESSAGE = (f"{WOKEN}\n\nThis is only a wake-up check (seren-hippocampus check-ripple --fire), not a task: "
+                "reply OK; nothing to do. Do not call any tools.")
 
 
 def _log_dir(preferred: Path) -> tuple:
@@ -38,7 +35,7 @@ def _log_dir(preferred: Path) -> tuple:
 
 def fire(rcfg: RippleConfig, *, log_dir: Path, timeout: Optional[float] = None) -> Line:
     """One harmless wake-up through the real route (hippocampus.ripple.Ripple): exit code, time, output."""
-    cfg = dataclasses.replace(rcfg, messages={FIRE_EVENT: fire_message()}, events=[FIRE_EVENT])
+    cfg = dataclasses.replace(rcfg, messages={FIRE_EVENT: FIRE_MESSAGE}, events=[FIRE_EVENT])
     where, tmp = _log_dir(Path(log_dir))
     log = where / "ripple.log"
     offset = log.stat().st_size if log.exists() else 0
@@ -58,11 +55,11 @@ def fire(rcfg: RippleConfig, *, log_dir: Path, timeout: Optional[float] = None) 
         seconds = time.monotonic() - started
         if done is None:
             ripple.shutdown()
-            head = _first_lines(log, offset)
+        head = _first_lines(log, offset)
+        if done is None:
             return Line("fire", False, f"pid {outcome.get('pid')} did not finish within {limit:g} s and was "
                                        f"killed{head}")
         code = done.get("exit_code")
-        head = _first_lines(log, offset)
         text = f"pid {outcome.get('pid')} as {outcome.get('run_as')} exited {code} after {seconds:.1f} s{head}"
         if code == 0:
             return Line("fire", True, text)

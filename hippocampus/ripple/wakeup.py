@@ -2,6 +2,7 @@
 (actors/watch.py) computes it on the supervisor's beat, at start-up and after each ripple."""
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from typing import Optional
@@ -36,9 +37,8 @@ def wakeup_view(rcfg: RippleConfig, lines: list, *, platform: str = sys.platform
         summary = f"would fail: {bad[0].check}: {bad[0].text}"
         if len(bad) > 1:
             summary += f" (and {len(bad) - 1} more: {', '.join(b.check for b in bad[1:])})"
-    return {"ok": ok, "type": kind, "summary": summary, "lines": [ln.as_dict() for ln in lines],
+    return {"ok": ok, "type": kind, "summary": summary, "lines": [dataclasses.asdict(ln) for ln in lines],
             "checked_at": time.time() if checked_at is None else checked_at}
-
 
 
 def service_view(cfg) -> dict:

@@ -1,10 +1,6 @@
-"""The webhook: telling someone what happened, best effort.
-
-Each event in ``notify.events`` is POSTed as ``{"service": "seren-hippocampus",
-...event}`` with the configured bearer. Delivery never raises and never fails
-a sleep: the outcome comes back as a dict the caller records on the event.
-Only a 2xx answer counts as delivered.
-"""
+"""The webhook: telling someone what happened, best effort. Each event in ``notify.events`` is POSTed as
+``{"service": "seren-hippocampus", ...event}`` with the configured bearer; only a 2xx counts as delivered.
+Delivery never raises and never fails a sleep: the outcome is a dict the caller records on the event."""
 from __future__ import annotations
 
 import json
@@ -13,19 +9,10 @@ from typing import Any, Callable, Optional
 import requests
 
 from hippocampus import SERVICE, transport_words as tw
-from hippocampus.config import redact
-from hippocampus.config import NotifyConfig
+from hippocampus.config import NotifyConfig, redact
 
 MAX_ERROR = 400
-# Bookkeeping a stored event may carry from earlier deliveries or ripples;
-# never part of what is sent.
-_NOT_SENT = ("delivered", "delivery_error", "ripple")
-
-
-def error_text(resp: Any, bare: bool = False) -> str:
-    """The receiver's reason: its JSON error/detail, else the body text (the webhook's and the ripple endpoint's);
-    bare: "" when it gave none (an HTML error page is no reason either), else "HTTP <status>"."""
-    return tw.reason(resp, MAX_ERROR) or ("" if bare else f"HTTP {resp.status_code}")
+_NOT_SENT = ("delivered", "delivery_error", "ripple")    # bookkeeping of earlier deliveries and ripples
 
 
 def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float, post: Optional[Callable] = None,
@@ -38,14 +25,15 @@ def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float, p
         token = bearer()
     except Exception as exc:  # noqa: BLE001 - an answer, never a raise
         return None, f"the bearer for {who} could not be read ({tw.in_words(exc)}), so nothing was sent"
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
     try:
-        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
-        resp = (post or requests.post)(url, data=json.dumps(body, default=str).encode("utf-8"), headers=headers, timeout=timeout)
+        resp = (post or requests.post)(url, data=json.dumps(body, default=str).encode("utf-8"), headers=headers,
+                                       timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - an answer, never a raise
         return None, tw.failed(exc, who, where, seconds=timeout, setting=setting)[1]
     if 200 <= resp.status_code < 300:
         return resp.status_code, None
-    return resp.status_code, tw.answered_error(who, where, resp.status_code, error_text(resp, bare=True))
+    return resp.status_code, tw.answered_error(who, where, resp.status_code, tw.reason(resp, MAX_ERROR) or "")
 
 
 def outcome(status: Optional[int], error: Optional[str], ok_key: str, **first: Any) -> dict:
