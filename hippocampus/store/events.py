@@ -1,22 +1,20 @@
 """The event log: one entry per thing that happened, kept on the service.
 
-Two kinds, each with its own retention (the newest `keep` of each): the events that matter (sleeps,
-drafts, chains, purges, the actors, the model: every type not named routine) and the routine ones
-(nudges, brief requests). A flood of nudges never pushes a sleep out. A burst of nudges is one `nudged`
-event whose `count` and `last_at` grow (`bump`). Readable newest first with a type filter; delivery and
+Two kinds, each with its own retention (the newest `keep` of each): the events that matter (every type
+not named routine) and the routine ones (nudges, brief requests), so a flood of nudges never pushes a
+sleep out. A burst of nudges is one `nudged` event whose `count` and `last_at` grow (`bump`). Delivery and
 ripple outcomes are recorded on the event after the fact (`annotate`).
 
 On disk: `events.jsonl` beside the state file, one line per event and one per later change to an event,
-appended, never rewritten per event. Each line is written whole before the call returns, so an event
-recorded before a crash of the process is there after it; the lines of events that matter are fsynced
-at once (a power cut keeps them too), routine ones are not. A torn last line (a crash mid-write) is
-skipped on load. The file is compacted (rewritten atomically with only what is kept) once it holds
-twice that, after a write failed, and at start-up after a torn line. An `events.json` from before is
-read once and replaced.
+appended whole before the call returns; the lines of events that matter are fsynced at once (a power cut
+keeps them), routine ones are not. A torn last line (a crash mid-write) is skipped on load. The file is
+compacted (rewritten atomically with only what is kept) once it holds twice that, after a write failed,
+and at start-up after a torn line. An older `events.json` is read once and replaced.
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
 import logging
@@ -71,8 +69,7 @@ class EventLog:
         fields = redact.deep(fields)            # an error that quotes a URL keeps no user:password@ or ?key=
         with self._write_lock:
             with self._lock:
-                event = {"type": type_, "at": self.clock.now(), "seq": next(self._seq), **fields}
-                self._add(event)
+                event = self._new(type_, self.clock.now(), fields)
                 line = _line(event)
             self._append(line, sync=matters(type_))
         self._tell(event)
@@ -86,25 +83,21 @@ class EventLog:
         with self._write_lock:
             with self._lock:
                 now = self.clock.now()
-                seq = self._bursts.get(type_)
-                event = self._events.get(seq) if seq is not None else None
-                if event is not None and seq > self._last_mattering and \
-                        now - float(event.get("last_at") or event["at"]) <= within:
+                event = self._events.get(self._bursts.get(type_))
+                folded = event is not None and event["seq"] > self._last_mattering and \
+                    now - float(event.get("last_at") or event["at"]) <= within
+                if folded:
                     change = {**fields, "count": int(event.get("count") or 1) + 1, "last_at": now}
                     event.update(change)
-                    line = _line({"patch": seq, "set": change})
-                    folded = dict(event)
+                    line = _line({"patch": event["seq"], "set": change})
+                    event = dict(event)
                 else:
-                    folded = None
-                    event = {"type": type_, "at": now, "seq": next(self._seq), **fields, "count": 1,
-                             "last_at": now}
-                    self._add(event)
+                    event = self._new(type_, now, {**fields, "count": 1, "last_at": now})
                     self._bursts[type_] = event["seq"]
                     line = _line(event)
             self._append(line, sync=matters(type_))
-        if folded is not None:
-            return folded
-        self._tell(event)
+        if not folded:
+            self._tell(event)
         return event
 
     def annotate(self, seq: int, **fields: Any) -> None:
@@ -124,43 +117,40 @@ class EventLog:
         True when an event or the file changed; a file that holds nothing to forget is left as it was."""
         with self._write_lock:
             with self._lock:
-                changed = 0
+                changed = False
                 for event in self._events.values():
                     new = clean(event)
                     if new != event:
                         event.clear()
                         event.update(new)
-                        changed += 1
-            rewrite = bool(changed)
+                        changed = True
+            rewrite = changed
             if not rewrite and self.path is not None and stale is not None:
-                try:
+                with contextlib.suppress(OSError):
                     rewrite = stale(self.path.read_bytes())
-                except OSError:
-                    rewrite = False
             if rewrite and self.path is not None:
                 self._compact()
-        return bool(changed) or rewrite
+        return rewrite
 
     def _tell(self, event: dict) -> None:
         for listener in list(self._listeners):
-            try:
+            with contextlib.suppress(Exception):     # a listener never fails the emitter
                 listener(event)
-            except Exception:  # noqa: BLE001 - a listener never fails the emitter
-                pass
 
     # ------------------------------------------------------------ reading
     def list(self, limit: int = 100, type_: Optional[str] = None) -> list:
-        limit = max(0, limit)
-        picked: list = []
+        """Newest first, of one type or of all."""
         with self._lock:
-            for e in reversed(self._events.values()):
-                if len(picked) >= limit:
-                    break
-                if type_ is None or e.get("type") == type_:
-                    picked.append(dict(e))
-        return picked
+            picked = (dict(e) for e in reversed(self._events.values())
+                      if type_ is None or e.get("type") == type_)
+            return list(itertools.islice(picked, max(0, limit)))
 
     # ------------------------------------------------------------ the kept events
+    def _new(self, type_: str, now: float, fields: dict) -> dict:
+        event = {"type": type_, "at": now, "seq": next(self._seq), **fields}
+        self._add(event)
+        return event
+
     def _add(self, event: dict) -> None:
         """Keep the event; drop the oldest of its kind beyond `keep`. The caller holds the lock."""
         seq = int(event["seq"])
@@ -214,23 +204,17 @@ class EventLog:
     def _load(self) -> None:
         legacy = self.path.with_name(LEGACY_NAME)
         if self.path.exists():
-            needs_rewrite = self._read_lines()
+            if self._read_lines():
+                self._compact()
         elif legacy != self.path and legacy.exists():
             loaded = jsonfile.read_or_set_aside(legacy, "events")
             self._take(loaded.get("events") if isinstance(loaded, dict) else None)
-            needs_rewrite = bool(self._events)
-            if not needs_rewrite:
-                return
-            self._compact()
-            if not self._rewrite:
-                legacy.unlink(missing_ok=True)
-                log.info("the event log moved from %s to %s (appended, not rewritten per event)",
-                         legacy.name, self.path.name)
-            return
-        else:
-            return
-        if needs_rewrite:
-            self._compact()
+            if self._events:
+                self._compact()
+                if not self._rewrite:
+                    legacy.unlink(missing_ok=True)
+                    log.info("the event log moved from %s to %s (appended, not rewritten per event)",
+                             legacy.name, self.path.name)
 
     def _read_lines(self) -> bool:
         """Replay the file; True when it should be rewritten (a torn or bad line, or lines to spare)."""
@@ -240,24 +224,19 @@ class EventLog:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
             log.error("the event log %s could not be read (%s); moving it aside to %s and starting clean",
                       self.path, exc, aside)
-            try:
+            with contextlib.suppress(OSError):
                 os.replace(self.path, aside)
-            except OSError:
-                pass
             return False
-        lines = raw.split(b"\n")
-        torn = lines.pop() if lines else b""        # what follows the last newline: b"" if none is torn
-        bad = 0
-        for raw_line in lines:
-            if raw_line.strip() and not self._replay(raw_line):
-                bad += 1
-        if torn.strip() and not self._replay(torn):
+        *lines, torn = raw.split(b"\n")             # torn: what follows the last newline, b"" if none is torn
+        torn = torn.strip()
+        bad = sum(1 for line in lines if line.strip() and not self._replay(line))
+        if torn and not self._replay(torn):
             log.warning("the event log %s ended in a torn line (a crash mid-write); it was skipped", self.path)
             bad += 1
-        if bad > (1 if torn.strip() else 0):
+        if bad > (1 if torn else 0):
             log.warning("the event log %s held %d unreadable line(s); they were skipped", self.path, bad)
-        self._lines = len(lines) + (1 if torn.strip() else 0)
-        return bool(torn.strip()) or bad > 0 or self._lines > len(self._events)
+        self._lines = len(lines) + (1 if torn else 0)
+        return bool(torn) or bad > 0 or self._lines > len(self._events)
 
     def _replay(self, raw_line: bytes) -> bool:
         try:
