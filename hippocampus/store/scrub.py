@@ -1,35 +1,35 @@
-"""Forgetting reaches the packets: a purge leaves no copy of the content on this machine.
+"""Forgetting: a purge leaves no copy of the content on this machine.
 
-When a purge lands, the purged memory's text and its fragments' text are removed from every packet that
-holds them, in every form a packet holds them (the field itself, the prompt's one-line and cut forms, the
-answer's JSON-escaped form), and from every other file under the state folder (scrub_folder.py: the
-events, the state, the voice card, the logs). Which texts: what Memory's own scrub touches (an operation
-whose long_term_id or target is a purged id: its drafted content and rewording, and for one that became or
-fed the memory, its fragments), and any core shown under a purged id. The packet keeps its ids and a note
-of the purge. The operations' texts come from the packets, the links from Memory's drafts; when Memory
-cannot be read the ids are kept as owed and the scrub is finished on the next purge step (every tick).
+A purged memory's text and its fragments' text (found through Memory's drafts: what an operation that
+made or touched a purged id drafted, and the fragments that fed it; any core shown under a purged id) are
+removed from every replay packet, in every form a packet holds them (the field, the prompt's one-line and
+cut forms, the answer's JSON-escaped form), and from every other file under the state folder: the event
+log and the state through their owners (so the next write does not bring the text back), any other JSON
+file string by string, a log byte by byte. A packet keeps its ids and a note of the purge; a file that
+holds none of the texts is not rewritten. When Memory cannot be read the ids are kept as owed.
 
-Which purges: those this service's tidy ran (forget, on the tick), and every tombstone Memory lists (GET
-/tombstones, forget_tombstones, on the quality reader's pass, which reads Memory's drafts anyway), so a
-purge made in Memory itself (POST /long/{id}/purge, the MCP purge_memory_now) or while this service was
-down is scrubbed too. The ids already scrubbed are remembered for the process: an idle pass reads the
-tombstones and touches nothing. After a restart the first pass goes over them all once; a file already
-scrubbed holds nothing to change, so nothing is rewritten.
+The purges: this service's own (forget, on the tick) and every tombstone Memory lists (GET /tombstones,
+forget_tombstones, on the quality reader's pass), so one made in Memory itself or while this service was
+down goes too.
 """
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
-from typing import Iterable, Optional
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
 
 from hippocampus.memory import MemoryError_
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, VIA_CHARS
+from hippocampus.store import jsonfile
 from hippocampus.store.capture import store_for
-from hippocampus.store.scrub_folder import PURGED, scrub_folder, scrubbed
+from hippocampus.store.packets import FOLDER
 
 log = logging.getLogger("hippocampus.replay")
 
+PURGED = "[purged]"
 MIN_SUBSTRING = 4            # shorter forms are only replaced where they are a whole field
 DRAFTS_READ = 1000
 TOMBSTONES_TIMEOUT = 5.0
@@ -56,13 +56,11 @@ def forget(ctx, purged: Iterable[str]) -> int:
 
 
 def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
-    """The quality reader's pass: scrub the files of every purge Memory lists (GET /tombstones) that was not
-    scrubbed here yet, however it was made. drafts: Memory's, when the caller has just read them. An idle
-    pass is one read of the tombstones and touches no file. Returns the packets changed. Never raises."""
+    """The quality reader's pass: scrub the files of every purge Memory lists that was not scrubbed here yet.
+    drafts: Memory's, when the caller has just read them. Returns the packets changed. Never raises."""
     try:
-        key = str(ctx.cfg.state_dir)
         with _lock:
-            done = set(_done.get(key, ()))
+            done = set(_done.get(str(ctx.cfg.state_dir), ()))
         ids = [i for i in dict.fromkeys(tombstone_ids(ctx)) if i not in done]
         return _scrub(ctx, store_for(ctx.cfg), ids, drafts) if ids else 0
     except Exception:  # noqa: BLE001 - say loudly that the copy has not gone; the next pass tries again
@@ -87,8 +85,7 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         core_chars = ctx.cfg.sleep.core_chars
         packets = list(store.packets())
         texts, fragments = what_to_remove([p for _, p in packets], set(ids), drafts)
-        patterns = sorted({f for t in texts for f in forms(t, core_chars)}, key=len, reverse=True)
-        others = scrub_folder(ctx, texts, patterns)        # before the packets: they are where the texts are read
+        others = scrub_folder(ctx, texts, _patterns(texts, core_chars))    # before the packets: texts are read there
         changed = 0
         for path, packet in packets:
             if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars) and \
@@ -128,6 +125,7 @@ def _remember(key: str, ids: list) -> None:
         _done.setdefault(key, set()).update(ids)
 
 
+# ------------------------------------------------------------ the packets
 def what_to_remove(packets: list, ids: set, drafts: list) -> tuple:
     """(texts, fragment ids): the purged memories' texts and their fragments, found through Memory's links."""
     hits: set = set()          # (draft id, op index) of operations that produced or touched a purged id
@@ -145,22 +143,20 @@ def what_to_remove(packets: list, ids: set, drafts: list) -> tuple:
         ops = p.get("operations") or []
         for did, idx in hits:
             if did == p.get("draft_id") and isinstance(idx, int) and 0 <= idx < len(ops):
-                texts.update(_op_texts(ops[idx]))
+                texts.update(_strings(ops[idx].get("content"), ops[idx].get("restated_content")))
         for call in p.get("calls") or []:
             for c in call.get("candidates") or []:
                 if c.get("id") in ids:
-                    texts.update(t for t in (c.get("content"), c.get("via")) if isinstance(t, str))
-    for p in packets:
-        for call in p.get("calls") or []:
+                    texts.update(_strings(c.get("content"), c.get("via")))
             for e in call.get("entries") or []:
-                if e.get("id") in fragments and isinstance(e.get("content"), str):
-                    texts.add(e["content"])
+                if e.get("id") in fragments:
+                    texts.update(_strings(e.get("content")))
     texts.discard(PURGED)
     return {t for t in texts if t.strip()}, fragments
 
 
-def _op_texts(op: dict) -> list:
-    return [t for t in (op.get("content"), op.get("restated_content")) if isinstance(t, str)]
+def _strings(*values) -> list:
+    return [v for v in values if isinstance(v, str)]
 
 
 def forms(text: str, core_chars: int) -> list:
@@ -171,10 +167,13 @@ def forms(text: str, core_chars: int) -> list:
     return sorted((f for f in out if len(f) >= MIN_SUBSTRING), key=len, reverse=True)
 
 
+def _patterns(texts: set, core_chars: int) -> list:
+    return sorted({f for t in texts for f in forms(t, core_chars)}, key=len, reverse=True)
+
+
 def scrub_packet(packet: dict, ids: set, texts: set, fragments: set, now: float, core_chars: int) -> bool:
     """Remove the texts from one packet (in place); True when anything changed. Adds the note."""
-    whole = set(texts) | {" ".join(t.split()) for t in texts}
-    patterns = sorted({f for t in texts for f in forms(t, core_chars)}, key=len, reverse=True)
+    whole = _whole(texts)
     before = json.dumps(packet, sort_keys=True)
     for call in packet.get("calls") or []:
         for e in call.get("entries") or []:
@@ -189,7 +188,7 @@ def scrub_packet(packet: dict, ids: set, texts: set, fragments: set, now: float,
             op.pop("rationale", None)
         if isinstance(op.get("restated_content"), str) and " ".join(op["restated_content"].split()) in whole:
             op["restated_content"] = None
-    _replace_strings(packet, whole, patterns)
+    packet.update(cleaner(texts, _patterns(texts, core_chars), skip=ID_KEYS)(packet))
     if json.dumps(packet, sort_keys=True) == before:
         return False
     packet.setdefault("purges", []).append({"ids": sorted(ids), "at": now, "note": NOTE})
@@ -199,19 +198,118 @@ def scrub_packet(packet: dict, ids: set, texts: set, fragments: set, now: float,
 def _all_ops(packet: dict) -> list:
     ops = list(packet.get("operations") or [])
     for call in packet.get("calls") or []:
-        ops += list(call.get("ops") or [])
-        if isinstance(call.get("denied"), dict):
-            ops.append(call["denied"])
+        ops += [*(call.get("ops") or []), call.get("denied")]
     return [op for op in ops if isinstance(op, dict)]
 
 
-def _replace_strings(node, whole: set, patterns: list) -> None:
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in list(items):
-        if isinstance(node, dict) and key in ID_KEYS:
-            continue
-        if isinstance(value, str):
-            node[key] = scrubbed(value, whole, patterns)
-        elif isinstance(value, (dict, list)):
-            _replace_strings(value, whole, patterns)
+# ------------------------------------------------------------ the rest of the state folder
+def _whole(texts) -> set:
+    """What a field that is nothing but one of the texts holds: the text as it is, or on one line."""
+    return set(texts) | {" ".join(t.split()) for t in texts}
 
+
+def scrubbed(value: str, whole: set, patterns: list) -> str:
+    """One string with a purged text (whole, or any of its patterns inside it) replaced."""
+    if value in whole or " ".join(value.split()) in whole:
+        return PURGED
+    for p in patterns:
+        if p in value:
+            value = value.replace(p, PURGED)
+    return value
+
+
+def cleaner(texts: set, patterns: list, skip: frozenset = frozenset()) -> Callable[[Any], Any]:
+    """A function giving a JSON-like value back with the texts replaced (a new value; the old untouched).
+    What a mapping holds under a key in skip is kept as it is."""
+    whole = _whole(texts)
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrubbed(value, whole, patterns)
+        if isinstance(value, dict):
+            return {k: v if k in skip else clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+    return clean
+
+
+def holds(raw: bytes, patterns: list) -> bool:
+    return any(p.encode("utf-8") in raw for p in patterns)
+
+
+def scrub_folder(ctx, texts: set, patterns: list) -> list:
+    """Every file under the state folder but the packets: the names of those that held a text (changed)."""
+    if not texts or not patterns:
+        return []
+    folder = Path(ctx.cfg.state_dir)
+    clean = cleaner(texts, patterns)
+    changed = []
+    state_path = getattr(ctx.state, "path", None)
+    events_path = getattr(ctx.events, "path", None)
+    if state_path is not None and _scrub_state(ctx.state, clean, patterns):
+        changed.append(Path(state_path).name)
+    if events_path is not None and ctx.events.scrub(clean, lambda raw: holds(raw, patterns)):
+        changed.append(Path(events_path).name)
+    owned = {Path(p) for p in (state_path, events_path) if p is not None}
+    voice_path = getattr(ctx.voice, "path", None)
+    for path in _files(folder):
+        if path in owned or path.parent.name == FOLDER and path.suffix == ".json" and path.parent.parent == folder:
+            continue                   # the state and the events are done above, the packets by scrub_packet
+        lock = getattr(ctx.voice, "_lock", None) if voice_path is not None and path == Path(voice_path) else None
+        if _scrub_file(path, clean, patterns, lock):
+            changed.append(path.relative_to(folder).as_posix())
+    return changed
+
+
+def _files(folder: Path) -> list:
+    out = []
+    for root, _, names in os.walk(folder):                # symlinks are not followed
+        out += [Path(root) / n for n in names if not (Path(root) / n).is_symlink()]
+    return out
+
+
+def _file_holds(path: Path, patterns: list) -> bool:
+    try:
+        return holds(Path(path).read_bytes(), patterns)
+    except OSError:
+        return False
+
+
+def _scrub_state(state, clean, patterns: list) -> bool:
+    """The state's keys that hold a text, changed in one write; the file written again if it still holds one
+    (a key this version no longer keeps)."""
+    keys = [k for k, v in state.snapshot().items() if clean(v) != v]
+    if keys:
+        state.mutate_many(**{k: clean for k in keys})
+        return True
+    stale = _file_holds(state.path, patterns)
+    if stale:
+        state.save()
+    return stale
+
+
+def _scrub_file(path: Path, clean, patterns: list, lock=None) -> bool:
+    if not _file_holds(path, patterns):
+        return False
+    with lock or threading.Lock():
+        try:
+            raw = path.read_bytes()
+            try:
+                data = json.loads(raw.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                data = None
+            if isinstance(data, (dict, list)):
+                st = path.stat()
+                jsonfile.write_atomic(path, clean(data))
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            else:
+                for p in patterns:
+                    raw = raw.replace(p.encode("utf-8"), PURGED.encode("utf-8"))
+                with open(path, "r+b") as fh:         # in place: a log's writer keeps appending to it
+                    fh.write(raw)
+                    fh.truncate()
+            return True
+        except OSError as exc:
+            log.error("the text of a purged memory could not be removed from %s (%s)", path, exc)
+            return False
