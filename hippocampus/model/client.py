@@ -83,12 +83,8 @@ class ModelClient:
              response_format: Optional[dict] = None, timeout: Optional[float] = None) -> Answer:
         """One call; `response_format` (the answer's schema) is sent as model.structured says; `timeout`, when
         given, bounds the call instead of cfg.timeout_seconds (a replay's one deadline, what is left of it)."""
-        body: dict = {
-            "model": self.cfg.name,
-            "messages": [{"role": "user", "content": prompt}],
-            "max_tokens": int(max_tokens or self.cfg.max_tokens),
-            "temperature": self.cfg.temperature,
-        }
+        body: dict = {"model": self.cfg.name, "messages": [{"role": "user", "content": prompt}],
+                      "max_tokens": int(max_tokens or self.cfg.max_tokens), "temperature": self.cfg.temperature}
         for k, v in (self.cfg.extra_body or {}).items():
             body.setdefault(k, v)
         if response_format and structured.wanted(self.cfg.structured, self.url):
@@ -119,11 +115,9 @@ class ModelClient:
             return self._chat({k: v for k, v in body.items() if k != "response_format"}, timeout)
 
     def _chat(self, body: dict, timeout: float) -> Answer:
-        started = time.monotonic()
-        endpoint = self.url + "/chat/completions"
-        where = redact.url(self.url)
+        started, where = time.monotonic(), redact.url(self.url)
         try:
-            resp = self._session.post(endpoint, json=body, timeout=(min(10.0, timeout), timeout))
+            resp = self._session.post(self.url + "/chat/completions", json=body, timeout=(min(10.0, timeout), timeout))
             resp.content            # the whole body read here: a connection cut mid-answer fails here, worded
         except Exception as exc:  # noqa: BLE001 - every transport failure is worded by the one table
             if not isinstance(exc, (requests.RequestException, OSError)) and "urllib3" not in type(exc).__module__:

@@ -89,8 +89,7 @@ def measure(cfg, session=requests) -> dict:
             out["prompt_tokens"] = count_tokens(root, largest_prompt(cfg), session)
     except requests.RequestException as exc:
         out["error"] = f"the model server did not answer the context check ({type(exc).__name__})"
-        return out
-    if out["n_ctx"] is not None and out["prompt_tokens"] is not None:
+    if out["prompt_tokens"] is not None:     # counted only for a known context, and only when both answered
         out["fits"] = out["prompt_tokens"] + out["max_tokens"] <= out["n_ctx"]
     return out
 
