@@ -1,17 +1,17 @@
 """The checks a replay puts side by side (pure functions, no I/O).
 
-- invented numbers: number and date tokens in an operation's text (its content and rewording) that appear
-  in none of the fragments (their text and the date the prompt showed) or cores (and their episodes) it
-  was shown, nor, for a redraft, in the critique, which the rules make true. 1987 in an answer when no
-  fragment says 1987 is one; 2026-03-01 is not when a fragment was dated that day; 03 and 3 are the same.
-- overlap with what landed: per operation the best Jaccard word overlap with a text approved in the
-  chain, averaged over the operations (None when there are none, or nothing landed).
+- invented numbers: number and date tokens in an operation's text (content and rewording) found in nothing
+  it was shown: fragments (with their shown dates), cores (with their episodes) and, for a redraft, the
+  critique, which the rules make true. 03 and 3 are the same; 2026 is shown by a fragment dated 2026-03-01.
+- overlap with what landed: per operation the best Jaccard word overlap with a text approved in the chain,
+  averaged over the operations (None when there are none, or nothing landed).
 """
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from typing import Iterable, Optional
+
+from hippocampus.drafting.prompt import shown_date
 
 NUMBER = re.compile(r"(?<![A-Za-z0-9])\d+(?:[.,:/-]\d+)*")
 WORD = re.compile(r"[a-z0-9]+")
@@ -39,16 +39,6 @@ def shown_numbers(texts: Iterable[str]) -> set:
     return out
 
 
-def shown_date(ts) -> Optional[str]:
-    """The date a prompt shows beside a fragment (as sleep/prompt.py writes it)."""
-    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(float(ts), _dt.timezone.utc).strftime("%Y-%m-%d")
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
 def shown_texts(call: dict) -> list:
     """What one call showed the model to write from: fragments with their dates, cores, the critique."""
     out = []
@@ -68,21 +58,12 @@ def op_text(op: dict) -> str:
 def invented_numbers(ops: list, shown: Iterable[str]) -> list:
     """The tokens each operation brings that nothing shown has (distinct per operation), sorted."""
     known = shown_numbers(shown)
-    out = []
-    for op in ops or []:
-        out += sorted({t for t in numbers(op_text(op)) if t not in known})
-    return sorted(out)
-
-
-def words(text: str) -> set:
-    return set(WORD.findall((text or "").lower()))
+    return sorted(t for op in ops or [] for t in set(numbers(op_text(op))) - known)
 
 
 def jaccard(a: str, b: str) -> float:
-    wa, wb = words(a), words(b)
-    if not wa or not wb:
-        return 0.0
-    return len(wa & wb) / len(wa | wb)
+    wa, wb = (set(WORD.findall((text or "").lower())) for text in (a, b))
+    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
 
 
 def overlap_landed(ops: list, landed: list) -> Optional[float]:
@@ -94,11 +75,8 @@ def overlap_landed(ops: list, landed: list) -> Optional[float]:
 
 def side(calls: list, landed: list) -> dict:
     """One side's checks over its calls: each call {ops, error, failure, cut_off, seconds} and what it was shown."""
-    ops, invented = [], []
-    for call in calls:
-        call_ops = call.get("ops") or []
-        ops += call_ops
-        invented += invented_numbers(call_ops, call.get("shown") or [])
+    ops = [op for call in calls for op in call.get("ops") or []]
+    invented = [t for call in calls for t in invented_numbers(call.get("ops") or [], call.get("shown") or [])]
     seconds = sum(float(c.get("seconds") or 0.0) for c in calls)
     return {"calls": len(calls), "valid": len(ops),
             "failed_calls": sum(1 for c in calls if c.get("error") or c.get("failure")),

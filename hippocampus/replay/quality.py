@@ -1,12 +1,10 @@
 """The quality report, from Memory's drafts and the replay packets (pure functions, no I/O).
 
-The unit is an operation and its redrafts (linked by redraft_of through the chain's attempts), counted
-under the model name and voice-card version of the draft that first proposed it. Its column is where it
-ended: approved on the first attempt, approved after a redraft, approved with the reviewer's edits (the
-terminal attempt), denied to the end (a terminal denial, a chain closed, or dropped from the next attempt),
-or still waiting (under review, or a redraft due). The denial critiques' most common words, and from the
-packets (each under its own stamp) the cut-off rate of the calls and the share of operations with an
-invented number or date.
+The unit is an operation and its redrafts (linked by redraft_of through the chain's attempts), counted under
+the model name and voice-card version of the draft that first proposed it, in the column where it ended (a
+denial is "to the end" when terminal, its chain closed, or it was dropped from the next attempt). Beside it:
+the denial critiques' most common words and, from the packets, the calls' cut-off rate and the share of
+operations with an invented number or date.
 """
 from __future__ import annotations
 
@@ -92,16 +90,12 @@ def critique_words(critiques: Iterable[str], n: int = TOP_WORDS) -> list:
 def summarize_packet(packet: dict) -> dict:
     """What a packet adds to the report: its calls, the cut-off ones, and the operations with invented numbers."""
     calls = packet.get("calls") or []
-    ops_checked = invented_ops = 0
-    for call in calls:
-        shown = checks.shown_texts(call)
-        for op in call.get("ops") or []:
-            ops_checked += 1
-            invented_ops += bool(checks.invented_numbers([op], shown))
+    invented = [bool(checks.invented_numbers([op], checks.shown_texts(call)))
+                for call in calls for op in call.get("ops") or []]
     return {"draft_id": packet.get("draft_id"), "key": key(packet.get("stamp")), "calls": len(calls),
             "cut_off": sum(1 for c in calls if c.get("cut_off")),
             "failed_calls": sum(1 for c in calls if c.get("error") or c.get("failure")),
-            "ops_checked": ops_checked, "invented_ops": invented_ops}
+            "ops_checked": len(invented), "invented_ops": sum(invented)}
 
 
 def _blank(model: Optional[str], voice) -> dict:
@@ -133,8 +127,7 @@ def report(drafts: list, packets: list, now: float) -> dict:
                 target[column] += 1
                 target["_critiques"] += denials
     for s in packets:
-        g = groups.setdefault(tuple(s["key"]), _blank(*s["key"]))
-        for target in (g, total):
+        for target in (groups.setdefault(tuple(s["key"]), _blank(*s["key"])), total):
             for c in PACKET_COUNTS:
                 target[c] += int(s.get(c) or 0)
     total["drafts"] = sum(len(a) for a in by_chain.values())

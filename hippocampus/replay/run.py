@@ -1,15 +1,12 @@
-"""Replay: a draft's saved prompts sent to a candidate model, exactly as they were sent then, and read the way
-a sleep reads them; both sides compared. Nothing is written to Memory: it is only read, for what landed.
+"""Replay: a draft's saved prompts sent to a candidate model exactly as they were sent then, and read the way
+a sleep reads them; both sides compared. Memory is only read, for what landed.
 
-Where the prompts may go is allowed.py's: the configured model or a candidate listed in replay.candidates,
-chosen by name; a redirect is a failed call, never followed (session.py). What comes back is what was read
-from each answer (operations, cut-off, failure, seconds, tokens), never the answer's raw text.
-
-A candidate call that fails (refused, timed out, an error status, an unreadable answer) is a result with
-its error, in the candidate's terms (its name, its setting), never an exception. One deadline holds for the
-whole draft: its timeout_seconds, counted from the first call; each call is sent with what is left of it, a
-call still in flight when it passes is cut, and a call not yet sent by then is not sent. The configured model's URL goes through the service's model gate (the
-managed model is started if it is down); any other URL gets a plain call with the configured max_tokens.
+The prompts go only to the configured model or a candidate listed in replay.candidates (config/candidates.py);
+a redirect is a failed call, never followed (session.py). Of each answer only what was read from it is kept
+(operations, cut-off, failure, seconds, tokens), never its text. A failed call is a result with its error in
+the candidate's terms (its name, its setting), never an exception. One deadline (timeout_seconds, from the
+first call) holds for the whole draft: a call in flight when it passes is cut, one not yet sent is not sent.
+The configured model goes through the service's model gate (the managed model is started if it is down).
 """
 from __future__ import annotations
 
@@ -38,6 +35,7 @@ SERVED_CHARS = 120                  # the served model name is the candidate's o
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 STOPPED = "the service is stopping: this call was not sent"
 GRACE = 0.25                        # a call's own read timeout ends it first; the cut comes only after
+TOTAL_KEYS = ("calls", "valid", "failed_calls", "cut_off", "invented", "seconds")
 
 
 class NoPacket(KeyError):
@@ -73,13 +71,13 @@ def _tokens(usage: Any) -> Optional[dict]:
 
 def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int, constrained: bool = False):
     """The answer read as the sleep (or the redraft) read it: the same markers, the same parser."""
+    redraft = call.get("stage") == "redraft"
     markers = Markers(fragments={e["marker"]: e.get("id") for e in call.get("entries") or [] if e.get("marker")},
                       cores={c["marker"]: c.get("id") for c in call.get("candidates") or [] if c.get("marker")})
     parsed = parse_answer(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
-                          redraft_of=call.get("redraft_of") if call.get("stage") == "redraft" else None,
-                          constrained=constrained)
+                          redraft_of=call.get("redraft_of") if redraft else None, constrained=constrained)
     for op in parsed.operations:
-        if call.get("stage") == "redraft":
+        if redraft:
             op.pop("restated_content", None)
         if not op.get("topic"):
             op["topic"] = call.get("topic")
@@ -94,42 +92,30 @@ def unsent(call: dict) -> dict:
 
 
 class Deadline:
-    """The replay's one deadline: `seconds` from now, shared by each of the draft's calls. A call in flight when
-    it passes is cut (the session shut), so a candidate that trickles its answer ends on time too."""
+    """The replay's one deadline, `seconds` from now (armed at once), shared by each of the draft's calls. A call
+    in flight when it passes is cut (the session shut), so a candidate that trickles its answer ends on time too."""
 
     def __init__(self, seconds: float, session: Any, words: str) -> None:
-        self.seconds, self.words = float(seconds), words
-        self.at = time.monotonic() + self.seconds
-        self.cut = False
+        self.words, self.cut = words, False
+        self.at = time.monotonic() + float(seconds)
         self._session = session
-        self._timer: Optional[threading.Timer] = None
+        self.timer = threading.Timer(max(0.0, float(seconds)) + GRACE, self._cut)
+        self.timer.daemon = True
+        self.timer.start()
 
     def left(self) -> float:
         return self.at - time.monotonic()
 
-    def passed(self) -> str:
-        return f"not sent: {self.words} had passed"
-
-    def arm(self) -> None:
-        self._timer = threading.Timer(max(0.0, self.left()) + GRACE, self._cut)
-        self._timer.daemon = True
-        self._timer.start()
-
     def _cut(self) -> None:
         self.cut = True
         self._session.cancel()
-
-    def disarm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
 
 
 def names(cfg: Any, cand: Candidate, asked: Optional[float] = None) -> dict:
     """How a failure names the candidate and the settings that fix it: a listed candidate is not model.url,
     and the timeout named is the one that applied."""
     listed = cand.label != CONFIGURED
-    who = f"candidate '{cand.label}'" if listed else "the model"
-    own = (candidates.listed(cfg).get(cand.label) if listed else None)
+    own = candidates.listed(cfg).get(cand.label) if listed else None
     configured = min(TIMEOUT_CAP, float((own.timeout_seconds if own else None) or cfg.model.timeout_seconds))
     if cand.timeout_asked is not None or asked or cand.timeout_seconds != configured:   # the request gave it
         setting = f"the timeout_seconds this replay asked for{', capped' if cand.timeout_asked else ''}"
@@ -137,34 +123,33 @@ def names(cfg: Any, cand: Candidate, asked: Optional[float] = None) -> dict:
         setting = f"replay.candidates.{cand.label}.timeout_seconds"
     else:
         setting = "model.timeout_seconds"
-    deadline = f"the replay's one deadline of {cand.timeout_seconds:g} s ({setting})"
-    return {"who": who, "url_setting": f"replay.candidates.{cand.label}.url" if listed else "model.url",
-            "timeout_setting": deadline, "deadline": deadline}
+    return {"who": f"candidate '{cand.label}'" if listed else "the model",
+            "url_setting": f"replay.candidates.{cand.label}.url" if listed else "model.url",
+            "deadline": f"the replay's one deadline of {cand.timeout_seconds:g} s ({setting})"}
 
 
-def send(client: ModelClient, gate: Any, call: dict, cand: Candidate, deadline: Optional[Deadline] = None) -> dict:
+def send(client: ModelClient, gate: Any, call: dict, cand: Candidate, deadline: Deadline) -> dict:
     """One saved prompt to the candidate: what it answered and what was read from it, or the error."""
     out = unsent(call)
     started = time.monotonic()
+    gated = gate is not None and cand.managed
     try:
-        if gate is not None and cand.managed:
+        if gated:
             gate.ensure()
         try:
-            left = None if deadline is None else deadline.left()
-            if left is not None and left <= 0:
-                out.update(error=deadline.passed())
-                return out
+            left = deadline.left()
+            if left <= 0:
+                return {**out, "error": f"not sent: {deadline.words} had passed"}
             answer = client.chat(call.get("prompt") or "", max_tokens=cand.max_tokens,
                                  response_format=call.get("response_format"), timeout=left)  # the same request
         finally:
-            if gate is not None and cand.managed:
+            if gated:
                 gate.release(time.monotonic() - started)
     except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, never an exception
         error = plain_error(exc)
-        if deadline is not None and (deadline.cut or getattr(exc, "row", "") == transport_words.TIMED_OUT):
+        if deadline.cut or getattr(exc, "row", "") == transport_words.TIMED_OUT:
             error = f"{client.who} at {redact.url(client.url)} did not answer within {deadline.words}"
-        out.update(error=error, seconds=round(time.monotonic() - started, 3))
-        return out
+        return {**out, "error": error, "seconds": round(time.monotonic() - started, 3)}
     parsed = read_answer(call, answer.text, answer.finish_reason, cand.max_tokens,
                          constrained=answer.response_format is not None)
     out.update(ops=parsed.operations, cut_off=bool(parsed.cut_off), failure=parsed.failure,
@@ -196,13 +181,10 @@ def landed_texts(env: ReplayEnv, packet: dict) -> tuple:
 
 
 def _original_calls(packet: dict) -> list:
-    out = []
-    for call in packet.get("calls") or []:
-        out.append({"stage": call.get("stage"), "topic": call.get("topic"), "ops": call.get("ops") or [],
-                    "cut_off": bool(call.get("cut_off")), "error": call.get("error"),
-                    "failure": call.get("failure"), "seconds": call.get("seconds") or 0.0,
-                    "served": call.get("served"), "tokens": call.get("tokens"), "shown": checks.shown_texts(call)})
-    return out
+    return [{"stage": c.get("stage"), "topic": c.get("topic"), "ops": c.get("ops") or [],
+             "cut_off": bool(c.get("cut_off")), "error": c.get("error"), "failure": c.get("failure"),
+             "seconds": c.get("seconds") or 0.0, "served": c.get("served"), "tokens": c.get("tokens"),
+             "shown": checks.shown_texts(c)} for c in packet.get("calls") or []]
 
 
 def _public(calls: list) -> list:
@@ -233,20 +215,19 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
                               structured="on" if env.cfg.model.structured == "on" else "auto")
     said = names(env.cfg, cand, asked)
     client = ModelClient(cfg, session=session, who=said["who"], url_setting=said["url_setting"],
-                         timeout_setting=said["timeout_setting"])
+                         timeout_setting=said["deadline"])
     log.info("replaying draft %s on %s (%s at %s, %d call(s), all within %g s)", draft_id, cand.label, cand.name,
              redact.url(cand.url), len(packet.get("calls") or []), cand.timeout_seconds)
     theirs = []
     deadline = Deadline(cand.timeout_seconds, session, said["deadline"])
-    deadline.arm()
     try:
         for call in packet.get("calls") or []:
             if stopped is not None and stopped():
                 theirs.append({**unsent(call), "error": STOPPED})
-                continue
-            theirs.append(send(client, env.gate, call, cand, deadline))
+            else:
+                theirs.append(send(client, env.gate, call, cand, deadline))
     finally:
-        deadline.disarm()
+        deadline.timer.cancel()
         session.close()
     landed, reviewed, landed_error = landed_texts(env, packet)
     ours = _original_calls(packet)
@@ -268,30 +249,21 @@ def replay(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, model
     return run_packet(env, *prepare(env, draft_id, candidate, model, timeout_seconds), asked=timeout_seconds)
 
 
-TOTAL_KEYS = ("calls", "valid", "failed_calls", "cut_off", "invented", "seconds")
-
-
 def compare(env: ReplayEnv, last: int, candidate: Optional[str] = None, model: Optional[str] = None,
             timeout_seconds: Optional[float] = None) -> dict:
     """The last N drafts with a packet replayed on the candidate: each result, and the totals of both sides.
     Raises NotAllowed before any is sent."""
     cand = choose(env.cfg, candidate, model, timeout_seconds)
-    results = []
     packets = env.store.newest(max(0, int(last)))
-    for packet in sorted(packets, key=lambda p: (p.get("created_at") or 0, p.get("attempt") or 1)):
-        results.append(run_packet(env, packet, cand, asked=timeout_seconds))
+    results = [run_packet(env, packet, cand, asked=timeout_seconds)
+               for packet in sorted(packets, key=lambda p: (p.get("created_at") or 0, p.get("attempt") or 1))]
     return {"drafts": results, "total": {side: total(results, side) for side in ("original", "candidate")}}
 
 
 def total(results: list, side: str) -> dict:
-    out: dict = {k: 0 for k in TOTAL_KEYS}
-    overlaps = []
-    for r in results:
-        c = r[side]["checks"]
-        for k in TOTAL_KEYS:
-            out[k] += c.get(k) or 0
-        if c.get("overlap_landed") is not None:
-            overlaps.append(c["overlap_landed"])
+    sides = [r[side]["checks"] for r in results]
+    out = {k: sum(c.get(k) or 0 for c in sides) for k in TOTAL_KEYS}
+    overlaps = [c["overlap_landed"] for c in sides if c.get("overlap_landed") is not None]
     out["seconds"] = round(out["seconds"], 3)
     out["overlap_landed"] = round(sum(overlaps) / len(overlaps), 3) if overlaps else None
     out["drafts"] = len(results)

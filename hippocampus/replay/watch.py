@@ -1,13 +1,12 @@
 """The quality report kept fresh in the background (a plain object; the quality actor drives it), and
-forgetting finished on the same beat: the purges Memory lists are scrubbed from the files here.
+forgetting finished on the same beat.
 
 Refreshed when something happened (a new event, or a nudge: the reviewer's verdicts are in), at most every
-MIN_GAP_SECONDS, and every REFRESH_SECONDS regardless (a reviewer who never nudges). One read of Memory's
-drafts per refresh, with a short timeout so a stop never waits on it; packets are summarised once per
-version of their file. A Memory that does not answer keeps the last report, marked with the error.
-Each refresh also reads Memory's tombstones and scrubs the text of a purge not yet scrubbed here from every
-file under the state folder, with the drafts it has just read (scrub.forget_tombstones): a purge made in
-Memory itself leaves no copy here for longer than REFRESH_SECONDS.
+MIN_GAP_SECONDS, and every REFRESH_SECONDS regardless. One read of Memory's drafts per refresh, with a short
+timeout so a stop never waits on it; packets are summarised once per version of their file; a Memory that
+does not answer keeps the last report, marked with the error. Each refresh also scrubs the purges Memory's
+tombstones list from the files here (scrub.forget_tombstones), so a purge made in Memory itself leaves no
+copy here for longer than REFRESH_SECONDS.
 """
 from __future__ import annotations
 

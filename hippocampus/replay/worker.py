@@ -1,10 +1,9 @@
-"""One replay at a time, on its own thread, never on a request thread.
+"""One replay at a time, on its own thread, never on a request thread (a few slow replays, each waiting on a
+model up to candidates.TIMEOUT_CAP, would take every request thread and leave /health unanswered).
 
-A replay waits on a model, call after call (all within one deadline, at most candidates.TIMEOUT_CAP). Run on the request's thread,
-a few slow ones took every request thread and /health went unanswered. Here a replay runs on a thread of
-its own; one asked for while another runs is refused at once (ReplayBusy: HTTP 409, a plain MCP answer),
-never queued. The newest runs are kept (in memory, until the service stops), so a caller that stopped
-waiting can read the result later by the run's id.
+One asked for while another runs is refused at once (ReplayBusy: HTTP 409, a plain MCP answer), never queued.
+The newest runs are kept in memory, until the service stops, so a caller that stopped waiting can read the
+result later by the run's id.
 """
 from __future__ import annotations
 
@@ -107,9 +106,3 @@ class ReplayWorker:
         """The runs kept, newest first."""
         with self._lock:
             return list(reversed(self._runs.values()))
-
-    @property
-    def running(self) -> Optional[Run]:
-        with self._lock:
-            cur = self._current
-        return cur if cur is not None and not cur.done.is_set() else None
