@@ -1,17 +1,14 @@
 """Who may drive the service from a web browser, as Falcon middleware (it never reads the body).
 
-- The Host allow-list (DNS rebinding): a request naming a Host that is not this service's gets 421.
-  Accepted: the loopback names (127.0.0.1, localhost, [::1]) on any port, the configured
-  `server.host`, and `server.allowed_hosts`. With a bearer configured the bearer is the guard and the
-  list is enforced only when the operator set `server.allowed_hosts`. The MCP path also takes
-  SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS, and setting it (or ..._ORIGINS) enforces the list there.
-- The Origin check (cross-site requests): a POST, PUT, PATCH or DELETE whose `Origin` is not the
-  service's own (http:// or https:// of the Host it was sent to), or that says
-  `Sec-Fetch-Site: cross-site`, gets 403. No Origin (curl, Python, MCP clients) is not a browser page.
-- CORS only for `server.allowed_origins`: those origins (exactly) get Access-Control-Allow-Origin and
-  an answered preflight; nobody else ever gets a CORS header.
-
-A host entry is `name` (any port), `name:port`, or `name:*` (any port, the MCP SDK's spelling).
+- Host allow-list (DNS rebinding): a Host that is not this service's is 421. Accepted: the loopback names on
+  any port, `server.host` and `server.allowed_hosts`; with a bearer the list is enforced only when the
+  operator set `server.allowed_hosts`. The MCP path also takes SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS, and
+  setting it (or ..._ORIGINS) enforces the list there. A host entry is `name`, `name:port` or `name:*`.
+- Origin check (cross-site requests): a POST, PUT, PATCH or DELETE whose `Origin` is not the service's own
+  (http:// or https:// of its Host), or that says `Sec-Fetch-Site: cross-site`, is 403. No Origin (curl,
+  Python, MCP clients) is not a browser page.
+- CORS only for `server.allowed_origins` (exactly): Access-Control-Allow-Origin and an answered preflight;
+  nobody else ever gets a CORS header.
 """
 from __future__ import annotations
 

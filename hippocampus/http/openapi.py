@@ -1,16 +1,15 @@
 """GET /openapi.json: every route, its methods, parameters and request bodies, as this service answers them.
 
-Private like everything but /, /health and /viewer (the bearer guards it). Kept by hand beside the routes
-in app.py: a route added there is added here too (tests/reliability/test_bad_input.py checks both lists).
-What the configuration decides is said as it is (document()): with no bearer configured nothing is declared
-to need one and no 401 is listed; the replay candidates are the names this service takes; the voice card's
-cap is voice.max_chars. SPEC is the document of a service with a bearer, no model and no candidates.
-A real checker finds nothing between the document and the answers (tests/contract/test_openapi_schemathesis.py).
+Kept by hand beside the routes in app.py (tests/reliability/test_bad_input.py checks the two lists agree) and
+checked against the answers (tests/contract). document() says what the configuration decides: with no bearer
+nothing needs one and no 401 is listed; the replay candidates are the names this service takes; the voice
+card's cap is voice.max_chars. SPEC is the document of a service with a bearer, no model and no candidates.
 """
 from __future__ import annotations
 
-from hippocampus import SERVICE, __version__
 import copy
+
+from hippocampus import SERVICE, __version__
 
 from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, listed
 from hippocampus.http.replay_routes import NAME_CHARS
@@ -41,22 +40,25 @@ def _errors(*codes: int, says: dict = None) -> dict:
     return {str(c): _json(_ERROR, words[c]) for c in codes}
 
 
+def _param(name: str, where: str, what: str, **schema) -> dict:
+    """A query or path parameter (a string unless `schema` says otherwise)."""
+    return {"name": name, "in": where, "required": where == "path", "description": what,
+            "schema": schema or {"type": "string"}}
+
+
 def _limit(default: int, hi: int) -> dict:
     """No bounds in the schema: the route holds any integer to 1..hi (hippocampus/http/resources.py)."""
-    return {"name": "limit", "in": "query", "required": False,
-            "description": f"how many (default {default}): a whole number, held to 1..{hi} (a larger one reads "
-                           f"{hi}, 0 or less reads 1)",
-            "schema": {"type": "integer", "default": default}}
+    return _param("limit", "query", f"how many (default {default}): a whole number, held to 1..{hi} (a larger "
+                                    f"one reads {hi}, 0 or less reads 1)", type="integer", default=default)
 
 
 def _flag(name: str, what: str) -> dict:
-    return {"name": name, "in": "query", "required": False, "description": what,
-            "schema": {"type": "boolean", "default": False}}
+    return _param(name, "query", what, type="boolean", default=False)
 
 
 def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list = None, body: dict = None,
-        says: dict = None, more: dict = None) -> dict:
-    op: dict = {"summary": summary, "responses": {"200": ok, **(more or {}), **_errors(*codes, says=says)}}
+        says: dict = None, more: dict = None, status: str = "200") -> dict:
+    op: dict = {"summary": summary, "responses": {status: ok, **(more or {}), **_errors(*codes, says=says)}}
     if public:
         op["security"] = []
     else:
@@ -110,27 +112,28 @@ _CYCLE_SAYS = {"says": {409: "busy: a sleep, tend or check is already running; n
                "more": {"202": _json(_OBJECT, "{ok, running: true, detail}: it outlives the request and carries on "
                                               "(the status shows its progress)")}}
 
-_RPC = {"type": "string", "enum": ["2.0"]}
 _RPC_ID = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
-_PARAMS = {"type": "object", "nullable": True}
+_TEXT = {"type": "string"}
+
+
+def _rpc(*required: str, **props) -> dict:
+    return {"type": "object", "required": ["jsonrpc", *required],
+            "properties": {"jsonrpc": {"type": "string", "enum": ["2.0"]}, **props}}
+
+
 # what the MCP SDK takes (anything else is its 400): a request, a notification (a message with a method and no
 # string or integer id is one), a response or an error; other fields are let through
 _MCP_MESSAGE = {"description": "a JSON-RPC 2.0 message: a request (with an id), a notification, a response or an "
                                "error",
                 "anyOf": [
-                    {"type": "object", "required": ["jsonrpc", "id", "method"],
-                     "properties": {"jsonrpc": _RPC, "id": _RPC_ID, "method": {"type": "string"}, "params": _PARAMS}},
-                    {"type": "object", "required": ["jsonrpc", "method"],
-                     "properties": {"jsonrpc": _RPC, "method": {"type": "string"}, "params": _PARAMS}},
-                    {"type": "object", "required": ["jsonrpc", "id", "result"],
-                     "properties": {"jsonrpc": _RPC, "id": _RPC_ID, "result": {"type": "object"}}},
-                    {"type": "object", "required": ["jsonrpc", "id", "error"],
-                     "properties": {"jsonrpc": _RPC, "id": {**_RPC_ID, "nullable": True},
-                                    "error": {"type": "object", "required": ["code", "message"],
-                                              # code: an integer (pydantic also takes true and false)
-                                              "properties": {"code": {"anyOf": [{"type": "integer"},
-                                                                                {"type": "boolean"}]},
-                                                             "message": {"type": "string"}}}}}]}
+                    _rpc("id", "method", id=_RPC_ID, method=_TEXT, params={"type": "object", "nullable": True}),
+                    _rpc("method", method=_TEXT, params={"type": "object", "nullable": True}),
+                    _rpc("id", "result", id=_RPC_ID, result={"type": "object"}),
+                    # code: an integer (pydantic also takes true and false)
+                    _rpc("id", "error", id={**_RPC_ID, "nullable": True},
+                         error={"type": "object", "required": ["code", "message"],
+                                "properties": {"code": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+                                               "message": _TEXT}})]}
 
 
 _BASE: dict = {
@@ -155,10 +158,8 @@ _BASE: dict = {
                          405, public=True)},
         "/health": {"get": _op("alive, and whether Memory answers", _json(_OBJECT, "{ok, memory_reachable}"),
                                405, public=True)},
-        "/viewer": {"get": {"summary": "the window (an HTML page)", "security": [],
-                            "responses": {"200": {"description": "the page",
-                                                  "content": {"text/html": {"schema": {"type": "string"}}}},
-                                          **_errors(405)}}},
+        "/viewer": {"get": _op("the window (an HTML page)", {"description": "the page", "content": {
+            "text/html": {"schema": {"type": "string"}}}}, 405, public=True)},
         "/openapi.json": {"get": _op("this document", _json(_OBJECT, "OpenAPI 3"), 405)},
         "/status": {"get": _op("the status board, with `explain`", _json(_OBJECT, "the status"), 405)},
         "/sleep": {"post": _op("a sleep by hand (asks for a brief when none waits)", _CYCLE, 400, *_CYCLE_CODES,
@@ -171,22 +172,17 @@ _BASE: dict = {
         "/nudge": {"post": _op("your turn: a tick runs after the rippled session ends", _json(_OBJECT, "{ok, woke}"),
                                405, 413)},
         "/events": {"get": _op("events, newest first", _json(_OBJECT, "{count, webhook, entries, say}"), 400, 405,
-                               params=[_limit(100, 1000),
-                                       {"name": "type", "in": "query", "required": False,
-                                        "description": "only events of this type", "schema": {"type": "string"}}])},
+                               params=[_limit(100, 1000), _param("type", "query", "only events of this type")])},
         "/history": {"get": _op("past sleeps and tends, newest first", _json(_OBJECT, "{count, entries}"), 400, 405,
                                 params=[_limit(40, 80)])},
         "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts, say}"), 405)},
         "/actors": {"get": _op("the supervised actors", _json(_OBJECT, "{actors}"), 405)},
-        "/actors/{name}/restart": {"post": {
-            "summary": "restart an actor (a failed one; a running one with force)",
-            "parameters": [{"name": "name", "in": "path", "required": True, "description": "the actor",
-                            "schema": {"type": "string"}},
-                           _flag("force", "restart a running actor too")],
-            "responses": {"202": _json(_OBJECT, "{actor, state, say}"), **_errors(
-                400, 401, 404, 405, 409, 413, 503, says={
-                    404: "no actor by that name", 409: "the actor is running (force=true restarts it anyway)",
-                    503: "the supervisor is down or did not answer; nothing was restarted"})}}},
+        "/actors/{name}/restart": {"post": _op(
+            "restart an actor (a failed one; a running one with force)", _json(_OBJECT, "{actor, state, say}"),
+            400, 404, 405, 409, 413, 503, status="202",
+            params=[_param("name", "path", "the actor"), _flag("force", "restart a running actor too")],
+            says={404: "no actor by that name", 409: "the actor is running (force=true restarts it anyway)",
+                  503: "the supervisor is down or did not answer; nothing was restarted"})},
         "/voice": {
             "get": _op("the voice card (404 while it is off)", _json(_OBJECT, "{version, text, ...}"), 404, 405),
             "put": _op("write a new version of the voice card", _json(_OBJECT, "the version written"),
@@ -206,48 +202,21 @@ _BASE: dict = {
                                "answered it (202 while it runs; 404: not kept)",
                                _json(_OBJECT, "{running, runs, say}, or a run's result"), 404, 405,
                                more={"202": _json(_OBJECT, "{ok, running: true, run, result, detail}")},
-                               params=[{"name": "run", "in": "query", "required": False,
-                                        "description": "a run id, as POST /replay answered it",
-                                        "schema": {"type": "string"}}])},
+                               params=[_param("run", "query", "a run id, as POST /replay answered it")])},
         "/replay/{draft_id}": {"post": _op(
             "replay this draft's saved prompts on a candidate model (404: no packet for it)",
             _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS,
-            params=[{"name": "draft_id", "in": "path", "required": True, "description": "the draft",
-                     "schema": {"type": "string"}}], body=_replay_body((), in_body=False))},
-        "/mcp": {"post": {"summary": "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
-                          "requestBody": {"required": True, "content": {"application/json": {
-                              "schema": _MCP_MESSAGE}}},
-                          "responses": {"200": _json(_OBJECT, "the JSON-RPC answer (a result, or an error such as "
-                                                              "an unknown method)"),
-                                        "202": {"description": "a notification or a response: taken, no answer"},
-                                        # no schema: the SDK answers a body that is not JSON in plain text
-                                        "400": {"description": "not a JSON-RPC message: a JSON-RPC error, or (a "
-                                                               "body that is not JSON) the SDK's words as text"},
-                                        **_errors(401, 404, 405, 413)}}},
+            params=[_param("draft_id", "path", "the draft")], body=_replay_body((), in_body=False))},
+        "/mcp": {"post": _op(
+            "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
+            _json(_OBJECT, "the JSON-RPC answer (a result, or an error such as an unknown method)"), 404, 405, 413,
+            body={"required": True, "content": {"application/json": {"schema": _MCP_MESSAGE}}},
+            # no schema for a 400: the SDK answers a body that is not JSON in plain text
+            more={"202": {"description": "a notification or a response: taken, no answer"},
+                  "400": {"description": "not a JSON-RPC message: a JSON-RPC error, or (a body that is not JSON) "
+                                         "the SDK's words as text"}})},
     },
 }
-
-
-def _guarded(spec: dict) -> dict:
-    """The guard's answers (hippocampus/http/guard.py), on every route it stands in front of: 421 on every
-    path, 403 on the methods that change something; and the connection's 408 on every route that takes a
-    body (hippocampus/http/guard_clients.py)."""
-    for ops in spec["paths"].values():
-        for method, op in ops.items():
-            codes = (421, 403) if method in STATE_CHANGING else (421,)
-            if "413" in op["responses"]:
-                codes += (408,)
-            op["responses"].update(_errors(*codes))
-    return spec
-
-
-def _open(spec: dict) -> dict:
-    """No bearer configured: nothing needs one, and nobody is answered 401."""
-    spec.pop("security", None)
-    for ops in spec["paths"].values():
-        for op in ops.values():
-            op["responses"].pop("401", None)
-    return spec
 
 
 def document(*, bearer: bool, candidates: tuple = (), voice_max_chars: int = 1500) -> dict:
@@ -256,8 +225,17 @@ def document(*, bearer: bool, candidates: tuple = (), voice_max_chars: int = 150
     spec["components"]["schemas"]["VoiceCard"]["properties"]["text"]["maxLength"] = voice_max_chars
     for path, in_body in (("/replay", True), ("/replay/{draft_id}", False)):
         spec["paths"][path]["post"]["requestBody"] = _replay_body(tuple(candidates), in_body=in_body)
-    _guarded(spec)
-    return spec if bearer else _open(spec)
+    if not bearer:
+        del spec["security"]
+    for ops in spec["paths"].values():
+        for method, op in ops.items():
+            # the guard's answers (guard.py): 421 on every path, 403 on the methods that change something; the
+            # connection's 408 on every route that takes a body (server/clients.py); no bearer, no 401
+            codes = (421, 403) if method in STATE_CHANGING else (421,)
+            op["responses"].update(_errors(*codes, *((408,) if "413" in op["responses"] else ())))
+            if not bearer:
+                op["responses"].pop("401", None)
+    return spec
 
 
 def candidates_of(cfg) -> tuple:
@@ -269,12 +247,9 @@ SPEC: dict = document(bearer=True)
 
 
 class OpenApi:
-    def __init__(self, front=None, *, bearer: bool = True):
+    def __init__(self, front, *, bearer: bool = True):
         self.front, self.bearer = front, bearer
 
     def on_get(self, req, resp) -> None:
-        if self.front is None:
-            resp.media = SPEC
-            return
         cfg = self.front.config()
         resp.media = document(bearer=self.bearer, candidates=candidates_of(cfg), voice_max_chars=cfg.voice.max_chars)

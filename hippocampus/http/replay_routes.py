@@ -1,11 +1,9 @@
 """POST /replay/{draft_id} (and POST /replay with the id in the body), GET /replay (?run=ID), GET /quality.
 
-A replay runs on the service's one replay worker, never on the request's thread (slow candidates once took
-every request thread): the route waits for it at most service.WAIT_SECONDS, then answers 202 with where to
-read the result (GET /replay?run=ID; GET /replay alone lists the runs kept). One replay at a time: another
-asked for meanwhile is 409 at once. The body names a candidate listed in replay.candidates (or none: the
-configured model), never a URL; no extra_body.
-The quality report is read from the board, never from Memory on the request.
+A replay runs on the service's one replay worker, never on the request's thread: the route waits for it at
+most service.WAIT_SECONDS, then answers 202 with where to read the result (GET /replay?run=ID). One replay
+at a time (409 otherwise). The body names a candidate listed in replay.candidates (or none: the configured
+model), never a URL; no extra_body. The quality report is read from the board, never from Memory.
 """
 from __future__ import annotations
 

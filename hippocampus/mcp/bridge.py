@@ -1,10 +1,8 @@
 """The SDK's streamable-HTTP transport inside a WSGI app.
 
-One asyncio loop on a daemon thread runs the session manager (stateless, JSON
-answers); a2wsgi hands it each request on that same loop, and a Falcon sink
-copies the answer back. Falcon's middleware (the bearer) runs for the sink as
-for any route; nothing here, or before it, may read the request body: a2wsgi
-reads wsgi.input itself.
+One asyncio loop on a daemon thread runs the session manager (stateless, JSON answers); a2wsgi hands it
+each request on that loop, and a Falcon sink copies the answer back. Falcon's middleware (the bearer) runs
+for the sink as for any route; nothing before a2wsgi may read the request body (it reads wsgi.input).
 """
 from __future__ import annotations
 
@@ -18,9 +16,8 @@ from a2wsgi import ASGIMiddleware
 
 log = logging.getLogger("hippocampus.mcp")
 
-# Hop-by-hop headers (RFC 9110 7.6.1) are the server's business: waitress refuses
-# to be handed one (sse-starlette's Connection: keep-alive is a 500). Content-Length
-# is recomputed by Falcon from the body.
+# Hop-by-hop headers (RFC 9110 7.6.1) are the server's business (waitress refuses to be handed one);
+# Falcon sets Content-Length from the body.
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "trailers", "transfer-encoding", "upgrade", "content-length"}
 

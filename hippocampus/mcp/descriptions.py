@@ -45,8 +45,6 @@ DESTRUCTIVE = {"sleep_now", "check_now"}
 # idempotentHint: the same call again changes nothing more (a card already set answers "nothing changed"; an
 # actor already running is not restarted). A sleep, a tend, a check, a nudge or a replay runs again.
 IDEMPOTENT = READ_ONLY - {"replay_draft"} | {"set_voice_card", "restart_actor"}
-# openWorldHint: every tool stays inside this service, its Memory and the models the person configured.
-OPEN_WORLD: set = set()
 
 
 def hints(name: str) -> dict:
@@ -54,4 +52,6 @@ def hints(name: str) -> dict:
     read_only = name in READ_ONLY
     return {"title": TITLES[name], "read_only_hint": read_only,
             "destructive_hint": (not read_only) and name in DESTRUCTIVE,
-            "idempotent_hint": name in IDEMPOTENT, "open_world_hint": name in OPEN_WORLD}
+            "idempotent_hint": name in IDEMPOTENT,
+            # openWorldHint: every tool stays inside this service, its Memory and the models the person configured
+            "open_world_hint": False}

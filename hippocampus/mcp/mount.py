@@ -85,14 +85,13 @@ class _FirstAnswer:
             self.answered.set()
 
 
-class NotInstalled:
-    def __call__(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
-        raise falcon.HTTPNotFound(description=NOT_INSTALLED)
+def not_installed(req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
+    raise falcon.HTTPNotFound(description=NOT_INSTALLED)
 
 
 def mount_mcp_fallback(app: falcon.App, *, environ: Optional[Mapping[str, str]] = None) -> None:
     """Without the [mcp] extra: /mcp answers 404 naming the extra, rather than a bare not-found."""
-    app.add_sink(NotInstalled(), path_pattern(mount_path(environ)))
+    app.add_sink(not_installed, path_pattern(mount_path(environ)))
 
 
 class LazyMount:
@@ -174,8 +173,7 @@ class LazyMount:
             return
         mounted = self.wait()
         if mounted is None:
-            NotInstalled()(req, resp)
-            return
+            not_installed(req, resp)
         from hippocampus.mcp.bridge import WsgiSink
 
         WsgiSink(mounted.bridge)(req, resp)

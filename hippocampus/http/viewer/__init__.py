@@ -1,15 +1,9 @@
-"""GET /viewer: the window, on the shared Seren shell (seren_meninges.viewer).
+"""GET /viewer: the window, on the shared Seren shell (seren_meninges.viewer), rendered once at app build from
+the fragment files beside this module. Public: the page holds nothing, and its scripts ask for the bearer
+(the shell's token modal) when a route answers 401. No CDN, no build step.
 
-The page is rendered once, at app build time, from the fragment files in
-./viewer/ (head.html, header_aside.html, tabs.html, body.html, styles.css,
-scripts.js). It is public: the page itself holds nothing, and its scripts ask
-for the bearer (the shell's token modal) when a route answers 401.
-No CDN, no build step: everything it needs is in the page.
-
-It may not be framed (X-Frame-Options: DENY, CSP frame-ancestors 'none'), and
-its Content-Security-Policy runs no script but its own: the page's script
-blocks, allowed by their SHA-256. The markup's inline handlers (onclick="...",
-the shell's and the fragments') are lifted into that script at render time, so
+It may not be framed, and its Content-Security-Policy runs no script but the page's own blocks (allowed by
+their SHA-256): the markup's inline handlers (onclick="...") are lifted into that script at render time, so
 the policy needs neither 'unsafe-inline' nor 'unsafe-hashes'.
 """
 from __future__ import annotations
@@ -102,17 +96,9 @@ def script_hashes(page: str) -> list:
 
 
 def content_security_policy(page: str) -> str:
-    return "; ".join([
-        "default-src 'self'",
-        "script-src " + (" ".join(script_hashes(page)) or "'none'"),
-        "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ])
+    scripts = " ".join(script_hashes(page)) or "'none'"
+    return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 
 class Viewer:
@@ -124,10 +110,8 @@ class Viewer:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.content_type = "text/html; charset=utf-8"
         resp.cache_control = ["no-cache"]
-        resp.set_header("Content-Security-Policy", self.csp)
-        resp.set_header("X-Frame-Options", "DENY")
-        resp.set_header("X-Content-Type-Options", "nosniff")
-        resp.set_header("Referrer-Policy", "no-referrer")
+        resp.set_headers({"Content-Security-Policy": self.csp, "X-Frame-Options": "DENY",
+                          "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
         resp.data = self.html
 
 
