@@ -10,25 +10,17 @@ checked for whether its URL answers. Every check is a plain function over a `Pro
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 from typing import Optional
 
 from hippocampus.config import RippleConfig, redact
 from hippocampus.ripple import claude as claude_setup
 from hippocampus.ripple.claude_checks import claude_lines, is_claude
+from hippocampus.ripple.fire import argv_of
 from hippocampus.ripple.probe import CHECK_TIMEOUT, Line, Probe
 
-# where the command is looked for, by how it is started
-_WHO = {"windows-session": "{}'s session", "runuser": "{}'s PATH (~/.local/bin, ~/bin, then the service's PATH)",
-        "sudo": "{}'s PATH (~/.local/bin, ~/bin, then the service's PATH)"}
-
-
-def argv_of(rcfg: RippleConfig, platform: str) -> list:
-    command = rcfg.command
-    if isinstance(command, str):
-        command = shlex.split(command, posix=not claude_setup.is_windows(platform))
-    return [str(p) for p in (command or [])]
+_OWN_PATH = "{}'s PATH (~/.local/bin, ~/bin, then the service's PATH)"
+_WHO = {"windows-session": "{}'s session", "runuser": _OWN_PATH, "sudo": _OWN_PATH}   # where the program is looked for
 
 
 def find_program(program: str, dirs: list, exts: Optional[list] = None) -> Optional[str]:
@@ -90,7 +82,7 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
     run_as = (rcfg.run_as or "").strip()
     plan, home = _account_lines(lines, run_as, (name, privileged), windows, probe)
     mode = plan.mode if plan is not None else None
-    argv = argv_of(rcfg, probe.platform)
+    argv = argv_of(rcfg, windows)
     exe = _command_line(lines, argv, plan, home, windows, probe)
     if mode == "sudo" and exe and probe.sudo_allows(plan.user, exe) is False:
         lines.append(Line("sudo", False, f"this service runs as {name}, not root, so it needs `sudo -n -u "
@@ -142,12 +134,11 @@ def _session_line(run_as: str, probe: Probe) -> Line:
     """A LocalSystem service starts the command in run_as's session: is there one?"""
     on = probe.logged_on(run_as)
     if on is False:
-        return Line("run_as", False, f"{run_as} is not logged on to this box, so a LocalSystem "
-                                     f"service has no session to start the command in: log "
-                                     f"{run_as} on (a locked screen is fine; signed out is "
-                                     f"not); the ripple runs next time they are")
-    return Line("run_as", True, f"{run_as} exists and is logged on: the command starts in "
-                                f"their session" + ("" if on else " (not confirmed)"))
+        return Line("run_as", False, f"{run_as} is not logged on to this box, so a LocalSystem service has no "
+                                     f"session to start the command in: log {run_as} on (a locked screen is fine; "
+                                     f"signed out is not); the ripple runs next time they are")
+    return Line("run_as", True, f"{run_as} exists and is logged on: the command starts in their session"
+                                + ("" if on else " (not confirmed)"))
 
 
 def _folder_line(lines: list, rcfg: RippleConfig, mode: Optional[str], home: Optional[str], probe: Probe) -> str:
@@ -167,8 +158,7 @@ def _folder_line(lines: list, rcfg: RippleConfig, mode: Optional[str], home: Opt
 def _command_line(lines: list, argv: list, plan, home: Optional[str], windows: bool, probe: Probe) -> Optional[str]:
     """Is the command's program where its account will look for it? Appends its line; returns its path."""
     if not argv:
-        lines.append(Line("command", False, "ripple.command is empty: give --ripple-claude DIR, or "
-                                            "--ripple-command"))
+        lines.append(Line("command", False, "ripple.command is empty: give --ripple-claude DIR, or --ripple-command"))
         return None
     program, mode = argv[0], plan.mode if plan is not None else None
     if mode == "windows-session" and not os.path.isabs(program):

@@ -165,7 +165,6 @@ class Registered:
     user: list = field(default_factory=list)
     local: list = field(default_factory=list)
     project: list = field(default_factory=list)
-    project_key: Optional[str] = None          # the projects[...] key that matched, if any
     entries: dict = field(default_factory=dict)  # name -> its settings (url, command, args...)
 
     @property
@@ -178,29 +177,27 @@ class Registered:
         return "; ".join(bits) or "none"
 
 
-def registered(folder: str, settings: Path, *, platform: Optional[str] = None,
-               settings_data: Optional[dict] = None) -> Registered:
+def registered(folder: str, settings: Path, *, platform: Optional[str] = None) -> Registered:
     """The servers registered for `folder` (which must exist) in `settings` and its .mcp.json.
     Raises ClaudeSetupError when the settings file is missing or unreadable."""
     platform = platform or sys.platform
-    if settings_data is None:
-        if not settings.is_file():
-            raise ClaudeSetupError(
-                f"no Claude Code settings at {settings}: run `claude` once in {folder} to create them, and "
-                f"add the memory servers there with `cd {_quote(folder)} && claude mcp add <name> ...` "
-                f"(or point --claude-json, or ${ENV_CLAUDE_JSON}, at the right ~/.claude.json)")
-        settings_data = _read_json(settings, "Claude Code's settings")
+    if not settings.is_file():
+        raise ClaudeSetupError(
+            f"no Claude Code settings at {settings}: run `claude` once in {folder} to create them, and "
+            f"add the memory servers there with `cd {_quote(folder)} && claude mcp add <name> ...` "
+            f"(or point --claude-json, or ${ENV_CLAUDE_JSON}, at the right ~/.claude.json)")
+    settings_data = _read_json(settings, "Claude Code's settings")
     top, projects = _dict(settings_data.get("mcpServers")), _dict(settings_data.get("projects"))
     # the folder as given, then with its symlinks resolved: Claude Code keys a project by the working
     # directory its process sees, which is the resolved one
     key = next((k for k in (find_project(projects, c, platform)
                             for c in dict.fromkeys((folder, os.path.realpath(folder)))) if k is not None), None)
-    local = _dict(_dict(projects.get(key)).get("mcpServers")) if key is not None else {}
+    local = _dict(_dict(projects.get(key)).get("mcpServers"))      # key None: no local scope
     mcp_json = Path(folder) / ".mcp.json"
     shared = _dict(_read_json(mcp_json, "the project's MCP servers").get("mcpServers")) if mcp_json.is_file() else {}
     entries = {**shared, **top, **local}        # user, then local over it; the project's only where neither has it
     return Registered(folder=folder, settings=str(settings), user=sorted(map(str, top)),
-                      local=sorted(map(str, local)), project=sorted(map(str, shared)), project_key=key,
+                      local=sorted(map(str, local)), project=sorted(map(str, shared)),
                       entries={str(k): _dict(v) for k, v in entries.items()})
 
 

@@ -59,11 +59,6 @@ def memory_shaped(body: object) -> bool:
     return isinstance(ts, (int, float)) and not isinstance(ts, bool) and isinstance(features, list)
 
 
-def _launched(entry: dict) -> str:
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    return " ".join(str(x) for x in [entry.get("command") or "", *args]).strip()
-
-
 def what_it_is(entry: dict, probe: Probe) -> tuple:
     """(is it SerenMemory, what it said): an http or sse entry is asked at its URL's /health; a stdio entry
     cannot be asked without starting it, so its command must name seren-memory."""
@@ -84,7 +79,8 @@ def what_it_is(entry: dict, probe: Probe) -> tuple:
             said = said or (f"points at {shown}, whose {redact.url(health)} answers HTTP {status} but not as "
                             f"Seren Memory")
         return False, said
-    launched = _launched(entry)
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    launched = " ".join(str(x) for x in [entry.get("command") or "", *args]).strip()
     if not launched:
         return False, "has neither a url nor a command"
     if SEREN_MEMORY.search(launched):

@@ -36,53 +36,37 @@ log = logging.getLogger("hippocampus.ripple")
 
 # ---------------------------------------------------------------- messages
 
-WOKEN = (
-    "You were woken by seren-hippocampus, the sleep cycle for your memory - not by a person. "
-    "Nobody is at the keyboard and nobody is reading along, so do not address anyone, ask "
-    "questions, or write as though someone were here: do the work below with your tools."
-)
+WOKEN = ("You were woken by seren-hippocampus, the sleep cycle for your memory - not by a person. Nobody is at the "
+         "keyboard and nobody is reading along, so do not address anyone, ask questions, or write as though someone "
+         "were here: do the work below with your tools.")
 
-NUDGE = (
-    "As the very last thing you do, call `nudge` on the hippocampus (its MCP tool, or POST /nudge "
-    "on its server) so it carries on now instead of waiting for its next tick."
-)
+NUDGE = ("As the very last thing you do, call `nudge` on the hippocampus (its MCP tool, or POST /nudge on its server) "
+         "so it carries on now instead of waiting for its next tick.")
 
-RESTATE = (
-    "About attaches that carry `restated_content`: approving one as it stands replaces the core's "
-    "wording. Approve such an attach with `\"restate\": false` unless `restated_content` is the "
-    "whole core restated with the new detail folded in."
-)
+RESTATE = ("About attaches that carry `restated_content`: approving one as it stands replaces the core's wording. "
+           "Approve such an attach with `\"restate\": false` unless `restated_content` is the whole core restated "
+           "with the new detail folded in.")
 
 _BODIES = {
-    "brief_requested": (
-        "It is bedtime, and before sleeping the hippocampus wants your brief. Write it with "
-        "`submit_brief`: a short summary of what mattered lately; `promote_hints` - short phrases "
-        "copied word for word from the memories worth keeping; and `noise_hints` for the one-offs "
-        "that can fade. If this is a bad time, or nothing is worth keeping, say so in the summary."
-    ),
-    "draft_submitted": (
-        "Tonight's draft ({draft_id}) is ready for review. Read it with `get_draft`, then give "
-        "your verdicts with `review_draft`: one verdict for every operation, and a specific "
-        "critique for each one you deny, so the redraft knows what to fix."
-    ),
-    "tend_resubmitted": (
-        "The operations you denied have been redrafted ({draft_id}). Review the new attempt with "
-        "`get_draft` and `review_draft`; `earlier_attempts` shows what each operation replaces "
-        "and the critique it answered."
-    ),
-    "tend_resubmitted_terminal": (
-        "This redraft ({draft_id}) is the LAST attempt. A denial now drops the operation for "
-        "good and its memory stays in short-term. So land things: take the best version, fix "
-        "it yourself where it needs it, and approve with `edited_content`, `edited_kind` or "
-        "`edited_target_core_id`. `get_draft` shows `target_core` and `earlier_attempts`. Deny "
-        "only duplicates or things that are not true, and say why."
-    ),
-    "brief_unmatched": (
-        "The hippocampus slept on your brief, but none of its promote hints matched a memory, "
-        "so nothing was kept. The brief is set aside, not used up. Write a new one with "
-        "`submit_brief` whose promote hints are short phrases lifted word for word from the "
-        "memories, or their topic tags."
-    ),
+    "brief_requested": ("It is bedtime, and before sleeping the hippocampus wants your brief. Write it with "
+                        "`submit_brief`: a short summary of what mattered lately; `promote_hints` - short phrases "
+                        "copied word for word from the memories worth keeping; and `noise_hints` for the one-offs "
+                        "that can fade. If this is a bad time, or nothing is worth keeping, say so in the summary."),
+    "draft_submitted": ("Tonight's draft ({draft_id}) is ready for review. Read it with `get_draft`, then give your "
+                        "verdicts with `review_draft`: one verdict for every operation, and a specific critique for "
+                        "each one you deny, so the redraft knows what to fix."),
+    "tend_resubmitted": ("The operations you denied have been redrafted ({draft_id}). Review the new attempt with "
+                         "`get_draft` and `review_draft`; `earlier_attempts` shows what each operation replaces and "
+                         "the critique it answered."),
+    "tend_resubmitted_terminal": ("This redraft ({draft_id}) is the LAST attempt. A denial now drops the operation "
+                                  "for good and its memory stays in short-term. So land things: take the best "
+                                  "version, fix it yourself where it needs it, and approve with `edited_content`, "
+                                  "`edited_kind` or `edited_target_core_id`. `get_draft` shows `target_core` and "
+                                  "`earlier_attempts`. Deny only duplicates or things that are not true, and say why."),
+    "brief_unmatched": ("The hippocampus slept on your brief, but none of its promote hints matched a memory, so "
+                        "nothing was kept. The brief is set aside, not used up. Write a new one with `submit_brief` "
+                        "whose promote hints are short phrases lifted word for word from the memories, or their topic "
+                        "tags."),
 }
 _REVIEW = {"draft_submitted", "tend_resubmitted", "tend_resubmitted_terminal"}
 
@@ -102,6 +86,12 @@ def _kind(event: dict) -> str:
 def _draft_id(event: dict) -> str:
     d = event.get("draft_id")
     return "" if d is None else str(d)
+
+
+def argv_of(cfg: RippleConfig, windows: bool) -> list:
+    """ripple.command as a list (a string is split the platform's way; it never passes through a shell)."""
+    command = shlex.split(cfg.command, posix=not windows) if isinstance(cfg.command, str) else cfg.command
+    return [str(p) for p in (command or [])]
 
 
 def message_for(event: dict, cfg: RippleConfig) -> str:
@@ -214,9 +204,7 @@ class Ripple:
             plan = runas.plan(cfg.run_as or "", current=self._whoami())
         except runas.RunAsRefused as exc:
             return {**refused, "error": str(exc)}
-        command = shlex.split(cfg.command, posix=not runas.IS_WINDOWS) if isinstance(cfg.command, str) \
-            else cfg.command
-        parts = [str(p) for p in (command or [])]
+        parts = argv_of(cfg, runas.IS_WINDOWS)
         if not parts:
             return {"type": "script", "ok": False, "error": "ripple.command is empty"}
         message = message_for(event, cfg)[:MAX_MESSAGE].replace("\x00", "")

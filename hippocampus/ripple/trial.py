@@ -55,11 +55,9 @@ def fire(rcfg: RippleConfig, *, log_dir: Path, timeout: Optional[float] = None) 
         seconds = time.monotonic() - started
         if done is None:
             ripple.shutdown()
-        head = _first_lines(log, offset)
-        if done is None:
             return Line("fire", False, f"pid {outcome.get('pid')} did not finish within {limit:g} s and was "
-                                       f"killed{head}")
-        code = done.get("exit_code")
+                                       f"killed{_first_lines(log, offset)}")
+        code, head = done.get("exit_code"), _first_lines(log, offset)
         text = f"pid {outcome.get('pid')} as {outcome.get('run_as')} exited {code} after {seconds:.1f} s{head}"
         if code == 0:
             return Line("fire", True, text)

@@ -8,7 +8,9 @@ import time
 from typing import Optional
 
 from hippocampus.config import RippleConfig, redact
-from hippocampus.ripple.check import argv_of, checks
+from hippocampus.ripple.check import checks
+from hippocampus.ripple.claude import is_windows
+from hippocampus.ripple.fire import argv_of
 
 
 def route(rcfg: RippleConfig, platform: str = sys.platform) -> str:
@@ -16,7 +18,7 @@ def route(rcfg: RippleConfig, platform: str = sys.platform) -> str:
     if kind == "endpoint":
         return f"POST {redact.url(rcfg.url) or '(no url)'}"
     if kind == "script":
-        argv = argv_of(rcfg, platform)
+        argv = argv_of(rcfg, is_windows(platform))
         who = f" as {rcfg.run_as}" if rcfg.run_as else ""
         where = f" in {rcfg.cwd}" if rcfg.cwd else ""
         return f"{argv[0] if argv else '(no command)'}{who}{where}"
