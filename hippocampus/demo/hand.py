@@ -20,11 +20,9 @@ class MemoryHand:
         r.raise_for_status()
         return r.json()
 
-    def short(self, content: str, topic: Optional[str] = None, ts: Optional[float] = None, **extra) -> str:
-        """A short-term fragment (at `ts`, if given; any other keywords go in its `extra`); returns its id."""
+    def short(self, content: str, topic: Optional[str] = None, ts: Optional[float] = None) -> str:
+        """A short-term fragment (at `ts`, if given); returns its id."""
         body: dict = {"content": content, "topic": topic}
-        if extra:
-            body["extra"] = extra
         if ts is not None:
             body["ts"] = ts
         return self._req("POST", "/short", json=body)["id"]
@@ -33,17 +31,11 @@ class MemoryHand:
         return self._req("POST", "/brief", json={"summary": summary, "promote_hints": list(promote),
                                                  "noise_hints": list(noise)})["id"]
 
-    def drafts(self, status: Optional[str] = None) -> list:
-        params: dict = {"limit": 200}
-        if status:
-            params["status"] = status
-        return self._req("GET", "/drafts", params=params)["entries"]
-
-    def draft(self, draft_id: str, review: bool = False) -> dict:
-        return self._req("GET", f"/drafts/{draft_id}", params={"review": "true"} if review else None)
+    def draft(self, draft_id: str) -> dict:
+        return self._req("GET", f"/drafts/{draft_id}")
 
     def review(self, draft_id: str, decisions: list) -> dict:
         return self._req("POST", f"/drafts/{draft_id}/review", json={"decisions": decisions})
 
-    def long(self, satellites: bool = False) -> list:
-        return self._req("GET", "/long", params={"include_satellites": str(satellites).lower()})["entries"]
+    def long(self) -> list:
+        return self._req("GET", "/long", params={"include_satellites": "false"})["entries"]

@@ -1,7 +1,6 @@
 """A throwaway SerenMemory: the real app (seren_memory.app.create_app) under uvicorn in a daemon thread,
-with the offline embedder, its store in a directory of its own, update checks and backups off.
-
-The demo runs one; the tests run one per session (tests/harness/memory_server.py adds what they need).
+with the offline embedder, its store in a directory of its own, update checks and backups off. The demo
+runs one; the tests run one per session (tests/harness/memory_server.py adds what they need).
 """
 from __future__ import annotations
 
@@ -47,13 +46,9 @@ def memory_config(persist_dir: Path, *, short_term_seconds: int = EIGHT_DAYS, pr
 
 
 def close_store(store) -> None:
-    """Close a MemoryStore and the chromadb client under it.
-
-    seren-memory 5.4's MemoryStore.close() resets and drops its collections but never closes its
-    chromadb client, and chromadb caches each client's System at class level: every replaced store
-    kept its sqlite files, epoll and eventfd handles and worker threads (about 7 descriptors a test,
-    past 1,024 by the 147th test). Reaching past close() to the client is the only way to let them go.
-    """
+    """Close a MemoryStore and the chromadb client under it: seren-memory 5.4's close() never closes the
+    client, whose System chromadb caches at class level, so each replaced store kept its files, handles and
+    threads (about 7 descriptors a test). Reaching past close() to the client is the only way to free them."""
     client = getattr(store, "_client", None)
     try:
         store.close()

@@ -1,20 +1,17 @@
 """`seren-hippocampus demo [--once] [--scripted-model] [--port 7424]`: one whole sleep cycle, narrated.
 
-It starts a throwaway SerenMemory in this process (the real app, an offline
-hash embedder, a temporary store, update checks off), seeds a few days of
-fragments on several topics and a brief, starts the hippocampus (mechanical
-mode, or a scripted stand-in for the small model), and narrates the cycle as
-it happens: the sleep, the draft, a review through Memory's own routes that
-approves some operations and denies one with a critique, the redraft (scripted
-model) or the chain ending (mechanical), and the landing. --once exits after
-that; otherwise it keeps serving (the viewer shows the cycle) until Ctrl-C,
-which stops everything and removes the temporary store.
-
+It starts a throwaway SerenMemory in this process (the real app, an offline embedder, a temporary store),
+seeds a few days of fragments and a brief, starts the hippocampus (mechanical, or with a scripted small
+model) and narrates the cycle: the sleep, the draft, a review through Memory's own routes that denies one
+operation with a critique, the redraft (scripted) or the chain's end (mechanical), and the landing.
+--once exits then; otherwise it serves the viewer until Ctrl-C, which removes the temporary store.
 Needs the [dev] extra (seren-memory, uvicorn).
 """
 from __future__ import annotations
 
+import json
 import logging
+import re
 import shutil
 import signal
 import sys
@@ -27,10 +24,9 @@ from typing import Optional
 import requests
 
 from hippocampus import config as config_mod
-from hippocampus.demo.fake_model import FakeModel
+from hippocampus.demo.fake_model import NO_OPERATIONS, FakeModel
 from hippocampus.demo.hand import MemoryHand
 from hippocampus.demo.memory_server import MemoryServer, quiet_memory_env
-from hippocampus.demo.model_script import scripted_reply
 from hippocampus.demo.waiting import wait_for
 from hippocampus.status.lists import event_say
 
@@ -63,8 +59,6 @@ STATEMENTS = {
 CRITIQUE = ("Too thin: it is our rose garden by the gate and it bloomed early; "
             "say: The rose garden by the gate is tended with care and bloomed early this year.")
 
-log = logging.getLogger("hippocampus.demo")
-
 
 class Narrator:
     """Prints progress lines with the time since the start; hears the hippocampus's events as they happen."""
@@ -84,23 +78,21 @@ class Narrator:
         self.say(f"  event {e.get('type')}: {describe_event(e)}")
 
     def wait_event(self, type_: str, after: int = 0, timeout: float = 30.0) -> dict:
-        deadline = time.monotonic() + timeout
         with self._cond:
-            while True:
-                hit = next((e for e in self.seen[after:] if e.get("type") == type_), None)
-                if hit is not None:
-                    return hit
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"no {type_} event within {timeout:.0f} s")
-                self._cond.wait(left)
+            hit = self._cond.wait_for(lambda: next((e for e in self.seen[after:] if e.get("type") == type_), None),
+                                      timeout)
+        if hit is None:
+            raise TimeoutError(f"no {type_} event within {timeout:.0f} s")
+        return hit
 
 
 _EVENT_WORDS = {
-    "draft_submitted": lambda e: f"draft {e.get('draft_id')} with {e.get('operations')} operation(s), waiting for review",
+    "draft_submitted": lambda e: (f"draft {e.get('draft_id')} with {e.get('operations')} operation(s), "
+                                  "waiting for review"),
     "sleep_done": lambda e: f"the sleep is done ({e.get('operations')} operation(s) drafted)",
     "tend_resubmitted": lambda e: (f"redraft {e.get('draft_id')} (attempt {e.get('attempt')}"
-                                   f"{', terminal' if e.get('terminal') else ''}) with {e.get('operations')} operation(s)"),
+                                   f"{', terminal' if e.get('terminal') else ''}) "
+                                   f"with {e.get('operations')} operation(s)"),
     "chain_ended": lambda e: (f"the chain ends with {e.get('denied')} operation(s) still denied "
                               f"({e.get('why') or 'no redraft'})"),
     "chain_closed": lambda e: f"chain {e.get('cluster_id')} closed after {e.get('attempts')} attempt(s)",
@@ -121,13 +113,31 @@ def describe_event(e: dict) -> str:
 
 
 def seed(hand: MemoryHand, now: float) -> tuple:
-    n = 0
     for topic, lines in FRAGMENTS:
         for i, text in enumerate(lines):
             hand.short(text, topic=topic, ts=now - (3 - i * 0.8) * DAY + i * 3600)
-            n += 1
-    brief_id = hand.brief(BRIEF, promote=PROMOTE, noise=NOISE)
-    return n, brief_id
+    return sum(len(lines) for _, lines in FRAGMENTS), hand.brief(BRIEF, promote=PROMOTE, noise=NOISE)
+
+
+def scripted_reply(body: dict) -> str:
+    """The scripted small model: one new_core per topic (worded from STATEMENTS, keyed by a word of the
+    topic); a redraft takes the critique's words after 'say:' as its content, and withdraws without them."""
+    messages = body.get("messages") or []
+    prompt = messages[-1].get("content", "") if messages else ""
+    core = {"kind": "new_core", "fragments": re.findall(r"^\[(f\d+)\]", prompt, flags=re.M), "target": None}
+    if "THE CRITIQUE:" in prompt:
+        critique = prompt.split("THE CRITIQUE:", 1)[1].strip().splitlines()[0]
+        m = re.search(r"say:\s*(.+)", critique)
+        if not m:
+            return NO_OPERATIONS                      # nothing to say instead: withdraw
+        core.update(content=m.group(1).strip(), rationale="as the critique says")
+    else:
+        found = re.search(r"^Topic: (.+)$", prompt, flags=re.M)
+        topic = found.group(1).strip() if found else "untagged"
+        content = next((text for word, text in STATEMENTS.items() if word in topic.lower()),
+                       f"Something that keeps coming back: {topic}.")
+        core.update(content=content, topic=topic, rationale="the fragments agree")
+    return json.dumps({"operations": [core]})
 
 
 def show_draft(say, draft: dict) -> None:
@@ -311,7 +321,7 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
         say(f"SerenMemory on {memory.url}: seeded {n} fragments over 3 days on {len(FRAGMENTS)} topics, "
             f"and brief {brief_id}")
         if scripted_model:
-            model = FakeModel(responder=lambda body: scripted_reply(body, STATEMENTS), model_name=MODEL_NAME).start()
+            model = FakeModel(responder=scripted_reply, model_name=MODEL_NAME).start()
             say(f"scripted small model on {model.url}")
         svc = _start_service(_demo_config(tmp, port, memory.url, model), port)
         if svc is None:

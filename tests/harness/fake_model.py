@@ -1,2 +1,52 @@
-"""The fake small model tests run against: the demo's (hippocampus/demo/fake_model.py)."""
-from hippocampus.demo.fake_model import FakeModel, Reply  # noqa: F401 - the names tests import from here
+"""The fake small model tests run against: the demo's (hippocampus/demo/fake_model.py), plus what only
+tests use: a list of replies taken in order (the last one repeats) when there is no responder, a reply's
+delay (seconds) and status (an HTTP error status), the log of every request and how many are being
+answered (`in_flight`)."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+from hippocampus.demo import fake_model as demo
+from hippocampus.demo.fake_model import NO_OPERATIONS, Reply  # noqa: F401 - the names tests import from here
+
+
+class FakeModel(demo.FakeModel):
+    def __init__(self, replies: Optional[list] = None, responder: Optional[Callable[[dict], Reply]] = None,
+                 model_name: str = "fake-small-model"):
+        super().__init__(responder, model_name)
+        self.replies: list = list(replies or [])
+        self.requests: list = []
+        self.lock = threading.Lock()
+        self.in_flight = 0
+
+    def reply(self, body: dict) -> dict:
+        if self.responder is not None:
+            return super().reply(body)
+        with self.lock:
+            if not self.replies:
+                reply = NO_OPERATIONS
+            else:
+                reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        return {"content": reply} if isinstance(reply, str) else reply
+
+    def respond(self, reply: dict) -> tuple:
+        if reply.get("delay"):
+            time.sleep(float(reply["delay"]))
+        if reply.get("status", 200) != 200:
+            return int(reply["status"]), {"error": reply.get("content", "fake failure")}
+        return super().respond(reply)
+
+    def answer(self, handler, body: dict) -> None:
+        with self.lock:
+            self.requests.append(body)
+            self.in_flight += 1
+        try:
+            super().answer(handler, body)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def prompts(self) -> list:
+        return [r["messages"][-1]["content"] for r in self.requests if r.get("messages")]

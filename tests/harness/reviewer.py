@@ -1,12 +1,20 @@
 """Drive Memory exactly as the main model would: seed fragments, write briefs, review drafts."""
 from __future__ import annotations
 
+from typing import Optional
+
 from hippocampus.demo.hand import MemoryHand as _DemoHand
 from hippocampus.demo.waiting import wait_for  # noqa: F401 - tests import it from here
 
 
 class MemoryHand(_DemoHand):
     """The demo's hand, plus the reads and writes only tests make."""
+
+    def drafts(self, status: Optional[str] = None) -> list:
+        params: dict = {"limit": 200}
+        if status:
+            params["status"] = status
+        return self._req("GET", "/drafts", params=params)["entries"]
 
     def shorts(self) -> list:
         return self._req("GET", "/short", params={"limit": 1000})["entries"]
