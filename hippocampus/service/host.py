@@ -1,19 +1,12 @@
-"""The service hosted by something that is not a console: the Windows service, and the tests.
+"""The service hosted by something that is not a console (the Windows service, and the tests): a plain
+class with no Windows in it, so Linux drives exactly what the Windows service runs.
 
-`ServiceHost(config_path, log_dir)` is a plain class with no Windows in it, so
-Linux drives exactly what the Windows service runs:
-
-- start(): loads the config from an ABSOLUTE path (a Windows service starts in
-  C:\\Windows\\System32, so a relative path would read the wrong file), opens a
-  rotating log file under the service's folder (beside the config, in logs\\,
-  unless log_dir says otherwise), builds and starts `Service`, serves in a thread.
-  A start that fails (a port that cannot be bound: BindError, one line in the log,
-  no traceback and nothing left running) raises, with `failed` set: the Windows
-  service reports it to the service manager as a failed start.
-- stop(wait_hint_seconds): the draining stop (in-flight requests answered),
-  then the actor tree, within the hint the service control manager was given;
-  returns the seconds it took.
-- wait(): blocks until the service has stopped (what SvcDoRun does).
+start() loads the config from an ABSOLUTE path (a Windows service starts in C:\\Windows\\System32, so a
+relative path would read the wrong file), opens a rotating log file (in logs\\ beside the config unless
+log_dir says otherwise), starts `Service` and serves in a thread. A failed start raises with `failed` set
+(a port that cannot be bound is one line in the log, no traceback, nothing left running): the Windows
+service reports it as a failed start. stop() drains within the service manager's wait hint; wait() blocks
+until the service has stopped (what SvcDoRun does).
 """
 from __future__ import annotations
 
@@ -54,7 +47,6 @@ class ServiceHost:
         self._stopping = False
         self.failed = False     # the start failed, or the server ended unasked: the process must exit non-zero
 
-    # ------------------------------------------------------------ start
     def start(self) -> "ServiceHost":
         path = self.config_path.strip()
         if not path or not os.path.isabs(path):
@@ -73,18 +65,19 @@ class ServiceHost:
         from hippocampus.service.root import BindError, Service
 
         try:
-            self._refuse_open_lan(cfg)
+            ex = exposure(cfg, cfg.server.port)
+            if ex.refused:
+                raise RuntimeError(ex.message)
+            log.info("%s", ex.message)
             use_system_trust(cfg)
             self.cfg = cfg
             self.service = Service(cfg, own_process=True).start()
-        except BindError as exc:       # bound before any actor started: nothing runs; one line, no traceback
+        except BaseException as exc:
             self.failed = True
-            log.error("the service could not start: %s", exc)
-            self._close_log()
-            raise
-        except BaseException:
-            self.failed = True
-            log.exception("the service could not start")
+            if isinstance(exc, BindError):      # bound before any actor started: nothing runs; one line
+                log.error("the service could not start: %s", exc)
+            else:
+                log.exception("the service could not start")
             self._close_log()
             raise
         self._thread = threading.Thread(target=self._serve, name="service-host", daemon=True)
@@ -110,14 +103,6 @@ class ServiceHost:
                 self._close_log()
                 self._done.set()
 
-    @staticmethod
-    def _refuse_open_lan(cfg) -> None:
-        ex = exposure(cfg, cfg.server.port)
-        if ex.refused:
-            raise RuntimeError(ex.message)
-        log.info("%s", ex.message)
-
-    # ------------------------------------------------------------ log file
     def _open_log(self, config_path: Path, configured_level: str = "INFO") -> None:
         folder = self.log_dir or (config_path.parent / "logs")
         folder.mkdir(parents=True, exist_ok=True)
@@ -146,7 +131,6 @@ class ServiceHost:
         if self._root_level is not None:
             root.setLevel(self._root_level)
 
-    # ------------------------------------------------------------ stop
     def stop(self, wait_hint_seconds: float = DEFAULT_WAIT_HINT) -> float:
         """The draining stop, then the actor tree, within the wait hint. Returns the seconds it took."""
         t0 = time.monotonic()

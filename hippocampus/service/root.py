@@ -1,10 +1,7 @@
 """The composition root: the whole service in one object (the runtime, the facade, the Falcon app, the MCP
-mount, and waitress with a draining stop). It lives outside http/ and mcp/, the two front-ends it joins.
-
-`Service` is what the console entry point, the Windows service and the tests
-all drive: start(), serve_forever() (blocks), request_stop() (from any thread:
-a model call in flight is abandoned, in-flight requests are answered, then the
-actor tree stops, no thread is left).
+mount, and waitress with a draining stop), outside http/ and mcp/, the two front-ends it joins. The console
+entry point, the Windows service and the tests all drive `Service`: start(), serve_forever() (blocks) and
+request_stop() (from any thread; no thread is left once it has stopped).
 """
 from __future__ import annotations
 
@@ -64,8 +61,7 @@ class Service:
         return self.lazy_mcp.wait()
 
     def start(self) -> "Service":
-        # The socket first: a port that cannot be bound raises BindError (one line) before any actor or
-        # thread of the service has started, so the process can end at once with nothing left running.
+        # the socket first: a port that cannot be bound raises BindError before any actor or thread starts
         self.server = http_server.create(self.app, self.cfg.server, self._port, self.bearer)
         try:
             self.runtime.start()

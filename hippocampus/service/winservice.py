@@ -1,13 +1,7 @@
-"""The Windows service: a thin pywin32 shim over ServiceHost, and `seren-hippocampus service ...`.
-
-pywin32 is imported only on Windows (and only if installed: the [windows]
-extra), so this module imports anywhere. The family's usual way is NSSM
-(deploy/windows/README.md); this is the no-extra-tool alternative.
-
-    seren-hippocampus service install --config C:\\full\\path\\seren-hippocampus.yaml
-    seren-hippocampus service start | stop | remove
-
-The absolute config path is kept in the service's registry key
+"""The Windows service: a thin pywin32 shim over ServiceHost, and `seren-hippocampus service install
+--config C:\\full\\path\\seren-hippocampus.yaml | start | stop | remove`, the no-extra-tool alternative
+to the family's usual NSSM (deploy/windows/README.md). pywin32 (the [windows] extra) is imported only on
+Windows, so this module imports anywhere. The absolute config path is kept in the service's registry key
 (HKLM\\SYSTEM\\CurrentControlSet\\Services\\SerenHippocampus\\Parameters\\config).
 """
 from __future__ import annotations
@@ -52,10 +46,9 @@ if win32serviceutil is not None:  # pragma: no cover - Windows only
             self.stop_asked = threading.Event()
 
         def SvcRun(self):  # noqa: N802 - pywin32's name
-            # pywin32's own SvcRun reports RUNNING before SvcDoRun starts anything, so a start that fails
-            # (a port another process holds) would look like a start that worked. Here RUNNING waits for
-            # the host to be up; a failed start is reported STOPPED with a service-specific exit code 1
-            # (what `sc query` and the event log show, and what the recovery actions act on).
+            # pywin32's own SvcRun reports RUNNING before anything starts, so a failed start would look like
+            # one that worked: here RUNNING waits for the host, and a failed start is reported STOPPED with a
+            # service-specific exit code 1 (what `sc query`, the event log and the recovery actions see).
             self.ReportServiceStatus(win32service.SERVICE_START_PENDING, waitHint=START_WAIT_HINT_SECONDS * 1000)
             config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
             self.host = ServiceHost(config, None)
