@@ -128,22 +128,22 @@ def build_server(front, sdk):
     async def list_tools(ctx, params):
         return listed
 
+    def error(text: str):
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
     async def call_tool(ctx, params):
         fn = fns.get(params.name)
         if fn is None:
-            text = f"There is no tool named {params.name!r} here; the tools are: {', '.join(names)}."
             log.info("MCP tool %s: refused (no such tool)", escape_controls(str(params.name))[:80])
-            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+            return error(f"There is no tool named {params.name!r} here; the tools are: {', '.join(names)}.")
         t0 = time.perf_counter()
         out, failed = await anyio.to_thread.run_sync(run_tool, params.name, fn, params.arguments or {})
         log.info("MCP tool %s: %s (%.0f ms)", params.name, outcome(out, failed), (time.perf_counter() - t0) * 1000)
         if failed:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=out)], is_error=True)
+            return error(out)
         text = json.dumps(out, indent=2, ensure_ascii=False, default=str)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=json.loads(text))
 
-    server = sdk.Server("seren-hippocampus", version=__version__, instructions=INSTRUCTIONS,
-                        on_list_tools=list_tools, on_call_tool=call_tool,
-                        get_tool_input_schema=schemas.get)
-    return server
+    return sdk.Server("seren-hippocampus", version=__version__, instructions=INSTRUCTIONS,
+                      on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=schemas.get)
