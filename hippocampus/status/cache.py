@@ -1,8 +1,6 @@
-"""The status, built and serialised once per change of what it is built from, and served as bytes.
-
-Every viewer polls /status; under load most requests see the same board, state and clock second as the
-one before. The key (read.built_from) is a tuple of versions and references, compared in microseconds;
-only a changed key builds the status and encodes it again.
+"""The status, built and serialised once per change of what it is built from, and served as bytes: every
+viewer polls /status, and most polls see the same board, state and clock second as the one before. Only a
+changed key (read.built_from: versions and references, compared in microseconds) builds and encodes again.
 """
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""The one narrator: from the status (the read model), the situation in plain words.
-
-First the headline: the one thing the person should know or do first, with the button that helps
-highlighted; then one line per card. An error's text appears once (in the headline when it is the
-headline's cause). Modes are named only where they change what the person sees. /status (`say`,
-`explain`), the viewer and MCP's sleep_status all carry these sentences; none words the status itself.
+"""The one narrator: from the status (the read model), the situation in plain words, which /status (`say`,
+`explain`), the viewer and MCP's sleep_status all carry. First the headline (the one thing to know or do
+first, with the button that helps), then one line per card. An error's text appears once (in the headline
+when it is its cause); modes are named only where they change what the person sees.
 """
 from __future__ import annotations
 
@@ -27,10 +25,6 @@ def narrate(s: dict, now: float) -> dict:
     return say
 
 
-def _failed_actors(s: dict) -> list:
-    return [name for name, a in (s.get("actors") or {}).items() if (a or {}).get("state") == "failed"]
-
-
 def model_down(s: dict) -> Optional[str]:
     """The model is configured, not managed here, and not answering: the next sleep would fail."""
     m = s.get("model_health") or {}
@@ -45,7 +39,7 @@ def headline(s: dict, now: float) -> tuple:
     if mem.get("reachable") is False:
         return (f"Memory at {mem.get('url')} is not answering ({mem.get('error') or 'no answer'}): nothing can "
                 "sleep until it does.", BAD, None)
-    failed = _failed_actors(s)
+    failed = [name for name, a in (s.get("actors") or {}).items() if (a or {}).get("state") == "failed"]
     if failed:
         one = len(failed) == 1
         return (f"The {' and '.join(failed)} actor{'' if one else 's'} crashed too often and "
@@ -128,21 +122,14 @@ def _waiting(s: dict, now: float) -> tuple:
     if chain.get("brief_id"):
         return (f"Brief {short(chain['brief_id'])} is waiting: it is slept on at the next check.", WAIT, "sleep")
     bed = s.get("bedtime_at")
-    if s.get("brief_wanted"):
+    if s.get("brief_wanted"):             # who will see the note: the wake-up, or (off) the main model itself
+        off = (s.get("wakeup") or {}).get("type") == "off"
+        who = "; nothing here wakes the main model, so it finds the note the next time it reads its memories"
         return (f"Waiting for a brief from the main model: a note asking for one has been in Memory since "
-                f"{hhmm(s.get('brief_requested_at'))}{_who_reads(s)}.", WAIT, None)
+                f"{hhmm(s.get('brief_requested_at'))}{who if off else ''}.", WAIT, None)
     if bed and bed <= now:
         return ("Past bedtime with no brief: the sleep starts once the main model writes one.", WAIT, "sleep")
     return (f"Quiet and healthy; bedtime {until(bed, now)}; no brief yet.", OK, "sleep")
-
-
-def _who_reads(s: dict) -> str:
-    """Who will see the request for a brief: the wake-up, or (off) the main model when it next looks."""
-    wake = s.get("wakeup") or {}
-    if wake.get("type") == "off":
-        return ("; nothing here wakes the main model, so it finds the note the next time it reads its "
-                "memories")
-    return ""
 
 
 def cards(s: dict, now: float, headline: str = "") -> dict:

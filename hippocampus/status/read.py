@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from hippocampus.config import redact
 from hippocampus.cycle.bedtime import bedtime, is_catch_up
-
 from hippocampus.model import structured
 from hippocampus.status.narrator import narrate
 from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, model_watched
@@ -35,8 +34,7 @@ def build_status(rt) -> dict:
     """The read model: the board, the durable state and the last snapshot; no Memory call."""
     cfg, ctx = rt.cfg, rt.ctx
     st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "brief_misses",
-                        "last_sleep",
-                        "last_tend", "redrafts_waiting_since")
+                        "last_sleep", "last_tend", "redrafts_waiting_since")
     now = ctx.clock.now()
     board = rt.board.all()
     sched = board.get("scheduler") or {}
