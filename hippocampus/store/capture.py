@@ -71,14 +71,10 @@ def _call(stage, topic, prompt, markers, candidates, answer, parsed, error) -> d
     return call
 
 
-def take(ctx) -> list:
-    with _lock:
-        return _open.pop(_key(ctx), [])
-
-
 def seal(ctx, draft_id: Optional[str], body: dict) -> None:
     """Memory took the draft: its calls become replays/<draft_id>.json."""
-    calls = take(ctx)
+    with _lock:
+        calls = _open.pop(_key(ctx), [])
     if not calls or not draft_id:
         return
     try:

@@ -25,19 +25,14 @@ class FolderHeld(Exception):
 
 
 def _try_lock(f) -> bool:
-    if os.name == "nt":
-        import msvcrt
-
-        f.seek(_WINDOWS_BYTE)
-        try:
-            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    import fcntl
-
     try:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.name == "nt":
+            import msvcrt
+            f.seek(_WINDOWS_BYTE)
+            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False
     return True

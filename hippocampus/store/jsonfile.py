@@ -14,8 +14,7 @@ log = logging.getLogger("hippocampus.state")
 
 
 def encode(data: Any) -> str:
-    # compact: an indent sends json to its pure-Python encoder, ~6x slower, and the event log (500
-    # events) is written on every emit
+    # compact: an indent sends json to its pure-Python encoder, ~6x slower (the events are encoded per emit)
     return json.dumps(data, separators=(",", ":"), sort_keys=True, default=str)
 
 

@@ -99,13 +99,10 @@ class PacketStore:
             log.error("the replay packet %s could not be rewritten (%s)", path.name, exc)
             return False
 
-    def prune(self) -> int:
-        dropped = 0
+    def prune(self) -> None:
         for p in self.paths()[self.keep:]:
             with contextlib.suppress(OSError):
                 p.unlink()
-                dropped += 1
-        return dropped
 
     # ------------------------------------------------------------ the scrub still owed
     def owed(self) -> list:

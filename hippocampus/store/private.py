@@ -73,12 +73,10 @@ def prepare(folder: Path) -> None:
     for name in OUR_FOLDERS:
         top = folder / name
         if top.is_dir() and not top.is_symlink():
-            folders.append(top)
-            for root, dirs, names in os.walk(top):              # symlinks are not followed
-                folders += [Path(root) / d for d in dirs]
+            for root, _, names in os.walk(top):              # symlinks are not followed
+                folders.append(Path(root))
                 files |= {Path(root) / n for n in names}
-    tightened = [_tighten(p, folder) for p in sorted(folders)] + [_tighten(p, folder) for p in sorted(files)]
-    tightened = [t for t in tightened if t]
+    tightened = [t for p in sorted(folders) + sorted(files) if (t := _tighten(p, folder))]
     if tightened:
         shown = ", ".join(tightened[:NAMED]) + (f" and {len(tightened) - NAMED} more" if len(tightened) > NAMED else "")
         log.info("made private in %s (folders 0700, files 0600): %s", folder, shown)
@@ -95,16 +93,11 @@ def _tighten(path: Path, folder: Path) -> str:
     """0700 for a folder, 0600 for a file, if it was open to others; its name (relative) if it was changed."""
     try:
         st = path.lstat()
-        if stat.S_ISDIR(st.st_mode):
-            want, suffix = DIR_MODE, "/"
-        elif stat.S_ISREG(st.st_mode):
-            want, suffix = FILE_MODE, ""
-        else:
-            return ""                    # a symlink or anything else: left alone
-        if not st.st_mode & 0o077:
-            return ""
-        os.chmod(path, want)
-        return path.relative_to(folder).as_posix() + suffix
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if not (is_dir or stat.S_ISREG(st.st_mode)) or not st.st_mode & 0o077:
+            return ""                    # a symlink or anything else is left alone, as is what is private
+        os.chmod(path, DIR_MODE if is_dir else FILE_MODE)
+        return path.relative_to(folder).as_posix() + ("/" if is_dir else "")
     except FileNotFoundError:
         return ""
     except OSError as exc:

@@ -63,23 +63,18 @@ class State:
         if self.path:
             loaded = read_or_set_aside(self.path, "state")
             if isinstance(loaded, dict):
-                for k, v in loaded.items():
-                    if k in DEFAULTS:
-                        self._data[k] = v
+                self._data.update((k, v) for k, v in loaded.items() if k in DEFAULTS)
             elif loaded is not None:
                 log.error("the state file %s did not hold a mapping; starting clean", self.path)
 
     def get(self, key: str, default: Any = None) -> Any:
         with self._lock:
-            v = self._data.get(key, default)
-            return copy.deepcopy(v)
+            return copy.deepcopy(self._data.get(key, default))
 
     def set(self, **values: Any) -> None:
+        _known(values)
         with self._lock:
-            for k, v in values.items():
-                if k not in DEFAULTS:
-                    raise KeyError(f"unknown state key {k!r}")
-                self._data[k] = v
+            self._data.update(values)
         self.save()
 
     def mutate(self, key: str, fn) -> Any:
@@ -92,10 +87,8 @@ class State:
 
     def mutate_many(self, **fns) -> None:
         """mutate() for several keys in one write: a crash keeps all of the changes or none of them."""
+        _known(fns)
         with self._lock:
-            for k in fns:
-                if k not in DEFAULTS:
-                    raise KeyError(f"unknown state key {k!r}")
             for k, fn in fns.items():
                 self._data[k] = fn(copy.deepcopy(self._data[k]))
         self.save()
@@ -129,3 +122,9 @@ class State:
                                     "the service keeps running but a restart would lose recent progress: "
                                     "free disk space or fix the folder's permissions")
                 log.error(self.write_error)
+
+
+def _known(keys) -> None:
+    for k in keys:
+        if k not in DEFAULTS:
+            raise KeyError(f"unknown state key {k!r}")

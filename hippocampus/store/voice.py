@@ -7,6 +7,7 @@ card, and each draft records the version it was written under.
 """
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Optional
@@ -34,8 +35,6 @@ class VoiceCard:
         self._seen: Optional[tuple] = None      # (the file's stat, its version) at the last version()
 
     def _read(self) -> list:
-        import json
-
         if not self.path.exists():
             return []
         try:
