@@ -91,9 +91,18 @@ def same_service(url: str, other: str) -> bool:
 
 # ---------------------------------------------------------------- the list
 
-def _timeout(value: Any) -> Optional[float]:
+def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
+    """An entry's timeout_seconds: None when unset or unusable (said), at most TIMEOUT_CAP (said)."""
+    if value is None:
+        return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError
+        warnings.append(f"'{where}.timeout_seconds' = {value!r} is not a number of seconds above 0; "
+                        "using model.timeout_seconds")
+        return None
+    if value > TIMEOUT_CAP:
+        warnings.append(f"'{where}.timeout_seconds' = {float(value):g} is above {TIMEOUT_CAP:g}, the most one "
+                        f"replay call may take; using {TIMEOUT_CAP:g}")
+        return TIMEOUT_CAP
     return float(value)
 
 
@@ -127,20 +136,9 @@ def _parse(cfg: Any) -> tuple:
         if not isinstance(extra, dict):
             warnings.append(f"'{where}.extra_body' is not a mapping; using model.extra_body")
             extra = cfg.model.extra_body
-        timeout = None
-        if entry.get("timeout_seconds") is not None:
-            try:
-                timeout = _timeout(entry["timeout_seconds"])
-            except ValueError:
-                warnings.append(f"'{where}.timeout_seconds' = {entry['timeout_seconds']!r} is not a number of "
-                                "seconds above 0; using model.timeout_seconds")
-            if timeout is not None and timeout > TIMEOUT_CAP:
-                warnings.append(f"'{where}.timeout_seconds' = {timeout:g} is above {TIMEOUT_CAP:g}, the most one "
-                                f"replay call may take; using {TIMEOUT_CAP:g}")
-                timeout = TIMEOUT_CAP
         model = entry.get("model")
-        out[name] = Listed(name=name, url=url, model=str(model).strip() if model else name,
-                           extra_body=dict(extra), timeout_seconds=timeout)
+        out[name] = Listed(name=name, url=url, model=str(model).strip() if model else name, extra_body=dict(extra),
+                           timeout_seconds=_timeout(entry.get("timeout_seconds"), where, warnings))
     return out, warnings
 
 
@@ -155,14 +153,6 @@ def problems(cfg: Any) -> list:
 
 
 # ---------------------------------------------------------------- choosing one
-
-def _capped(asked: Optional[float], default: float) -> tuple:
-    """(the seconds to use, what was asked when it was above the cap, or None)."""
-    seconds = float(asked) if asked else float(default)
-    if seconds > TIMEOUT_CAP:
-        return TIMEOUT_CAP, (seconds if asked else None)
-    return seconds, None
-
 
 def choose(cfg: Any, candidate: Optional[str] = None, model: Optional[str] = None,
            timeout_seconds: Optional[float] = None) -> Candidate:
@@ -184,7 +174,8 @@ def choose(cfg: Any, candidate: Optional[str] = None, model: Optional[str] = Non
     if same_service(entry.url, cfg.memory.url):
         raise NotAllowed(f"replay never sends to SerenMemory's own address ({cfg.memory.url}); point "
                          f"{'model.url' if managed else 'replay.candidates.' + name + '.url'} at a model")
-    seconds, asked = _capped(timeout_seconds, entry.timeout_seconds or m.timeout_seconds)
+    seconds = float(timeout_seconds or entry.timeout_seconds or m.timeout_seconds)
+    asked = seconds if timeout_seconds and seconds > TIMEOUT_CAP else None    # the caller's, named in a note
     return Candidate(label=entry.name, url=entry.url, name=(model or "").strip() or entry.model,
-                     max_tokens=m.max_tokens, timeout_seconds=seconds, extra_body=dict(entry.extra_body),
-                     managed=managed, timeout_asked=asked)
+                     max_tokens=m.max_tokens, timeout_seconds=min(seconds, TIMEOUT_CAP),
+                     extra_body=dict(entry.extra_body), managed=managed, timeout_asked=asked)

@@ -1,15 +1,10 @@
-"""The lenient loader: a yaml file (or a parsed mapping) into the schema's blocks (hippocampus.config).
+"""The lenient loader: a yaml file (or a parsed mapping) into the schema's blocks, never silent about it.
 
-Lenient like the rest of the Seren family, and never silent about it:
-- a missing or malformed file runs on defaults with one line (a yaml error names its line
-  and column, and says so when a tab is the cause);
-- a bad value falls back to its default on its own, and a value out of a clamped range is
-  clamped; either way one line names the key, the value given, the value used and why;
-- a key the config does not have is ignored and named, with the setting it most likely
-  meant (suggest.py: a key in the wrong block, or a typo);
-- a bearer pointer that yields no token is named (pointers.py);
-- every setting can be overridden from the environment by one rule (env_names).
-Every such line is in `cfg.warnings`; `load` also logs them, and check-config prints them.
+A missing or malformed file runs on defaults (a yaml error names its line and column, and a tab when that
+is the cause); a bad value falls back to its default and an out-of-range one is clamped where the schema
+says so; an unknown key is ignored and named with the setting it most likely meant (suggest.py); a bearer
+pointer that yields no token is named (pointers.py); every setting can be overridden from the environment
+by one rule (env_names). Each such line is one of `cfg.warnings`: `load` logs them, check-config prints them.
 """
 from __future__ import annotations
 
@@ -25,7 +20,7 @@ from typing import Any, Optional
 
 from hippocampus.config import pointers as config_pointers
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
-                     _all_paths, _block_type)
+                                       _all_paths, _block_type, _settings)
 from hippocampus.config import candidates as replay_allowed
 from hippocampus.config.suggest import unknown_key_line
 
@@ -34,6 +29,7 @@ log = logging.getLogger("hippocampus.config")
 CONFIG_ENV = f"{ENV_PREFIX}_CONFIG"      # not a setting: where the settings are
 _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no", "off"}
+EMPTY_MEANS_OFF = {"model.url"}
 
 
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
@@ -183,11 +179,11 @@ def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
                 v = data.pop(alias)
                 if not data.get(long_key):
                     data[long_key] = v
-    known = {f.name: f for f in dataclasses.fields(cls)}
+    known = {f.name: f for f in _settings(cls)}
     for key, raw in data.items():
         path = f"{prefix}{key}"
         f = known.get(str(key))
-        if f is None or key in ("path", "warnings"):
+        if f is None:
             warnings.append(unknown_key_line(path, _known_paths()))
             continue
         sub = _block_type(cls, f.name)
@@ -238,15 +234,10 @@ def env_override(path: str, environ: Optional[dict] = None) -> tuple:
     return None, None
 
 
-EMPTY_MEANS_OFF = {"model.url"}
-
-
 def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "") -> None:
     """Every setting a variable names takes its value, checked as a yaml value is; one that cannot be
     used keeps the setting's value, with one line naming the variable."""
-    for f in dataclasses.fields(obj):
-        if f.name in ("path", "warnings"):
-            continue
+    for f in _settings(obj):
         current = getattr(obj, f.name)
         if dataclasses.is_dataclass(current):
             _env_overrides(current, environ, warnings, f"{prefix}{f.name}.")
@@ -273,7 +264,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     cfg.memory.url = cfg.memory.url.rstrip("/")
     cfg.model.url = cfg.model.url.rstrip("/")
     warnings.extend(config_pointers.problems(cfg, env))
-    warnings.extend(replay_allowed.problems(cfg))     # an entry left out of replay.candidates, and why
+    warnings.extend(replay_allowed.problems(cfg))
     cfg.path = path
     cfg.warnings = warnings
     return cfg
@@ -297,7 +288,7 @@ def redacted(cfg: Config) -> dict:
     def walk(obj: Any) -> Any:
         if dataclasses.is_dataclass(obj):
             return {f.name: ("(set)" if getattr(obj, f.name) else "") if f.name in SECRET_KEYS
-                    else walk(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name not in ("path", "warnings")}
+                    else walk(getattr(obj, f.name)) for f in _settings(obj)}
         if isinstance(obj, list):
             return [walk(v) for v in obj]
         return {k: walk(v) for k, v in obj.items()} if isinstance(obj, dict) else obj

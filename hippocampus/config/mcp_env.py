@@ -8,7 +8,6 @@ from typing import Mapping, Optional
 
 from hippocampus.config.schema import ENV_PREFIX
 
-# not settings (read where the MCP mount and the guard need them, so neither front-end imports the other)
 MOUNT_ENV, HOSTS_ENV, ORIGINS_ENV = (f"{ENV_PREFIX}_MCP_{n}" for n in ("MOUNT", "ALLOWED_HOSTS", "ALLOWED_ORIGINS"))
 DEFAULT_MOUNT = "/mcp"
 

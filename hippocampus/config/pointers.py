@@ -1,13 +1,9 @@
 """Bearer pointers: resolved by the family's rule, and named once when they resolve to nothing.
 
-`resolve(block, prefix)` is seren_meninges.credentials.resolve_token over a block's three
-pointers (inline, keyring, env), with the library's own per-call warnings kept back: it is
-called for the same pointer more than once (the exposure check, the app, the clients), and
-each call used to print the same warning again. Instead, `problems(cfg, environ)` gives one
-line per block whose pointer yields nothing (an env pointer to an unset or empty variable, a
-keyring entry that is missing), naming the key, what it points at and what that means; the
-loader adds those lines to the config's warnings, so they are printed at start and by
-check-config (which then exits 1).
+`resolve(block, prefix)` is seren_meninges.credentials.resolve_token over a block's three pointers
+(inline, keyring, env) with the library's per-call warnings kept back, since the same pointer is resolved
+several times (the exposure check, the app, the clients). `problems(cfg, environ)` instead gives one line
+per block whose pointer yields nothing, which the loader adds to the config's warnings.
 """
 from __future__ import annotations
 
@@ -42,17 +38,13 @@ class _HoldBack(logging.Filter):
         return False
 
 
-def _install_filter() -> None:
-    logger = logging.getLogger(LIBRARY_LOGGER)
-    if not any(isinstance(f, _HoldBack) for f in logger.filters):
-        logger.addFilter(_HoldBack())
-
-
 def _quiet_resolve(**kw: Any) -> tuple:
     """resolve_token(**kw) and the lines it would have logged."""
     from seren_meninges.credentials import resolve_token
 
-    _install_filter()
+    logger = logging.getLogger(LIBRARY_LOGGER)
+    if not any(isinstance(f, _HoldBack) for f in logger.filters):
+        logger.addFilter(_HoldBack())
     outer = getattr(_held, "sink", None)
     _held.sink = lines = []
     try:
@@ -118,11 +110,8 @@ def problems(cfg: Any, environ: Optional[Mapping[str, str]] = None) -> list:
     for path, prefix, meaning in POINTERS:
         block = operator.attrgetter(path)(cfg)
         what, instead = block_problem(block, path, prefix, env)
-        if what is None:
-            continue
         if instead:
             out.append(f"{what}: the {instead} is used instead")
-            continue
-        consequence = _server_consequence(block) if meaning is None else meaning
-        out.append(f"{what}: {consequence}")
+        elif what is not None:
+            out.append(f"{what}: {_server_consequence(block) if meaning is None else meaning}")
     return out

@@ -2,10 +2,8 @@
 
     http://user:pw@host:7420/path?key=abc&x=1   ->   http://***@host:7420/path?key=***&x=***
 
-The scheme, host, port and path stay, so a person still recognises the URL; the secrets a URL can carry
-(a userinfo, an ?apikey= or a ?key=) never reach a route, a printout, an event or the log. url() takes a
-configured URL; text() takes free text that may quote one (an error message, a log line: requests says
-"... with url: /path?apikey=..."); deep() applies text() to every string of a JSON-like value.
+The scheme, host, port and path stay, so a person still recognises the URL. url() takes a configured URL;
+text() free text that may quote one (requests says "... with url: /path?apikey=..."); deep() a JSON-like value.
 """
 from __future__ import annotations
 

@@ -11,18 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from hippocampus.config.pointers import resolve as resolve_pointer  # noqa: F401 - the family's token precedence
+
 ENV_PREFIX = "SEREN_HIPPOCAMPUS"
 DEFAULT_PATH = "~/seren-hippocampus/seren-hippocampus.yaml"
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 
 def _field(default: Any, **rules: Any) -> Any:
-    """A dataclass field with validation rules in its metadata.
-
-    rules: min / max (numbers: below min or above max falls back, unless
-    clamp=True, which clamps), choices (strings), check (a callable that
-    returns True for a good value), aliases (value -> canonical value).
-    """
+    """A dataclass field with its rules in the metadata: min / max (out of range falls back to the default,
+    or is clamped with clamp=True), choices, check (a callable, with `form` naming it), aliases."""
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=rules)
     return field(default=default, metadata=rules)
@@ -157,9 +155,7 @@ class SleepConfig:
 
     def heartbeat(self) -> float:
         """How often the thread-mode loop turns."""
-        if self.tend_cycle:
-            return min(self.tick_seconds, self.tend_interval_seconds)
-        return self.tick_seconds
+        return min(self.tick_seconds, self.tend_interval_seconds) if self.tend_cycle else self.tick_seconds
 
     def resolved_state_path(self) -> Path:
         return Path(os.path.expanduser(self.state_path))
@@ -247,24 +243,17 @@ SECRET_KEYS = {"bearer_token", "observatory_token"}
 MEMORY_ALIASES = {"token": "bearer_token", "token_env": "bearer_token_env", "token_keyring": "bearer_token_keyring"}
 
 
-def resolve_pointer(block: Any, prefix: str = "bearer_token") -> str:
-    """The family's token precedence (inline, keyring, env) over a block's three pointers.
-
-    seren_meninges.credentials.resolve_token, with its per-call warnings kept back: a pointer that
-    yields nothing is named once, at load, by the loader (hippocampus.config_pointers)."""
-    from hippocampus.config.pointers import resolve
-
-    return resolve(block, prefix)
-
-
 # ---------------------------------------------------------------- walking the schema
+
+def _settings(obj: Any) -> list:
+    """A block's (or a block class's) settings: its fields but Config's path and warnings."""
+    return [f for f in dataclasses.fields(obj) if f.name not in ("path", "warnings")]
+
 
 def _all_paths(cls: type, prefix: str = "") -> list[str]:
     """Every setting's dotted path (blocks and keys), in the schema's order."""
     out = []
-    for f in dataclasses.fields(cls):
-        if f.name in ("path", "warnings"):
-            continue
+    for f in _settings(cls):
         p = f"{prefix}{f.name}"
         out.append(p)
         sub = _block_type(cls, f.name)
@@ -274,9 +263,6 @@ def _all_paths(cls: type, prefix: str = "") -> list[str]:
 
 
 def _block_type(cls: type, name: str) -> Any:
-    default = cls.__dataclass_fields__[name]
-    if default.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-        value = default.default_factory()  # type: ignore[misc]
-        if dataclasses.is_dataclass(value):
-            return type(value)
-    return None
+    """The block class of a field that is a block of settings, else None."""
+    factory = cls.__dataclass_fields__[name].default_factory
+    return factory if isinstance(factory, type) and dataclasses.is_dataclass(factory) else None

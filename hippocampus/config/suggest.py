@@ -33,4 +33,5 @@ def _nearest(leaf: str, paths: list) -> list:
 
 def unknown_key_line(path: str, known: Iterable[str]) -> str:
     found = suggestions(path, known)
-    return f"'{path}' is not a setting and was ignored" + (" - did you mean " + " or ".join(found) + "?" if found else "")
+    meant = " - did you mean " + " or ".join(found) + "?" if found else ""
+    return f"'{path}' is not a setting and was ignored{meant}"
