@@ -26,9 +26,7 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
     queries = [t[:1500] for t in texts if t and t.strip()][:8]
     if len(queries) > 1:
         queries.append(" ".join(queries)[:1500])
-    scores: dict = {}
-    rows: dict = {}
-    via: dict = {}
+    scores, rows, via = {}, {}, {}      # core id -> fused score, its row, the satellite it was found by
     failures = 0
     for q in queries:
         try:

@@ -86,10 +86,7 @@ def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False
 
 
 def _text(max_chars: int, least: int = 0) -> dict:
-    out = {"type": "string", "maxLength": int(max_chars)}
-    if least:
-        out["minLength"] = least
-    return out
+    return {"type": "string", "maxLength": int(max_chars), **({"minLength": least} if least else {})}
 
 
 def _schema(s: Sizes, n_fragments: int, n_cores: int, redraft: bool) -> dict:

@@ -1,5 +1,4 @@
-"""Replay and the quality report as the running service offers them (the facade, hippocampus/front.py, holds
-one `Replays`; the routes and the MCP tools reach it only through the facade).
+"""Replay and the quality report as the running service offers them, through the facade (front.py).
 
 A replay runs on the service's one replay worker (worker.py), never on the caller's thread: the caller waits
 for it at most WAIT_SECONDS, then is told where to read the result. The domain imports neither actors nor HTTP.
