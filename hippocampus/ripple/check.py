@@ -76,11 +76,11 @@ def _url_line(rcfg: RippleConfig, probe: Probe) -> Line:
 
 
 def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
-    lines: list = []
     windows = claude_setup.is_windows(probe.platform)
     name, privileged = probe.whoami()
     run_as = (rcfg.run_as or "").strip()
-    plan, home = _account_lines(lines, run_as, (name, privileged), windows, probe)
+    line, plan, home = _account_line(run_as, (name, privileged), windows, probe)
+    lines = [line]
     mode = plan.mode if plan is not None else None
     argv = argv_of(rcfg, windows)
     exe = _command_line(lines, argv, plan, home, windows, probe)
@@ -104,41 +104,34 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
     return lines
 
 
-def _account_lines(lines: list, run_as: str, current: tuple, windows: bool, probe: Probe) -> tuple:
-    """The account: may run_as be used from here? Appends its line; returns (the run-as plan, its home)."""
+def _account_line(run_as: str, current: tuple, windows: bool, probe: Probe) -> tuple:
+    """May run_as be used from here (for a LocalSystem service: is run_as logged on, for its session)?
+    Returns (its Line, the run-as plan, run_as's home)."""
     from seren_sinew import runas
 
     try:
         plan = runas.plan(run_as, current=current, windows=windows)
     except runas.RunAsRefused as exc:
-        lines.append(Line("run_as", False, str(exc)))
-        return None, None
+        return Line("run_as", False, str(exc)), None, None
     if plan.mode == "direct":
         how = ("run_as is empty, so" if not run_as else f"run_as {run_as} is this account, so")
-        lines.append(Line("run_as", True, f"{how} the command runs as {plan.user}, the account running this"))
-        return plan, None
+        return Line("run_as", True, f"{how} the command runs as {plan.user}, the account running this"), plan, None
     exists = probe.account_exists(run_as)
     home = probe.home_of(run_as)
     if exists is False or (not windows and not home):
-        lines.append(Line("run_as", False, f"no such user on this box: {run_as}: set ripple.run_as (or "
-                                           f"--ripple-run-as) to the account whose login `claude` uses"))
-    elif plan.mode == "windows-session":
-        lines.append(_session_line(run_as, probe))
-    else:
-        lines.append(Line("run_as", True, f"{run_as} exists; this service runs as {current[0]}, so the command "
-                                          f"starts through {plan.mode}"))
-    return plan, home
-
-
-def _session_line(run_as: str, probe: Probe) -> Line:
-    """A LocalSystem service starts the command in run_as's session: is there one?"""
-    on = probe.logged_on(run_as)
-    if on is False:
-        return Line("run_as", False, f"{run_as} is not logged on to this box, so a LocalSystem service has no "
+        line = Line("run_as", False, f"no such user on this box: {run_as}: set ripple.run_as (or "
+                                     f"--ripple-run-as) to the account whose login `claude` uses")
+    elif plan.mode != "windows-session":
+        line = Line("run_as", True, f"{run_as} exists; this service runs as {current[0]}, so the command "
+                                    f"starts through {plan.mode}")
+    elif (on := probe.logged_on(run_as)) is False:
+        line = Line("run_as", False, f"{run_as} is not logged on to this box, so a LocalSystem service has no "
                                      f"session to start the command in: log {run_as} on (a locked screen is fine; "
                                      f"signed out is not); the ripple runs next time they are")
-    return Line("run_as", True, f"{run_as} exists and is logged on: the command starts in their session"
-                                + ("" if on else " (not confirmed)"))
+    else:
+        line = Line("run_as", True, f"{run_as} exists and is logged on: the command starts in their session"
+                                    + ("" if on else " (not confirmed)"))
+    return line, plan, home
 
 
 def _folder_line(lines: list, rcfg: RippleConfig, mode: Optional[str], home: Optional[str], probe: Probe) -> str:

@@ -1,14 +1,12 @@
 """Wiring the ripple to Claude Code on this box: `--ripple-claude DIR` and `ripple-claude DIR`.
 
-The MCP servers Claude Code registers for a project folder (family-conventions 5.3) are the union, sorted,
-of three scopes: user (the top-level ``mcpServers`` of ``~/.claude.json``), local
-(``projects["<folder>"].mcpServers`` there, the key matched after path normalisation, and case folding
-where the platform folds case) and project (``<folder>/.mcp.json``). The ripple command pre-approves one
-server-wide rule per name (``--allowedTools mcp__a,mcp__b``, as Claude Code spells it: `tool_name`),
-because a headless ``claude -p`` cannot answer a permission prompt, and runs in the folder, because
-started anywhere else it wakes without its local-scope servers.
-
-The path rules take the platform as an argument so that the Windows semantics are testable anywhere.
+The MCP servers Claude Code registers for a folder (family-conventions 5.3) are the sorted union of three
+scopes: user (the top-level ``mcpServers`` of ``~/.claude.json``), local (``projects["<folder>"].mcpServers``
+there, the key matched after path normalisation, case folded where the platform folds case) and project
+(``<folder>/.mcp.json``). The command pre-approves one server-wide rule per name (``--allowedTools
+mcp__a,mcp__b``, as Claude Code spells it: `tool_name`), because a headless ``claude -p`` cannot answer a
+permission prompt, and runs in the folder, because started elsewhere it wakes without its local servers.
+The path rules take the platform as an argument, so that the Windows semantics are testable anywhere.
 """
 from __future__ import annotations
 
@@ -63,8 +61,7 @@ def project_key(path: str, platform: str) -> str:
 
 
 def find_project(projects: Mapping, folder: str, platform: str) -> Optional[str]:
-    """The key of `projects` that names `folder`: an exact match after normalisation first, then
-    (where the platform folds case) a case-folded one. None when there is none."""
+    """The key of `projects` naming `folder`: an exact match after normalisation, else a case-folded one."""
     if not isinstance(projects, Mapping) or not folder:
         return None
     keys = [k for k in projects if isinstance(k, str)]
@@ -90,8 +87,7 @@ def bare(name: str) -> str:
 
 
 def home_of(user: str, environ: Optional[Mapping] = None) -> Optional[str]:
-    """Another account's home folder (None when there is no such account); on Windows under the profiles
-    folder, the parent of %PUBLIC%."""
+    """Another account's home folder, None when there is no such account (Windows: under %PUBLIC%'s parent)."""
     env = os.environ if environ is None else environ
     if os.name == "nt":
         public = (env.get("PUBLIC") or "").strip()
@@ -178,8 +174,8 @@ class Registered:
 
 
 def registered(folder: str, settings: Path, *, platform: Optional[str] = None) -> Registered:
-    """The servers registered for `folder` (which must exist) in `settings` and its .mcp.json.
-    Raises ClaudeSetupError when the settings file is missing or unreadable."""
+    """The servers registered for `folder` (which must exist) in `settings` and its .mcp.json; ClaudeSetupError
+    when the settings are missing or a file is unreadable."""
     platform = platform or sys.platform
     if not settings.is_file():
         raise ClaudeSetupError(

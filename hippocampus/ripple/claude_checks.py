@@ -17,9 +17,8 @@ SEREN_MEMORY = re.compile(r"seren[-_]memory", re.IGNORECASE)
 
 
 def is_claude(argv: list) -> bool:
-    if not argv:
-        return False
-    name = ntpath.basename(argv[0]).lower() if "\\" in argv[0] else os.path.basename(argv[0]).lower()
+    program = argv[0] if argv else ""
+    name = (ntpath if "\\" in program else os.path).basename(program).lower()
     return re.sub(r"\.(exe|cmd|bat|ps1)$", "", name) == "claude"
 
 

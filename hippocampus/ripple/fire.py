@@ -1,13 +1,10 @@
-"""The ripple: waking the main model when the hippocampus needs it (a brief at bedtime, a review when a
-draft or redraft lands). `ripple.type` says how the question travels:
+"""The ripple: waking the main model when the hippocampus needs it (a brief at bedtime, a review of a draft).
 
-- ``script``: an argv command on this box (``claude -p {message}`` by default), started AS ``run_as``
-  through ``seren_sinew.runas``, never through a shell: placeholders are filled one argument at a time.
-  One run at a time per event type, in the background, killed after ``timeout_seconds``, output appended
-  to ``ripple.log``.
-- ``endpoint``: a POST of the message to an Observatory or Lodestar ripple route, which runs its own command.
-
-`Ripple.fire` never raises: whatever happened comes back as a dict the caller records on the event.
+`ripple.type` says how: ``script`` runs an argv command on this box (``claude -p {message}`` by default) AS
+``run_as`` through ``seren_sinew.runas``, never through a shell (placeholders fill one argument at a time),
+one run per event type at a time, in the background, killed after ``timeout_seconds``, output appended to
+``ripple.log``; ``endpoint`` POSTs the message to an Observatory or Lodestar ripple route, which runs its own
+command. `Ripple.fire` never raises: what happened comes back as a dict the caller records on the event.
 """
 from __future__ import annotations
 
@@ -74,8 +71,8 @@ _PLACEHOLDER = re.compile(r"\{(message|event|draft_id)\}")
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
-    """Fill the known placeholders in one pass. Never str.format: a message
-    may hold braces, and a filled value is never scanned again."""
+    """Fill the known placeholders in one pass. Never str.format: a message may hold braces, and a filled
+    value is never scanned again."""
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
@@ -95,9 +92,8 @@ def argv_of(cfg: RippleConfig, windows: bool) -> list:
 
 
 def message_for(event: dict, cfg: RippleConfig) -> str:
-    """The message a ripple sends for `event`: the operator's text exactly as written when there is one
-    (a terminal redraft takes tend_resubmitted_terminal, else tend_resubmitted), else the built-in
-    WOKEN + body (+ RESTATE for a review) + NUDGE."""
+    """The message for `event`: the operator's text as written when there is one (a terminal redraft takes
+    tend_resubmitted_terminal, else tend_resubmitted), else WOKEN + body (+ RESTATE for a review) + NUDGE."""
     kind = _kind(event)
     key = "tend_resubmitted_terminal" if kind == "tend_resubmitted" and event.get("terminal") else kind
     custom = cfg.messages if isinstance(cfg.messages, dict) else {}
@@ -112,8 +108,7 @@ def message_for(event: dict, cfg: RippleConfig) -> str:
 # ---------------------------------------------------------------- the ripple
 
 class Ripple:
-    """Fires ripples for the service. Keeps the script children it started
-    (one per event type at a time) so a nudged tick can wait for them."""
+    """Fires ripples; keeps its script children (one per event type at a time) so a nudged tick can wait."""
 
     def __init__(self, cfg: RippleConfig, *, log_dir: Path,
                  whoami: Optional[Callable[[], tuple[str, bool]]] = None) -> None:
@@ -173,8 +168,7 @@ class Ripple:
             return len(self._children)
 
     def settle(self, timeout: float, poll: float = 0.05) -> bool:
-        """Wait until no script child started here is still running. Never kills anything: False at the
-        timeout."""
+        """Wait until no script child started here is still running; never kills: False at the timeout."""
         deadline = time.monotonic() + max(0.0, float(timeout))
         while self.running_count():
             left = deadline - time.monotonic()
