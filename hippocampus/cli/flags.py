@@ -1,16 +1,14 @@
 """Command-line overrides for the settings the family's installer card writes.
 
-`seren-hippocampus serve` (and the bare command) and `check-config` take the
-same flags as the Starwright hippocampus card, so a setting can be tried
-without editing the yaml: `add_flags(parser)` defines them, and
-`apply_flags(cfg, args)` lays what was given over the loaded config. A flag
-that was not given changes nothing (the yaml, or the default, stays). The
-checks are the card's own: a refused combination raises FlagError, which the
-CLI reports with exit 2.
+`serve` (and the bare command), `check-config` and `check-ripple` take the Starwright hippocampus card's
+flags, so a setting can be tried without editing the yaml: `add_flags(parser)` defines them and
+`apply_flags(cfg, args)` lays the given ones over the loaded config. A combination the card refuses
+raises FlagError, which the CLI reports with exit 2.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shlex
 import sys
@@ -42,53 +40,48 @@ _seconds = _typed(float, "a number of seconds")
 _whole = _typed(int, "a whole number")
 
 
+SWITCH = "switch"       # a flag that takes no value: given, it sets True
+_FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its metavar, its help)
+    ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
+    ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least 60 (sleep.tend_interval_seconds)"),
+    ("--model-server", None, "PATH", "llama-server this service starts and stops (model.lifecycle.server)"),
+    ("--model-path", None, "PATH", "the .gguf the started server loads (model.lifecycle.model_path)"),
+    ("--model-args", None, "ARGS", 'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" '
+                                   "(model.lifecycle.server_args)"),
+    ("--model-max-tokens", _whole, "N", "the answer budget of one drafting call, at least 256 (model.max_tokens)"),
+    ("--model-handover", SWITCH, None, "stop the model this service started before the main model is poked "
+                                       "(model.lifecycle.handover)"),
+    ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
+                            "endpoint is /mcp), say so, and load /mcp right after the start (server.mcp_preload)"),
+    ("--ripple", ("script", "endpoint", "off"), None,
+     "how the main model is woken: a script here, an endpoint, or not at all (ripple.type)"),
+    ("--ripple-command", None, "CMD", 'the script ripple\'s command line, split like a shell, e.g. '
+                                      '"claude -p {message}" (ripple.command)'),
+    ("--ripple-url", None, "URL", "the endpoint ripple's Observatory or Lodestar ripple route (ripple.url)"),
+    ("--ripple-token", None, "TOKEN", "the endpoint ripple's bearer (ripple.bearer_token)"),
+    ("--ripple-run-as", None, "USER", "the user the script ripple runs as (ripple.run_as)"),
+    ("--ripple-stdin", SWITCH, None, "send the ripple message on stdin instead of in {message} (ripple.stdin)"),
+    ("--ripple-claude", None, "DIR", "wake Claude Code on this box in project folder DIR: reads ~/.claude.json and "
+                                     "DIR/.mcp.json for the MCP servers registered there and writes a script ripple "
+                                     "with their tools pre-approved and DIR as the working directory (ripple.type, "
+                                     "ripple.command, ripple.cwd; ripple.run_as defaults to you)"),
+    ("--claude-json", None, "PATH", "the Claude Code settings --ripple-claude reads (else $SEREN_CLAUDE_JSON, else "
+                                    "run_as's ~/.claude.json)"),
+    ("--voice-card", SWITCH, None, "let the main model keep a voice card here (voice.enabled)"),
+)
+
+
 def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The card's flags, each with a one-line help. Defaults are SUPPRESS: absent means 'leave it'."""
     g = parser.add_argument_group(
         "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
-    s = argparse.SUPPRESS
-    g.add_argument("--tend-cycle", type=_on_off, metavar="on|off", default=s,
-                   help="tend reviewed drafts between sleeps (sleep.tend_cycle)")
-    g.add_argument("--tend-every", type=_seconds, metavar="SECONDS", default=s,
-                   help="seconds between tends, at least 60 (sleep.tend_interval_seconds)")
-    g.add_argument("--model-server", metavar="PATH", default=s,
-                   help="llama-server this service starts and stops (model.lifecycle.server)")
-    g.add_argument("--model-path", metavar="PATH", default=s,
-                   help="the .gguf the started server loads (model.lifecycle.model_path)")
-    g.add_argument("--model-args", metavar="ARGS", default=s,
-                   help='extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" '
-                        "(model.lifecycle.server_args)")
-    g.add_argument("--model-max-tokens", type=_whole, metavar="N", default=s,
-                   help="the answer budget of one drafting call, at least 256 (model.max_tokens)")
-    g.add_argument("--model-handover", action="store_const", const=True, default=s,
-                   help="stop the model this service started before the main model is poked "
-                        "(model.lifecycle.handover)")
-    g.add_argument("--mcp", action="store_const", const=True, default=s,
-                   help="an MCP client calls this service: check that the [mcp] extra is installed (the endpoint "
-                        "is /mcp), say so, and load /mcp right after the start (server.mcp_preload)")
-    g.add_argument("--ripple", choices=("script", "endpoint", "off"), default=s,
-                   help="how the main model is woken: a script here, an endpoint, or not at all (ripple.type)")
-    g.add_argument("--ripple-command", metavar="CMD", default=s,
-                   help='the script ripple\'s command line, split like a shell, e.g. "claude -p {message}" '
-                        "(ripple.command)")
-    g.add_argument("--ripple-url", metavar="URL", default=s,
-                   help="the endpoint ripple's Observatory or Lodestar ripple route (ripple.url)")
-    g.add_argument("--ripple-token", metavar="TOKEN", default=s,
-                   help="the endpoint ripple's bearer (ripple.bearer_token)")
-    g.add_argument("--ripple-run-as", metavar="USER", default=s,
-                   help="the user the script ripple runs as (ripple.run_as)")
-    g.add_argument("--ripple-stdin", action="store_const", const=True, default=s,
-                   help="send the ripple message on stdin instead of in {message} (ripple.stdin)")
-    g.add_argument("--ripple-claude", metavar="DIR", default=s,
-                   help="wake Claude Code on this box in project folder DIR: reads ~/.claude.json and "
-                        "DIR/.mcp.json for the MCP servers registered there and writes a script ripple with "
-                        "their tools pre-approved and DIR as the working directory (ripple.type, "
-                        "ripple.command, ripple.cwd; ripple.run_as defaults to you)")
-    g.add_argument("--claude-json", metavar="PATH", default=s,
-                   help="the Claude Code settings --ripple-claude reads (else $SEREN_CLAUDE_JSON, else "
-                        "run_as's ~/.claude.json)")
-    g.add_argument("--voice-card", action="store_const", const=True, default=s,
-                   help="let the main model keep a voice card here (voice.enabled)")
+    for flag, kind, metavar, text in _FLAGS:
+        if kind == SWITCH:
+            g.add_argument(flag, action="store_const", const=True, default=argparse.SUPPRESS, help=text)
+        elif isinstance(kind, tuple):
+            g.add_argument(flag, choices=kind, default=argparse.SUPPRESS, help=text)
+        else:
+            g.add_argument(flag, type=kind, metavar=metavar, default=argparse.SUPPRESS, help=text)
     return parser
 
 
@@ -104,10 +97,6 @@ def mcp_installed() -> bool:
     return all(find_spec(name) is not None for name in ("mcp", "a2wsgi"))
 
 
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[str], None]] = None) -> list:
     """Lay the given flags over cfg (in place); return the dotted settings they changed.
 
@@ -115,7 +104,7 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
     --model-max-tokens under 256, --model-handover with no managed model, --ripple endpoint with no url,
     --ripple-claude with another --ripple type or a folder it cannot build the command for.
     """
-    say = say or _say
+    say = say or functools.partial(print, file=sys.stderr, flush=True)
     given = {k: v for k, v in vars(args).items() if v is not None}
     changed: list = []
 
@@ -129,7 +118,10 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
     if given.get("voice_card"):
         put(cfg.voice, "enabled", True, "voice.enabled")
     if given.get("mcp"):
-        _say_mcp(say)
+        if mcp_installed():
+            say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
+        else:
+            say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
         put(cfg.server, "mcp_preload", True, "server.mcp_preload")
     return changed
 
@@ -200,14 +192,6 @@ def _split_command(command: str) -> list:
     if not argv:
         raise FlagError("--ripple-command is empty")
     return argv
-
-
-def _say_mcp(say: Callable[[str], None]) -> None:
-    """--mcp: say whether the [mcp] extra is installed."""
-    if mcp_installed():
-        say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
-    else:
-        say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
 
 
 def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:

@@ -7,9 +7,10 @@ import argparse
 from hippocampus.config.candidates import TIMEOUT_CAP
 
 REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate "
-                      "small model, exactly as they were sent then, read its answers the way a sleep reads them, and compare "
-               "both sides: operations that parse, failed calls, cut-off answers, invented numbers or dates, word "
-               "overlap with what landed in Memory, seconds. Nothing is written to Memory.")
+                      "small model, exactly as they were sent then, read its answers the way a sleep reads them, and "
+                      "compare both sides: operations that parse, failed calls, cut-off answers, invented numbers or "
+                      "dates, word overlap with what landed in Memory, seconds. Nothing is written to Memory.")
+
 
 def add_check_config_command(sub, after: argparse.ArgumentParser, card: argparse.ArgumentParser) -> None:
     p = sub.add_parser("check-config", parents=[after, card],
@@ -56,6 +57,7 @@ def add_ripple_commands(sub, after: argparse.ArgumentParser, card: argparse.Argu
                           "time and first lines of output")
     chk.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
                      help="how long --fire waits for the command (default ripple.timeout_seconds)")
+
 
 def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
     p = sub.add_parser("replay", parents=[after], help="replay past drafts on a candidate small model and compare",

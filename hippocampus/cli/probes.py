@@ -1,10 +1,8 @@
 """check-config's probes: what the config names that can be reached from here, tried once each, so a config
 that would fail at bedtime is named now. Each failure is a warning with its fix; each success a `# ` line.
 
-Memory (does it answer, and is it SerenMemory), a model this service does not start (does it answer; a
-managed one is down between sleeps by design, so its server binary and model file are looked at instead),
-the lifecycle's start command, and a script ripple's command on the ripple account's PATH (the account and
-command lines of check-ripple, hippocampus/ripple/check.py). `check-config --offline` runs none of them.
+A managed model is down between sleeps by design, so its server binary and model file are looked at instead
+of its URL; a script ripple's account and command are check-ripple's own lines (hippocampus/ripple/check.py).
 """
 from __future__ import annotations
 

@@ -62,15 +62,12 @@ def run(args, out=None) -> int:
     return 0
 
 
+_FORMATS = {"overlap_landed": "{:.2f}", "seconds": "{:.1f}"}     # every other column as it is
+
+
 def _cell(k: dict, key: str) -> str:
     v = k.get(key)
-    if v is None:
-        return "-"
-    if key == "overlap_landed":
-        return f"{v:.2f}"
-    if key == "seconds":
-        return f"{v:.1f}"
-    return str(v)
+    return "-" if v is None else _FORMATS.get(key, "{}").format(v)
 
 
 def table(results: dict) -> str:

@@ -26,10 +26,8 @@ def ripple_claude(args: argparse.Namespace) -> int:
     if args.yaml is not None:
         print("\n".join(claude_setup.yaml_lines(cr, args.yaml)))
     else:
-        print("ripple:")
-        print("  type: script")
-        print("\n".join(claude_setup.yaml_lines(cr, 2)))
-        print(f"  run_as: {json.dumps(run_as)}")
+        lines = ["ripple:", "  type: script", *claude_setup.yaml_lines(cr, 2), f"  run_as: {json.dumps(run_as)}"]
+        print("\n".join(lines))
     print(f"# {len(cr.servers)} MCP server(s) for {cr.cwd}: {cr.registered.scopes()} "
           f"(from {cr.registered.settings})", file=sys.stderr)
     return 0
