@@ -74,8 +74,7 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
 
 def context_row(fit: dict, headline: str = "") -> list:
     """The model card's context row: does the largest prompt a sleep can send fit the server's context."""
-    too_long = fit_sentence(fit)
-    if too_long:
+    if too_long := fit_sentence(fit):
         return ["context", _once(too_long, headline), "bad"]
     if fit.get("error"):
         return ["context", f"not measured: {fit['error']}", ""]

@@ -66,15 +66,14 @@ def group_say(g: dict) -> dict:
 def quality_note(rep: dict) -> dict:
     err = rep.get("error")
     if not rep.get("ready"):
-        return {"level": "bad" if err else "ok",
-                "note": "Memory's drafts could not be read, so there is no report yet." if err
-                else "Reading the reviews in Memory…"}
-    if not rep.get("groups"):
-        return {"level": "bad" if err else "ok", "note": "No drafts on record yet."}
-    stale = " (not refreshed: Memory did not answer)" if err else ""
-    return {"level": "bad" if err else "ok",
-            "note": f"{n(rep.get('drafts') or 0, 'draft')} on record; each operation counts under the model and "
-                    f"card of the draft that first proposed it.{stale}"}
+        note = "Memory's drafts could not be read, so there is no report yet." if err \
+            else "Reading the reviews in Memory…"
+    elif not rep.get("groups"):
+        note = "No drafts on record yet."
+    else:
+        note = (f"{n(rep.get('drafts') or 0, 'draft')} on record; each operation counts under the model and card "
+                "of the draft that first proposed it." + (" (not refreshed: Memory did not answer)" if err else ""))
+    return {"level": "bad" if err else "ok", "note": note}
 
 
 def quality(rep: dict) -> dict:

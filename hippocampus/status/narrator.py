@@ -39,20 +39,16 @@ def headline(s: dict, now: float) -> tuple:
     if mem.get("reachable") is False:
         return (f"Memory at {mem.get('url')} is not answering ({mem.get('error') or 'no answer'}): nothing can "
                 "sleep until it does.", BAD, None)
-    failed = [name for name, a in (s.get("actors") or {}).items() if (a or {}).get("state") == "failed"]
-    if failed:
+    if failed := [name for name, a in (s.get("actors") or {}).items() if (a or {}).get("state") == "failed"]:
         one = len(failed) == 1
         return (f"The {' and '.join(failed)} actor{'' if one else 's'} crashed too often and "
                 f"{'is' if one else 'are'} down: press Restart beside {'it' if one else 'each'} on the Actors "
                 "card.", BAD, "restart")
-    writes = [s[key] for key in ("state_error", "events_error") if s.get(key)]
-    if writes:
+    if writes := [s[key] for key in ("state_error", "events_error") if s.get(key)]:
         return (" ".join(w.rstrip(".") + "." for w in writes), BAD, None)
-    broken = _broken(s, now)
-    if broken:
+    if broken := _broken(s, now):
         return broken
-    busy = s.get("busy")
-    if busy:
+    if busy := s.get("busy"):
         prog = s.get("progress") or {}
         piles = f": {prog.get('piles_done', 0)} of {prog['piles']} pile(s) drafted" if prog.get("piles") else ""
         return (f"A {busy.get('what')} is running since {hhmm(busy.get('since'))}{piles}.", BUSY, None)
@@ -66,12 +62,10 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
                 if (last.get("retry_at") or 0) > now else " for the next check")
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
                 f"{then}.", BAD, "sleep")
-    down = model_down(s)
-    if down:
+    if down := model_down(s):
         return (f"The model at {s.get('model_url')} is configured but not answering ({down}): the next sleep "
                 "fails until it does.", BAD, None)
-    too_long = fit_sentence(s.get("model_fit"))
-    if too_long:
+    if too_long := fit_sentence(s.get("model_fit")):
         return (f"The model's context is too small: {too_long}. Until then a full pile's answers are lost.",
                 BAD, None)
     lc = s.get("model_lifecycle") or {}
@@ -104,12 +98,10 @@ def _other_copy(s: dict) -> Optional[tuple]:
 
 
 def _waiting(s: dict, now: float) -> tuple:
-    other = _other_copy(s)
-    if other:
+    if other := _other_copy(s):
         return other
     chain = s.get("chain") or {}
-    waiting = chain.get("waiting_draft")
-    if waiting:
+    if waiting := chain.get("waiting_draft"):
         age = span(now - float(waiting.get("created_at") or now))
         return (f"Draft {short(waiting.get('id'))} ({n(waiting.get('operations') or 0, 'operation')}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
