@@ -21,20 +21,18 @@ def sleep_words(r: dict) -> str:
     return "slept, nothing worth drafting" + (f" ({n(below, 'fragment')} below the evidence bar)" if below else "")
 
 
+# what a tend did, in this order: (the report's count, its words, what it counts)
+TEND_BITS = (("resubmitted", "redrafted {}", "chain"), ("closed", "closed {}", "chain"),
+             ("ended", "{} ended with denials", "chain"), ("deferred", "{} waiting for sleep time", "redraft"),
+             ("model_failures", "the model could not write {}", "redraft"))
+
+
 def tend_words(r: dict) -> str:
     if not r:
         return "never tended yet"
     if r.get("interrupted"):
         return "interrupted by a stop: nothing was posted"
-    bits = []
-    for key, words in (("resubmitted", "redrafted {}"), ("closed", "closed {}"),
-                       ("ended", "{} ended with denials")):
-        if r.get(key):
-            bits.append(words.format(n(r[key], "chain")))
-    if r.get("deferred"):
-        bits.append(f"{n(r['deferred'], 'redraft')} waiting for sleep time")
-    if r.get("model_failures"):
-        bits.append(f"the model could not write {n(r['model_failures'], 'redraft')}")
+    bits = [words.format(n(r[key], noun)) for key, words, noun in TEND_BITS if r.get(key)]
     if r.get("error"):
         return f"failed: {r['error']}" + (f" ({', '.join(bits)})" if bits else "")
     if r.get("under_review") and not bits:

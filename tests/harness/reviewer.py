@@ -10,6 +10,10 @@ from hippocampus.demo.waiting import wait_for  # noqa: F401 - tests import it fr
 class MemoryHand(_DemoHand):
     """The demo's hand, plus the reads and writes only tests make."""
 
+    def draft(self, draft_id: str, review: bool = False) -> dict:
+        """A draft; with review=True as a reviewer reads it (each operation's earlier attempts)."""
+        return self._req("GET", f"/drafts/{draft_id}", params={"review": "true"} if review else None)
+
     def drafts(self, status: Optional[str] = None) -> list:
         params: dict = {"limit": 200}
         if status:
