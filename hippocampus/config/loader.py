@@ -48,24 +48,21 @@ def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None)
 def _read_yaml(path: str, warnings: list) -> dict:
     from ruamel.yaml import YAML
 
+    text = None
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        warnings.append(f"config file {path} does not exist; running on defaults")
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"config file {path} could not be read ({exc}); running on defaults")
-        return {}
-    try:
         data = YAML(typ="safe", pure=True).load(text)
-    except Exception as exc:  # noqa: BLE001 - any parser error means "malformed"
-        warnings.append(f"config file {path} is not valid yaml {yaml_error(exc, text)}; running on defaults")
-        return {}
-    if data is not None and not isinstance(data, dict):
-        warnings.append(f"config file {path} does not hold a mapping at the top level "
-                        f"(it holds a {type(data).__name__}); running on defaults")
-        return {}
-    return data or {}
+    except Exception as exc:  # noqa: BLE001 - no text: it could not be read; else any parser error is "malformed"
+        if text is None:
+            problem = "does not exist" if isinstance(exc, FileNotFoundError) else f"could not be read ({exc})"
+        else:
+            problem = f"is not valid yaml {yaml_error(exc, text)}"
+    else:
+        if data is None or isinstance(data, dict):
+            return data or {}
+        problem = f"does not hold a mapping at the top level (it holds a {type(data).__name__})"
+    warnings.append(f"config file {path} {problem}; running on defaults")
+    return {}
 
 
 def yaml_error(exc: Exception, text: str) -> str:
@@ -272,11 +269,10 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
 
 def load(cli_path: Optional[str] = None, *, environ: Optional[dict] = None, announce: bool = True) -> Config:
     """Resolve the path, read it leniently, and build the config. Warnings are logged."""
-    env = os.environ if environ is None else environ
-    path = resolve_path(cli_path, env)
+    path = resolve_path(cli_path, environ)
     warnings: list = []
     data = _read_yaml(path, warnings) if path else {}
-    cfg = build(data, path=path, environ=env, warnings=warnings)
+    cfg = build(data, path=path, environ=environ, warnings=warnings)
     if announce:
         for w in warnings:
             log.warning("config: %s", w)
