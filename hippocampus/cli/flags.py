@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import operator
 import os
 import shlex
 import sys
@@ -108,66 +109,67 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
     given = {k: v for k, v in vars(args).items() if v is not None}
     changed: list = []
 
-    def put(block: object, name: str, value: object, path: str) -> None:
-        setattr(block, name, value)
+    def put(path: str, value: object) -> None:
+        block, _, name = path.rpartition(".")
+        setattr(operator.attrgetter(block)(cfg), name, value)
         changed.append(path)
 
-    _apply_sleep(cfg.sleep, given, put)
+    _apply_sleep(given, put)
     _apply_model(cfg.model, given, put)
     _apply_ripple(cfg.ripple, given, put, say)
     if given.get("voice_card"):
-        put(cfg.voice, "enabled", True, "voice.enabled")
+        put("voice.enabled", True)
     if given.get("mcp"):
         if mcp_installed():
             say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
         else:
             say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
-        put(cfg.server, "mcp_preload", True, "server.mcp_preload")
+        put("server.mcp_preload", True)
     return changed
 
 
-def _apply_sleep(sleep, given: dict, put) -> None:
+def _apply_sleep(given: dict, put) -> None:
     """--tend-cycle and --tend-every (at least 60 seconds, and not with the cycle off)."""
     if "tend_cycle" in given:
-        put(sleep, "tend_cycle", bool(given["tend_cycle"]), "sleep.tend_cycle")
+        put("sleep.tend_cycle", bool(given["tend_cycle"]))
     if "tend_every" in given:
         every = float(given["tend_every"])
         if given.get("tend_cycle") is False:
             raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
         if every < 60:
             raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
-        put(sleep, "tend_interval_seconds", every, "sleep.tend_interval_seconds")
+        put("sleep.tend_interval_seconds", every)
 
 
 def _apply_model(model, given: dict, put) -> None:
     """The managed model server (--model-server/-path/-args), --model-max-tokens and --model-handover."""
     lc = model.lifecycle
-    _copy(lc, "model.lifecycle", given, put, (("model_server", "server"), ("model_path", "model_path"),
-                                               ("model_args", "server_args")))
+    _copy(given, put, (("model_server", "model.lifecycle.server"), ("model_path", "model.lifecycle.model_path"),
+                       ("model_args", "model.lifecycle.server_args")))
     if lc.built and not lc.manage:
-        put(lc, "manage", True, "model.lifecycle.manage")   # server + path turn management on, as in the yaml
+        put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
     if "model_max_tokens" in given:
         n = int(given["model_max_tokens"])
         if n < 256:
             raise FlagError(f"--model-max-tokens must be at least 256, not {n}")
-        put(model, "max_tokens", n, "model.max_tokens")
+        put("model.max_tokens", n)
     if given.get("model_handover"):
         if not lc.managed:
             raise FlagError("--model-handover needs a model this service starts: give --model-server and "
                             "--model-path (or set model.lifecycle in the yaml)")
-        put(lc, "handover", True, "model.lifecycle.handover")
+        put("model.lifecycle.handover", True)
 
 
 def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
     """--ripple and its settings, or --ripple-claude DIR; an endpoint ripple needs its url."""
     if "ripple" in given:
-        put(ripple, "type", "" if given["ripple"] == "off" else given["ripple"], "ripple.type")
+        put("ripple.type", "" if given["ripple"] == "off" else given["ripple"])
     if "ripple_command" in given:
-        put(ripple, "command", _split_command(str(given["ripple_command"])), "ripple.command")
-    _copy(ripple, "ripple", given, put, (("ripple_url", "url"), ("ripple_token", "bearer_token", str),
-                                          ("ripple_run_as", "run_as")))
+        put("ripple.command", _split_command(str(given["ripple_command"])))
+    _copy(given, put, (("ripple_url", "ripple.url"), ("ripple_token", "ripple.bearer_token", str),
+                       ("ripple_run_as", "ripple.run_as")))
     if given.get("ripple_stdin"):
-        put(ripple, "stdin", True, "ripple.stdin")
+        put("ripple.stdin", True)
     if "ripple_claude" in given:
         _ripple_claude(ripple, given, put, say)
     elif "claude_json" in given:
@@ -176,11 +178,11 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
         raise FlagError("--ripple endpoint needs a url: give --ripple-url (an Observatory or Lodestar ripple route)")
 
 
-def _copy(block, path: str, given: dict, put, pairs: tuple) -> None:
-    """Each given flag's text onto its key (stripped, unless the pair names another conversion)."""
-    for flag, key, *convert in pairs:
+def _copy(given: dict, put, pairs: tuple) -> None:
+    """Each given flag's text onto its setting (stripped, unless the pair names another conversion)."""
+    for flag, path, *convert in pairs:
         if flag in given:
-            put(block, key, (convert or [str.strip])[0](str(given[flag])), f"{path}.{key}")
+            put(path, (convert or [str.strip])[0](str(given[flag])))
 
 
 def _split_command(command: str) -> list:
@@ -209,10 +211,10 @@ def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None
     except claude_setup.ClaudeSetupError as exc:
         raise FlagError(str(exc)) from None
     if ripple.type != "script":
-        put(ripple, "type", "script", "ripple.type")
-    put(ripple, "command", cr.command, "ripple.command")
-    put(ripple, "cwd", cr.cwd, "ripple.cwd")
+        put("ripple.type", "script")
+    put("ripple.command", cr.command)
+    put("ripple.cwd", cr.cwd)
     if not ripple.run_as and run_as:
-        put(ripple, "run_as", run_as, "ripple.run_as")
+        put("ripple.run_as", run_as)
     say(f"ripple-claude: {len(cr.servers)} MCP server(s) pre-approved for {cr.cwd} "
         f"({cr.registered.scopes()}; from {cr.registered.settings})")
