@@ -1,19 +1,18 @@
 """Copies of the service on one Memory (two state folders, one store): one works on a brief or a chain at a time.
 
-The claim is a near-term note in Memory that says who works on what and until when. Its id comes from what
-it claims and a generation (0, 1, ...), and Memory keeps the first note posted under an id (a second POST
-with that id changes nothing), so of two copies claiming at once exactly one reads its own name back. A
-claim past its `until` (its copy was killed) is taken over with the next generation, the same way. The
-holder checks it again right before each model call and before posting, renews it when half is gone, and
-deletes it when done. Only Memory's own API: POST /near with an id and extra, GET /near, DELETE /near/{id}.
+The claim is a near-term note that says who works on what and until when. Its id comes from what it claims
+and a generation (0, 1, ...), and Memory keeps the first note posted under an id, so of two copies claiming
+at once exactly one reads its own name back. A claim past its `until` (its copy was killed) is taken over
+with the next generation. The holder checks it before each model call and post, renews it when half is gone
+and deletes it when done.
 """
 from __future__ import annotations
 
 import logging
 import os
 import socket
+import time
 import uuid
-from typing import Optional
 
 from hippocampus.memory import MemoryRefused
 
@@ -134,8 +133,6 @@ def drafted(ctx, draft_id: str) -> bool:
 
 
 def _hhmm(at) -> str:
-    import time
-
     try:
         return time.strftime("%H:%M:%S", time.localtime(float(at)))
     except (TypeError, ValueError):

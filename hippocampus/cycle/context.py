@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Any, Optional
 
 from hippocampus.clock import Clock
 from hippocampus.config import Config
@@ -17,17 +17,8 @@ from hippocampus.stopping import StopFlag
 log = logging.getLogger("hippocampus.events")
 
 
-class ModelGate(Protocol):
-    """The model's lifecycle as the drafting code sees it."""
-
-    def ensure(self) -> None: ...
-    def release(self, busy_seconds: float) -> None: ...
-    def handover(self) -> bool: ...
-    def held_until(self, now: float) -> Optional[float]: ...
-
-
 class AlwaysUp:
-    """The gate for an unmanaged model: nothing to start or stop."""
+    """The model gate (ensure, release, handover, held_until) of an unmanaged model: nothing to start or stop."""
 
     def ensure(self) -> None:
         return None
@@ -62,9 +53,8 @@ class Context:
         return self.events.emit(type_, **fields)
 
     def emit_once(self, type_: str, key: str, **fields: Any) -> Optional[dict]:
-        """Emit the event unless the event log already holds one of this type with the same `key` field: a
-        step finished again after a crash (a cull, a submit, a sleep) says once what it did. The log is on
-        disk before emit returns."""
+        """Emit unless the log already holds one of this type with the same `key` field: a step finished
+        again after a crash (a cull, a submit, a sleep) says once what it did."""
         if any(e.get(key) == fields[key] for e in self.events.list(limit=self.events.keep, type_=type_)):
             log.info("%s for %s was already said before the restart", type_, fields[key])
             return None
