@@ -1,7 +1,6 @@
 """One read of Memory per tick: the live drafts grouped into chains, and the open briefs. Plain values.
 
-Invariant: every question a tick asks about drafts and briefs (is a chain open, which brief to sleep on,
-which short-terms a pending draft holds, which chains landed) is answered from one Snapshot, read once.
+Every question a tick asks about drafts and briefs is answered from one Snapshot, read once.
 """
 from __future__ import annotations
 
@@ -26,7 +25,6 @@ class Snapshot:
     def __post_init__(self) -> None:
         object.__setattr__(self, "chains", tuple(chain.plan(list(self.drafts))))
 
-    # ------------------------------------------------------------ the one definition
     @property
     def open_chain(self) -> Optional[chain.Next]:
         """One chain at a time: a chain under review, or with denied operations waiting for their redraft,
@@ -37,23 +35,18 @@ class Snapshot:
     def chain_open(self) -> bool:
         return self.open_chain is not None
 
-    # ------------------------------------------------------------ chains by what they need
-    def chains_needing(self, action: str) -> list:
-        return [c for c in self.chains if c.action == action]
-
     @property
     def under_review(self) -> list:
-        return self.chains_needing(chain.REVIEW)
+        return [c for c in self.chains if c.action == chain.REVIEW]
 
     @property
     def redrafts_due(self) -> list:
-        return self.chains_needing(chain.REDRAFT)
+        return [c for c in self.chains if c.action == chain.REDRAFT]
 
     @property
     def landed(self) -> list:
-        return self.chains_needing(chain.CLOSE)
+        return [c for c in self.chains if c.action == chain.CLOSE]
 
-    # ------------------------------------------------------------ briefs
     @property
     def briefs_in_chains(self) -> set:
         """The briefs that opened a live chain, or a chain whose cull is in flight (its drafts may all be
@@ -66,21 +59,16 @@ class Snapshot:
         """The newest open brief that is neither parked, nor the one a live chain is working on, nor older
         than that one (a chain that lands consumes the briefs written before its own: they are answered)."""
         used = self.briefs_in_chains
-        times = dict(self.brief_times)
-        times.update({b.get("id"): _created(b) for b in self.briefs})
-        stamps = [times[i] for i in used if times.get(i) is not None]
-        cutoff = max(stamps) if stamps else None
-        for b in self.briefs:
-            if b.get("id") in self.parked or b.get("id") in used:
-                continue
-            if cutoff is not None and _created(b) is not None and _created(b) < cutoff:
-                continue
-            return b
-        return None
+        times = {**dict(self.brief_times), **{b.get("id"): _created(b) for b in self.briefs}}
+        cutoff = max((times[i] for i in used if times.get(i) is not None), default=None)
+        skip = self.parked | used
+        return next((b for b in self.briefs if b.get("id") not in skip
+                     and (cutoff is None or _created(b) is None or _created(b) >= cutoff)), None)
 
     def held_short_ids(self) -> set:
         """Short-terms a pending operation of a pending draft cites: a sleep leaves them alone."""
-        return chain.held_short_ids(list(self.drafts))
+        return {sid for d in self.drafts if d.get("status") == "pending" for op in d.get("operations", [])
+                if op.get("status", "pending") == "pending" for sid in op.get("source_short_ids") or []}
 
     def has_draft(self, draft_id: str) -> bool:
         return any(d.get("id") == draft_id for d in self.drafts)
@@ -89,10 +77,8 @@ class Snapshot:
         """What /status and the viewer show of it."""
         waiting = self.under_review[0].latest if self.under_review else None
         open_chain = self.open_chain
-        chain_brief = None if open_chain is None else next(
-            (d.get("brief_id_used") for d in open_chain.attempts if d.get("brief_id_used")), None)
         return {"at": self.at, "chain_open": self.chain_open, "chains": len(self.chains),
-                "chain_brief_id": chain_brief,
+                "chain_brief_id": None if open_chain is None else chain.brief_of(open_chain.attempts),
                 "under_review": len(self.under_review), "redrafts_due": len(self.redrafts_due),
                 "landed": len(self.landed), "open_briefs": len(self.briefs),
                 "brief_id": (self.brief or {}).get("id"),

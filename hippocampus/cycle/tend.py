@@ -1,11 +1,8 @@
 """Tend and cull: redraft what the reviewer denied, close chains that landed.
 
-A cull is recorded step by step in the state file before each step runs, so a
-closing cut short by a crash is finished on the next tend, never repeated
-(no second close, no second consume). What it says (chain_ended, brief_consumed,
-chain_closed) is said before the state file drops the step that says it, and only
-if the event log does not hold it already: a crash between the two loses no event
-and the restart does not say it twice.
+A cull is recorded step by step in the state file before each step runs, so a closing cut short by a crash
+is finished on the next tend, never repeated. Its events are said before the state file drops the step that
+says them, and only if the log does not hold them already: a crash loses no event and says none twice.
 """
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error"
 
 
 def record(ctx: Context, report: TendReport) -> None:
-    """What a tend records as it ends: last_tend, since when redrafts wait, and a history row if it did
-    something or failed."""
+    """last_tend, since when redrafts wait, and a history row if it did something or failed."""
     waiting = ctx.state.get("redrafts_waiting_since")
     if report.deferred and not waiting:
         ctx.state.set(redrafts_waiting_since=report.started_at)
@@ -50,17 +46,14 @@ def redraft(ctx: Context, step: chain.Next, report: TendReport, snap: Snapshot) 
         report.resubmitted.append({"draft_id": result.draft_id, "cluster_id": step.cluster_id,
                                    "attempt": result.attempt, "operations": result.operations,
                                    "terminal": result.terminal})
-        return
-    if result.failures:
-        return                                    # the model could not write it: the chain waits
-    why = "withdrawn" if result.withdrawn == len(chain.denied_ops(step.latest)) else "nothing to redraft"
-    close_chain(ctx, step, report, why=why, snap=snap)
+    elif not result.failures:                     # with failures the model could not write it: the chain waits
+        why = "withdrawn" if result.withdrawn == len(chain.denied_ops(step.latest)) else "nothing to redraft"
+        close_chain(ctx, step, report, why=why, snap=snap)
 
 
 def close_chain(ctx: Context, step: chain.Next, report: TendReport, why: Optional[str], snap: Snapshot) -> None:
     """Record the cull's plan in the state file, then carry it out step by step."""
-    cid = step.cluster_id
-    attempts = step.attempts
+    cid, attempts = step.cluster_id, step.attempts
     denied_left = len(chain.denied_ops(step.latest))
     if denied_left and cid not in (ctx.state.get("ended_chains") or []):
         fields = {"why": why} if why else {}
@@ -68,19 +61,21 @@ def close_chain(ctx: Context, step: chain.Next, report: TendReport, why: Optiona
                       denied=denied_left, **fields)
         ctx.state.mutate("ended_chains", lambda e: (e + [cid])[-200:])
         report.ended.append(cid)
-    brief_id = next((d.get("brief_id_used") for d in attempts if d.get("brief_id_used")), None)
     record = {
         "cluster_id": cid, "drafts": [d["id"] for d in attempts if d.get("status") == "reviewed"],
-        "closed": [], "brief_id": brief_id, "last_draft_id": attempts[-1]["id"], "consumed": False,
+        "closed": [], "brief_id": chain.brief_of(attempts), "last_draft_id": attempts[-1]["id"], "consumed": False,
         "retired": False, "note_deleted": False, "attempts": len(attempts),
         "landed": sum(len(chain.approved_ops(d)) for d in attempts), "denied": denied_left,
         "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
     }
-    ctx.state.mutate("closing", lambda c: {**c, cid: record})
+    _save(ctx, record)
     finish_closing(ctx, cid, report, snap)
 
 
-def _save(ctx: Context, record: dict) -> None:
+def _save(ctx: Context, record: dict, done: Optional[str] = None) -> None:
+    """Keep the cull's record, with its step `done` marked done."""
+    if done:
+        record[done] = True
     ctx.state.mutate("closing", lambda c: {**c, record["cluster_id"]: record})
 
 
@@ -88,9 +83,7 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
     record = (ctx.state.get("closing") or {}).get(cid)
     if not record:
         return
-    for did in record["drafts"]:
-        if did in record["closed"]:
-            continue
+    for did in (d for d in record["drafts"] if d not in record["closed"]):
         try:
             ctx.memory.close_draft(did)
         except MemoryRefused as exc:
@@ -107,19 +100,16 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
             if exc.status != 404:
                 raise
             log.warning("the brief %s that opened chain %s is gone from Memory", brief_id, cid)
-        record["consumed"] = True
-        _save(ctx, record)
+        _save(ctx, record, "consumed")
     if brief_id and not record["retired"]:
         _retire_older_briefs(ctx, brief_id, snap.briefs)
-        record["retired"] = True
-        _save(ctx, record)
+        _save(ctx, record, "retired")
     if not record["note_deleted"]:
         # the note's id comes from the chain's first draft, so another copy's note is found too
         note_id = (ctx.state.get("review_notes") or {}).get(cid) or review_note_id(cid)
         ctx.memory.delete_near(note_id)
         ctx.state.mutate("review_notes", lambda n: {k: v for k, v in n.items() if k != cid})
-        record["note_deleted"] = True
-        _save(ctx, record)
+        _save(ctx, record, "note_deleted")
     try:
         tidy = ctx.memory.tidy(age_out=not record["catch_up"], near=True, sweep=not record["catch_up"],
                                purge=False)
