@@ -75,6 +75,14 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
                       served=answer.served)
 
 
+def extend_ops(ops: list, more: list) -> None:
+    """Append `more` to `ops`, its target_op indexes shifted to count from the start of `ops`."""
+    for op in more:
+        if op.get("target_op") is not None:
+            op["target_op"] += len(ops)
+    ops.extend(more)
+
+
 def submittable(ctx: Context, ops: list) -> list:
     """Leave out what this Memory cannot take: target_op (and redraft_of) only where /health lists them."""
     needs_target_op = any(op.get("target_op") is not None for op in ops)

@@ -17,7 +17,7 @@ from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
-from hippocampus.cycle.drafter import call_model, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import call_model, extend_ops, stamp, step_draft_id, submittable
 from hippocampus.drafting.prompt import redraft_prompt
 from hippocampus.drafting.schema import response_format
 
@@ -51,17 +51,20 @@ def earlier_versions(attempts: list, latest: dict, op: dict) -> list:
     return list(reversed(out))
 
 
+def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
+    """The memory if Memory has it in this tier. A purged core shown to the model would be attached to, and
+    Memory refuses a draft that names a core it no longer has (the chain would then never land)."""
+    try:
+        row = ctx.memory.memory(memory_id)
+    except MemoryError_:
+        return None
+    return row if row and row.get("tier") == tier else None
+
+
 def _short_rows(ctx: Context, ids: list) -> list:
-    rows = []
-    for sid in ids or []:
-        try:
-            row = ctx.memory.memory(sid)
-        except MemoryError_:
-            row = None
-        if row and row.get("tier") == "short":
-            rows.append({"id": row.get("id", sid), "content": row.get("content", ""),
-                         "metadata": row.get("metadata") or {}})
-    return rows
+    rows = [(sid, _row(ctx, sid, "short")) for sid in ids or []]
+    return [{"id": row.get("id", sid), "content": row.get("content", ""), "metadata": row.get("metadata") or {}}
+            for sid, row in rows if row]
 
 
 def _target_id(draft: dict, op: dict) -> Optional[str]:
@@ -74,34 +77,19 @@ def _target_id(draft: dict, op: dict) -> Optional[str]:
     return None
 
 
-def _still_long_term(ctx: Context, core_id: str) -> bool:
-    """Is this core still in long-term? A purged one shown to the model would be attached to, and Memory
-    refuses a draft that names a core it no longer has (the chain would then never land)."""
-    try:
-        row = ctx.memory.memory(core_id)
-    except MemoryError_:
-        return False
-    return bool(row) and row.get("tier") == "long"
-
-
 def _candidates(ctx: Context, step: chain.Next, op: dict, entries: list) -> list:
     seen: dict = {}
     for c in chain.chain_cores(step.attempts):
-        if _still_long_term(ctx, c["id"]):      # a core this chain made may have been forgotten since
+        if _row(ctx, c["id"], "long"):      # a core this chain made may have been forgotten since
             seen.setdefault(c["id"], c)
     texts = [e["content"] for e in entries] + [op.get("content") or ""]
     for c in find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores):
         seen.setdefault(c["id"], c)
     target = _target_id(step.latest, op)
-    if target and target not in seen:
-        row = None
-        try:
-            row = ctx.memory.memory(target)
-        except MemoryError_:
-            pass
-        if row and row.get("tier") == "long":
-            seen[target] = {"id": target, "content": row.get("content", ""), "satellites": 0,
-                            "topic": (row.get("metadata") or {}).get("topic")}
+    row = _row(ctx, target, "long") if target and target not in seen else None
+    if row:
+        seen[target] = {"id": target, "content": row.get("content", ""), "satellites": 0,
+                        "topic": (row.get("metadata") or {}).get("topic")}
     return list(seen.values())
 
 
@@ -112,7 +100,7 @@ def redraft_op(ctx: Context, step: chain.Next, op: dict, voice_block: str) -> tu
         return [], True, None          # word for word was the person's call: it stays marked, not redrafted
     candidates = _candidates(ctx, step, op, entries)
     target = _target_id(step.latest, op)
-    if target and not any(c.get("id") == target for c in candidates) and not _still_long_term(ctx, target):
+    if target and not any(c.get("id") == target for c in candidates) and not _row(ctx, target, "long"):
         target = None       # its core was purged since: shown as a target, the model would attach to it again
     shown_op = dict(op, target_core_id=target)
     prompt, markers = redraft_prompt(voice_block=voice_block, critique=op.get("critique") or "",
@@ -139,7 +127,6 @@ def redraft_op(ctx: Context, step: chain.Next, op: dict, voice_block: str) -> tu
         if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
             new["source_short_ids"] = list(op.get("source_short_ids") or [])
             new["evidence_count"] = max(1, len(new["source_short_ids"]))
-        new.setdefault("topic", op.get("topic"))
         if not new.get("topic"):
             new["topic"] = op.get("topic")
         new["redraft_of"] = op.get("index")
@@ -151,7 +138,6 @@ def redraft_chain(ctx: Context, step: chain.Next) -> RedraftResult:
     result = RedraftResult()
     if ctx.mechanical:
         log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
-        result.withdrawn = 0
         return result
     latest = step.latest
     voice_block, voice_version = ctx.voice_block()
@@ -169,10 +155,7 @@ def redraft_chain(ctx: Context, step: chain.Next) -> RedraftResult:
             elif withdrawn:
                 result.withdrawn += 1
                 log.info("op %s of draft %s was withdrawn by the redraft", op.get("index"), latest["id"])
-            for new in new_ops:
-                if new.get("target_op") is not None:
-                    new["target_op"] += len(ops)
-            ops.extend(new_ops)
+            extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
     if result.failures:

@@ -1,9 +1,8 @@
 """One sleep, step by step: purge, read the free fragments, cluster, draft, submit, tidy.
 
-A sleep either submits one whole draft or fails and keeps its brief: never a
-half-submitted draft, never a mechanical copy when the model is down, never a
-second draft for the same brief (the draft id is chosen and recorded before the
-POST, so a restart finishes what it started instead of drafting again).
+A sleep either submits one whole draft or fails and keeps its brief: never a half-submitted draft, never a
+mechanical copy when the model is down, never a second draft for the same brief (the draft id is chosen and
+recorded before the POST, so a restart finishes what it started instead of drafting again).
 """
 from __future__ import annotations
 
@@ -23,17 +22,12 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import draft_pile, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import draft_pile, extend_ops, stamp, step_draft_id, submittable
 from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
 
 log = logging.getLogger("hippocampus.sleep")
 REVIEW_TOPIC = "hippocampus, review"
-
-
-def review_note_text(draft_id: str, n_ops: int) -> str:
-    return (f"A draft with {n_ops} operation(s) waits for your review: review_draft {draft_id}. "
-            "Approve or deny each operation; a denial needs a critique.")
 
 
 def review_note_id(draft_id: str) -> str:
@@ -44,8 +38,7 @@ def review_note_id(draft_id: str) -> str:
 def draft_summary(ops: list) -> str:
     kinds = Counter(op["kind"] for op in ops)
     topics = sorted({op.get("topic") or "untagged" for op in ops})
-    text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + " across " + ", ".join(topics)
-    return text[:200]
+    return (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + " across " + ", ".join(topics))[:200]
 
 
 def purge(ctx: Context) -> tuple:
@@ -63,28 +56,27 @@ def purge(ctx: Context) -> tuple:
 
 
 def finish_submit(ctx: Context, record: dict) -> None:
-    """After the draft landed in Memory: the review note, the handover, draft_submitted (said once: a submit
-    finished again after a restart finds it in the log). The submit record is dropped with the sleep's
-    record (record_sleep), in one write. Idempotent."""
-    cluster_id = record["cluster_id"]
-    notes = ctx.state.get("review_notes") or {}
-    note_id = notes.get(cluster_id)
+    """After the draft landed in Memory: the review note, the handover, draft_submitted (once). Idempotent;
+    the submit record is dropped with the sleep's record (record_sleep)."""
+    cluster_id, draft_id = record["cluster_id"], record["draft_id"]
+    note_id = (ctx.state.get("review_notes") or {}).get(cluster_id)
     if not note_id:
         try:
-            note = ctx.memory.add_near(review_note_text(record["draft_id"], record["operations"]),
-                                       topic=REVIEW_TOPIC, note_id=review_note_id(record["draft_id"]))
+            note = ctx.memory.add_near(f"A draft with {record['operations']} operation(s) waits for your review: "
+                                       f"review_draft {draft_id}. Approve or deny each operation; a denial needs "
+                                       "a critique.", topic=REVIEW_TOPIC, note_id=review_note_id(draft_id))
             note_id = note.get("id")
             ctx.state.mutate("review_notes", lambda n: {**n, cluster_id: note_id})
         except MemoryError_ as exc:
-            log.warning("could not leave the review note for draft %s: %s", record["draft_id"], exc)
+            log.warning("could not leave the review note for draft %s: %s", draft_id, exc)
     ctx.gate.handover()
-    ctx.emit_once("draft_submitted", "draft_id", draft_id=record["draft_id"], operations=record["operations"],
+    ctx.emit_once("draft_submitted", "draft_id", draft_id=draft_id, operations=record["operations"],
                   kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
 
 
 def resume_submit(ctx: Context, snap=None) -> Optional[str]:
-    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed.
-    snap: the tick's snapshot; a draft it holds has landed, with no need to ask Memory."""
+    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed
+    (a draft the tick's snapshot holds has landed)."""
     record = ctx.state.get("submitting")
     if not record:
         return None
@@ -106,8 +98,7 @@ def resume_submit(ctx: Context, snap=None) -> Optional[str]:
 
 
 def resumed_report(ctx: Context, record: dict) -> SleepReport:
-    """The report of a sleep whose draft landed before the restart: what it had done by its submit (kept in
-    the submit record), finished now. A record written before the report was kept in it gives what it has."""
+    """The report of a sleep whose draft landed before the restart, from what the submit record kept."""
     saved = {"brief_id": record.get("brief_id"), "catch_up": bool(record.get("catch_up")),
              "started_at": record.get("at"), "operations": record.get("operations", 0), **(record.get("sleep") or {})}
     return SleepReport.from_dict(saved, draft_id=record["draft_id"], tidy={"deferred": "until the chain lands"},
@@ -115,8 +106,7 @@ def resumed_report(ctx: Context, record: dict) -> SleepReport:
 
 
 def _adopt_review_note(ctx: Context, record: dict) -> None:
-    """A review note that reached Memory before the restart could record it is adopted, never written twice
-    (a second one would be left behind when the chain closes)."""
+    """A review note that reached Memory before the restart could record it is adopted, never written twice."""
     cluster_id = record["cluster_id"]
     if (ctx.state.get("review_notes") or {}).get(cluster_id):
         return
@@ -149,12 +139,10 @@ HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error"
 
 
 def record_sleep(ctx: Context, report: SleepReport) -> None:
-    """What a sleep records as it ends, the one place for both ways one ends: run_sleep, and resume_submit
-    finishing after a restart a sleep whose draft had landed. A sleep that did not fail says sleep_done
-    first (once, for a sleep with a draft: finished again after a crash, it finds it in the log), then one
-    write keeps the report, bedtime's clock (last_sleep_ok_at), the history row and, for its draft, the
-    chain's catch-up flag, and drops the submit record: killed between the two, the restart finds the
-    record, finishes the sleep again and says nothing twice."""
+    """What a sleep records as it ends (run_sleep, or resume_submit after a restart). A sleep that did not
+    fail says sleep_done first (once), then one write keeps the report, last_sleep_ok_at, the history row,
+    the chain's catch-up flag, and drops the submit record: killed between the two, the restart finishes
+    the sleep again and says nothing twice."""
     done = report.ok
     changes: dict = {"last_sleep": lambda _: report.to_dict(), "history": history_with(report.pick(HISTORY_KEYS))}
     if done:
@@ -173,9 +161,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
 
 def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
               purged: Optional[list] = None, claim: Optional[claims.Claim] = None) -> SleepReport:
-    """snap, purged: what the tick that started this sleep has just read and done (its snapshot of the
-    drafts, its purge, if it purged), so the sleep does not ask Memory again a moment later. claim: this
-    copy's claim on the brief, checked again before each model call and before the post."""
+    """snap, purged: the tick's snapshot and purge, so the sleep does not ask Memory again a moment later.
+    claim: this copy's claim on the brief, checked again before each model call and before the post."""
     now = ctx.clock.now()
     report = SleepReport(started_at=now, brief_id=(brief or {}).get("id"), brief_pulled=pulled,
                          catch_up=is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now))
@@ -225,7 +212,10 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
     if report.catch_up:
         ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
     report.brief_answered = resolve_brief_request(ctx, brief, pulled)
-    free = _free_shorts(ctx, snap, report)
+    held = snap.held_short_ids()                   # by a pending draft: left alone
+    shorts = ctx.memory.shorts(limit=cfg.sleep.max_entries_per_run)
+    free = [s for s in shorts if s.get("id") not in held]
+    report.held_back, report.quiet = len(shorts) - len(free), not free
     meta = (brief or {}).get("metadata") or {}
     promote = [str(h).lower() for h in meta.get("promote_hints") or []]
     noise = [str(h).lower() for h in meta.get("noise_hints") or []]
@@ -253,16 +243,6 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
     _nothing_to_submit(ctx, brief, pulled, report)
 
 
-def _free_shorts(ctx: Context, snap, report: SleepReport) -> list:
-    """The short-terms no pending draft holds (the snapshot says which are held)."""
-    held = snap.held_short_ids()
-    shorts = ctx.memory.shorts(limit=ctx.cfg.sleep.max_entries_per_run)
-    free = [s for s in shorts if s.get("id") not in held]
-    report.held_back = len(shorts) - len(free)
-    report.quiet = not free
-    return free
-
-
 def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str,
                  report: SleepReport, claim: Optional[claims.Claim] = None) -> tuple:
     """(the operations of every pile, in order, with target_op shifted; the model's name as served)."""
@@ -276,10 +256,8 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
         if ctx.mechanical:
             pile_ops = mechanical_ops(pile)
         else:
-            steer = None
-            if brief:
-                steer = Steer(summary=brief.get("content", ""), pulled=pulled,
-                              promote=list(pile.hits.promote), noise=list(pile.hits.noise))
+            steer = Steer(summary=brief.get("content", ""), pulled=pulled, promote=list(pile.hits.promote),
+                          noise=list(pile.hits.noise)) if brief else None
             if claim is not None:
                 claim.check()              # right before the model call: still ours
             res = draft_pile(ctx, pile, steer, voice_block)
@@ -290,18 +268,14 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
                 report.model_failures.append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
                 ctx.emit("draft_failed", topic=pile.topic, why=res.failure[:300])
             pile_ops = res.operations
-        shift = len(ops)
-        for op in pile_ops:
-            if op.get("target_op") is not None:
-                op["target_op"] += shift
-        ops.extend(pile_ops)
+        extend_ops(ops, pile_ops)
         ctx.progress.update(piles_done=i + 1)
     return ops, served
 
 
 def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
-    """A sleep that drafted nothing: a failure if the model could not draft; else the brief is consumed (or set
-    aside when it matched nothing) and the tidy runs."""
+    """A sleep that drafted nothing: a failure if the model could not draft; else the brief is consumed (or
+    set aside when it matched nothing) and the tidy runs."""
     if report.model_failures:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
