@@ -15,11 +15,8 @@ REQUEST_TTL = 6 * 3600
 
 def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float,
                first_check_at: Optional[float] = None) -> float:
-    """The next sleep.at (local HH:MM) after the last sleep, or interval_seconds after it.
-
-    A store that never slept is due from its first check (first_check_at, kept in the state), so the
-    checks after it count as misses; with sleep.at its first bedtime is the next HH:MM after that check.
-    Before any check (first_check_at None) it is due now."""
+    """The next sleep.at (local HH:MM) after the last sleep, or interval_seconds after it. A store that never
+    slept is due from its first check (with sleep.at: the next HH:MM after it), before any check now."""
     if cfg.at:
         hh, mm = (int(x) for x in cfg.at.split(":"))
         base = last_ok_at or first_check_at or now - 1

@@ -1,10 +1,8 @@
 """The tick's one decision: (snapshot, state, sleep config, now, what was asked) -> the steps, in order.
 
-Pure: no Memory, no threads, no clock of its own. The order is the brief's loop: finish a recorded
-submit or close; purge; close the chains that landed; redraft a chain now, or leave it for sleep time;
-then the gate: wait for the open chain, sleep on a brief, or (past bedtime, no brief) count a miss and
-ask for one. A sleep by hand (POST /sleep) is the gate asked now: wait for the open chain, sleep on the
-brief, or with none ask for one (ask_for_brief) or sleep without.
+Pure: no Memory, no threads, no clock of its own. The order is the brief's loop: finish a recorded submit or
+close; purge; close the chains that landed; redraft a chain now or at sleep time; then the gate (wait for the
+open chain, sleep on a brief, or past bedtime count a miss). A sleep by hand is the gate asked now.
 """
 from __future__ import annotations
 
@@ -46,18 +44,12 @@ class Step:
 @dataclass(frozen=True)
 class Asked:
     """What this tick was asked to do. redraft: True now, False not now, None sleep time decides.
-    by_hand: a sleep by hand (ask_for_brief: with no brief waiting, ask for one rather than sleep without)."""
+    ask_for_brief: a sleep by hand with no brief waiting asks for one rather than sleep without."""
     tend: bool = True
     check: bool = True
     redraft: Optional[bool] = True
     by_hand: bool = False
     ask_for_brief: bool = True
-
-
-def sleep_time(snap: Snapshot, cfg, state: Mapping, now: float) -> bool:
-    """With the tend cycle off, redrafts wait for sleep time: bedtime passed, or a new brief waiting
-    (not the one the open chain is working on)."""
-    return now >= bedtime(cfg, state, now) or snap.brief is not None
 
 
 def decide(snap: Snapshot, state: Mapping, cfg, now: float, asked: Asked = Asked()) -> list:
@@ -74,8 +66,8 @@ def decide(snap: Snapshot, state: Mapping, cfg, now: float, asked: Asked = Asked
         # a chain whose cull is recorded is being closed (an ended chain's denials are still in Memory)
         due = [c for c in snap.redrafts_due if c.cluster_id not in closing]
         redraft = asked.redraft
-        if redraft is None and due:
-            redraft = sleep_time(snap, cfg, state, now)
+        if redraft is None and due:          # sleep time: bedtime passed, or a new brief waiting
+            redraft = now >= bedtime(cfg, state, now) or snap.brief is not None
         steps.extend(Step(REDRAFT if redraft else DEFER, chain=c) for c in due)
     if asked.check:
         steps.append(_gate(snap, state, cfg, now))

@@ -1,10 +1,8 @@
 """The tick's one executor: read the snapshot once, decide once, run every step through one table.
 
-POST /tend, /check and /sleep (and MCP's tend_now, check_now, sleep_now) are what a tick is asked
-(`Asked`), on the same path as the scheduler's tick. A decision has two parts: the chain's (tend, run by the
-chain actor) and the rest (check, or a sleep by hand, run by the sleeper); each part ends as its typed
-report, recorded in the state file, and Memory is read again only when the report says it changed.
-Nothing else reads the tick's snapshot or decides.
+POST /tend, /check and /sleep (and their MCP tools) are what a tick is asked (`Asked`), on the scheduler's
+path. A decision has two parts: the chain's (tend, run by the chain actor) and the rest (check, or a sleep by
+hand, run by the sleeper); each ends as its typed report, and Memory is read again only if that changed it.
 """
 from __future__ import annotations
 
@@ -52,27 +50,26 @@ def _wait_chain(ctx, snap, step, out: Out) -> None:
 
 
 def _sleep(ctx, snap, step, out: Out) -> None:
+    brief_id = (step.brief or {}).get("id")
     held = None if ctx.mechanical or out.by_hand else ctx.gate.held_until(ctx.clock.now())
     if held:        # the failure is recorded once (its sleep_failed says when): the ticks meanwhile add nothing
-        out.check.status, out.check.retry_at = "waiting_for_model", held
-        out.check.brief_id = (step.brief or {}).get("id")
+        out.check.status, out.check.retry_at, out.check.brief_id = "waiting_for_model", held, brief_id
         return
-    brief_id = (step.brief or {}).get("id")
-    held = _claim_brief(ctx, brief_id, out) if brief_id else None
-    if brief_id and held is None:
+    claim = _claim_brief(ctx, brief_id, out) if brief_id else None
+    if brief_id and claim is None:
         return
     out.check.status, out.check.brief_id = "sleeping", brief_id
     ctx.state.set(brief_misses=0)
     try:
-        out.check.sleep = sleep.run_sleep(ctx, step.brief, snap, purged=out.purged, claim=held)
+        out.check.sleep = sleep.run_sleep(ctx, step.brief, snap, purged=out.purged, claim=claim)
     finally:
-        if held is not None:
-            held.release()
+        if claim is not None:
+            claim.release()
 
 
 def _claim_brief(ctx, brief_id: str, out: Out) -> Optional[claims.Claim]:
-    """This copy's claim on the brief, or None when another copy of the service sleeps on it or has (its draft,
-    whose id comes from the brief's, is in Memory): then the check says so and starts nothing."""
+    """This copy's claim on the brief, or None when another copy sleeps on it or has (its draft, whose id comes
+    from the brief's, is in Memory): then the check says so and starts nothing."""
     try:
         held = claims.claim(ctx, f"brief:{brief_id}", f"sleeps on brief {brief_id}")
     except claims.Taken as exc:
@@ -149,8 +146,7 @@ def _run(ctx, snap: Snapshot, steps, out: Out) -> None:
 
 
 def _done(ctx, report):
-    """After a part that changed Memory's drafts or briefs, read the snapshot again, so that what /status
-    shows is not the picture from before it."""
+    """After a part that changed Memory's drafts or briefs, read the snapshot again for /status."""
     if report.memory_changed:
         try:
             read_for(ctx)
@@ -197,9 +193,8 @@ def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:
 
 
 def check(ctx, given: Optional[tuple] = None) -> CheckReport:
-    """The sleeper's part: purge what is flagged; then the gate (sleep on a brief if no chain is open, or
-    count a miss and ask for one). given: the tick's (snapshot, steps); without it (POST /check) this reads
-    and decides the check alone."""
+    """The sleeper's part: purge what is flagged, then the gate. given: the tick's (snapshot, steps); without
+    it (POST /check) this reads and decides the check alone."""
     now = ctx.clock.now()
     out = Out(check=CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0))
     briefs.note_first_check(ctx, now)
@@ -216,8 +211,7 @@ def check(ctx, given: Optional[tuple] = None) -> CheckReport:
 
 
 def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused:
-    """POST /sleep: one cycle at a time; with no brief waiting, ask for one instead of drafting blind.
-    A SleepRefused when nothing was started."""
+    """POST /sleep: with no brief waiting, ask for one instead of drafting blind. SleepRefused: nothing started."""
     out = Out(check=CheckReport(at=ctx.clock.now()), by_hand=True)
     try:
         snap, steps = plan(ctx, Asked(tend=False, check=False, by_hand=True, ask_for_brief=ask_for_brief))
@@ -234,9 +228,8 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
 
 def tick(ctx, asked: Asked, run_tend: Callable = None, run_check: Callable = None) -> tuple:
     """One tick: (the tend's report, the check's, is a chain open now). run_tend, run_check: how each part is
-    run on (snapshot, steps), by default here (the scheduler hands them to the chain actor and the sleeper);
-    None from one means it did not run, which says nothing about the chain: never "no chain open" on its
-    word, or a sleep loses its model mid-answer."""
+    run (the scheduler hands them to its actors); None from one means it did not run, which never counts as
+    "no chain open" (a sleep would lose its model mid-answer)."""
     run_tend = run_tend or (lambda snap, steps: tend(ctx, given=(snap, steps)))
     run_check = run_check or (lambda snap, steps: check(ctx, given=(snap, steps)))
     now = ctx.clock.now()

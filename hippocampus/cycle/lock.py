@@ -1,8 +1,7 @@
 """One cycle at a time: a sleep, a tend and a check exclude each other.
 
-A request that finds the cycle busy is refused at once (HTTP 409, an MCP busy
-message), never queued behind a model call. The lock is taken by whoever asks
-first (a route, the scheduler) and handed to the actor that does the work.
+A request that finds the cycle busy is refused at once (HTTP 409, an MCP busy message), never queued behind a
+model call. The lock is taken by whoever asks first (a route, the scheduler) and handed to the actor.
 """
 from __future__ import annotations
 

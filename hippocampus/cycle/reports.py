@@ -1,8 +1,7 @@
 """What a tend, a check and a sleep did, as typed reports.
 
 Each says whether Memory's drafts or briefs changed (`memory_changed`), so the tick reads its snapshot again
-only then. `to_dict()` is the JSON the state file (last_tend, last_check, last_sleep, history rows) and the
-HTTP and MCP answers carry: the same keys as ever, read by the viewer and status/.
+only then. `to_dict()` is the JSON the state file, the HTTP and MCP answers, the viewer and status/ read.
 """
 from __future__ import annotations
 
