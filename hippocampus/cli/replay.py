@@ -28,22 +28,23 @@ def _env(args) -> ReplayEnv:
     return ReplayEnv(cfg=cfg, store=store_for(cfg), memory=memory)
 
 
+def _fail(text: str, code: int) -> int:
+    print(f"seren-hippocampus replay: {text}", file=sys.stderr)
+    return code
+
+
 def run(args, out=None) -> int:
     out = out or sys.stdout
     if (args.draft_id is None) == (args.last is None):
-        print("seren-hippocampus replay: give a DRAFT_ID or --last N (one of them)", file=sys.stderr)
-        return 2
+        return _fail("give a DRAFT_ID or --last N (one of them)", 2)
     if args.last is not None and args.last < 1:
-        print("seren-hippocampus replay: --last takes a whole number of drafts, 1 or more", file=sys.stderr)
-        return 2
+        return _fail("--last takes a whole number of drafts, 1 or more", 2)
     if args.model_url:
-        print(f"seren-hippocampus replay: --model-url is no longer taken: replay reaches only the configured "
-              f"model and the candidates listed in replay.candidates; list {args.model_url!r} there under a name "
-              "and pass --candidate NAME", file=sys.stderr)
-        return 2
+        return _fail(f"--model-url is no longer taken: replay reaches only the configured model and the candidates "
+                     f"listed in replay.candidates; list {args.model_url!r} there under a name and pass --candidate "
+                     "NAME", 2)
     if args.timeout is not None and not args.timeout > 0:
-        print("seren-hippocampus replay: --timeout is a number of seconds above 0", file=sys.stderr)
-        return 2
+        return _fail("--timeout is a number of seconds above 0", 2)
     env = _env(args)
     kw = {"candidate": args.candidate, "model": args.model_name, "timeout_seconds": args.timeout}
     try:
@@ -53,11 +54,9 @@ def run(args, out=None) -> int:
             return 0
         results = compare(env, args.last, **kw)
     except (NoPacket, NotAllowed) as exc:
-        print(f"seren-hippocampus replay: {exc}", file=sys.stderr)
-        return 1
+        return _fail(str(exc), 1)
     if not results["drafts"]:
-        print(f"seren-hippocampus replay: no replay packets in {env.store.folder}", file=sys.stderr)
-        return 1
+        return _fail(f"no replay packets in {env.store.folder}", 1)
     print(json.dumps(results, indent=2) if args.json else table(results), file=out)
     return 0
 

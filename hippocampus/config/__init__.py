@@ -3,6 +3,5 @@
 `from hippocampus.config import Config, load` is the face: the schema's names and the loader's four.
 """
 from hippocampus.config.schema import *  # noqa: F401,F403 - the schema's blocks and constants
-from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES,  # noqa: F401
-                                       SECRET_KEYS, _all_paths, _block_type)
+from hippocampus.config.schema import _all_paths, _block_type  # noqa: F401 - private, so not in the * above
 from hippocampus.config.loader import build, load, redacted, resolve_path  # noqa: F401
