@@ -1,8 +1,7 @@
 """The brief is the gate: the first check, the misses, asking the main model for a brief, pulling one.
 
-The hippocampus never drafts on its own clock. A brief there and no chain open
-means sleep now; none means wait, and past bedtime every brief_check_misses
-misses it asks for one (one near-term note, and a brief_requested event each time).
+The hippocampus never drafts on its own clock. A brief there and no chain open means sleep now; none means
+wait, and past bedtime every brief_check_misses misses it asks for one.
 """
 from __future__ import annotations
 

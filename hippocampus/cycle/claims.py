@@ -51,8 +51,8 @@ def _note_id(key: str, gen: int) -> str:
 
 def _claims(ctx, key: str) -> list:
     """The claim notes on `key`, oldest generation first, as {gen, copy, pid, host, folder, what, until, id}."""
-    rows = [n for n in ctx.memory.list_near() if (n.get("metadata") or {}).get("claim") == key]
-    out = [{**n["metadata"], "id": n.get("id")} for n in rows]
+    out = [{**n["metadata"], "id": n.get("id")} for n in ctx.memory.list_near()
+           if (n.get("metadata") or {}).get("claim") == key]
     return sorted(out, key=lambda c: int(c.get("gen") or 0))
 
 
@@ -97,8 +97,7 @@ class Claim:
 def claim(ctx, key: str, what: str) -> Claim:
     """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken."""
     mine = me(ctx)["copy"]
-    notes = _claims(ctx, key)
-    top = notes[-1] if notes else None
+    top = (_claims(ctx, key) or [None])[-1]
     c = Claim(ctx, key, what, top or {})
     try:
         if top is not None and top.get("copy") == mine:

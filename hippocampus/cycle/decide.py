@@ -88,7 +88,3 @@ def _gate(snap: Snapshot, state: Mapping, cfg, now: float) -> Step:
     misses = int(state.get("brief_misses") or 0) + 1
     return Step(MISS, misses=misses, ask=bool(cfg.brief_request) and misses % cfg.brief_check_misses == 0,
                 pull=bool(cfg.brief_pull) and misses >= cfg.brief_check_misses)
-
-
-def kinds(steps: list) -> list:
-    return [s.kind for s in steps]

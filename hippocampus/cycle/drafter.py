@@ -1,7 +1,7 @@
 """Drafting one pile with the small model: prompt, call, read the answer.
 
-ModelUnavailable escapes (the sleep fails and keeps its brief). Any other
-trouble with one pile is a model failure recorded against that pile.
+ModelUnavailable escapes (the sleep fails and keeps its brief). Any other trouble with one pile is a model
+failure recorded against that pile.
 """
 from __future__ import annotations
 
@@ -32,9 +32,8 @@ class PileResult:
 
 
 def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
-    """One gated model call: the lifecycle starts the model if needed and hears when it was used.
-    Once the service is stopping no call starts, and one in flight ends in ServiceStopping.
-    `answer_format`: the answer's JSON schema, sent as model.structured says."""
+    """One gated model call (the lifecycle starts the model if needed and hears when it was used), with the
+    answer's JSON schema. Once the service is stopping no call starts; one in flight ends in ServiceStopping."""
     ctx.stopping.check(STOPPED_MID_CALL)
     ctx.gate.ensure()
     ctx.stopping.check(STOPPED_MID_CALL)
@@ -85,9 +84,7 @@ def extend_ops(ops: list, more: list) -> None:
 
 def submittable(ctx: Context, ops: list) -> list:
     """Leave out what this Memory cannot take: target_op (and redraft_of) only where /health lists them."""
-    needs_target_op = any(op.get("target_op") is not None for op in ops)
-    needs_redraft_of = any(op.get("redraft_of") is not None for op in ops)
-    if not (needs_target_op or needs_redraft_of):
+    if all(op.get("target_op") is None and op.get("redraft_of") is None for op in ops):
         return ops
     try:
         features = ctx.memory.features()
@@ -102,9 +99,7 @@ def submittable(ctx: Context, ops: list) -> list:
         if op.get("redraft_of") is not None and "redraft_of" not in features:
             op = {k: v for k, v in op.items() if k != "redraft_of"}
         out.append(op)
-    if len(out) != len(ops):   # indexes moved: re-point target_op or drop what lost its target
-        return _repoint(ops, out)
-    return out
+    return _repoint(ops, out) if len(out) != len(ops) else out    # indexes moved: re-point target_op
 
 
 def _repoint(before: list, after: list) -> list:

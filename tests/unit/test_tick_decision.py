@@ -13,6 +13,10 @@ NOW = 1_800_000_000.0
 HOUR = 3600.0
 
 
+def kinds(steps: list) -> list:
+    return [s.kind for s in steps]
+
+
 def sleep_cfg(**kw):
     return cm.build({"sleep": {"interval_seconds": 6 * HOUR, "brief_check_misses": 3, **kw}}, environ={}).sleep
 
@@ -85,7 +89,7 @@ ROWS = [
 @pytest.mark.parametrize("situation,drafts,briefs,state,asked,expected", ROWS, ids=[r[0] for r in ROWS])
 def test_the_decision_table(situation, drafts, briefs, state, asked, expected):
     snap = Snapshot(at=NOW, drafts=tuple(drafts), briefs=tuple(briefs))
-    assert d.kinds(d.decide(snap, state, sleep_cfg(), NOW, asked)) == expected
+    assert kinds(d.decide(snap, state, sleep_cfg(), NOW, asked)) == expected
 
 
 def test_the_sleep_step_names_the_new_brief_never_the_chains_own():
@@ -96,7 +100,7 @@ def test_the_sleep_step_names_the_new_brief_never_the_chains_own():
 
 def test_a_parked_brief_is_not_slept_on():
     snap = Snapshot(at=NOW, briefs=(brief("b2"),), parked=frozenset({"b2"}))
-    assert d.kinds(d.decide(snap, SLEPT, sleep_cfg(), NOW)) == [d.PURGE, d.NOT_BEDTIME]
+    assert kinds(d.decide(snap, SLEPT, sleep_cfg(), NOW)) == [d.PURGE, d.NOT_BEDTIME]
 
 
 def test_the_brief_of_a_cull_in_flight_is_not_slept_on():
@@ -106,10 +110,10 @@ def test_the_brief_of_a_cull_in_flight_is_not_slept_on():
                     brief_times=(("b1", NOW - 20),), closing_briefs=frozenset({"b1"}))
     state = {**SLEPT, "closing": {"d1": {"cluster_id": "d1", "brief_id": "b1"}}}
     steps = d.decide(snap, state, sleep_cfg(), NOW)
-    assert d.kinds(steps) == [d.FINISH_CLOSE, d.PURGE, d.SLEEP]
+    assert kinds(steps) == [d.FINISH_CLOSE, d.PURGE, d.SLEEP]
     assert steps[-1].brief["id"] == "b2"               # never b1 (its chain's), nor b0 (older: retired with it)
     alone = Snapshot(at=NOW, briefs=(brief("b1", NOW - 20),), closing_briefs=frozenset({"b1"}))
-    assert d.kinds(d.decide(alone, state, sleep_cfg(), NOW)) == [d.FINISH_CLOSE, d.PURGE, d.NOT_BEDTIME]
+    assert kinds(d.decide(alone, state, sleep_cfg(), NOW)) == [d.FINISH_CLOSE, d.PURGE, d.NOT_BEDTIME]
 
 
 def test_misses_ask_every_brief_check_misses_and_pull_only_when_asked_to():
@@ -128,9 +132,9 @@ def test_with_sleep_at_a_store_that_never_slept_waits_for_the_first_hh_mm_after_
     cfg = sleep_cfg(at="23:30")
     state = {"first_check_at": first}
     snap = Snapshot(at=first)
-    assert d.kinds(d.decide(snap, state, cfg, first + HOUR)) == [d.PURGE, d.NOT_BEDTIME]
+    assert kinds(d.decide(snap, state, cfg, first + HOUR)) == [d.PURGE, d.NOT_BEDTIME]
     late = dt.datetime(2026, 12, 1, 23, 31).timestamp()
-    assert d.kinds(d.decide(snap, state, cfg, late)) == [d.PURGE, d.MISS]
+    assert kinds(d.decide(snap, state, cfg, late)) == [d.PURGE, d.MISS]
 
 
 def test_chain_open_is_review_or_redraft_never_a_landed_chain():
@@ -143,7 +147,7 @@ def test_chain_open_is_review_or_redraft_never_a_landed_chain():
 
 def test_a_brief_older_than_the_landing_chains_own_is_answered_by_it_not_slept_on():
     snap = Snapshot(at=NOW, drafts=(LANDED,), briefs=(brief("b1", NOW - 100), brief("b0", NOW - 500)))
-    assert d.kinds(d.decide(snap, SLEPT, sleep_cfg(), NOW)) == [d.PURGE, d.CLOSE, d.NOT_BEDTIME]
+    assert kinds(d.decide(snap, SLEPT, sleep_cfg(), NOW)) == [d.PURGE, d.CLOSE, d.NOT_BEDTIME]
     newer = Snapshot(at=NOW, drafts=(LANDED,), briefs=(brief("b2", NOW - 10), brief("b0", NOW - 500)),
                      brief_times=(("b1", NOW - 100),))
     assert [s.brief["id"] for s in d.decide(newer, SLEPT, sleep_cfg(), NOW) if s.kind == d.SLEEP] == ["b2"]

@@ -10,7 +10,7 @@ from hippocampus.cycle import decide as d
 from hippocampus.cycle import executor
 from hippocampus.cycle.reports import CheckReport, SleepRefused, SleepReport, TendReport
 from hippocampus.cycle.snapshot import Snapshot
-from tests.unit.test_tick_decision import NOW, ROWS, sleep_cfg
+from tests.unit.test_tick_decision import NOW, ROWS, kinds, sleep_cfg
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ def test_every_step_the_decision_table_returns_has_its_handler():
     seen = set()
     for _, drafts, briefs, state, asked, _ in ROWS:
         snap = Snapshot(at=NOW, drafts=tuple(drafts), briefs=tuple(briefs))
-        seen |= set(d.kinds(d.decide(snap, state, sleep_cfg(), NOW, asked)))
+        seen |= set(kinds(d.decide(snap, state, sleep_cfg(), NOW, asked)))
     assert seen == set(executor.HANDLERS)
 
 
