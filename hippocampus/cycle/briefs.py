@@ -12,9 +12,11 @@ from typing import Optional
 
 from hippocampus.cycle.bedtime import BRIEF_TOPIC, REQUEST_TTL, bedtime, request_text
 from hippocampus.cycle.context import Context
+from hippocampus.cycle.drafter import call_model
 from hippocampus.cycle.reports import CheckReport
 from hippocampus.cycle.sleep import run_sleep
 from hippocampus.cycle.snapshot import Snapshot
+from hippocampus.drafting.schema import brief_format
 from hippocampus.stopping import ServiceStopping
 
 log = logging.getLogger("hippocampus.gate")
@@ -85,9 +87,6 @@ def pull_brief(ctx: Context) -> Optional[dict]:
     """brief_pull (headless installs): the small model writes a brief from the fragments."""
     if ctx.mechanical:
         return None
-    from hippocampus.cycle.drafter import call_model
-    from hippocampus.drafting.schema import brief_format
-
     shorts = ctx.memory.shorts(limit=50)
     if not shorts:
         return None
