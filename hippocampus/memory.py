@@ -6,6 +6,7 @@ path and the status, so a log line or /status says exactly what broke.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import Any, Optional
@@ -14,6 +15,8 @@ import requests
 
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
+
+log = logging.getLogger("hippocampus.memory")
 
 
 class MemoryError_(Exception):
@@ -115,8 +118,7 @@ class MemoryClient:
     def request(self, method: str, path: str, *, params: Optional[dict] = None,
                 json: Any = None, timeout: Optional[float] = None) -> Any:
         try:
-            resp = self._s().request(method, self.url + path, params=params, json=json,
-                                     timeout=timeout or self.timeout)
+            resp = self._send(method, path, params, json, timeout or self.timeout)
         except requests.RequestException as exc:     # refused, timed out, hung up: in the one table's words
             raise MemoryUnavailable(method, path, None, tw.failed_predicate(
                 exc, seconds=timeout or self.timeout, setting="" if timeout else "memory.timeout_seconds")[1]) from None
@@ -128,6 +130,18 @@ class MemoryClient:
             return resp.json()
         except ValueError:
             raise NotSerenMemory(self.url, method, path, resp.status_code, _not_json(resp)) from None
+
+    def _send(self, method: str, path: str, params: Optional[dict], json: Any, timeout: float) -> requests.Response:
+        """One request; a GET whose connection closed or hung up is asked once more, on a new connection.
+        Memory (uvicorn) closes a connection idle for 5 s: a GET sent on it just then meets a reset, though
+        Memory is up. A POST is never sent twice; a timeout is not asked again."""
+        try:
+            return self._s().request(method, self.url + path, params=params, json=json, timeout=timeout)
+        except requests.RequestException as exc:
+            if method != "GET" or tw.cause(exc) not in (tw.CLOSED, tw.HUNG_UP):
+                raise
+            log.debug("Memory dropped the connection of GET %s (%s); asking once more", path, tw.cause(exc))
+            return self._s().request(method, self.url + path, params=params, json=json, timeout=timeout)
 
     def _shaped(self, body: Any, method: str, path: str, key: Optional[str] = None) -> Any:
         """body, if it has the shape SerenMemory answers: an object (with the list `key`, when given)."""
