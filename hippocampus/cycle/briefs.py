@@ -10,6 +10,7 @@ import logging
 import re
 from typing import Optional
 
+from hippocampus.cycle import claims
 from hippocampus.cycle.bedtime import BRIEF_TOPIC, REQUEST_TTL, bedtime, request_text
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.drafter import call_model
@@ -64,11 +65,25 @@ def miss(ctx: Context, snap: Snapshot, step, report: CheckReport) -> None:
     ctx.state.set(brief_misses=step.misses)
     if step.ask:
         request_brief(ctx)
-    pulled = pull_brief(ctx) if step.pull else None
+    if not step.pull or ctx.mechanical:
+        return
+    try:            # one copy on this Memory pulls at a time; the brief it pulls it claims before letting go
+        held = claims.claim(ctx, "brief_pull", "pulls a brief from the fragments")
+        try:
+            pulled = pull_brief(ctx, snap, held)
+            mine = pulled and claims.claim(ctx, f"brief:{pulled['id']}", f"sleeps on brief {pulled['id']}")
+        finally:
+            held.release()
+    except claims.Taken as exc:
+        report.status, report.other = "other_copy", exc.other
+        return
     if pulled:
         report.status, report.brief_id = "sleeping_on_pulled_brief", pulled["id"]
         ctx.state.set(brief_misses=0)
-        report.sleep = run_sleep(ctx, pulled, snap, pulled=True)
+        try:
+            report.sleep = run_sleep(ctx, pulled, snap, pulled=True, claim=mine)
+        finally:
+            mine.release()
 
 
 PULL_PROMPT = """You are a steering assistant for a memory consolidator. Below are short-term memory fragments.
@@ -83,9 +98,11 @@ Fragments:
 JSON brief:"""
 
 
-def pull_brief(ctx: Context) -> Optional[dict]:
-    """brief_pull (headless installs): the small model writes a brief from the fragments."""
-    if ctx.mechanical:
+def pull_brief(ctx: Context, snap: Snapshot, held: claims.Claim) -> Optional[dict]:
+    """brief_pull (headless installs): the small model writes a brief from the fragments. held: the pull's
+    claim; a brief that arrived since the tick's snapshot (another copy's pull, done) means no pull."""
+    if {b.get("id") for b in ctx.memory.open_briefs()} - {b.get("id") for b in snap.briefs}:
+        log.info("a brief arrived in Memory since this check began, so no pull: the next check sleeps on it")
         return None
     shorts = ctx.memory.shorts(limit=50)
     if not shorts:
@@ -104,6 +121,7 @@ def pull_brief(ctx: Context) -> Optional[dict]:
     if not isinstance(data, dict) or not str(data.get("summary") or "").strip():
         log.warning("the small model's pulled brief was not the JSON asked for")
         return None
+    held.check()                                   # right before submitting: still this copy's pull
     hints = {k: [str(h) for h in data.get(k) or [] if isinstance(h, (str, int))][:12]
              for k in ("promote_hints", "noise_hints")}
     res = ctx.memory.submit_brief(str(data["summary"])[:2000], hints["promote_hints"], hints["noise_hints"])

@@ -3,6 +3,7 @@ refuses to start, naming the first; two copies with their own state folders on t
 asked at the same moment ten times, spend one model call per brief, leave one review note and consume once."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -114,3 +115,51 @@ def test_a_second_process_on_the_same_state_folder_refuses_to_start_naming_the_f
         if first.p.poll() is None:
             first.p.kill()
             first.p.wait(10)
+
+
+def _pulling_model(body: dict) -> dict:
+    """The small model, slow enough for the other copy to overlap: a pulled brief when asked for one."""
+    time.sleep(0.4)
+    if "JSON brief:" not in body["messages"][-1]["content"]:
+        return scripted_model(body)
+    return {"content": json.dumps({"summary": "the kettle mattered", "promote_hints": ["kettle"],
+                                   "noise_hints": [], "completed_intents": []})}
+
+
+def test_two_copies_with_brief_pull_pull_one_brief_and_sleep_on_it_once(make_config, start_service, hand,
+                                                                         fake_model, tmp_path):
+    fake_model.responder = _pulling_model
+    copies = [start_service(make_config(model={"url": fake_model.url}, sleep={
+        "state_path": str(tmp_path / name / "state.json"), "brief_pull": True, "brief_check_misses": 1,
+        "brief_request": False, "interval_seconds": 1})) for name in ("one", "two")]
+    bases = [c.url for c in copies]
+    said_pulling = 0
+    for rnd in range(6):
+        wait_for(lambda: all(requests.get(b + "/status", timeout=10).json()["bedtime_at"] < time.time()
+                             for b in bases), what="both copies past bedtime")
+        for i in range(2):
+            hand.short(f"round {rnd}: the kettle whistled at breakfast, morning {i}", topic=f"kettle{rnd}")
+        briefs_before = {b["id"] for b in hand.all_briefs()}
+        pulls = sum("JSON brief:" in p for p in fake_model.prompts())
+        checks = [r.json() for r in _at_once([b + "/check" for b in bases])]
+        assert sum("JSON brief:" in p for p in fake_model.prompts()) - pulls == 1, (rnd, checks)  # one pull
+        new = [b["id"] for b in hand.all_briefs() if b["id"] not in briefs_before]
+        assert len(new) == 1, (rnd, new, checks)                                   # one brief submitted
+        slept = [c for c in checks if c["status"] == "sleeping_on_pulled_brief"]
+        assert len(slept) == 1 and slept[0]["brief_id"] == new[0], (rnd, checks)   # one sleep, on it
+        other = next(c for c in checks if c is not slept[0])
+        assert other["status"] in {"other_copy", "waiting_for_brief", "chain_open"}, (rnd, checks)
+        drafts = [d for d in hand.drafts() if d.get("brief_id_used") == new[0]]
+        assert len(drafts) == 1, (rnd, drafts)
+        assert _notes(hand, CLAIM) == []                                          # every claim let go
+        if other["status"] == "other_copy" and "pulls a brief" in (other.get("other") or {}).get("what", ""):
+            said_pulling += 1
+            headline = requests.get(bases[checks.index(other)] + "/status", timeout=10).json()["say"]["headline"]
+            assert headline.startswith(f"Another copy of seren-hippocampus (pid {os.getpid()}"), headline
+            assert "pulls a brief" in headline, headline
+
+        hand.approve_all(drafts[0]["id"])
+        tends = [r.json() for r in _at_once([b + "/tend" for b in bases])]
+        assert sum(len(t["closed"]) for t in tends) == 1, (rnd, tends)
+        assert len(_consumed(bases, new[0])) == 1, (rnd, tends)
+    assert said_pulling >= 1, "at least one round met the other copy pulling and said so"
