@@ -12,6 +12,7 @@ import pykka
 from actors import faults
 from actors.faults import Crash
 from actors.messages import ChildFailed, Tick
+from hippocampus.transport_words import in_words
 
 log = logging.getLogger("hippocampus.actors")
 
@@ -31,7 +32,7 @@ class Supervised(pykka.ThreadingActor):
 
     def on_failure(self, exc_type, exc, tb) -> None:
         try:
-            self.supervisor.tell(ChildFailed(self.name, self.actor_urn, f"{exc_type.__name__}: {exc}"))
+            self.supervisor.tell(ChildFailed(self.name, self.actor_urn, in_words(exc)))
         except pykka.ActorDeadError:
             pass
 

@@ -19,6 +19,7 @@ from typing import Any, Optional
 import pykka
 
 from actors.messages import ChildFailed, RestartChild, Tick
+from hippocampus.transport_words import in_words
 
 log = logging.getLogger("hippocampus.supervisor")
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
@@ -132,7 +133,8 @@ class Supervisor(pykka.ThreadingActor):
         try:
             ref = spec.cls.start(self.actor_ref, self.rt)
         except Exception as exc:  # noqa: BLE001 - a constructor that raises is a crash like any other
-            self._failed(name, None, f"{type(exc).__name__}: {exc}")
+            log.exception("%s could not be started", name)
+            self._failed(name, None, in_words(exc))
             return
         self.registry.put(name, ref)
         c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None, dead_seen=None)

@@ -12,6 +12,7 @@ import time
 from typing import Optional
 
 from hippocampus.model import fit
+from hippocampus.transport_words import in_words
 from hippocampus.ripple.wakeup import service_view
 from hippocampus.status import watch as health
 from hippocampus.status.read import CHECKING
@@ -150,7 +151,8 @@ class WakeupWatch(WatchActor):
         try:
             return service_view(self.rt.cfg)
         except Exception as exc:  # noqa: BLE001 - the check itself failing is shown, never raised
-            return {"ok": None, "summary": f"the wake-up check failed: {type(exc).__name__}: {exc}",
+            log.exception("the wake-up check failed")
+            return {"ok": None, "summary": f"the wake-up check failed: {in_words(exc)}",
                     "lines": [], "checked_at": time.time()}
 
 

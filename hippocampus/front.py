@@ -137,7 +137,8 @@ class Front:
         try:
             out = sup.ask(RestartChild((name or "").strip(), force), timeout=15)
         except (pykka.Timeout, pykka.ActorDeadError) as exc:
-            raise ActorDown(f"the supervisor did not answer ({type(exc).__name__}); nothing was restarted") from None
+            did = "did not answer within 15 s" if isinstance(exc, pykka.Timeout) else "has stopped"
+            raise ActorDown(f"the supervisor {did}, so nothing was restarted; restart the service") from None
         status = out.pop("status", None)
         if status == 404:
             raise UnknownActor(out.get("detail"))

@@ -8,12 +8,16 @@ off before its first, it is a failure that says why (cutoff.py).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from hippocampus.drafting import cutoff
 from hippocampus.drafting.prompt import Markers
+from hippocampus.transport_words import in_words
+
+log = logging.getLogger("hippocampus.sleep")
 
 KINDS = ("new_core", "attach", "supersede", "verbatim")
 RATIONALE_CHARS = 500
@@ -296,4 +300,5 @@ def parse_answer(text: str, *, finish_reason: Optional[str], markers: Markers, m
     try:
         return _parse(text, finish_reason, markers, max_tokens, redraft_of, constrained)
     except Exception as exc:  # never raise on a model's answer
-        return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc!r}"[:300])
+        log.exception("reading the model's answer raised")
+        return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {in_words(exc)}"[:300])

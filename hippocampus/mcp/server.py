@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from hippocampus import __version__
 from hippocampus.front import FrontError, ServiceStopping, VoiceError, VoiceStorageError
+from hippocampus.transport_words import in_words
 
 from hippocampus.mcp.descriptions import DESCRIPTIONS, hints
 from hippocampus.mcp.tools import INSTRUCTIONS, TOOL_NAMES, VOICE_TOOL_NAMES, Tools
@@ -86,8 +87,8 @@ def run_tool(name: str, fn: Callable, given: dict) -> tuple:
         return f"{exc}.".replace("..", "."), True
     except Exception as exc:  # noqa: BLE001
         log.exception("the MCP tool %s failed", name)
-        return (f"{name} failed inside the hippocampus: {type(exc).__name__}: {exc}. "
-                "The service log has the details."), True
+        words = in_words(exc)           # a fault's words already say it is inside the hippocampus, and where to look
+        return f"{name} failed: {words}{'' if 'service log' in words else '; the service log has the details'}.", True
 
 
 def outcome(out, failed: bool) -> str:

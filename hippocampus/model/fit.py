@@ -16,6 +16,8 @@ from typing import Optional
 
 import requests
 
+from hippocampus import transport_words
+from hippocampus.config import redact
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, SUMMARY_CHARS, VIA_CHARS, Steer, draft_prompt
 
 TIMEOUT = 5.0
@@ -88,7 +90,8 @@ def measure(cfg, session=requests) -> dict:
         if out["n_ctx"] is not None:
             out["prompt_tokens"] = count_tokens(root, largest_prompt(cfg), session)
     except requests.RequestException as exc:
-        out["error"] = f"the model server did not answer the context check ({type(exc).__name__})"
+        did = transport_words.failed_predicate(exc, seconds=TIMEOUT)[1]
+        out["error"] = f"the context size could not be checked: the model server at {redact.url(root)} {did}"
     if out["prompt_tokens"] is not None:     # counted only for a known context, and only when both answered
         out["fits"] = out["prompt_tokens"] + out["max_tokens"] <= out["n_ctx"]
     return out

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from hippocampus import transport_words
 from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model import observatory
@@ -247,8 +248,8 @@ class ModelLifecycle:
             server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None,
                                     self.lc.stop_grace_seconds)
         except Exception as exc:  # noqa: BLE001 - any launch error fails the start; LaunchFailed is worded
-            named = "" if isinstance(exc, procs().LaunchFailed) else f"{type(exc).__name__}: "
-            self._fail(f"start failed: {named}{exc}")
+            log.exception("model lifecycle: launching the model server raised")
+            self._fail(f"start failed: {transport_words.in_words(exc)}")
         self.server, self._how, self.started_by_us = server, "command", True
         self._launched_at = self._clock.now()
         self._save({**server.record(), "started_by_us": True, "cmd": cmd, "how": "command"})

@@ -13,6 +13,7 @@ import os
 import shutil
 from typing import Optional
 
+from hippocampus import transport_words
 from hippocampus.config import RippleConfig, redact
 from hippocampus.ripple import claude as claude_setup
 from hippocampus.ripple.claude_checks import claude_lines, is_claude
@@ -62,7 +63,8 @@ def _url_line(rcfg: RippleConfig, probe: Probe) -> Line:
     try:
         status = probe.http_get(url, {"Authorization": f"Bearer {bearer}"} if bearer else {}, CHECK_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
-        return Line("url", False, f"{shown} does not answer ({type(exc).__name__}: {redact.text(str(exc))}): "
+        did = transport_words.failed_predicate(exc, seconds=CHECK_TIMEOUT)[1]
+        return Line("url", False, f"{shown} does not answer ({did}): "
                                   f"start the receiver (its Observatory or Lodestar), or fix ripple.url")
     if status == 404:
         return Line("url", False, f"{shown} answers 404, so there is no ripple route at that path: point "

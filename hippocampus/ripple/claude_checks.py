@@ -9,6 +9,7 @@ import re
 from typing import Optional
 from urllib.parse import urlsplit, urlunsplit
 
+from hippocampus import transport_words
 from hippocampus.config import redact
 from hippocampus.ripple import claude as claude_setup
 from hippocampus.ripple.probe import CHECK_TIMEOUT, Line, Probe
@@ -68,7 +69,8 @@ def what_it_is(entry: dict, probe: Probe) -> tuple:
             try:
                 status, body = probe.http_json(health, CHECK_TIMEOUT)
             except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
-                said = said or f"points at {shown}, which does not answer ({type(exc).__name__})"
+                did = transport_words.failed_predicate(exc, seconds=CHECK_TIMEOUT)[1]
+                said = said or f"points at {shown}, which does not answer ({did})"
                 continue
             if status == 200 and memory_shaped(body):
                 return True, f"answers at {redact.url(health)} as Seren Memory"
