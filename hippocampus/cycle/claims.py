@@ -1,4 +1,4 @@
-"""Copies of the service on one Memory (two state folders, one store): one works on a brief, a chain or a brief pull at a time.
+"""Copies of the service on one Memory (two state folders, one store): one works on a brief, chain or pull at a time.
 
 The claim is a near-term note that says who works on what and until when. Its id comes from what it claims
 and a generation (0, 1, ...), and Memory keeps the first note posted under an id, so of two copies claiming
