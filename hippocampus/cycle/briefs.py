@@ -63,6 +63,12 @@ def miss(ctx: Context, snap: Snapshot, step, report: CheckReport) -> None:
     let the small model write one and sleep on it."""
     report.status = "waiting_for_brief"
     ctx.state.set(brief_misses=step.misses)
+    if ctx.cfg.sleep.brief_request and (step.ask or brief_wanted(ctx)):
+        try:        # one copy on this Memory asks; it holds the claim (renewed each miss) while its ask is open
+            claims.claim(ctx, "brief_request", "asks the main model for a brief").check()
+        except claims.Taken as exc:
+            report.status, report.other = "other_copy", exc.other
+            return
     if step.ask:
         request_brief(ctx)
     if not step.pull or ctx.mechanical:

@@ -13,11 +13,12 @@ import pytest
 import requests
 
 from tests.harness.memory_server import free_port
+from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
 from tests.service.test_process import Proc, _yaml
 from tests.service.test_tend import scripted_model
 
-REVIEW, CLAIM = "hippocampus, review", "hippocampus, sleeping"
+REVIEW, CLAIM, BRIEF = "hippocampus, review", "hippocampus, sleeping", "hippocampus, brief"
 
 
 def _at_once(urls: list) -> list:
@@ -163,3 +164,30 @@ def test_two_copies_with_brief_pull_pull_one_brief_and_sleep_on_it_once(make_con
         assert sum(len(t["closed"]) for t in tends) == 1, (rnd, tends)
         assert len(_consumed(bases, new[0])) == 1, (rnd, tends)
     assert said_pulling >= 1, "at least one round met the other copy pulling and said so"
+
+
+def test_two_copies_past_bedtime_with_no_brief_ask_the_main_model_once_a_round(make_config, start_service, hand,
+                                                                               tmp_path):
+    wakes = Receiver()                                    # the main model's wake-up route (an endpoint ripple)
+    try:
+        copies = [start_service(make_config(ripple={"type": "endpoint", "url": wakes.base + "/ripple"}, sleep={
+            "state_path": str(tmp_path / name / "state.json"), "brief_check_misses": 1, "interval_seconds": 1}))
+            for name in ("one", "two")]
+        bases = [c.url for c in copies]
+        for rnd in range(5):
+            wait_for(lambda: all(requests.get(b + "/status", timeout=10).json()["bedtime_at"] < time.time()
+                                 for b in bases), what="both copies past bedtime")
+            checks = [r.json() for r in _at_once([b + "/check" for b in bases])]
+            asked = sum(len(requests.get(b + "/events", params={"type": "brief_requested", "limit": 1000},
+                                         timeout=10).json()["entries"]) for b in bases)
+            assert asked == rnd + 1, (rnd, checks)                             # one ask a round, not two
+            assert len(_notes(hand, BRIEF)) == 1, (rnd, _notes(hand, BRIEF))    # one request note, kept open
+            wait_for(lambda: len(wakes.at("/ripple")) > rnd, what=f"round {rnd}'s wake-up")
+            assert len(wakes.at("/ripple")) == rnd + 1, (rnd, checks)           # the main model woken once
+            other = next(c for c in checks if c["status"] != "waiting_for_brief")
+            assert other["status"] == "other_copy", (rnd, checks)
+            assert "asks the main model for a brief" in other["other"]["what"], other
+        headline = requests.get(bases[checks.index(other)] + "/status", timeout=10).json()["say"]["headline"]
+        assert headline.startswith(f"Another copy of seren-hippocampus (pid {os.getpid()}"), headline
+    finally:
+        wakes.close()
