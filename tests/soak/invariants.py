@@ -188,7 +188,11 @@ def drafts(snap: Snapshot, world) -> list:
                                           "denied_ops": missing, "next": nxt["id"],
                                           "next_redraft_of": sorted(x for x in again if x is not None)}))
             elif d.get("status") == "closed":
-                if not d.get("terminal"):
+                # the one way a chain ends early (spec 4.2 step 6): every denied op withdrawn by the redraft
+                # (the reviewer said it cannot land: its core was forgotten), said once as chain_ended
+                withdrawn = any(e.get("cluster_id") == c and e.get("why") == "withdrawn"
+                                for e in _events(snap, "chain_ended"))
+                if not d.get("terminal") and not withdrawn:
                     out.append(Violation("a chain closed with denials on an attempt that was not the last",
                                          {"chain": c, "draft": d["id"], "attempt": d.get("attempt"),
                                           "chain_ended": [e for e in _events(snap, "chain_ended")
