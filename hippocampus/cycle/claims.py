@@ -14,7 +14,7 @@ import socket
 import time
 import uuid
 
-from hippocampus.memory import MemoryRefused
+from hippocampus.memory import MemoryError_, MemoryRefused
 
 log = logging.getLogger("hippocampus.claims")
 
@@ -92,6 +92,17 @@ class Claim:
             self.ctx.memory.delete_near(self.note["id"])
         except Exception as exc:  # noqa: BLE001 - it expires on its own at `until`
             log.warning("could not delete the claim note %s (it expires on its own): %s", self.note.get("id"), exc)
+
+
+def release_mine(ctx, key: str) -> None:
+    """Let go of this copy's claim on `key`, if it holds one (a claim left to lapse would show until its lease)."""
+    try:
+        top = (_claims(ctx, key) or [None])[-1]
+    except MemoryError_ as exc:
+        log.warning("could not read the claim on %s (it expires on its own): %s", key, exc)
+        return
+    if top is not None and top.get("copy") == me(ctx)["copy"]:
+        Claim(ctx, key, top.get("what") or "", top).release()
 
 
 def claim(ctx, key: str, what: str) -> Claim:

@@ -189,5 +189,11 @@ def test_two_copies_past_bedtime_with_no_brief_ask_the_main_model_once_a_round(m
             assert "asks the main model for a brief" in other["other"]["what"], other
         headline = requests.get(bases[checks.index(other)] + "/status", timeout=10).json()["say"]["headline"]
         assert headline.startswith(f"Another copy of seren-hippocampus (pid {os.getpid()}"), headline
+        # the brief comes: the copy that asked sleeps on it and lets go of its claim, so no note says it still asks
+        hand.brief("we talked about the fish dream a lot")
+        asker = bases[1 - checks.index(other)]
+        assert requests.post(asker + "/check", timeout=60).json()["status"] != "other_copy"
+        assert [n for n in hand.near() if (n.get("metadata") or {}).get("claim") == "brief_request"] == []
+        assert _notes(hand, BRIEF) == []                                        # the request note is gone too
     finally:
         wakes.close()
