@@ -9,6 +9,7 @@ import requests
 
 from hippocampus.__main__ import build_parser
 from hippocampus.cli import replay as replay_cli
+from hippocampus.store.capture import store_for
 from tests.contract.test_replay import inventive, scripted, seed
 from tests.harness.fake_model import FakeModel
 from tests.harness.reviewer import wait_for
@@ -96,7 +97,9 @@ def test_the_comparison_run_prints_one_table_and_a_total_line(make_config, start
     seed(hand, ("tea",))
     hand.short("a third cup of green tea in the evening", topic="tea")
     requests.post(svc.url + "/nudge", timeout=5)
-    wait_for(lambda: hand.drafts("pending"), timeout=20, what="the second draft")
+    second = wait_for(lambda: hand.drafts("pending"), timeout=20, what="the second draft")[0]
+    # its packet is saved just after Memory took the draft: wait for it, not for Memory
+    wait_for(lambda: store_for(cfg).load(second["id"]), timeout=10, what="the second draft's replay packet")
     conf = tmp_path / "hippocampus.yaml"
     cand = FakeModel(responder=inventive).start()
     conf.write_text(f"memory:\n  url: {cfg.memory.url}\nmodel:\n  url: {fake_model.url}\n"
