@@ -196,7 +196,7 @@ def test_the_terminal_redraft_wakes_with_the_last_attempt_wording(make_config, s
 # ---------------------------------------------------------------- one at a time, and the retry
 
 def test_a_ripple_skipped_while_the_last_one_runs_fires_on_the_next_tick(make_config, start_service, tmp_path):
-    rec = Recorder(tmp_path, delay=1.5)
+    rec = Recorder(tmp_path, delay=2.5)
     cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_request": False},
                       ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
                               "events": ["draft_submitted"]})
@@ -208,9 +208,24 @@ def test_a_ripple_skipped_while_the_last_one_runs_fires_on_the_next_tick(make_co
     assert first["ok"] is True
     skipped = wait_for(lambda: event(base, two["seq"]).get("ripple"), timeout=5, what="the second's outcome")
     assert skipped == {"type": "script", "ok": False, "skipped": "the last ripple for this event is still running"}
-    assert svc.runtime.board.get("ripple")["waiting_to_retry"] == ["draft_submitted"]
-    time.sleep(0.8)                                          # several ticks while the first still runs
-    assert event(base, two["seq"])["ripple"] == skipped
+
+    def waiting() -> list:
+        return svc.runtime.board.get("ripple")["waiting_to_retry"]
+
+    def running() -> bool:                                   # the first's record is written as it ends
+        return not (rec.out / f"{first['pid']}.json").exists()
+
+    # the board is published once the ripple's message is done, a moment after the event was annotated
+    wait_for(lambda: waiting() == ["draft_submitted"] or not running(), timeout=5, what="the board to list it")
+    looked, until = 0, time.monotonic() + 0.8                # several ticks while the first still runs
+    while time.monotonic() < until:
+        seen = (event(base, two["seq"])["ripple"], waiting())
+        if not running():                                    # only what was read while the first ran counts
+            break
+        assert seen == (skipped, ["draft_submitted"])
+        looked += 1
+        time.sleep(0.1)
+    assert looked, "the first ripple ended before the second could be seen waiting"
     retried = wait_for(lambda: (lambda r: r if r.get("ok") else None)(event(base, two["seq"])["ripple"]),
                        timeout=10, what="the skipped ripple to fire")
     assert retried["retried"] is True and retried["pid"] != first["pid"]
@@ -218,7 +233,7 @@ def test_a_ripple_skipped_while_the_last_one_runs_fires_on_the_next_tick(make_co
     assert run_one["argv"][2] == "d-one" and run_two["argv"][2] == "d-two"
     assert run_two["start"] >= run_one["end"]                # not at once...
     assert run_two["start"] - run_one["end"] < 1.5           # ...but on the next tick after it ended
-    assert svc.runtime.board.get("ripple")["waiting_to_retry"] == []
+    wait_for(lambda: waiting() == [], timeout=5, what="the board to list nothing waiting")
     assert len(rec.runs()) == 2
 
 
