@@ -6,13 +6,16 @@
 - "html":   answers 200 with an HTML page (any web server that is not the one asked for);
 - "error":  answers 500 with a JSON error;
 - "silent": never answers (until it is closed);
-- "trickle": answers headers, then one byte of body every 0.2 s, never finishing.
+- "trickle": answers headers, then one byte of body every 0.2 s, never finishing;
+- "reset_second": answers the first request of a connection 200 {"status": "ok"} (kept alive) and resets the
+            connection (SO_LINGER 0) at the second, as a kept-alive connection closed by the server meets a request.
 
-Every request it read is counted. only_posts: a GET is answered 200 {} (a model server's /health answers; its
+Every request it read is counted, and its first line kept in `seen`. only_posts: a GET is answered 200 {} (a model server's /health answers; its
 chat call misbehaves). close() ends every connection it holds."""
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 
@@ -23,6 +26,7 @@ class Misbehaving:
     def __init__(self, mode: str, path: str = "", only_posts: bool = False) -> None:
         self.mode, self.only_posts = mode, only_posts
         self.requests = 0
+        self.seen: list = []
         self._stop = threading.Event()
         self._conns: list = []
         self._lock = threading.Lock()
@@ -63,11 +67,13 @@ class Misbehaving:
             return first
         with self._lock:
             self.requests += 1
+            self.seen.append(first.decode())
         return first
 
     def _one(self, conn: socket.socket) -> None:
         try:
             conn.settimeout(30)
+            answered = False
             while not self._stop.is_set():
                 first = self._read_request(conn)
                 if first is None:
@@ -77,6 +83,15 @@ class Misbehaving:
                     continue
                 if self.mode == "close":
                     break
+                if self.mode == "reset_second":
+                    if answered:
+                        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        break
+                    answered = True
+                    body = b'{"status": "ok", "features": ["drafts"]}'
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                                 + str(len(body)).encode() + b"\r\n\r\n" + body)
+                    continue
                 if self.mode == "half":
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                                  b"Transfer-Encoding: chunked\r\n\r\n"
