@@ -29,6 +29,8 @@ from hippocampus.replay.worker import ReplayBusy  # noqa: F401
 from hippocampus.stopping import ServiceStopping
 from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
 
+RESTART_WAIT_SECONDS = 15     # how long an operator's restart waits on the supervisor
+
 
 class FrontError(Exception):
     """What a front-end tells the person, as it is."""
@@ -135,9 +137,9 @@ class Front:
         if sup is None:
             raise ActorDown("the supervisor is not running; nothing was restarted")
         try:
-            out = sup.ask(RestartChild((name or "").strip(), force), timeout=15)
+            out = sup.ask(RestartChild((name or "").strip(), force), timeout=RESTART_WAIT_SECONDS)
         except (pykka.Timeout, pykka.ActorDeadError) as exc:
-            did = "did not answer within 15 s" if isinstance(exc, pykka.Timeout) else "has stopped"
+            did = f"did not answer within {RESTART_WAIT_SECONDS} s" if isinstance(exc, pykka.Timeout) else "has stopped"
             raise ActorDown(f"the supervisor {did}, so nothing was restarted; restart the service") from None
         status = out.pop("status", None)
         if status == 404:
