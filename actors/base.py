@@ -1,24 +1,50 @@
-"""The supervised child: a thin mailbox around plain objects.
+"""The supervised child: a thin mailbox around plain objects, publishing a snapshot after every message to
+the board, which the routes read instead of asking a busy actor.
 
-A tell that raises kills the child; its on_failure tells the supervisor, which
-restarts it. Each message ends with a fresh snapshot on the board.
+A tell that raises kills the child; its on_failure tells the supervisor, which restarts it. A snapshot is
+copied once, when put (actors publish far less often than /status reads), so what the board's get() and
+all() return is shared by every reader and read-only.
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import logging
+import threading
 
 import pykka
 
 from actors import faults
-from actors.faults import Crash
 from actors.messages import ChildFailed, Tick
 from hippocampus.transport_words import in_words
 
 log = logging.getLogger("hippocampus.actors")
 
 
+class Board:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._snaps: dict = {}
+        self.version = 0            # bumped by every put
+
+    def put(self, name: str, snapshot: dict) -> None:
+        snapshot = copy.deepcopy(snapshot)
+        with self._lock:
+            self._snaps[name] = snapshot
+            self.version += 1
+
+    def get(self, name: str, default=None):
+        with self._lock:
+            return self._snaps.get(name, default)
+
+    def all(self) -> dict:
+        with self._lock:
+            return dict(self._snaps)
+
+
 class Supervised(pykka.ThreadingActor):
     name = "child"
+    ticks = False           # wants the supervisor's fanned-out beat
 
     def __init__(self, supervisor: pykka.ActorRef, runtime) -> None:
         super().__init__()
@@ -31,17 +57,19 @@ class Supervised(pykka.ThreadingActor):
         self.publish()
 
     def on_failure(self, exc_type, exc, tb) -> None:
-        try:
+        with contextlib.suppress(pykka.ActorDeadError):
             self.supervisor.tell(ChildFailed(self.name, self.actor_urn, in_words(exc)))
-        except pykka.ActorDeadError:
-            pass
 
     def on_receive(self, message):
-        if isinstance(message, Crash):
-            return self._crash(message)
+        if isinstance(message, faults.Crash):
+            if faults.allowed():
+                raise RuntimeError(f"injected crash in {self.name} ({message.where})")
+            log.warning("%s refused an injected crash (%s): the fault hooks are test-only and off",
+                        self.name, message.where)
+            return None
         handler = getattr(self, "on_" + type(message).__name__, None)
         if isinstance(message, Tick) and self.name in self.rt.tick_flags:
-            self.rt.tick_flags[self.name].clear()      # taken: the next beat may be queued again
+            self.rt.tick_flags[self.name].clear()      # the next beat may be queued again
         if handler is None:
             log.warning("%s got a message it does not know: %r", self.name, message)
             return None
@@ -49,13 +77,6 @@ class Supervised(pykka.ThreadingActor):
             return handler(message)
         finally:
             self.publish()
-
-    def _crash(self, message: Crash) -> None:
-        if not faults.allowed():
-            log.warning("%s refused an injected crash (%s): the fault hooks are test-only and off",
-                        self.name, message.where)
-            return None
-        raise RuntimeError(f"injected crash in {self.name} ({message.where})")
 
     def snapshot(self) -> dict:
         return {}

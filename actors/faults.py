@@ -1,8 +1,6 @@
-"""Test-only fault hooks: a child told to crash (a Crash message), or to die in its next on_start.
+"""Test-only fault hooks (a Crash message, or a death in the next on_start), off unless a test calls allow().
 
-Off unless a test turns them on (tests/conftest.py does, with allow()). Off, a Crash that reaches a
-child is refused with a log line and the child carries on, and Runtime.inject_fault raises FaultsOff:
-nothing in the service can crash its own actors on purpose.
+Off, nothing in the service can crash its own actors on purpose.
 """
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ class Crash:                    # the handler raises (only while fault hooks are
 
 
 class FaultsOff(RuntimeError):
-    """inject_fault was called while the fault hooks are off (outside the tests)."""
+    """inject_fault was called while the fault hooks are off."""
 
 
 def allow(on: bool = True) -> bool:

@@ -1,12 +1,12 @@
 """Typed proxies: how anything outside an actor tells or asks it, without its name or its message classes.
 
 Each call looks the child up in the registry, so a restarted child is found again. A tell to a child that
-is down returns False; an ask raises pykka.ActorDeadError, and has a timeout, except the tick's steps: the
-tick holds the cycle lock across them, and giving up on a step still running would let another start on
-top of it. What a child publishes is read from the board, never asked of a busy mailbox.
+is down returns False; an ask raises pykka.ActorDeadError, and has a timeout except the tick's steps (the
+tick holds the cycle lock across them: giving up on a running step would let another start on top of it).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Optional
 
@@ -28,14 +28,19 @@ class Proxy:
         return ref
 
     def tell(self, message: Any) -> bool:
-        try:
+        with contextlib.suppress(pykka.ActorDeadError):
             self.ref().tell(message)
             return True
-        except pykka.ActorDeadError:
-            return False
+        return False
 
     def ask(self, message: Any, timeout: Optional[float]) -> Any:
         return self.ref().ask(message, timeout=timeout)
+
+    def answered(self, message: Any, timeout: float) -> bool:
+        """The answer as a bool; False when the child is down or does not answer within `timeout`."""
+        with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
+            return bool(self.ask(message, timeout=timeout))
+        return False
 
     def published(self) -> dict:
         return self.board.get(self.name) or {}
@@ -64,7 +69,7 @@ class RippleProxy(Proxy):
         return int(self.published().get("running") or 0)
 
     def settle(self, timeout: float, poll: float = 0.05) -> bool:
-        """Wait (up to timeout) until no wake-up started here is still running, as the ripple publishes it."""
+        """Wait (up to timeout) until no wake-up started here is still running."""
         deadline = time.monotonic() + max(0.0, timeout)
         while self.running_count() and time.monotonic() < deadline:
             time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
@@ -75,17 +80,14 @@ class Lifecycle(Proxy):
     name = "lifecycle"
 
     def ensure(self) -> pykka.Future:
-        """Answered once the model is up (the gate waits on it in small steps, watching for a stop)."""
+        """Answered once the model is up."""
         return self.ref().ask(m.Ensure(), block=False)
 
     def release(self, busy_seconds: float) -> bool:
         return self.tell(m.Release(busy_seconds))
 
     def handover(self, timeout: float = 120) -> bool:
-        try:
-            return bool(self.ask(m.Handover(), timeout=timeout))
-        except (pykka.ActorDeadError, pykka.Timeout):
-            return False
+        return self.answered(m.Handover(), timeout)
 
     def tick(self, chain_open: bool) -> bool:
         return self.tell(m.ModelTick(chain_open=chain_open))
@@ -99,7 +101,6 @@ class Scheduler(Proxy):
         return self.tell(m.Wake(time.monotonic()))
 
     def released(self) -> bool:
-        """The cycle lock was let go: a nudge that waited on it runs its tick now."""
         return self.tell(m.Released())
 
     def nudge_pending(self) -> bool:
@@ -128,8 +129,5 @@ class Watch(Proxy):
         return self.tell(m.Recheck())
 
     def ping(self, timeout: float) -> bool:
-        """Answered once its on_start (and a first read there) is done: False if not within `timeout`."""
-        try:
-            return bool(self.ask(m.Ping(), timeout=timeout))
-        except (pykka.ActorDeadError, pykka.Timeout):
-            return False
+        """Answered once its on_start (and a first read there) is done."""
+        return self.answered(m.Ping(), timeout)

@@ -1,15 +1,14 @@
-"""The ripple actor: owns the Ripple and wakes the main model, one run at a time per event.
+"""The ripple actor (owns the Ripple: wakes the main model, one run at a time per event) and the notifier
+(owns the Webhook: carries each event to it, best effort, and to the ripple).
 
-A ripple that could not start because the last one for that event is still running is kept and fired
-again on the next tick. The last ripple per event, with its exit code once the child ends, is in the
-snapshot; after each ripple the wake-up watch is asked to check again. The Ripple outlives a crash of
-this actor (it is left to the next instance in the registry's estate), so a wake-up still running is
-still known and never started twice.
+A ripple skipped because the last one for its event still runs is kept and fired again on the next tick.
+The Ripple outlives a crash of this actor (left to the next instance in the registry's estate), so a
+wake-up still running is never started twice.
 """
 from __future__ import annotations
 
 from hippocampus.cycle import briefs as gate
-from hippocampus.ripple.fire import Ripple
+from hippocampus.ripple.fire import Ripple, Webhook
 
 from actors.base import Supervised
 
@@ -40,8 +39,7 @@ class RippleActor(Supervised):
             if not self.ripple.busy(type_):
                 del self.kept[type_]
                 if type_ == "brief_requested" and gate.brief_wanted(self.rt.ctx) is None:
-                    # answered while it waited: firing it now wakes the main model for nothing, on top of
-                    # the sleep that brief started (and, with handover, of the small model drafting)
+                    # answered while it waited: firing it now wakes the main model for nothing
                     self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
                                                                       "dropped": "the brief arrived"})
                     continue
@@ -60,3 +58,28 @@ class RippleActor(Supervised):
     def snapshot(self) -> dict:
         return {"type": self.rt.cfg.ripple.type or "off", "running": self.ripple.running_count(),
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
+
+
+class NotifierActor(Supervised):
+    """The event is already in the log when it gets here; what the webhook said is recorded on it."""
+    name = "notifier"
+
+    def __init__(self, supervisor, runtime) -> None:
+        super().__init__(supervisor, runtime)
+        self.webhook = Webhook(runtime.cfg.notify)
+        self.delivered = 0
+        self.failed = 0
+
+    def on_Publish(self, msg) -> None:
+        event = msg.event
+        self.rt.ripple.fire(event)          # the ripple actor knows which events it wakes the model for
+        if self.webhook.wants(event["type"]):
+            outcome = self.webhook.deliver(event)
+            if outcome.get("delivered"):
+                self.delivered += 1
+            else:
+                self.failed += 1
+            self.rt.ctx.events.annotate(event["seq"], delivery=outcome)
+
+    def snapshot(self) -> dict:
+        return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}

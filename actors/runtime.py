@@ -1,10 +1,5 @@
-"""The running service: the shared plain objects (context, config, board, registry), the supervisor
-and its children, and a typed proxy for each child (actors/proxies.py).
-
-The facade (hippocampus/front.py) talks to the service only through this object: it tells or asks an
-actor through its proxy (a registry lookup, never a stale ref), takes the cycle lock before asking, and
-reads status from the board. What a child owns (the ripple its Ripple, the notifier its Webhook, the
-scheduler its nudge) is reached only by telling or asking that child.
+"""The running service: the shared plain objects (context, config, board, registry), the supervisor and its
+children, and a typed proxy for each child; the facade (hippocampus/front.py) reaches the service only here.
 """
 from __future__ import annotations
 
@@ -14,7 +9,7 @@ from typing import Any, Callable, Optional
 
 import pykka
 
-from hippocampus.store import folder_lock, private
+from hippocampus.store import private
 from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.cycle.context import Context
@@ -24,38 +19,22 @@ from hippocampus.memory import MemoryClient
 from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 
-from actors.board import Board
-from actors.chain import ChainActor
-from actors.model_gate import LifecycleGate
-from actors.lifecycle import LifecycleActor
+from actors import faults
+from actors.base import Board
+from actors.lifecycle import LifecycleActor, LifecycleGate
 from actors.messages import Ping
-from actors.notifier import NotifierActor
 from actors.proxies import Chain, Lifecycle, Notifier, Proxy, RippleProxy, Scheduler, Sleeper, Watch
-from actors.quality import QualityActor
-from actors.ripple import RippleActor
-from actors.scheduler import SchedulerActor
-from actors.sleeper import SleeperActor
-from actors.supervisor import ChildSpec, Registry, Supervisor
-from actors.watch import MemoryWatch, ModelWatch, QueueWatch, WakeupWatch
+from actors.ripple import NotifierActor, RippleActor
+from actors.scheduler import ChainActor, SchedulerActor, SleeperActor
+from actors.supervisor import Registry, Supervisor
+from actors.watch import MemoryWatch, ModelWatch, QualityActor, QueueWatch, WakeupWatch
 
 log = logging.getLogger("hippocampus.runtime")
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
 FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
 
-CHILDREN = [
-    ChildSpec("notifier", NotifierActor),
-    ChildSpec("ripple", RippleActor),
-    ChildSpec("lifecycle", LifecycleActor),
-    ChildSpec("chain", ChainActor),
-    ChildSpec("sleeper", SleeperActor),
-    ChildSpec("scheduler", SchedulerActor, ticks=True),
-    # the watches: background reads, each in its own mailbox, published on the supervisor's beat
-    ChildSpec("quality", QualityActor, ticks=True),
-    ChildSpec("memory_health", MemoryWatch, ticks=True),
-    ChildSpec("model_health", ModelWatch, ticks=True),
-    ChildSpec("wakeup", WakeupWatch, ticks=True),
-    ChildSpec("queue", QueueWatch, ticks=True),
-]
+CHILDREN = [NotifierActor, RippleActor, LifecycleActor, ChainActor, SleeperActor, SchedulerActor,
+            QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch]      # started in this order
 
 
 class Runtime:
@@ -64,7 +43,7 @@ class Runtime:
         clock = clock or Clock()
         state_path = cfg.sleep.resolved_state_path()
         private.prepare(state_path.parent)      # 0700, and our files in it 0600
-        self.folder = folder_lock.hold(state_path.parent)     # one service per state folder (FolderHeld)
+        self.folder = private.hold(state_path.parent)     # one service per state folder (FolderHeld)
         state = State(state_path)
         events = EventLog(state_path.with_name(EVENTS_FILE), clock, keep=cfg.events.keep)
         memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
@@ -92,11 +71,9 @@ class Runtime:
     def events(self) -> EventLog:
         return self.ctx.events
 
-    # ------------------------------------------------------------ life
     def start(self) -> "Runtime":
         self.supervisor = Supervisor.start(self, CHILDREN)
-        # start() returns before the supervisor's on_start has started the children; an ask is
-        # answered only after it, so the registry is full when the routes open
+        # an ask is answered only after the supervisor's on_start, so the registry is full when the routes open
         self.supervisor.ask(Ping(), timeout=60)
         self.memory_health.ping(FIRST_READ_SECONDS)     # so /health's first answer already knows Memory
         return self
@@ -107,7 +84,7 @@ class Runtime:
 
     def begin_stop(self) -> None:
         """The first step of a stop (any thread, at once): no new step starts, and a model call in flight
-        is abandoned, so the actor waiting on it is free in milliseconds instead of when the model answers."""
+        is abandoned, so the actor waiting on it is free at once."""
         if self.stopping:
             return
         self.ctx.stopping.set()
@@ -117,19 +94,16 @@ class Runtime:
 
     def stop(self, timeout: float = 20.0) -> None:
         if self.supervisor is not None:
-            try:
+            with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
                 self.supervisor.stop(block=True, timeout=timeout)
-            except (pykka.ActorDeadError, pykka.Timeout):
-                pass
             self.supervisor = None
         left = self.registry.estate("ripple").get("ripple")
         if left is not None:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop
-        folder_lock.release(self.folder)
+        private.release(self.folder)
 
-    # ------------------------------------------------------------ messaging
     def tell(self, name: str, message: Any) -> bool:
-        """By name, for the operator's and the tests' hooks (inject_fault); the service uses the proxies."""
+        """By name, for inject_fault; the service uses the proxies."""
         return Proxy(self.registry, self.board, name).tell(message)
 
     @contextlib.contextmanager
@@ -159,13 +133,9 @@ class Runtime:
                 "message": "carrying on now" if woke else "noted; the next tick carries on"}
 
     def inject_fault(self, name: str, where: str = "tell") -> bool:
-        """Test-only: make a child crash (a tell that raises) or die in its next on_start.
-        Raises FaultsOff unless a test has turned the fault hooks on (actors.faults.allow())."""
-        from actors.faults import Crash, check
-
-        check(name, where)
+        """Test-only: make a child crash (a tell that raises) or die in its next on_start (else FaultsOff)."""
+        faults.check(name, where)
         if where == "on_start":
             self.faults[f"{name}:on_start"] = True
-            return self.tell(name, Crash("on_start"))
-        return self.tell(name, Crash(where))
+        return self.tell(name, faults.Crash(where))
 

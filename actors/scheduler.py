@@ -1,18 +1,13 @@
-"""The scheduler: the tick clock, the tend cycle, and the nudge.
+"""The scheduler (the tick clock, the tend cycle, the nudge), and the chain and sleeper actors a tick's steps go to.
 
-A tick holds the cycle lock from start to end: the executor (hippocampus.cycle.executor) reads one
-snapshot of Memory and decides once; the chain's steps go to the chain actor and the rest to the sleeper,
-then the model lifecycle is told whether a chain is open. In `thread` mode a tick runs every heartbeat.
-A nudge runs a tick now, after the rippled session that sent it has ended (bounded by
-nudge_wait_seconds, never killed). Nudges are never lost: one that arrives while anything holds the
-cycle (a tick, or a sleep, tend or check started over HTTP or MCP) causes one tick as soon as the holder
-lets go, and a burst of them causes one tick.
+A tick holds the cycle lock from start to end. A nudge runs a tick now, after the rippled session that sent
+it has ended (bounded by nudge_wait_seconds); one that arrives while anything holds the cycle causes one
+tick as soon as the holder lets go, and a burst of them causes one tick.
 """
 from __future__ import annotations
 
 import logging
 import time
-from typing import Optional
 
 import pykka
 
@@ -28,11 +23,11 @@ log = logging.getLogger("hippocampus.scheduler")
 
 class SchedulerActor(Supervised):
     name = "scheduler"
+    ticks = True
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        cfg = runtime.cfg.sleep
-        self.heartbeat = cfg.heartbeat()
+        self.heartbeat = runtime.cfg.sleep.heartbeat()
         self.next_tick = time.monotonic() + self.heartbeat
         self.next_redraft = 0.0
         self.ticking = False
@@ -42,21 +37,19 @@ class SchedulerActor(Supervised):
         self.taken_at = 0.0              # when the last tick took the nudges (monotonic)
 
     def on_Tick(self, msg) -> None:
-        if self.rt.cfg.sleep.mode != "thread" or time.monotonic() < self.next_tick:
-            return
-        self.run_tick(nudged=False)
+        if self.rt.cfg.sleep.mode == "thread" and time.monotonic() >= self.next_tick:
+            self.run_tick(nudged=False)
 
     def on_Wake(self, msg) -> None:
         if msg.at < self.taken_at:
-            return                       # collapsed into a tick that already ran
+            return                       # taken by a tick that already ran
         self.nudge_pending = True
         self.on_Released(msg)
 
     def on_Released(self, msg) -> None:
-        if not self.nudge_pending:
-            return
-        self._settle(self.rt.cfg.sleep.nudge_wait_seconds)
-        self.run_tick(nudged=True)
+        if self.nudge_pending:
+            self._settle(self.rt.cfg.sleep.nudge_wait_seconds)
+            self.run_tick(nudged=True)
 
     def _settle(self, seconds: float) -> None:
         """Wait (up to seconds) for the rippled session to end, but never past the start of a stop."""
@@ -68,27 +61,23 @@ class SchedulerActor(Supervised):
 
     def _redraft_due(self, nudged: bool):
         """True: redraft now. None: the tend decides by sleep time (tend_cycle off). False: not now."""
-        now = time.monotonic()
-        cfg = self.rt.cfg.sleep
-        if nudged:
-            self.next_redraft = now + cfg.tend_interval_seconds
-            return True
-        if not cfg.tend_cycle:
+        now, cfg = time.monotonic(), self.rt.cfg.sleep
+        if not nudged and not cfg.tend_cycle:
             return None
-        if now >= self.next_redraft:
-            self.next_redraft = now + cfg.tend_interval_seconds
-            return True
-        return False
+        if not nudged and now < self.next_redraft:
+            return False
+        self.next_redraft = now + cfg.tend_interval_seconds
+        return True
 
-    def run_tick(self, nudged: bool) -> Optional[dict]:
+    def run_tick(self, nudged: bool) -> None:
         if self.rt.stopping:
-            return None                  # the service is stopping: no new step starts
+            return
         try:
             token = self.rt.ctx.cycle.enter("tick")
         except Busy:
-            return None                  # a nudge stays pending: the holder's release wakes us again
+            return                       # a nudge stays pending: the holder's release wakes us again
         if nudged:
-            self.nudge_pending, self.taken_at = False, time.monotonic()   # taken once the tick holds the cycle
+            self.nudge_pending, self.taken_at = False, time.monotonic()
         self.next_tick = time.monotonic() + self.heartbeat
         self.ticking = True
         self.publish()
@@ -108,7 +97,6 @@ class SchedulerActor(Supervised):
         self.ticks += 1
         self.last_tick = {"started_at": started, "finished_at": time.time(), "nudged": nudged,
                           "tend": None if tend is None else "ran", "check": None if check is None else check.status}
-        return self.last_tick
 
     def _run(self, what: str, step):
         try:
@@ -120,9 +108,38 @@ class SchedulerActor(Supervised):
             return None
 
     def snapshot(self) -> dict:
-        thread_mode = self.rt.cfg.sleep.mode == "thread"
         wall_next = time.time() + max(0.0, self.next_tick - time.monotonic())
         return {"ticking": self.ticking, "nudge_pending": self.nudge_pending, "ticks": self.ticks,
-                "last_tick": self.last_tick,
-                "next_tick_at": wall_next if thread_mode else None, "heartbeat": self.heartbeat}
+                "last_tick": self.last_tick, "heartbeat": self.heartbeat,
+                "next_tick_at": wall_next if self.rt.cfg.sleep.mode == "thread" else None}
 
+
+class ChainActor(Supervised):
+    """The chain's part of a tick: tend and cull (redraft what was denied, close what landed)."""
+    name = "chain"
+
+    def on_Tend(self, msg) -> dict:
+        with self.rt.holding(msg.token, "tend"):
+            return executor.tend(self.rt.ctx, Asked(check=False, redraft=msg.redraft)).to_dict()
+
+    def on_TendSteps(self, msg):
+        return executor.tend(self.rt.ctx, given=(msg.snapshot, list(msg.steps)))
+
+    def snapshot(self) -> dict:
+        return {"busy": False}
+
+
+class SleeperActor(Supervised):
+    """The rest of a tick (purge, the brief gate, the sleep), a check and a sleep by hand."""
+    name = "sleeper"
+
+    def on_Check(self, msg) -> dict:
+        with self.rt.holding(msg.token, "check"):
+            return executor.check(self.rt.ctx).to_dict()
+
+    def on_CheckSteps(self, msg):
+        return executor.check(self.rt.ctx, given=(msg.snapshot, list(msg.steps)))
+
+    def on_Sleep(self, msg) -> dict:
+        with self.rt.holding(msg.token, "sleep"):
+            return executor.sleep_by_hand(self.rt.ctx, ask_for_brief=msg.ask_for_brief).to_dict()

@@ -1,20 +1,17 @@
-"""One-for-one supervision over the children, with restart intensity.
+"""One-for-one supervision over the children, with restart intensity, and the one ticker thread's beat.
 
-A child that crashes is restarted after a backoff; one that crashes more than
-max_restarts times in window_seconds is `failed`, left down and reported until
-an operator restarts it. A liveness check catches a child that died in
-on_start. Children are reached through the registry (`ref(name)`, or the typed
-proxies), never through a ref kept from before a restart. One ticker thread beats; the
-supervisor fans the beat out.
+A child that crashes is restarted after a backoff; one that crashes more than max_restarts times in
+window_seconds is `failed`, left down until an operator restarts it. Children are reached through the
+registry, never through a ref kept from before a restart.
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 import pykka
 
@@ -24,13 +21,7 @@ from hippocampus.transport_words import in_words
 log = logging.getLogger("hippocampus.supervisor")
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
 LIVENESS_GRACE_S = 0.2      # a dead child's own ChildFailed gets this long to arrive before the check calls it
-
-
-@dataclass
-class ChildSpec:
-    name: str
-    cls: Any
-    ticks: bool = False         # wants the fanned-out beat
+SHOWN = ("state", "restarts", "last_error", "last_error_at", "started_at")     # of a child, on the board
 
 
 class Ticker(threading.Thread):
@@ -47,56 +38,31 @@ class Ticker(threading.Thread):
                 return
 
 
-class Registry:
-    """The current ref of each child, by name: written by the supervisor, read by anyone (through the
-    proxies, actors/proxies.py); and each child's estate, what one instance leaves to the next."""
+class Registry(dict):
+    """The current ref of each child, by name (one dict operation at a time, atomic in CPython), and each
+    child's estate (what one instance leaves to the next)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._refs: dict = {}
-        self._estates: dict = {}
+        super().__init__()
+        self.estates: dict = {}
 
     def estate(self, name: str) -> dict:
-        """Kept across restarts, for the child's instances only (one alive at a time)."""
-        with self._lock:
-            return self._estates.setdefault(name, {})
-
-    def get(self, name: str) -> Optional[pykka.ActorRef]:
-        with self._lock:
-            return self._refs.get(name)
-
-    def put(self, name: str, ref: pykka.ActorRef) -> None:
-        with self._lock:
-            self._refs[name] = ref
-
-    def drop(self, name: str) -> None:
-        with self._lock:
-            self._refs.pop(name, None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._refs.clear()
+        return self.estates.setdefault(name, {})
 
 
 class Supervisor(pykka.ThreadingActor):
-    def __init__(self, runtime, specs: list) -> None:
+    def __init__(self, runtime, children: list) -> None:
         super().__init__()
         self.rt = runtime
         cfg = runtime.cfg.supervisor
         self.max_restarts, self.window, self.backoff = cfg.max_restarts, cfg.window_seconds, cfg.backoff_seconds
-        self.specs = {s.name: s for s in specs}
-        self.children: dict = {}
+        self.specs = {cls.name: cls for cls in children}
+        self.children = {name: {"state": "stopped", "restarts": 0, "last_error": None, "last_error_at": None,
+                                "started_at": None, "urn": None, "recent": collections.deque(),
+                                "restart_due": None, "dead_seen": None} for name in self.specs}
         self.registry = runtime.registry
         self.ticker: Optional[Ticker] = None
-        for name in self.specs:
-            self.children[name] = {"state": "stopped", "restarts": 0, "last_error": None, "last_error_at": None,
-                                   "started_at": None, "urn": None, "recent": collections.deque(),
-                                   "restart_due": None, "dead_seen": None}
 
-    def ref(self, name: str) -> Optional[pykka.ActorRef]:
-        return self.registry.get(name)
-
-    # ------------------------------------------------------------ life
     def on_start(self) -> None:
         for name in self.specs:
             self._start_child(name)
@@ -104,17 +70,11 @@ class Supervisor(pykka.ThreadingActor):
         self.ticker.start()
         self._publish()
 
-    def on_stop(self) -> None:
-        self._stop_all()
-
-    def on_failure(self, *exc) -> None:
-        self._stop_all()
-
-    def _stop_all(self) -> None:
+    def on_stop(self, *exc) -> None:
         if self.ticker:
             self.ticker.stopped.set()
         for name in reversed(list(self.specs)):
-            ref = self.ref(name)
+            ref = self.registry.get(name)
             if ref is not None:
                 try:
                     ref.stop(block=True, timeout=10)
@@ -123,23 +83,24 @@ class Supervisor(pykka.ThreadingActor):
                 except pykka.ActorDeadError:
                     pass
             self.children[name]["state"] = "stopped"
-        self.registry.clear()
+            self.registry.pop(name, None)
         self._publish()
 
+    on_failure = on_stop        # a crash of the supervisor stops its children too
+
     def _start_child(self, name: str) -> None:
-        spec, c = self.specs[name], self.children[name]
-        if spec.ticks:
+        cls, c = self.specs[name], self.children[name]
+        if cls.ticks:
             self.rt.tick_flags[name] = threading.Event()     # a new instance starts with no Tick queued
         try:
-            ref = spec.cls.start(self.actor_ref, self.rt)
+            ref = cls.start(self.actor_ref, self.rt)
         except Exception as exc:  # noqa: BLE001 - a constructor that raises is a crash like any other
             log.exception("%s could not be started", name)
             self._failed(name, None, in_words(exc))
             return
-        self.registry.put(name, ref)
+        self.registry[name] = ref
         c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None, dead_seen=None)
 
-    # ------------------------------------------------------------ messages
     def on_receive(self, message):
         try:
             if isinstance(message, ChildFailed):
@@ -160,7 +121,7 @@ class Supervisor(pykka.ThreadingActor):
             c.update(last_error=error, last_error_at=time.time())
             return
         now = time.time()
-        self.registry.drop(name)
+        self.registry.pop(name, None)
         c.update(last_error=error, last_error_at=now)
         recent = c["recent"]
         while recent and now - recent[0] > self.window:
@@ -181,7 +142,7 @@ class Supervisor(pykka.ThreadingActor):
         now = time.time()
         for name, c in self.children.items():
             if c["state"] == "running":
-                ref = self.ref(name)
+                ref = self.registry.get(name)
                 if ref is None:
                     self._failed(name, c["urn"], c["last_error"])
                 elif not ref.is_alive():
@@ -198,14 +159,13 @@ class Supervisor(pykka.ThreadingActor):
                 if c["state"] == "running":
                     self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"])
                     log.info("actor %s restarted (%d restart(s))", name, c["restarts"])
-        for name, spec in self.specs.items():
-            if spec.ticks and self.children[name]["state"] == "running":
+        for name, cls in self.specs.items():
+            if cls.ticks and self.children[name]["state"] == "running":
                 self._beat(name, tick)
 
     def _beat(self, name: str, tick: Tick) -> None:
-        """Tell a child the beat, unless one is still queued or running: a child busy for ten minutes
-        finds one Tick waiting when it is done, not twelve hundred."""
-        ref, queued = self.ref(name), self.rt.tick_flags.get(name)
+        """Tell a child the beat, unless one is still queued or running (a busy child finds one Tick waiting)."""
+        ref, queued = self.registry.get(name), self.rt.tick_flags.get(name)
         if ref is None or queued is None or queued.is_set():
             return
         queued.set()
@@ -220,22 +180,15 @@ class Supervisor(pykka.ThreadingActor):
             return {"status": 404, "detail": f"no actor named {name!r}; the actors are " + ", ".join(self.specs)}
         if c["state"] == "running" and not force:
             return {"status": 409, "detail": f"{name} is running; add ?force=true to restart it anyway"}
-        ref = self.ref(name)
+        ref = self.registry.pop(name, None)
         if ref is not None:
-            self.registry.drop(name)
-            try:
+            with contextlib.suppress(pykka.Timeout, pykka.ActorDeadError):
                 ref.stop(block=True, timeout=10)
-            except (pykka.Timeout, pykka.ActorDeadError):
-                pass
         c["recent"].clear()
         c["restarts"] += 1
         self._start_child(name)
         self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], by="operator")
         return {"status": 202, "actor": name, "state": c["state"]}
 
-    def table(self) -> dict:
-        return {name: {k: c[k] for k in ("state", "restarts", "last_error", "last_error_at", "started_at")}
-                for name, c in self.children.items()}
-
     def _publish(self) -> None:
-        self.rt.board.put("actors", self.table())
+        self.rt.board.put("actors", {name: {k: c[k] for k in SHOWN} for name, c in self.children.items()})

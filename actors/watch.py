@@ -1,9 +1,7 @@
-"""The watches: background reads, published to the board on the supervisor's beat.
+"""The watches: background reads, each in an actor of its own, published to the board on the supervisor's beat.
 
-Each read runs in an actor of its own, so a read that hangs (a Memory that does not answer) delays only
-its own next view, never the supervisor, a request or another actor's mailbox; nothing else starts a
-thread for a refresh. A watch reads when it is due (every `every` seconds, or on the next beat after a
-Recheck) and puts only a new view on the board, so an idle service changes nothing there between reads.
+A read that hangs delays only its own watch's next view. A watch reads when due (every `every` seconds, or
+on the next beat after a Recheck) and puts only a new view on the board.
 """
 from __future__ import annotations
 
@@ -12,8 +10,9 @@ import time
 from typing import Optional
 
 from hippocampus.model import fit
+from hippocampus.replay.service import QualityWatch
 from hippocampus.transport_words import in_words
-from hippocampus.ripple.wakeup import service_view
+from hippocampus.ripple.check import service_view
 from hippocampus.status import watch as health
 from hippocampus.status.read import CHECKING
 
@@ -23,6 +22,7 @@ log = logging.getLogger("hippocampus.watch")
 
 
 class WatchActor(Supervised):
+    ticks = True
     every = 0.0             # seconds between reads; 0: on the first beat and after each Recheck only
     at_start = False        # read once in on_start, so the first answer of /health already knows
     first: dict = {}        # what the board shows before the first read
@@ -63,18 +63,15 @@ class WatchActor(Supervised):
         return self.first if self.view is None else self.view
 
     def say(self, change: Optional[health.Change]) -> None:
-        """A flip of what this watch reads: one log line and one event (so the webhook hears of it too)."""
-        if change is None:
-            return
-        log.log(change.level, "%s", change.line)
-        self.rt.events.emit(change.event, **change.fields)
+        """A flip of what this watch reads: one log line and one event."""
+        if change is not None:
+            log.log(change.level, "%s", change.line)
+            self.rt.events.emit(change.event, **change.fields)
 
     def publish(self) -> None:
-        """Only a new view goes on the board (the beat comes every check_seconds)."""
-        if self.view is not None and self.view is self._published:
-            return
-        self._published = self.view
-        super().publish()
+        if self.view is None or self.view is not self._published:
+            self._published = self.view
+            super().publish()
 
 
 class MemoryWatch(WatchActor):
@@ -94,9 +91,8 @@ class MemoryWatch(WatchActor):
 
 
 class ModelWatch(WatchActor):
-    """Is a model this service does not start answering; and, whenever the model is up (that one answering,
-    or the managed one ready), does the largest prompt fit its context (model/fit.py, published as
-    "model_fit"): measured as it comes up and every FIT_SECONDS while it stays up."""
+    """Is a model this service does not start answering; and while the model is up, does the largest prompt
+    fit its context ("model_fit"): measured as it comes up and every FIT_SECONDS while it stays up."""
     name = "model_health"
     every = 10.0
     first = health.MODEL_FIRST
@@ -126,7 +122,7 @@ class ModelWatch(WatchActor):
             self.fit = fit.measure(self.rt.cfg)
 
     def _up(self):
-        """Which server is up now (so that another one is measured at once), or None."""
+        """Which server is up now, or None."""
         cfg = self.rt.cfg.model
         if not cfg.configured:
             return None
@@ -143,7 +139,7 @@ class ModelWatch(WatchActor):
 
 
 class WakeupWatch(WatchActor):
-    """Would a wake-up work: read on the first beat and after each ripple (the ripple actor rechecks it)."""
+    """Would a wake-up work: read on the first beat and after each ripple."""
     name = "wakeup"
     first = CHECKING
 
@@ -157,11 +153,26 @@ class WakeupWatch(WatchActor):
 
 
 class QueueWatch(WatchActor):
-    """What waits for review in Memory (GET /queue): read at start and on the beat after each look (the
-    facade rechecks it), so an idle service with no viewer open reads nothing."""
+    """What waits for review in Memory (GET /queue): read at start and on the beat after each look."""
     name = "queue"
     at_start = True
     first = {"drafts": [], "error": None, "checked_at": None}
 
     def read(self) -> dict:
         return health.pending_drafts(self.rt.ctx.memory)
+
+
+class QualityActor(WatchActor):
+    """The quality report, read when replay.service.QualityWatch says (its refresh also scrubs purged files)."""
+    name = "quality"
+    first = {"ready": False, "groups": [], "error": None}
+
+    def __init__(self, supervisor, runtime) -> None:
+        super().__init__(supervisor, runtime)
+        self.watch = QualityWatch(runtime.ctx)
+
+    def due(self) -> bool:
+        return self.watch.due()
+
+    def read(self) -> dict:
+        return self.watch.refresh()

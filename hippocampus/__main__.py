@@ -13,25 +13,16 @@ from hippocampus import SERVICE, __version__
 from hippocampus import config as config_mod
 from hippocampus.service.startup import announce_exposure, enforce_exposure, use_system_trust
 from hippocampus.cli import flags as flags_mod
-from hippocampus.cli import parsers
 from hippocampus.config import redact
 
 log = logging.getLogger("hippocampus")
-
-
-def _utf8() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(encoding="utf-8")
-        except (AttributeError, ValueError):
-            pass
 
 
 def setup_logging(level: str = "INFO") -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pykka").setLevel(logging.WARNING)
-    redact.guard_logging()          # every line: a URL's user:password@ and query values hidden
+    redact.guard_logging()
 
 
 def serve(cfg) -> int:
@@ -41,7 +32,7 @@ def serve(cfg) -> int:
     use_system_trust(cfg)
     try:
         service = Service(cfg, own_process=True).start()
-    except BindError as exc:        # bound before any actor started: nothing to stop, one line, exit 1
+    except BindError as exc:        # before any actor started: nothing to stop
         print(f"[{SERVICE}] {exc}", file=sys.stderr, flush=True)
         return 1
     announce_exposure(cfg, service.port)
@@ -50,10 +41,9 @@ def serve(cfg) -> int:
         log.info("signal %s: stopping (draining in-flight requests)", signum)
         threading.Thread(target=service.request_stop, name="stopper", daemon=True).start()
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    if hasattr(signal, "SIGBREAK"):  # Windows: CTRL_BREAK from a service wrapper
-        signal.signal(signal.SIGBREAK, stop)
+    for name in ("SIGINT", "SIGTERM", "SIGBREAK"):     # SIGBREAK: Windows' CTRL_BREAK from a service wrapper
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
     log.info("%s %s listening on %s (memory %s, %s mode, %s; %s)", SERVICE, __version__, service.url,
              redact.url(cfg.memory.url), cfg.sleep.mode,
              "model " + redact.url(cfg.model.url) if cfg.model.configured else "mechanical",
@@ -68,7 +58,7 @@ def serve(cfg) -> int:
 
 
 def descriptor_limit() -> str:
-    """The open-file limit in force, for the start-up line (POSIX; Windows has no such limit to name)."""
+    """The open-file limit in force, for the start-up line."""
     try:
         import resource
     except ImportError:
@@ -79,7 +69,6 @@ def descriptor_limit() -> str:
 
 
 def check_config(cfg, overrides: Optional[list] = None, offline: bool = False) -> int:
-    # secrets hidden: the tokens (config.redacted), and every URL's user:password@ and query values
     print(json.dumps(redact.deep(config_mod.redacted(cfg)), indent=2, sort_keys=False))
     print(f"# config file: {cfg.path or '(none: defaults)'}")
     if overrides:
@@ -88,32 +77,27 @@ def check_config(cfg, overrides: Optional[list] = None, offline: bool = False) -
     if offline:
         print("# offline: Memory, the model, its server and files and the ripple command were not probed")
     else:
-        from hippocampus.cli import probes
+        from hippocampus.cli import commands
 
-        reached, notes = probes.probe(cfg)
+        reached, notes = commands.probe(cfg)
         for note in notes:
             print(redact.text(note))
-        warnings += reached + model_context(cfg)
+        warnings += reached
+        if cfg.model.configured:        # does the largest prompt fit the model's context
+            from hippocampus.model.fit import fit_sentence, measure
+            from hippocampus.status.narrator import context_row
+
+            fit = measure(cfg)
+            too_long = fit_sentence(fit)
+            if too_long:
+                warnings.append(f"the model's context is too small: {too_long}")
+            else:
+                print(f"# model context: {context_row(fit)[1]}")
     for w in warnings:
         print(f"warning: {redact.text(w)}")
     if not warnings:
         print("no warnings")
     return 1 if warnings else 0
-
-
-def model_context(cfg) -> list:
-    """When the model answers: does the largest prompt fit its context (a warning when not; a # line else)."""
-    if not cfg.model.configured:
-        return []
-    from hippocampus.model.fit import fit_sentence, measure
-    from hippocampus.status.details import context_row
-
-    fit = measure(cfg)
-    too_long = fit_sentence(fit)
-    if too_long:
-        return [f"the model's context is too small: {too_long}"]
-    print(f"# model context: {context_row(fit)[1]}")
-    return []
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,20 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default=level,
                    help=f"DEBUG, INFO, WARNING or ERROR (else ${config_mod.loader.env_names('server.log_level')[0]}, "
                         "else server.log_level)")
-    flags_mod.add_flags(p)      # the installer card's overrides, for the bare command too
-    # --config and --log-level after the subcommand too (`serve --log-level DEBUG`); SUPPRESS keeps an earlier one.
-    after = parsers.global_after()
+    flags_mod.add_flags(p)
+    after = flags_mod.global_after()
     sub = p.add_subparsers(dest="command")
     card = flags_mod.flags_parser()
     sub.add_parser("serve", parents=[after, card], help="run the service (the default)")
-    parsers.add_check_config_command(sub, after, card)     # check-config [--offline]
-    parsers.add_ripple_commands(sub, after, card)   # ripple-claude DIR, check-ripple
-    parsers.add_replay_command(sub, after)          # replay DRAFT_ID | --last N
+    flags_mod.add_check_config_command(sub, after, card)
+    flags_mod.add_ripple_commands(sub, after, card)
+    flags_mod.add_replay_command(sub, after)
     svc = sub.add_parser("service", parents=[after],
                          help="Windows: install | start | stop | remove the Windows service (pywin32); "
                               "elsewhere see deploy/systemd")
     svc.add_argument("action", choices=("install", "start", "stop", "remove"))
-    demo = sub.add_parser("demo", parents=[parsers.global_after(config=False)],
+    demo = sub.add_parser("demo", parents=[flags_mod.global_after(config=False)],
                           help="a throwaway SerenMemory and one whole sleep cycle, narrated "
                                "(needs the [dev] extra)")
     demo.add_argument("--once", action="store_true", help="run one whole cycle end to end, then exit")
@@ -150,7 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list] = None) -> int:
-    _utf8()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(encoding="utf-8")
+        except (AttributeError, ValueError):
+            pass
     args = build_parser().parse_args(argv)
     setup_logging(args.log_level or "INFO")
     if args.command == "service":
@@ -161,17 +148,14 @@ def main(argv: Optional[list] = None) -> int:
         from hippocampus.demo.run import run
 
         return run(once=args.once, scripted_model=args.scripted_model, port=args.port)
-    if args.command in ("ripple-claude", "check-ripple"):     # each subcommand imports its own code
-        from hippocampus.cli import ripple as ripple_cli
+    if args.command in ("ripple-claude", "check-ripple", "replay"):     # each subcommand imports its code (not serve)
+        from hippocampus.cli import commands
 
-        return (ripple_cli.ripple_claude if args.command == "ripple-claude" else ripple_cli.check_ripple)(args)
-    if args.command == "replay":
-        from hippocampus.cli import replay as replay_cli
-
-        return replay_cli.run(args)
+        return {"ripple-claude": commands.ripple_claude, "check-ripple": commands.check_ripple,
+                "replay": commands.replay_command}[args.command](args)
     checking = args.command == "check-config"
     cfg = config_mod.load(args.config, announce=not checking)
-    if not (checking or args.log_level):        # the flag (or $SEREN_HIPPOCAMPUS_LOG_LEVEL), then server.log_level
+    if not (checking or args.log_level):
         logging.getLogger().setLevel(cfg.server.log_level)
     try:
         overrides = flags_mod.apply_flags(cfg, args)

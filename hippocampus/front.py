@@ -1,11 +1,7 @@
-"""The service facade: the one typed object the front-ends (HTTP resources, MCP tools) call.
+"""The service facade: the one object the front-ends (HTTP, MCP) call; it alone knows the runtime and the actors.
 
-It alone knows the runtime, actor names and message classes; the front-ends hold a Front and nothing below
-it. It raises a small set of errors, which each front-end maps once: Busy (the cycle is held), MemoryDown,
-ActorDown, ServiceStopping, StillRunning, UnknownActor, ActorRunning, VoiceOff, the voice card's own
-VoiceError / VoiceStorageError, and the replay's NotAllowed, NoPacket and ReplayBusy (all importable from here).
-No method calls Memory on the caller's thread: Memory's health and the queue are the background reads'
-last answers. Like Mopidy's frontends seeing only its CoreProxy.
+The errors the front-ends map are all importable from here. No method calls Memory on the caller's thread:
+Memory's health and the queue are the background reads' last answers.
 """
 from __future__ import annotations
 
@@ -16,20 +12,17 @@ import pykka
 from actors.messages import Check, RestartChild, Sleep, Tend
 from hippocampus.config import redact
 from hippocampus.replay import service as replays
-from hippocampus.replay.worker import Run
-from hippocampus.status.lists import event_say
-from hippocampus.status.cache import StatusCache
-from hippocampus.status.read import build_status, built_from
-from hippocampus.status.reports import restart_words, result, run_words
+from hippocampus.replay.service import Run
+from hippocampus.status.lists import event_say, restart_words, result, run_words
+from hippocampus.status.read import StatusCache, build_status, built_from
 from hippocampus.status.watch import MEMORY_FIRST
-# re-exported: the errors the front-ends map
 from hippocampus.cycle.lock import Busy  # noqa: F401
 from hippocampus.replay.run import NoPacket, NotAllowed  # noqa: F401
-from hippocampus.replay.worker import ReplayBusy  # noqa: F401
+from hippocampus.replay.service import ReplayBusy  # noqa: F401
 from hippocampus.stopping import ServiceStopping
 from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
 
-RESTART_WAIT_SECONDS = 15     # how long an operator's restart waits on the supervisor
+RESTART_WAIT_SECONDS = 15
 
 
 class FrontError(Exception):
@@ -56,16 +49,14 @@ class Front:
         self._queue = runtime.queue
         self._status = StatusCache(lambda: build_status(runtime), lambda: built_from(runtime))
 
-    # ------------------------------------------------------------ reading
     def status(self) -> dict:
         return self._status.status()
 
     def status_body(self) -> bytes:
-        """GET /status's JSON, encoded once per change of what the status is built from."""
+        """GET /status's JSON, encoded once per change of what it is built from."""
         return self._status.body()
 
     def memory(self) -> dict:
-        """Memory's health as its watch last published it ({reachable, error, checked_at})."""
         return self.rt.board.get("memory_health") or MEMORY_FIRST
 
     def health(self) -> dict:
@@ -76,12 +67,10 @@ class Front:
         return redact.deep([{**r, "say": run_words(r)} for r in rows])
 
     def events(self, limit: int, type_: Optional[str] = None) -> list:
-        """Newest first, each with its words (`say`: its facts and what the webhook and the ripple did)."""
         return [{**e, "say": event_say(e)} for e in self.rt.events.list(limit=limit, type_=type_)]
 
     def queue(self) -> list:
-        """What waits for review in Memory, as the queue watch last published it (raises MemoryDown). A look
-        has the watch read it again on the next beat, so a viewer polling it sees it fresh."""
+        """What waits for review, as the queue watch last published it; a look has it read again on the next beat."""
         self._queue.recheck()
         seen = self._queue.published()
         if seen.get("error"):
@@ -95,7 +84,6 @@ class Front:
     def now(self) -> float:
         return self.rt.ctx.clock.now()
 
-    # ------------------------------------------------------------ the cycle
     def sleep(self, without_brief: bool = False) -> dict:
         return self._cycle("sleep", "sleeper", lambda tok: Sleep(not without_brief, tok))
 
@@ -109,8 +97,7 @@ class Front:
         return self.rt.nudge()
 
     def _cycle(self, what: str, actor: str, make) -> dict:
-        """Memory first (the hippocampus holds nothing itself), then the cycle lock, then the actor. Memory
-        seen down is refused here; one gone down since the last look is found by the actor (its report says so)."""
+        """Memory seen down is refused here; one gone down since the last look is found by the actor."""
         seen = self.memory()
         if seen["reachable"] is False and not seen.get("not_memory"):   # not Memory at all: the report says so
             raise MemoryDown(self._memory_words(seen["error"], "started"))
@@ -124,14 +111,13 @@ class Front:
             if self.rt.stopping:
                 raise ServiceStopping() from None
             raise ActorDown(f"nothing was started: {exc}; restarting the actor brings it back") from None
-        self._queue.recheck()           # what waits for review may have changed: read on the next beat
+        self._queue.recheck()
         return {**report, "say": result(what, report)}
 
     def _memory_words(self, error: str, verb: str) -> str:
         return (f"SerenMemory at {redact.url(self.rt.ctx.memory.url)} is not answering ({error}); nothing was {verb}. "
                 "The hippocampus holds nothing itself: it needs Memory up")
 
-    # ------------------------------------------------------------ actors
     def restart(self, name: str, force: bool = False) -> dict:
         sup = self.rt.supervisor
         if sup is None:
@@ -148,7 +134,6 @@ class Front:
             raise ActorRunning(out.get("detail"))
         return {**out, "say": restart_words((name or "").strip(), out)}
 
-    # ------------------------------------------------------------ the voice card
     def _card(self):
         if self.rt.ctx.voice is None:
             raise VoiceOff()
@@ -171,11 +156,9 @@ class Front:
     def voice_max_chars(self) -> int:
         return self._card().max_chars
 
-    # ------------------------------------------------------------ replay and the quality report
     def replay(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
                timeout_seconds: Optional[float] = None) -> Run:
-        """One draft's saved prompts on a candidate, on the replay worker; the run, done or still running.
-        Raises NotAllowed, NoPacket, ReplayBusy, ServiceStopping."""
+        """One draft's saved prompts on a candidate, on the replay worker; the run, done or still running."""
         return self.replays.replay(draft_id, candidate, model, timeout_seconds)
 
     def replay_run(self, run_id: str) -> Optional[Run]:
@@ -185,7 +168,6 @@ class Front:
         return self.replays.runs()
 
     def quality(self) -> dict:
-        """The quality report the quality actor last published (never read from Memory here)."""
         return replays.report(self.rt.board.get(replays.BOARD_KEY))
 
     def quality_brief(self) -> dict:

@@ -1,8 +1,6 @@
 """MemoryClient: one method per SerenMemory route the hippocampus uses.
 
-Two errors: MemoryUnavailable (Memory did not answer: refused, timed out, 5xx)
-and MemoryRefused (Memory answered 4xx and said why). Both name the method, the
-path and the status, so a log line or /status says exactly what broke.
+MemoryUnavailable (no answer, or 5xx) and MemoryRefused (4xx) both name the method, path and status.
 """
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ log = logging.getLogger("hippocampus.memory")
 
 
 class MemoryError_(Exception):
-    """Base for both Memory errors (named so it does not shadow the builtin)."""
+    """Base for both Memory errors (the _ keeps it from shadowing the builtin)."""
 
     def __init__(self, method: str, path: str, status: Optional[int], detail: str):
         self.method, self.path, self.status, self.detail = method, path, status, detail
@@ -42,8 +40,7 @@ class MemoryRefused(MemoryError_):
 
 
 class NotSerenMemory(MemoryUnavailable):
-    """memory.url answered, but not as SerenMemory does (an HTML page, JSON of another shape): a Memory that is
-    not there, for every caller (nothing is posted, the tick says so, the next one tries again)."""
+    """memory.url answered, but not as SerenMemory does: for every caller, a Memory that is not there."""
 
     def __init__(self, url: str, method: str, path: str, status: Optional[int], what: str):
         self.url = url
@@ -58,7 +55,6 @@ NO_DRAFTS = "Memory has no /drafts routes: upgrade Memory first"
 
 
 def _not_json(resp: requests.Response) -> str:
-    """What a body that is not JSON looks like, in a few words."""
     text = (resp.text or "").lstrip()
     kind = (resp.headers.get("Content-Type") or "").split(";")[0].strip()
     if text[:1] == "<":
@@ -80,9 +76,8 @@ def _detail(resp: requests.Response) -> str:
 
 
 def _settle_environment(s: requests.Session, url: str) -> None:
-    """Read what requests takes from the environment (proxies and no_proxy, a CA bundle, ~/.netrc) once,
-    for this session's one URL, instead of on every request: that scan of os.environ was a tenth of a
-    Memory call's CPU. The same settings, fixed when the session is made."""
+    """What requests reads from the environment on every request (proxies, a CA bundle, ~/.netrc), read once:
+    that scan of os.environ was a tenth of a Memory call's CPU."""
     s.proxies.update(requests.utils.get_environ_proxies(url))
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
     if bundle:
@@ -102,7 +97,6 @@ class MemoryClient:
         self._session = session
         self._features: Optional[set] = None
 
-    # ------------------------------------------------------------ plumbing
     def _s(self) -> requests.Session:
         if self._session is not None:
             return self._session
@@ -119,7 +113,7 @@ class MemoryClient:
                 json: Any = None, timeout: Optional[float] = None) -> Any:
         try:
             resp = self._send(method, path, params, json, timeout or self.timeout)
-        except requests.RequestException as exc:     # refused, timed out, hung up: in the one table's words
+        except requests.RequestException as exc:
             raise MemoryUnavailable(method, path, None, tw.failed_predicate(
                 exc, seconds=timeout or self.timeout, setting="" if timeout else "memory.timeout_seconds")[1]) from None
         if resp.status_code >= 500:
@@ -132,9 +126,8 @@ class MemoryClient:
             raise NotSerenMemory(self.url, method, path, resp.status_code, _not_json(resp)) from None
 
     def _send(self, method: str, path: str, params: Optional[dict], json: Any, timeout: float) -> requests.Response:
-        """One request; a GET whose connection closed or hung up is asked once more, on a new connection.
-        Memory (uvicorn) closes a connection idle for 5 s: a GET sent on it just then meets a reset, though
-        Memory is up. A POST is never sent twice; a timeout is not asked again."""
+        """One request; a GET whose connection closed or hung up is sent once more (uvicorn closes a connection
+        idle for 5 s, so a GET sent just then meets a reset though Memory is up). A POST is never sent twice."""
         try:
             return self._s().request(method, self.url + path, params=params, json=json, timeout=timeout)
         except requests.RequestException as exc:
@@ -144,7 +137,7 @@ class MemoryClient:
             return self._s().request(method, self.url + path, params=params, json=json, timeout=timeout)
 
     def _shaped(self, body: Any, method: str, path: str, key: Optional[str] = None) -> Any:
-        """body, if it has the shape SerenMemory answers: an object (with the list `key`, when given)."""
+        """body, if it is a SerenMemory object (with the list `key`, when given)."""
         if not isinstance(body, dict):
             raise NotSerenMemory(self.url, method, path, 200, f"JSON {type(body).__name__}, not an object")
         if key is not None and not isinstance(body.get(key), list):
@@ -152,12 +145,12 @@ class MemoryClient:
         return body
 
     def _call(self, method: str, path: str, key: Optional[str] = None, **kw: Any) -> Any:
-        """request() whose answer must be a SerenMemory object (with the list `key`): that list, or the object."""
+        """request()'s SerenMemory object, or its list `key`."""
         body = self._shaped(self.request(method, path, **kw), method, path, key)
         return body[key] if key is not None else body
 
     def get_or_none(self, path: str) -> Any:
-        """GET path (a SerenMemory object); None when Memory answers 404 (there is no such thing)."""
+        """GET path; None when Memory answers 404."""
         try:
             return self._call("GET", path)
         except MemoryRefused as exc:
@@ -165,22 +158,18 @@ class MemoryClient:
                 return None
             raise
 
-    # ------------------------------------------------------------ service
     def health(self) -> dict:
         return self._call("GET", "/health", timeout=min(self.timeout, 5.0))
 
     def features(self, refresh: bool = False) -> set:
         """Memory's optional features, read once from /health and cached."""
         if self._features is None or refresh:
-            body = self.health()
-            self._features = set(body.get("features") or []) if isinstance(body, dict) else set()
+            self._features = set(self.health().get("features") or [])
         return self._features
 
-    # ------------------------------------------------------------ short-term
     def shorts(self, limit: int = 500) -> list:
         return self._call("GET", "/short", "entries", params={"limit": limit})
 
-    # ------------------------------------------------------------ briefs
     def open_briefs(self, limit: int = 50) -> list:
         body = self.request("GET", "/brief", params={"limit": limit})
         return body if isinstance(body, list) else self._shaped(body, "GET", "/brief", "entries")["entries"]
@@ -194,7 +183,6 @@ class MemoryClient:
     def consume_brief(self, brief_id: str, draft_id: Optional[str] = None) -> dict:
         return self._call("POST", f"/brief/{brief_id}/consume", json={"draft_id": draft_id})
 
-    # ------------------------------------------------------------ drafts
     def _drafts_call(self, method: str, path: str, **kw: Any) -> Any:
         try:
             return self.request(method, path, **kw)
@@ -221,11 +209,10 @@ class MemoryClient:
     def close_draft(self, draft_id: str) -> dict:
         return self._call("POST", f"/drafts/{draft_id}/close")
 
-    # ------------------------------------------------------------ near-term
     def add_near(self, intent: str, topic: Optional[str] = None, expires_at: Optional[float] = None,
                  trigger_type: str = "always", trigger_value: Optional[str] = None, note_id: Optional[str] = None,
                  extra: Optional[dict] = None) -> dict:
-        """note_id: Memory keeps the first note posted under an id (a second POST with it changes nothing)."""
+        """note_id: Memory keeps the first note posted under an id."""
         body: dict = {"intent": intent, "topic": topic, "trigger_type": trigger_type}
         for key, value in (("expires_at", expires_at), ("trigger_value", trigger_value), ("id", note_id),
                            ("extra", extra)):
@@ -239,7 +226,6 @@ class MemoryClient:
     def delete_near(self, near_id: str) -> dict:
         return self._call("DELETE", f"/near/{near_id}")
 
-    # ------------------------------------------------------------ long-term
     def search_long(self, query: str, n: int = 8) -> list:
         body = {"query": query[:2000], "n_results": max(1, min(50, n)), "include_short": False,
                 "include_near": False, "include_long": True, "include_satellites": True}
@@ -248,7 +234,6 @@ class MemoryClient:
     def memory(self, memory_id: str) -> Optional[dict]:
         return self.get_or_none(f"/memory/{memory_id}")
 
-    # ------------------------------------------------------------ tidy
     def tidy(self, *, age_out: bool, near: bool, sweep: bool, purge: bool) -> dict:
         return self._call("POST", "/tidy", json={"age_out": age_out, "near": near, "sweep": sweep, "purge": purge})
 

@@ -1,9 +1,7 @@
 """Transport failures in plain words: one table from what went wrong on the wire to the sentence a person reads.
 
-The four clients (the small model's, Memory's, the webhook's and the ripple endpoint's) word every failure of a
-call here, so "refused", "timed out", "hung up mid-answer", "answered something that is not JSON" and "answered
-an error" read the same wherever they are shown, and no exception's class name reaches /status, the viewer,
-/history or an event. This module imports nothing of the hippocampus: every layer may use it.
+The model's, Memory's, the webhook's and the ripple endpoint's clients all word failures here, so no exception's
+class name reaches /status, the viewer, /history or an event. It imports nothing of the hippocampus.
 """
 from __future__ import annotations
 
@@ -13,16 +11,16 @@ import socket
 import ssl
 from typing import Any, Iterator, Optional
 
-REFUSED = "refused"                 # nothing listens at that address
-NO_HOST = "no_host"                 # the host name does not resolve
-NO_CONNECT = "no_connect"           # no connection within the connect timeout
-TIMED_OUT = "timed_out"             # connected, but no (whole) answer within the timeout
-CLOSED = "closed"                   # connected, then closed without a word of answer
-HUNG_UP = "hung_up"                 # the answer started, then the connection closed before it ended
-TLS = "tls"                         # the TLS handshake failed
-NOT_JSON = "not_json"               # an answer, but not JSON
-ERROR = "error"                     # an answer with an error status
-BROKEN = "broken"                   # any other failure of the connection
+REFUSED = "refused"
+NO_HOST = "no_host"
+NO_CONNECT = "no_connect"
+TIMED_OUT = "timed_out"
+CLOSED = "closed"
+HUNG_UP = "hung_up"
+TLS = "tls"
+NOT_JSON = "not_json"
+ERROR = "error"
+BROKEN = "broken"
 
 # What the other side did, as the predicate of "<who> at <url> ...".
 SENTENCES = {
@@ -38,6 +36,7 @@ SENTENCES = {
     BROKEN: "could not be reached ({why})",
 }
 UNREACHABLE = (REFUSED, NO_HOST, NO_CONNECT)     # nothing was sent: the other side is not there
+NO_REASON = "the connection could not be made or was lost"
 
 _REFUSED_TEXT = ("Connection refused", "ConnectionRefused", "Errno 111", "Errno 61", "WinError 10061",
                  "actively refused")
@@ -62,16 +61,13 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
                     if isinstance(x, BaseException))
 
 
-def _names(exc: BaseException) -> set:
-    return {c.__name__ for e in _chain(exc) for c in type(e).__mro__}
-
-
 def cause(exc: BaseException) -> str:
     """Which row of the table a failed call belongs to."""
-    names, text = _names(exc), " ".join(repr(e) for e in _chain(exc))
+    chain = list(_chain(exc))
+    names, text = {c.__name__ for e in chain for c in type(e).__mro__}, " ".join(repr(e) for e in chain)
     if "ConnectionRefusedError" in names or any(s in text for s in _REFUSED_TEXT):
         return REFUSED
-    if "NameResolutionError" in names or any(isinstance(e, socket.gaierror) for e in _chain(exc)) \
+    if "NameResolutionError" in names or any(isinstance(e, socket.gaierror) for e in chain) \
             or any(s in text for s in _NO_HOST_TEXT):
         return NO_HOST
     # urllib3 2 makes every NewConnectionError a ConnectTimeoutError: only a connect that timed out is one here
@@ -81,13 +77,13 @@ def cause(exc: BaseException) -> str:
         return BROKEN
     if names & {"ReadTimeout", "ReadTimeoutError", "TimeoutError", "timeout"} or "timed out" in text:
         return TIMED_OUT
-    if names & {"SSLError", "SSLCertVerificationError"} or any(isinstance(e, ssl.SSLError) for e in _chain(exc)):
+    if names & {"SSLError", "SSLCertVerificationError"} or any(isinstance(e, ssl.SSLError) for e in chain):
         return TLS
     if "RemoteDisconnected" in names or any(s in text for s in _CLOSED_TEXT):
         return CLOSED
     if names & {"ChunkedEncodingError", "IncompleteRead", "ProtocolError", "ConnectionResetError",
                 "BrokenPipeError", "ConnectionAbortedError", "InvalidChunkLength"} \
-            or any(isinstance(e, http.client.IncompleteRead) for e in _chain(exc)) \
+            or any(isinstance(e, http.client.IncompleteRead) for e in chain) \
             or any(s in text for s in _HUNG_UP_TEXT + _RESET_TEXT):
         return HUNG_UP
     return BROKEN
@@ -95,31 +91,18 @@ def cause(exc: BaseException) -> str:
 
 def why(exc: BaseException) -> str:
     """The innermost plain reason a system call gave (its strerror), never a class name or a repr."""
-    for e in reversed(list(_chain(exc))):
-        err = getattr(e, "strerror", None)
-        if isinstance(err, str) and err.strip():
-            return err.strip()
-    return "the connection could not be made or was lost"
-
-
-def seconds_text(seconds: Optional[float]) -> str:
-    return "?" if seconds is None else f"{float(seconds):g}"
+    errors = (getattr(e, "strerror", None) for e in reversed(list(_chain(exc))))
+    return next((err.strip() for err in errors if isinstance(err, str) and err.strip()), NO_REASON)
 
 
 def predicate(row: str, *, seconds: Optional[float] = None, setting: str = "", status: Any = None,
               said: str = "", what: str = "", reason: str = "") -> str:
-    """What the other side did, in the table's words; setting is the setting (or the request) the timeout came
-    from, said what the other side said with its error (quoted last: a caller that must not echo it cuts the
-    text at ": '")."""
+    """What the other side did, in the table's words; `said` is quoted last (a caller that must not echo it
+    cuts the text at ": '")."""
     return SENTENCES.get(row, SENTENCES[BROKEN]).format(
-        seconds=seconds_text(seconds), setting=f" ({setting})" if setting else "", status=status,
-        said=f": {said[:200]!r}" if said else "", what=what or "an unreadable body",
-        why=reason or "the connection could not be made or was lost")
-
-
-def sentence(row: str, who: str, url: str, **facts: Any) -> str:
-    """"<who> at <url> <what it did>"."""
-    return f"{who} at {url} {predicate(row, **facts)}"
+        seconds="?" if seconds is None else f"{float(seconds):g}", setting=f" ({setting})" if setting else "",
+        status=status, said=f": {said[:200]!r}" if said else "", what=what or "an unreadable body",
+        why=reason or NO_REASON)
 
 
 def failed_predicate(exc: BaseException, *, seconds: Optional[float] = None,
@@ -133,7 +116,7 @@ def failed_predicate(exc: BaseException, *, seconds: Optional[float] = None,
 
 def failed(exc: BaseException, who: str, url: str, *, seconds: Optional[float] = None,
            connect_seconds: Optional[float] = None, setting: str = "") -> tuple:
-    """(row, sentence) for a call that raised `exc` before any answer could be read."""
+    """(row, "<who> at <url> <what it did>") for a call that raised `exc` before any answer could be read."""
     row, did = failed_predicate(exc, seconds=seconds, connect_seconds=connect_seconds, setting=setting)
     return row, f"{who} at {url} {did}"
 
@@ -167,11 +150,11 @@ def reason(resp: Any, limit: int = 400) -> str:
 
 
 def not_json(who: str, url: str, resp: Any) -> str:
-    return sentence(NOT_JSON, who, url, what=body_kind(resp))
+    return f"{who} at {url} {predicate(NOT_JSON, what=body_kind(resp))}"
 
 
 def answered_error(who: str, url: str, status: Any, said: str = "") -> str:
-    return sentence(ERROR, who, url, status=status, said=(said or "").strip())
+    return f"{who} at {url} {predicate(ERROR, status=status, said=(said or '').strip())}"
 
 
 # Builtin exceptions that only a fault in the code raises: their text alone says nothing to a person.
@@ -180,18 +163,14 @@ _FAULTS = (AttributeError, KeyError, IndexError, TypeError, NameError, Assertion
 
 
 def in_words(exc: BaseException) -> str:
-    """Any failure as a person reads it: the sentence our own errors already are; a transport failure that got
-    this far by its row; a fault in the code as such (the log has the traceback), never a class name."""
-    if not isinstance(exc, _FAULTS) and not _is_transport(exc) and str(exc).strip():
-        return str(exc).strip()
-    if _is_transport(exc):
+    """Any failure as a person reads it: our own errors' sentence, a transport failure by its row, a fault in
+    the code as such (the log has the traceback), never a class name."""
+    modules = {c.__module__.split(".")[0] for c in type(exc).__mro__}
+    detail = str(exc).strip()
+    if modules & {"requests", "urllib3"} or isinstance(exc, (http.client.HTTPException, ConnectionError)):
         req = getattr(exc, "request", None)
         return failed(exc, "a server", str(getattr(req, "url", "") or "its address").split("?")[0])[1]
-    detail = str(exc).strip()
+    if not isinstance(exc, _FAULTS) and detail:
+        return detail
     return ("an unexpected fault inside the hippocampus" + (f" ({detail[:200]})" if detail else "")
             + "; the service log has the details")
-
-
-def _is_transport(exc: BaseException) -> bool:
-    names = {c.__module__.split(".")[0] for c in type(exc).__mro__}
-    return bool(names & {"requests", "urllib3"}) or isinstance(exc, (http.client.HTTPException, ConnectionError))

@@ -1,10 +1,6 @@
-"""Command-line overrides for the settings the family's installer card writes.
-
-`serve` (and the bare command), `check-config` and `check-ripple` take the Starwright hippocampus card's
-flags, so a setting can be tried without editing the yaml: `add_flags(parser)` defines them and
-`apply_flags(cfg, args)` lays the given ones over the loaded config. A combination the card refuses
-raises FlagError, which the CLI reports with exit 2.
-"""
+"""The command line's arguments, defined apart from the subcommands' code, so building the parser imports none of
+it; and the installer card's flags, taken by `serve` (and the bare command), check-config and check-ripple, so a
+setting can be tried without editing the yaml (a combination the card refuses raises FlagError: exit 2)."""
 from __future__ import annotations
 
 import argparse
@@ -13,11 +9,17 @@ import operator
 import os
 import shlex
 import sys
+from importlib.util import find_spec
 from typing import Callable, Optional
 
 from hippocampus.config import Config
+from hippocampus.config.candidates import TIMEOUT_CAP
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
+REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate "
+                      "small model, exactly as they were sent then, read its answers the way a sleep reads them, and "
+                      "compare both sides: operations that parse, failed calls, cut-off answers, invented numbers or "
+                      "dates, word overlap with what landed in Memory, seconds. Nothing is written to Memory.")
 
 
 class FlagError(ValueError):
@@ -47,17 +49,17 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least 60 (sleep.tend_interval_seconds)"),
     ("--model-server", None, "PATH", "llama-server this service starts and stops (model.lifecycle.server)"),
     ("--model-path", None, "PATH", "the .gguf the started server loads (model.lifecycle.model_path)"),
-    ("--model-args", None, "ARGS", 'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" '
-                                   "(model.lifecycle.server_args)"),
+    ("--model-args", None, "ARGS",
+     'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
     ("--model-max-tokens", _whole, "N", "the answer budget of one drafting call, at least 256 (model.max_tokens)"),
-    ("--model-handover", SWITCH, None, "stop the model this service started before the main model is poked "
-                                       "(model.lifecycle.handover)"),
+    ("--model-handover", SWITCH, None,
+     "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
                             "endpoint is /mcp), say so, and load /mcp right after the start (server.mcp_preload)"),
     ("--ripple", ("script", "endpoint", "off"), None,
      "how the main model is woken: a script here, an endpoint, or not at all (ripple.type)"),
-    ("--ripple-command", None, "CMD", 'the script ripple\'s command line, split like a shell, e.g. '
-                                      '"claude -p {message}" (ripple.command)'),
+    ("--ripple-command", None, "CMD",
+     'the script ripple\'s command line, split like a shell, e.g. "claude -p {message}" (ripple.command)'),
     ("--ripple-url", None, "URL", "the endpoint ripple's Observatory or Lodestar ripple route (ripple.url)"),
     ("--ripple-token", None, "TOKEN", "the endpoint ripple's bearer (ripple.bearer_token)"),
     ("--ripple-run-as", None, "USER", "the user the script ripple runs as (ripple.run_as)"),
@@ -66,14 +68,14 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
                                      "DIR/.mcp.json for the MCP servers registered there and writes a script ripple "
                                      "with their tools pre-approved and DIR as the working directory (ripple.type, "
                                      "ripple.command, ripple.cwd; ripple.run_as defaults to you)"),
-    ("--claude-json", None, "PATH", "the Claude Code settings --ripple-claude reads (else $SEREN_CLAUDE_JSON, else "
-                                    "run_as's ~/.claude.json)"),
+    ("--claude-json", None, "PATH",
+     "the Claude Code settings --ripple-claude reads (else $SEREN_CLAUDE_JSON, else run_as's ~/.claude.json)"),
     ("--voice-card", SWITCH, None, "let the main model keep a voice card here (voice.enabled)"),
 )
 
 
 def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The card's flags, each with a one-line help. Defaults are SUPPRESS: absent means 'leave it'."""
+    """The card's flags; their defaults are SUPPRESS: absent means 'leave it'."""
     g = parser.add_argument_group(
         "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
     for flag, kind, metavar, text in _FLAGS:
@@ -87,24 +89,74 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def flags_parser() -> argparse.ArgumentParser:
-    """The flags as a parent parser, for subcommands (`parents=[flags_parser()]`)."""
     return add_flags(argparse.ArgumentParser(add_help=False))
 
 
-def mcp_installed() -> bool:
-    """Found, not imported: the SDK loads when /mcp does."""
-    from importlib.util import find_spec
+def add_check_config_command(sub, after: argparse.ArgumentParser, card: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("check-config", parents=[after, card],
+                       help="print the resolved config (secrets hidden) and every warning, after trying what it "
+                            "names (Memory, the model, the model server and its files, the ripple command); "
+                            "exit 1 when there were warnings")
+    p.add_argument("--offline", action="store_true",
+                   help="check the config alone: reach nothing (no Memory, model, file or PATH probes)")
 
-    return all(find_spec(name) is not None for name in ("mcp", "a2wsgi"))
+
+def global_after(*, config: bool = True) -> argparse.ArgumentParser:
+    """The global options again, for after the subcommand; their defaults are SUPPRESS, so an option given
+    before the subcommand stays."""
+    from hippocampus import SERVICE, __version__
+
+    after = argparse.ArgumentParser(add_help=False)
+    if config:
+        after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
+    after.add_argument("--log-level", default=argparse.SUPPRESS, metavar="LEVEL", help="DEBUG, INFO, WARNING or ERROR")
+    after.add_argument("--version", action="version", version=f"{SERVICE} {__version__}",
+                       help="print the installed version and exit")
+    return after
+
+
+def add_ripple_commands(sub, after: argparse.ArgumentParser, card: argparse.ArgumentParser) -> None:
+    rc = sub.add_parser("ripple-claude", parents=[global_after(config=False)],
+                        help="print the ripple block that wakes Claude Code in DIR (with --yaml N: the command and "
+                             "cwd lines, indented N spaces, as the installer card writes them)")
+    rc.add_argument("folder", metavar="DIR", help="the project folder you run `claude` in")
+    rc.add_argument("--yaml", type=int, metavar="N", default=None,
+                    help="print only the two lines `command: [...]` and `cwd: \"...\"`, indented N spaces")
+    rc.add_argument("--claude-json", metavar="PATH", default=None,
+                    help="the Claude Code settings to read (else $SEREN_CLAUDE_JSON, else ~/.claude.json)")
+    rc.add_argument("--run-as", metavar="USER", default=None,
+                    help="the account the ripple runs as, whose ~/.claude.json is read (default: you)")
+    chk = sub.add_parser("check-ripple", parents=[after, card],
+                         help="check that a wake-up of the main model would work, one line per precondition (ok, "
+                              "or what is wrong and how to fix it); exit 1 when any is not ok")
+    chk.add_argument("--fire", action="store_true", help="also send one harmless wake-up through the real route and "
+                                                         "report its exit code, time and first lines of output")
+    chk.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
+                     help="how long --fire waits for the command (default ripple.timeout_seconds)")
+
+
+def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("replay", parents=[after], help="replay past drafts on a candidate small model and compare",
+                       description=REPLAY_DESCRIPTION)
+    p.add_argument("draft_id", nargs="?",
+                   help="the draft to replay (its id, as in Memory's list_drafts); or use --last N")
+    p.add_argument("--last", type=int, metavar="N",
+                   help="replay the newest N drafts that have a packet and print one table with a total line")
+    p.add_argument("--candidate", metavar="NAME", help="the candidate to replay on: a name listed in the config's "
+                                                        "replay.candidates (default: the configured model, model.url)")
+    p.add_argument("--model-url", metavar="URL",
+                   help="no longer taken: list the candidate's URL in replay.candidates and name it with --candidate")
+    p.add_argument("--model-name", metavar="NAME",
+                   help="the model name sent to the candidate (default: the candidate's model, or model.name)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="seconds each candidate call may take (default: the candidate's timeout_seconds or "
+                        f"model.timeout_seconds; at most {TIMEOUT_CAP:g}); a call that takes longer is a failed "
+                        "call in the result")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON instead of the summary")
 
 
 def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[str], None]] = None) -> list:
-    """Lay the given flags over cfg (in place); return the dotted settings they changed.
-
-    Raises FlagError for what the card refuses: --tend-every under 60 or with --tend-cycle off,
-    --model-max-tokens under 256, --model-handover with no managed model, --ripple endpoint with no url,
-    --ripple-claude with another --ripple type or a folder it cannot build the command for.
-    """
+    """Lay the given flags over cfg (in place); return the dotted settings they changed."""
     say = say or functools.partial(print, file=sys.stderr, flush=True)
     given = {k: v for k, v in vars(args).items() if v is not None}
     changed: list = []
@@ -120,7 +172,7 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
     if given.get("voice_card"):
         put("voice.enabled", True)
     if given.get("mcp"):
-        if mcp_installed():
+        if all(find_spec(name) is not None for name in ("mcp", "a2wsgi")):     # found, not imported
             say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
         else:
             say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
@@ -129,7 +181,6 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
 
 
 def _apply_sleep(given: dict, put) -> None:
-    """--tend-cycle and --tend-every (at least 60 seconds, and not with the cycle off)."""
     if "tend_cycle" in given:
         put("sleep.tend_cycle", bool(given["tend_cycle"]))
     if "tend_every" in given:
@@ -142,7 +193,6 @@ def _apply_sleep(given: dict, put) -> None:
 
 
 def _apply_model(model, given: dict, put) -> None:
-    """The managed model server (--model-server/-path/-args), --model-max-tokens and --model-handover."""
     lc = model.lifecycle
     _copy(given, put, (("model_server", "model.lifecycle.server"), ("model_path", "model.lifecycle.model_path"),
                        ("model_args", "model.lifecycle.server_args")))
@@ -161,11 +211,16 @@ def _apply_model(model, given: dict, put) -> None:
 
 
 def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
-    """--ripple and its settings, or --ripple-claude DIR; an endpoint ripple needs its url."""
     if "ripple" in given:
         put("ripple.type", "" if given["ripple"] == "off" else given["ripple"])
     if "ripple_command" in given:
-        put("ripple.command", _split_command(str(given["ripple_command"])))
+        try:
+            argv = shlex.split(str(given["ripple_command"]), posix=os.name != "nt")
+        except ValueError as exc:
+            raise FlagError(f"--ripple-command could not be split ({exc})") from None
+        if not argv:
+            raise FlagError("--ripple-command is empty")
+        put("ripple.command", argv)
     _copy(given, put, (("ripple_url", "ripple.url"), ("ripple_token", "ripple.bearer_token", str),
                        ("ripple_run_as", "ripple.run_as")))
     if given.get("ripple_stdin"):
@@ -185,19 +240,7 @@ def _copy(given: dict, put, pairs: tuple) -> None:
             put(path, (convert or [str.strip])[0](str(given[flag])))
 
 
-def _split_command(command: str) -> list:
-    """--ripple-command split like a shell (posix rules, except on Windows); empty or unsplittable is refused."""
-    try:
-        argv = shlex.split(command, posix=os.name != "nt")
-    except ValueError as exc:
-        raise FlagError(f"--ripple-command could not be split ({exc})") from None
-    if not argv:
-        raise FlagError("--ripple-command is empty")
-    return argv
-
-
 def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:
-    """--ripple-claude DIR: the script ripple that wakes Claude Code in DIR (family-conventions 5.3)."""
     from hippocampus.ripple import claude as claude_setup
 
     if given.get("ripple", "script") != "script":

@@ -1,17 +1,9 @@
-"""Where a replay may send a draft's saved prompts (the person's own fragments): the configured model and the
-candidates a person lists in `replay.candidates`, by name. Never a URL a caller names, never SerenMemory's own
-URL (even when listed: the loader says so and leaves it out), and a loopback address only when it is listed.
-
-    replay:
-      candidates:
-        qwen-small:                       # the name callers choose it by
-          url: "http://127.0.0.1:8091/v1" # its OpenAI-compatible base URL
-          model: "qwen2.5-1.5b-instruct"  # the model name sent (default: the entry's name)
-          extra_body: {}                  # merged into each chat request (default: model.extra_body)
-          timeout_seconds: 120            # per call (default: model.timeout_seconds); at most TIMEOUT_CAP
-"""
+"""Where a replay may send a draft's saved prompts (the person's own fragments): the configured model, or a
+candidate listed by name in `replay.candidates` ({name: {url, model, extra_body, timeout_seconds}}). Never a URL
+a caller names, never SerenMemory's own (even when listed: the loader says so and leaves it out)."""
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -20,6 +12,7 @@ from urllib.parse import urlsplit
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
 ENTRY_KEYS = ("url", "model", "extra_body", "timeout_seconds")
 CONFIGURED = "model"                # how the configured model is named in a result
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "0.0.0.0", "::")
 
 
 class NotAllowed(ValueError):
@@ -60,39 +53,29 @@ class Candidate:
                 f"{TIMEOUT_CAP:g} s, so {self.timeout_seconds:g} s was used")
 
 
-# ---------------------------------------------------------------- the same service?
-
-def _loopback(host: str) -> bool:
-    if host in ("localhost", "localhost.localdomain", "ip6-localhost", "0.0.0.0", "::"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _where(url: str) -> Optional[tuple]:
+    """(host, port), every loopback name as the one host ""; None without a host."""
     try:
         parts = urlsplit(url.strip())
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         return None
     host = (parts.hostname or "").lower()
-    return (host, port) if host else None
+    if not host:
+        return None
+    with contextlib.suppress(ValueError):
+        if host in LOOPBACK_NAMES or ipaddress.ip_address(host).is_loopback:
+            host = ""
+    return host, port
 
 
 def same_service(url: str, other: str) -> bool:
     """Both URLs reach the same host and port (every loopback name counts as one host)."""
-    a, b = _where(url), _where(other)
-    if a is None or b is None or a[1] != b[1]:
-        return False
-    return a[0] == b[0] or (_loopback(a[0]) and _loopback(b[0]))
+    where = _where(url)
+    return where is not None and where == _where(other)
 
-
-# ---------------------------------------------------------------- the list
 
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
-    """An entry's timeout_seconds: None when unset or unusable (said), at most TIMEOUT_CAP (said)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
@@ -107,7 +90,7 @@ def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
 
 
 def _parse(cfg: Any) -> tuple:
-    """({name: Listed}, the warnings for entries left out or changed)."""
+    """({name: Listed}, a warning per entry left out or changed)."""
     out, warnings = {}, []
     raw = getattr(getattr(cfg, "replay", None), "candidates", None) or {}
     for key, entry in raw.items():
@@ -119,10 +102,8 @@ def _parse(cfg: Any) -> tuple:
             warnings.append(f"'{where}' should be a block with url (and model, extra_body, timeout_seconds), "
                             f"not {entry!r}; it is left out")
             continue
-        for k in entry:
-            if k not in ENTRY_KEYS:
-                warnings.append(f"'{where}.{k}' is not a candidate setting (they are {', '.join(ENTRY_KEYS)}); "
-                                "it is ignored")
+        warnings += [f"'{where}.{k}' is not a candidate setting (they are {', '.join(ENTRY_KEYS)}); it is ignored"
+                     for k in entry if k not in ENTRY_KEYS]
         url = str(entry.get("url") or "").strip().rstrip("/")
         if not url.lower().startswith(("http://", "https://")) or _where(url) is None:
             warnings.append(f"'{where}.url' = {entry.get('url')!r} is not an http:// or https:// base URL "
@@ -143,20 +124,16 @@ def _parse(cfg: Any) -> tuple:
 
 
 def listed(cfg: Any) -> dict:
-    """The candidates a replay may reach besides the configured model, by name."""
     return _parse(cfg)[0]
 
 
 def problems(cfg: Any) -> list:
-    """One line per entry of replay.candidates that is left out or changed (the loader adds them to warnings)."""
     return _parse(cfg)[1]
 
 
-# ---------------------------------------------------------------- choosing one
-
 def choose(cfg: Any, candidate: Optional[str] = None, model: Optional[str] = None,
            timeout_seconds: Optional[float] = None) -> Candidate:
-    """The candidate a replay goes to: a listed name, or (none given) the configured model. Raises NotAllowed."""
+    """A listed name, or (none given) the configured model; NotAllowed otherwise."""
     m = cfg.model
     name = (candidate or "").strip()
     if not name or name == CONFIGURED:

@@ -1,21 +1,25 @@
-"""Host names and origins this service answers to: shared by the HTTP guard and the MCP mount (neither
-front-end imports the other)."""
+"""Host names and origins this service answers to, and where the MCP endpoint lives and the extra hosts and
+origins it takes from the environment: shared by the HTTP guard and the MCP mount (neither imports the other)."""
 from __future__ import annotations
 
+import functools
 import ipaddress
+import os
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
+from hippocampus.config.schema import ENV_PREFIX
+
+MOUNT_ENV, HOSTS_ENV, ORIGINS_ENV = (f"{ENV_PREFIX}_MCP_{n}" for n in ("MOUNT", "ALLOWED_HOSTS", "ALLOWED_ORIGINS"))
+DEFAULT_MOUNT = "/mcp"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 _NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")     # a DNS name or an IPv4 address
 _PORT = re.compile(r"[0-9]{0,5}")
 
 
 def parse_host_header(value: str) -> Optional[tuple[str, Optional[str]]]:
-    """A Host header as a browser sends it and RFC 9110 7.2 has it (uri-host [":" port]), split like
-    split_host; None for anything else: a user part ('127.0.0.1:7424@evil'), a second colon outside
-    brackets, a bracketed name that is not an IPv6 address, a port that is not digits, a space or a comma
-    (two Host headers arrive joined as 'a, b')."""
+    """A Host header as RFC 9110 7.2 has it (uri-host [":" port]), split like split_host; None for anything
+    else (a user part, a space or a comma: two Host headers arrive joined as 'a, b')."""
     v = value.strip().lower()
     if v.startswith("["):
         inside, close, rest = v[1:].partition("]")
@@ -49,8 +53,6 @@ def split_host(value: str) -> tuple[str, Optional[str]]:
 
 
 class HostList:
-    """Host header values this service answers to."""
-
     def __init__(self, entries: Iterable[str]):
         self.any_port: set = set()
         self.exact: set = set()
@@ -86,3 +88,23 @@ def normal_origin(value: str) -> str:
 def service_hosts(server_cfg, extra: Iterable[str] = ()) -> HostList:
     """Loopback, the configured host, server.allowed_hosts, and any extra entries."""
     return HostList([*LOOPBACK, server_cfg.host, *server_cfg.allowed_hosts, *extra])
+
+
+def mount_path(environ: Optional[Mapping[str, str]] = None) -> str:
+    """The mount path: a leading slash added, a trailing one stripped; /mcp when unset or empty."""
+    env = os.environ if environ is None else environ
+    raw = (env.get(MOUNT_ENV) or "").strip().strip("/")
+    return "/" + raw if raw else DEFAULT_MOUNT
+
+
+def path_pattern(path: str) -> "re.Pattern[str]":
+    return re.compile("^" + re.escape(path) + "/?$")
+
+
+def _comma_list(name: str, environ: Optional[Mapping[str, str]] = None) -> list:
+    env = os.environ if environ is None else environ
+    return [h.strip() for h in (env.get(name) or "").split(",") if h.strip()]
+
+
+allowed_hosts = functools.partial(_comma_list, HOSTS_ENV)
+allowed_origins = functools.partial(_comma_list, ORIGINS_ENV)

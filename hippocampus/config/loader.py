@@ -1,28 +1,20 @@
-"""The lenient loader: a yaml file (or a parsed mapping) into the schema's blocks, never silent about it.
-
-A missing or malformed file runs on defaults (a yaml error names its line and column, and a tab when that
-is the cause); a bad value falls back to its default and an out-of-range one is clamped where the schema
-says so; an unknown key is ignored and named with the setting it most likely meant (suggest.py); a bearer
-pointer that yields no token is named (pointers.py); every setting can be overridden from the environment
-by one rule (env_names). Each such line is one of `cfg.warnings`: `load` logs them, check-config prints them.
-"""
+"""The lenient loader: a yaml file (or a parsed mapping) into the schema's blocks; each mistake falls back to a
+default and is one line of `cfg.warnings` (`load` logs them, check-config prints them)."""
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
+import difflib
 import logging
 import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
-from hippocampus.config import pointers as config_pointers
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
-                                       _all_paths, _block_type, _settings)
+                                       _all_paths, _block_type, _settings, pointer_problems)
 from hippocampus.config import candidates as replay_allowed
-from hippocampus.config.suggest import unknown_key_line
 
 log = logging.getLogger("hippocampus.config")
 
@@ -30,6 +22,8 @@ CONFIG_ENV = f"{ENV_PREFIX}_CONFIG"      # not a setting: where the settings are
 _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no", "off"}
 EMPTY_MEANS_OFF = {"model.url"}
+CUTOFF = 0.75       # difflib's ratio: "prot" for "port" is 0.75, "colour" for any key far below
+KNOWN_PATHS = tuple(_all_paths(Config))
 
 
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
@@ -42,8 +36,6 @@ def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None)
     home = os.path.expanduser(DEFAULT_PATH)
     return home if os.path.exists(home) else None
 
-
-# ---------------------------------------------------------------- the file
 
 def _read_yaml(path: str, warnings: list) -> dict:
     from ruamel.yaml import YAML
@@ -66,38 +58,42 @@ def _read_yaml(path: str, warnings: list) -> dict:
 
 
 def yaml_error(exc: Exception, text: str) -> str:
-    """Where the parser stopped and why: 'at line 2, column 1: found character ... (a tab ...)'."""
+    """Where the parser stopped and why, and the nearest line at or above it indented with a tab."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
     if problem is None:
         problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if mark is None:
         return f"({problem})"
-    line, column = mark.line + 1, mark.column + 1
-    out = f"at line {line}, column {column}: {problem}"
-    tab_line = _tab_indented_line(text, line, "'\\t'" in problem)
+    line = mark.line + 1
+    tabbed = [n for n, ln in enumerate(text.splitlines()[:line], 1) if "\t" in re.match(r"[ \t]*", ln).group(0)]
+    tab_line = tabbed[-1] if tabbed else (line if "'\\t'" in problem else None)
+    out = f"at line {line}, column {mark.column + 1}: {problem}"
     if tab_line:
         out += (f" (line {tab_line} is indented with a tab: yaml indents with spaces only, "
                 "so replace the tab with spaces)")
     return out
 
 
-def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]:
-    """The line (1-based) whose indentation holds a tab: the error's own line first, then the nearest
-    one above it. When the parser's complaint is itself about a tab, its line."""
-    lines = text.splitlines()
-    for n in range(min(upto, len(lines)), 0, -1):
-        indent = re.match(r"[ \t]*", lines[n - 1]).group(0)
-        if "\t" in indent:
-            return n
-    return upto if tab_at_mark else None
+def _nearest(leaf: str, paths: list) -> list:
+    """Every path whose key is the closest spelling of `leaf` (several when blocks share the key)."""
+    by_key: dict = {}
+    for p in paths:
+        by_key.setdefault(p.rpartition(".")[2], []).append(p)
+    best = difflib.get_close_matches(leaf.lower(), list(by_key), n=1, cutoff=CUTOFF)
+    return sorted(by_key[best[0]]) if best else []
 
 
-# ---------------------------------------------------------------- values
-
-@functools.lru_cache(maxsize=None)
-def _known_paths() -> tuple:
-    return tuple(_all_paths(Config))
+def unknown_key_line(path: str, known: Iterable[str]) -> str:
+    """Names what `path` likely meant: the same key in another block, else the nearest spelling in its own
+    block, else the nearest spelling anywhere."""
+    known = list(known)
+    parent, _, leaf = path.rpartition(".")
+    found = ([p for p in known if p.rpartition(".")[2] == leaf and p != path]
+             or _nearest(leaf, [p for p in known if p.rpartition(".")[0] == parent])
+             or _nearest(leaf, [p for p in known if p.rpartition(".")[0] != parent]))
+    meant = " - did you mean " + " or ".join(found) + "?" if found else ""
+    return f"'{path}' is not a setting and was ignored{meant}"
 
 
 def _coerce(value: Any, default: Any) -> Any:
@@ -181,7 +177,7 @@ def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
         path = f"{prefix}{key}"
         f = known.get(str(key))
         if f is None:
-            warnings.append(unknown_key_line(path, _known_paths()))
+            warnings.append(unknown_key_line(path, KNOWN_PATHS))
             continue
         sub = _block_type(cls, f.name)
         if sub is not None:
@@ -189,15 +185,14 @@ def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
             continue
         default = getattr(obj, f.name)
         ok, value = _checked(f, raw, default, f"'{path}' = ", f"using the default {default!r}", warnings)
-        if not ok or (isinstance(value, str) and f.name == "host" and not value.strip()):
-            continue
-        setattr(obj, f.name, value)
+        if ok and not (isinstance(value, str) and f.name == "host" and not value.strip()):
+            setattr(obj, f.name, value)
     return obj
 
 
 def _checked(f: dataclasses.Field, raw: Any, current: Any, said: str, instead: str, warnings: list) -> tuple:
-    """(True, the value) for `raw` checked as setting `f` takes it, a clamp said in one line; or (False, None)
-    with one line saying why it cannot be used and what is used `instead`. `said` names where it came from."""
+    """(True, `raw` checked as setting `f` takes it, a clamp said), or (False, None) with the line saying why
+    and what is used `instead`. `said` names where it came from."""
     shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
     try:
         value, clamped = _check(_coerce(raw, current), dict(f.metadata))
@@ -209,20 +204,15 @@ def _checked(f: dataclasses.Field, raw: Any, current: Any, said: str, instead: s
     return True, value
 
 
-# ---------------------------------------------------------------- the environment: one rule
-
 def env_names(path: str) -> list:
-    """The variables that override a setting: SEREN_HIPPOCAMPUS_BLOCK_KEY for every `block.key` (and
-    `model.lifecycle.key`); the server's keys by their bare name too (_HOST, _PORT, _ALLOW_OPEN_LAN,
-    _LOG_LEVEL), the first of the two that is set winning."""
+    """SEREN_HIPPOCAMPUS_BLOCK_KEY for `block.key`; a server key by its bare name first (_HOST, _PORT, ...)."""
     parts = path.split(".")
     names = ([parts[1:]] if parts[0] == "server" else []) + [parts]
     return [f"{ENV_PREFIX}_{'_'.join(n).upper()}" for n in names]
 
 
 def env_override(path: str, environ: Optional[dict] = None) -> tuple:
-    """(the variable, its value) overriding `path`, or (None, None). An empty variable counts as unset,
-    except for a setting where empty means off (model.url: no model)."""
+    """(the variable, its value) overriding `path`, or (None, None); empty is unset unless it means off."""
     env = os.environ if environ is None else environ
     for name in env_names(path):
         raw = env.get(name)
@@ -232,8 +222,6 @@ def env_override(path: str, environ: Optional[dict] = None) -> tuple:
 
 
 def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "") -> None:
-    """Every setting a variable names takes its value, checked as a yaml value is; one that cannot be
-    used keeps the setting's value, with one line naming the variable."""
     for f in _settings(obj):
         current = getattr(obj, f.name)
         if dataclasses.is_dataclass(current):
@@ -247,8 +235,6 @@ def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "") ->
             setattr(obj, f.name, value)
 
 
-# ---------------------------------------------------------------- the whole config
-
 def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = None,
           warnings: Optional[list] = None) -> Config:
     """A Config from an already-parsed mapping (what load() does after reading)."""
@@ -260,7 +246,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
         cfg.model.lifecycle.manage = True
     cfg.memory.url = cfg.memory.url.rstrip("/")
     cfg.model.url = cfg.model.url.rstrip("/")
-    warnings.extend(config_pointers.problems(cfg, env))
+    warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_allowed.problems(cfg))
     cfg.path = path
     cfg.warnings = warnings
@@ -268,11 +254,10 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
 
 
 def load(cli_path: Optional[str] = None, *, environ: Optional[dict] = None, announce: bool = True) -> Config:
-    """Resolve the path, read it leniently, and build the config. Warnings are logged."""
+    """Resolve the path, read it leniently, and build the config; log the warnings when announcing."""
     path = resolve_path(cli_path, environ)
     warnings: list = []
-    data = _read_yaml(path, warnings) if path else {}
-    cfg = build(data, path=path, environ=environ, warnings=warnings)
+    cfg = build(_read_yaml(path, warnings) if path else {}, path=path, environ=environ, warnings=warnings)
     if announce:
         for w in warnings:
             log.warning("config: %s", w)

@@ -1,10 +1,5 @@
-"""One rule for every URL the service shows or logs: its user:password@ and its query values are hidden.
-
-    http://user:pw@host:7420/path?key=abc&x=1   ->   http://***@host:7420/path?key=***&x=***
-
-The scheme, host, port and path stay, so a person still recognises the URL. url() takes a configured URL;
-text() free text that may quote one (requests says "... with url: /path?apikey=..."); deep() a JSON-like value.
-"""
+"""One rule for every URL the service shows or logs: its user:password@ and its query values are hidden
+(http://user:pw@host:7420/path?key=abc -> http://***@host:7420/path?key=***); the rest stays recognisable."""
 from __future__ import annotations
 
 import logging
@@ -66,8 +61,7 @@ def deep(value: Any) -> Any:
 
 
 class LogFilter(logging.Filter):
-    """On a handler: every record's message goes out with its URLs' secrets hidden (urllib3's request lines
-    at DEBUG included)."""
+    """On a handler: every record's message goes out with its URLs' secrets hidden."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:

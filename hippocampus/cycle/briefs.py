@@ -1,18 +1,16 @@
-"""The brief is the gate: the first check, the misses, asking the main model for a brief, pulling one.
-
-The hippocampus never drafts on its own clock. A brief there and no chain open means sleep now; none means
-wait, and past bedtime every brief_check_misses misses it asks for one.
-"""
+"""The brief is the gate: the hippocampus never drafts on its own clock, so past bedtime with no brief it
+counts misses, asks the main model for one, or (brief_pull) lets the small model write one."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
 from typing import Optional
 
 from hippocampus.cycle import claims
-from hippocampus.cycle.bedtime import BRIEF_TOPIC, REQUEST_TTL, bedtime, request_text
 from hippocampus.cycle.context import Context
+from hippocampus.cycle.decide import bedtime
 from hippocampus.cycle.drafter import call_model
 from hippocampus.cycle.reports import CheckReport
 from hippocampus.cycle.sleep import run_sleep
@@ -22,15 +20,30 @@ from hippocampus.stopping import ServiceStopping
 
 log = logging.getLogger("hippocampus.gate")
 
+BRIEF_TOPIC = "hippocampus, brief"
+REQUEST_TTL = 6 * 3600
+
 
 def brief_wanted(ctx: Context) -> Optional[dict]:
     req = ctx.state.get("brief_request")
     return req if req and req.get("answered") is None else None
 
 
+def request_text(due_at: float, now: float, forced: bool) -> str:
+    if forced:
+        head = ("A sleep was started by hand. The hippocampus wants a brief before it drafts, "
+                "and will sleep at its next check after the brief arrives.")
+    elif due_at > now:
+        head = f"The hippocampus wants a brief before it sleeps at {dt.datetime.fromtimestamp(due_at):%H:%M}."
+    else:
+        head = "The hippocampus wants a brief before it sleeps, soon: bedtime has passed."
+    return (head + " A brief says what mattered since the last sleep; promote_hints name running bits and "
+            "real lessons worth keeping (short phrases copied from the memories), noise_hints name "
+            "one-offs to let go. Write it with submit_brief on Memory, then nudge the hippocampus.")
+
+
 def request_brief(ctx: Context, force: bool = False) -> Optional[dict]:
-    """Ask the main model for a brief: one note in near-term, a brief_requested event each time.
-    Called only when no usable brief is waiting (the decision, or a sleep by hand, has seen to that)."""
+    """Ask the main model for a brief (one near-term note; an open request is nudged instead)."""
     if not ctx.cfg.sleep.brief_request:
         return None
     req = brief_wanted(ctx)
@@ -59,22 +72,18 @@ def note_first_check(ctx: Context, now: float) -> None:
 
 
 def miss(ctx: Context, snap: Snapshot, step, report: CheckReport) -> None:
-    """Past bedtime with no brief: count the miss; every brief_check_misses ask for one, and with brief_pull
-    let the small model write one and sleep on it."""
+    """Past bedtime with no brief: count the miss, ask for one, or pull one and sleep on it."""
     report.status = "waiting_for_brief"
     ctx.state.set(brief_misses=step.misses)
-    if ctx.cfg.sleep.brief_request and (step.ask or brief_wanted(ctx)):
-        try:        # one copy on this Memory asks; it holds the claim (renewed each miss) while its ask is open
+    try:
+        if ctx.cfg.sleep.brief_request and (step.ask or brief_wanted(ctx)):
+            # one copy on this Memory asks, holding the claim (renewed each miss) while its ask is open
             claims.claim(ctx, "brief_request", "asks the main model for a brief").check()
-        except claims.Taken as exc:
-            report.status, report.other = "other_copy", exc.other
+        if step.ask:
+            request_brief(ctx)
+        if not step.pull or ctx.mechanical:
             return
-    if step.ask:
-        request_brief(ctx)
-    if not step.pull or ctx.mechanical:
-        return
-    try:            # one copy on this Memory pulls at a time; the brief it pulls it claims before letting go
-        held = claims.claim(ctx, "brief_pull", "pulls a brief from the fragments")
+        held = claims.claim(ctx, "brief_pull", "pulls a brief from the fragments")   # one pull at a time
         try:
             pulled = pull_brief(ctx, snap, held)
             mine = pulled and claims.claim(ctx, f"brief:{pulled['id']}", f"sleeps on brief {pulled['id']}")
@@ -105,8 +114,8 @@ JSON brief:"""
 
 
 def pull_brief(ctx: Context, snap: Snapshot, held: claims.Claim) -> Optional[dict]:
-    """brief_pull (headless installs): the small model writes a brief from the fragments. held: the pull's
-    claim; a brief that arrived since the tick's snapshot (another copy's pull, done) means no pull."""
+    """brief_pull (headless installs): the small model writes a brief from the fragments, unless one arrived
+    since the tick's snapshot (another copy's pull, done)."""
     if {b.get("id") for b in ctx.memory.open_briefs()} - {b.get("id") for b in snap.briefs}:
         log.info("a brief arrived in Memory since this check began, so no pull: the next check sleeps on it")
         return None
@@ -127,7 +136,7 @@ def pull_brief(ctx: Context, snap: Snapshot, held: claims.Claim) -> Optional[dic
     if not isinstance(data, dict) or not str(data.get("summary") or "").strip():
         log.warning("the small model's pulled brief was not the JSON asked for")
         return None
-    held.check()                                   # right before submitting: still this copy's pull
+    held.check()
     hints = {k: [str(h) for h in data.get(k) or [] if isinstance(h, (str, int))][:12]
              for k in ("promote_hints", "noise_hints")}
     res = ctx.memory.submit_brief(str(data["summary"])[:2000], hints["promote_hints"], hints["noise_hints"])

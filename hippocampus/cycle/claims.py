@@ -1,10 +1,8 @@
 """Copies of the service on one Memory (two state folders, one store): one works on a brief, chain or pull at a time.
 
-The claim is a near-term note that says who works on what and until when. Its id comes from what it claims
-and a generation (0, 1, ...), and Memory keeps the first note posted under an id, so of two copies claiming
-at once exactly one reads its own name back. A claim past its `until` (its copy was killed) is taken over
-with the next generation. The holder checks it before each model call and post, renews it when half is gone
-and deletes it when done.
+A claim is a near-term note whose id comes from what it claims and a generation (0, 1, ...); Memory keeps the
+first note posted under an id, so of two copies claiming at once exactly one reads its own name back. A claim
+past its `until` (its copy was killed) is taken over with the next generation.
 """
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ import os
 import socket
 import time
 import uuid
+from typing import Optional
 
 from hippocampus.memory import MemoryError_, MemoryRefused
 
@@ -45,15 +44,11 @@ def lease_seconds(ctx) -> float:
     return max(LEASE_MIN_SECONDS, 4 * float(ctx.cfg.model.timeout_seconds))
 
 
-def _note_id(key: str, gen: int) -> str:
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:claim:{key}:{gen}").hex
-
-
-def _claims(ctx, key: str) -> list:
-    """The claim notes on `key`, oldest generation first, as {gen, copy, pid, host, folder, what, until, id}."""
-    out = [{**n["metadata"], "id": n.get("id")} for n in ctx.memory.list_near()
-           if (n.get("metadata") or {}).get("claim") == key]
-    return sorted(out, key=lambda c: int(c.get("gen") or 0))
+def _top(ctx, key: str) -> Optional[dict]:
+    """The newest claim note on `key`, as {gen, copy, pid, host, folder, what, until, id}."""
+    notes = [{**n["metadata"], "id": n.get("id")} for n in ctx.memory.list_near()
+             if (n.get("metadata") or {}).get("claim") == key]
+    return (sorted(notes, key=lambda c: int(c.get("gen") or 0)) or [None])[-1]
 
 
 class Claim:
@@ -61,10 +56,9 @@ class Claim:
         self.ctx, self.key, self.what, self.note = ctx, key, what, note
 
     def _post(self, gen: int) -> dict:
-        ctx, now = self.ctx, self.ctx.clock.now()
-        until = now + lease_seconds(ctx)
+        ctx, until = self.ctx, self.ctx.clock.now() + lease_seconds(self.ctx)
         fields = {**me(ctx), "claim": self.key, "gen": gen, "what": self.what, "until": until}
-        note_id = _note_id(self.key, gen)
+        note_id = uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:claim:{self.key}:{gen}").hex
         ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) {self.what} until "
                             f"{_hhmm(until)}; nothing to do about it", topic=CLAIM_TOPIC, expires_at=until,
                             trigger_type="event", trigger_value="seren-hippocampus claim", note_id=note_id,
@@ -77,15 +71,13 @@ class Claim:
 
     def check(self) -> None:
         """Right before a model call or a post: still ours (Taken if not); renewed when half the lease is gone."""
-        mine = me(self.ctx)["copy"]
-        top = (_claims(self.ctx, self.key) or [None])[-1]
-        if top is None or top.get("copy") != mine:
+        top = _top(self.ctx, self.key)
+        if top is None or top.get("copy") != me(self.ctx)["copy"]:
             raise Taken(top or {"what": "took this over", "pid": "?", "host": "?", "folder": "?"})
         self.note = top
         if float(top.get("until") or 0) - self.ctx.clock.now() < lease_seconds(self.ctx) / 2:
-            old = top["id"]
             self.note = self._post(int(top.get("gen") or 0) + 1)
-            self.ctx.memory.delete_near(old)
+            self.ctx.memory.delete_near(top["id"])
 
     def release(self) -> None:
         try:
@@ -97,7 +89,7 @@ class Claim:
 def release_mine(ctx, key: str) -> None:
     """Let go of this copy's claim on `key`, if it holds one (a claim left to lapse would show until its lease)."""
     try:
-        top = (_claims(ctx, key) or [None])[-1]
+        top = _top(ctx, key)
     except MemoryError_ as exc:
         log.warning("could not read the claim on %s (it expires on its own): %s", key, exc)
         return
@@ -107,28 +99,21 @@ def release_mine(ctx, key: str) -> None:
 
 def claim(ctx, key: str, what: str) -> Claim:
     """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken."""
-    mine = me(ctx)["copy"]
-    top = (_claims(ctx, key) or [None])[-1]
+    top = _top(ctx, key)
     c = Claim(ctx, key, what, top or {})
+    if top is not None and top.get("copy") == me(ctx)["copy"]:
+        return c                               # ours, from before a restart
     try:
-        if top is not None and top.get("copy") == mine:
-            return c                               # ours, from before a restart
         if top is not None and float(top.get("until") or 0) > ctx.clock.now():
             raise Taken(top)
         c.note = c._post(int(top.get("gen") or 0) + 1 if top is not None else 0)
-        return c
     except Taken as exc:
-        seen(ctx, key, exc.other)
+        mark = (key, exc.other.get("copy"), exc.other.get("gen"))
+        if mark not in ctx.others:             # said in the log once per copy and thing
+            ctx.others.add(mark)
+            log.info("%s until %s; this copy leaves it to that one", sentence(exc.other), _hhmm(exc.other.get("until")))
         raise
-
-
-def seen(ctx, key: str, other: dict) -> None:
-    """Say in the log, once per copy and thing, that another copy works on this Memory."""
-    mark = (key, other.get("copy"), other.get("gen"))
-    if mark in ctx.others:
-        return
-    ctx.others.add(mark)
-    log.info("%s until %s; this copy leaves it to that one", sentence(other), _hhmm(other.get("until")))
+    return c
 
 
 def drafted(ctx, draft_id: str) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Optional
 
 from hippocampus.clock import Clock
@@ -17,20 +18,10 @@ from hippocampus.stopping import StopFlag
 log = logging.getLogger("hippocampus.events")
 
 
-class AlwaysUp:
+def always_up() -> SimpleNamespace:
     """The model gate (ensure, release, handover, held_until) of an unmanaged model: nothing to start or stop."""
-
-    def ensure(self) -> None:
-        return None
-
-    def release(self, busy_seconds: float) -> None:
-        return None
-
-    def handover(self) -> bool:
-        return False
-
-    def held_until(self, now: float) -> Optional[float]:
-        return None
+    return SimpleNamespace(ensure=lambda: None, release=lambda busy_seconds: None, handover=lambda: False,
+                           held_until=lambda now: None)
 
 
 @dataclass
@@ -41,20 +32,20 @@ class Context:
     events: EventLog
     clock: Clock
     model: Optional[ModelClient] = None
-    gate: Any = field(default_factory=AlwaysUp)
+    gate: Any = field(default_factory=always_up)
     voice: Any = None            # hippocampus.voice.VoiceCard when enabled
     cycle: CycleLock = field(default_factory=CycleLock)
     progress: dict = field(default_factory=dict)   # what a running sleep is doing, for /status
-    last_snapshot: Any = None    # hippocampus.tick.snapshot.Snapshot: the last read of Memory's drafts and briefs
+    last_snapshot: Any = None    # the last Snapshot of Memory's drafts and briefs
     stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
-    others: set = field(default_factory=set)       # the other copies' claims already said in the log (claims.seen)
+    others: set = field(default_factory=set)       # the other copies' claims already said in the log
 
     def emit(self, type_: str, **fields: Any) -> dict:
         return self.events.emit(type_, **fields)
 
     def emit_once(self, type_: str, key: str, **fields: Any) -> Optional[dict]:
-        """Emit unless the log already holds one of this type with the same `key` field: a step finished
-        again after a crash (a cull, a submit, a sleep) says once what it did."""
+        """Emit unless the log holds one of this type with the same `key` field (a step finished again after a
+        crash says once what it did)."""
         if any(e.get(key) == fields[key] for e in self.events.list(limit=self.events.keep, type_=type_)):
             log.info("%s for %s was already said before the restart", type_, fields[key])
             return None
@@ -66,7 +57,5 @@ class Context:
 
     def voice_block(self) -> tuple:
         """(the card's preamble, its version) or ("", None)."""
-        if self.voice is None:
-            return "", None
-        block = self.voice.block()
+        block = self.voice.block() if self.voice is not None else ""
         return (block, self.voice.version()) if block else ("", None)

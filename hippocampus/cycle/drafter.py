@@ -1,8 +1,5 @@
-"""Drafting one pile with the small model: prompt, call, read the answer.
-
-ModelUnavailable escapes (the sleep fails and keeps its brief). Any other trouble with one pile is a model
-failure recorded against that pile.
-"""
+"""Drafting one pile with the small model: prompt, call, read the answer. ModelUnavailable escapes (the sleep
+fails and keeps its brief); any other trouble is a model failure recorded against that pile."""
 from __future__ import annotations
 
 import logging
@@ -32,8 +29,7 @@ class PileResult:
 
 
 def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
-    """One gated model call (the lifecycle starts the model if needed and hears when it was used), with the
-    answer's JSON schema. Once the service is stopping no call starts; one in flight ends in ServiceStopping."""
+    """One model call through the gate (which starts the model and hears how long it was used)."""
     ctx.stopping.check(STOPPED_MID_CALL)
     ctx.gate.ensure()
     ctx.stopping.check(STOPPED_MID_CALL)
@@ -83,7 +79,8 @@ def extend_ops(ops: list, more: list) -> None:
 
 
 def submittable(ctx: Context, ops: list) -> list:
-    """Leave out what this Memory cannot take: target_op (and redraft_of) only where /health lists them."""
+    """Leave out what this Memory cannot take: target_op (and redraft_of) only where /health lists them. No
+    target_op is left to re-point: with one left out, every one is."""
     if all(op.get("target_op") is None and op.get("redraft_of") is None for op in ops):
         return ops
     try:
@@ -99,27 +96,12 @@ def submittable(ctx: Context, ops: list) -> list:
         if op.get("redraft_of") is not None and "redraft_of" not in features:
             op = {k: v for k, v in op.items() if k != "redraft_of"}
         out.append(op)
-    return _repoint(ops, out) if len(out) != len(ops) else out    # indexes moved: re-point target_op
-
-
-def _repoint(before: list, after: list) -> list:
-    new_index = {id(op): i for i, op in enumerate(after)}
-    fixed = []
-    for op in after:
-        t = op.get("target_op")
-        if t is not None:
-            target = before[t] if 0 <= t < len(before) else None
-            if target is None or id(target) not in new_index:
-                continue
-            op = dict(op, target_op=new_index[id(target)])
-        fixed.append(op)
-    return fixed
+    return out
 
 
 def step_draft_id(key: Optional[str], attempt: int) -> str:
-    """The id of one step of a chain: the first draft's from its brief, a redraft's from its chain. A POST that
-    reached Memory after the service gave up on it and the one sent again are then the same draft, which
-    Memory keeps once (never two drafts for one step). No brief: a fresh id."""
+    """The id of one step of a chain, from its brief or its chain (no brief: a fresh id), so a POST sent again
+    after one that landed late is the same draft, which Memory keeps once."""
     if not key:
         return uuid.uuid4().hex
     return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:draft:{key}:{int(attempt)}").hex
@@ -128,11 +110,9 @@ def step_draft_id(key: Optional[str], attempt: int) -> str:
 def stamp(ctx: Context, served: Optional[str], voice_version: Optional[int]) -> dict:
     if ctx.mechanical:
         return {"model_mode": "mechanical", "model_prompt": PROMPT_VERSION}
-    out = {"model_mode": "model", "model_name": ctx.cfg.model.name, "model_served": served or ctx.cfg.model.name,
-           "model_url": redact.url(ctx.cfg.model.url), "model_prompt": PROMPT_VERSION}
-    if voice_version:
-        out["model_voice"] = voice_version
-    return out
+    return {"model_mode": "model", "model_name": ctx.cfg.model.name, "model_served": served or ctx.cfg.model.name,
+            "model_url": redact.url(ctx.cfg.model.url), "model_prompt": PROMPT_VERSION,
+            **({"model_voice": voice_version} if voice_version else {})}
 
 
 PROMPT_VERSION = "2026-11-30"

@@ -1,9 +1,5 @@
-"""The tick's one executor: read the snapshot once, decide once, run every step through one table.
-
-POST /tend, /check and /sleep (and their MCP tools) are what a tick is asked (`Asked`), on the scheduler's
-path. A decision has two parts: the chain's (tend, run by the chain actor) and the rest (check, or a sleep by
-hand, run by the sleeper); each ends as its typed report, and Memory is read again only if that changed it.
-"""
+"""The tick's one executor: read the snapshot once, decide once, run every step through one table. The chain's
+part (tend) and the rest (check, a sleep by hand) each end as a report; Memory is read again only if it changed."""
 from __future__ import annotations
 
 import logging
@@ -31,11 +27,11 @@ class Out:
     check: Optional[CheckReport] = None
     purged: Optional[list] = None               # the check's purge, handed to its sleep
     answer: Optional[SleepRefused] = None       # a sleep by hand that asked for a brief instead
-    by_hand: bool = False                       # POST /sleep: a person asked, so a held model is tried anyway
+    by_hand: bool = False                       # a person asked, so a held model is tried anyway
 
 
 def plan(ctx, asked: Asked) -> tuple:
-    """(the snapshot, the steps): the one read of Memory and the one decision. Raises MemoryError_."""
+    """(the snapshot, the steps): the one read of Memory and the one decision."""
     snap = read_for(ctx)
     return snap, decide(snap, ctx.state, ctx.cfg.sleep, ctx.clock.now(), asked)
 
@@ -52,7 +48,7 @@ def _wait_chain(ctx, snap, step, out: Out) -> None:
 def _sleep(ctx, snap, step, out: Out) -> None:
     brief_id = (step.brief or {}).get("id")
     held = None if ctx.mechanical or out.by_hand else ctx.gate.held_until(ctx.clock.now())
-    if held:        # the failure is recorded once (its sleep_failed says when): the ticks meanwhile add nothing
+    if held:        # its sleep_failed said when the model is tried again: the ticks meanwhile add nothing
         out.check.status, out.check.retry_at, out.check.brief_id = "waiting_for_model", held, brief_id
         return
     claim = _claim_brief(ctx, brief_id, out) if brief_id else None
@@ -68,14 +64,13 @@ def _sleep(ctx, snap, step, out: Out) -> None:
 
 
 def _claim_brief(ctx, brief_id: str, out: Out) -> Optional[claims.Claim]:
-    """This copy's claim on the brief, or None when another copy sleeps on it or has (its draft, whose id comes
-    from the brief's, is in Memory): then the check says so and starts nothing."""
+    """This copy's claim on the brief, or None (the check says so) when another copy sleeps on it or has."""
     try:
         held = claims.claim(ctx, f"brief:{brief_id}", f"sleeps on brief {brief_id}")
     except claims.Taken as exc:
         out.check.status, out.check.brief_id, out.check.other = "other_copy", brief_id, exc.other
         return None
-    if claims.drafted(ctx, step_draft_id(brief_id, 1)):      # slept on already, by a copy now done with it
+    if claims.drafted(ctx, step_draft_id(brief_id, 1)):      # by a copy now done with it
         held.release()
         out.check.status, out.check.brief_id = "other_copy", brief_id
         out.check.other = {"what": f"has drafted brief {brief_id} already"}
@@ -84,8 +79,7 @@ def _claim_brief(ctx, brief_id: str, out: Out) -> Optional[claims.Claim]:
 
 
 def _chain_claimed(run: Callable) -> Callable:
-    """A chain step (close, redraft) run by one copy of the service: another copy's claim on the chain, or a
-    chain that moved on in Memory since the snapshot (closed, or a newer attempt), leaves it alone."""
+    """A chain step run by one copy only, and only on a chain that has not moved on in Memory since the snapshot."""
     def step_run(ctx, snap, step, out: Out) -> None:
         cid = step.chain.cluster_id
         try:
@@ -114,7 +108,7 @@ def _defer(ctx, snap, step, out: Out) -> None:
 def _ask_brief(ctx, snap, step, out: Out) -> None:
     try:
         req = briefs.request_brief(ctx, force=True)
-    except MemoryError_ as exc:      # Memory down: say so, never a 500 (nothing was started)
+    except MemoryError_ as exc:      # never a 500: nothing was started
         out.answer = SleepRefused("error", "no brief was waiting and Memory did not take the request for one; "
                                   "nothing was started", error=f"could not ask the main model for a brief: {exc}")
         return
@@ -125,7 +119,7 @@ def _ask_brief(ctx, snap, step, out: Out) -> None:
 
 
 HANDLERS: dict = {
-    FINISH_SUBMIT: lambda ctx, snap, step, out: sleep.resume_submit(ctx, snap),  # before its chain closes
+    FINISH_SUBMIT: lambda ctx, snap, step, out: sleep.resume_submit(ctx, snap),
     FINISH_CLOSE: lambda ctx, snap, step, out: tending.finish_closing(ctx, step.cluster_id, out.tend, snap),
     CLOSE: _chain_claimed(lambda ctx, snap, step, out: tending.close_chain(ctx, step.chain, out.tend, why=None,
                                                                            snap=snap)),
@@ -146,7 +140,7 @@ def _run(ctx, snap: Snapshot, steps, out: Out) -> None:
 
 
 def _done(ctx, report):
-    """After a part that changed Memory's drafts or briefs, read the snapshot again for /status."""
+    """After a part that changed Memory's drafts or briefs, read the snapshot again (for /status)."""
     if report.memory_changed:
         try:
             read_for(ctx)
@@ -156,8 +150,7 @@ def _done(ctx, report):
 
 
 def tend(ctx, asked: Asked = Asked(check=False), given: Optional[tuple] = None) -> TendReport:
-    """The chain's part: finish a cut-short close, close what landed, redraft or defer what was denied.
-    given: the tick's (snapshot, chain steps); without it (POST /tend) this reads and decides `asked`."""
+    """The chain's part. given: the tick's (snapshot, chain steps); without it (POST /tend) it reads and decides."""
     report = TendReport(started_at=ctx.clock.now(), redraft=asked.redraft)
     t0 = time.monotonic()
     stopped: Optional[ServiceStopping] = None
@@ -165,7 +158,7 @@ def tend(ctx, asked: Asked = Asked(check=False), given: Optional[tuple] = None) 
         snap, steps = given or plan(ctx, asked)
         report.examined, report.under_review = len(snap.chains), [c.cluster_id for c in snap.under_review]
         _run(ctx, snap, steps, Out(tend=report))
-    except ServiceStopping as exc:       # a redraft cut short: nothing was posted, the chain waits
+    except ServiceStopping as exc:       # nothing was posted, the chain waits
         stopped, report.interrupted = exc, str(exc)
         log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
         ctx.emit("tend_interrupted", why=str(exc))
@@ -193,8 +186,7 @@ def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:
 
 
 def check(ctx, given: Optional[tuple] = None) -> CheckReport:
-    """The sleeper's part: purge what is flagged, then the gate. given: the tick's (snapshot, steps); without
-    it (POST /check) this reads and decides the check alone."""
+    """The sleeper's part. given: the tick's (snapshot, steps); without it (POST /check) it reads and decides."""
     now = ctx.clock.now()
     out = Out(check=CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0))
     briefs.note_first_check(ctx, now)
@@ -211,12 +203,12 @@ def check(ctx, given: Optional[tuple] = None) -> CheckReport:
 
 
 def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused:
-    """POST /sleep: with no brief waiting, ask for one instead of drafting blind. SleepRefused: nothing started."""
+    """POST /sleep: with no brief waiting, ask for one instead of drafting blind."""
     out = Out(check=CheckReport(at=ctx.clock.now()), by_hand=True)
     try:
         snap, steps = plan(ctx, Asked(tend=False, check=False, by_hand=True, ask_for_brief=ask_for_brief))
         _run(ctx, snap, steps, out)
-    except MemoryError_ as exc:         # Memory down, or not Memory: say so, never a 500 (nothing was started)
+    except MemoryError_ as exc:         # never a 500: nothing was started
         return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
     if out.check.status == "chain_open":
         waiting = snap.open_chain
@@ -228,8 +220,7 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
 
 def tick(ctx, asked: Asked, run_tend: Callable = None, run_check: Callable = None) -> tuple:
     """One tick: (the tend's report, the check's, is a chain open now). run_tend, run_check: how each part is
-    run (the scheduler hands them to its actors); None from one means it did not run, which never counts as
-    "no chain open" (a sleep would lose its model mid-answer)."""
+    run; None from one (it did not run) never counts as "no chain open" (a sleep would lose its model)."""
     run_tend = run_tend or (lambda snap, steps: tend(ctx, given=(snap, steps)))
     run_check = run_check or (lambda snap, steps: check(ctx, given=(snap, steps)))
     now = ctx.clock.now()

@@ -1,8 +1,5 @@
-"""One cycle at a time: a sleep, a tend and a check exclude each other.
-
-A request that finds the cycle busy is refused at once (HTTP 409, an MCP busy message), never queued behind a
-model call. The lock is taken by whoever asks first (a route, the scheduler) and handed to the actor.
-"""
+"""One cycle at a time: a sleep, a tend and a check exclude each other. A request that finds the cycle busy is
+refused at once (HTTP 409, an MCP busy message), never queued behind a model call."""
 from __future__ import annotations
 
 import logging
@@ -29,8 +26,8 @@ class Token:
 
 
 class CycleLock:
-    """on_release: called (outside the lock) each time a holder lets go, with what it held: how a nudge
-    that came while the cycle was held causes its tick the moment the holder is done."""
+    """on_release(what): called outside the lock each time a holder lets go, so a nudge that came meanwhile
+    causes its tick at once."""
 
     def __init__(self, on_release: Optional[Callable[[str], None]] = None) -> None:
         self._lock = threading.Lock()

@@ -1,8 +1,5 @@
-"""What a tend, a check and a sleep did, as typed reports.
-
-Each says whether Memory's drafts or briefs changed (`memory_changed`), so the tick reads its snapshot again
-only then. `to_dict()` is the JSON the state file, the HTTP and MCP answers, the viewer and status/ read.
-"""
+"""What a tend, a check and a sleep did, as typed reports: `memory_changed` says whether the tick reads its
+snapshot again; `to_dict()` is the JSON the state file, the answers and the viewer read."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,7 +16,7 @@ class Report:
 
     @classmethod
     def from_dict(cls, saved: dict, **over):
-        """A report from its saved JSON (keys it no longer has are dropped), with `over` on top."""
+        """A report from its saved JSON (unknown keys dropped), with `over` on top."""
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in {**saved, **over}.items() if k in names})
 
@@ -105,7 +102,7 @@ class CheckReport(Report):
         return self.sleep is not None and self.sleep.memory_changed
 
     def kept(self) -> dict:
-        """What the state file keeps as last_check: the sleep is kept as last_sleep."""
+        """What the state file keeps as last_check (the sleep is kept as last_sleep)."""
         return {k: v for k, v in self.to_dict().items() if k != "sleep"}
 
 

@@ -1,9 +1,5 @@
-"""One sleep, step by step: purge, read the free fragments, cluster, draft, submit, tidy.
-
-A sleep either submits one whole draft or fails and keeps its brief: never a half-submitted draft, never a
-mechanical copy when the model is down, never a second draft for the same brief (the draft id is chosen and
-recorded before the POST, so a restart finishes what it started instead of drafting again).
-"""
+"""One sleep: purge, read the free fragments, cluster, draft, submit, tidy. It submits one whole draft or fails
+and keeps its brief; the draft id is recorded before the POST, so a restart finishes it instead of drafting again."""
 from __future__ import annotations
 
 import logging
@@ -13,8 +9,8 @@ from collections import Counter
 from typing import Optional
 
 from hippocampus.cycle import claims
-from hippocampus.cycle.bedtime import is_catch_up
 from hippocampus.cycle.context import Context
+from hippocampus.cycle.decide import is_catch_up
 from hippocampus.cycle.reports import SleepReport
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable
@@ -42,7 +38,7 @@ def draft_summary(ops: list) -> str:
 
 
 def purge(ctx: Context) -> tuple:
-    """Execute the flags Memory holds (every tick and every sleep)."""
+    """Execute the flags Memory holds."""
     res = ctx.memory.purge_flagged()
     purged = [t.get("id") for t in res.get("purged", []) or [] if isinstance(t, dict)]
     restored = [r.get("id") for r in res.get("restored", []) or [] if isinstance(r, dict) and not r.get("error")]
@@ -51,13 +47,12 @@ def purge(ctx: Context) -> tuple:
         log.info("purged %d flagged memory(ies): %s", len(purged), ", ".join(purged))
     if restored:
         ctx.emit("restored", count=len(restored), ids=restored)
-    scrub.forget(ctx, purged)          # a forget leaves no copy in the replay packets either
+    scrub.forget(ctx, purged)          # nor a copy in the replay packets
     return purged, restored
 
 
 def finish_submit(ctx: Context, record: dict) -> None:
-    """After the draft landed in Memory: the review note, the handover, draft_submitted (once). Idempotent;
-    the submit record is dropped with the sleep's record (record_sleep)."""
+    """After the draft landed in Memory: the review note, the handover, draft_submitted (once). Idempotent."""
     cluster_id, draft_id = record["cluster_id"], record["draft_id"]
     note_id = (ctx.state.get("review_notes") or {}).get(cluster_id)
     if not note_id:
@@ -75,8 +70,7 @@ def finish_submit(ctx: Context, record: dict) -> None:
 
 
 def resume_submit(ctx: Context, snap=None) -> Optional[str]:
-    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed
-    (a draft the tick's snapshot holds has landed)."""
+    """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed."""
     record = ctx.state.get("submitting")
     if not record:
         return None
@@ -93,16 +87,11 @@ def resume_submit(ctx: Context, snap=None) -> Optional[str]:
     log.info("finishing draft %s, submitted before the restart", record["draft_id"])
     _adopt_review_note(ctx, record)
     finish_submit(ctx, record)
-    record_sleep(ctx, resumed_report(ctx, record))     # its draft is in Memory, its brief attached: it slept
-    return record["draft_id"]
-
-
-def resumed_report(ctx: Context, record: dict) -> SleepReport:
-    """The report of a sleep whose draft landed before the restart, from what the submit record kept."""
     saved = {"brief_id": record.get("brief_id"), "catch_up": bool(record.get("catch_up")),
              "started_at": record.get("at"), "operations": record.get("operations", 0), **(record.get("sleep") or {})}
-    return SleepReport.from_dict(saved, draft_id=record["draft_id"], tidy={"deferred": "until the chain lands"},
-                                 finished_at=ctx.clock.now(), duration_seconds=None, resumed=True)
+    record_sleep(ctx, SleepReport.from_dict(saved, draft_id=record["draft_id"], resumed=True, duration_seconds=None,
+                                            tidy={"deferred": "until the chain lands"}, finished_at=ctx.clock.now()))
+    return record["draft_id"]
 
 
 def _adopt_review_note(ctx: Context, record: dict) -> None:
@@ -140,10 +129,8 @@ HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error"
 
 
 def record_sleep(ctx: Context, report: SleepReport) -> None:
-    """What a sleep records as it ends (run_sleep, or resume_submit after a restart). A sleep that did not
-    fail says sleep_done first (once), then one write keeps the report, last_sleep_ok_at, the history row,
-    the chain's catch-up flag, and drops the submit record: killed between the two, the restart finishes
-    the sleep again and says nothing twice."""
+    """What a sleep records as it ends: sleep_done first (once), then one write of the report, the history and
+    the rest, so killed between the two the restart finishes the sleep again and says nothing twice."""
     done = report.ok
     changes: dict = {"last_sleep": lambda _: report.to_dict(), "history": history_with(report.pick(HISTORY_KEYS))}
     if done:
@@ -162,8 +149,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
 
 def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
               purged: Optional[list] = None, claim: Optional[claims.Claim] = None) -> SleepReport:
-    """snap, purged: the tick's snapshot and purge, so the sleep does not ask Memory again a moment later.
-    claim: this copy's claim on the brief, checked again before each model call and before the post."""
+    """snap, purged: the tick's snapshot and purge. claim: this copy's claim on the brief, checked again before
+    each model call and before the post."""
     now = ctx.clock.now()
     report = SleepReport(started_at=now, brief_id=(brief or {}).get("id"), brief_pulled=pulled,
                          catch_up=is_catch_up(ctx.cfg.sleep, ctx.state.get("last_sleep_ok_at"), now))
@@ -182,7 +169,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
         log.warning("the sleep was interrupted: %s; its brief stays open for the next start", exc)
         ctx.emit("sleep_interrupted", why=str(exc), brief_id=report.brief_id)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
-        report.error = transport_words.in_words(exc)     # a sentence, never a class name
+        report.error = transport_words.in_words(exc)
         report.retry_at = None if ctx.mechanical else ctx.gate.held_until(ctx.clock.now())
         log.error("the sleep failed: %s%s", report.error, _retry_note(report.retry_at))
         ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id,
@@ -193,7 +180,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     report.duration_seconds = round(time.monotonic() - t0, 3)
     record_sleep(ctx, report)
     if stopped:
-        raise stopped                    # whoever asked for the sleep hears that the service is stopping
+        raise stopped
     return report
 
 
@@ -213,7 +200,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
     if report.catch_up:
         ctx.emit("catch_up", since=ctx.state.get("last_sleep_ok_at"))
     report.brief_answered = resolve_brief_request(ctx, brief, pulled)
-    held = snap.held_short_ids()                   # by a pending draft: left alone
+    held = snap.held_short_ids()
     shorts = ctx.memory.shorts(limit=cfg.sleep.max_entries_per_run)
     free = [s for s in shorts if s.get("id") not in held]
     report.held_back, report.quiet = len(shorts) - len(free), not free
@@ -237,7 +224,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
     if ops:
         ctx.stopping.check("the sleep was drafted but not posted")
         if claim is not None:
-            claim.check()                  # right before posting: still ours
+            claim.check()
         submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
         report.tidy = {"deferred": "until the chain lands"}
         return
@@ -246,7 +233,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
 
 def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str,
                  report: SleepReport, claim: Optional[claims.Claim] = None) -> tuple:
-    """(the operations of every pile, in order, with target_op shifted; the model's name as served)."""
+    """(the operations of every pile, in order; the model's name as served)."""
     piles = whole_clusters(plan.piles) if ctx.mechanical else plan.piles
     report.clusters = len({p.cluster for p in plan.piles})
     report.piles = len(piles)
@@ -260,7 +247,7 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
             steer = Steer(summary=brief.get("content", ""), pulled=pulled, promote=list(pile.hits.promote),
                           noise=list(pile.hits.noise)) if brief else None
             if claim is not None:
-                claim.check()              # right before the model call: still ours
+                claim.check()
             res = draft_pile(ctx, pile, steer, voice_block)
             report.model_calls += 1
             served = res.served or served
@@ -275,8 +262,7 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
 
 
 def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
-    """A sleep that drafted nothing: a failure if the model could not draft; else the brief is consumed (or
-    set aside when it matched nothing) and the tidy runs."""
+    """A failure if the model could not draft; else the brief is consumed (or set aside) and the tidy runs."""
     if report.model_failures:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
@@ -295,7 +281,7 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: S
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
               "catch_up": report.catch_up, "at": ctx.clock.now(),
-              "sleep": report.to_dict()}       # a restart that finds the draft landed records this sleep from it
+              "sleep": report.to_dict()}       # what a restart that finds the draft landed records
     ctx.state.set(submitting=record)
     body = {"id": draft_id, "summary": draft_summary(ops), "operations": ops,
             "brief_id_used": record["brief_id"], "attempt": 1,
@@ -309,7 +295,7 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: S
         landed = _landed(ctx, draft_id)
         if landed is False:
             ctx.state.set(submitting=None)
-        if not landed:                     # unknown: the record stays, the next check finds out
+        if not landed:                     # unknown: the record stays for the next check
             raise
         res = {"id": draft_id}
     record["draft_id"] = res.get("id", draft_id)

@@ -1,15 +1,72 @@
-"""One read of Memory per tick: the live drafts grouped into chains, and the open briefs. Plain values.
-
-Every question a tick asks about drafts and briefs is answered from one Snapshot, read once.
-"""
+"""One read of Memory per tick: the live drafts grouped into chains, and the open briefs. A chain is the drafts
+sharing a cluster_id, by attempt: a pending attempt is under review; a latest attempt reviewed with denials, not
+terminal, is a redraft due; anything else left open is closed."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Optional
 
-from hippocampus.cycle import chains as chain
-
+REVIEW, REDRAFT, CLOSE = "under_review", "redraft", "close"
 BRIEF_READ_LIMIT = 50
+
+
+def group_chains(drafts: list) -> dict:
+    unique: dict = {}
+    for d in drafts:
+        unique.setdefault(d.get("id"), d)
+    chains: dict = {}
+    for d in unique.values():
+        chains.setdefault(d.get("cluster_id") or d["id"], []).append(d)
+    for attempts in chains.values():
+        attempts.sort(key=lambda d: (int(d.get("attempt") or 1), float(d.get("created_at") or 0)))
+    return chains
+
+
+def denied_ops(draft: dict) -> list:
+    return [op for op in draft.get("operations", []) if op.get("status") == "denied"]
+
+
+def approved_ops(draft: dict) -> list:
+    return [op for op in draft.get("operations", []) if op.get("status") == "approved"]
+
+
+def brief_of(attempts: list) -> Optional[str]:
+    return next((d.get("brief_id_used") for d in attempts if d.get("brief_id_used")), None)
+
+
+@dataclass
+class Next:
+    cluster_id: str
+    action: str                 # under_review | redraft | close
+    latest: dict
+    attempts: list
+
+
+def next_step(cluster_id: str, attempts: list) -> Optional[Next]:
+    """None when the chain has nothing open (every attempt closed)."""
+    live = [d for d in attempts if d.get("status") in ("pending", "reviewed")]
+    if not live:
+        return None
+    latest = attempts[-1]
+    pending = next((d for d in live if d.get("status") == "pending"), None)
+    if pending is not None:
+        return Next(cluster_id, REVIEW, pending, attempts)
+    redraft = latest.get("status") == "reviewed" and denied_ops(latest) and not latest.get("terminal")
+    return Next(cluster_id, REDRAFT if redraft else CLOSE, latest, attempts)
+
+
+def plan(drafts: list) -> list:
+    """Every chain with something open, oldest first."""
+    steps = (next_step(cid, attempts) for cid, attempts in group_chains(drafts).items())
+    return sorted((s for s in steps if s is not None), key=lambda s: float(s.attempts[0].get("created_at") or 0))
+
+
+def chain_cores(attempts: list) -> list:
+    """The cores this chain has made so far, as candidates."""
+    return [{"id": op["long_term_id"], "content": op.get("edited_content") or op.get("content") or "",
+             "topic": op.get("topic"), "satellites": 0}
+            for d in attempts for op in approved_ops(d)
+            if op.get("kind") in ("new_core", "supersede", "verbatim") and op.get("long_term_id")]
 
 
 @dataclass(frozen=True)
@@ -23,13 +80,12 @@ class Snapshot:
     chains: tuple = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "chains", tuple(chain.plan(list(self.drafts))))
+        object.__setattr__(self, "chains", tuple(plan(list(self.drafts))))
 
     @property
-    def open_chain(self) -> Optional[chain.Next]:
-        """One chain at a time: a chain under review, or with denied operations waiting for their redraft,
-        holds the next sleep. A chain that landed (only its close is left) does not."""
-        return next((c for c in self.chains if c.action in (chain.REVIEW, chain.REDRAFT)), None)
+    def open_chain(self) -> Optional[Next]:
+        """One chain at a time: a chain under review or due a redraft holds the next sleep (one that landed not)."""
+        return next((c for c in self.chains if c.action in (REVIEW, REDRAFT)), None)
 
     @property
     def chain_open(self) -> bool:
@@ -37,27 +93,26 @@ class Snapshot:
 
     @property
     def under_review(self) -> list:
-        return [c for c in self.chains if c.action == chain.REVIEW]
+        return [c for c in self.chains if c.action == REVIEW]
 
     @property
     def redrafts_due(self) -> list:
-        return [c for c in self.chains if c.action == chain.REDRAFT]
+        return [c for c in self.chains if c.action == REDRAFT]
 
     @property
     def landed(self) -> list:
-        return [c for c in self.chains if c.action == chain.CLOSE]
+        return [c for c in self.chains if c.action == CLOSE]
 
     @property
     def briefs_in_chains(self) -> set:
-        """The briefs that opened a live chain, or a chain whose cull is in flight (its drafts may all be
-        closed already, its brief not yet consumed): consumed when it lands, never slept on a second time."""
+        """The briefs that opened a live chain or one whose cull is in flight: never slept on a second time."""
         live = {d.get("brief_id_used") for c in self.chains for d in c.attempts if d.get("brief_id_used")}
         return live | set(self.closing_briefs)
 
     @property
     def brief(self) -> Optional[dict]:
-        """The newest open brief that is neither parked, nor the one a live chain is working on, nor older
-        than that one (a chain that lands consumes the briefs written before its own: they are answered)."""
+        """The newest open brief that is neither parked, nor a live chain's, nor older than that one (a chain
+        that lands consumes the briefs written before its own)."""
         used = self.briefs_in_chains
         times = {**dict(self.brief_times), **{b.get("id"): _created(b) for b in self.briefs}}
         cutoff = max((times[i] for i in used if times.get(i) is not None), default=None)
@@ -78,7 +133,7 @@ class Snapshot:
         waiting = self.under_review[0].latest if self.under_review else None
         open_chain = self.open_chain
         return {"at": self.at, "chain_open": self.chain_open, "chains": len(self.chains),
-                "chain_brief_id": None if open_chain is None else chain.brief_of(open_chain.attempts),
+                "chain_brief_id": None if open_chain is None else brief_of(open_chain.attempts),
                 "under_review": len(self.under_review), "redrafts_due": len(self.redrafts_due),
                 "landed": len(self.landed), "open_briefs": len(self.briefs),
                 "brief_id": (self.brief or {}).get("id"),
@@ -95,22 +150,16 @@ def _created(brief: dict) -> Optional[float]:
         return None
 
 
-def read(memory, parked: Iterable = (), now: float = 0.0, brief_times: Optional[dict] = None,
-         closing: Optional[dict] = None) -> Snapshot:
-    """Three reads: pending drafts, reviewed drafts, open briefs. Raises MemoryError_ when Memory fails.
-    closing: the state's culls in flight (cluster id -> record), whose briefs are taken."""
-    drafts = memory.drafts("pending") + memory.drafts("reviewed")
-    briefs = memory.open_briefs(limit=BRIEF_READ_LIMIT)
-    times = tuple((k, v) for k, v in (brief_times or {}).items() if v is not None)
-    taken = frozenset(r["brief_id"] for r in (closing or {}).values() if isinstance(r, dict) and r.get("brief_id"))
-    return Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), parked=frozenset(parked or ()),
-                    brief_times=times, closing_briefs=taken)
-
-
 def read_for(ctx) -> Snapshot:
-    """The tick's snapshot, kept on the context as the last one seen (what /status and MCP show)."""
+    """The tick's snapshot (pending drafts, reviewed drafts, open briefs), kept on the context as the last one
+    seen (for /status and MCP)."""
     picked = ctx.state.pick("parked_briefs", "brief_times", "closing")
-    snap = read(ctx.memory, picked["parked_briefs"] or (), ctx.clock.now(), picked["brief_times"],
-                picked["closing"])
-    ctx.last_snapshot = snap
-    return snap
+    now = ctx.clock.now()
+    drafts = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
+    briefs = ctx.memory.open_briefs(limit=BRIEF_READ_LIMIT)
+    times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
+    taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()
+                      if isinstance(r, dict) and r.get("brief_id"))
+    ctx.last_snapshot = Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs),
+                                 parked=frozenset(picked["parked_briefs"] or ()), brief_times=times, closing_briefs=taken)
+    return ctx.last_snapshot

@@ -1,8 +1,7 @@
 """A real local HTTP server that speaks the OpenAI-compatible chat API, standing in for the small model.
 
-Its answers come from a function of the request (`responder`) that returns a string (the answer text) or
-a dict with any of: content, finish_reason ("stop" or "length"), model. A responder that raises is answered
-500, as a real server's error would be. tests/harness/fake_model.py adds what only tests use.
+`responder(request)` returns the answer text or a dict of content, finish_reason ("stop" or "length") and model;
+one that raises is answered 500.
 """
 from __future__ import annotations
 
@@ -16,10 +15,9 @@ NO_OPERATIONS = '{"operations": []}'
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """The routes of a FakeModel, which its server carries as `.fake`."""
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *a: Any) -> None:  # quiet
+    def log_message(self, *a: Any) -> None:
         pass
 
     def send(self, status: int, body: Any) -> None:
@@ -62,18 +60,16 @@ class FakeModel:
         self.model_name = model_name
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
-        self.server.fake = self                 # what the handler answers from
+        self.server.fake = self
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, name="fake-model", daemon=True)
 
     def reply(self, body: dict) -> dict:
-        """The script's answer to one request, as a dict."""
         reply = NO_OPERATIONS if self.responder is None else self.responder(body)
         return {"content": reply} if isinstance(reply, str) else reply
 
     def respond(self, reply: dict) -> tuple:
-        """The HTTP status and body that carry one reply."""
         return 200, {
             "id": "chatcmpl-fake", "object": "chat.completion", "model": reply.get("model", self.model_name),
             "choices": [{"index": 0, "finish_reason": reply.get("finish_reason", "stop"),

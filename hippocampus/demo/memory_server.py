@@ -1,21 +1,59 @@
-"""A throwaway SerenMemory: the real app (seren_memory.app.create_app) under uvicorn in a daemon thread,
-with the offline embedder, its store in a directory of its own, update checks and backups off. The demo
-runs one; the tests run one per session (tests/harness/memory_server.py adds what they need).
+"""A throwaway SerenMemory: the real app under uvicorn in a daemon thread, with an offline embedder, its store in
+a directory of its own, update checks and backups off; and the hand that calls Memory's routes as the main model
+does. The demo runs one; the tests run one per session (tests/harness/ adds what they need).
 """
 from __future__ import annotations
 
+import math
 import os
+import re
 import threading
 import time
+import zlib
 from pathlib import Path
 from typing import Optional
 
 import requests
 
-from hippocampus.demo.embedder import hash_embedder
 from hippocampus.demo.waiting import free_port
 
 EIGHT_DAYS = 8 * 86400
+DIM = 64
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def embed_text(text: str) -> list:
+    """A hashed bag of words: lower-cased [a-z0-9]+ tokens, crc32 into 64 buckets, L2-normalised."""
+    v = [0.0] * DIM
+    for tok in _TOKEN.findall((text or "").lower()):
+        v[zlib.crc32(tok.encode()) % DIM] += 1.0
+    norm = math.sqrt(sum(x * x for x in v))
+    return [x / norm for x in v] if norm else [1.0] + v[1:]
+
+
+def hash_embedder():
+    """A chromadb EmbeddingFunction over embed_text (chromadb is imported here, when it is first needed)."""
+    from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+
+    class HashEmbedder(EmbeddingFunction[Documents]):
+        def __init__(self) -> None:
+            pass
+
+        @staticmethod
+        def name() -> str:
+            return "hippocampus-demo-hash"
+
+        def get_config(self) -> dict:
+            return {}
+
+        @classmethod
+        def build_from_config(cls, config: dict) -> "HashEmbedder":
+            return cls()
+
+        def __call__(self, input: Documents) -> Embeddings:  # noqa: A002 - chromadb's name
+            return [embed_text(t) for t in input]
+
+    return HashEmbedder()
 
 
 def quiet_memory_env() -> None:
@@ -46,18 +84,14 @@ def memory_config(persist_dir: Path, *, short_term_seconds: int = EIGHT_DAYS, pr
 
 
 def close_store(store) -> None:
-    """Close a MemoryStore and the chromadb client under it: seren-memory 5.4's close() never closes the
-    client, whose System chromadb caches at class level, so each replaced store kept its files, handles and
-    threads (about 7 descriptors a test). Reaching past close() to the client is the only way to free them."""
+    """Close a MemoryStore and the chromadb client under it: seren-memory 5.4's close() never closes the client,
+    whose System chromadb caches at class level (about 7 descriptors kept per replaced store)."""
     client = getattr(store, "_client", None)
-    try:
-        store.close()
-    except Exception:  # noqa: BLE001 - a half-closed store is still let go below
-        pass
-    if client is not None:
+    for close in (store.close, getattr(client, "close", None)):
         try:
-            client.close()
-        except Exception:  # noqa: BLE001
+            if close is not None:
+                close()
+        except Exception:  # noqa: BLE001 - a half-closed store is still let go
             pass
 
 
@@ -81,15 +115,13 @@ class MemoryServer:
     def start(self, timeout: float = 60.0) -> "MemoryServer":
         self._thread.start()
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self._thread.is_alive():
             try:
                 if requests.get(self.url + "/health", timeout=1).status_code == 200 and \
                         getattr(self.app.state, "store", None) is not None:
                     return self
             except requests.RequestException:
                 pass
-            if not self._thread.is_alive():
-                break
             time.sleep(0.05)
         raise RuntimeError("the throwaway SerenMemory did not come up")
 
@@ -99,3 +131,38 @@ class MemoryServer:
         store = getattr(self.app.state, "store", None)
         if store is not None:
             close_store(store)
+
+
+class MemoryHand:
+    """Writes fragments and briefs, reads and reviews drafts, reads long-term memory, over Memory's routes."""
+
+    def __init__(self, url: str, bearer: str = ""):
+        self.url = url.rstrip("/")
+        self.s = requests.Session()
+        if bearer:
+            self.s.headers["Authorization"] = f"Bearer {bearer}"
+
+    def _req(self, method: str, path: str, **kw):
+        r = self.s.request(method, self.url + path, timeout=30, **kw)
+        r.raise_for_status()
+        return r.json()
+
+    def short(self, content: str, topic: Optional[str] = None, ts: Optional[float] = None) -> str:
+        """A short-term fragment (at `ts`, if given); returns its id."""
+        body: dict = {"content": content, "topic": topic}
+        if ts is not None:
+            body["ts"] = ts
+        return self._req("POST", "/short", json=body)["id"]
+
+    def brief(self, summary: str, promote=(), noise=()) -> str:
+        return self._req("POST", "/brief", json={"summary": summary, "promote_hints": list(promote),
+                                                 "noise_hints": list(noise)})["id"]
+
+    def draft(self, draft_id: str) -> dict:
+        return self._req("GET", f"/drafts/{draft_id}")
+
+    def review(self, draft_id: str, decisions: list) -> dict:
+        return self._req("POST", f"/drafts/{draft_id}/review", json={"decisions": decisions})
+
+    def long(self) -> list:
+        return self._req("GET", "/long", params={"include_satellites": "false"})["entries"]

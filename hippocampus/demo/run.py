@@ -1,11 +1,8 @@
 """`seren-hippocampus demo [--once] [--scripted-model] [--port 7424]`: one whole sleep cycle, narrated.
 
-It starts a throwaway SerenMemory in this process (the real app, an offline embedder, a temporary store),
-seeds a few days of fragments and a brief, starts the hippocampus (mechanical, or with a scripted small
-model) and narrates the cycle: the sleep, the draft, a review through Memory's own routes that denies one
-operation with a critique, the redraft (scripted) or the chain's end (mechanical), and the landing.
---once exits then; otherwise it serves the viewer until Ctrl-C, which removes the temporary store.
-Needs the [dev] extra (seren-memory, uvicorn).
+A throwaway SerenMemory in this process, seeded; the hippocampus (mechanical, or a scripted small model) sleeps,
+the draft is reviewed through Memory's routes with one operation denied, then redrafted (scripted) or the chain
+ends, and what landed is shown. --once exits then; else it serves the viewer until Ctrl-C.
 """
 from __future__ import annotations
 
@@ -25,15 +22,14 @@ import requests
 
 from hippocampus import config as config_mod
 from hippocampus.demo.fake_model import NO_OPERATIONS, FakeModel
-from hippocampus.demo.hand import MemoryHand
-from hippocampus.demo.memory_server import MemoryServer, quiet_memory_env
+from hippocampus.demo.memory_server import MemoryHand, MemoryServer, quiet_memory_env
 from hippocampus.demo.waiting import wait_for
 from hippocampus.status.lists import event_say
 
 DAY = 86400.0
 MODEL_NAME = "scripted-small-model"
 
-# (topic, fragments, days ago of the first): a few days of life, and a one-off
+# (topic, fragments): a few days of life, and a one-off
 FRAGMENTS = [
     ("tea", ["We drank green tea on the porch in the afternoon",
              "Green tea again after lunch, with a little honey this time",
@@ -61,7 +57,7 @@ CRITIQUE = ("Too thin: it is our rose garden by the gate and it bloomed early; "
 
 
 class Narrator:
-    """Prints progress lines with the time since the start; hears the hippocampus's events as they happen."""
+    """Prints progress lines with the time since the start, and the hippocampus's events as they happen."""
 
     def __init__(self) -> None:
         self.t0 = time.monotonic()
@@ -103,8 +99,8 @@ _EVENT_WORDS = {
 
 
 def describe_event(e: dict) -> str:
-    """The demo's own sentence for the events it walks through; any other in the narrator's words (the
-    viewer's), never its raw fields (a brief request once read due_at=1796141841.4453628)."""
+    """The demo's own sentence for the events it walks through; any other in the viewer's words, never its raw
+    fields."""
     words = _EVENT_WORDS.get(e.get("type"))
     if words is not None:
         return words(e)
@@ -120,8 +116,8 @@ def seed(hand: MemoryHand, now: float) -> tuple:
 
 
 def scripted_reply(body: dict) -> str:
-    """The scripted small model: one new_core per topic (worded from STATEMENTS, keyed by a word of the
-    topic); a redraft takes the critique's words after 'say:' as its content, and withdraws without them."""
+    """One new_core per topic (worded from STATEMENTS); a redraft says the critique's words after 'say:', and
+    withdraws without them."""
     messages = body.get("messages") or []
     prompt = messages[-1].get("content", "") if messages else ""
     core = {"kind": "new_core", "fragments": re.findall(r"^\[(f\d+)\]", prompt, flags=re.M), "target": None}
@@ -129,7 +125,7 @@ def scripted_reply(body: dict) -> str:
         critique = prompt.split("THE CRITIQUE:", 1)[1].strip().splitlines()[0]
         m = re.search(r"say:\s*(.+)", critique)
         if not m:
-            return NO_OPERATIONS                      # nothing to say instead: withdraw
+            return NO_OPERATIONS
         core.update(content=m.group(1).strip(), rationale="as the critique says")
     else:
         found = re.search(r"^Topic: (.+)$", prompt, flags=re.M)
@@ -148,8 +144,8 @@ def show_draft(say, draft: dict) -> None:
             f"({len(op.get('source_short_ids') or [])} fragment(s))")
 
 
-def review_first(say, hand: MemoryHand, draft: dict) -> list:
-    """Approve every operation but the garden one, which is denied with a critique."""
+def review_first(say, hand: MemoryHand, draft: dict) -> None:
+    """Approve every operation but the garden one, denied with a critique."""
     ops = draft.get("operations") or []
     deny = next((o for o in ops if "garden" in (o.get("topic") or "") or "rose" in (o.get("content") or "").lower()),
                 ops[-1] if len(ops) > 1 else None)
@@ -163,10 +159,10 @@ def review_first(say, hand: MemoryHand, draft: dict) -> list:
             say(f"  approve op {op['index']} ({op.get('topic') or 'untagged'})")
     res = hand.review(draft["id"], decisions)
     say(f"  Memory: {res.get('approved')} approved (written to long-term now), {res.get('denied')} denied")
-    return decisions
 
 
 def cycle(say, narrator: Narrator, hand: MemoryHand, base: str, scripted: bool) -> None:
+    """The whole cycle, then what landed and what the quality report says."""
     say("sleep: a brief is waiting, so the check sleeps now -> POST /check")
     r = requests.post(base + "/check", timeout=120)
     r.raise_for_status()
@@ -194,19 +190,16 @@ def cycle(say, narrator: Narrator, hand: MemoryHand, base: str, scripted: bool) 
     else:
         say("mechanical mode: no model to redraft the denied operation, so the chain ends without it")
     narrator.wait_event("chain_closed", after=mark)
-
-
-def landed(say, hand: MemoryHand) -> list:
     entries = hand.long()
     say(f"landed: {len(entries)} long-term memories (GET /long on SerenMemory):")
     for e in entries:
-        meta = e.get("metadata") or {}
-        say(f"    * [{meta.get('topic') or 'untagged'}] {e.get('content')}")
-    return entries
+        say(f"    * [{(e.get('metadata') or {}).get('topic') or 'untagged'}] {e.get('content')}")
+    show_quality(say, base)
+    say(f"the whole cycle ran: sleep, draft, review, {'redraft, review' if scripted else 'chain end'}, landing")
 
 
-def show_quality(say, base: str) -> dict:
-    """What GET /quality says once the background read has seen the landed chain (hippocampus/replay)."""
+def show_quality(say, base: str) -> None:
+    """What GET /quality says once the background read has seen the landed chain."""
     from hippocampus.replay.quality import group_words
 
     def settled():
@@ -218,28 +211,13 @@ def show_quality(say, base: str) -> dict:
         say("    " + group_words(g))
     words = ", ".join(f"{w} ({n})" for w, n in rep["total"].get("critique_words") or [])
     say("    the critiques' most common words: " + (words or "none"))
-    return rep
 
 
-def _quiet_logs() -> None:
-    if logging.getLogger().getEffectiveLevel() >= logging.INFO:
-        for name in ("hippocampus", "actors", "waitress", "uvicorn", "chromadb", "seren_memory", "httpx", "mcp"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+def _start_service(tmp: Path, port: int, memory_url: str, model: Optional[FakeModel]):
+    """The hippocampus in external mode (the demo drives the checks), no ripple, state under tmp, listening;
+    None (having said why) when the port is taken."""
+    from hippocampus.service.root import Service
 
-
-def _has_dev_extra() -> bool:
-    try:
-        import seren_memory  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        print(f"the demo needs the [dev] extra (SerenMemory and uvicorn): pip install 'seren-hippocampus[dev]' "
-              f"({exc})", file=sys.stderr)
-        return False
-    return True
-
-
-def _demo_config(tmp: Path, port: int, memory_url: str, model: Optional[FakeModel]):
-    """External mode (the demo drives the checks), no ripple, state under tmp; port 0 means any free port."""
     cfg = config_mod.build({
         "server": {"host": "127.0.0.1", "port": port},
         "memory": {"url": memory_url},
@@ -249,13 +227,6 @@ def _demo_config(tmp: Path, port: int, memory_url: str, model: Optional[FakeMode
         "ripple": {"type": ""},
     }, environ={})
     cfg.server.port = port              # 0 = any free port (the config's own check wants 1..65535)
-    return cfg
-
-
-def _start_service(cfg, port: int):
-    """The hippocampus, listening; None (having said why) when the port is taken."""
-    from hippocampus.service.root import Service
-
     service = Service(cfg)
     try:
         service.start()
@@ -264,20 +235,6 @@ def _start_service(cfg, port: int):
         print(f"the hippocampus could not listen on port {port} ({exc}): try --port 0", file=sys.stderr)
         return None
     return service
-
-
-def _narrate_cycle(say, narrator: Narrator, hand: MemoryHand, svc, scripted: bool) -> None:
-    """Serve, then run the whole cycle and show what landed and what the quality report says."""
-    svc.runtime.events.subscribe(narrator.on_event)
-    svc.serve_in_thread()
-    say(f"hippocampus on {svc.url} ({'scripted small model' if scripted else 'mechanical mode'}, "
-        f"external mode: the demo drives it)")
-    print(f"viewer: {svc.url}/viewer", flush=True)
-    cycle(say, narrator, hand, svc.url, scripted=scripted)
-    landed(say, hand)
-    show_quality(say, svc.url)
-    say("the whole cycle ran: sleep, draft, review, "
-        f"{'redraft, review' if scripted else 'chain end'}, landing")
 
 
 def _serve_until_stopped(say, url: str) -> None:
@@ -292,21 +249,18 @@ def _serve_until_stopped(say, url: str) -> None:
     say("stopping")
 
 
-def _clean_up(svc, model: Optional[FakeModel], memory: Optional[MemoryServer], tmp: Path) -> None:
-    if svc is not None:
-        svc.request_stop(drain_seconds=5)
-        svc.wait_stopped(30)
-    for running in (model, memory):
-        if running is not None:
-            running.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
-
-
 def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> int:
     quiet_memory_env()
-    if not _has_dev_extra():
+    try:
+        import seren_memory  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        print(f"the demo needs the [dev] extra (SerenMemory and uvicorn): pip install 'seren-hippocampus[dev]' "
+              f"({exc})", file=sys.stderr)
         return 2
-    _quiet_logs()
+    if logging.getLogger().getEffectiveLevel() >= logging.INFO:
+        for name in ("hippocampus", "actors", "waitress", "uvicorn", "chromadb", "seren_memory", "httpx", "mcp"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     narrator = Narrator()
     say = narrator.say
     tmp = Path(tempfile.mkdtemp(prefix="seren-hippocampus-demo-"))
@@ -323,10 +277,15 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
         if scripted_model:
             model = FakeModel(responder=scripted_reply, model_name=MODEL_NAME).start()
             say(f"scripted small model on {model.url}")
-        svc = _start_service(_demo_config(tmp, port, memory.url, model), port)
+        svc = _start_service(tmp, port, memory.url, model)
         if svc is None:
             return 2
-        _narrate_cycle(say, narrator, hand, svc, scripted=bool(model))
+        svc.runtime.events.subscribe(narrator.on_event)
+        svc.serve_in_thread()
+        say(f"hippocampus on {svc.url} ({'scripted small model' if model else 'mechanical mode'}, "
+            f"external mode: the demo drives it)")
+        print(f"viewer: {svc.url}/viewer", flush=True)
+        cycle(say, narrator, hand, svc.url, scripted=bool(model))
         if not once:
             _serve_until_stopped(say, svc.url)
         return 0
@@ -337,4 +296,10 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
         print(f"the demo failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return 1
     finally:
-        _clean_up(svc, model, memory, tmp)
+        if svc is not None:
+            svc.request_stop(drain_seconds=5)
+            svc.wait_stopped(30)
+        for running in (model, memory):
+            if running is not None:
+                running.stop()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -2,8 +2,8 @@
 
 Lenient about the wrapping (think blocks, code fences, prose, trailing commas, an answer cut off mid-list),
 strict about the content: an operation cites only fragment markers and targets only cores it was shown. Of
-an answer cut off (held to the schema or not) the finished operations are kept, a half-made one never; cut
-off before its first, it is a failure that says why (cutoff.py).
+an answer cut off the finished operations are kept, a half-made one never; cut off before its first, it is a
+failure that says why, and "max_tokens is too low" only when that is the cause.
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from hippocampus.drafting import cutoff
 from hippocampus.drafting.prompt import Markers
 from hippocampus.transport_words import in_words
 
@@ -21,6 +20,8 @@ log = logging.getLogger("hippocampus.sleep")
 
 KINDS = ("new_core", "attach", "supersede", "verbatim")
 RATIONALE_CHARS = 500
+RUN_ON_CHARS = 1200        # one unclosed field longer than this is a run-on, not a small budget
+THINKING_OFF = "turn thinking off (model.extra_body: chat_template_kwargs: enable_thinking: false)"
 SCAFFOLDING = (
     "Source fragments", "Fragments:", "Existing cores:", "THE CRITIQUE", "The critique, once more",
     "What you proposed", "Earlier versions:", "Other operations in this draft", "Previous content:",
@@ -29,6 +30,9 @@ SCAFFOLDING = (
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S | re.I)
 _FENCE = re.compile(r"^\s*```[\w-]*\s*$", re.M)
 _TRAILING = re.compile(r",\s*([\]}])")
+_STRING_TAIL = re.compile(r'"((?:[^"\\]|\\.)*)$', re.S)
+_OPS_KEY = re.compile(r'"operations"[\s:]*')
+_GAP = re.compile(r"[\s,]*")
 _DECODER = json.JSONDecoder(strict=False)
 _NONE = ("", "null", "none", "n/a")
 
@@ -58,22 +62,11 @@ def clean(text: str) -> str:
 
 
 def _loads(text: str) -> Any:
-    """A JSON value, trying as is and without trailing commas; raises ValueError."""
+    """A JSON value, as is or without trailing commas; None if neither."""
     for attempt in (text, _TRAILING.sub(r"\1", text)):
         try:
             return _DECODER.decode(attempt)
         except (ValueError, RecursionError):
-            continue
-    raise ValueError("not JSON")
-
-
-def whole_json(text: str) -> Any:
-    """The whole text, else the span from the first { to the last }; None if neither."""
-    a, b = text.find("{"), text.rfind("}")
-    for span in [text] + ([text[a:b + 1]] if 0 <= a < b else []):
-        try:
-            return _loads(span)
-        except ValueError:
             continue
     return None
 
@@ -99,12 +92,10 @@ def _balanced_end(s: str, i: int) -> Optional[int]:
 
 def salvage(text: str) -> tuple:
     """(objects, found, cut_off) from the "operations" list, one element at a time."""
-    k = text.find('"operations"')
-    if k < 0:
+    key = _OPS_KEY.search(text)
+    if key is None:
         return [], False, False
-    i = k + len('"operations"')
-    while i < len(text) and (text[i].isspace() or text[i] == ":"):
-        i += 1
+    i = key.end()
     if i >= len(text):
         return [], True, True
     if text[i] != "[":
@@ -112,8 +103,7 @@ def salvage(text: str) -> tuple:
     i += 1
     out: list = []
     while True:
-        while i < len(text) and (text[i].isspace() or text[i] == ","):
-            i += 1
+        i = _GAP.match(text, i).end()
         if i >= len(text):
             return out, True, True
         if text[i] == "]":
@@ -122,19 +112,15 @@ def salvage(text: str) -> tuple:
             obj, i = _DECODER.raw_decode(text, i)
         except (ValueError, RecursionError):
             end = _balanced_end(text, i) if text[i] in "{[" else None
-            if end is None:
+            obj = None if end is None else _loads(text[i:end])
+            if obj is None:
                 return out, True, True
-            try:
-                obj, i = _loads(text[i:end]), end
-            except ValueError:
-                return out, True, True
+            i = end
         out.append(obj)
 
 
 def _marker(value: Any, prefix: str) -> Optional[str]:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return f"{prefix}{value}" if prefix == "f" else None
     if not isinstance(value, str):
         return None
@@ -228,7 +214,7 @@ def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
 
 
 def _link(kept: list, dropped: list) -> list:
-    """Keep only target_op pointing at another surviving new_core; remap positions."""
+    """Keep only target_op pointing at another surviving new_core."""
     cores = {i for i, op in kept if op["kind"] == "new_core"}
     out = []
     for i, op in kept:
@@ -263,8 +249,6 @@ def _operations(raw_ops: list, markers: Markers, redraft_of: Optional[int], drop
 def _raw_ops(obj: Any) -> list:
     if isinstance(obj, list):
         return obj
-    if not isinstance(obj, dict):
-        return []
     ops = obj.get("operations")
     if ops is None and "kind" in obj:  # one operation, unwrapped
         return [obj]
@@ -273,32 +257,58 @@ def _raw_ops(obj: Any) -> list:
     return ops if isinstance(ops, list) else []
 
 
-def _parse(text: Any, finish_reason: Any, markers: Markers, max_tokens: Any, redraft_of: Optional[int],
-           constrained: bool) -> Parsed:
-    raw_text = text if isinstance(text, str) else ""
-    body = clean(raw_text)
-    length = finish_reason == "length"
-    obj = whole_json(body)
-    if isinstance(obj, (dict, list)):
-        raw, cut = _raw_ops(obj), length
-    else:
-        raw, found, ran_off = salvage(body)
-        cut = length or ran_off
-        if not raw and not (found and not cut):
-            if cut:
-                why = cutoff.why(raw_text, body, max_tokens, constrained, "think>" in raw_text.lower())
-            else:
-                why = f"the model's answer was not the JSON asked for: {raw_text[:160]!r}"
-            return Parsed([], cut, [], why)
-    dropped: list = []
-    return Parsed(_operations(raw, markers, redraft_of, dropped), cut, dropped, None)
+def cut_off_why(raw: str, body: str, max_tokens, constrained: bool) -> str:
+    """The failure of an answer cut off with no operation complete; `body` is `raw` cleaned."""
+    head = f"the answer was cut off at model.max_tokens ({max_tokens}) before the first operation was complete"
+    if constrained:
+        spaces = sum(ch.isspace() for ch in body)
+        if body and spaces * 2 > len(body):
+            return (f"{head}: held to the answer's schema (sized to end within that), it spent {spaces} of its "
+                    f"{len(body)} characters on whitespace between the fields; raise model.max_tokens to "
+                    "give such a model room, or try another model")
+        return (f"{head}: held to the answer's schema (sized to end within that), it wrote {len(body)} "
+                "characters, far longer than the words it was allowed; its tokens are short ones (escapes, "
+                "single letters): raise model.max_tokens to give such a model room, or try another model")
+    if not raw.strip():
+        return (f"the answer came back empty after model.max_tokens ({max_tokens}) tokens: the server spent "
+                f"them where it does not return them (a reasoning channel); {THINKING_OFF} or raise "
+                "model.max_tokens")
+    if "think>" in raw.lower() and not body:
+        return (f"the model spent all model.max_tokens ({max_tokens}) tokens thinking and never wrote the "
+                f"JSON: {THINKING_OFF}, or raise model.max_tokens")
+    if '"operations"' not in body and '"kind"' not in body:
+        return (f"the model wrote {len(body)} characters up to model.max_tokens ({max_tokens}) without "
+                f"starting the JSON asked for ({body[:80]!r}): it is not following the prompt; "
+                "model.structured: auto (or on) holds a server that can constrain it to the JSON")
+    tail = _STRING_TAIL.search(body) if body.count('"') % 2 else None   # the string it stopped in
+    if tail and len(tail.group(1)) > RUN_ON_CHARS:
+        return (f"{head}: one field ran on for {len(tail.group(1))} characters without closing; model.structured: "
+                "auto (or on) bounds every field's length on a server that can constrain it")
+    return f"{head}: model.max_tokens ({max_tokens}) is too low for this model's answers; raise model.max_tokens"
 
 
 def parse_answer(text: str, *, finish_reason: Optional[str], markers: Markers, max_tokens: int,
                  redraft_of: Optional[int] = None, constrained: bool = False) -> Parsed:
     """The operations read from one answer; `constrained`: it was held to the answer's schema."""
     try:
-        return _parse(text, finish_reason, markers, max_tokens, redraft_of, constrained)
+        raw_text = text if isinstance(text, str) else ""
+        body = clean(raw_text)
+        cut = finish_reason == "length"
+        a, b = body.find("{"), body.rfind("}")
+        obj = _loads(body)      # the whole answer, else the span from its first { to its last }
+        if obj is None and 0 <= a < b:
+            obj = _loads(body[a:b + 1])
+        if isinstance(obj, (dict, list)):
+            raw = _raw_ops(obj)
+        else:
+            raw, found, ran_off = salvage(body)
+            cut = cut or ran_off
+            if not raw and not (found and not cut):
+                why = (cut_off_why(raw_text, body, max_tokens, constrained) if cut
+                       else f"the model's answer was not the JSON asked for: {raw_text[:160]!r}")
+                return Parsed([], cut, [], why)
+        dropped: list = []
+        return Parsed(_operations(raw, markers, redraft_of, dropped), cut, dropped, None)
     except Exception as exc:  # never raise on a model's answer
         log.exception("reading the model's answer raised")
         return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {in_words(exc)}"[:300])

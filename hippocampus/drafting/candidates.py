@@ -10,17 +10,9 @@ log = logging.getLogger("hippocampus.sleep")
 RRF_K = 60
 
 
-def _satellite_count(hit: dict) -> int:
-    sur = hit.get("surroundings") or {}
-    try:
-        return int(hit.get("satellites", sur.get("satellites", 0)) or 0)
-    except (TypeError, ValueError):
-        return 0
-
-
 def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
-    """Cores near these texts, best first: reciprocal-rank fusion over one search
-    per text (and one over them all), satellites counting for their core."""
+    """Cores near these texts, best first: reciprocal-rank fusion over one search per text (and one over them
+    all), satellites counting for their core."""
     if wanted <= 0:
         return []
     queries = [t[:1500] for t in texts if t and t.strip()][:8]
@@ -61,9 +53,13 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
                 row = None
             if not row or (row.get("metadata") or {}).get("superseded_by") or row.get("tier", "long") != "long":
                 continue
-        meta = row.get("metadata") or {}
+        meta, sur = row.get("metadata") or {}, row.get("surroundings") or {}
+        try:
+            sats = int(row.get("satellites", sur.get("satellites", 0)) or 0)
+        except (TypeError, ValueError):
+            sats = 0
         out.append({"id": cid, "content": row.get("content", ""), "topic": meta.get("topic") or row.get("topic"),
-                    "satellites": _satellite_count(row), "via": via.get(cid)})
+                    "satellites": sats, "via": via.get(cid)})
         if len(out) >= wanted:
             break
     return out

@@ -1,15 +1,12 @@
-"""Prompt builders for the drafting worker, with LOCAL MARKERS (pure).
-
-A small model never copies a long id: fragments are shown as [f1], [f2] ... and candidate cores as [c1],
-[c2] ...; Markers maps them back. The lines and the answer format below are a contract tests and people rely on.
-"""
+"""Prompt builders for the drafting worker (pure). A small model never copies a long id: fragments are shown as
+[f1], [f2] ... and cores as [c1] ..., and Markers maps them back. The words below are a contract."""
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Optional
 
-from hippocampus.drafting.cluster import meta_of
+from hippocampus.drafting.propose import meta_of
 
 FRAGMENT_CHARS = 400
 VIA_CHARS = 200

@@ -1,11 +1,8 @@
-"""The JSON schema of the answer the draft and redraft prompts ask for (ANSWER_FORMAT), sized to end before
-the cap (pure).
+"""The JSON schema of the answers the drafting prompts ask for, sent as `response_format` (pure).
 
-Sent as `response_format` json_schema, it holds a server that constrains its output (llama-server, Ollama,
-vLLM) to that shape: only the kinds offered, only the markers shown, bounded counts and lengths. The longest
-answer it allows (about 4 characters a token, plus the JSON's own tokens) stays within SHARE of
-model.max_tokens, so a constrained answer closes before it is cut off; the margin is for the whitespace a
-model puts between the fields, which the grammar does not fix.
+A server that constrains its output (llama-server, Ollama, vLLM) is held to only the kinds offered, only the
+markers shown, bounded counts and lengths; the longest answer allowed stays within SHARE of model.max_tokens, so
+a constrained answer closes before it is cut off (the margin is for whitespace the grammar does not fix).
 """
 from __future__ import annotations
 
@@ -37,7 +34,7 @@ class Sizes:
 
 
 def estimate_tokens(value: Any) -> int:
-    """A generous count of the tokens a JSON value takes: ~4 characters a token for text, plus structure."""
+    """A generous count of the tokens a JSON value takes."""
     if isinstance(value, dict):
         return VALUE_TOKENS + sum(KEY_TOKENS + estimate_tokens(v) for v in value.values())
     if isinstance(value, list):
@@ -61,8 +58,7 @@ def _largest_share(fits) -> float:
 
 
 def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False) -> Sizes:
-    """The counts and lengths whose longest answer fits SHARE of max_tokens: as many operations at full
-    lengths as fit (up to one more than the fragments, the reader's own cap), else one with shorter fields."""
+    """As many operations at full lengths as fit (up to the reader's own cap), else one with shorter fields."""
     budget = int(max(16, int(max_tokens)) * SHARE)
     cap = max(1, min(MAX_OPERATIONS, n_fragments + 1))
 
@@ -118,20 +114,18 @@ def _schema(s: Sizes, n_fragments: int, n_cores: int, redraft: bool) -> dict:
 
 
 def answer_schema(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:
-    """The schema of the answer to a prompt that showed these markers."""
     n_frag, n_cores = len(markers.fragments), len(markers.cores)
     return _schema(sizes(max_tokens, n_frag, n_cores, redraft), n_frag, n_cores, redraft)
 
 
 def response_format(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:
-    """The request's `response_format` for that answer (OpenAI's json_schema shape)."""
     return {"type": "json_schema",
             "json_schema": {"name": NAME_REDRAFT if redraft else NAME_DRAFT,
                             "schema": answer_schema(markers, max_tokens, redraft)}}
 
 
 def worst_case(schema: dict) -> Any:
-    """The longest answer one (sub)schema of ours allows (every list at maxItems, every string at maxLength)."""
+    """The longest answer one (sub)schema of ours allows."""
     if "anyOf" in schema:
         return max((worst_case(s) for s in schema["anyOf"]), key=estimate_tokens)
     if "enum" in schema:
@@ -161,7 +155,7 @@ def _brief_schema(share: float) -> dict:
 
 
 def brief_format(max_tokens: int) -> dict:
-    """The `response_format` of the pulled brief's answer, sized like the drafts' to end before the cap."""
+    """The `response_format` of the pulled brief's answer, sized like the drafts'."""
     budget = int(max(16, int(max_tokens)) * SHARE)
 
     def fits(share: float) -> bool:

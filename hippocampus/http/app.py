@@ -6,23 +6,29 @@ import logging
 
 import falcon
 
-from hippocampus.config import mcp_env
+from hippocampus.config.hosts import allowed_hosts, allowed_origins, mount_path
 from hippocampus.front import (ActorDown, ActorRunning, Busy, MemoryDown, NoPacket, NotAllowed, ReplayBusy,
                                ServiceStopping, StillRunning, UnknownActor, VoiceError, VoiceOff, VoiceStorageError)
-
 from hippocampus.http.auth import BearerAuth, BodyLimit, RequestLog, escape_controls, escape_waitress_log
 from hippocampus.http.guard import Guard
-from hippocampus.http.resources import (ActorRestart, Actors, CheckRoute, Events, Health, History, Nudge, Queue, Root, SleepRoute,
-                        Status, TendRoute, Voice, VoiceHistory)
+from hippocampus.http.openapi import OpenApi
+from hippocampus.http.resources import (ActorRestart, Actors, Call, Events, Health, History, Quality, Queue, Replay,
+                                        ReplayRuns, Root, SleepRoute, Status, Voice, VoiceHistory)
+from hippocampus.http.viewer import Viewer
 
 log = logging.getLogger("hippocampus.http")
+# the facade's errors, mapped to HTTP once
+ERRORS = [(Busy, falcon.HTTPConflict), (MemoryDown, falcon.HTTPServiceUnavailable),
+          (ActorDown, falcon.HTTPServiceUnavailable), (ServiceStopping, falcon.HTTPServiceUnavailable),
+          (UnknownActor, falcon.HTTPNotFound), (ActorRunning, falcon.HTTPConflict), (VoiceOff, falcon.HTTPNotFound),
+          (VoiceError, falcon.HTTPBadRequest), (VoiceStorageError, falcon.HTTPServiceUnavailable),
+          (NotAllowed, falcon.HTTPBadRequest), (NoPacket, falcon.HTTPNotFound)]
 
 
 def _serialize_error(req, resp, exc: falcon.HTTPError) -> None:
     """Every error in the family shape: {"detail": "..."}."""
-    detail = exc.description or exc.title or "error"
     resp.content_type = falcon.MEDIA_JSON
-    resp.data = json.dumps({"detail": detail}).encode()
+    resp.data = json.dumps({"detail": exc.description or exc.title or "error"}).encode()
 
 
 def _unexpected(req, resp, ex, params) -> None:
@@ -31,14 +37,6 @@ def _unexpected(req, resp, ex, params) -> None:
     log.exception("unexpected error on %s %s", escape_controls(req.method), escape_controls(req.path))
     raise falcon.HTTPInternalServerError(
         description="an unexpected error; the service log has the details") from None
-
-
-# the facade's errors, mapped to HTTP once
-ERRORS = [(Busy, falcon.HTTPConflict), (MemoryDown, falcon.HTTPServiceUnavailable),
-          (ActorDown, falcon.HTTPServiceUnavailable), (ServiceStopping, falcon.HTTPServiceUnavailable),
-          (UnknownActor, falcon.HTTPNotFound), (ActorRunning, falcon.HTTPConflict), (VoiceOff, falcon.HTTPNotFound),
-          (VoiceError, falcon.HTTPBadRequest), (VoiceStorageError, falcon.HTTPServiceUnavailable),
-          (NotAllowed, falcon.HTTPBadRequest), (NoPacket, falcon.HTTPNotFound)]
 
 
 def _mapped(http_error):
@@ -61,8 +59,8 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
     escape_waitress_log()
     server_cfg = front.config().server
     # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer
-    guard = Guard(server_cfg, bearer=bearer, mcp_path=mcp_env.mount_path(), mcp_hosts=mcp_env.allowed_hosts(),
-                  mcp_origins=mcp_env.allowed_origins())
+    guard = Guard(server_cfg, bearer=bearer, mcp_path=mount_path(), mcp_hosts=allowed_hosts(),
+                  mcp_origins=allowed_origins())
     app = falcon.App(middleware=[RequestLog(), guard, BearerAuth(bearer), BodyLimit(server_cfg.max_body_bytes)])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)
@@ -72,12 +70,12 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
     app.add_error_handler(StillRunning, _still_running)
     app.add_error_handler(ReplayBusy, _replay_busy)
     for path, route in (("/", Root), ("/health", Health), ("/status", Status), ("/sleep", SleepRoute),
-                        ("/tend", TendRoute), ("/check", CheckRoute), ("/nudge", Nudge), ("/events", Events),
-                        ("/history", History), ("/queue", Queue), ("/actors", Actors),
-                        ("/actors/{name}/restart", ActorRestart), ("/voice", Voice), ("/voice/history", VoiceHistory)):
+                        ("/events", Events), ("/history", History), ("/queue", Queue), ("/actors", Actors),
+                        ("/actors/{name}/restart", ActorRestart), ("/voice", Voice), ("/voice/history", VoiceHistory),
+                        ("/replay", ReplayRuns), ("/replay/{draft_id}", Replay), ("/quality", Quality)):
         app.add_route(path, route(front))
-    from hippocampus.http.openapi import OpenApi  # every route, as this service answers it (bearer or not)
+    for call in ("tend", "check", "nudge"):
+        app.add_route(f"/{call}", Call(front, call))
     app.add_route("/openapi.json", OpenApi(front, bearer=bool(bearer)))
-    from hippocampus.http.replay_routes import add_routes; add_routes(app, front)  # noqa: E702 - /replay, /quality
-    from hippocampus.http.viewer import add_viewer; add_viewer(app)  # noqa: E702 - the window (GET /viewer, public)
+    app.add_route("/viewer", Viewer())      # public: the page holds nothing
     return app

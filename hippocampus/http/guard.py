@@ -1,15 +1,6 @@
-"""Who may drive the service from a web browser, as Falcon middleware (it never reads the body).
-
-- Host allow-list (DNS rebinding): a Host that is not this service's is 421. Accepted: the loopback names on
-  any port, `server.host` and `server.allowed_hosts`; with a bearer the list is enforced only when the
-  operator set `server.allowed_hosts`. The MCP path also takes SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS, and
-  setting it (or ..._ORIGINS) enforces the list there. A host entry is `name`, `name:port` or `name:*`.
-- Origin check (cross-site requests): a POST, PUT, PATCH or DELETE whose `Origin` is not the service's own
-  (http:// or https:// of its Host), or that says `Sec-Fetch-Site: cross-site`, is 403. No Origin (curl,
-  Python, MCP clients) is not a browser page.
-- CORS only for `server.allowed_origins` (exactly): Access-Control-Allow-Origin and an answered preflight;
-  nobody else ever gets a CORS header.
-"""
+"""Who may drive the service from a web browser, as Falcon middleware (it never reads the body): a Host not
+this service's is 421 (DNS rebinding), a change whose Origin is not the service's own (or that says
+Sec-Fetch-Site: cross-site) is 403, and only server.allowed_origins get CORS headers."""
 from __future__ import annotations
 
 from typing import Iterable, Optional
@@ -25,8 +16,7 @@ MCP_POST_ONLY = "this MCP endpoint takes POST only (stateless, JSON answers)"
 
 
 def post_only(resp: falcon.Response) -> None:
-    """What the MCP endpoint says to anything but a POST (the mounted sink says the same): answered here
-    it needs no SDK, so an OPTIONS or a GET never loads it."""
+    """What the MCP endpoint says to anything but a POST: answered here, it needs no SDK."""
     resp.status = falcon.HTTP_405
     resp.set_header("Allow", "POST")
     resp.media = {"detail": MCP_POST_ONLY}
@@ -46,16 +36,12 @@ class Guard:
         self.mcp_enforce = self.enforce_hosts or bool(mcp_hosts or mcp_origins)
         self.mcp_origins = self.cors | {o for o in mcp_origins if o}
 
-    def _is_mcp(self, req: falcon.Request) -> bool:
-        return self.mcp_path is not None and req.path.rstrip("/") == self.mcp_path
-
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        mcp = self._is_mcp(req)
+        mcp = self.mcp_path is not None and req.path.rstrip("/") == self.mcp_path
         host = req.get_header("Host")
         hosts, enforce = (self.mcp_hosts, self.mcp_enforce) if mcp else (self.hosts, self.enforce_hosts)
-        # No Host at all is not a browser (every browser sends one): nothing to rebind. A Host that is not
-        # one name or address with an optional port (a user part, a second colon, two Host headers) is
-        # refused whether the list is enforced or not: the name it compares may not be the one it means.
+        # No Host is not a browser: nothing to rebind. A Host that is not one name or address with an optional
+        # port is refused even where the list is not enforced: the name it compares may not be the one it means.
         if host is not None and parse_host_header(host) is None:
             raise falcon.HTTPError(falcon.HTTP_421, description=(
                 f"the Host header {host!r} is not one host name or address with an optional :port (no user "

@@ -1,18 +1,12 @@
-"""GET /openapi.json: every route, its methods, parameters and request bodies, as this service answers them.
-
-Kept by hand beside the routes in app.py (tests/reliability/test_bad_input.py checks the two lists agree) and
-checked against the answers (tests/contract). document() says what the configuration decides: with no bearer
-nothing needs one and no 401 is listed; the replay candidates are the names this service takes; the voice
-card's cap is voice.max_chars. SPEC is the document of a service with a bearer, no model and no candidates.
-"""
+"""GET /openapi.json: every route as this service answers it, kept by hand beside app.py's routes (the tests
+check the two agree). SPEC is the document of a service with a bearer, no model and no replay candidates."""
 from __future__ import annotations
 
 import copy
 
 from hippocampus import SERVICE, __version__
-
 from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, listed
-from hippocampus.http.replay_routes import NAME_CHARS
+from hippocampus.http.resources import NAME_CHARS
 from hippocampus.replay.service import WAIT_SECONDS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
@@ -41,13 +35,12 @@ def _errors(*codes: int, says: dict = None) -> dict:
 
 
 def _param(name: str, where: str, what: str, **schema) -> dict:
-    """A query or path parameter (a string unless `schema` says otherwise)."""
     return {"name": name, "in": where, "required": where == "path", "description": what,
             "schema": schema or {"type": "string"}}
 
 
 def _limit(default: int, hi: int) -> dict:
-    """No bounds in the schema: the route holds any integer to 1..hi (hippocampus/http/resources.py)."""
+    # no bounds in the schema: the route holds any integer to 1..hi
     return _param("limit", "query", f"how many (default {default}): a whole number, held to 1..{hi} (a larger "
                                     f"one reads {hi}, 0 or less reads 1)", type="integer", default=default)
 
@@ -70,13 +63,8 @@ def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list 
     return op
 
 
-_NAME = {"type": "string", "maxLength": NAME_CHARS, "nullable": True}
-
-
 def _replay_body(candidates: tuple, *, in_body: bool) -> dict:
-    """The replay body: the draft (POST /replay only), a candidate by name, the model name, the timeout. Null is
-    the same as leaving a field out; no url, no extra_body, nothing else (400). `candidates` are the names this
-    service takes (the configured model as "model", then replay.candidates); with none the field is left out."""
+    """The replay body (null is the same as leaving a field out); with no `candidates` that field is left out."""
     props: dict = {}
     if in_body:
         props["draft_id"] = {"type": "string", "minLength": 1, "description": "the draft (its id, as in Memory's "
@@ -85,7 +73,8 @@ def _replay_body(candidates: tuple, *, in_body: bool) -> dict:
         props["candidate"] = {"type": "string", "enum": list(candidates), "nullable": True, "description": (
             "a name listed in replay.candidates, or \"model\" for the configured model (the default); no url "
             "is taken")}
-    props["model"] = {**_NAME, "description": "the model name sent (default: the candidate's model)"}
+    props["model"] = {"type": "string", "maxLength": NAME_CHARS, "nullable": True,
+                      "description": "the model name sent (default: the candidate's model)"}
     props["timeout_seconds"] = {"type": "number", "minimum": 0, "exclusiveMinimum": True, "nullable": True,
                                 "description": f"seconds per call, above 0 (default: the candidate's, or "
                                                f"model.timeout_seconds); above {TIMEOUT_CAP:g} it is capped"}
@@ -121,8 +110,7 @@ def _rpc(*required: str, **props) -> dict:
             "properties": {"jsonrpc": {"type": "string", "enum": ["2.0"]}, **props}}
 
 
-# what the MCP SDK takes (anything else is its 400): a request, a notification (a message with a method and no
-# string or integer id is one), a response or an error; other fields are let through
+# what the MCP SDK takes (anything else is its 400); other fields are let through
 _MCP_MESSAGE = {"description": "a JSON-RPC 2.0 message: a request (with an id), a notification, a response or an "
                                "error",
                 "anyOf": [
@@ -196,8 +184,7 @@ _BASE: dict = {
         "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
                                 _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"), 405)},
         "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",
-                                _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS,
-                                body=_replay_body((), in_body=True)),
+                                _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS),
                     "get": _op("the replays kept ({running, runs, say}), or with ?run=ID that run's result as POST "
                                "answered it (202 while it runs; 404: not kept)",
                                _json(_OBJECT, "{running, runs, say}, or a run's result"), 404, 405,
@@ -206,7 +193,7 @@ _BASE: dict = {
         "/replay/{draft_id}": {"post": _op(
             "replay this draft's saved prompts on a candidate model (404: no packet for it)",
             _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS,
-            params=[_param("draft_id", "path", "the draft")], body=_replay_body((), in_body=False))},
+            params=[_param("draft_id", "path", "the draft")])},
         "/mcp": {"post": _op(
             "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
             _json(_OBJECT, "the JSON-RPC answer (a result, or an error such as an unknown method)"), 404, 405, 413,
@@ -220,7 +207,6 @@ _BASE: dict = {
 
 
 def document(*, bearer: bool, candidates: tuple = (), voice_max_chars: int = 1500) -> dict:
-    """This service's document: _BASE with what its configuration decides."""
     spec = copy.deepcopy(_BASE)
     spec["components"]["schemas"]["VoiceCard"]["properties"]["text"]["maxLength"] = voice_max_chars
     for path, in_body in (("/replay", True), ("/replay/{draft_id}", False)):
@@ -229,18 +215,12 @@ def document(*, bearer: bool, candidates: tuple = (), voice_max_chars: int = 150
         del spec["security"]
     for ops in spec["paths"].values():
         for method, op in ops.items():
-            # the guard's answers (guard.py): 421 on every path, 403 on the methods that change something; the
-            # connection's 408 on every route that takes a body (server/clients.py); no bearer, no 401
+            # the guard's 421 everywhere, its 403 where something changes; 408 wherever a body is taken
             codes = (421, 403) if method in STATE_CHANGING else (421,)
             op["responses"].update(_errors(*codes, *((408,) if "413" in op["responses"] else ())))
             if not bearer:
                 op["responses"].pop("401", None)
     return spec
-
-
-def candidates_of(cfg) -> tuple:
-    """The names a replay takes here: "model" when a model is configured, then replay.candidates."""
-    return ((CONFIGURED,) if cfg.model.configured else ()) + tuple(sorted(listed(cfg)))
 
 
 SPEC: dict = document(bearer=True)
@@ -252,4 +232,5 @@ class OpenApi:
 
     def on_get(self, req, resp) -> None:
         cfg = self.front.config()
-        resp.media = document(bearer=self.bearer, candidates=candidates_of(cfg), voice_max_chars=cfg.voice.max_chars)
+        candidates = ((CONFIGURED,) if cfg.model.configured else ()) + tuple(sorted(listed(cfg)))
+        resp.media = document(bearer=self.bearer, candidates=candidates, voice_max_chars=cfg.voice.max_chars)

@@ -1,16 +1,24 @@
-"""The routes. Each is a thin call into the service facade (hippocampus.front); its errors are mapped to
-HTTP once, in app.py."""
+"""The routes: each a thin call into the service facade (hippocampus.front), whose errors app.py maps to HTTP.
+
+A replay runs on the service's one replay worker: POST waits for it at most service.WAIT_SECONDS, then answers
+202 with where to read the result (GET /replay?run=ID). Its body names a listed candidate, never a URL."""
 from __future__ import annotations
 
 import falcon
 
 from hippocampus import SERVICE, __version__
+from hippocampus.config.candidates import TIMEOUT_CAP, NotAllowed, refusal
 from hippocampus.front import MemoryDown
+from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
+
+FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
+NAME_CHARS = 200
+SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "timeout_seconds": n} (all optional)'
 
 
 def _flag(req: falcon.Request, name: str) -> bool:
-    """?name=true or false (any case), as /openapi.json says; absent is false, anything else is refused."""
+    """?name=true or false (any case); absent is false, anything else is refused."""
     value = req.get_param(name)
     if value is None:
         return False
@@ -20,7 +28,7 @@ def _flag(req: falcon.Request, name: str) -> bool:
 
 
 def _limit(req: falcon.Request, default: int, hi: int) -> int:
-    """?limit, held to 1..hi (a larger one is the most there is, not a refusal; /openapi.json says so)."""
+    """?limit, held to 1..hi (a larger one is the most there is, not a refusal)."""
     return max(1, min(hi, req.get_param_as_int("limit", default=default)))
 
 
@@ -34,6 +42,17 @@ def json_body(req: falcon.Request):
 class Route:
     def __init__(self, front):
         self.front = front
+
+
+class Call(Route):
+    """A POST that is the facade's call of that name, its answer the body (/tend, /check, /nudge)."""
+
+    def __init__(self, front, call: str):
+        super().__init__(front)
+        self.call = call
+
+    def on_post(self, req, resp):
+        resp.media = getattr(self.front, self.call)()
 
 
 class Root(Route):
@@ -61,21 +80,6 @@ class SleepRoute(Route):
         resp.media = self.front.sleep(without_brief=_flag(req, "without_brief"))
 
 
-class TendRoute(Route):
-    def on_post(self, req, resp):
-        resp.media = self.front.tend()
-
-
-class CheckRoute(Route):
-    def on_post(self, req, resp):
-        resp.media = self.front.check()
-
-
-class Nudge(Route):
-    def on_post(self, req, resp):
-        resp.media = self.front.nudge()
-
-
 class Events(Route):
     def on_get(self, req, resp):
         entries = self.front.events(_limit(req, 100, 1000), req.get_param("type"))
@@ -90,16 +94,14 @@ class History(Route):
 
 
 class Queue(Route):
-    """What waits for review in Memory, with its words. Memory down: an empty list and a message, never a 500."""
+    """What waits for review in Memory. Memory down: an empty list and a message, never a 500."""
 
     def on_get(self, req, resp):
         now = self.front.now
         try:
-            drafts = self.front.queue()
+            resp.media = boards.queue(self.front.queue(), now)
         except MemoryDown as exc:
             resp.media = boards.queue([], now, str(exc))
-            return
-        resp.media = boards.queue(drafts, now)
 
 
 class Actors(Route):
@@ -129,9 +131,87 @@ class Voice(Route):
         resp.media = self.front.set_voice(body["text"], why)
 
 
-class VoiceHistory(Voice):
-    on_put = None           # not inherited: the card is written at PUT /voice only (here: 405)
-
+class VoiceHistory(Route):
     def on_get(self, req, resp):
         versions = self.front.voice_history(_limit(req, 10, 200))
         resp.media = {"count": len(versions), "versions": versions}
+
+
+class Quality(Route):
+    def on_get(self, req, resp):
+        resp.media = boards.quality(self.front.quality())
+
+
+def _text(body: dict, key: str):
+    v = body.get(key)
+    if v is not None and (not isinstance(v, str) or len(v) > NAME_CHARS):
+        raise falcon.HTTPBadRequest(description=f"'{key}' is a name (text, at most {NAME_CHARS} characters)")
+    return v or None
+
+
+def _replay_args(body: dict, cfg) -> dict:
+    if "url" in body:
+        asked = body["url"] if isinstance(body["url"], str) else repr(body["url"])
+        raise falcon.HTTPBadRequest(description=refusal(asked, cfg) + ". Replay takes no url: name a listed "
+                                                "candidate with \"candidate\"")
+    if "extra_body" in body:
+        raise falcon.HTTPBadRequest(description="replay takes no extra_body from callers: a candidate's extra_body "
+                                                "is set in its replay.candidates entry in the config")
+    unknown = sorted(str(k) for k in body if k not in FIELDS)
+    if unknown:
+        raise falcon.HTTPBadRequest(description=f"{', '.join(map(repr, unknown))} is not a replay field: send {SHAPE}")
+    timeout = body.get("timeout_seconds")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise falcon.HTTPBadRequest(description=f"'timeout_seconds' is a number of seconds above 0 (at most "
+                                                f"{TIMEOUT_CAP:g}: a larger one is capped)")
+    return {"candidate": _text(body, "candidate"), "model": _text(body, "model"), "timeout_seconds": timeout}
+
+
+def _answer(resp, run) -> None:
+    """A finished run: its result (200); one still running: where to read it (202)."""
+    if not run.done.is_set():
+        resp.status = falcon.HTTP_202
+        resp.location = run.where
+        resp.media = {"ok": True, "running": True, "run": run.id, "result": run.where,
+                      "detail": f"{run.running_words()}; GET {run.where} reads its result"}
+        return
+    if run.error:
+        raise falcon.HTTPInternalServerError(description=run.error)
+    resp.media = {"run": run.id, **run.result}
+
+
+class Replay(Route):
+    def on_post(self, req, resp, draft_id=None):
+        body = json_body(req)
+        if body is None:
+            body = {}
+        elif not isinstance(body, dict):
+            raise falcon.HTTPBadRequest(description=f"send {SHAPE}")
+        if draft_id is not None and "draft_id" in body:
+            raise falcon.HTTPBadRequest(description=f"the path names the draft ({draft_id!r}): send no 'draft_id' "
+                                                    f"in the body (or POST /replay with it there)")
+        draft_id = draft_id or body.get("draft_id")
+        if not draft_id or not isinstance(draft_id, str):
+            raise falcon.HTTPBadRequest(description="'draft_id' is required")
+        args = _replay_args(body, self.front.config())
+        try:
+            run = self.front.replay(draft_id, **args)
+        except NotAllowed as exc:
+            if args["candidate"] is None:   # nothing named: the configuration is at fault, not the request
+                raise falcon.HTTPConflict(description=str(exc)) from None
+            raise
+        _answer(resp, run)
+
+
+class ReplayRuns(Replay):
+    """/replay: POST (the draft in the body), and GET: the runs kept, or one (?run=ID) as POST answers it."""
+
+    def on_get(self, req, resp):
+        run_id = req.get_param("run")
+        if run_id is None:
+            resp.media = self.front.replay_runs()
+            return
+        run = self.front.replay_run(run_id)
+        if run is None:
+            raise falcon.HTTPNotFound(description=unknown_run(run_id))
+        _answer(resp, run)

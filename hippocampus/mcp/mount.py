@@ -1,11 +1,7 @@
-"""Mount the MCP endpoint in the Falcon app: `mount_mcp(app, front)`, or lazily on the first call: `LazyMount`.
+"""Mount the MCP endpoint in the Falcon app: `mount_mcp(app, front)`, or on the first call: `LazyMount`.
 
-Without the [mcp] extra mount_mcp raises ImportError and `mount_mcp_fallback(app)` makes /mcp say how to
-install it. SEREN_HIPPOCAMPUS_MCP_MOUNT moves the endpoint (default /mcp; /mcp/ answers too). The HTTP
-front-end's Host and Origin guard covers it like every route; SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS (e.g.
-"box.lan:7424,other.lan:*") or ..._ALLOWED_ORIGINS (e.g. "http://box.lan:7424") also turns the SDK's own
-DNS-rebinding check on, fed the guard's list (loopback, server.host, server.allowed_hosts and these hosts;
-the origins default to http:// and https:// of each).
+SEREN_HIPPOCAMPUS_MCP_MOUNT moves it (default /mcp). The HTTP guard covers it like every route; either
+SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS or ..._ALLOWED_ORIGINS also turns the SDK's DNS-rebinding check on.
 """
 from __future__ import annotations
 
@@ -17,7 +13,8 @@ from typing import Mapping, Optional
 
 import falcon
 
-from hippocampus.config.mcp_env import allowed_hosts, allowed_origins, mount_path, path_pattern
+from hippocampus.config.hosts import (allowed_hosts, allowed_origins, mount_path, normal_origin, path_pattern,
+                                     service_hosts)
 
 log = logging.getLogger("hippocampus.mcp")
 
@@ -27,8 +24,6 @@ PRELOAD_AFTER_SECONDS = 2.0     # a preload starts this long after the start if 
 
 def security_settings(TransportSecuritySettings, server_cfg, environ: Optional[Mapping[str, str]] = None):
     """The SDK's check: off unless either env list is set; then fed the guard's list (loopback included)."""
-    from hippocampus.config.hosts import normal_origin, service_hosts
-
     hosts, origins = allowed_hosts(environ), allowed_origins(environ)
     if not hosts and not origins:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -40,39 +35,26 @@ def security_settings(TransportSecuritySettings, server_cfg, environ: Optional[M
                                      allowed_origins=sorted({normal_origin(o) for o in origins if o.strip()}))
 
 
-@dataclass
-class Mounted:
-    """What Service keeps: the bridge (stopped at teardown), the server and its path."""
-    server: object
-    bridge: object
-    path: str
-
-    def stop(self) -> None:
-        self.bridge.stop()
-
-
-def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = None) -> Mounted:
-    """Load the SDK's part, build the tools, start the loop thread, warm the endpoint up (the first client's
-    call finds every parser built) and add the sink. ImportError without the [mcp] extra."""
+def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = None):
+    """Build the tools, start the loop thread, warm the endpoint up and add the sink; the Bridge (stopped at
+    teardown). ImportError without the [mcp] extra."""
     from hippocampus.mcp import sdk
 
     try:
         loaded = sdk.load()
     except ImportError as exc:
         raise ImportError(f"{NOT_INSTALLED} ({exc})") from exc
-    from hippocampus.mcp.bridge import Bridge, WsgiSink, warm_up
-    from hippocampus.mcp.server import build_server
+    from hippocampus.mcp.server import Bridge, WsgiSink, build_server, warm_up
 
     path = mount_path(environ)
-    server = build_server(front, loaded)
     manager = loaded.StreamableHTTPSessionManager(
-        app=server, stateless=True, json_response=True,
+        app=build_server(front, loaded), stateless=True, json_response=True,
         security_settings=security_settings(loaded.TransportSecuritySettings, front.config().server, environ))
     bridge = Bridge(manager).start()
     warm_up(bridge, path)
     app.add_sink(WsgiSink(bridge), path_pattern(path))
     log.info("MCP tools at %s", path)
-    return Mounted(server, bridge, path)
+    return bridge
 
 
 @dataclass
@@ -81,8 +63,7 @@ class _FirstAnswer:
     answered: threading.Event
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
-        if not self.answered.is_set():
-            self.answered.set()
+        self.answered.set()
 
 
 def not_installed(req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
@@ -90,29 +71,24 @@ def not_installed(req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
 
 
 def mount_mcp_fallback(app: falcon.App, *, environ: Optional[Mapping[str, str]] = None) -> None:
-    """Without the [mcp] extra: /mcp answers 404 naming the extra, rather than a bare not-found."""
     app.add_sink(not_installed, path_pattern(mount_path(environ)))
 
 
 class LazyMount:
-    """/mcp mounted off the start path. The SDK's part (hippocampus.mcp.sdk: about 23 MB and half a second)
-    is imported on the first POST to /mcp, on a thread of its own, or, when an MCP client is expected, in
-    the background after the first answer (`offer(preload=True)`); /health answers at once either way. A
-    stop never waits out a slow import (SIGTERM must exit in seconds): a mount that ends after the stop
-    stops its own bridge. `post_only(resp)` answers anything but a POST (no SDK needed); `on_mounted()` runs
-    once the mount has ended, however it ended."""
+    """/mcp mounted off the start path: the SDK (about 23 MB and half a second) is imported on the first POST,
+    or in the background after the first answer (`offer(preload=True)`). A stop never waits out a slow import
+    (SIGTERM must exit in seconds): a mount that ends after the stop stops its own bridge."""
 
     def __init__(self, app: falcon.App, front, *, post_only, on_mounted=lambda: None):
         self.app, self.front, self.post_only, self.on_mounted = app, front, post_only, on_mounted
-        self.mounted: Optional[Mounted] = None
+        self.mounted = None
         self.started = False
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._stopped = False
 
     def offer(self, preload: bool = False, at_most: float = PRELOAD_AFTER_SECONDS) -> None:
-        """Add /mcp. preload: mount in the background once the service has answered its first request, or
-        `at_most` seconds after this if none comes; else the first call mounts it."""
+        """Add /mcp; preload: mount once the service has answered its first request (or after `at_most` s)."""
         self.app.add_sink(self._while_mounting, path_pattern(mount_path()))
         if preload:
             answered = threading.Event()
@@ -125,9 +101,8 @@ class LazyMount:
         if self.wait() is not None:
             log.info("MCP endpoint loaded ahead of the first call in %.2f s", time.monotonic() - t0)
 
-    def wait(self) -> Optional[Mounted]:
-        """The mounted endpoint, or None without the [mcp] extra (mounts it now if no call has yet, and
-        waits for the mount to finish)."""
+    def wait(self):
+        """The mounted endpoint (mounted now if no call has yet), or None without the [mcp] extra."""
         with self._lock:
             begin = not (self.started or self._done.is_set() or self._stopped)
             self.started = self.started or begin
@@ -168,12 +143,12 @@ class LazyMount:
 
     def _while_mounting(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
         """/mcp until mounted: a POST starts the mount, waits for it, and is answered by the mounted endpoint."""
-        if req.method != "POST":        # the mounted endpoint's own answer: no call, so nothing to mount
+        if req.method != "POST":
             self.post_only(resp)
             return
         mounted = self.wait()
         if mounted is None:
             not_installed(req, resp)
-        from hippocampus.mcp.bridge import WsgiSink
+        from hippocampus.mcp.server import WsgiSink
 
-        WsgiSink(mounted.bridge)(req, resp)
+        WsgiSink(mounted)(req, resp)

@@ -1,13 +1,8 @@
-"""The part of the MCP SDK the stateless JSON endpoint runs, and nothing else.
+"""The part of the MCP SDK the stateless JSON endpoint runs (its low-level server and streamable-HTTP manager).
 
-`load()` imports the SDK's low-level server and its streamable-HTTP session manager (the same protocol
-versions and wire types as the whole SDK) without what `import mcp` and `import mcp.server` bring along
-and this endpoint never runs: the client (httpx, stdio), FastMCP, the SSE and stdio transports. Three
-modules are stand-ins while the SDK loads: `sse_starlette` (and uvicorn under it: this endpoint answers
-JSON and refuses GET, so it never streams), `mcp.server.auth.routes` (the service has its own bearer) and
-`starlette.applications` (the session manager is driven directly). The names the SDK imports from them
-load the real module on their first call, so an unexpected path still works. `mcp` and `mcp.server` are
-registered as plain packages, so a later `import mcp` gets these modules and not a second copy.
+Skipped: what `import mcp` brings along (the client, FastMCP, the SSE and stdio transports). The modules in
+DEFERRED are stand-ins while the SDK loads, whose names import the real module on their first call; `mcp` and
+`mcp.server` are registered without their __init__, so a later `import mcp` gets these modules, not a copy.
 """
 from __future__ import annotations
 
@@ -30,15 +25,12 @@ PACKAGES = ("mcp", "mcp.server")         # registered without running their __in
 _lock = threading.Lock()
 
 
-class Loaded(types.SimpleNamespace):
-    """What the endpoint uses: Server, StreamableHTTPSessionManager, TransportSecuritySettings, types."""
+_loaded: "types.SimpleNamespace | None" = None
 
 
-_loaded: "Loaded | None" = None
-
-
-def load() -> Loaded:
-    """Import the endpoint's part of the SDK once (thread-safe); ImportError without the [mcp] extra."""
+def load() -> types.SimpleNamespace:
+    """Server, StreamableHTTPSessionManager, TransportSecuritySettings and types, imported once (thread-safe);
+    ImportError without the [mcp] extra."""
     global _loaded
     with _lock:
         if _loaded is None:
@@ -46,7 +38,7 @@ def load() -> Loaded:
         return _loaded
 
 
-def _load() -> Loaded:
+def _load() -> types.SimpleNamespace:
     import a2wsgi  # noqa: F401 - the bridge's; fail here, before anything is registered, without the extra
 
     registered = [name for name in PACKAGES if name not in sys.modules and _register_package(name)]
@@ -66,8 +58,8 @@ def _load() -> Loaded:
         for name in stand_ins:          # the real module, should anything import it from here on
             if getattr(sys.modules.get(name), "__stand_in__", False):
                 del sys.modules[name]
-    return Loaded(Server=Server, StreamableHTTPSessionManager=StreamableHTTPSessionManager,
-                  TransportSecuritySettings=TransportSecuritySettings, types=mcp_types)
+    return types.SimpleNamespace(Server=Server, StreamableHTTPSessionManager=StreamableHTTPSessionManager,
+                                 TransportSecuritySettings=TransportSecuritySettings, types=mcp_types)
 
 
 def _register_package(name: str) -> bool:

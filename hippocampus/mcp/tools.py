@@ -1,10 +1,8 @@
-"""The tools, for the main model: thin, sync calls into the service facade (hippocampus.front), so a session
-can see the sleep and start one without the viewer.
+"""The tools for the main model, what each says of itself, and their hints: thin sync calls into the facade.
 
-Every answer is a dict with `ok` and a plain-words `message`. A cycle already running is a normal answer
-saying what runs since when; a call that did nothing because Memory is down, an actor has failed or the
-service is stopping is an error result (isError, hippocampus.mcp.server) with the same words. The tools
-are plain methods, run on a worker thread, where a blocking ask is fine.
+Every answer is a dict with `ok` and a plain-words `message`; a busy cycle is a normal answer, a call that did
+nothing because of a failure an error result (hippocampus.mcp.server). No `from __future__ import annotations`:
+the schemas are read from the methods' real annotations.
 """
 import time
 from typing import Any, Callable, Optional
@@ -23,9 +21,59 @@ INSTRUCTIONS = (
     "nudge: the hippocampus carries on at once. sleep_now / tend_now / check_now run a step by hand; one "
     "cycle runs at a time, so a busy answer means one is already running.")
 
+DESCRIPTIONS = {
+    "sleep_status": "What the sleep cycle is doing and what waits: the last sleep (or its failure), a brief "
+                    "waiting, drafts waiting for review, bedtime, the model, in plain words (`say`). Never fails.",
+    "sleep_now": "Start a sleep now. With no brief waiting it asks the main model for one instead of drafting "
+                 "blind (write it with submit_brief on Memory, then nudge); without_brief=true drafts unsteered. "
+                 "Busy if a sleep or tend is already running.",
+    "tend_now": "Redraft denied operations from their critiques and close chains that landed, now (whatever the "
+                "tend cycle says). Busy if a sleep or tend is already running.",
+    "check_now": "Run the check now: purge what is flagged, then sleep if a brief waits and no chain is open.",
+    "nudge": "Your turn: call this after submit_brief or review_draft. Returns at once; the hippocampus runs a "
+             "tick (sleeps on the brief, redrafts what was denied, closes what landed).",
+    "sleep_history": "The sleeps and tends on record, newest first (local to this service).",
+    "recent_events": "The events on record, newest first; `type` filters (e.g. sleep_failed, draft_submitted).",
+    "restart_actor": "Bring back an actor that crashed too often and was left down (sleep_status names it).",
+    "replay_draft": "Send a past draft's saved prompts to a candidate small model and compare both sides: "
+                    "operations that parse, failed and cut-off calls, invented numbers, overlap with what landed. "
+                    "candidate: a name the person listed in replay.candidates (default: the configured model); "
+                    "it takes no URL. model: the model name to ask for. One replay runs at a time (busy "
+                    "otherwise); one still running after a while answers with a run id for replay_result. "
+                    "Nothing is written to Memory.",
+    "replay_result": "The result of a replay that was still running when replay_draft answered, by its run id.",
+    "get_voice_card": "Your voice card: the text every draft and redraft prompt starts with.",
+    "set_voice_card": "Write a new version of your voice card: how your memories speak (voice, pronouns, what is "
+                      "yours and what is someone else's). Nothing is overwritten; `why` is kept with it.",
+    "voice_card_history": "Every version of your voice card, newest first.",
+}
+
+READ_ONLY = {"sleep_status", "sleep_history", "recent_events", "get_voice_card", "voice_card_history",
+             "replay_draft", "replay_result"}
+
+TITLES = {
+    "sleep_status": "Sleep status", "sleep_now": "Sleep now", "tend_now": "Tend now", "check_now": "Check now",
+    "nudge": "Nudge the hippocampus", "sleep_history": "Sleep history", "recent_events": "Recent events",
+    "restart_actor": "Restart an actor", "replay_draft": "Replay a draft on a candidate model",
+    "replay_result": "Replay result", "get_voice_card": "Get the voice card", "set_voice_card": "Set the voice card",
+    "voice_card_history": "Voice card history",
+}
+
+# A sleep and a check begin with Memory's purge of what is flagged (and a sleep tidies its fragments); a nudge,
+# a tend, a restart and a card version (added, never overwritten) delete nothing.
+DESTRUCTIVE = {"sleep_now", "check_now"}
+# The same call again changes nothing more: a card already set, an actor already running.
+IDEMPOTENT = READ_ONLY - {"replay_draft"} | {"set_voice_card", "restart_actor"}
+
+
+def hints(name: str) -> dict:
+    """The tool's title and every hint, set (the spec's defaults would call a nudge destructive and open-world:
+    every tool stays inside this service, its Memory and the models the person configured)."""
+    return {"title": TITLES[name], "read_only_hint": name in READ_ONLY, "destructive_hint": name in DESTRUCTIVE,
+            "idempotent_hint": name in IDEMPOTENT, "open_world_hint": False}
+
 
 def when(ts: Optional[float]) -> Optional[str]:
-    """`YYYY-MM-DD HH:MM`, local time; None for no time."""
     try:
         return None if ts is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(float(ts)))
     except (TypeError, ValueError):
@@ -40,12 +88,10 @@ def _clamp(value: Any, lo: int, hi: int, default: int) -> int:
 
 
 class Tools:
-    """The tool bodies, on the facade. hippocampus.mcp.server.build_server() registers them with the SDK."""
 
     def __init__(self, front):
         self.front = front
 
-    # ------------------------------------------------------------ status
     def sleep_status(self) -> dict[str, Any]:
         s = self.front.status()
         say = s["say"]
@@ -54,7 +100,6 @@ class Tools:
         s["quality"] = self.front.quality_brief()
         return {"ok": True, **s, "say": say["headline"], "sentences": lines, "message": " ".join(lines)}
 
-    # ------------------------------------------------------------ the cycle
     def _cycle(self, run: Callable[[], dict]) -> dict[str, Any]:
         try:
             report = run()
@@ -66,7 +111,7 @@ class Tools:
         say = report.pop("say", {"level": "ok", "text": ""})
         ok = say["level"] != "bad" and not report.get("refused")
         message = say["text"]
-        if report.get("asked_for_brief"):       # the viewer's words, and what the main model itself can do
+        if report.get("asked_for_brief"):
             message += (" You are the main model: write it with submit_brief on Memory, then call nudge; "
                         "sleep_now with without_brief=true drafts unsteered now.")
         return {"ok": ok, "asked_for_brief": bool(report.get("asked_for_brief")), "refused": bool(report.get("refused")),
@@ -84,7 +129,6 @@ class Tools:
     def nudge(self) -> dict[str, Any]:
         return self.front.nudge()
 
-    # ------------------------------------------------------------ the record
     def sleep_history(self, limit: int = 10) -> dict[str, Any]:
         rows = self.front.history(_clamp(limit, 1, 40, 10))
         entries = [{"when": when(r.get("started_at")), **r} for r in rows]
@@ -111,7 +155,6 @@ class Tools:
                                "(restarting or failed), so nothing was restarted."}
         return {"ok": True, **out, "message": out["say"]}
 
-    # ------------------------------------------------------------ the voice card
     def get_voice_card(self) -> dict[str, Any]:
         cur = self.front.voice()
         cap = self.front.voice_max_chars
@@ -137,9 +180,7 @@ class Tools:
         msg = f"{n(versions, 'version')}, newest first." if versions else "No card yet."
         return {"ok": True, "count": len(versions), "versions": versions, "message": msg}
 
-    # ------------------------------------------------------------ replay (a listed candidate's name, never a URL)
     def replay_draft(self, draft_id: str, candidate: str = "", model: str = "") -> dict[str, Any]:
-        """A result with `ok` and a plain-words `message`: a refusal, a busy worker or no packet is an answer."""
         if not (draft_id or "").strip():
             return {"ok": False, "message": "give the draft id to replay (list_drafts on Memory shows them)"}
         try:
@@ -154,7 +195,6 @@ class Tools:
         return _replay_answer(run)
 
     def replay_result(self, run: str) -> dict[str, Any]:
-        """A replay that outlived replay_draft's wait, read by its run id."""
         found = self.front.replay_run(run)
         if found is None:
             return {"ok": False, "found": False, "message": unknown_run(run)}
@@ -162,7 +202,6 @@ class Tools:
 
 
 def _replay_answer(run) -> dict:
-    """A run as the tools answer it: the result, its failure, or where it stands."""
     if not run.done.is_set():
         return {"ok": True, "running": True, "run": run.id,
                 "message": f"{run.running_words()}; call replay_result with run {run.id!r} to read it when it "

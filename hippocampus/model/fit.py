@@ -1,16 +1,12 @@
-"""Does the largest prompt fit the model server's context? Measured on the server itself, off the request path.
+"""Does the largest prompt a sleep can send fit the model server's context? Measured on the server itself.
 
-The context is the one the server has (llama.cpp's GET /props: `default_generation_settings.n_ctx`, a
-slot's), and the prompt's tokens are counted by the server's own tokenizer (POST /apply-template for its chat
-template, then POST /tokenize); a server without them (vLLM, Ollama, a proxy) gives "unknown", and nothing is
-said or fails. The prompt measured is the largest this config lets a sleep send (a full pile of the longest
-fragments, every candidate core, a whole brief, the voice card at its longest), built by the drafting prompt
-itself so its rules count too: llama-server refuses a longer prompt (400 exceed_context_size_error) and cuts
-off an answer that runs into the context's end, and either loses the pile. measure() runs on the model
-watch's beat (actors/watch.py) and in check-config; too_long() is the sentence all of them say.
+llama.cpp's GET /props gives a slot's context, its /apply-template and /tokenize count the prompt; a server
+without them gives "unknown". A prompt that does not fit is refused (400 exceed_context_size_error) or its
+answer cut off, and either loses the pile.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Optional
 
@@ -36,7 +32,7 @@ def _filler(chars: int, seed: int) -> str:
 
 
 def largest_prompt(cfg) -> str:
-    """The drafting prompt for the biggest pile this config lets a sleep build."""
+    """The drafting prompt for the biggest pile this config lets a sleep build (its rules and voice card too)."""
     s = cfg.sleep
     entries = [{"id": f"st-{i}", "content": _filler(FRAGMENT_CHARS, i), "metadata": {"ts": 0}}
                for i in range(s.pile_max)]
@@ -64,14 +60,12 @@ def _json(resp: requests.Response) -> Optional[dict]:
 
 
 def context_size(root: str, session=requests) -> Optional[int]:
-    """A slot's context as the server reports it, or None when it does not say."""
     data = _json(session.get(root + "/props", timeout=TIMEOUT)) or {}
     n_ctx = (data.get("default_generation_settings") or {}).get("n_ctx")
     return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
 
 
 def count_tokens(root: str, prompt: str, session=requests) -> Optional[int]:
-    """The prompt's tokens as the server counts them, wrapped in its chat template when it has one."""
     templated = _json(session.post(root + "/apply-template", timeout=TIMEOUT,
                                    json={"messages": [{"role": "user", "content": prompt}]})) or {}
     text = templated.get("prompt") if isinstance(templated.get("prompt"), str) else prompt
@@ -92,7 +86,7 @@ def measure(cfg, session=requests) -> dict:
     except requests.RequestException as exc:
         did = transport_words.failed_predicate(exc, seconds=TIMEOUT)[1]
         out["error"] = f"the context size could not be checked: the model server at {redact.url(root)} {did}"
-    if out["prompt_tokens"] is not None:     # counted only for a known context, and only when both answered
+    if out["prompt_tokens"] is not None:
         out["fits"] = out["prompt_tokens"] + out["max_tokens"] <= out["n_ctx"]
     return out
 
@@ -103,7 +97,7 @@ def context_needed(prompt_tokens: int, max_tokens: int) -> int:
 
 
 def too_long(prompt_tokens: int, max_tokens: int, n_ctx: int, what: str = "the prompt") -> str:
-    """The three numbers and the fix, in one sentence (no capital, no full stop: it is set into others)."""
+    """The three numbers and the fix, in one sentence set into others (no capital, no full stop)."""
     return (f"{what} is {prompt_tokens:,} tokens and model.max_tokens is {max_tokens:,}, but the server's "
             f"context is {n_ctx:,} tokens: start the server with -c {context_needed(prompt_tokens, max_tokens)} "
             "or more, or lower model.max_tokens / sleep.pile_max")
@@ -130,10 +124,6 @@ def refused(body: object, max_tokens: int) -> Optional[str]:
 
 
 def refused_answer(resp: requests.Response, max_tokens: int) -> Optional[str]:
-    """refused() for an HTTP answer (a 400 whose body may be anything)."""
-    if resp.status_code != 400:
-        return None
-    try:
-        return refused(resp.json(), max_tokens)
-    except ValueError:
-        return None
+    with contextlib.suppress(ValueError):
+        return refused(resp.json(), max_tokens) if resp.status_code == 400 else None
+    return None

@@ -1,39 +1,31 @@
 """The small model, on only when needed: when to start it, keep it warm, hand it over and stop it.
 
-A plain object with no threads of its own: ensure() before every model call, release() after it, tick() on
-each scheduler turn, handover() before the main model is poked, shutdown() on exit, adopt() on a (re)start.
 A server that was answering before we tried to start one is borrowed and never stopped; one answering 503
-(still loading) is waited for, then borrowed: never a second launch on its port. A stop asked for while the
-model loads (shutdown(), or the service's `stopping` flag) ends the ready wait at its next poll and stops the
-loading server. process.py runs the server from a command line, observatory.py through a node's Observatory.
+(still loading) is waited for, then borrowed: never a second launch on its port. process.py runs the server
+from a command line; a node's Observatory runs it as a registered service (observatory()).
 """
 from __future__ import annotations
 
-import enum
+import contextlib
 import logging
 import os
 import shlex
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
+from typing import Any, Callable, NoReturn, Optional
 from urllib.parse import urlsplit
 
 import requests
 
 from hippocampus import transport_words
 from hippocampus.clock import Clock
-from hippocampus.config import ModelConfig, redact
-from hippocampus.model import observatory
+from hippocampus.config import LifecycleConfig, ModelConfig, redact, resolve_pointer
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
 
-if TYPE_CHECKING:
-    from hippocampus.model.process import ServerProcess
-
-
 def procs():
-    """model/process.py, and psutil under it: imported when a model is managed, not at every start-up."""
+    """model/process.py (and psutil), imported only when a model is managed."""
     from hippocampus.model import process
 
     return process
@@ -42,7 +34,9 @@ def procs():
 log = logging.getLogger("hippocampus.lifecycle")
 STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a stop
 LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
-STOPPING = "the service is stopping: the model server is not started"
+NOT_STARTED = "the service is stopping: the model server is not started"
+HOLDER = "seren-hippocampus"
+STOPPED, STARTING, READY, STOPPING, FAILED = "stopped", "starting", "ready", "stopping", "failed"
 _CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
 
 
@@ -58,16 +52,7 @@ def log_tail(path: Path, offset: int, n: int = 10) -> str:
     return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
 
 
-class LifecycleState(str, enum.Enum):
-    """What the model server is doing, as far as this service knows."""
-    STOPPED = "stopped"
-    STARTING = "starting"
-    READY = "ready"
-    STOPPING = "stopping"
-    FAILED = "failed"
-
-
-def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:  # save and emit must not break the lifecycle
+def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:
     try:
         fn(*a, **kw)
     except Exception as exc:  # noqa: BLE001
@@ -87,12 +72,12 @@ class ModelLifecycle:
         self._lock = threading.RLock()
         self._halt = threading.Event()  # shutdown() asked for: no start, and a ready wait ends
         self._service_stopping = stopping
-        self.state, self.started_by_us, self.last_error = LifecycleState.STOPPED, False, ""
-        self.server: Optional[ServerProcess] = None   # the process we run (launched or adopted)
+        self.state, self.started_by_us, self.last_error = STOPPED, False, ""
+        self.server = None              # the process.ServerProcess we launched or adopted
         self._how: Optional[str] = None  # "command" or "observatory"
-        self._launched_at: Optional[float] = None  # clock time, for up_seconds_total
+        self._launched_at: Optional[float] = None
         self._log_offset = 0  # where this launch's lines start in model.log
-        self.last_used: Optional[float] = None  # clock time of the last ensure() or release()
+        self.last_used: Optional[float] = None
         self.last_failure: Optional[float] = None
         self.up_seconds_total = self.busy_seconds_total = 0.0
 
@@ -105,33 +90,30 @@ class ModelLifecycle:
         return self.lc.health_url or server_root(self.cfg.url) + "/health"
 
     def _probe(self):
-        """The health check's status code, or None when nothing answers."""
-        try:
+        with contextlib.suppress(requests.RequestException):
             return requests.get(self.health_url, timeout=3).status_code
-        except requests.RequestException:
-            return None
+        return None
 
     def stop_asked(self) -> bool:
         return self._halt.is_set() or bool(self._service_stopping())
 
-    # ------------------------------------------------------------ the policy
     def ensure(self) -> None:
         with self._lock:
             self.last_used = now = self._clock.now()
             status = self._probe()
             if status not in (None, 200, 503) and not self.lc.managed:
-                self.state = LifecycleState.READY   # an unmanaged server that answers but has no /health route
+                self.state = READY   # an unmanaged server that answers but has no /health route
                 return
             if status == 200:
                 if self.started_by_us and self._how == "command" and not self._alive():
                     self._forget()  # ours died: whatever answers now is someone else's
-                self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
+                self.state, self.last_failure, self.last_error = READY, None, ""
                 return
             if status == 503 and not self.lc.via_observatory and not (self.started_by_us and self._alive()):
                 self._wait_theirs()  # somebody's server, still loading: wait for it, launch nothing
                 return
             if not self.lc.managed:
-                self.state = LifecycleState.STOPPED
+                self.state = STOPPED
                 raise ModelUnavailable(
                     f"the model at {redact.url(self.cfg.url)} is not answering ({redact.url(self.health_url)}) "
                     "and model.lifecycle.manage is off: start it by hand, or name model.lifecycle.server + "
@@ -142,7 +124,7 @@ class ModelLifecycle:
                     f"the model failed to start {ago:.0f} s ago ({self.last_error}); "
                     f"the next attempt is in {left:.0f} s (model.lifecycle.retry_after_seconds)")
             if self.stop_asked():
-                raise ModelUnavailable(STOPPING)
+                raise ModelUnavailable(NOT_STARTED)
             self._start()
 
     def release(self, busy_seconds: float) -> None:
@@ -182,8 +164,8 @@ class ModelLifecycle:
             if not p.get("started_by_us"):
                 return
             how = p.get("how") or "command"
-            observed = how == "observatory" and self.lc.via_observatory     # the Observatory's: is it answering?
-            server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)  # a dead run's is stopped
+            observed = how == "observatory" and self.lc.via_observatory
+            server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)
             alive = self._probe() == 200 if observed else server is not None
             if not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
@@ -192,7 +174,7 @@ class ModelLifecycle:
             self.server, self._how = server, how
             self.started_by_us = True
             self._launched_at = self.last_used = self._clock.now()
-            self.state = LifecycleState.READY if self._probe() == 200 else LifecycleState.STARTING
+            self.state = READY if self._probe() == 200 else STARTING
             log.info("model lifecycle: adopted the server a previous run started (pid %s)", p.get("pid"))
 
     def snapshot(self) -> dict:
@@ -200,7 +182,7 @@ class ModelLifecycle:
         up = self.up_seconds_total
         if self.started_by_us and self._launched_at is not None:
             up += max(0.0, self._clock.now() - self._launched_at)
-        return {"managed": self.lc.managed, "via": via, "state": self.state.value,
+        return {"managed": self.lc.managed, "via": via, "state": self.state,
                 "started_by_us": self.started_by_us, "pid": self.pid, "health_url": self.health_url,
                 "last_used": self.last_used, "keep_warm_seconds": self.lc.keep_warm_seconds,
                 "up_seconds_total": round(up, 1), "busy_seconds_total": round(self.busy_seconds_total, 1),
@@ -217,21 +199,19 @@ class ModelLifecycle:
         return [server, "-m", model, "--host", u.hostname or "127.0.0.1", "--port", str(port),
                 *shlex.split(self.lc.server_args, posix=not procs().WINDOWS)]
 
-    # ------------------------------------------------------------ starting
     def _start(self) -> None:
-        self.state, t0 = LifecycleState.STARTING, time.monotonic()
+        self.state, t0 = STARTING, time.monotonic()
         if self.lc.via_observatory:
             self._launch_observatory()
         elif not (self.started_by_us and self._alive()):
-            self._forget()  # a server of ours that died (or was never there)
+            self._forget()
             self._launch_command()
         self._wait_ready(t0, t0 + self.lc.ready_timeout_seconds)
 
     def _wait_theirs(self) -> None:
-        """A server we did not start answers 503 (loading): the ready wait, then borrowed."""
         if self.stop_asked():
-            raise ModelUnavailable(STOPPING)
-        self.state, t0 = LifecycleState.STARTING, time.monotonic()
+            raise ModelUnavailable(NOT_STARTED)
+        self.state, t0 = STARTING, time.monotonic()
         if self.started_by_us:
             self._forget()      # ours died: what answers is someone else's
         log.info("model lifecycle: a server not ours answers 503 (loading): waiting for it, starting none")
@@ -258,7 +238,7 @@ class ModelLifecycle:
     def _launch_observatory(self) -> None:
         could_not = f"the Observatory could not start {self.lc.observatory_service}"
         try:
-            data = observatory.ensure(self.lc, "a sleep or a redraft needs the drafting model")
+            data = observatory(self.lc, "ensure", "a sleep or a redraft needs the drafting model")
         except Exception as exc:  # noqa: BLE001
             self._fail(f"{could_not}: {exc}")
         if not data.get("ok") or not data.get("ready"):
@@ -270,12 +250,11 @@ class ModelLifecycle:
             self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:
-        # polls soon after the launch, backing off to poll_seconds (a tenth of the time waited so far), so a
-        # server ready in 1 s is seen within a tenth of a second; a stop is looked for every STOP_CHECK_SECONDS
+        # polls every tenth of the time waited so far, up to poll_seconds; a stop is looked for every STOP_CHECK_SECONDS
         while True:
             status = self._probe()
             if status == 200:
-                self.state, self.last_failure, self.last_error = LifecycleState.READY, None, ""
+                self.state, self.last_failure, self.last_error = READY, None, ""
                 if self.started_by_us:
                     self._emit("model_started", how=self._how, seconds=round(time.monotonic() - t0, 1),
                                url=self.cfg.url)
@@ -283,7 +262,7 @@ class ModelLifecycle:
             if self.stop_asked():
                 self._give_up_loading(theirs)
             if theirs and status is None:
-                self.state = LifecycleState.STOPPED
+                self.state = STOPPED
                 raise ModelUnavailable(f"the model server at {redact.url(self.health_url)} (not ours) stopped "
                                        "answering while it loaded: see its own log; the next call tries again")
             if not theirs and self._how == "command" and not self._alive():
@@ -306,17 +285,16 @@ class ModelLifecycle:
                 self._halt.wait(max(0.0, min(STOP_CHECK_SECONDS, until - time.monotonic())))
 
     def _give_up_loading(self, theirs: bool) -> NoReturn:
-        """A stop came while the model loads: stop the loading server if it is ours (SIGTERM, then the kill after
-        stop_grace_seconds: llama-server heeds SIGTERM only once loaded)."""
+        """A stop came while the model loads: stop the loading server if it is ours."""
         if self.started_by_us and not theirs:
             log.info("model lifecycle: a stop was asked for while the model loads; stopping pid %s", self.pid)
             self._stop(why=LOADING_STOPPED)
         else:
-            self.state = LifecycleState.STOPPED
+            self.state = STOPPED
         raise ModelUnavailable(LOADING_STOPPED)
 
     def _fail(self, why: str) -> NoReturn:
-        self.state, self.last_failure, self.last_error = LifecycleState.FAILED, self._clock.now(), why
+        self.state, self.last_failure, self.last_error = FAILED, self._clock.now(), why
         log.warning("model lifecycle: %s", why)
         self._emit("model_start_failed", error=why)
         raise ModelUnavailable(why)
@@ -324,27 +302,26 @@ class ModelLifecycle:
     def _alive(self) -> bool:
         return self.server is not None and self.server.alive()
 
-    # ------------------------------------------------------------ stopping
     def _stop(self, **why: Any) -> None:
         """why: the event's why= or idle_seconds=."""
-        self.state, how = LifecycleState.STOPPING, self._how
+        self.state, how = STOPPING, self._how
         self._stop_quietly()
         up = self._forget()
-        self.state = LifecycleState.STOPPED
+        self.state = STOPPED
         self._emit("model_stopped", how=how, up_seconds=round(up, 1), **why)
 
     def _stop_quietly(self) -> None:
-        """The stop command, else the Observatory; then our own process and its children. Never raises."""
+        """The stop command, else the Observatory; then our own process and its children."""
         cwd = os.path.expanduser(self.lc.cwd) if self.lc.cwd else None
         try:
             if self.lc.stop:
                 procs().run_stop_command(self.lc.stop, self.log_path, cwd)
             elif self._how == "observatory":
-                observatory.stop(self.lc, "done drafting")
+                observatory(self.lc, "stop", "done drafting")
         except Exception as exc:  # noqa: BLE001 - stopping never raises
             log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
         try:
-            if self.server is not None:  # what the stop command left running, or our process when there is none
+            if self.server is not None:  # what the stop command left running
                 self.server.stop(self.lc.stop_grace_seconds)
         except Exception as exc:  # noqa: BLE001
             log.warning("model lifecycle: could not stop pid %s: %s: %s", self.pid, type(exc).__name__, exc)
@@ -358,3 +335,23 @@ class ModelLifecycle:
         if had:
             self._save(dict(_CLEARED))
         return up
+
+
+def observatory(lc: LifecycleConfig, verb: str, reason: str) -> dict:
+    """POST the node's Observatory ensure (answered {ok, ready, started, already_running, error?}: started False
+    means somebody else's server) or stop. An HTTP error, or an answer that is not a JSON object, raises."""
+    body, timeout = {"holder": HOLDER, "reason": reason}, 60
+    if verb == "ensure":
+        body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + 90
+    token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
+    url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
+    resp = requests.post(url, json=body, timeout=timeout, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    data = data if isinstance(data, dict) else {}
+    if resp.status_code >= 400 or not data:
+        detail = data.get("error") or data.get("detail") or resp.text[:200]
+        raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
+    return data

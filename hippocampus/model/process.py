@@ -1,15 +1,12 @@
-"""The small model's server as a process: launch it under its watchdog, tell whether it still runs, stop it
-and what it started.
+"""The small model's server as a process: launch it under its watchdog, tell whether it still runs, stop it.
 
-launch() starts watchdog.py, which runs the server as its child and stops it when the pipe from this process
-closes: a service killed with -9 leaves no server behind. The pipes live here (_WATCHED, by the server's pid),
-so an actor restart inside this process adopts its server with the pipe intact, while a server recorded by a
-previous run is stopped, not adopted (its watchdog is stopping it already): never an orphan, never two on one
-port. On Windows no job object ties the server to a killed watchdog. psutil does the platform work (a zombie
-counts as gone); the create time recorded at launch guards against a recycled pid.
+watchdog.py stops the server when the pipe from this process closes, so a service killed with -9 leaves no
+server behind. The pipes live here (_WATCHED), so an actor restart adopts its server with the pipe intact,
+while a server a previous run recorded is stopped, not adopted. The create time guards against a recycled pid.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
@@ -27,13 +24,12 @@ WINDOWS = os.name == "nt"
 SAME_START = 0.05           # seconds: two reads of one process's create time agree closer than this
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 _WATCHED: dict = {}         # server pid -> its watchdog's Popen (whose stdin is the pipe that keeps it up)
-# the server in its own process group (a session), with no window
 _DETACHED = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW}  # type: ignore
              if WINDOWS else {"start_new_session": True})
 
 
 class LaunchFailed(OSError):
-    """The server could not be started (the watchdog said why: a missing program, a refused permission)."""
+    """The watchdog could not start the server (and said why)."""
 
 
 def split_command(line: str) -> Any:
@@ -42,19 +38,18 @@ def split_command(line: str) -> Any:
 
 
 def _created(pid: int) -> Optional[float]:
-    try:
+    with contextlib.suppress(psutil.Error, OSError):
         return psutil.Process(pid).create_time()
-    except (psutil.Error, OSError):
-        return None
+    return None
 
 
 @dataclass
 class ServerProcess:
-    """A server we launched (popen: its watchdog) or took back after a restart (popen None: a bare pid)."""
+    """A server we launched (popen: its watchdog) or took back after a restart."""
     pid: int
     created: Optional[float]
     popen: Optional[subprocess.Popen] = None
-    watchdog: Optional[int] = None      # the watchdog's pid, as recorded
+    watchdog: Optional[int] = None      # the watchdog's pid
 
     def alive(self) -> bool:
         if self.popen is not None:
@@ -62,14 +57,13 @@ class ServerProcess:
         return self._process() is not None
 
     def exit_code(self) -> Optional[int]:
-        """The server's exit code, as its watchdog passes it on (None when unknown)."""
-        try:
+        """The server's exit code, as its watchdog passes it on."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
             return self.popen.wait(timeout=2) if self.popen is not None else None
-        except subprocess.TimeoutExpired:
-            return None
+        return None
 
     def _process(self) -> Optional[psutil.Process]:
-        """The live process, only while it is the one we started (same create time)."""
+        """The live process, only while it is the one we started."""
         try:
             p = psutil.Process(self.pid)
             if self.created is not None and abs(p.create_time() - self.created) > SAME_START:
@@ -95,7 +89,7 @@ class ServerProcess:
         self._reap()
 
     def kill_leftovers(self) -> None:
-        """What a server that already exited left running under it (nothing, usually)."""
+        """What a server that already exited left running under it."""
         p = self._process()
         if p is not None:
             _each(_tree(p), "kill")
@@ -103,20 +97,16 @@ class ServerProcess:
 
     def _reap(self) -> None:
         if self.popen is not None:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                pass
         self.let_go()
 
     def let_go(self) -> None:
-        """Close the pipe to the watchdog (which then stops the server, if it still runs) and forget it."""
+        """Close the pipe to the watchdog (which then stops the server, if it still runs)."""
         dog = _WATCHED.pop(self.pid, None) or self.popen
         if dog is not None and dog.stdin is not None:
-            try:
+            with contextlib.suppress(OSError):
                 dog.stdin.close()
-            except OSError:
-                pass
 
 
 def _tree(p: psutil.Process) -> list:
@@ -128,15 +118,12 @@ def _tree(p: psutil.Process) -> list:
 
 def _each(procs: list, verb: str) -> None:
     for p in procs:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             getattr(p, verb)()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
 
 
 def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 10.0) -> ServerProcess:
-    """Start the server under its watchdog, detached, its output appended to log_path. Raises LaunchFailed
-    (the watchdog could not start it) or what Popen raises for the watchdog itself."""
+    """Start the server under its watchdog, detached, its output appended to log_path."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     whole = isinstance(cmd, str)
     argv = [sys.executable, "-I", str(WATCHDOG), f"{grace_seconds:g}", "--line" if whole else "--",
@@ -155,10 +142,8 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
 
 
 def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
-    """The server this service started, if that very process still runs: after an actor restart in this
-    process, with its watchdog's pipe. One a dead run launched under a watchdog (the record names one, and
-    its pipe is gone) is stopped instead and None returned, so the next call starts a fresh one. A record
-    with no create time (written before it was kept) is matched by its command line."""
+    """The server this service started, if that very process still runs and its watchdog's pipe is ours; one a
+    dead run launched is stopped instead. A record with no create time is matched by its command line."""
     pid = record.get("pid")
     if not pid:
         return None
@@ -188,7 +173,7 @@ def _command_matches(pid: int, cmd: Any) -> bool:
 
 
 def run_stop_command(line: str, log_path: Path, cwd: Optional[str], timeout: float = 60) -> None:
-    """The configured stop command (its output to the model log). Raises what subprocess.run raises."""
+    """The configured stop command, its output to the model log."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as out:
         subprocess.run(split_command(line), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

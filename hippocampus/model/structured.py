@@ -1,10 +1,8 @@
 """model.structured: whether a drafting call sends its answer's JSON schema (`response_format` json_schema).
 
-auto (the default) sends it; a server that refuses it (a 400 naming response_format, json_schema or a
-grammar, as llama-server, OpenAI-shaped servers and guided-decoding backends word it) gets the plain prompt
-from then on. That is remembered per model URL for the life of the process, not in the state, so a restart
-asks again (the server may have been upgraded); it is said once in the log and on /status while it holds.
-on sends it always (a refusal is a model failure naming the setting); off never sends it.
+auto (the default) sends it until a server refuses it (a 400 naming response_format, json_schema or a
+grammar), then the plain prompt: remembered per model URL for this process only, so a restart asks again
+(the server may have been upgraded). on sends it always (a refusal is a model failure); off never.
 """
 from __future__ import annotations
 
@@ -19,22 +17,20 @@ log = logging.getLogger("hippocampus.model")
 REFUSAL_WORDS = ("response_format", "json_schema", "json schema", "grammar", "guided_")
 
 _lock = threading.Lock()
-_refused: dict = {}            # model URL -> what the server said, for this process
+_refused: dict = {}            # model URL -> what the server said
 
 
 def names_the_format(status: int, body: str) -> bool:
-    """Is this error the server refusing the response_format (not some other failure)?"""
     low = (body or "").lower()
     return status == 400 and any(w in low for w in REFUSAL_WORDS)
 
 
 def wanted(mode: str, url: str) -> bool:
-    """Should a call to this URL send its schema now?"""
     return mode == "on" or (mode != "off" and refused(url) is None)
 
 
 def refused(url: str) -> Optional[str]:
-    """What the server at this URL said when it refused the schema, if it did (this process)."""
+    """What the server at this URL said when it refused the schema, if it did."""
     with _lock:
         return _refused.get(url.rstrip("/"))
 
@@ -50,7 +46,7 @@ def said(body: str) -> str:
 
 
 def view(mode: str, url: str) -> dict:
-    """For /status: the setting and, in this process, what the server said when it refused the schema."""
+    """For /status."""
     return {"mode": mode, "refused": refused(url) if mode == "auto" else None}
 
 
@@ -65,7 +61,6 @@ def remember_refusal(url: str, said: str) -> None:
 
 
 def refusal_failure(url: str, said: str) -> str:
-    """The model failure for `on` with a server that refuses the schema."""
     return (f"the model at {redact.url(url)} refused the answer's JSON schema (response_format): {said[:160]!r}; "
             "model.structured is on, so nothing was drafted: set model.structured: auto (falls back to the "
             "plain prompt) or off for this server")

@@ -1,14 +1,13 @@
 """The model server's watchdog: a tiny parent that stops the server when the service that launched it dies.
 
-Run as `python -I watchdog.py GRACE -- COMMAND...` (`GRACE --line "COMMAND LINE"` on Windows) with a pipe
-from the service on stdin and model.log on stderr, it starts COMMAND (output to model.log), writes its pid
-on stdout, then exits with the child's code (128 + the signal that ended it), or, when stdin reaches end of
-file (the service exited or was killed with -9) or SIGTERM comes, terminates the child's process group and
-kills it after GRACE seconds. Linux's PR_SET_PDEATHSIG would not do: it fires when the launching *thread*
-ends (an actor restart). Standard library only and run by path, so it starts in tens of milliseconds.
+`python -I watchdog.py GRACE -- COMMAND...` (`GRACE --line "COMMAND LINE"` on Windows), a pipe from the service
+on stdin: it writes COMMAND's pid on stdout, then exits with its code, or, when stdin ends or SIGTERM comes,
+stops COMMAND's group (killed after GRACE s). PR_SET_PDEATHSIG would fire when the launching *thread* ends.
+Standard library only and run by path, so it starts in tens of milliseconds.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -18,20 +17,12 @@ import threading
 WINDOWS = os.name == "nt"
 
 
-def _start(argv: list) -> subprocess.Popen:
-    cmd = argv[2] if argv[1] == "--line" else argv[2:]
-    extra = {"creationflags": subprocess.CREATE_NO_WINDOW} if WINDOWS else {"start_new_session": True}  # type: ignore
-    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=2, stderr=2, **extra)
-
-
 def _signal(child: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         if WINDOWS:
             child.kill() if sig == getattr(signal, "SIGKILL", None) else child.terminate()
         else:
             os.killpg(child.pid, sig)       # the child leads its own group: a start script's children too
-    except OSError:
-        pass
 
 
 def _stop(child: subprocess.Popen, grace: float) -> None:
@@ -48,8 +39,10 @@ def _stop(child: subprocess.Popen, grace: float) -> None:
 
 def main(argv: list) -> int:
     grace = float(argv[0])
+    extra = {"creationflags": subprocess.CREATE_NO_WINDOW} if WINDOWS else {"start_new_session": True}  # type: ignore
     try:
-        child = _start(argv)
+        cmd = argv[2] if argv[1] == "--line" else argv[2:]
+        child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=2, stderr=2, **extra)
     except Exception as exc:  # noqa: BLE001 - told to the service on stdout, as the launch's error
         sys.stdout.write(f"{type(exc).__name__}: {exc}\n")
         return 127
@@ -59,11 +52,9 @@ def main(argv: list) -> int:
     wake, let_go = threading.Event(), threading.Event()
 
     def service_gone() -> None:
-        try:
+        with contextlib.suppress(OSError):
             while sys.stdin.buffer.read(4096):
                 pass
-        except OSError:
-            pass
         let_go.set()
         wake.set()
 
@@ -87,8 +78,6 @@ def main(argv: list) -> int:
 if __name__ == "__main__":
     status = main(sys.argv[1:])
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):      # stdout's descriptor was closed after the pid went out
             stream.flush()
-        except (OSError, ValueError):
-            pass                # stdout's descriptor was closed after the pid went out
     os._exit(status)        # not sys.exit: the thread blocked reading stdin must not hold up the interpreter's end

@@ -1,12 +1,9 @@
-"""Replay: a draft's saved prompts sent to a candidate model exactly as they were sent then, and read the way
-a sleep reads them; both sides compared. Memory is only read, for what landed.
+"""Replay: a draft's saved prompts sent again, exactly as then, to the configured model (through the service's
+model gate) or a candidate listed in replay.candidates, read the way a sleep reads them; both sides compared.
 
-The prompts go only to the configured model or a candidate listed in replay.candidates (config/candidates.py);
-a redirect is a failed call, never followed (session.py). Of each answer only what was read from it is kept
-(operations, cut-off, failure, seconds, tokens), never its text. A failed call is a result with its error in
-the candidate's terms (its name, its setting), never an exception. One deadline (timeout_seconds, from the
-first call) holds for the whole draft: a call in flight when it passes is cut, one not yet sent is not sent.
-The configured model goes through the service's model gate (the managed model is started if it is down).
+Memory is only read, for what landed. Of each answer only what was read from it is kept, never its text. A
+failed call is a result in the candidate's terms (its name, its setting), never an exception; a redirect is one,
+never followed. One deadline holds for the whole draft: a call in flight when it passes is cut.
 """
 from __future__ import annotations
 
@@ -16,19 +13,19 @@ import logging
 import re
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+import requests
+
 from hippocampus.memory import MemoryError_
-from hippocampus.model.client import ModelClient
+from hippocampus.model.client import CancellableSession, ModelClient
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import Markers
-from hippocampus.replay import checks
+from hippocampus.replay import quality
 from hippocampus import transport_words
 from hippocampus.config import candidates, redact
 from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401 - NotAllowed: the callers' too
-from hippocampus.store.packets import PacketStore
-from hippocampus.replay.session import ReplaySession
+from hippocampus.store.capture import PacketStore
 
 log = logging.getLogger("hippocampus.replay")
 SERVED_CHARS = 120                  # the served model name is the candidate's own words: kept short
@@ -36,6 +33,22 @@ TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 STOPPED = "the service is stopping: this call was not sent"
 GRACE = 0.25                        # a call's own read timeout ends it first; the cut comes only after
 TOTAL_KEYS = ("calls", "valid", "failed_calls", "cut_off", "invented", "seconds")
+
+
+class Redirected(requests.RequestException):
+    """A redirect, never followed (it could lead anywhere, SerenMemory included); its message is the sentence."""
+    plain = True
+
+
+class ReplaySession(CancellableSession):
+    def request(self, method, url, *args, **kwargs):
+        kwargs["allow_redirects"] = False
+        resp = super().request(method, url, *args, **kwargs)
+        if 300 <= resp.status_code < 400:
+            resp.close()
+            raise Redirected(f"the candidate answered HTTP {resp.status_code} (a redirect); replay follows no "
+                             "redirects, so nothing was sent on")
+        return resp
 
 
 class NoPacket(KeyError):
@@ -48,19 +61,12 @@ class NoPacket(KeyError):
                 "mechanically (no model call), or pruned (the newest 300 are kept)")
 
 
-@dataclass
+@dataclasses.dataclass
 class ReplayEnv:
     cfg: Any                       # hippocampus.config.Config
     store: PacketStore
     memory: Any = None             # a MemoryClient, for what landed (read only); None: not read
     gate: Any = None               # the service's model gate, for the configured model
-
-
-def plain_error(exc: Exception) -> str:
-    """The failure in words, without what the candidate said: an error body or an unreadable answer is not
-    echoed (`the model answered HTTP 500: '...'` is cut at the quote)."""
-    text = str(exc) or "the call failed"
-    return re.split(r": ['\"]", text, maxsplit=1)[0]
 
 
 def _tokens(usage: Any) -> Optional[dict]:
@@ -70,7 +76,7 @@ def _tokens(usage: Any) -> Optional[dict]:
 
 
 def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int, constrained: bool = False):
-    """The answer read as the sleep (or the redraft) read it: the same markers, the same parser."""
+    """The answer read as the sleep (or the redraft) read it."""
     redraft = call.get("stage") == "redraft"
     markers = Markers(fragments={e["marker"]: e.get("id") for e in call.get("entries") or [] if e.get("marker")},
                       cores={c["marker"]: c.get("id") for c in call.get("candidates") or [] if c.get("marker")})
@@ -85,15 +91,15 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
 
 
 def unsent(call: dict) -> dict:
-    """One call's result before it is sent: what a replay says of each call (never the answer's text)."""
+    """One call's result before it is sent."""
     return {"stage": call.get("stage"), "topic": call.get("topic"), "ops": [], "cut_off": False, "error": None,
             "failure": None, "seconds": 0.0, "served": None, "tokens": None, "finish_reason": None,
-            "answer_chars": None, "shown": checks.shown_texts(call)}
+            "answer_chars": None, "shown": quality.shown_texts(call)}
 
 
 class Deadline:
-    """The replay's one deadline, `seconds` from now (armed at once), shared by each of the draft's calls. A call
-    in flight when it passes is cut (the session shut), so a candidate that trickles its answer ends on time too."""
+    """The replay's one deadline, armed at once; a call in flight when it passes is cut (the session shut), so a
+    candidate that trickles its answer ends on time too."""
 
     def __init__(self, seconds: float, session: Any, words: str) -> None:
         self.words, self.cut = words, False
@@ -112,8 +118,7 @@ class Deadline:
 
 
 def names(cfg: Any, cand: Candidate, asked: Optional[float] = None) -> dict:
-    """How a failure names the candidate and the settings that fix it: a listed candidate is not model.url,
-    and the timeout named is the one that applied."""
+    """How a failure names the candidate and the settings that fix it (the timeout named is the one that applied)."""
     listed = cand.label != CONFIGURED
     own = candidates.listed(cfg).get(cand.label) if listed else None
     configured = min(TIMEOUT_CAP, float((own.timeout_seconds if own else None) or cfg.model.timeout_seconds))
@@ -129,7 +134,6 @@ def names(cfg: Any, cand: Candidate, asked: Optional[float] = None) -> dict:
 
 
 def send(client: ModelClient, gate: Any, call: dict, cand: Candidate, deadline: Deadline) -> dict:
-    """One saved prompt to the candidate: what it answered and what was read from it, or the error."""
     out = unsent(call)
     started = time.monotonic()
     gated = gate is not None and cand.managed
@@ -146,7 +150,8 @@ def send(client: ModelClient, gate: Any, call: dict, cand: Candidate, deadline: 
             if gated:
                 gate.release(time.monotonic() - started)
     except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, never an exception
-        error = plain_error(exc)
+        # what the candidate said is not echoed: `the model answered HTTP 500: '...'` is cut at the quote
+        error = re.split(r": ['\"]", str(exc) or "the call failed", maxsplit=1)[0]
         if deadline.cut or getattr(exc, "row", "") == transport_words.TIMED_OUT:
             error = f"{client.who} at {redact.url(client.url)} did not answer within {deadline.words}"
         return {**out, "error": error, "seconds": round(time.monotonic() - started, 3)}
@@ -184,7 +189,7 @@ def _original_calls(packet: dict) -> list:
     return [{"stage": c.get("stage"), "topic": c.get("topic"), "ops": c.get("ops") or [],
              "cut_off": bool(c.get("cut_off")), "error": c.get("error"), "failure": c.get("failure"),
              "seconds": c.get("seconds") or 0.0, "served": c.get("served"), "tokens": c.get("tokens"),
-             "shown": checks.shown_texts(c)} for c in packet.get("calls") or []]
+             "shown": quality.shown_texts(c)} for c in packet.get("calls") or []]
 
 
 def _public(calls: list) -> list:
@@ -193,8 +198,7 @@ def _public(calls: list) -> list:
 
 def prepare(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
             timeout_seconds: Optional[float] = None) -> tuple:
-    """(the draft's packet, the candidate it goes to), before anything is sent. Raises NotAllowed (the
-    candidate is not the configured model nor listed) and NoPacket (no packet for the draft)."""
+    """(the draft's packet, the candidate it goes to), before anything is sent; raises NotAllowed, NoPacket."""
     cand = choose(env.cfg, candidate, model, timeout_seconds)
     packet = env.store.load(draft_id)
     if packet is None:
@@ -204,9 +208,8 @@ def prepare(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, mode
 
 def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[Callable[[], bool]] = None,
                asked: Optional[float] = None) -> dict:
-    """Both sides of one draft: its saved prompts sent to the candidate, one after the other, all within one
-    deadline (cand.timeout_seconds; asked: the timeout the request gave, to name it). A call not yet sent when
-    `stopped()` turns true, or when the deadline has passed, is a failed call saying so."""
+    """Both sides of one draft, its calls one after the other within cand.timeout_seconds (`asked`: the timeout
+    the request gave, to name it); a call not sent (stopped() or past the deadline) is a failed call saying so."""
     draft_id = packet["draft_id"]
     session = ReplaySession()
     cfg = dataclasses.replace(env.cfg.model, url=cand.url, name=cand.name, timeout_seconds=cand.timeout_seconds,
@@ -235,24 +238,23 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
     return {"draft_id": draft_id, "attempt": packet.get("attempt"), "created_at": packet.get("created_at"),
             "scrubbed": bool(packet.get("purges")), "landed": landed, "landed_error": landed_error,
             "original": {"model": copy.deepcopy(packet.get("stamp") or {}), "calls": _public(ours),
-                         "reviewed_ops": reviewed, "checks": checks.side(ours, landed)},
+                         "reviewed_ops": reviewed, "checks": quality.side(ours, landed)},
             "candidate": {"candidate": cand.label, "url": cand.url, "name": cand.name, "served": served,
                           "managed": cand.managed, "timeout_seconds": cand.timeout_seconds, "timeout_cap": TIMEOUT_CAP,
                           "deadline": said["deadline"],
-                          "calls": _public(theirs), "checks": checks.side(theirs, landed)},
+                          "calls": _public(theirs), "checks": quality.side(theirs, landed)},
             "timeout_note": cand.timeout_note}
 
 
 def replay(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
            timeout_seconds: Optional[float] = None) -> dict:
-    """Both sides of one draft, here and now. Raises NotAllowed and NoPacket (see prepare)."""
+    """Both sides of one draft, here and now; raises NotAllowed, NoPacket."""
     return run_packet(env, *prepare(env, draft_id, candidate, model, timeout_seconds), asked=timeout_seconds)
 
 
 def compare(env: ReplayEnv, last: int, candidate: Optional[str] = None, model: Optional[str] = None,
             timeout_seconds: Optional[float] = None) -> dict:
-    """The last N drafts with a packet replayed on the candidate: each result, and the totals of both sides.
-    Raises NotAllowed before any is sent."""
+    """The last N drafts with a packet replayed on the candidate, and both sides' totals; NotAllowed first."""
     cand = choose(env.cfg, candidate, model, timeout_seconds)
     packets = env.store.newest(max(0, int(last)))
     results = [run_packet(env, packet, cand, asked=timeout_seconds)

@@ -1,49 +1,126 @@
 """Replay and the quality report as the running service offers them, through the facade (front.py).
 
-A replay runs on the service's one replay worker (worker.py), never on the caller's thread: the caller waits
-for it at most WAIT_SECONDS, then is told where to read the result. The domain imports neither actors nor HTTP.
+One replay at a time, on a thread of its own, never a request thread (slow replays would take every one and leave
+/health unanswered); one asked for while another runs is refused at once (ReplayBusy), never queued. The report is
+kept fresh by QualityWatch, which the quality actor drives: on news at most every MIN_GAP_SECONDS, and every
+REFRESH_SECONDS regardless; each refresh also scrubs the purges Memory's tombstones list from the files here.
 """
 from __future__ import annotations
 
+import itertools
+import logging
+import threading
 import time
-from typing import Optional
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
+from hippocampus import transport_words
+from hippocampus.memory import MemoryError_
 from hippocampus.stopping import ServiceStopping
 from hippocampus.replay import quality
+from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
 from hippocampus.replay.run import ReplayEnv, prepare, run_packet
-from hippocampus.replay.worker import KEEP, ReplayWorker, Run
 
+log = logging.getLogger("hippocampus.replay")
+KEEP = 5                            # finished runs kept for reading
 WAIT_SECONDS = 20.0                 # the longest a route or the MCP tool waits for a replay before "running"
 STOP_LOOK_SECONDS = 0.1             # how often that wait looks for the stop
+REFRESH_SECONDS = 60.0
+MIN_GAP_SECONDS = 1.0
+READ_TIMEOUT = 5.0
+DRAFTS_READ = 1000
 
 BOARD_KEY = "quality"
 NOT_YET = {"ready": False, "groups": [], "error": None,
            "message": "the quality report is being read from Memory's drafts, in the background"}
 
 
+def _stamp(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+@dataclass
+class Run:
+    id: str
+    draft_id: str
+    candidate: str
+    calls: int
+    timeout_seconds: float
+    started_at: float = field(default_factory=time.time)
+    finished_at: Optional[float] = None
+    result: Optional[dict] = None
+    error: Optional[str] = None
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def where(self) -> str:
+        return f"/replay?run={self.id}"
+
+    def view(self) -> dict:
+        """The run in brief (GET /replay's list): never its result."""
+        return {"run": self.id, "draft_id": self.draft_id, "candidate": self.candidate, "calls": self.calls,
+                "running": not self.done.is_set(), "started_at": self.started_at, "finished_at": self.finished_at,
+                "failed": self.error is not None, "result": self.where}
+
+    def running_words(self) -> str:
+        return (f"the replay of draft {self.draft_id} on {self.candidate} is still running (started "
+                f"{_stamp(self.started_at)}, {self.calls} call(s), all within {self.timeout_seconds:g} s)")
+
+
+class ReplayBusy(Exception):
+    def __init__(self, run: Run):
+        self.run = run
+        super().__init__(f"a replay is already running (draft {run.draft_id} on {run.candidate} since "
+                         f"{_stamp(run.started_at)}, run {run.id}); one runs at a time, so nothing was started: "
+                         "ask again once it is done")
+
+
+def _work(run: Run, work: Callable[[], dict]) -> None:
+    try:
+        run.result = work()
+    except Exception as exc:  # noqa: BLE001 - the caller reads the failure; the thread never dies loud
+        log.exception("the replay of draft %s failed", run.draft_id)
+        run.error = f"the replay failed inside the hippocampus: {transport_words.in_words(exc)}"
+        if "the service log has the details" not in run.error:
+            run.error += "; the service log has the details"
+    finally:
+        run.finished_at = time.time()
+        run.done.set()
+        log.info("the replay of draft %s on %s ended after %.1f s", run.draft_id, run.candidate,
+                 run.finished_at - run.started_at)
+
+
 class Replays:
-    """The service's replays over its context (cfg, memory, gate, stopping): one worker, one replay at a time."""
+    """The service's replays over its context (cfg, memory, gate, stopping)."""
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.worker = ReplayWorker()
-
-    def start(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
-              timeout_seconds: Optional[float] = None) -> Run:
-        """One draft on a candidate, started on the replay worker. Raises run.NotAllowed (not the configured
-        model nor a listed candidate), run.NoPacket (no packet) and ReplayBusy (a replay is running)."""
-        ctx = self.ctx
-        env = ReplayEnv(cfg=ctx.cfg, store=store_for(ctx.cfg), memory=ctx.memory, gate=ctx.gate)
-        packet, cand = prepare(env, draft_id, candidate or None, model or None, timeout_seconds)
-        return self.worker.start(draft_id, cand.label, len(packet.get("calls") or []), cand.timeout_seconds,
-                                 lambda: run_packet(env, packet, cand, ctx.stopping.is_set))
+        self._lock = threading.Lock()
+        self._current: Optional[Run] = None
+        self._runs: "OrderedDict[str, Run]" = OrderedDict()
+        self._ids = itertools.count(1)
 
     def replay(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
                timeout_seconds: Optional[float] = None, wait: Optional[float] = None) -> Run:
-        """start(), then wait for it at most `wait` seconds (WAIT_SECONDS): the run, done or still running.
-        Raises ServiceStopping when the stop comes meanwhile (the replay sends no further call)."""
-        run = self.start(draft_id, candidate, model, timeout_seconds)
+        """One draft on a candidate, on a thread of its own, waited for at most `wait` seconds (WAIT_SECONDS): the
+        run, done or still running. Raises run.NotAllowed, run.NoPacket, ReplayBusy, and ServiceStopping when the
+        stop comes meanwhile (the replay sends no further call)."""
+        ctx = self.ctx
+        env = ReplayEnv(cfg=ctx.cfg, store=store_for(ctx.cfg), memory=ctx.memory, gate=ctx.gate)
+        packet, cand = prepare(env, draft_id, candidate or None, model or None, timeout_seconds)
+        with self._lock:
+            if self._current is not None and not self._current.done.is_set():
+                raise ReplayBusy(self._current)
+            run = Run(id=f"{int(time.time())}-{next(self._ids)}", draft_id=draft_id, candidate=cand.label,
+                      calls=len(packet.get("calls") or []), timeout_seconds=cand.timeout_seconds)
+            self._current = run
+            self._runs[run.id] = run
+            while len(self._runs) > KEEP:
+                self._runs.popitem(last=False)
+        threading.Thread(target=_work, args=(run, lambda: run_packet(env, packet, cand, ctx.stopping.is_set)),
+                         name="replay", daemon=True).start()
         deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         while not run.done.wait(min(STOP_LOOK_SECONDS, max(0.0, deadline - time.monotonic()))):
             if self.ctx.stopping.is_set():
@@ -53,11 +130,13 @@ class Replays:
         return run
 
     def run(self, run_id: str) -> Optional[Run]:
-        return self.worker.get((run_id or "").strip())
+        with self._lock:
+            return self._runs.get((run_id or "").strip())
 
     def runs(self) -> dict:
         """GET /replay: the replay running (or None) and the runs kept, newest first, each in brief."""
-        kept = [r.view() for r in self.worker.kept()]
+        with self._lock:
+            kept = [r.view() for r in reversed(self._runs.values())]
         running = next((r for r in kept if r["running"]), None)
         say = (f"a replay of draft {running['draft_id']} on {running['candidate']} is running" if running
                else "no replay is running")
@@ -100,3 +179,54 @@ def words(result: dict) -> str:
     return (f"Draft {result['draft_id']} (attempt {result.get('attempt')}) replayed on "
             f"{result['candidate'].get('candidate')} ({served} at {result['candidate']['url']}). "
             + one("original", o) + ". " + one("candidate", c) + ". Nothing was written to Memory." + note)
+
+
+class QualityWatch:
+    def __init__(self, ctx, clock=time.monotonic):
+        self.ctx = ctx
+        self.store = store_for(ctx.cfg)
+        self.clock = clock
+        self.report: Optional[dict] = None
+        self._cache: dict = {}          # file name -> (mtime_ns, summary)
+        self._last: Optional[float] = None
+        self._marker = None
+
+    def _event_marker(self):
+        newest = self.ctx.events.list(limit=1)
+        e = newest[0] if newest else {}
+        return e.get("seq"), e.get("count"), e.get("last_at")
+
+    def due(self) -> bool:
+        if self._last is None:
+            return True
+        gap = self.clock() - self._last
+        return gap >= REFRESH_SECONDS or (gap >= MIN_GAP_SECONDS and self._event_marker() != self._marker)
+
+    def refresh(self) -> dict:
+        self._marker = self._event_marker()
+        self._last = self.clock()
+        try:
+            body = self.ctx.memory.request("GET", "/drafts", params={"limit": DRAFTS_READ}, timeout=READ_TIMEOUT)
+            drafts = body.get("entries", []) if isinstance(body, dict) else []
+        except MemoryError_ as exc:
+            self.report = {**(self.report or {"ready": False, "groups": []}), "error": str(exc), "stale": True}
+            return self.report
+        scrub.forget_tombstones(self.ctx, drafts)
+        self.report = quality.report(drafts, self._summaries(), self.ctx.clock.now())
+        return self.report
+
+    def _summaries(self) -> list:
+        fresh: dict = {}
+        for path in self.store.paths():
+            try:
+                mtime = path.stat().st_mtime_ns
+            except OSError:
+                continue
+            cached = self._cache.get(path.name)
+            if cached is None or cached[0] != mtime:
+                packet = self.store.read_path(path)
+                cached = None if packet is None else (mtime, quality.summarize_packet(packet))
+            if cached is not None:
+                fresh[path.name] = cached
+        self._cache = fresh             # a file gone is forgotten
+        return [summary for _, summary in fresh.values()]

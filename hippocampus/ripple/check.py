@@ -1,27 +1,32 @@
-"""Would a wake-up work? The brief's preconditions for the configured ripple, one `Line` each.
-
-`seren-hippocampus check-ripple` prints them (and with --fire sends one harmless wake-up: trial); the
-service computes them off the request path, at start-up and after each ripple, for /status's ``wakeup``
-(wakeup). A script ripple is checked for its account (run_as exists, may be used from here, and for a
-LocalSystem service is logged on), the command on that account's PATH, where the message goes, the
-working directory, and for a ``claude`` command its pre-approved servers (claude_checks). An endpoint is
-checked for whether its URL answers. Every check is a plain function over a `Probe` of the world.
-"""
+"""Would a wake-up work? The brief's preconditions for the configured ripple, one `Line` each, over a
+`Probe` of the world; the one-sentence view of them /status shows as ``wakeup``; and `check-ripple --fire`'s
+one harmless wake-up through the real route."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Optional
 
 from hippocampus import transport_words
 from hippocampus.config import RippleConfig, redact
 from hippocampus.ripple import claude as claude_setup
 from hippocampus.ripple.claude_checks import claude_lines, is_claude
-from hippocampus.ripple.fire import argv_of
+from hippocampus.ripple.fire import WOKEN, Ripple, argv_of
 from hippocampus.ripple.probe import CHECK_TIMEOUT, Line, Probe
+from hippocampus.store import private
 
 _OWN_PATH = "{}'s PATH (~/.local/bin, ~/bin, then the service's PATH)"
-_WHO = {"windows-session": "{}'s session", "runuser": _OWN_PATH, "sudo": _OWN_PATH}   # where the program is looked for
+_WHO = {"windows-session": "{}'s session", "runuser": _OWN_PATH, "sudo": _OWN_PATH}
+FIRE_EVENT = "wake_check"
+OUTPUT_LINES = 5
+LINE_CHARS = 200
+FIRE_MESSAGE = (f"{WOKEN}\n\nThis is only a wake-up check (seren-hippocampus check-ripple --fire), not a task: "
+                "reply OK; nothing to do. Do not call any tools.")
 
 
 def find_program(program: str, dirs: list, exts: Optional[list] = None) -> Optional[str]:
@@ -37,7 +42,6 @@ def find_program(program: str, dirs: list, exts: Optional[list] = None) -> Optio
 
 
 def checks(rcfg: RippleConfig, *, memory_url: str = "", probe: Optional[Probe] = None) -> list:
-    """One Line per precondition of the configured ripple."""
     probe = probe or Probe()
     kind = (rcfg.type or "").strip().lower()
     if kind == "endpoint":
@@ -59,7 +63,7 @@ def _url_line(rcfg: RippleConfig, probe: Probe) -> Line:
         bearer = rcfg.resolve_bearer()
     except Exception:  # noqa: BLE001 - a pointer that cannot be read: no bearer
         bearer = ""
-    shown = redact.url(url)             # its user:password@ and query values hidden
+    shown = redact.url(url)
     try:
         status = probe.http_get(url, {"Authorization": f"Bearer {bearer}"} if bearer else {}, CHECK_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
@@ -107,8 +111,7 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
 
 
 def _account_line(run_as: str, current: tuple, windows: bool, probe: Probe) -> tuple:
-    """May run_as be used from here (for a LocalSystem service: is run_as logged on, for its session)?
-    Returns (its Line, the run-as plan, run_as's home)."""
+    """(its Line, the run-as plan, run_as's home): may run_as be used from here (and is it logged on)?"""
     from seren_sinew import runas
 
     try:
@@ -137,7 +140,7 @@ def _account_line(run_as: str, current: tuple, windows: bool, probe: Probe) -> t
 
 
 def _folder_line(lines: list, rcfg: RippleConfig, mode: Optional[str], home: Optional[str], probe: Probe) -> str:
-    """The working directory: appends its line; returns the folder the command starts in."""
+    """Appends the working directory's line; returns the folder the command starts in."""
     cwd = (rcfg.cwd or "").strip()
     if cwd and os.path.isdir(cwd):
         lines.append(Line("cwd", True, f"{cwd} exists"))
@@ -178,3 +181,97 @@ def _command_line(lines: list, argv: list, plan, home: Optional[str], windows: b
                    else "install it for that account, or give its absolute path in ripple.command")
         lines.append(Line("command", False, f"'{program}' is not on {who}: {install}"))
     return exe
+
+
+def route(rcfg: RippleConfig, platform: str = sys.platform) -> str:
+    kind = (rcfg.type or "").strip().lower()
+    if kind == "endpoint":
+        return f"POST {redact.url(rcfg.url) or '(no url)'}"
+    if kind == "script":
+        argv = argv_of(rcfg, claude_setup.is_windows(platform))
+        who = f" as {rcfg.run_as}" if rcfg.run_as else ""
+        where = f" in {rcfg.cwd}" if rcfg.cwd else ""
+        return f"{argv[0] if argv else '(no command)'}{who}{where}"
+    return "off"
+
+
+def wakeup_view(rcfg: RippleConfig, lines: list, *, platform: str = sys.platform,
+                checked_at: Optional[float] = None) -> dict:
+    """/status's `wakeup` (without the last ripple per event, which the status adds)."""
+    kind = (rcfg.type or "").strip().lower() or "off"
+    bad = [ln for ln in lines if not ln.ok]
+    if kind == "off":
+        ok, summary = None, "off: nothing wakes the main model (ripple.type is empty)"
+    elif not bad:
+        ok, summary = True, f"ok: {route(rcfg, platform)} ({len(lines)} checks)"
+    else:
+        ok = False
+        summary = f"would fail: {bad[0].check}: {bad[0].text}"
+        if len(bad) > 1:
+            summary += f" (and {len(bad) - 1} more: {', '.join(b.check for b in bad[1:])})"
+    return {"ok": ok, "type": kind, "summary": summary, "lines": [dataclasses.asdict(ln) for ln in lines],
+            "checked_at": time.time() if checked_at is None else checked_at}
+
+
+def service_view(cfg) -> dict:
+    return wakeup_view(cfg.ripple, checks(cfg.ripple, memory_url=cfg.memory.url))
+
+
+def _log_dir(preferred: Path) -> tuple:
+    """The state folder's ripple.log (private, as the service makes it) when it can be written, else a tmp one."""
+    try:
+        private.make_dir(preferred)
+        os.close(private.open_append(preferred / "ripple.log"))
+        return preferred, None
+    except OSError:
+        tmp = tempfile.mkdtemp(prefix="seren-ripple-check-")
+        return Path(tmp), tmp
+
+
+def fire(rcfg: RippleConfig, *, log_dir: Path, timeout: Optional[float] = None) -> Line:
+    """One harmless wake-up through the real route (Ripple): exit code, time, output."""
+    cfg = dataclasses.replace(rcfg, messages={FIRE_EVENT: FIRE_MESSAGE}, events=[FIRE_EVENT])
+    where, tmp = _log_dir(Path(log_dir))
+    log = where / "ripple.log"
+    offset = log.stat().st_size if log.exists() else 0
+    ripple = Ripple(cfg, log_dir=where)
+    started = time.monotonic()
+    outcome = ripple.fire({"type": FIRE_EVENT, "event": FIRE_EVENT})
+    try:
+        if not outcome.get("ok"):
+            what = outcome.get("error") or outcome.get("skipped") or "did not start"
+            status = f" (HTTP {outcome['status']})" if "status" in outcome else ""
+            return Line("fire", False, f"the wake-up did not go out{status}: {what}")
+        if outcome.get("type") == "endpoint":
+            return Line("fire", True, f"the receiver took the wake-up: HTTP {outcome.get('status')} in "
+                                      f"{time.monotonic() - started:.1f} s")
+        limit = float(cfg.timeout_seconds if timeout is None else timeout)
+        done = ripple.wait(FIRE_EVENT, limit)
+        seconds = time.monotonic() - started
+        if done is None:
+            ripple.shutdown()
+            return Line("fire", False, f"pid {outcome.get('pid')} did not finish within {limit:g} s and was "
+                                       f"killed{_first_lines(log, offset)}")
+        code, head = done.get("exit_code"), _first_lines(log, offset)
+        text = f"pid {outcome.get('pid')} as {outcome.get('run_as')} exited {code} after {seconds:.1f} s{head}"
+        if code == 0:
+            return Line("fire", True, text)
+        return Line("fire", False, text + " - see the output above, and ripple.log "
+                                          f"({log if tmp is None else 'not kept'})")
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _first_lines(log: Path, offset: int, n: int = OUTPUT_LINES) -> str:
+    try:
+        with open(log, "rb") as f:
+            f.seek(offset)
+            text = f.read(64 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [ln.rstrip()[:LINE_CHARS] for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return "; no output"
+    more = f"\n        ... ({len(lines) - n} more line(s) in {log})" if len(lines) > n else ""
+    return "; output:\n" + "\n".join("        " + ln for ln in lines[:n]) + more

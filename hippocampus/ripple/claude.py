@@ -1,13 +1,8 @@
 """Wiring the ripple to Claude Code on this box: `--ripple-claude DIR` and `ripple-claude DIR`.
 
-The MCP servers Claude Code registers for a folder (family-conventions 5.3) are the sorted union of three
-scopes: user (the top-level ``mcpServers`` of ``~/.claude.json``), local (``projects["<folder>"].mcpServers``
-there, the key matched after path normalisation, case folded where the platform folds case) and project
-(``<folder>/.mcp.json``). The command pre-approves one server-wide rule per name (``--allowedTools
-mcp__a,mcp__b``, as Claude Code spells it: `tool_name`), because a headless ``claude -p`` cannot answer a
-permission prompt, and runs in the folder, because started elsewhere it wakes without its local servers.
-The path rules take the platform as an argument, so that the Windows semantics are testable anywhere.
-"""
+A folder's MCP servers are the union of three scopes: user and local (``~/.claude.json``) and project
+(``<folder>/.mcp.json``). The command pre-approves each (a headless ``claude -p`` cannot answer a permission
+prompt) and runs in the folder (started elsewhere it wakes without its local servers)."""
 from __future__ import annotations
 
 import json
@@ -30,20 +25,16 @@ class ClaudeSetupError(ValueError):
     """What stops the command being built; the CLI prints it and exits 2."""
 
 
-# ---------------------------------------------------------------- path rules (pure)
-
 def is_windows(platform: str) -> bool:
     return platform in ("win32", "cygwin", "nt") or platform.startswith("win")
 
 
 def folds_case(platform: str) -> bool:
-    """Does the platform's usual file system treat 'Proj' and 'proj' as one folder? Windows and macOS do."""
     return is_windows(platform) or platform == "darwin"
 
 
 def normalise(path: str, platform: str) -> str:
-    """The folder as a comparable string: separators, '.', '..' and doubled or trailing separators
-    resolved the platform's way ('C:/x/' and 'C:\\\\x' are one folder on Windows). No case folding."""
+    """The folder as a comparable string, resolved the platform's way ('C:/x/' is 'C:\\\\x' on Windows)."""
     p = (path or "").strip()
     if not p:
         return ""
@@ -55,7 +46,6 @@ def normalise(path: str, platform: str) -> str:
 
 
 def project_key(path: str, platform: str) -> str:
-    """normalise(), then case folded where the platform folds case."""
     n = normalise(path, platform)
     return n.casefold() if folds_case(platform) else n
 
@@ -71,11 +61,8 @@ def find_project(projects: Mapping, folder: str, platform: str) -> Optional[str]
     return next((k for k in keys if project_key(k, platform) == project_key(folder, platform)), None)
 
 
-# ---------------------------------------------------------------- whose settings
-
 def invoking_account(environ: Optional[Mapping] = None) -> str:
-    """The account that runs this command, as the card fills run_as: $SUDO_USER (when sudo was used),
-    then the login name (`id -un`), then $USERNAME on Windows."""
+    """The account that runs this command: $SUDO_USER, then the login name, then $USERNAME on Windows."""
     env = os.environ if environ is None else environ
     sudo_user = (env.get("SUDO_USER") or "").strip()
     return sudo_user if sudo_user and sudo_user != "root" else _current_account(env)
@@ -103,8 +90,7 @@ def home_of(user: str, environ: Optional[Mapping] = None) -> Optional[str]:
 def settings_path(explicit: Optional[str] = None, *, run_as: str = "", environ: Optional[Mapping] = None,
                   current: Optional[str] = None,
                   lookup_home: Optional[Callable[[str], Optional[str]]] = None) -> Path:
-    """The ~/.claude.json to read: --claude-json, then $SEREN_CLAUDE_JSON, then run_as's own
-    (when run_as is another account), then this account's ~/.claude.json."""
+    """The ~/.claude.json to read: --claude-json, $SEREN_CLAUDE_JSON, run_as's own, then this account's."""
     env = os.environ if environ is None else environ
     given = explicit or (env.get(ENV_CLAUDE_JSON) or "").strip()
     if given:
@@ -115,15 +101,13 @@ def settings_path(explicit: Optional[str] = None, *, run_as: str = "", environ: 
 
 
 def whoami() -> tuple:
-    """(this process's account, privileged?) as seren_sinew.runas sees it; imported when called, since
-    seren_sinew pulls in starlette (start-up time)."""
+    """(this process's account, privileged?); seren_sinew is imported late: it pulls in starlette."""
     from seren_sinew import runas
 
     return runas.whoami()
 
 
 def _current_account(environ: Optional[Mapping] = None) -> str:
-    """This process's own account (not $SUDO_USER)."""
     env = os.environ if environ is None else environ
     if os.name == "nt":
         return (env.get("USERNAME") or "").strip()
@@ -134,8 +118,6 @@ def _current_account(environ: Optional[Mapping] = None) -> str:
     except (ImportError, KeyError):
         return (env.get("USER") or env.get("LOGNAME") or "").strip()
 
-
-# ---------------------------------------------------------------- reading the three scopes
 
 def _read_json(path: Path, what: str) -> dict:
     try:
@@ -161,7 +143,7 @@ class Registered:
     user: list = field(default_factory=list)
     local: list = field(default_factory=list)
     project: list = field(default_factory=list)
-    entries: dict = field(default_factory=dict)  # name -> its settings (url, command, args...)
+    entries: dict = field(default_factory=dict)  # name -> its settings
 
     @property
     def names(self) -> list:
@@ -174,8 +156,7 @@ class Registered:
 
 
 def registered(folder: str, settings: Path, *, platform: Optional[str] = None) -> Registered:
-    """The servers registered for `folder` (which must exist) in `settings` and its .mcp.json; ClaudeSetupError
-    when the settings are missing or a file is unreadable."""
+    """The servers registered for `folder` (which must exist) in `settings` and its .mcp.json."""
     platform = platform or sys.platform
     if not settings.is_file():
         raise ClaudeSetupError(
@@ -184,11 +165,10 @@ def registered(folder: str, settings: Path, *, platform: Optional[str] = None) -
             f"(or point --claude-json, or ${ENV_CLAUDE_JSON}, at the right ~/.claude.json)")
     settings_data = _read_json(settings, "Claude Code's settings")
     top, projects = _dict(settings_data.get("mcpServers")), _dict(settings_data.get("projects"))
-    # the folder as given, then with its symlinks resolved: Claude Code keys a project by the working
-    # directory its process sees, which is the resolved one
+    # Claude Code keys a project by the working directory its process sees: the symlinks resolved
     key = next((k for k in (find_project(projects, c, platform)
                             for c in dict.fromkeys((folder, os.path.realpath(folder)))) if k is not None), None)
-    local = _dict(_dict(projects.get(key)).get("mcpServers"))      # key None: no local scope
+    local = _dict(_dict(projects.get(key)).get("mcpServers"))
     mcp_json = Path(folder) / ".mcp.json"
     shared = _dict(_read_json(mcp_json, "the project's MCP servers").get("mcpServers")) if mcp_json.is_file() else {}
     entries = {**shared, **top, **local}        # user, then local over it; the project's only where neither has it
@@ -201,12 +181,8 @@ def _quote(path: str) -> str:
     return f'"{path}"' if any(c.isspace() for c in path) else path
 
 
-# ---------------------------------------------------------------- the command
-
 def tool_name(server: str) -> str:
-    """The server's name as Claude Code writes it in its tools' names (mcp__<this>__<tool>) and matches
-    permission rules against (normalizeNameForMCP in its source): every character outside [A-Za-z0-9_-]
-    becomes "_"; for its claude.ai connectors runs of "_" are then squeezed and stripped at the ends."""
+    """The server's name as Claude Code matches permission rules against (its normalizeNameForMCP)."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", str(server))
     return re.sub(r"_+", "_", name).strip("_") if str(server).startswith("claude.ai ") else name
 
@@ -220,8 +196,7 @@ def tool_names(servers: list) -> dict:
 
 
 def command_for(servers: list) -> list:
-    """The ripple command: one server-wide rule per server in one --allowedTools argument, each server named
-    as Claude Code names it (a rule naming "seren memory local" would match none of its tools)."""
+    """The ripple command: one server-wide rule per server, each named as Claude Code names it."""
     return [*BASE_COMMAND, "--allowedTools", ",".join(f"mcp__{s}" for s in sorted(tool_names(servers)))]
 
 
@@ -230,10 +205,7 @@ class ClaudeRipple:
     cwd: str
     servers: list
     registered: Registered
-
-    @property
-    def command(self) -> list:
-        return command_for(self.servers)
+    command: list
 
 
 def build(folder: str, *, claude_json: Optional[str] = None, run_as: str = "",
@@ -254,7 +226,7 @@ def build(folder: str, *, claude_json: Optional[str] = None, run_as: str = "",
             f"and no {os.path.join(where, '.mcp.json')}. Add them in that folder with "
             f"`cd {_quote(where)} && claude mcp add <name> ...` (the Seren Memory server at least), "
             f"then run this again")
-    return ClaudeRipple(cwd=where, servers=reg.names, registered=reg)
+    return ClaudeRipple(cwd=where, servers=reg.names, registered=reg, command=command_for(reg.names))
 
 
 def yaml_lines(cr: ClaudeRipple, indent: int = 0) -> list:

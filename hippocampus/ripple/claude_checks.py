@@ -1,6 +1,5 @@
-"""The checks of a `claude` ripple command: the servers its --allowedTools pre-approves are registered for
-the folder in that account's ~/.claude.json (each by the name Claude Code gives it in tool names), and one
-of them is a Seren Memory server: asked at its URL what it is, or started by a seren-memory command."""
+"""The checks of a `claude` ripple command: its pre-approved servers are registered for the folder in that
+account's ~/.claude.json, and one of them is a Seren Memory server (asked, not judged by its name)."""
 from __future__ import annotations
 
 import ntpath
@@ -24,8 +23,7 @@ def is_claude(argv: list) -> bool:
 
 
 def allowed_servers(argv: list) -> Optional[list]:
-    """The server names the --allowedTools rules pre-approve (mcp__<server> or mcp__<server>__<tool>),
-    in order, or None when the command has no --allowedTools at all."""
+    """The servers --allowedTools pre-approves, in order; None without an --allowedTools at all."""
     values, found = [], False
     for i, a in enumerate(argv):
         flag, eq, value = a.partition("=")
@@ -40,8 +38,7 @@ def allowed_servers(argv: list) -> Optional[list]:
 
 
 def health_urls(url: str) -> list:
-    """Where the host of an MCP URL says what it is: /health beside the MCP route (.../mcp -> .../health),
-    then at the root of the host."""
+    """Where the host of an MCP URL says what it is: /health beside the MCP route, then at the root."""
     parts = urlsplit(url)
     path = parts.path.rstrip("/")
     head, _, last = path.rpartition("/")
@@ -50,8 +47,7 @@ def health_urls(url: str) -> list:
 
 
 def memory_shaped(body: object) -> bool:
-    """SerenMemory's /health: {"ok": true, "ts": <epoch seconds>, "features": [...]} ("features" only in
-    newer builds). This service's own /health is {"ok", "memory_reachable"}, and has no "ts"."""
+    """SerenMemory's /health ({"ok": true, "ts": <seconds>, "features"?: [...]}), not this service's (no ts)."""
     if not isinstance(body, dict) or body.get("ok") is not True or "memory_reachable" in body:
         return False
     ts = body.get("ts")
@@ -60,8 +56,7 @@ def memory_shaped(body: object) -> bool:
 
 
 def what_it_is(entry: dict, probe: Probe) -> tuple:
-    """(is it SerenMemory, what it said): an http or sse entry is asked at its URL's /health; a stdio entry
-    cannot be asked without starting it, so its command must name seren-memory."""
+    """(is it SerenMemory, what it said); a stdio entry cannot be asked without starting it: its command."""
     url = str(entry.get("url") or "").strip()
     if url:
         shown, said = redact.url(url), ""
@@ -134,7 +129,7 @@ def _servers_line(allowed: list, named: dict, reg, folder: str, settings, cd: st
 
 
 def _memory_line(present: list, named: dict, reg, memory_url: str, probe: Probe, cd: str, rebuild: str) -> Line:
-    """Is one of the pre-approved, registered servers SerenMemory? Each is asked (not judged by its name)."""
+    """Is one of the pre-approved, registered servers SerenMemory?"""
     found, others = [], []
     for tool in present:
         for name in named[tool]:

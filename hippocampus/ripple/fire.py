@@ -1,11 +1,8 @@
-"""The ripple: waking the main model when the hippocampus needs it (a brief at bedtime, a review of a draft).
-
-`ripple.type` says how: ``script`` runs an argv command on this box (``claude -p {message}`` by default) AS
-``run_as`` through ``seren_sinew.runas``, never through a shell (placeholders fill one argument at a time),
-one run per event type at a time, in the background, killed after ``timeout_seconds``, output appended to
-``ripple.log``; ``endpoint`` POSTs the message to an Observatory or Lodestar ripple route, which runs its own
-command. `Ripple.fire` never raises: what happened comes back as a dict the caller records on the event.
-"""
+"""Telling the outside. The ripple wakes the main model when the hippocampus needs it (a brief at bedtime, a
+review of a draft): ``script`` runs an argv (never a shell: placeholders fill one argument at a time) as
+``run_as``, one run per event type at a time; ``endpoint`` POSTs the message to a receiver that runs its own
+command. The webhook tells someone what happened, best effort (only a 2xx counts as delivered). Neither
+fails its emitter: the outcome is a dict the caller records on the event."""
 from __future__ import annotations
 
 import contextlib
@@ -19,19 +16,20 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import requests
+
 from hippocampus import SERVICE, transport_words as tw
-from hippocampus.config import RippleConfig
+from hippocampus.config import NotifyConfig, RippleConfig, redact
 from hippocampus.ripple.claude import whoami as _whoami
-from hippocampus.ripple.webhook import outcome, post_json
 from hippocampus.store import private
 
 MAX_MESSAGE = 8000
 MAX_JSON = 64 * 1024
 ENDPOINT_TIMEOUT = 30.0
 SKIPPED = "the last ripple for this event is still running"
+MAX_ERROR = 400
+_NOT_SENT = ("delivered", "delivery_error", "ripple")    # bookkeeping of earlier deliveries and ripples
 log = logging.getLogger("hippocampus.ripple")
-
-# ---------------------------------------------------------------- messages
 
 WOKEN = ("You were woken by seren-hippocampus, the sleep cycle for your memory - not by a person. Nobody is at the "
          "keyboard and nobody is reading along, so do not address anyone, ask questions, or write as though someone "
@@ -71,8 +69,7 @@ _PLACEHOLDER = re.compile(r"\{(message|event|draft_id)\}")
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
-    """Fill the known placeholders in one pass. Never str.format: a message may hold braces, and a filled
-    value is never scanned again."""
+    """Fill the known placeholders in one pass (not str.format: a message may hold braces)."""
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
@@ -86,14 +83,13 @@ def _draft_id(event: dict) -> str:
 
 
 def argv_of(cfg: RippleConfig, windows: bool) -> list:
-    """ripple.command as a list (a string is split the platform's way; it never passes through a shell)."""
+    """ripple.command as a list (a string is split the platform's way)."""
     command = shlex.split(cfg.command, posix=not windows) if isinstance(cfg.command, str) else cfg.command
     return [str(p) for p in (command or [])]
 
 
 def message_for(event: dict, cfg: RippleConfig) -> str:
-    """The message for `event`: the operator's text as written when there is one (a terminal redraft takes
-    tend_resubmitted_terminal, else tend_resubmitted), else WOKEN + body (+ RESTATE for a review) + NUDGE."""
+    """The operator's text for `event` as written, else WOKEN + body (+ RESTATE for a review) + NUDGE."""
     kind = _kind(event)
     key = "tend_resubmitted_terminal" if kind == "tend_resubmitted" and event.get("terminal") else kind
     custom = cfg.messages if isinstance(cfg.messages, dict) else {}
@@ -104,8 +100,6 @@ def message_for(event: dict, cfg: RippleConfig) -> str:
                     "\n\n".join([WOKEN, body, *([RESTATE] if key in _REVIEW else []), NUDGE]))
     return _fill(template, {"event": kind, "draft_id": _draft_id(event), "message": ""})
 
-
-# ---------------------------------------------------------------- the ripple
 
 class Ripple:
     """Fires ripples; keeps its script children (one per event type at a time) so a nudged tick can wait."""
@@ -143,8 +137,7 @@ class Ripple:
         return outcome
 
     def last_results(self) -> dict:
-        """Event type -> its last ripple: when, ok, the error; for a script its pid, and once it has
-        ended its exit_code and seconds (ok is then whether it exited 0)."""
+        """Event type -> its last ripple (a script's ok, once it ended, is whether it exited 0)."""
         with self._lock:
             return {k: dict(v) for k, v in self._results.items()}
 
@@ -186,8 +179,6 @@ class Ripple:
                 with contextlib.suppress(Exception):     # already gone; or we tried
                     step(p)
         self.running_count()
-
-    # ---- script
 
     def _script(self, event: dict) -> dict:
         from seren_sinew import runas     # here, not at import: seren_sinew pulls in starlette (start-up time)
@@ -260,8 +251,6 @@ class Ripple:
             with contextlib.suppress(Exception):        # the hook never breaks the reaper
                 self.on_exit(kind)
 
-    # ---- endpoint
-
     def _endpoint(self, event: dict) -> dict:
         cfg = self.cfg
         url = (cfg.url or "").strip()
@@ -270,10 +259,57 @@ class Ripple:
         body: dict[str, Any] = {"service": SERVICE, "event": _kind(event),
                                 "message": message_for(event, cfg)[:MAX_MESSAGE],
                                 "draft_id": event.get("draft_id")}
-        body.update({k: v for k, v in event.items()
-                     if k not in body and k not in ("type", "ripple", "delivered", "delivery_error")})
+        body.update({k: v for k, v in event.items() if k not in body and k != "type" and k not in _NOT_SENT})
         timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
         setting = ("ripple.timeout_seconds" if timeout == float(cfg.timeout_seconds)
                    else f"the {ENDPOINT_TIMEOUT:g} s an endpoint ripple waits at most")
         return outcome(*post_json(url, body, cfg.resolve_bearer, timeout, who="the ripple endpoint", setting=setting),
                        "ok", type="endpoint")
+
+
+def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float, post: Optional[Callable] = None,
+              who: str = "the webhook", setting: str = "notify.timeout_seconds") -> tuple:
+    """(status, error) of one JSON POST with the bearer: error is None only for a 2xx, else a sentence."""
+    where = redact.url(url)
+    try:
+        token = bearer()
+    except Exception as exc:  # noqa: BLE001 - an answer, never a raise
+        return None, f"the bearer for {who} could not be read ({tw.in_words(exc)}), so nothing was sent"
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    try:
+        resp = (post or requests.post)(url, data=json.dumps(body, default=str).encode("utf-8"), headers=headers,
+                                       timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - an answer, never a raise
+        return None, tw.failed(exc, who, where, seconds=timeout, setting=setting)[1]
+    if 200 <= resp.status_code < 300:
+        return resp.status_code, None
+    return resp.status_code, tw.answered_error(who, where, resp.status_code, tw.reason(resp, MAX_ERROR) or "")
+
+
+def outcome(status: Optional[int], error: Optional[str], ok_key: str, **first: Any) -> dict:
+    """The outcome dict the caller records on the event: {ok_key, status?, error?}."""
+    out = {**first, ok_key: error is None}
+    out.update({k: v for k, v in (("status", status), ("error", error)) if v is not None})
+    return out
+
+
+class Webhook:
+    def __init__(self, cfg: NotifyConfig, session: Optional[requests.Session] = None) -> None:
+        self.cfg = cfg
+        self._session = session
+
+    @property
+    def configured(self) -> bool:
+        return bool((self.cfg.webhook_url or "").strip())
+
+    def wants(self, event_type: str) -> bool:
+        return self.configured and event_type in (self.cfg.events or [])
+
+    def deliver(self, event: dict) -> dict:
+        """POST the event; {"delivered": True, "status"} only on a 2xx."""
+        if not self.configured:
+            return {"delivered": False, "error": "notify.webhook_url is empty"}
+        body = {"service": SERVICE, **{k: v for k, v in event.items() if k not in _NOT_SENT}}
+        post = self._session.post if self._session is not None else None
+        return outcome(*post_json(self.cfg.webhook_url.strip(), body, self.cfg.resolve_bearer,
+                                  float(self.cfg.timeout_seconds), post), "delivered")

@@ -1,6 +1,5 @@
-"""What the wake-up checks look at (the world: accounts, PATH, sessions, HTTP), injectable as a `Probe`
-so each check can be tested by handing it a different world, and the `Line` each check says.
-The Windows-only parts (an account's existence, a logged-on session) are thin functions of their own."""
+"""What the wake-up checks look at (accounts, PATH, sessions, HTTP), injectable as a `Probe` so that each
+check can be tested in a made-up world, and the `Line` each check says."""
 from __future__ import annotations
 
 import os
@@ -8,6 +7,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
+
+import requests
 
 from hippocampus.ripple import claude as claude_setup
 
@@ -25,15 +26,11 @@ class Line:
 
 
 def _http_get(url: str, headers: dict, timeout: float) -> int:
-    import requests
-
     return requests.get(url, headers=headers, timeout=timeout, allow_redirects=False).status_code
 
 
 def _http_json(url: str, timeout: float) -> tuple:
     """GET url: (status, its JSON body, or None when it is not JSON)."""
-    import requests
-
     r = requests.get(url, timeout=timeout, allow_redirects=False)
     try:
         return r.status_code, r.json()
@@ -42,15 +39,7 @@ def _http_json(url: str, timeout: float) -> tuple:
 
 
 def _account_exists(user: str) -> Optional[bool]:
-    if os.name == "nt":
-        return windows_account_exists(user)
-    try:
-        import pwd
-
-        pwd.getpwnam(claude_setup.bare(user))
-        return True
-    except KeyError:
-        return False
+    return windows_account_exists(user) if os.name == "nt" else claude_setup.home_of(user) is not None
 
 
 def _sudo_allows(user: str, exe: str) -> Optional[bool]:
@@ -62,8 +51,6 @@ def _sudo_allows(user: str, exe: str) -> Optional[bool]:
         return False
     return r.returncode == 0
 
-
-# ---------------------------------------------------------------- Windows, thin
 
 def windows_account_exists(user: str) -> Optional[bool]:  # pragma: no cover - Windows only
     """Is `user` an account this box knows (LookupAccountNameW)? None when it cannot be asked."""
@@ -80,8 +67,7 @@ def windows_account_exists(user: str) -> Optional[bool]:  # pragma: no cover - W
 
 
 def windows_logged_on(user: str) -> Optional[bool]:  # pragma: no cover - Windows only
-    """Does `user` have a session on this box (WTSEnumerateSessions + WTSUserName), the session a
-    LocalSystem service borrows? None when it cannot be asked (not Windows: no ctypes.windll)."""
+    """Does `user` have a session on this box (the one a LocalSystem service borrows)? None: cannot ask."""
     try:
         import ctypes
         from ctypes import wintypes as w

@@ -1,12 +1,6 @@
-"""The service hosted by something that is not a console (the Windows service, and the tests): a plain
-class with no Windows in it, so Linux drives exactly what the Windows service runs.
-
-start() loads the config from an ABSOLUTE path (a Windows service starts in C:\\Windows\\System32, so a
-relative path would read the wrong file), opens a rotating log file (in logs\\ beside the config unless
-log_dir says otherwise), starts `Service` and serves in a thread. A failed start raises with `failed` set
-(a port that cannot be bound is one line in the log, no traceback, nothing left running): the Windows
-service reports it as a failed start. stop() drains within the service manager's wait hint; wait() blocks
-until the service has stopped (what SvcDoRun does).
+"""The service hosted without a console (the Windows service, the tests), with no Windows in it, so Linux
+drives exactly what the Windows service runs. It logs to a rotating file beside the config, whose path must
+be absolute: a Windows service starts in System32.
 """
 from __future__ import annotations
 

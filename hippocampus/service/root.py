@@ -1,8 +1,5 @@
-"""The composition root: the whole service in one object (the runtime, the facade, the Falcon app, the MCP
-mount, and waitress with a draining stop), outside http/ and mcp/, the two front-ends it joins. The console
-entry point, the Windows service and the tests all drive `Service`: start(), serve_forever() (blocks) and
-request_stop() (from any thread; no thread is left once it has stopped).
-"""
+"""The composition root: the whole service in one object (runtime, facade, Falcon app, MCP mount, waitress
+with a draining stop), outside http/ and mcp/, the two front-ends it joins."""
 from __future__ import annotations
 
 import gc
@@ -19,7 +16,7 @@ from hippocampus.http.guard import post_only
 from hippocampus.http.server import server as http_server
 from hippocampus.http.server.server import BindError, ServerLoopDied  # noqa: F401 - what callers catch
 from hippocampus.mcp.mount import LazyMount
-from hippocampus.store.folder_lock import FolderHeld
+from hippocampus.store.private import FolderHeld
 
 log = logging.getLogger("hippocampus.server")
 STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
@@ -28,8 +25,7 @@ STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a
 class Service:
     def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory=None, port: Optional[int] = None,
                  own_process: bool = False):
-        """own_process: this service is the whole process (the console entry point, the Windows service),
-        so it may tune the process-wide garbage collector; a service embedded in tests or a demo does not."""
+        """own_process: this service is the whole process, so it may tune the process-wide garbage collector."""
         self.cfg = cfg
         self.own_process = own_process
         try:
@@ -42,7 +38,7 @@ class Service:
         self.lazy_mcp = LazyMount(self.app, self.front, post_only=post_only,
                                   on_mounted=_freeze_startup_objects if own_process else lambda: None)
         self._port = cfg.server.port if port is None else port
-        self.server = None          # waitress's, once started
+        self.server = None
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
         self._stopping = False
@@ -57,7 +53,7 @@ class Service:
 
     @property
     def mcp(self):
-        """The mounted MCP endpoint, or None without the [mcp] extra (mounted now if no call has yet)."""
+        """The mounted MCP endpoint (mounted now if no call has yet), or None without the [mcp] extra."""
         return self.lazy_mcp.wait()
 
     def start(self) -> "Service":
@@ -91,9 +87,7 @@ class Service:
         return t
 
     def request_stop(self, drain_seconds: float = STOP_DRAIN_SECONDS) -> None:
-        """The draining stop: abandon the model call in flight (the sleep or redraft waiting on it is
-        interrupted and its request answered 503), close the listener, let in-flight requests finish,
-        then close the rest."""
+        """From any thread: abandon the model call in flight, close the listener, let in-flight requests finish."""
         with self._stop_lock:
             if self._stopping or self.server is None:
                 return
@@ -106,18 +100,14 @@ class Service:
 
 
 def expects_mcp(cfg: Config) -> bool:
-    """An MCP client is configured to call this service, so /mcp is loaded ahead of its first call:
-    server.mcp_preload (the --mcp flag sets it), or a script ripple whose woken model is allowed MCP tools
-    (`--allowedTools mcp__...`, as ripple-claude writes it)."""
-    if getattr(cfg.server, "mcp_preload", False):
-        return True
-    return cfg.ripple.type == "script" and any("mcp__" in str(arg) for arg in cfg.ripple.command)
+    """An MCP client will call this service (--mcp, or a script ripple allowed `mcp__` tools): load /mcp early."""
+    preload = bool(getattr(cfg.server, "mcp_preload", False))
+    return preload or cfg.ripple.type == "script" and any("mcp__" in str(arg) for arg in cfg.ripple.command)
 
 
 def _freeze_startup_objects(collect: bool = True) -> None:
-    """Move what start-up made (modules, the SDK's pydantic models) out of the garbage collector's sight:
-    they live as long as the process, and without this every big allocation later (decoding 10,000
-    short-terms from Memory) paid for full collections over them, three times the decoding itself."""
+    """Hide what start-up made (modules, pydantic models) from the collector: without this, decoding 10,000
+    short-terms later paid for full collections over them, three times the decoding itself."""
     if collect:
         gc.collect()
     gc.freeze()

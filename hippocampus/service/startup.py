@@ -11,7 +11,7 @@ log = logging.getLogger("hippocampus")
 
 
 def exposure(cfg, port: int):
-    """The family's verdict on serving cfg on this port (refused, loopback, or open with its banner)."""
+    """The family's verdict on serving cfg on this port."""
     from seren_meninges.exposure import check_exposure
 
     return check_exposure(cfg.server.host, port, service=SERVICE, token=cfg.server.resolve_bearer(),
@@ -19,9 +19,7 @@ def exposure(cfg, port: int):
 
 
 def enforce_exposure(cfg) -> None:
-    """The family's refusal to start open on a LAN: printed, and exit 78, before anything is built.
-    The verdict of a bind that is allowed is printed by announce_exposure, once the port is bound (a
-    line saying "listening on" must not come before a port that cannot be bound)."""
+    """The family's refusal to start open on a LAN: printed, and exit 78, before anything is built."""
     from seren_meninges.exposure import EXIT_REFUSED
 
     ex = exposure(cfg, cfg.server.port)
@@ -31,7 +29,7 @@ def enforce_exposure(cfg) -> None:
 
 
 def announce_exposure(cfg, port: int) -> None:
-    """The verdict on the bound port: "listening on ... (this box only)", or the open-LAN banner."""
+    """Once the port is bound (no "listening on" before a bind that fails): the verdict, or the open-LAN banner."""
     print(exposure(cfg, port).message, file=sys.stderr, flush=True)
 
 

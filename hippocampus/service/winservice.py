@@ -1,8 +1,5 @@
-"""The Windows service: a thin pywin32 shim over ServiceHost, and `seren-hippocampus service install
---config C:\\full\\path\\seren-hippocampus.yaml | start | stop | remove`, the no-extra-tool alternative
-to the family's usual NSSM (deploy/windows/README.md). pywin32 (the [windows] extra) is imported only on
-Windows, so this module imports anywhere. The absolute config path is kept in the service's registry key
-(HKLM\\SYSTEM\\CurrentControlSet\\Services\\SerenHippocampus\\Parameters\\config).
+"""The Windows service: a pywin32 shim over ServiceHost, and `seren-hippocampus service install | start |
+stop | remove` (the alternative to NSSM). pywin32 is imported only on Windows, so this imports anywhere.
 """
 from __future__ import annotations
 
@@ -21,8 +18,8 @@ DISPLAY_NAME = "Seren Hippocampus"
 DESCRIPTION = "The sleep cycle for SerenMemory"
 CONFIG_OPTION = "config"
 WAIT_HINT_SECONDS = 15
-START_WAIT_HINT_SECONDS = 30        # the config, the bind, the actors (the MCP import is off the start path)
-ERROR_SERVICE_SPECIFIC_ERROR = 1066  # winerror: "the service has returned a service-specific error code"
+START_WAIT_HINT_SECONDS = 30
+ERROR_SERVICE_SPECIFIC_ERROR = 1066
 ACTIONS = ("install", "start", "stop", "remove")
 
 win32serviceutil = None
@@ -46,9 +43,8 @@ if win32serviceutil is not None:  # pragma: no cover - Windows only
             self.stop_asked = threading.Event()
 
         def SvcRun(self):  # noqa: N802 - pywin32's name
-            # pywin32's own SvcRun reports RUNNING before anything starts, so a failed start would look like
-            # one that worked: here RUNNING waits for the host, and a failed start is reported STOPPED with a
-            # service-specific exit code 1 (what `sc query`, the event log and the recovery actions see).
+            # pywin32's own SvcRun reports RUNNING before anything starts, so a failed start looked like one
+            # that worked: here RUNNING waits for the host, and a failed start is STOPPED with exit code 1.
             self.ReportServiceStatus(win32service.SERVICE_START_PENDING, waitHint=START_WAIT_HINT_SECONDS * 1000)
             config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
             self.host = ServiceHost(config, None)
@@ -69,9 +65,9 @@ if win32serviceutil is not None:  # pragma: no cover - Windows only
             if self.stop_asked.is_set():           # a stop that came while it was starting
                 self.host.stop(WAIT_HINT_SECONDS)
             self.host.wait()
-            if self.host.failed:                   # the loop died: a non-zero exit makes the SCM's
+            if self.host.failed:                   # a non-zero exit makes the SCM's recovery actions apply
                 servicemanager.LogErrorMsg(f"{SERVICE_NAME}: the server loop died; see the log")
-                os._exit(1)                        # recovery actions (restart) apply
+                os._exit(1)
 
         def SvcStop(self):  # noqa: N802 - pywin32's name
             self.ReportServiceStatus(win32service.SERVICE_STOP_PENDING, waitHint=WAIT_HINT_SECONDS * 1000)
@@ -94,7 +90,6 @@ def _err(msg: str) -> int:
 
 
 def cli(action: str, config: Optional[str] = None) -> int:
-    """`seren-hippocampus service install | start | stop | remove [--config ABS]`."""
     if sys.platform != "win32":
         return _err("this installs a Windows service and is for Windows only. On Linux run it under systemd: "
                     "see deploy/systemd/README.md (the unit is deploy/systemd/seren-hippocampus.service); "
@@ -121,7 +116,7 @@ def _windows(action: str, config: Optional[str]) -> int:  # pragma: no cover - W
                                                 startType=win32service.SERVICE_AUTO_START)
                 print(f"installed the {SERVICE_NAME} service")
             except pywintypes.error as exc:
-                if exc.winerror != 1073:           # ERROR_SERVICE_EXISTS: update it instead
+                if exc.winerror != 1073:           # ERROR_SERVICE_EXISTS: update it
                     raise
                 win32serviceutil.ChangeServiceConfig(cls, SERVICE_NAME, displayName=DISPLAY_NAME,
                                                      description=DESCRIPTION,

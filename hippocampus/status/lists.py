@@ -1,31 +1,25 @@
-"""The words of the lists beside the status: the review queue (GET /queue), the quality report
-(GET /quality) and the events (GET /events and MCP recent_events). Pure: each answer in, its `say` out,
-so the viewer lays them out and words none of them.
-"""
+"""The words of the lists beside the status (the review queue, the quality report, the events) and of one
+sleep, tend or check report (the viewer's result line, MCP's message, a history row), so that the viewer lays
+them out and words none of them."""
 from __future__ import annotations
 
 from typing import Optional
 
-from hippocampus.status.words import hhmm, n, short, span
+from hippocampus.status.words import cap, hhmm, n, short, span
 
 
-def _age(seconds: float) -> str:
-    return "under a minute" if seconds < 60 else span(seconds)
-
-
-# ---------------------------------------------------------------- the queue
 def draft_line(d: dict) -> str:
-    ops, pending = d.get("operations") or 0, d.get("pending")
+    ops, pending, age = d.get("operations") or 0, d.get("pending"), d.get("age_seconds") or 0
     some = f" ({pending} pending)" if pending is not None and pending != ops else ""
     return " · ".join([n(ops, "operation") + some,
                        f"attempt {d.get('attempt') or 1}" + (" (last)" if d.get("terminal") else ""),
-                       "waiting " + _age(d.get("age_seconds") or 0)])
+                       "waiting " + ("under a minute" if age < 60 else span(age))])
 
 
 def queue(drafts: list, now: float, error: Optional[str] = None) -> dict:
     """The /queue answer: each draft waiting for review, its line, and the note over them."""
     if error:
-        # the headline names Memory and why it does not answer: the note says what that means here, once
+        # the headline names Memory and why it does not answer: the note says only what that means here
         return {"count": 0, "drafts": [], "error": error,
                 "say": {"level": "bad", "note": "Memory is not answering, so what waits for review cannot be "
                                                 "read until it does."}}
@@ -44,7 +38,6 @@ def queue(drafts: list, now: float, error: Optional[str] = None) -> dict:
     return {"count": len(out), "drafts": out, "say": {"level": "ok", "note": note}}
 
 
-# ---------------------------------------------------------------- the quality report
 def _pct(rate: Optional[float]) -> str:
     return "n/a" if rate is None else f"{round(rate * 100)}%"
 
@@ -63,7 +56,8 @@ def group_say(g: dict) -> dict:
             "counts": " · ".join(counts), "rates": " · ".join(rates) + (f" · critiques: {words}" if words else "")}
 
 
-def quality_note(rep: dict) -> dict:
+def quality(rep: dict) -> dict:
+    """The /quality answer: the report, each group's words and the note over them."""
     err = rep.get("error")
     if not rep.get("ready"):
         note = "Memory's drafts could not be read, so there is no report yet." if err \
@@ -73,31 +67,20 @@ def quality_note(rep: dict) -> dict:
     else:
         note = (f"{n(rep.get('drafts') or 0, 'draft')} on record; each operation counts under the model and card "
                 "of the draft that first proposed it." + (" (not refreshed: Memory did not answer)" if err else ""))
-    return {"level": "bad" if err else "ok", "note": note}
-
-
-def quality(rep: dict) -> dict:
-    """The /quality answer: the report, each group's words and the note over them."""
     return {**rep, "groups": [{**g, "say": group_say(g)} for g in rep.get("groups") or []],
-            "say": quality_note(rep)}
+            "say": {"level": "bad" if err else "ok", "note": note}}
 
 
-# ---------------------------------------------------------------- the events
 # what an event's `count` counts, by its type (a nudge burst is one event whose count grows)
 COUNTED = {"nudged": ("nudge", "nudges in a row"), "purged": ("flagged memory purged", "flagged memories purged"),
            "restored": ("memory restored", "memories restored")}
 
 
-def _count(e: dict) -> str:
-    one, many = COUNTED.get(e.get("type"), ("time", "times"))
-    return n(int(e.get("count") or 0), one, many)
-
-
 def _facts(e: dict) -> list:
-    """The event's own facts, each a few words, in a fixed order."""
     has = {k: e.get(k) is not None for k in ("operations", "count", "attempt", "landed", "restarts")}
+    count = n(int(e.get("count") or 0), *COUNTED.get(e.get("type"), ("time", "times")))
     bits = [(e.get("actor"), f"actor {e.get('actor')}"), (e.get("draft_id"), f"draft {short(e.get('draft_id'))}"),
-            (has["operations"], n(e.get("operations") or 0, "operation")), (has["count"], _count(e)),
+            (has["operations"], n(e.get("operations") or 0, "operation")), (has["count"], count),
             (has["attempt"], f"attempt {e.get('attempt')}"), (has["landed"], f"{e.get('landed')} landed"),
             (e.get("denied"), f"{e.get('denied')} denied"), (has["restarts"], n(e.get("restarts") or 0, "restart")),
             (e.get("by"), f"by {e.get('by')}"), (e.get("quiet"), "quiet"), (e.get("catch_up"), "catch-up"),
@@ -131,5 +114,88 @@ def event_say(e: dict) -> dict:
 
 
 def events_note(webhook: bool) -> dict:
-    """The note over the events (each event's own words are event_say's, added by the facade)."""
     return {"note": "A webhook is set; each event says whether it was sent." if webhook else ""}
+
+
+def sleep_words(r: dict) -> str:
+    if not r:
+        return "never slept yet"
+    if r.get("interrupted"):
+        return "interrupted by a stop: nothing was posted and its brief is kept"
+    if r.get("error"):
+        return f"failed: {r['error']} (its brief is kept for the next check)"
+    if r.get("draft_id"):
+        catch = "; a catch-up: nothing aged out" if r.get("catch_up") else ""
+        catch += "; finished after a restart" if r.get("resumed") else ""
+        return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}"
+    if r.get("quiet"):
+        return "quiet: no fresh fragments to sleep on"
+    below = r.get("below_threshold") or 0
+    return "slept, nothing worth drafting" + (f" ({n(below, 'fragment')} below the evidence bar)" if below else "")
+
+
+# what a tend did, in this order: (the report's count, its words, what it counts)
+TEND_BITS = (("resubmitted", "redrafted {}", "chain"), ("closed", "closed {}", "chain"),
+             ("ended", "{} ended with denials", "chain"), ("deferred", "{} waiting for sleep time", "redraft"),
+             ("model_failures", "the model could not write {}", "redraft"))
+
+
+def tend_words(r: dict) -> str:
+    if not r:
+        return "never tended yet"
+    if r.get("interrupted"):
+        return "interrupted by a stop: nothing was posted"
+    bits = [words.format(n(r[key], noun)) for key, words, noun in TEND_BITS if r.get(key)]
+    if r.get("error"):
+        return f"failed: {r['error']}" + (f" ({', '.join(bits)})" if bits else "")
+    if r.get("under_review") and not bits:
+        return f"{n(r['under_review'], 'draft')} still under review in Memory"
+    return ", ".join(bits) if bits else "quiet: nothing to tend"
+
+
+def run_words(r: dict) -> str:
+    """One row of the history: the sleep's or the tend's words, with what a sleep purged and a catch-up."""
+    if r.get("kind") != "sleep":
+        return tend_words(r)
+    words = sleep_words(r)
+    extra = [f"purged {r['purged']}"] if r.get("purged") else []
+    if r.get("catch_up") and "catch-up" not in words:
+        extra.append("catch-up")
+    return " · ".join([words] + extra)
+
+
+def restart_words(name: str, out: dict) -> str:
+    return f"{name} restarted: {out.get('state') or 'starting'}."
+
+
+CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a brief the small model wrote",
+         "chain_open": "a chain is open, so no new sleep yet", "not_bedtime": "not bedtime yet",
+         "waiting_for_brief": "past bedtime, waiting for a brief", "error": "failed",
+         "waiting_for_model": "waiting to try the model's start again", "other_copy": "another copy is sleeping"}
+
+
+def check_words(r: dict) -> str:
+    status = r.get("status")
+    head = CHECK.get(status, status or "checked")
+    if status == "error":
+        return f"the check failed: {r.get('error')}"
+    if r.get("sleep"):
+        head += "; " + sleep_words(r["sleep"])
+    if r.get("purged"):
+        head += f"; purged {n(r['purged'], 'flagged memory', 'flagged memories')}"
+    return head
+
+
+def result(kind: str, r: dict) -> dict:
+    """{"level", "text"} for the answer to a sleep, tend or check asked for by hand."""
+    if r.get("asked_for_brief"):
+        return {"level": "ok", "text": "No brief was waiting, so nothing was drafted blind: a note in Memory asks "
+                                       "the main model for one, and the sleep runs once it arrives."}
+    if r.get("refused"):
+        return {"level": "warn", "text": f"Nothing started: {r.get('message') or 'a chain is open'}."}
+    words = {"sleep": sleep_words, "tend": tend_words, "check": check_words}[kind](r)
+    failed = bool(r.get("error")) or r.get("status") == "error" or bool((r.get("sleep") or {}).get("error"))
+    did = bool(r.get("draft_id") or r.get("resubmitted") or r.get("closed") or (r.get("sleep") or {}).get("draft_id"))
+    prefix = {"sleep": "The sleep ", "tend": "Tended: ", "check": "Checked: "}[kind]
+    text = (prefix + words) if kind != "sleep" else ("The sleep " + words if failed else cap(words))
+    return {"level": "bad" if failed else "good" if did else "ok", "text": text.rstrip(".") + "."}

@@ -1,26 +1,25 @@
-"""The one narrator: from the status (the read model), the situation in plain words, which /status (`say`,
-`explain`), the viewer and MCP's sleep_status all carry. First the headline (the one thing to know or do
-first, with the button that helps), then one line per card. An error's text appears once (in the headline
-when it is its cause); modes are named only where they change what the person sees.
-"""
+"""The one narrator: the status in plain words, which /status, the viewer and MCP's sleep_status carry. First
+the headline (the one thing to know or do first, with the button that helps), then one line per card and the
+details under them; an error's text appears once, and modes are named only where they change what is seen."""
 from __future__ import annotations
 
 from typing import Optional
 
 from hippocampus.model.fit import fit_sentence
-from hippocampus.status.details import actor_words, busy_note, model_rows, wakeup_line
-from hippocampus.status.reports import CHECK, sleep_words, tend_words
+from hippocampus.status.lists import CHECK, sleep_words, tend_words
 from hippocampus.status.words import ago, hhmm, n, short, span, until
 
 BAD, BUSY, WAIT, OK = "bad", "busy", "wait", "ok"
 LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Right now"}
+SEE_ABOVE = "see above"
 
 
 def narrate(s: dict, now: float) -> dict:
     text, level, action = headline(s, now)
+    busy = s.get("busy")
     say = {"headline": text, "level": level, "label": LABELS[level], "action": action,
            "cards": cards(s, now, text), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
-           "busy": busy_note(s), "actors": actor_words(s.get("actors"))}
+           "busy": f"{busy.get('what') or 'busy'} running…" if busy else "", "actors": actor_words(s.get("actors"))}
     say["cards"]["model"]["rows"] = model_rows(s, say["cards"]["model"], now, text)
     return say
 
@@ -84,22 +83,15 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     return None
 
 
-def _other_copy(s: dict) -> Optional[tuple]:
-    """The last check found another copy of the service working on this Memory (claims.py)."""
-    check = s.get("last_check") or {}
-    other = check.get("other") or {}
-    if check.get("status") != "other_copy":
-        return None
-    who = (f"Another copy of seren-hippocampus (pid {other['pid']} on {other.get('host')}, state folder "
-           f"{other.get('folder')})" if other.get("pid") else "Another copy of seren-hippocampus")
-    until_ = f" until {hhmm(other['until'])}" if other.get("until") else ""
-    return (f"{who} {other.get('what') or 'works on this Memory'}{until_}: this copy leaves it to that one. Two "
-            "copies on one Memory take turns; stop one of them unless you meant to run both.", WAIT, None)
-
-
 def _waiting(s: dict, now: float) -> tuple:
-    if other := _other_copy(s):
-        return other
+    check = s.get("last_check") or {}
+    if check.get("status") == "other_copy":
+        other = check.get("other") or {}
+        who = (f"Another copy of seren-hippocampus (pid {other['pid']} on {other.get('host')}, state folder "
+               f"{other.get('folder')})" if other.get("pid") else "Another copy of seren-hippocampus")
+        until_ = f" until {hhmm(other['until'])}" if other.get("until") else ""
+        return (f"{who} {other.get('what') or 'works on this Memory'}{until_}: this copy leaves it to that one. Two "
+                "copies on one Memory take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
     if waiting := chain.get("waiting_draft"):
         age = span(now - float(waiting.get("created_at") or now))
@@ -114,7 +106,7 @@ def _waiting(s: dict, now: float) -> tuple:
     if chain.get("brief_id"):
         return (f"Brief {short(chain['brief_id'])} is waiting: it is slept on at the next check.", WAIT, "sleep")
     bed = s.get("bedtime_at")
-    if s.get("brief_wanted"):             # who will see the note: the wake-up, or (off) the main model itself
+    if s.get("brief_wanted"):
         off = (s.get("wakeup") or {}).get("type") == "off"
         who = "; nothing here wakes the main model, so it finds the note the next time it reads its memories"
         return (f"Waiting for a brief from the main model: a note asking for one has been in Memory since "
@@ -145,10 +137,9 @@ def _check_tail(s: dict, now: float) -> str:
 
 
 def _error_words(s: dict, error: str, headline: str, words: str) -> str:
-    """An error's text once: "see above" when the headline says it (or says that Memory, which the error
-    names, is not answering), else the report's own words."""
+    """An error's text once: "see above" when the headline says it (or that Memory, which it names, is down)."""
     if error and error in headline:
-        return "see above"
+        return SEE_ABOVE
     mem = s.get("memory") or {}
     if error and mem.get("reachable") is False and mem.get("url") and mem["url"] in error:
         return "failed: Memory did not answer (see above)"
@@ -205,7 +196,7 @@ def _last_tend(s: dict, now: float, headline: str = "") -> dict:
 
 def _tick(s: dict, now: float) -> dict:
     bits = []
-    if s.get("mode") == "external":       # external mode changes what drives the loop: say it here only
+    if s.get("mode") == "external":
         main = "When asked"
         bits.append("no clock of its own: it takes a turn when the main model nudges it, or when you press "
                     "Sleep now or Tend now")
@@ -241,3 +232,95 @@ def pills(s: dict) -> dict:
         card["main"].startswith("Managed") else ""
     return {"memory": {"text": memory[0], "state": memory[1]},
             "model": {"text": "model: " + card["main"].lower(), "state": state}}
+
+
+def _once(text: str, headline: str) -> str:
+    return SEE_ABOVE if text and text in headline else text
+
+
+def ripple_end(r: dict) -> str:
+    if r.get("running"):
+        return "running" + (f" (pid {r['pid']})" if r.get("pid") else "")
+    if r.get("exit_code") is not None:
+        secs = r.get("seconds")
+        after = "" if secs is None else f" after {secs:.1f} s" if secs < 10 else f" after {span(secs)}"
+        return f"exited {r['exit_code']}{after}" + (", killed" if r.get("killed") else "")
+    if r.get("ok"):
+        return ("sent" + (f" (HTTP {r['status']})" if r.get("status") else "")) if r.get("type") == "endpoint" \
+            else "started"
+    return "failed" + (f" ({r['error']})" if r.get("error") else "")
+
+
+def wakeup_line(w: dict, now: float, headline: str = "") -> str:
+    """"Wake-up: <would it work> · last: <the last ripple per event, newest first>"."""
+    if not w:
+        return "Wake-up: not checked yet"
+    summary = w.get("summary") or "not checked yet"
+    if w.get("type") == "off":
+        summary = "off: nothing here wakes the main model; it sees what waits the next time it reads its memories"
+    if w.get("ok") is False and summary in headline:
+        summary = "would fail (" + SEE_ABOVE + ")"
+    last = sorted((w.get("last") or {}).items(), key=lambda kv: -(kv[1].get("at") or 0))
+    ends = [f"{kind} {ago(r.get('at'), now)}: {ripple_end(r)}" for kind, r in last]
+    return "Wake-up: " + summary + (" · last: " + "; ".join(ends) if ends else "")
+
+
+def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
+    """The model card's [label, value, level] rows; level is "bad", "good" or ""."""
+    ml = s.get("model_lifecycle") or {}
+    rows = [["model", card["main"] + (": " + card["sub"] if card.get("sub") else ""),
+             "bad" if card.get("level") == "bad" else ""]]
+    if s.get("model_configured") or ml.get("managed"):
+        if ml.get("managed"):
+            state = ml.get("state") or "unknown"
+            rows.append(["state", state, "bad" if state == "failed" else "good" if state == "ready" else ""])
+            rows.append(["started by", (ml.get("via") or "local") + (" (this service started it)"
+                                                                     if ml.get("started_by_us") else ""), ""])
+        else:
+            rows.append(["started by", "not started here: it is expected to be always on", ""])
+        if ml.get("last_used"):
+            rows.append(["last used", ago(ml["last_used"], now), ""])
+        if ml.get("managed") and ml.get("keep_warm_seconds") is not None:
+            rows.append(["keep warm", span(ml["keep_warm_seconds"]), ""])
+        if ml.get("last_error"):
+            rows.append(["last error", _once(ml["last_error"], headline), "bad"])
+        if s.get("model_structured"):
+            rows.append(answer_format_row(s["model_structured"]))
+        if s.get("model_fit"):
+            rows.append(context_row(s["model_fit"], headline))
+    v = s.get("voice") or {}
+    rows.append(["voice card", (f"version {v['version']}" if v.get("version") else "on, not written yet")
+                 if v.get("enabled") else "off (opt-in)", ""])
+    return rows
+
+
+def context_row(fit: dict, headline: str = "") -> list:
+    """Does the largest prompt a sleep can send fit the server's context?"""
+    if too_long := fit_sentence(fit):
+        return ["context", _once(too_long, headline), "bad"]
+    if fit.get("error"):
+        return ["context", f"not measured: {fit['error']}", ""]
+    if fit.get("n_ctx") is None:
+        return ["context", "unknown: the server does not say its context (no /props), so the fit is not checked", ""]
+    if fit.get("prompt_tokens") is None:
+        return ["context", f"{fit['n_ctx']:,} tokens; the prompt was not counted (the server has no /tokenize)", ""]
+    return ["context", f"{fit['n_ctx']:,} tokens: the largest prompt ({fit['prompt_tokens']:,} tokens) and "
+                       f"the room for its answer ({fit['max_tokens']:,}) fit", "good"]
+
+
+def answer_format_row(v: dict) -> list:
+    """Is each drafting answer held to its JSON schema?"""
+    if v.get("refused"):
+        return ["answer format", f"plain prompt: the server refused the answer's JSON schema ({v['refused']}), "
+                                 "so answers are read as free text until the service restarts", ""]
+    if v.get("mode") == "off":
+        return ["answer format", "plain prompt: the answers are not held to a JSON schema (turned off)", ""]
+    return ["answer format", "held to the answer's JSON schema", "good"]
+
+
+def actor_words(actors: dict) -> dict:
+    """name -> {"restarts": "2 restarts", "error": "last error at 12:04: ..." or ""}."""
+    return {name: {"restarts": n((a or {}).get("restarts") or 0, "restart"),
+                   "error": f"last error at {hhmm(a.get('last_error_at'))}: {a['last_error']}"
+                   if (a or {}).get("last_error") else ""}
+            for name, a in (actors or {}).items()}

@@ -1,10 +1,15 @@
-"""The status read model: built from the board (with what the watches of Memory, the model and the wake-up
-publish there), the durable state and the tick's last snapshot. Nothing here calls Memory or waits on a
-busy actor."""
+"""The status read model: built from the board (where the watches publish), the durable state and the tick's
+last snapshot; nothing here calls Memory or waits on a busy actor. It is built and serialised once per change
+of what it is built from (built_from) and served as bytes: most of the viewers' polls see the same status."""
 from __future__ import annotations
 
+import copy
+import json
+import threading
+from typing import Callable
+
 from hippocampus.config import redact
-from hippocampus.cycle.bedtime import bedtime, is_catch_up
+from hippocampus.cycle.decide import bedtime, is_catch_up
 from hippocampus.model import structured
 from hippocampus.status.narrator import narrate
 from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, model_watched
@@ -12,17 +17,8 @@ from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, model_watched
 CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": None}
 
 
-def wakeup(board: dict) -> dict:
-    """Would a wake-up work (the check the ripple actor publishes at start and after each ripple), with
-    the last ripple per event. Read from the board: nothing is run or read here."""
-    view = dict(board.get("wakeup") or CHECKING)
-    view["last"] = (board.get("ripple") or {}).get("last") or {}
-    return view
-
-
 def built_from(rt) -> tuple:
-    """What build_status reads, as cheap versions and references: equal while none of it has changed.
-    The service's clock to the second is part of it (the words say "in 4 h", "3 min ago")."""
+    """What build_status reads, as cheap versions and references, and the clock's second ("in 4 h")."""
     ctx = rt.ctx
     return (rt.board.version, ctx.state.version, ctx.state.write_error, ctx.cycle.holder(), ctx.last_snapshot,
             tuple(ctx.progress.items()), ctx.events.write_error,
@@ -61,7 +57,7 @@ def build_status(rt) -> dict:
         "brief_requested_at": req.get("asked_at") if wanted else None,
         "webhook": bool(cfg.notify.webhook_url),
         "ripple": board.get("ripple"),
-        "wakeup": wakeup(board),
+        "wakeup": {**(board.get("wakeup") or CHECKING), "last": (board.get("ripple") or {}).get("last") or {}},
         "last_sleep": st.get("last_sleep"),
         "last_tend": st.get("last_tend"),
         "redrafts_waiting_since": st.get("redrafts_waiting_since"),
@@ -73,7 +69,7 @@ def build_status(rt) -> dict:
         "memory": {**(board.get("memory_health") or MEMORY_FIRST), "url": redact.url(ctx.memory.url)},
         "model_url": redact.url(cfg.model.url) or None,
         "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
-        "model_fit": board.get("model_fit") if cfg.model.configured else None,     # the model watch's
+        "model_fit": board.get("model_fit") if cfg.model.configured else None,
         "model_structured": structured.view(cfg.model.structured, cfg.model.url) if cfg.model.configured else None,
         "state_error": ctx.state.write_error,
         "events_error": ctx.events.write_error,
@@ -84,3 +80,35 @@ def build_status(rt) -> dict:
     s["say"] = narrate(s, now)
     s["explain"] = s["say"]["headline"]
     return s
+
+
+def encode(status: dict) -> bytes:
+    """The JSON the HTTP answer carries (as Falcon's own media handler writes it)."""
+    return json.dumps(status, ensure_ascii=False).encode("utf-8")
+
+
+class StatusCache:
+    def __init__(self, build: Callable[[], dict], key: Callable[[], tuple]) -> None:
+        self._build, self._key = build, key
+        self._lock = threading.Lock()           # one build at a time; readers of a fresh entry never wait
+        self._entry: tuple = (object(), None, b"")
+
+    def _current(self) -> tuple:
+        key = self._key()
+        entry = self._entry
+        if entry[0] == key:
+            return entry
+        with self._lock:
+            entry = self._entry
+            if entry[0] != key:
+                status = self._build()
+                entry = (key, status, encode(status))
+                self._entry = entry
+        return entry
+
+    def body(self) -> bytes:
+        return self._current()[2]
+
+    def status(self) -> dict:
+        """A copy: callers add to it."""
+        return copy.deepcopy(self._current()[1])

@@ -18,7 +18,6 @@ MODEL_FIRST = {"answering": None, "error": None, "checked_at": 0.0}
 
 
 def memory_health(memory) -> dict:
-    """Does Memory answer (its error without user:password@ or ?key=)?"""
     try:
         memory.health()
         reachable, error, other = True, None, False
@@ -37,8 +36,7 @@ def pending_drafts(memory, limit: int = 50) -> dict:
 
 
 def model_watched(model_cfg) -> bool:
-    """A configured model this service does not start itself should answer at all times: is it?
-    (A managed one is down between sleeps by design, so it is not watched.)"""
+    """A configured model this service does not start should answer at all times (a managed one need not)."""
     return model_cfg.configured and not model_cfg.lifecycle.managed
 
 
@@ -51,7 +49,6 @@ def model_health(model_cfg) -> dict:
     return {"answering": answering, "error": error, "checked_at": time.time()}
 
 
-# ---------------------------------------------------------------- said once per change
 MEMORY_WAITS = "the sleeps, tends and checks, and the review queue"
 MODEL_WAITS = "the next sleep's drafting and each redraft"
 
@@ -67,8 +64,7 @@ class Change:
 
 @dataclass
 class Reach:
-    """Did one thing (Memory, the model) answer on its last read? `seen` says a flip once, and nothing else:
-    the first read says only a thing that is down (being up is what the ready line already assumes)."""
+    """Did one thing answer on its last read? `seen` says a flip once; of the first read, only a thing down."""
     what: str                   # "Memory", "The model"
     kind: str                   # "memory", "model": the events are <kind>_down and <kind>_back
     url: str

@@ -1,15 +1,9 @@
-"""The event log: one entry per thing that happened, kept on the service.
+"""The event log: the newest `keep` events that matter and, apart, the newest `keep` routine ones (nudges,
+brief requests), so a flood of nudges never pushes a sleep out.
 
-Two kinds, each with its own retention (the newest `keep` of each): the events that matter (every type
-not named routine) and the routine ones (nudges, brief requests), so a flood of nudges never pushes a
-sleep out. A burst of nudges is one `nudged` event whose `count` and `last_at` grow (`bump`). Delivery and
-ripple outcomes are recorded on the event after the fact (`annotate`).
-
-On disk: `events.jsonl` beside the state file, one line per event and one per later change to an event,
-appended whole before the call returns; the lines of events that matter are fsynced at once (a power cut
-keeps them), routine ones are not. A torn last line (a crash mid-write) is skipped on load. The file is
-compacted (rewritten atomically with only what is kept) once it holds twice that, after a write failed,
-and at start-up after a torn line. An older `events.json` is read once and replaced.
+On disk, `events.jsonl`: one line per event and one per later change to it, appended before the call returns
+(fsynced for events that matter). A torn last line is skipped on load; the file is compacted once it holds
+twice what is kept, after a failed write, and after a torn line.
 """
 from __future__ import annotations
 
@@ -24,12 +18,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from hippocampus.store import jsonfile
 from hippocampus.store import private
 from hippocampus.config import redact
 from hippocampus.clock import Clock
 
-Listener = Callable[[dict], None]
 log = logging.getLogger("hippocampus.events")
 
 FILE_NAME = "events.jsonl"
@@ -61,10 +53,9 @@ class EventLog:
             self._load()
         self._seq = itertools.count(max(self._events, default=0) + 1)
 
-    def subscribe(self, listener: Listener) -> None:
+    def subscribe(self, listener: Callable[[dict], None]) -> None:
         self._listeners.append(listener)
 
-    # ------------------------------------------------------------ writing
     def emit(self, type_: str, **fields: Any) -> dict:
         fields = redact.deep(fields)            # an error that quotes a URL keeps no user:password@ or ?key=
         with self._write_lock:
@@ -76,9 +67,8 @@ class EventLog:
         return event
 
     def bump(self, type_: str, within: float, **fields: Any) -> dict:
-        """A burst as one event: the open `type_` event gets count + 1 and last_at now (and fields), if its
-        last one was at most `within` s ago and nothing that matters happened since; else a new one
-        (count 1). Listeners hear of the burst once, when it starts."""
+        """A burst as one event: the open `type_` event gets count + 1 and last_at now, if its last one was at
+        most `within` s ago and nothing that matters happened since; else a new one. Listeners hear it once."""
         fields = redact.deep(fields)
         with self._write_lock:
             with self._lock:
@@ -112,9 +102,8 @@ class EventLog:
             self._append(line, sync=False)
 
     def scrub(self, clean: Callable[[dict], dict], stale: Optional[Callable[[bytes], bool]] = None) -> bool:
-        """Forgetting: every kept event replaced by clean(event), and the file rewritten whole (only what is
-        kept, no patch lines, no dropped events) when one changed or its bytes still hold what stale finds.
-        True when an event or the file changed; a file that holds nothing to forget is left as it was."""
+        """Forgetting: every event replaced by clean(event), the file rewritten whole (no patch lines, no dropped
+        events) when one changed or its bytes still hold what stale finds. True when either changed."""
         with self._write_lock:
             with self._lock:
                 changed = False
@@ -137,15 +126,12 @@ class EventLog:
             with contextlib.suppress(Exception):     # a listener never fails the emitter
                 listener(event)
 
-    # ------------------------------------------------------------ reading
     def list(self, limit: int = 100, type_: Optional[str] = None) -> list:
-        """Newest first, of one type or of all."""
         with self._lock:
             picked = (dict(e) for e in reversed(self._events.values())
                       if type_ is None or e.get("type") == type_)
             return list(itertools.islice(picked, max(0, limit)))
 
-    # ------------------------------------------------------------ the kept events
     def _new(self, type_: str, now: float, fields: dict) -> dict:
         event = {"type": type_, "at": now, "seq": next(self._seq), **fields}
         self._add(event)
@@ -163,10 +149,8 @@ class EventLog:
         if kind:
             self._last_mattering = max(self._last_mattering, seq)
 
-    # ------------------------------------------------------------ the file
     def _append(self, line: bytes, sync: bool) -> None:
-        """One whole line at the end of the file (the caller holds the write lock), or the whole file
-        rewritten when it has grown too long or a write failed before."""
+        """One whole line at the end of the file, or the file rewritten if it grew too long or a write failed."""
         if self._rewrite or self._lines >= 2 * len(self._events) + COMPACT_SLACK:
             self._compact()
             return
@@ -174,7 +158,9 @@ class EventLog:
             private.make_dir(self.path.parent)
             fd = private.open_append(self.path)
             try:
-                _write_all(fd, line)
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view):]
                 if sync:
                     os.fsync(fd)
             finally:
@@ -190,7 +176,7 @@ class EventLog:
             raw = b"".join(_line(e) for e in self._events.values())
             count = len(self._events)
         try:
-            jsonfile.write_text_atomic(self.path, raw.decode("utf-8"))
+            private.write_text_atomic(self.path, raw.decode("utf-8"))
         except OSError as exc:
             self._failed(exc)
             return
@@ -207,7 +193,7 @@ class EventLog:
             if self._read_lines():
                 self._compact()
         elif legacy != self.path and legacy.exists():
-            loaded = jsonfile.read_or_set_aside(legacy, "events")
+            loaded = private.read_or_set_aside(legacy, "events")
             self._take(loaded.get("events") if isinstance(loaded, dict) else None)
             if self._events:
                 self._compact()
@@ -266,10 +252,4 @@ class EventLog:
 
 
 def _line(item: dict) -> bytes:
-    return (jsonfile.encode(item) + "\n").encode("utf-8")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+    return (private.encode(item) + "\n").encode("utf-8")

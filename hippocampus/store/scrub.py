@@ -1,16 +1,9 @@
 """Forgetting: a purge leaves no copy of the content on this machine.
 
-A purged memory's text and its fragments' text (found through Memory's drafts: what an operation that
-made or touched a purged id drafted, and the fragments that fed it; any core shown under a purged id) are
-removed from every replay packet, in every form a packet holds them (the field, the prompt's one-line and
-cut forms, the answer's JSON-escaped form), and from every other file under the state folder: the event
-log and the state through their owners (so the next write does not bring the text back), any other JSON
-file string by string, a log byte by byte. A packet keeps its ids and a note of the purge; a file that
-holds none of the texts is not rewritten. When Memory cannot be read the ids are kept as owed.
-
-The purges: this service's own (forget, on the tick) and every tombstone Memory lists (GET /tombstones,
-forget_tombstones, on the quality reader's pass), so one made in Memory itself or while this service was
-down goes too.
+A purged memory's text and its fragments' text (found through Memory's drafts) are removed in every form a
+file holds them from the replay packets and every other file under the state folder (the event log and the
+state through their owners, so the next write does not bring the text back). The purges are this service's
+own and every tombstone Memory lists, so one made in Memory itself or while this service was down goes too.
 """
 from __future__ import annotations
 
@@ -23,9 +16,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from hippocampus.memory import MemoryError_
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, VIA_CHARS
-from hippocampus.store import jsonfile
-from hippocampus.store.capture import store_for
-from hippocampus.store.packets import FOLDER
+from hippocampus.store import private
+from hippocampus.store.capture import FOLDER, store_for
 
 log = logging.getLogger("hippocampus.replay")
 
@@ -44,8 +36,7 @@ _no_route: set = set()       # state folders whose Memory has no /tombstones (sa
 
 
 def forget(ctx, purged: Iterable[str]) -> int:
-    """The hook after this service's purge (every tick): scrub the files of these ids and of any still owed.
-    Returns the packets changed. Never raises."""
+    """After this service's purge: scrub the files of these ids and of any still owed. Returns the packets changed."""
     try:
         store = store_for(ctx.cfg)
         ids = list(dict.fromkeys(store.owed() + [i for i in purged or [] if i]))
@@ -56,8 +47,7 @@ def forget(ctx, purged: Iterable[str]) -> int:
 
 
 def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
-    """The quality reader's pass: scrub the files of every purge Memory lists that was not scrubbed here yet.
-    drafts: Memory's, when the caller has just read them. Returns the packets changed. Never raises."""
+    """Scrub the files of every purge Memory lists not scrubbed here yet (drafts: Memory's, if just read)."""
     try:
         with _lock:
             done = set(_done.get(str(ctx.cfg.state_dir), ()))
@@ -72,7 +62,7 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
     key = str(ctx.cfg.state_dir)
     with _lock:
         if not store.paths():
-            _remember(key, ids)          # no packet, so no copy of a text to find it by
+            _done.setdefault(key, set()).update(ids)      # no packet, so no copy of a text to find it by
             return 0
         readable = True
         if drafts is None:
@@ -94,7 +84,7 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         owed = set(store.owed())
         store.set_owed(sorted(owed | set(ids) if not readable else owed - set(ids)))
         if readable:
-            _remember(key, ids)
+            _done.setdefault(key, set()).update(ids)
         if changed or others:
             log.info("removed the text of %d purged memory(ies) from %d replay packet(s)%s", len(ids), changed,
                      f" and from {', '.join(others)}" if others else "")
@@ -120,12 +110,6 @@ def tombstone_ids(ctx) -> list:
     return [str(t["id"]) for t in entries or [] if isinstance(t, dict) and t.get("id")]
 
 
-def _remember(key: str, ids: list) -> None:
-    with _lock:
-        _done.setdefault(key, set()).update(ids)
-
-
-# ------------------------------------------------------------ the packets
 def what_to_remove(packets: list, ids: set, drafts: list) -> tuple:
     """(texts, fragment ids): the purged memories' texts and their fragments, found through Memory's links."""
     hits: set = set()          # (draft id, op index) of operations that produced or touched a purged id
@@ -159,22 +143,21 @@ def _strings(*values) -> list:
     return [v for v in values if isinstance(v, str)]
 
 
-def forms(text: str, core_chars: int) -> list:
-    """The ways a packet can hold this text, longest first."""
-    one = " ".join(text.split())
-    out = {text, one, one[:FRAGMENT_CHARS], one[:VIA_CHARS], one[:max(1, int(core_chars))]}
-    out |= {json.dumps(t)[1:-1] for t in list(out)} | {json.dumps(t, ensure_ascii=False)[1:-1] for t in list(out)}
+def _patterns(texts: set, core_chars: int) -> list:
+    """The ways a file can hold these texts (on one line, cut as a prompt cuts them, JSON-escaped), longest first."""
+    out: set = set()
+    for text in texts:
+        one = " ".join(text.split())
+        cut = {text, one, one[:FRAGMENT_CHARS], one[:VIA_CHARS], one[:max(1, int(core_chars))]}
+        out |= cut | {json.dumps(t)[1:-1] for t in cut} | {json.dumps(t, ensure_ascii=False)[1:-1] for t in cut}
     return sorted((f for f in out if len(f) >= MIN_SUBSTRING), key=len, reverse=True)
 
 
-def _patterns(texts: set, core_chars: int) -> list:
-    return sorted({f for t in texts for f in forms(t, core_chars)}, key=len, reverse=True)
-
-
 def scrub_packet(packet: dict, ids: set, texts: set, fragments: set, now: float, core_chars: int) -> bool:
-    """Remove the texts from one packet (in place); True when anything changed. Adds the note."""
+    """Remove the texts from one packet (in place), noting the purge; True when anything changed."""
     whole = _whole(texts)
     before = json.dumps(packet, sort_keys=True)
+    ops = list(packet.get("operations") or [])
     for call in packet.get("calls") or []:
         for e in call.get("entries") or []:
             if e.get("id") in fragments:
@@ -182,7 +165,8 @@ def scrub_packet(packet: dict, ids: set, texts: set, fragments: set, now: float,
         for c in call.get("candidates") or []:
             if c.get("id") in ids:
                 c["content"], c["via"] = PURGED, None
-    for op in _all_ops(packet):
+        ops += [*(call.get("ops") or []), call.get("denied")]
+    for op in (op for op in ops if isinstance(op, dict)):
         if isinstance(op.get("content"), str) and " ".join(op["content"].split()) in whole:
             op["content"] = PURGED
             op.pop("rationale", None)
@@ -195,37 +179,22 @@ def scrub_packet(packet: dict, ids: set, texts: set, fragments: set, now: float,
     return True
 
 
-def _all_ops(packet: dict) -> list:
-    ops = list(packet.get("operations") or [])
-    for call in packet.get("calls") or []:
-        ops += [*(call.get("ops") or []), call.get("denied")]
-    return [op for op in ops if isinstance(op, dict)]
-
-
-# ------------------------------------------------------------ the rest of the state folder
 def _whole(texts) -> set:
     """What a field that is nothing but one of the texts holds: the text as it is, or on one line."""
     return set(texts) | {" ".join(t.split()) for t in texts}
 
 
-def scrubbed(value: str, whole: set, patterns: list) -> str:
-    """One string with a purged text (whole, or any of its patterns inside it) replaced."""
-    if value in whole or " ".join(value.split()) in whole:
-        return PURGED
-    for p in patterns:
-        if p in value:
-            value = value.replace(p, PURGED)
-    return value
-
-
 def cleaner(texts: set, patterns: list, skip: frozenset = frozenset()) -> Callable[[Any], Any]:
-    """A function giving a JSON-like value back with the texts replaced (a new value; the old untouched).
-    What a mapping holds under a key in skip is kept as it is."""
+    """A function giving a new JSON-like value with the texts replaced (what a mapping holds under skip kept)."""
     whole = _whole(texts)
 
     def clean(value: Any) -> Any:
         if isinstance(value, str):
-            return scrubbed(value, whole, patterns)
+            if value in whole or " ".join(value.split()) in whole:
+                return PURGED
+            for p in patterns:
+                value = value.replace(p, PURGED)
+            return value
         if isinstance(value, dict):
             return {k: v if k in skip else clean(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -239,7 +208,7 @@ def holds(raw: bytes, patterns: list) -> bool:
 
 
 def scrub_folder(ctx, texts: set, patterns: list) -> list:
-    """Every file under the state folder but the packets: the names of those that held a text (changed)."""
+    """Every file under the state folder but the packets: the names of those that held a text."""
     if not texts or not patterns:
         return []
     folder = Path(ctx.cfg.state_dir)
@@ -253,20 +222,14 @@ def scrub_folder(ctx, texts: set, patterns: list) -> list:
         changed.append(Path(events_path).name)
     owned = {Path(p) for p in (state_path, events_path) if p is not None}
     voice_path = getattr(ctx.voice, "path", None)
-    for path in _files(folder):
-        if path in owned or path.parent.name == FOLDER and path.suffix == ".json" and path.parent.parent == folder:
+    paths = [Path(root) / n for root, _, names in os.walk(folder) for n in names]     # symlinks are not followed
+    for path in paths:
+        if path.is_symlink() or path in owned or path.parent == folder / FOLDER and path.suffix == ".json":
             continue                   # the state and the events are done above, the packets by scrub_packet
         lock = getattr(ctx.voice, "_lock", None) if voice_path is not None and path == Path(voice_path) else None
         if _scrub_file(path, clean, patterns, lock):
             changed.append(path.relative_to(folder).as_posix())
     return changed
-
-
-def _files(folder: Path) -> list:
-    out = []
-    for root, _, names in os.walk(folder):                # symlinks are not followed
-        out += [Path(root) / n for n in names if not (Path(root) / n).is_symlink()]
-    return out
 
 
 def _file_holds(path: Path, patterns: list) -> bool:
@@ -277,8 +240,7 @@ def _file_holds(path: Path, patterns: list) -> bool:
 
 
 def _scrub_state(state, clean, patterns: list) -> bool:
-    """The state's keys that hold a text, changed in one write; the file written again if it still holds one
-    (a key this version no longer keeps)."""
+    """The state's keys that hold a text, changed in one write; else the file rewritten if it still holds one."""
     keys = [k for k, v in state.snapshot().items() if clean(v) != v]
     if keys:
         state.mutate_many(**{k: clean for k in keys})
@@ -301,7 +263,7 @@ def _scrub_file(path: Path, clean, patterns: list, lock=None) -> bool:
                 data = None
             if isinstance(data, (dict, list)):
                 st = path.stat()
-                jsonfile.write_atomic(path, clean(data))
+                private.write_atomic(path, clean(data))
                 os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
             else:
                 for p in patterns:

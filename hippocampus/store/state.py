@@ -1,9 +1,5 @@
-"""The durable state: one JSON file written atomically after every change that matters.
-
-Last sleep, chains in flight and their closing progress, misses, the brief
-request, parked briefs, review notes, the lifecycle's process. A corrupt file
-is moved aside (named in the log) and the service starts clean. A write that
-fails (disk full, read-only) keeps the state in memory and says so.
+"""The durable state: one JSON file written atomically after every change that matters. A corrupt file is
+moved aside and the service starts clean; a write that fails keeps the state in memory and says so.
 """
 from __future__ import annotations
 
@@ -13,8 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from hippocampus.store import jsonfile
-from hippocampus.store.jsonfile import read_or_set_aside
+from hippocampus.store import private
 
 log = logging.getLogger("hippocampus.state")
 
@@ -41,8 +36,7 @@ HISTORY_KEEP = 40
 
 
 def history_with(row: dict):
-    """The change that adds a history row, keeping the newest HISTORY_KEEP of its kind: for add_history, or
-    for mutate_many(history=...) when the row goes in the same write as other keys."""
+    """The change that adds a history row, keeping the newest HISTORY_KEEP of its kind (for mutate_many)."""
     def add(rows: list) -> list:
         rows.append(row)
         kind = row.get("kind")
@@ -61,7 +55,7 @@ class State:
         self.version = 0                        # bumped by every write: the status is built anew after it
         self._data = copy.deepcopy(DEFAULTS)
         if self.path:
-            loaded = read_or_set_aside(self.path, "state")
+            loaded = private.read_or_set_aside(self.path, "state")
             if isinstance(loaded, dict):
                 self._data.update((k, v) for k, v in loaded.items() if k in DEFAULTS)
             elif loaded is not None:
@@ -106,16 +100,15 @@ class State:
             return {k: copy.deepcopy(self._data.get(k)) for k in keys}
 
     def save(self) -> None:
-        """Write the state as it is now. The data lock is held only to encode it, never across the fsync,
-        so /status is never kept waiting by a slow disk."""
+        """The data lock is held only to encode, never across the fsync: /status never waits on a slow disk."""
         self.version += 1
         if not self.path:
             return
         with self._write_lock:
             with self._lock:
-                raw = jsonfile.encode(self._data)
+                raw = private.encode(self._data)
             try:
-                jsonfile.write_text_atomic(self.path, raw)
+                private.write_text_atomic(self.path, raw)
                 self.write_error = None
             except OSError as exc:
                 self.write_error = (f"the state file {self.path} could not be written ({exc}); "

@@ -1,9 +1,5 @@
-"""The voice card: a short text the main model writes about itself, versioned.
-
-Written by the model (PUT /voice, set_voice_card), never by the config. Nothing
-is overwritten: every version keeps its text, when and why, in voice.json
-beside the state file. Every draft and redraft prompt starts with the current
-card, and each draft records the version it was written under.
+"""The voice card: a short text the main model writes about itself, which starts every draft prompt. Nothing
+is overwritten: every version keeps its text, when and why, in voice.json beside the state file.
 """
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from hippocampus.clock import Clock
-from hippocampus.store.jsonfile import write_atomic
+from hippocampus.store.private import write_atomic
 
 KEEP = 200
 

@@ -9,7 +9,7 @@ import json
 from hippocampus.cycle import executor
 from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
-from hippocampus.replay.watch import QualityWatch
+from hippocampus.replay.service import QualityWatch
 from tests.contract.test_replay import FRAGMENTS, first_draft, garden_denied_and_redrafted, latest
 
 GARDEN = "The rose garden by the gate bloomed early this year"

@@ -10,7 +10,7 @@ import stat
 from hippocampus.cycle import executor
 from hippocampus.store.capture import store_for
 from hippocampus.replay.run import NoPacket, ReplayEnv, compare, replay
-from hippocampus.replay.watch import QualityWatch
+from hippocampus.replay.service import QualityWatch
 from tests.harness.fake_model import FakeModel
 
 REDRAFT = "THE CRITIQUE:"

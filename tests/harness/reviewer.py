@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hippocampus.demo.hand import MemoryHand as _DemoHand
+from hippocampus.demo.memory_server import MemoryHand as _DemoHand
 from hippocampus.demo.waiting import wait_for  # noqa: F401 - tests import it from here
 
 

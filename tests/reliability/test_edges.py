@@ -256,7 +256,7 @@ def test_the_state_folder_replaced_by_a_file_keeps_serving_and_says_so(make_conf
 
 
 def test_a_full_disk_keeps_serving_and_says_so(make_config, start_service, monkeypatch):
-    import hippocampus.store.jsonfile
+    import hippocampus.store.private
 
     svc = start_service(make_config())
     base = svc.url
@@ -264,7 +264,7 @@ def test_a_full_disk_keeps_serving_and_says_so(make_config, start_service, monke
 
     def full(path, data):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(hippocampus.store.jsonfile, "write_text_atomic", full)   # the state's and the events' writes
+    monkeypatch.setattr(hippocampus.store.private, "write_text_atomic", full)   # the state's and the events' writes
     _writes(base)
     st = _serving(base)
     assert "No space left on device" in (st["state_error"] or ""), st["state_error"]

@@ -8,7 +8,7 @@ import json
 import requests
 
 from hippocampus.__main__ import build_parser
-from hippocampus.cli import replay as replay_cli
+from hippocampus.cli import commands as replay_cli
 from hippocampus.store.capture import store_for
 from tests.contract.test_replay import inventive, scripted, seed
 from tests.harness.fake_model import FakeModel
@@ -108,12 +108,12 @@ def test_the_comparison_run_prints_one_table_and_a_total_line(make_config, start
     try:
         out = io.StringIO()
         args = build_parser().parse_args(["--config", str(conf), "replay", "--last", "5", "--candidate", "cand"])
-        assert replay_cli.run(args, out) == 0
+        assert replay_cli.replay_command(args, out) == 0
         table = out.getvalue().splitlines()
         out = io.StringIO()
         args = build_parser().parse_args(["replay", "--last", "1", "--candidate", "cand", "--json",
                                           "--config", str(conf)])
-        assert replay_cli.run(args, out) == 0
+        assert replay_cli.replay_command(args, out) == 0
         data = json.loads(out.getvalue())
     finally:
         cand.stop()
@@ -122,8 +122,8 @@ def test_the_comparison_run_prints_one_table_and_a_total_line(make_config, start
     assert table[-1].split()[2:5] == ["3", "/", "3"] and "0 / 2" in table[-1]       # ops; invented 1987 twice
     assert len(data["drafts"]) == 1 and data["total"]["candidate"]["invented"] == 1
     args = build_parser().parse_args(["replay", "nope", "--config", str(conf)])
-    assert replay_cli.run(args, io.StringIO()) == 1
-    assert replay_cli.run(build_parser().parse_args(["replay", "--config", str(conf)]), io.StringIO()) == 2
+    assert replay_cli.replay_command(args, io.StringIO()) == 1
+    assert replay_cli.replay_command(build_parser().parse_args(["replay", "--config", str(conf)]), io.StringIO()) == 2
 
 
 def test_the_replay_help_explains_every_option(capsys):

@@ -1,4 +1,4 @@
-"""The answer's JSON schema (drafting/schema.py), the cut-off words (drafting/cutoff.py), telling a refused
+"""The answer's JSON schema (drafting/schema.py), the cut-off words (drafting/answer.py), telling a refused
 response_format from another 400 (model/structured.py), and a replay sending the schema its packet recorded."""
 from __future__ import annotations
 

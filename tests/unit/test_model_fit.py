@@ -6,7 +6,7 @@ import pytest
 
 from hippocampus import config as cm
 from hippocampus.model import fit
-from hippocampus.status.details import context_row
+from hippocampus.status.narrator import context_row
 from hippocampus.status.narrator import narrate
 
 NOW = 1_800_000_000.0

@@ -250,7 +250,7 @@ def test_memory_down_names_its_url_once_across_the_page():
 def test_sleep_now_with_no_brief_names_no_argument_and_no_tool():
     """Found: "Sleep now" answered "... (submit_brief on Memory, then nudge); without_brief=true drafts unsteered
     now": the person pressed a button; there is no button for without_brief."""
-    from hippocampus.status.reports import result
+    from hippocampus.status.lists import result
 
     text = result("sleep", {"asked_for_brief": True, "status": "asked_for_brief"})["text"]
     assert text == ("No brief was waiting, so nothing was drafted blind: a note in Memory asks the main model "

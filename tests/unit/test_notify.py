@@ -7,7 +7,7 @@ import pytest
 import requests
 
 from hippocampus.config import NotifyConfig, build
-from hippocampus.ripple.webhook import Webhook
+from hippocampus.ripple.fire import Webhook
 from tests.harness.receiver import Receiver
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from hippocampus import config as cm
 from hippocampus.__main__ import build_parser
-from hippocampus.cli import replay as replay_cli
+from hippocampus.cli import commands as replay_cli
 from hippocampus.config.candidates import NotAllowed, choose, listed, same_service
 from hippocampus.store.capture import store_for
 from hippocampus.replay.run import ReplayEnv, replay
@@ -125,11 +125,11 @@ def test_the_cli_refuses_a_url_and_an_unlisted_candidate_and_sends_nothing(tmp_p
                     "replay:\n  candidates:\n    small2:\n      url: http://127.0.0.1:8091/v1\n", encoding="utf-8")
     url = f"http://127.0.0.1:{listener['port']}/v1"
     args = build_parser().parse_args(["replay", "d1", "--model-url", url, "--config", str(conf)])
-    assert replay_cli.run(args, io.StringIO()) == 2
+    assert replay_cli.replay_command(args, io.StringIO()) == 2
     err = capsys.readouterr().err
     assert ("--model-url is no longer taken: replay reaches only the configured model and the candidates listed "
             f"in replay.candidates; list '{url}' there under a name and pass --candidate NAME") in err
     args = build_parser().parse_args(["replay", "--last", "3", "--candidate", "elsewhere", "--config", str(conf)])
-    assert replay_cli.run(args, io.StringIO()) == 1
+    assert replay_cli.replay_command(args, io.StringIO()) == 1
     assert REFUSED + "'elsewhere' is not one of them (listed: small2)" in capsys.readouterr().err
     assert listener["connections"] == 0

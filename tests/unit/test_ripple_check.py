@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hippocampus.ripple import check as rc
-from hippocampus.ripple import claude_checks, probe, wakeup
+from hippocampus.ripple import claude_checks, probe
 from hippocampus.ripple.claude import bare
 from hippocampus.config import RippleConfig
 from hippocampus.ripple.fire import Ripple
@@ -87,7 +87,7 @@ def test_a_wired_claude_ripple_is_all_ok(tmp_path):
     assert [ln.check for ln in lines] == ["run_as", "command", "message", "cwd", "servers", "memory"]
     assert all(ln.ok for ln in lines), [ln.render() for ln in lines]
     assert str(exe) in _by(lines)["command"].text
-    view = wakeup.wakeup_view(cfg, lines)
+    view = rc.wakeup_view(cfg, lines)
     assert view["ok"] is True and view["summary"].startswith(f"ok: claude as alice in {proj}")
 
 
@@ -161,9 +161,9 @@ def test_an_endpoint_answers_or_says_why_not(tmp_path):
 def test_off_is_one_line_and_the_status_view_is_neither_ok_nor_broken(tmp_path):
     lines = rc.checks(RippleConfig(type=""), probe=_world(tmp_path))
     assert len(lines) == 1 and not lines[0].ok and "--ripple-claude DIR" in lines[0].text
-    view = wakeup.wakeup_view(RippleConfig(type=""), lines)
+    view = rc.wakeup_view(RippleConfig(type=""), lines)
     assert view["ok"] is None and view["summary"].startswith("off")
-    bad = wakeup.wakeup_view(RippleConfig(type="script"), [rc.Line("a", True, "x"), rc.Line("cwd", False, "gone"),
+    bad = rc.wakeup_view(RippleConfig(type="script"), [rc.Line("a", True, "x"), rc.Line("cwd", False, "gone"),
                                                        rc.Line("memory", False, "none")])
     assert bad["ok"] is False and bad["summary"] == "would fail: cwd: gone (and 1 more: memory)"
 

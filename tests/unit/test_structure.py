@@ -134,7 +134,7 @@ def test_no_function_over_60_lines_and_no_class_over_300():
 
 
 # the subcommands' own code: `serve` must start without importing any of it (each subcommand imports its own)
-SUBCOMMAND_MODULES = ("hippocampus.cli.replay", "hippocampus.cli.ripple", "hippocampus.demo.run",
+SUBCOMMAND_MODULES = ("hippocampus.cli.commands", "hippocampus.demo.run",
                       "hippocampus.service.winservice")
 
 

@@ -1,52 +1,80 @@
-"""Bounded clients on waitress: what a slow, idle or greedy connection may hold.
-
-`client_bounds(server_cfg)` is create_server's part: the connection limit, the idle timeout and the body cap
-(an oversized Content-Length is 413 from the head). `bound_clients(server, server_cfg, bearer)` makes every
-accepted connection a `BoundedChannel`:
-- a connection with no complete request head `header_timeout_seconds` after opening or its last answer is
-  closed (waitress has no such limit);
-- a body has `body_timeout_seconds` from its head, plus a second per `min_body_bytes_per_second` bytes sent:
-  a big body on a slow link goes on, a trickle is 408 and closed;
-- a body to a route that needs the bearer, without it, is 401 from the head and never read (HeadParser);
-- one client address (an IPv6 /64 is one) holds at most `connection_share` of `connection_limit`: past it,
-  its connection that has waited longest with nothing being served is closed, so a flood pushes out only
-  its own; only when all of them are being served is the new one 503;
-- waitress's refusals (413, 400, 431) and these answer in the family shape, {"detail": "..."}.
-The deadlines are checked in `readable()`, which waitress's loop asks of every channel at least once a
-second, so no thread or timer is needed.
+"""Bounded clients on waitress: a head has `header_timeout_seconds`; a body `body_timeout_seconds` from its head
+plus a second per `min_body_bytes_per_second` bytes (a trickle is 408); a body without the bearer its route needs
+is 401 from its head, never read; one address (an IPv6 /64) holds at most its `connection_share`, past which its
+longest-waiting idle connection is closed (503 only when all are served). Every refusal is {"detail": "..."}.
+The deadlines are checked in readable(), which waitress's loop asks of every channel at least once a second.
 """
 from __future__ import annotations
 
 import ipaddress
 import json
 import logging
-import math
 import threading
 import time
 
 from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask
-from waitress.utilities import BadRequest, RequestEntityTooLarge
+from waitress.utilities import BadRequest, Error, RequestEntityTooLarge
 
-from hippocampus.http.server.request_head import FamilyError, HeadParser, RequestTimeout, TooManyFromOneAddress, Unauthorized
+from hippocampus.http.auth import bearer_matches, needs_bearer
 
 log = logging.getLogger("hippocampus.http")
 NOTE_EVERY = 60.0          # seconds between two log lines about the same kind of refused connection
+BOTH_FRAMINGS = ("the request says both Content-Length and Transfer-Encoding, which disagree about where its "
+                 "body ends; send one of them")
 
 
-def client_bounds(server_cfg) -> dict:
-    timeout = max(1, math.ceil(server_cfg.channel_timeout_seconds))
-    return {"connection_limit": server_cfg.connection_limit,
-            "channel_timeout": timeout,
-            "cleanup_interval": max(1, min(30, timeout // 3)),      # how often idle channels are swept
-            # waitress refuses a body of max_request_body_size bytes or more; ours takes max_body_bytes
-            "max_request_body_size": server_cfg.max_body_bytes + 1}
+class FamilyError(Error):
+    """A refusal whose detail is said as is, in the family shape, with any headers it needs."""
+
+    def __init__(self, detail: str, headers=()):
+        super().__init__(detail)
+        self.headers = list(headers)
 
 
-def share_cap(server_cfg) -> int:
-    """How many connections one client address may hold."""
-    return max(1, int(server_cfg.connection_limit * server_cfg.connection_share))
+class Unauthorized(FamilyError):
+    code, reason = 401, "Unauthorized"
+
+    def __init__(self) -> None:      # the app's own answer (BearerAuth), word for word
+        super().__init__("unauthorized", [("WWW-Authenticate", "Bearer")])
+
+
+class RequestTimeout(FamilyError):
+    code, reason = 408, "Request Timeout"
+
+
+class TooManyFromOneAddress(FamilyError):
+    code, reason = 503, "Service Unavailable"
+
+
+class HeadParser(HTTPRequestParser):
+    """waitress's parser, deciding from the head alone, before a byte of the body is read (waitress reads the
+    whole body before the app runs): both framings are 400, a body without the bearer 401."""
+
+    bearer = b""                 # the token; empty: no bearer configured
+    head_done_at = None          # time.monotonic() when the head was complete: the body's deadline runs from it
+
+    def parse_header(self, header_plus: bytes) -> None:
+        super().parse_header(header_plus)
+        # RFC 9112 6.1: waitress took the chunked end, and the bytes after it ran as a second request.
+        # It has popped Transfer-Encoding by now if it took it (HTTP/1.1); on HTTP/1.0 it is still here.
+        if "CONTENT_LENGTH" in self.headers and (self.chunked or "TRANSFER_ENCODING" in self.headers):
+            raise ParsingError(BOTH_FRAMINGS)
+
+    def received(self, data: bytes) -> int:
+        had_head = self.headers_finished
+        consumed = super().received(data)
+        if self.headers_finished and not had_head:
+            self.head_done_at = time.monotonic()
+            if (self.bearer and not self.completed and self.error is None
+                    and needs_bearer(self.command, self.path)
+                    and not bearer_matches(self.headers.get("AUTHORIZATION", ""), self.bearer)):
+                self.error, self.completed = Unauthorized(), True
+        if self.error is not None:
+            return len(data)     # nothing after a refusal is a request: the connection closes after it
+        return consumed
 
 
 def client_key(addr) -> str:
@@ -97,7 +125,7 @@ REFUSALS = {
 
 
 class FamilyErrorTask(ErrorTask):
-    """waitress's own refusals and ours, as {"detail": "..."} JSON (the connection is closed after)."""
+    """waitress's own refusals (413, 400, 431) and ours, as {"detail": "..."} JSON (the connection closes after)."""
 
     def execute(self) -> None:
         e = self.request.error
@@ -140,19 +168,12 @@ class BoundedChannel(HTTPChannel):
         mine.add(self)
         self._keep_share(mine)
 
-    # ---------------------------------------------------------------- one address's share
-    def _closing(self) -> bool:
-        return bool(self.will_close or self.close_when_flushed)
-
-    def _waiting(self) -> bool:
-        """Nothing of this connection is being served or answered (a head or body coming in, or idle)."""
-        return not (self.requests or self.total_outbufs_len or self._closing())
-
     def _keep_share(self, mine: set) -> None:
-        live = [ch for ch in mine if not ch._closing()]
+        live = [ch for ch in mine if not (ch.will_close or ch.close_when_flushed)]
         if len(live) <= self.share:
             return
-        waiting = [ch for ch in live if ch is not self and ch._waiting()]
+        # nothing of it being served or answered (a head or body coming in, or idle)
+        waiting = [ch for ch in live if ch is not self and not (ch.requests or ch.total_outbufs_len)]
         if waiting:
             oldest = min(waiting, key=lambda ch: ch.last_activity)
             oldest.will_close = True            # writable() is now true: the loop closes it next turn
@@ -171,7 +192,6 @@ class BoundedChannel(HTTPChannel):
                 self.server.by_address.pop(self._key, None)
         super().del_channel(map)
 
-    # ---------------------------------------------------------------- answering from the loop
     def _refuse(self, error, request=None) -> None:
         """Answer `error` for the request being read (or `request`), in order after any being served."""
         with self.requests_lock:
@@ -184,11 +204,6 @@ class BoundedChannel(HTTPChannel):
             self.requests.append(req)
             if len(self.requests) == 1:
                 self.server.add_task(self)
-
-    def _busy(self) -> bool:
-        """A request is being read past its head, queued, served, or its answer is still going out."""
-        req = self.request
-        return bool(self.requests or self.total_outbufs_len or (req is not None and req.headers_finished))
 
     def send_continue(self) -> None:
         # waitress would say "100 Continue" to a request it has already refused (a Content-Length over the
@@ -218,8 +233,9 @@ class BoundedChannel(HTTPChannel):
         now = time.monotonic()
         if self._body_too_slow(now):
             return False
-        if self._busy():
-            self._waiting_since, self._served = now, True
+        req = self.request
+        if self.requests or self.total_outbufs_len or (req is not None and req.headers_finished):
+            self._waiting_since, self._served = now, True   # read past its head, served, or its answer going out
         elif not self.will_close and now - self._waiting_since > self.header_timeout:
             # A kept-alive connection with nothing begun is simply expired; one that opened and sent
             # nothing, or only part of a request head, is a slow client and is counted.
@@ -230,23 +246,17 @@ class BoundedChannel(HTTPChannel):
         return super().readable()
 
 
-def _listeners(server) -> list:
-    if isinstance(server, BaseWSGIServer):
-        return [server]
-    return [d for d in getattr(server, "map", {}).values() if isinstance(d, BaseWSGIServer)]
-
-
 def bound_clients(server, server_cfg, bearer: str = ""):
-    """Make every connection `server` accepts from now on a BoundedChannel with server_cfg's bounds, whose
-    request heads are checked for `bearer` (empty: no bearer configured)."""
+    """Every connection `server` accepts from now on a BoundedChannel with server_cfg's bounds and `bearer`."""
     parser = type("HeadParser", (HeadParser,), {"bearer": bearer.encode() if bearer else b""})
     channel = type("BoundedChannel", (BoundedChannel,), {
         "parser_class": parser,
         "header_timeout": float(server_cfg.header_timeout_seconds),
         "body_timeout": float(server_cfg.body_timeout_seconds),
         "min_body_rate": max(1, int(server_cfg.min_body_bytes_per_second)),
-        "share": share_cap(server_cfg)})
-    for listener in _listeners(server):
+        "share": max(1, int(server_cfg.connection_limit * server_cfg.connection_share))})
+    listeners = [server] if isinstance(server, BaseWSGIServer) else [
+        d for d in getattr(server, "map", {}).values() if isinstance(d, BaseWSGIServer)]
+    for listener in listeners:
         listener.by_address = {}
         listener.channel_class = channel
-    return server

@@ -1,10 +1,6 @@
-"""GET /viewer: the window, on the shared Seren shell (seren_meninges.viewer), rendered once at app build from
-the fragment files beside this module. Public: the page holds nothing, and its scripts ask for the bearer
-(the shell's token modal) when a route answers 401. No CDN, no build step.
-
-It may not be framed, and its Content-Security-Policy runs no script but the page's own blocks (allowed by
-their SHA-256): the markup's inline handlers (onclick="...") are lifted into that script at render time, so
-the policy needs neither 'unsafe-inline' nor 'unsafe-hashes'.
+"""GET /viewer: the window, on the shared Seren shell (seren_meninges.viewer), rendered once from the fragment
+files beside this module. Its Content-Security-Policy runs no script but the page's own blocks (by SHA-256):
+the markup's inline handlers are lifted into that script, so it needs neither 'unsafe-inline' nor 'unsafe-hashes'.
 """
 from __future__ import annotations
 
@@ -24,34 +20,20 @@ VIEWER_DIR = Path(__file__).resolve().parent
 TITLE = "SerenHippocampus"
 BRAND = "Seren<b>Hippocampus</b> · the sleep cycle"
 ACCENT = "#c9a0dc"   # wisteria
-
 _SCRIPT = re.compile(r"(<script>)(.*?)(</script>)", re.S | re.I)
 _TAG = re.compile(r"""<[a-zA-Z](?:[^>"']|"[^"]*"|'[^']*')*>""")
 _HANDLER = re.compile(r"""\son([a-z]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
-
-
-# The shell's token button is "🔑 Token": without an emoji font (a bare Linux box, a kiosk) the key is a
-# box. Drawn here as inline SVG in the text's colour, so it looks the same everywhere.
+# the shell's token button is "🔑 Token", a box without an emoji font: drawn as inline SVG in the text's colour
 KEY_SVG = ('<svg class="icon-svg" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" fill="none" '
            'stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">'
            '<circle cx="7.5" cy="15.5" r="4.5"/><path d="M10.7 12.3 20 3m-4 4 3 3m-5-1 2 2"/></svg>')
 EMOJI_KEY = "\U0001F511"
 
 
-def render_page() -> str:
-    page = render_from_dir(VIEWER_DIR, title=TITLE, brand=BRAND,
-                           subtitle=f"v{__version__} · drafts long-term memory for review",
-                           accent=ACCENT)
-    page = page.replace(f'onclick="openToken()">{EMOJI_KEY} Token</button>',
-                        f'onclick="openToken()">{KEY_SVG}<span>Token</span></button>')
-    return page.replace(EMOJI_KEY, "key")      # the shell's CSS comments name it too
-
-
 def lift_handlers(page: str) -> str:
-    """Every inline handler in the markup becomes a data-hx-on attribute, bound by the page's last script.
-    The handlers run as the attributes did: `this` is the element, `event` the event, in the same order."""
-    scripts = _SCRIPT.findall(page)
-    if not scripts:
+    """Every inline handler in the markup becomes a data-hx-on attribute, bound by the page's last script as
+    the attribute was (`this` the element, `event` the event, in the same order)."""
+    if not _SCRIPT.search(page):
         return page
     handlers: list = []
 
@@ -66,15 +48,11 @@ def lift_handlers(page: str) -> str:
         out = _HANDLER.sub(one, m.group(0))
         return out if not mine else out[:-1].rstrip("/ ") + f' data-hx-on="{" ".join(mine)}"' + \
             (" />" if out.endswith("/>") else ">")
-
-    def lift(markup: str) -> str:
-        return _TAG.sub(tag, markup)
-
     parts, last = [], 0
     for m in _SCRIPT.finditer(page):          # only the markup between the script blocks is touched
-        parts += [lift(page[last:m.start()]), m.group(0)]
+        parts += [_TAG.sub(tag, page[last:m.start()]), m.group(0)]
         last = m.end()
-    parts.append(lift(page[last:]))
+    parts.append(_TAG.sub(tag, page[last:]))
     out = "".join(parts)
     if not handlers:
         return out
@@ -90,20 +68,20 @@ def lift_handlers(page: str) -> str:
     return out[:opening] + "\n".join(binder) + out[opening:]
 
 
-def script_hashes(page: str) -> list:
-    return ["'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode() + "'"
-            for _, body, _ in _SCRIPT.findall(page)]
-
-
 def content_security_policy(page: str) -> str:
-    scripts = " ".join(script_hashes(page)) or "'none'"
+    scripts = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode() + "'"
+                       for _, body, _ in _SCRIPT.findall(page)) or "'none'"
     return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
             "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 
 class Viewer:
     def __init__(self):
-        page = lift_handlers(render_page())
+        page = render_from_dir(VIEWER_DIR, title=TITLE, brand=BRAND,
+                               subtitle=f"v{__version__} · drafts long-term memory for review", accent=ACCENT)
+        page = page.replace(f'onclick="openToken()">{EMOJI_KEY} Token</button>',
+                            f'onclick="openToken()">{KEY_SVG}<span>Token</span></button>')
+        page = lift_handlers(page.replace(EMOJI_KEY, "key"))     # the shell's CSS comments name it too
         self.html = page.encode("utf-8")
         self.csp = content_security_policy(page)
 
@@ -114,8 +92,3 @@ class Viewer:
                           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
         resp.data = self.html
 
-
-def add_viewer(app: falcon.App) -> Viewer:
-    viewer = Viewer()
-    app.add_route("/viewer", viewer)
-    return viewer

@@ -1,0 +1,245 @@
+"""The subcommands' own code, imported only when one runs (never by `serve`): check-config's probes, check-ripple,
+ripple-claude and replay."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from typing import Optional
+
+from hippocampus import config as config_mod
+from hippocampus.cli import flags as flags_mod
+from hippocampus.config import redact
+from hippocampus.memory import MemoryClient
+from hippocampus.model.process import split_command
+from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
+from hippocampus.replay.service import words
+from hippocampus.ripple import check as ripple_check
+from hippocampus.ripple import claude as claude_setup
+from hippocampus.status.watch import memory_health, model_health, model_watched
+from hippocampus.store.capture import store_for
+
+MEMORY_SECONDS = 5.0        # a probe waits this long at most for Memory (the model's read has its own 3 s)
+COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"), ("invented", "invented"),
+           ("overlap", "overlap_landed"), ("seconds", "seconds"))
+
+
+def probe(cfg) -> tuple:
+    """(warnings, notes): a warning per thing that cannot be reached, with its fix; a note per one that can. A
+    managed model is down between sleeps by design, so its server binary and model file are looked at instead."""
+    warnings, notes = [], []
+    for check in (_memory_probe, _model_probe, _lifecycle_probe, _ripple_probe):
+        w, n = check(cfg)
+        warnings += w
+        notes += n
+    return warnings, notes
+
+
+def _memory_probe(cfg) -> tuple:
+    url = cfg.memory.url
+    client = MemoryClient(url, cfg.memory.resolve_bearer(), min(cfg.memory.timeout_seconds, MEMORY_SECONDS))
+    view = memory_health(client)
+    where = redact.url(url)
+    if view["reachable"]:
+        return [], [f"# reached: Memory at {where}"]
+    if view.get("not_memory"):
+        fix = "set memory.url to SerenMemory's own address (its default is http://127.0.0.1:7420)"
+    else:
+        fix = ("start SerenMemory there (seren-memory), or set memory.url to where it listens "
+               "(its default is http://127.0.0.1:7420)")
+    return [f"memory.url {where} does not answer ({view['error']}): every sleep, tend and check needs it; {fix}"], []
+
+
+def _model_probe(cfg) -> tuple:
+    mcfg = cfg.model
+    if not model_watched(mcfg):
+        return [], []           # none (mechanical mode), or managed: started at bedtime, its files probed below
+    view = model_health(mcfg)
+    where = redact.url(mcfg.url)
+    if view["answering"]:
+        return [], [f"# reached: the model at {where}"]
+    return [f"model.url {where} does not answer ({view['error']}): the sleeps cannot draft; start the model "
+            "server there, or set model.url to where it listens (an OpenAI-compatible URL ending in /v1), or "
+            "leave model.url blank for mechanical mode"], []
+
+
+def _lifecycle_probe(cfg) -> tuple:
+    lc = cfg.model.lifecycle
+    if not cfg.model.configured:
+        return [], []
+    warnings, notes = [], []
+    if lc.server:
+        found = program(lc.server)
+        if found:
+            notes.append(f"# found: model.lifecycle.server {found}")
+        else:
+            warnings.append(f"model.lifecycle.server {lc.server} {_missing(lc.server)}: the model cannot be "
+                            "started at bedtime; install the server (llama-server) there, or set "
+                            "model.lifecycle.server to its full path")
+    if lc.model_path:
+        path = os.path.expanduser(lc.model_path)
+        if os.path.exists(path):
+            notes.append(f"# found: model.lifecycle.model_path {path}")
+        else:
+            warnings.append(f"model.lifecycle.model_path {lc.model_path} does not exist: the server would have "
+                            "no model to load; download the model file (.gguf) there, or set "
+                            "model.lifecycle.model_path to where it is")
+    if lc.start and lc.manage:
+        first = _first_word(lc.start)
+        if first and not program(first):
+            warnings.append(f"model.lifecycle.start runs {first}, which {_missing(first)}: the model cannot be "
+                            "started at bedtime; install it, or give its full path in model.lifecycle.start")
+    if lc.cwd and not os.path.isdir(os.path.expanduser(lc.cwd)):
+        warnings.append(f"model.lifecycle.cwd {lc.cwd} is not a folder: create it, or set model.lifecycle.cwd "
+                        "to the folder the server should start in")
+    return warnings, notes
+
+
+def _ripple_probe(cfg) -> tuple:
+    kind = (cfg.ripple.type or "").strip().lower()
+    if kind not in ("script", "endpoint"):
+        return [], []
+    wanted = ("account", "command") if kind == "script" else ("url",)
+    lines = [ln for ln in ripple_check.checks(cfg.ripple, memory_url=cfg.memory.url) if ln.check in wanted]
+    warnings = [f"ripple {ln.check}: {ln.text} (seren-hippocampus check-ripple checks the whole wake-up)"
+                for ln in lines if not ln.ok]
+    notes = [f"# ripple {ln.check}: {ln.text}" for ln in lines if ln.ok]
+    return warnings, notes
+
+
+def program(name: str) -> Optional[str]:
+    """A path given must be an executable file; a bare name is looked up on PATH."""
+    name = os.path.expanduser(name)
+    if os.path.isabs(name) or os.sep in name or (os.altsep and os.altsep in name):
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    return shutil.which(name)
+
+
+def _missing(name: str) -> str:
+    path = os.path.expanduser(name)
+    if os.path.isabs(path) or os.sep in path:
+        return "is not an executable file" if os.path.exists(path) else "does not exist"
+    return "is not on this account's PATH"
+
+
+def _first_word(line: str) -> str:
+    try:
+        argv = split_command(line)
+    except ValueError:
+        return ""
+    if isinstance(argv, str):       # Windows: the whole line; its first word, quoted or not
+        argv = argv.strip()
+        return argv[1:].split('"', 1)[0] if argv.startswith('"') else (argv.split() or [""])[0]
+    return argv[0] if argv else ""
+
+
+def _error(text: str) -> int:
+    print(f"seren-hippocampus: error: {text}", file=sys.stderr)
+    return 2
+
+
+def ripple_claude(args: argparse.Namespace) -> int:
+    run_as = (args.run_as or "").strip() or claude_setup.invoking_account()
+    try:
+        cr = claude_setup.build(args.folder, claude_json=args.claude_json, run_as=run_as)
+    except claude_setup.ClaudeSetupError as exc:
+        return _error(str(exc))
+    if args.yaml is not None:
+        print("\n".join(claude_setup.yaml_lines(cr, args.yaml)))
+    else:
+        lines = ["ripple:", "  type: script", *claude_setup.yaml_lines(cr, 2), f"  run_as: {json.dumps(run_as)}"]
+        print("\n".join(lines))
+    print(f"# {len(cr.servers)} MCP server(s) for {cr.cwd}: {cr.registered.scopes()} "
+          f"(from {cr.registered.settings})", file=sys.stderr)
+    return 0
+
+
+def check_ripple(args: argparse.Namespace) -> int:
+    cfg = config_mod.load(args.config, announce=False)
+    try:
+        overrides = flags_mod.apply_flags(cfg, args)
+    except flags_mod.FlagError as exc:
+        return _error(str(exc))
+    for w in cfg.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    name, _ = ripple_check.Probe().whoami() if cfg.ripple.type == "script" else ("", False)
+    print(f"# ripple: {ripple_check.route(cfg.ripple)} (config {cfg.path or '(none: defaults)'}"
+          + (f"; overridden by flags: {', '.join(overrides)}" if overrides else "")
+          + (f"; checked as {name}" if name else "") + ")")
+    lines = ripple_check.checks(cfg.ripple, memory_url=cfg.memory.url)
+    for ln in lines:
+        print(ln.render(), flush=True)
+    if args.fire and cfg.ripple.type:
+        print("# firing one harmless wake-up through the ripple ...", flush=True)
+        ln = ripple_check.fire(cfg.ripple, log_dir=cfg.state_dir, timeout=args.timeout)
+        print(ln.render())
+        lines.append(ln)
+    bad = [ln for ln in lines if not ln.ok]
+    print(f"# {'all ' + str(len(lines)) + ' ok' if not bad else f'{len(bad)} of {len(lines)} not ok'}")
+    return 1 if bad else 0
+
+
+def _fail(text: str, code: int) -> int:
+    print(f"seren-hippocampus replay: {text}", file=sys.stderr)
+    return code
+
+
+def replay_command(args, out=None) -> int:
+    """`replay DRAFT_ID | --last N`, by the service's rule (a URL given here is refused, so a shell cannot send the
+    person's fragments anywhere either): exit 1 when a draft has no packet or the candidate is not allowed."""
+    out = out or sys.stdout
+    if (args.draft_id is None) == (args.last is None):
+        return _fail("give a DRAFT_ID or --last N (one of them)", 2)
+    if args.last is not None and args.last < 1:
+        return _fail("--last takes a whole number of drafts, 1 or more", 2)
+    if args.model_url:
+        return _fail(f"--model-url is no longer taken: replay reaches only the configured model and the candidates "
+                     f"listed in replay.candidates; list {args.model_url!r} there under a name and pass --candidate "
+                     "NAME", 2)
+    if args.timeout is not None and not args.timeout > 0:
+        return _fail("--timeout is a number of seconds above 0", 2)
+    cfg = config_mod.load(getattr(args, "config", None), announce=False)
+    memory = MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
+    env = ReplayEnv(cfg=cfg, store=store_for(cfg), memory=memory)
+    kw = {"candidate": args.candidate, "model": args.model_name, "timeout_seconds": args.timeout}
+    try:
+        if args.last is None:
+            result = replay(env, args.draft_id, **kw)
+            print(json.dumps(result, indent=2) if args.json else words(result), file=out)
+            return 0
+        results = compare(env, args.last, **kw)
+    except (NoPacket, NotAllowed) as exc:
+        return _fail(str(exc), 1)
+    if not results["drafts"]:
+        return _fail(f"no replay packets in {env.store.folder}", 1)
+    print(json.dumps(results, indent=2) if args.json else table(results), file=out)
+    return 0
+
+
+_FORMATS = {"overlap_landed": "{:.2f}", "seconds": "{:.1f}"}     # every other column as it is
+
+
+def _cell(k: dict, key: str) -> str:
+    v = k.get(key)
+    return "-" if v is None else _FORMATS.get(key, "{}").format(v)
+
+
+def table(results: dict) -> str:
+    head = ["draft", "attempt"] + [name for name, _ in COLUMNS]
+    rows = []
+    for r in results["drafts"]:
+        o, c = r["original"]["checks"], r["candidate"]["checks"]
+        rows.append([r["draft_id"][:12], str(r.get("attempt") or "")]
+                    + [f"{_cell(o, key)} / {_cell(c, key)}" for _, key in COLUMNS])
+    t = results["total"]
+    rows.append([f"total ({t['original']['drafts']})", ""]
+                + [f"{_cell(t['original'], key)} / {_cell(t['candidate'], key)}" for _, key in COLUMNS])
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    served = next((r["candidate"].get("served") for r in results["drafts"] if r["candidate"].get("served")), None)
+    url = results["drafts"][0]["candidate"]["url"]
+    note = results["drafts"][0].get("timeout_note")
+    return "\n".join([f"original / candidate ({served or 'no answer'} at {url})", line(head)]
+                     + [line(r) for r in rows] + ([f"note: {note}"] if note else []))
