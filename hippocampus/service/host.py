@@ -19,12 +19,6 @@ from hippocampus.service.startup import exposure, use_system_trust
 
 log = logging.getLogger("hippocampus.host")
 
-LOG_FILE = "seren-hippocampus.log"
-LOG_BYTES = 5 * 1024 * 1024
-LOG_BACKUPS = 5
-LOG_FORMAT = "%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"
-DEFAULT_WAIT_HINT = 15.0
-
 
 class ServiceHost:
     def __init__(self, config_path: str, log_dir: Optional[Path] = None):
@@ -100,12 +94,12 @@ class ServiceHost:
     def _open_log(self, config_path: Path, configured_level: str = "INFO") -> None:
         folder = self.log_dir or (config_path.parent / "logs")
         folder.mkdir(parents=True, exist_ok=True)
-        self.log_path = folder / LOG_FILE
-        handler = logging.handlers.RotatingFileHandler(self.log_path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS,
+        self.log_path = folder / "seren-hippocampus.log"
+        handler = logging.handlers.RotatingFileHandler(self.log_path, maxBytes=5 * 1024 * 1024, backupCount=5,
                                                        encoding="utf-8")
         level = getattr(logging, configured_level.upper(), logging.INFO)    # $..._LOG_LEVEL applied at load
         handler.setLevel(level)
-        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
         handler.addFilter(redact.LogFilter())           # no URL's user:password@ or ?key= in the log
         root = logging.getLogger()
         self._root_level = root.level
@@ -122,10 +116,9 @@ class ServiceHost:
         root = logging.getLogger()
         root.removeHandler(handler)
         handler.close()
-        if self._root_level is not None:
-            root.setLevel(self._root_level)
+        root.setLevel(self._root_level)
 
-    def stop(self, wait_hint_seconds: float = DEFAULT_WAIT_HINT) -> float:
+    def stop(self, wait_hint_seconds: float = 15.0) -> float:
         """The draining stop, then the actor tree, within the wait hint. Returns the seconds it took."""
         t0 = time.monotonic()
         with self._lock:

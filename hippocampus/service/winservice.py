@@ -46,8 +46,8 @@ if win32serviceutil is not None:  # pragma: no cover - Windows only
             # pywin32's own SvcRun reports RUNNING before anything starts, so a failed start looked like one
             # that worked: here RUNNING waits for the host, and a failed start is STOPPED with exit code 1.
             self.ReportServiceStatus(win32service.SERVICE_START_PENDING, waitHint=START_WAIT_HINT_SECONDS * 1000)
-            config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
-            self.host = ServiceHost(config, None)
+            self.config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
+            self.host = ServiceHost(self.config, None)
             try:
                 self.host.start()
             except Exception as exc:  # noqa: BLE001 - any failed start is reported, in one line
@@ -60,8 +60,7 @@ if win32serviceutil is not None:  # pragma: no cover - Windows only
             self.ReportServiceStatus(win32service.SERVICE_STOP_PENDING)
 
         def SvcDoRun(self):  # noqa: N802 - pywin32's name
-            config = win32serviceutil.GetServiceCustomOption(self._svc_name_, CONFIG_OPTION, "")
-            servicemanager.LogInfoMsg(f"{SERVICE_NAME}: serving on {self.host.url} (config {config})")
+            servicemanager.LogInfoMsg(f"{SERVICE_NAME}: serving on {self.host.url} (config {self.config})")
             if self.stop_asked.is_set():           # a stop that came while it was starting
                 self.host.stop(WAIT_HINT_SECONDS)
             self.host.wait()

@@ -53,15 +53,11 @@ def record(ctx, stage: str, topic: Optional[str], prompt: str, markers, candidat
 
 def _call(stage, topic, prompt, markers, candidates, answer, parsed, error) -> dict:
     by_id = {c.get("id"): c for c in candidates or [] if isinstance(c, dict)}
-    entries = []
-    for m, row in markers.entries.items():
-        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-        entries.append({"marker": m, "id": markers.fragments.get(m), "content": row.get("content"),
-                        "ts": meta.get("ts")})
-    cores = []
-    for m, cid in markers.cores.items():
-        c = by_id.get(cid) or {}
-        cores.append({"marker": m, "id": cid, "content": c.get("content"), "via": c.get("via")})
+    entries = [{"marker": m, "id": markers.fragments.get(m), "content": row.get("content"),
+                "ts": row["metadata"].get("ts") if isinstance(row.get("metadata"), dict) else None}
+               for m, row in markers.entries.items()]
+    cores = [{"marker": m, "id": cid, "content": (by_id.get(cid) or {}).get("content"),
+              "via": (by_id.get(cid) or {}).get("via")} for m, cid in markers.cores.items()]
     call = {"stage": stage, "topic": topic, "prompt": prompt, "entries": entries, "candidates": cores,
             "answer": None, "finish_reason": None, "served": None, "seconds": None, "tokens": None,
             "ops": [], "dropped": [], "cut_off": False, "error": error, "failure": None, "response_format": None}

@@ -30,10 +30,6 @@ ROUTINE = frozenset({"nudged", "brief_requested"})
 COMPACT_SLACK = 200                               # lines beyond twice the kept events before a compaction
 
 
-def matters(type_: str) -> bool:
-    return type_ not in ROUTINE
-
-
 class EventLog:
     def __init__(self, path: Optional[Path], clock: Clock, keep: int = 500):
         self.path = Path(path) if path else None
@@ -62,7 +58,7 @@ class EventLog:
             with self._lock:
                 event = self._new(type_, self.clock.now(), fields)
                 line = _line(event)
-            self._append(line, sync=matters(type_))
+            self._append(line, sync=type_ not in ROUTINE)
         self._tell(event)
         return event
 
@@ -85,7 +81,7 @@ class EventLog:
                     event = self._new(type_, now, {**fields, "count": 1, "last_at": now})
                     self._bursts[type_] = event["seq"]
                     line = _line(event)
-            self._append(line, sync=matters(type_))
+            self._append(line, sync=type_ not in ROUTINE)
         if not folded:
             self._tell(event)
         return event
@@ -140,7 +136,7 @@ class EventLog:
     def _add(self, event: dict) -> None:
         """Keep the event; drop the oldest of its kind beyond `keep`. The caller holds the lock."""
         seq = int(event["seq"])
-        kind = matters(str(event.get("type")))
+        kind = str(event.get("type")) not in ROUTINE
         self._events[seq] = event
         kept = self._kept[kind]
         kept.append(seq)

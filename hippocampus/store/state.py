@@ -39,8 +39,7 @@ def history_with(row: dict):
     """The change that adds a history row, keeping the newest HISTORY_KEEP of its kind (for mutate_many)."""
     def add(rows: list) -> list:
         rows.append(row)
-        kind = row.get("kind")
-        same = [r for r in rows if r.get("kind") == kind]
+        same = [r for r in rows if r.get("kind") == row.get("kind")]
         drop = {id(r) for r in same[:-HISTORY_KEEP]}
         return [r for r in rows if id(r) not in drop]
     return add
