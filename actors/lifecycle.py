@@ -1,4 +1,4 @@
-"""The lifecycle actor, which owns the small model's server process, and the gate (ctx.gate) that reaches it.
+"""The lifecycle actor: owns the small model's server process.
 
 On (re)start it adopts the process it started before (recorded in the state file), so a crash of this actor
 never leaves an orphaned server. A start in progress sees the service's stop flag at its next poll and gives
@@ -6,18 +6,9 @@ up, so on_stop never waits out a model load.
 """
 from __future__ import annotations
 
-import time
-from typing import Optional
-
-import pykka
-
-from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.lifecycle import ModelLifecycle
 
 from actors.base import Supervised
-
-POLL_SECONDS = 0.25          # how often a wait for the model looks for a stop
-WAITING = "the wait for the model to start was given up and nothing was posted"
 
 
 class LifecycleActor(Supervised):
@@ -56,40 +47,3 @@ class LifecycleActor(Supervised):
         if self.lc.lc.managed and self.lc.last_failure is not None:
             snap["retry_at"] = self.lc.last_failure + self.lc.lc.retry_after_seconds
         return snap
-
-
-class LifecycleGate:
-    def __init__(self, runtime) -> None:
-        self.rt = runtime
-
-    def ensure(self) -> None:
-        """Wait for the model to be up; a stop ends the wait at once (the lifecycle may still be starting it)."""
-        timeout = self.rt.cfg.model.lifecycle.ready_timeout_seconds + 60
-        deadline = time.monotonic() + timeout
-        stopping = self.rt.ctx.stopping
-        try:
-            answer = self.rt.lifecycle.ensure()
-            while True:
-                stopping.check(WAITING)
-                try:
-                    answer.get(timeout=min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
-                    return
-                except pykka.Timeout:
-                    if time.monotonic() >= deadline:
-                        raise
-        except pykka.ActorDeadError:
-            stopping.check(WAITING)      # the stop took the lifecycle actor down: not "restarting"
-            raise ModelUnavailable("the model lifecycle actor is restarting; the next check tries again") from None
-        except pykka.Timeout:
-            raise ModelUnavailable(f"the model did not come up within {timeout:g} s") from None
-
-    def release(self, busy_seconds: float) -> None:
-        self.rt.lifecycle.release(busy_seconds)
-
-    def held_until(self, now: float) -> Optional[float]:
-        """When a failed start of the model may be tried again, while that is still ahead (else None)."""
-        at = (self.rt.board.get("lifecycle") or {}).get("retry_at")
-        return at if at is not None and at > now else None
-
-    def handover(self) -> bool:
-        return self.rt.lifecycle.handover()

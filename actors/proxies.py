@@ -12,7 +12,12 @@ from typing import Any, Optional
 
 import pykka
 
+from hippocampus.model.client import ModelUnavailable
+
 from actors import messages as m
+
+POLL_SECONDS = 0.25          # how often a wait for the model looks for a stop
+WAITING = "the wait for the model to start was given up and nothing was posted"
 
 
 class Proxy:
@@ -77,11 +82,31 @@ class RippleProxy(Proxy):
 
 
 class Lifecycle(Proxy):
+    """The lifecycle actor, and the model gate the domain sees (ctx.gate)."""
     name = "lifecycle"
 
-    def ensure(self) -> pykka.Future:
-        """Answered once the model is up."""
-        return self.ref().ask(m.Ensure(), block=False)
+    def __init__(self, registry, board, ready_timeout: float, stopping) -> None:
+        super().__init__(registry, board)
+        self.timeout, self.stopping = ready_timeout + 60, stopping
+
+    def ensure(self) -> None:
+        """Wait for the model to be up; a stop ends the wait at once (the lifecycle may still be starting it)."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            answer = self.ref().ask(m.Ensure(), block=False)
+            while True:
+                self.stopping.check(WAITING)
+                try:
+                    answer.get(timeout=min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+                    return
+                except pykka.Timeout:
+                    if time.monotonic() >= deadline:
+                        raise
+        except pykka.ActorDeadError:
+            self.stopping.check(WAITING)      # the stop took the lifecycle actor down: not "restarting"
+            raise ModelUnavailable("the model lifecycle actor is restarting; the next check tries again") from None
+        except pykka.Timeout:
+            raise ModelUnavailable(f"the model did not come up within {self.timeout:g} s") from None
 
     def release(self, busy_seconds: float) -> bool:
         return self.tell(m.Release(busy_seconds))
@@ -91,6 +116,11 @@ class Lifecycle(Proxy):
 
     def tick(self, chain_open: bool) -> bool:
         return self.tell(m.ModelTick(chain_open=chain_open))
+
+    def held_until(self, now: float) -> Optional[float]:
+        """When a failed start of the model may be tried again, while that is still ahead (else None)."""
+        at = self.published().get("retry_at")
+        return at if at is not None and at > now else None
 
 
 class Scheduler(Proxy):

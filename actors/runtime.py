@@ -21,7 +21,7 @@ from hippocampus.store.state import State
 
 from actors import faults
 from actors.base import Board
-from actors.lifecycle import LifecycleActor, LifecycleGate
+from actors.lifecycle import LifecycleActor
 from actors.messages import Ping
 from actors.proxies import Chain, Lifecycle, Notifier, Proxy, RippleProxy, Scheduler, Sleeper, Watch
 from actors.ripple import NotifierActor, RippleActor
@@ -53,15 +53,16 @@ class Runtime:
             from hippocampus.store.voice import VoiceCard
 
             voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock)
-        self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model,
-                           gate=LifecycleGate(self), voice=voice)
+        self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model, voice=voice)
         self.board = Board()
         self.registry = Registry()
         self.faults: dict = {}          # test-only: "name:on_start" -> die in the next on_start
         self.tick_flags: dict = {}      # name -> threading.Event: a Tick is queued (the ticker coalesces)
         self.supervisor: Optional[pykka.ActorRef] = None
         proxy = lambda cls, name="": cls(self.registry, self.board, name)      # noqa: E731
-        self.notifier, self.ripple, self.lifecycle = proxy(Notifier), proxy(RippleProxy), proxy(Lifecycle)
+        self.notifier, self.ripple = proxy(Notifier), proxy(RippleProxy)
+        self.ctx.gate = self.lifecycle = Lifecycle(self.registry, self.board, cfg.model.lifecycle.ready_timeout_seconds,
+                                                   self.ctx.stopping)
         self.chain, self.sleeper, self.scheduler = proxy(Chain), proxy(Sleeper), proxy(Scheduler)
         self.memory_health, self.wakeup, self.queue = (proxy(Watch, n) for n in ("memory_health", "wakeup", "queue"))
         self.ctx.cycle.on_release = lambda what: self.scheduler.released()

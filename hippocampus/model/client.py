@@ -56,10 +56,6 @@ class Answer:
     usage: Optional[dict] = None
     response_format: Optional[dict] = None      # the schema the answer was held to, as sent (None: plain)
 
-    @property
-    def cut_off(self) -> bool:
-        return self.finish_reason == "length"
-
 
 class ModelClient:
     """who, url_setting, timeout_setting: how a failure names this model and the settings that fix it (a

@@ -59,30 +59,23 @@ def _json(resp: requests.Response) -> Optional[dict]:
     return data if resp.status_code == 200 and isinstance(data, dict) else None
 
 
-def context_size(root: str, session=requests) -> Optional[int]:
-    data = _json(session.get(root + "/props", timeout=TIMEOUT)) or {}
-    n_ctx = (data.get("default_generation_settings") or {}).get("n_ctx")
-    return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
-
-
-def count_tokens(root: str, prompt: str, session=requests) -> Optional[int]:
-    templated = _json(session.post(root + "/apply-template", timeout=TIMEOUT,
-                                   json={"messages": [{"role": "user", "content": prompt}]})) or {}
-    text = templated.get("prompt") if isinstance(templated.get("prompt"), str) else prompt
-    data = _json(session.post(root + "/tokenize", json={"content": text, "add_special": True}, timeout=TIMEOUT))
-    tokens = (data or {}).get("tokens")
-    return len(tokens) if isinstance(tokens, list) else None
-
-
 def measure(cfg, session=requests) -> dict:
     """{"n_ctx", "prompt_tokens", "max_tokens", "fits" (True, False or None: unknown), "error", "checked_at"}."""
     out = {"n_ctx": None, "prompt_tokens": None, "max_tokens": cfg.model.max_tokens, "fits": None,
            "error": None, "checked_at": time.time()}
     root = server_root(cfg.model.url)
     try:
-        out["n_ctx"] = context_size(root, session)
-        if out["n_ctx"] is not None:
-            out["prompt_tokens"] = count_tokens(root, largest_prompt(cfg), session)
+        props = _json(session.get(root + "/props", timeout=TIMEOUT)) or {}
+        n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
+        if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
+            out["n_ctx"] = n_ctx
+            prompt = largest_prompt(cfg)        # counted in the server's chat template, when it has one
+            templated = _json(session.post(root + "/apply-template", timeout=TIMEOUT,
+                                           json={"messages": [{"role": "user", "content": prompt}]})) or {}
+            text = templated.get("prompt") if isinstance(templated.get("prompt"), str) else prompt
+            said = _json(session.post(root + "/tokenize", json={"content": text, "add_special": True}, timeout=TIMEOUT))
+            tokens = (said or {}).get("tokens")
+            out["prompt_tokens"] = len(tokens) if isinstance(tokens, list) else None
     except requests.RequestException as exc:
         did = transport_words.failed_predicate(exc, seconds=TIMEOUT)[1]
         out["error"] = f"the context size could not be checked: the model server at {redact.url(root)} {did}"
