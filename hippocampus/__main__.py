@@ -18,13 +18,6 @@ from hippocampus.config import redact
 log = logging.getLogger("hippocampus")
 
 
-def setup_logging(level: str = "INFO") -> None:
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pykka").setLevel(logging.WARNING)
-    redact.guard_logging()
-
-
 def serve(cfg) -> int:
     from hippocampus.service.root import BindError, Service, ServerLoopDied
 
@@ -139,7 +132,10 @@ def main(argv: Optional[list] = None) -> int:
         except (AttributeError, ValueError):
             pass
     args = build_parser().parse_args(argv)
-    setup_logging(args.log_level or "INFO")
+    logging.basicConfig(level=getattr(logging, (args.log_level or "INFO").upper(), logging.INFO), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pykka").setLevel(logging.WARNING)
+    redact.guard_logging()
     if args.command == "service":
         from hippocampus.service.winservice import cli
 

@@ -54,16 +54,6 @@ class NotSerenMemory(MemoryUnavailable):
 NO_DRAFTS = "Memory has no /drafts routes: upgrade Memory first"
 
 
-def _not_json(resp: requests.Response) -> str:
-    text = (resp.text or "").lstrip()
-    kind = (resp.headers.get("Content-Type") or "").split(";")[0].strip()
-    if text[:1] == "<":
-        return "an HTML page" if "html" in (text[:200].lower() + kind) else "an XML document"
-    if not text:
-        return "an empty body"
-    return f"a body that is not JSON ({kind or 'no content type'}: {text[:40]!r})"
-
-
 def _detail(resp: requests.Response) -> str:
     try:
         body = resp.json()
@@ -123,7 +113,7 @@ class MemoryClient:
         try:
             return resp.json()
         except ValueError:
-            raise NotSerenMemory(self.url, method, path, resp.status_code, _not_json(resp)) from None
+            raise NotSerenMemory(self.url, method, path, resp.status_code, tw.body_kind(resp, sample=True)) from None
 
     def _send(self, method: str, path: str, params: Optional[dict], json: Any, timeout: float) -> requests.Response:
         """One request; a GET whose connection closed or hung up is sent once more (uvicorn closes a connection

@@ -121,14 +121,16 @@ def failed(exc: BaseException, who: str, url: str, *, seconds: Optional[float] =
     return row, f"{who} at {url} {did}"
 
 
-def body_kind(resp: Any) -> str:
-    """What an answer that is not JSON looks like, in a few words (never its text)."""
+def body_kind(resp: Any, sample: bool = False) -> str:
+    """What an answer that is not JSON looks like, in a few words (its first 40 characters only with `sample`)."""
     text = (getattr(resp, "text", "") or "").lstrip()
     kind = ((getattr(resp, "headers", None) or {}).get("Content-Type") or "").split(";")[0].strip()
     if text[:1] == "<":
         return "an HTML page" if "html" in (text[:200].lower() + kind) else "an XML document"
     if not text:
         return "an empty body"
+    if sample:
+        return f"a body that is not JSON ({kind or 'no content type'}: {text[:40]!r})"
     return f"a {kind} body" if kind else "a body with no content type"
 
 

@@ -70,10 +70,6 @@ def not_installed(req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
     raise falcon.HTTPNotFound(description=NOT_INSTALLED)
 
 
-def mount_mcp_fallback(app: falcon.App, *, environ: Optional[Mapping[str, str]] = None) -> None:
-    app.add_sink(not_installed, path_pattern(mount_path(environ)))
-
-
 class LazyMount:
     """/mcp mounted off the start path: the SDK (about 23 MB and half a second) is imported on the first POST,
     or in the background after the first answer (`offer(preload=True)`). A stop never waits out a slow import
@@ -119,7 +115,7 @@ class LazyMount:
                 self.mounted = mount_mcp(self.app, self.front)
             except ImportError as exc:
                 log.info("no MCP endpoint: %s", exc)
-                mount_mcp_fallback(self.app)
+                self.app.add_sink(not_installed, path_pattern(mount_path()))     # /mcp says how to install it
         except Exception:  # noqa: BLE001 - the service runs on without /mcp
             log.exception("the MCP endpoint could not be mounted")
         finally:

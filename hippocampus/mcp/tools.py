@@ -88,7 +88,6 @@ def _clamp(value: Any, lo: int, hi: int, default: int) -> int:
 
 
 class Tools:
-
     def __init__(self, front):
         self.front = front
 
