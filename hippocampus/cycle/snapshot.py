@@ -10,7 +10,8 @@ REVIEW, REDRAFT, CLOSE = "under_review", "redraft", "close"
 BRIEF_READ_LIMIT = 50
 
 
-def group_chains(drafts: list) -> dict:
+def plan(drafts: list) -> list:
+    """Every chain with something open, oldest first."""
     unique: dict = {}
     for d in drafts:
         unique.setdefault(d.get("id"), d)
@@ -19,15 +20,12 @@ def group_chains(drafts: list) -> dict:
         chains.setdefault(d.get("cluster_id") or d["id"], []).append(d)
     for attempts in chains.values():
         attempts.sort(key=lambda d: (int(d.get("attempt") or 1), float(d.get("created_at") or 0)))
-    return chains
+    steps = (next_step(cid, attempts) for cid, attempts in chains.items())
+    return sorted((s for s in steps if s is not None), key=lambda s: float(s.attempts[0].get("created_at") or 0))
 
 
-def denied_ops(draft: dict) -> list:
-    return [op for op in draft.get("operations", []) if op.get("status") == "denied"]
-
-
-def approved_ops(draft: dict) -> list:
-    return [op for op in draft.get("operations", []) if op.get("status") == "approved"]
+def ops_with(draft: dict, status: str) -> list:
+    return [op for op in draft.get("operations", []) if op.get("status") == status]
 
 
 def brief_of(attempts: list) -> Optional[str]:
@@ -51,21 +49,15 @@ def next_step(cluster_id: str, attempts: list) -> Optional[Next]:
     pending = next((d for d in live if d.get("status") == "pending"), None)
     if pending is not None:
         return Next(cluster_id, REVIEW, pending, attempts)
-    redraft = latest.get("status") == "reviewed" and denied_ops(latest) and not latest.get("terminal")
+    redraft = latest.get("status") == "reviewed" and ops_with(latest, "denied") and not latest.get("terminal")
     return Next(cluster_id, REDRAFT if redraft else CLOSE, latest, attempts)
-
-
-def plan(drafts: list) -> list:
-    """Every chain with something open, oldest first."""
-    steps = (next_step(cid, attempts) for cid, attempts in group_chains(drafts).items())
-    return sorted((s for s in steps if s is not None), key=lambda s: float(s.attempts[0].get("created_at") or 0))
 
 
 def chain_cores(attempts: list) -> list:
     """The cores this chain has made so far, as candidates."""
     return [{"id": op["long_term_id"], "content": op.get("edited_content") or op.get("content") or "",
              "topic": op.get("topic"), "satellites": 0}
-            for d in attempts for op in approved_ops(d)
+            for d in attempts for op in ops_with(d, "approved")
             if op.get("kind") in ("new_core", "supersede", "verbatim") and op.get("long_term_id")]
 
 
@@ -160,6 +152,6 @@ def read_for(ctx) -> Snapshot:
     times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
     taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()
                       if isinstance(r, dict) and r.get("brief_id"))
-    ctx.last_snapshot = Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs),
-                                 parked=frozenset(picked["parked_briefs"] or ()), brief_times=times, closing_briefs=taken)
+    ctx.last_snapshot = Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), brief_times=times,
+                                 parked=frozenset(picked["parked_briefs"] or ()), closing_briefs=taken)
     return ctx.last_snapshot

@@ -4,14 +4,13 @@ said once before the record drops them, so a crash repeats nothing and loses non
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Optional
 
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.drafter import call_model, extend_ops, stamp, step_draft_id, submittable
 from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import review_note_id
-from hippocampus.cycle.snapshot import Next, Snapshot, approved_ops, brief_of, chain_cores, denied_ops
+from hippocampus.cycle.snapshot import Next, Snapshot, brief_of, chain_cores, ops_with
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import redraft_prompt
@@ -21,16 +20,6 @@ from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 
 log = logging.getLogger("hippocampus.tend")
-
-
-@dataclass
-class RedraftResult:
-    draft_id: Optional[str] = None
-    attempt: int = 0
-    terminal: bool = False
-    operations: int = 0
-    withdrawn: int = 0
-    failures: list = field(default_factory=list)
 
 
 def earlier_versions(attempts: list, latest: dict, op: dict) -> list:
@@ -127,49 +116,47 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     return new_ops, not new_ops, None
 
 
-def redraft_chain(ctx: Context, step: Next) -> RedraftResult:
-    result = RedraftResult()
+def redraft_chain(ctx: Context, step: Next) -> tuple:
+    """(the resubmitted attempt or None, how many operations were withdrawn, the model's failures)."""
     if ctx.mechanical:
         log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
-        return result
-    latest = step.latest
+        return None, 0, []
+    latest, withdrawn, failures, ops = step.latest, 0, [], []
     voice_block, voice_version = ctx.voice_block()
-    ops: list = []
     capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
     try:
-        for op in denied_ops(latest):
-            new_ops, withdrawn, failure = redraft_op(ctx, step, op, voice_block)
+        for op in ops_with(latest, "denied"):
+            new_ops, gone, failure = redraft_op(ctx, step, op, voice_block)
             if failure:
-                result.failures.append({"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"),
+                failures.append({"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"),
                                         "why": failure[:300]})
                 ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
                          draft_id=latest["id"])
-            elif withdrawn:
-                result.withdrawn += 1
+            elif gone:
+                withdrawn += 1
                 log.info("op %s of draft %s was withdrawn by the redraft", op.get("index"), latest["id"])
             extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
-    if result.failures:
-        return result       # all or nothing: a part submitted would drop the rest and its critique for good
+    if failures:
+        return None, withdrawn, failures   # all or nothing: a part submitted would drop the rest for good
     ops = submittable(ctx, ops)
     if not ops:
-        return result
+        return None, withdrawn, failures
     attempt = int(latest.get("attempt") or 1) + 1
     terminal = attempt >= ctx.cfg.sleep.max_attempts
     body = {"id": step_draft_id(step.cluster_id, attempt), "summary": f"redraft of {latest['id']} (attempt {attempt})",
             "operations": ops, "cluster_id": step.cluster_id, "attempt": attempt, "terminal": terminal,
             "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
             "brief_id_used": latest.get("brief_id_used"), "extra": stamp(ctx, None, voice_version)}
-    res = ctx.memory.submit_draft(body)
-    result.draft_id = res.get("id", body["id"])
-    capture.seal(ctx, result.draft_id, body)
-    result.attempt, result.terminal, result.operations = attempt, terminal, len(ops)
+    draft_id = ctx.memory.submit_draft(body).get("id", body["id"])
+    capture.seal(ctx, draft_id, body)
     ctx.gate.handover()
-    ctx.emit("tend_resubmitted", draft_id=result.draft_id, cluster_id=step.cluster_id, attempt=attempt,
+    ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,
              operations=len(ops), terminal=terminal)
-    return result
+    return {"draft_id": draft_id, "cluster_id": step.cluster_id, "attempt": attempt, "operations": len(ops),
+            "terminal": terminal}, withdrawn, failures
 
 
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
@@ -191,23 +178,21 @@ def record(ctx: Context, report: TendReport) -> None:
 def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> None:
     """Redraft a denied chain from its critique; with nothing left to redraft, close it."""
     report.redraft = True
-    result = redraft_chain(ctx, step)
-    report.model_failures.extend(result.failures)
-    if result.withdrawn:
-        report.withdrawn[step.cluster_id] = result.withdrawn
-    if result.draft_id:
-        report.resubmitted.append({"draft_id": result.draft_id, "cluster_id": step.cluster_id,
-                                   "attempt": result.attempt, "operations": result.operations,
-                                   "terminal": result.terminal})
-    elif not result.failures:                     # with failures the chain waits
-        why = "withdrawn" if result.withdrawn == len(denied_ops(step.latest)) else "nothing to redraft"
+    resubmitted, withdrawn, failures = redraft_chain(ctx, step)
+    report.model_failures.extend(failures)
+    if withdrawn:
+        report.withdrawn[step.cluster_id] = withdrawn
+    if resubmitted:
+        report.resubmitted.append(resubmitted)
+    elif not failures:                     # with failures the chain waits
+        why = "withdrawn" if withdrawn == len(ops_with(step.latest, "denied")) else "nothing to redraft"
         close_chain(ctx, step, report, why=why, snap=snap)
 
 
 def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str], snap: Snapshot) -> None:
     """Record the cull's plan in the state file, then carry it out."""
     cid, attempts = step.cluster_id, step.attempts
-    denied_left = len(denied_ops(step.latest))
+    denied_left = len(ops_with(step.latest, "denied"))
     if denied_left and cid not in (ctx.state.get("ended_chains") or []):
         fields = {"why": why} if why else {}
         ctx.emit_once("chain_ended", "cluster_id", cluster_id=cid, draft_id=step.latest.get("id"),
@@ -218,7 +203,7 @@ def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str]
         "cluster_id": cid, "drafts": [d["id"] for d in attempts if d.get("status") == "reviewed"],
         "closed": [], "brief_id": brief_of(attempts), "last_draft_id": attempts[-1]["id"], "consumed": False,
         "retired": False, "note_deleted": False, "attempts": len(attempts),
-        "landed": sum(len(approved_ops(d)) for d in attempts), "denied": denied_left,
+        "landed": sum(len(ops_with(d, "approved")) for d in attempts), "denied": denied_left,
         "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
     }
     _save(ctx, record)
