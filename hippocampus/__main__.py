@@ -51,7 +51,6 @@ def serve(cfg) -> int:
 
 
 def descriptor_limit() -> str:
-    """The open-file limit in force, for the start-up line."""
     try:
         import resource
     except ImportError:

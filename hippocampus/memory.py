@@ -140,7 +140,6 @@ class MemoryClient:
         return body[key] if key is not None else body
 
     def get_or_none(self, path: str) -> Any:
-        """GET path; None when Memory answers 404."""
         try:
             return self._call("GET", path)
         except MemoryRefused as exc:

@@ -165,8 +165,7 @@ _FAULTS = (AttributeError, KeyError, IndexError, TypeError, NameError, Assertion
 
 
 def in_words(exc: BaseException) -> str:
-    """Any failure as a person reads it: our own errors' sentence, a transport failure by its row, a fault in
-    the code as such (the log has the traceback), never a class name."""
+    """Any failure as a person reads it (our own errors' sentence, a transport row, or a fault), never a class name."""
     modules = {c.__module__.split(".")[0] for c in type(exc).__mro__}
     detail = str(exc).strip()
     if modules & {"requests", "urllib3"} or isinstance(exc, (http.client.HTTPException, ConnectionError)):

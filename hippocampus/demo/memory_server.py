@@ -96,7 +96,6 @@ def close_store(store) -> None:
 
 
 class MemoryServer:
-    """The real SerenMemory app under uvicorn in a daemon thread, on a loopback port."""
 
     def __init__(self, persist_dir: Path, port: Optional[int] = None, bearer: str = ""):
         quiet_memory_env()

@@ -99,8 +99,7 @@ _EVENT_WORDS = {
 
 
 def describe_event(e: dict) -> str:
-    """The demo's own sentence for the events it walks through; any other in the viewer's words, never its raw
-    fields."""
+    """The demo's own sentence for the events it walks through; any other in the viewer's words, never raw fields."""
     words = _EVENT_WORDS.get(e.get("type"))
     if words is not None:
         return words(e)
@@ -116,8 +115,7 @@ def seed(hand: MemoryHand, now: float) -> tuple:
 
 
 def scripted_reply(body: dict) -> str:
-    """One new_core per topic (worded from STATEMENTS); a redraft says the critique's words after 'say:', and
-    withdraws without them."""
+    """One new_core per topic (from STATEMENTS); a redraft says the critique's words after 'say:', or withdraws."""
     messages = body.get("messages") or []
     prompt = messages[-1].get("content", "") if messages else ""
     core = {"kind": "new_core", "fragments": re.findall(r"^\[(f\d+)\]", prompt, flags=re.M), "target": None}
@@ -162,7 +160,6 @@ def review_first(say, hand: MemoryHand, draft: dict) -> None:
 
 
 def cycle(say, narrator: Narrator, hand: MemoryHand, base: str, scripted: bool) -> None:
-    """The whole cycle, then what landed and what the quality report says."""
     say("sleep: a brief is waiting, so the check sleeps now -> POST /check")
     r = requests.post(base + "/check", timeout=120)
     r.raise_for_status()
@@ -214,8 +211,7 @@ def show_quality(say, base: str) -> None:
 
 
 def _start_service(tmp: Path, port: int, memory_url: str, model: Optional[FakeModel]):
-    """The hippocampus in external mode (the demo drives the checks), no ripple, state under tmp, listening;
-    None (having said why) when the port is taken."""
+    """The hippocampus in external mode (the demo drives it), listening; None (having said why) if the port is taken."""
     from hippocampus.service.root import Service
 
     cfg = config_mod.build({
@@ -238,7 +234,6 @@ def _start_service(tmp: Path, port: int, memory_url: str, model: Optional[FakeMo
 
 
 def _serve_until_stopped(say, url: str) -> None:
-    """Keep serving until Ctrl-C (or SIGTERM, on the main thread)."""
     stop = threading.Event()
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -36,8 +36,7 @@ def security_settings(TransportSecuritySettings, server_cfg, environ: Optional[M
 
 
 def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = None):
-    """Build the tools, start the loop thread, warm the endpoint up and add the sink; the Bridge (stopped at
-    teardown). ImportError without the [mcp] extra."""
+    """The tools, served and warmed up at /mcp: the Bridge (stopped at teardown); ImportError without the extra."""
     from hippocampus.mcp import sdk
 
     try:

@@ -29,8 +29,7 @@ _loaded: "types.SimpleNamespace | None" = None
 
 
 def load() -> types.SimpleNamespace:
-    """Server, StreamableHTTPSessionManager, TransportSecuritySettings and types, imported once (thread-safe);
-    ImportError without the [mcp] extra."""
+    """Server, StreamableHTTPSessionManager, TransportSecuritySettings and types, imported once (thread-safe)."""
     global _loaded
     with _lock:
         if _loaded is None:

@@ -161,7 +161,6 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
 
 
 class Bridge:
-    """The asyncio loop thread that runs the session manager, and the WSGI app in front of it."""
 
     def __init__(self, manager, name: str = "mcp-loop"):
         self.manager = manager
@@ -271,8 +270,7 @@ WARM_UP = (     # one call of each kind a client's first session makes (the hand
 
 
 def warm_up(bridge: Bridge, path: str) -> None:
-    """Send the endpoint, in-process, the calls a client's first session makes, so the SDK builds its parsers
-    for them now and not on the first client's call. A failure here is logged and changes nothing."""
+    """Send the endpoint in-process the calls a client's first session makes, so the SDK builds its parsers now."""
     import io
     import json
     from wsgiref.util import setup_testing_defaults

@@ -51,13 +51,8 @@ DESCRIPTIONS = {
 READ_ONLY = {"sleep_status", "sleep_history", "recent_events", "get_voice_card", "voice_card_history",
              "replay_draft", "replay_result"}
 
-TITLES = {
-    "sleep_status": "Sleep status", "sleep_now": "Sleep now", "tend_now": "Tend now", "check_now": "Check now",
-    "nudge": "Nudge the hippocampus", "sleep_history": "Sleep history", "recent_events": "Recent events",
-    "restart_actor": "Restart an actor", "replay_draft": "Replay a draft on a candidate model",
-    "replay_result": "Replay result", "get_voice_card": "Get the voice card", "set_voice_card": "Set the voice card",
-    "voice_card_history": "Voice card history",
-}
+TITLES = {"nudge": "Nudge the hippocampus", "restart_actor": "Restart an actor", "get_voice_card": "Get the voice card",
+          "replay_draft": "Replay a draft on a candidate model", "set_voice_card": "Set the voice card"}
 
 # A sleep and a check begin with Memory's purge of what is flagged (and a sleep tidies its fragments); a nudge,
 # a tend, a restart and a card version (added, never overwritten) delete nothing.
@@ -67,10 +62,9 @@ IDEMPOTENT = READ_ONLY - {"replay_draft"} | {"set_voice_card", "restart_actor"}
 
 
 def hints(name: str) -> dict:
-    """The tool's title and every hint, set (the spec's defaults would call a nudge destructive and open-world:
-    every tool stays inside this service, its Memory and the models the person configured)."""
-    return {"title": TITLES[name], "read_only_hint": name in READ_ONLY, "destructive_hint": name in DESTRUCTIVE,
-            "idempotent_hint": name in IDEMPOTENT, "open_world_hint": False}
+    """The title and every hint, set: the spec's defaults would call a nudge destructive and open-world."""
+    return {"title": TITLES.get(name, name.replace("_", " ").capitalize()), "read_only_hint": name in READ_ONLY,
+            "destructive_hint": name in DESTRUCTIVE, "idempotent_hint": name in IDEMPOTENT, "open_world_hint": False}
 
 
 def when(ts: Optional[float]) -> Optional[str]:
