@@ -110,16 +110,14 @@ def _windows(action: str, config: Optional[str]) -> int:  # pragma: no cover - W
             if not os.path.isfile(config):
                 return _err(f"the config file {config} does not exist")
             cls = win32serviceutil.GetServiceClassString(SerenHippocampusService)
+            kw = {"description": DESCRIPTION, "startType": win32service.SERVICE_AUTO_START}
             try:
-                win32serviceutil.InstallService(cls, SERVICE_NAME, DISPLAY_NAME, description=DESCRIPTION,
-                                                startType=win32service.SERVICE_AUTO_START)
+                win32serviceutil.InstallService(cls, SERVICE_NAME, DISPLAY_NAME, **kw)
                 print(f"installed the {SERVICE_NAME} service")
             except pywintypes.error as exc:
                 if exc.winerror != 1073:           # ERROR_SERVICE_EXISTS: update it
                     raise
-                win32serviceutil.ChangeServiceConfig(cls, SERVICE_NAME, displayName=DISPLAY_NAME,
-                                                     description=DESCRIPTION,
-                                                     startType=win32service.SERVICE_AUTO_START)
+                win32serviceutil.ChangeServiceConfig(cls, SERVICE_NAME, displayName=DISPLAY_NAME, **kw)
                 print(f"updated the existing {SERVICE_NAME} service")
             win32serviceutil.SetServiceCustomOption(SERVICE_NAME, CONFIG_OPTION, config)
             print(f"config: {config}\nstart it with: seren-hippocampus service start")

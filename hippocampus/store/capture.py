@@ -112,8 +112,11 @@ class PacketStore:
             entries = [p for p in self.folder.iterdir() if p.suffix == ".json" and p.name != OWED]
         except OSError:
             return []
-        stamped = [(_mtime(p), p.name, p) for p in entries]
-        return [p for t, _, p in sorted(stamped, reverse=True) if t is not None]
+        stamped = []
+        for p in entries:
+            with contextlib.suppress(OSError):     # gone since the listing
+                stamped.append((p.stat().st_mtime, p.name, p))
+        return [p for _, _, p in sorted(stamped, reverse=True)]
 
     def packets(self) -> Iterator[tuple]:
         for p in self.paths():
@@ -142,7 +145,9 @@ class PacketStore:
         except OSError as exc:
             log.warning("the replay packet for draft %s could not be written (%s)", packet.get("draft_id"), exc)
             return False
-        self.prune()
+        for p in self.paths()[self.keep:]:
+            with contextlib.suppress(OSError):
+                p.unlink()
         return True
 
     def rewrite(self, path: Path, packet: dict) -> bool:
@@ -155,11 +160,6 @@ class PacketStore:
         except OSError as exc:
             log.error("the replay packet %s could not be rewritten (%s)", path.name, exc)
             return False
-
-    def prune(self) -> None:
-        for p in self.paths()[self.keep:]:
-            with contextlib.suppress(OSError):
-                p.unlink()
 
     def owed(self) -> list:
         try:
@@ -177,10 +177,3 @@ class PacketStore:
                 path.unlink()
         except OSError as exc:
             log.error("could not record the purges still to scrub from the replay packets (%s)", exc)
-
-
-def _mtime(path: Path) -> Optional[float]:
-    try:
-        return path.stat().st_mtime
-    except OSError:         # gone since the listing
-        return None

@@ -102,14 +102,13 @@ class EventLog:
         events) when one changed or its bytes still hold what stale finds. True when either changed."""
         with self._write_lock:
             with self._lock:
-                changed = False
+                rewrite = False
                 for event in self._events.values():
                     new = clean(event)
                     if new != event:
                         event.clear()
                         event.update(new)
-                        changed = True
-            rewrite = changed
+                        rewrite = True
             if not rewrite and self.path is not None and stale is not None:
                 with contextlib.suppress(OSError):
                     rewrite = stale(self.path.read_bytes())

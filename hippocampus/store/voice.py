@@ -61,12 +61,10 @@ class VoiceCard:
         except OSError:
             sig = None
         seen = self._seen
-        if seen is not None and seen[0] == sig:
-            return seen[1]
-        cur = self.current()
-        version = int(cur["version"]) if cur else 0
-        self._seen = (sig, version)
-        return version
+        if seen is None or seen[0] != sig:
+            cur = self.current()
+            seen = self._seen = (sig, int(cur["version"]) if cur else 0)
+        return seen[1]
 
     def history(self, limit: int = 10) -> list:
         return list(reversed(self.versions()))[:max(1, min(200, limit))]
