@@ -243,8 +243,7 @@ class WsgiSink:
     def __call__(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
         req.context.mcp_transport = True    # its request line at DEBUG: each tool call logs its own at INFO
         if req.method != "POST":
-            # A GET would open a never-ending event stream that pins a waitress thread; the
-            # stateless transport has nothing to stream, so the spec's 405 is the honest answer.
+            # a GET would open an endless event stream pinning a waitress thread; stateless, there is none to send
             resp.status = falcon.HTTP_405
             resp.set_header("Allow", "POST")
             resp.media = {"detail": "this MCP endpoint takes POST only (stateless, JSON answers)"}
