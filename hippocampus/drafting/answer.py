@@ -1,9 +1,6 @@
-"""Reading the drafting worker's answer (pure, never raises).
-
-Lenient about the wrapping (think blocks, code fences, prose, trailing commas, an answer cut off mid-list),
-strict about the content: an operation cites only fragment markers and targets only cores it was shown. Of
-an answer cut off the finished operations are kept, a half-made one never; cut off before its first, it is a
-failure that says why, and "max_tokens is too low" only when that is the cause.
+"""Reading the drafting worker's answer (pure, never raises): lenient about the wrapping (think blocks, fences,
+prose, trailing commas, an answer cut off mid-list), strict about the content (only the markers it was shown).
+Of an answer cut off the finished operations are kept; cut off before its first, the failure says why.
 """
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ RRF_K = 60
 
 
 def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
-    """Cores near these texts, best first: reciprocal-rank fusion over one search per text (and one over them
-    all), satellites counting for their core."""
+    """Cores near these texts, best first: rank fusion over a search per text, satellites counting for their core."""
     if wanted <= 0:
         return []
     queries = [t[:1500] for t in texts if t and t.strip()][:8]

@@ -206,8 +206,7 @@ def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hi
 
 
 def whole_clusters(piles: list) -> list:
-    """The piles joined back into one per cluster: a mechanical sleep has no prompt for piles to bound, so a
-    cluster split in piles must still give one core, not one per pile."""
+    """The piles joined back into one per cluster: with no prompt to bound, a cluster is one core, not one per pile."""
     joined: dict = {}
     for pile in piles:
         joined.setdefault(pile.cluster, Pile(pile.topic, [], pile.hits, pile.cluster)).entries.extend(pile.entries)

@@ -1,8 +1,6 @@
-"""The JSON schema of the answers the drafting prompts ask for, sent as `response_format` (pure).
-
-A server that constrains its output (llama-server, Ollama, vLLM) is held to only the kinds offered, only the
-markers shown, bounded counts and lengths; the longest answer allowed stays within SHARE of model.max_tokens, so
-a constrained answer closes before it is cut off (the margin is for whitespace the grammar does not fix).
+"""The JSON schema of the answers the drafting prompts ask for, sent as `response_format` (pure): a server that
+constrains its output is held to the kinds offered, the markers shown, bounded counts and lengths, and the longest
+answer allowed stays within SHARE of model.max_tokens (the margin is for whitespace the grammar does not fix).
 """
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """The checks a replay puts side by side, and the quality report from Memory's drafts and the packets (pure).
 
-An invented number is a number or date token in an operation's text found in nothing it was shown (fragments
-with their dates, cores with their episodes, a redraft's critique): 03 is 3, and 2026-03-01 shows 2026. In the
-report an operation and its redrafts (linked by redraft_of through the chain's attempts) count under the model
-and voice card of the draft that first proposed it, in the column where it ended: a denial is "to the end" when
-terminal, its chain closed, or it was dropped from the next attempt.
+An invented number is a number or date token in an operation's text found in nothing it was shown. In the report
+an operation and its redrafts count under the model and voice card of the draft that first proposed it, in the
+column where it ended: a denial is "to the end" when terminal, its chain closed, or dropped from the next attempt.
 """
 from __future__ import annotations
 
@@ -58,8 +56,7 @@ def op_text(op: dict) -> str:
 
 
 def invented_numbers(ops: list, shown: Iterable[str]) -> list:
-    """The tokens each operation brings that nothing shown has (distinct per operation), sorted; each part of a
-    compound token shown counts as shown (2026 by 2026-03-01)."""
+    """The tokens each operation brings that nothing shown has, sorted; 2026 is shown by 2026-03-01."""
     known: set = set()
     for tok in (t for text in shown for t in numbers(text)):
         known.update([tok] + [p for p in _SEP.split(tok) if p and not _SEP.fullmatch(p)])

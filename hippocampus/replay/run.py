@@ -1,9 +1,6 @@
-"""Replay: a draft's saved prompts sent again, exactly as then, to the configured model (through the service's
-model gate) or a candidate listed in replay.candidates, read the way a sleep reads them; both sides compared.
-
-Memory is only read, for what landed. Of each answer only what was read from it is kept, never its text. A
-failed call is a result in the candidate's terms (its name, its setting), never an exception; a redirect is one,
-never followed. One deadline holds for the whole draft: a call in flight when it passes is cut.
+"""Replay: a draft's saved prompts sent again, exactly as then, to the configured model or a listed candidate,
+read the way a sleep reads them, both sides compared. Memory is only read; an answer's text is never kept. A
+failed call (a redirect too, never followed) is a result in the candidate's terms, never an exception.
 """
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ from hippocampus.drafting.prompt import Markers
 from hippocampus.replay import quality
 from hippocampus import transport_words
 from hippocampus.config import candidates, redact
-from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401 - NotAllowed: the callers' too
+from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401
 from hippocampus.store.capture import PacketStore
 
 log = logging.getLogger("hippocampus.replay")
@@ -98,8 +95,7 @@ def unsent(call: dict) -> dict:
 
 
 class Deadline:
-    """The replay's one deadline, armed at once; a call in flight when it passes is cut (the session shut), so a
-    candidate that trickles its answer ends on time too."""
+    """The replay's one deadline: a call in flight when it passes is cut, so a trickled answer ends on time too."""
 
     def __init__(self, seconds: float, session: Any, words: str) -> None:
         self.words, self.cut = words, False
@@ -208,8 +204,7 @@ def prepare(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, mode
 
 def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[Callable[[], bool]] = None,
                asked: Optional[float] = None) -> dict:
-    """Both sides of one draft, its calls one after the other within cand.timeout_seconds (`asked`: the timeout
-    the request gave, to name it); a call not sent (stopped() or past the deadline) is a failed call saying so."""
+    """Both sides of one draft; `asked`: the timeout the request gave, to name it when it passes."""
     draft_id = packet["draft_id"]
     session = ReplaySession()
     cfg = dataclasses.replace(env.cfg.model, url=cand.url, name=cand.name, timeout_seconds=cand.timeout_seconds,
