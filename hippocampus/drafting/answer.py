@@ -19,11 +19,9 @@ KINDS = ("new_core", "attach", "supersede", "verbatim")
 RATIONALE_CHARS = 500
 RUN_ON_CHARS = 1200        # one unclosed field longer than this is a run-on, not a small budget
 THINKING_OFF = "turn thinking off (model.extra_body: chat_template_kwargs: enable_thinking: false)"
-SCAFFOLDING = (
-    "Source fragments", "Fragments:", "Existing cores:", "THE CRITIQUE", "The critique, once more",
-    "What you proposed", "Earlier versions:", "Other operations in this draft", "Previous content:",
-    "Critique:", "Steer:", "Topic:", "JSON:", "Operation kind:", "Target core:",
-)
+SCAFFOLDING = ("Source fragments", "Fragments:", "Existing cores:", "THE CRITIQUE", "The critique, once more",
+               "What you proposed", "Earlier versions:", "Other operations in this draft", "Previous content:",
+               "Critique:", "Steer:", "Topic:", "JSON:", "Operation kind:", "Target core:")
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S | re.I)
 _FENCE = re.compile(r"^\s*```[\w-]*\s*$", re.M)
 _TRAILING = re.compile(r",\s*([\]}])")

@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 JOIN_AT = 0.5
-STOP = frozenset(
-    "the and for with that this from about was were are his her their its our "
-    "you your not but into out".split()
-)
+STOP = frozenset("the and for with that this from about was were are his her their its our "
+                 "you your not but into out".split())
 LOOSE_SHARE = 0.6
 NO_EVIDENCE = 10 ** 6
 VERBATIM_RATIONALE = "preserved word for word at the person's request"
@@ -85,11 +83,6 @@ class Plan:
     below_threshold: int = 0
 
 
-def jaccard(a: frozenset, b: frozenset) -> float:
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
-
-
 def cluster_by_tags(shorts: Iterable[dict]) -> list:
     """Piles in input order; the untagged pile (topic None) comes last."""
     piles: list = []
@@ -106,7 +99,7 @@ def cluster_by_tags(shorts: Iterable[dict]) -> list:
             continue
         best, best_j, scanned = seen.get(mine, (None, -1.0, 0))
         for i in range(scanned, len(anchors)):
-            j = jaccard(mine, anchors[i])
+            j = len(mine & anchors[i]) / len(mine | anchors[i])     # Jaccard; mine is never empty here
             if j > best_j:
                 best, best_j = i, j
         seen[mine] = (best, best_j, len(anchors))

@@ -88,7 +88,6 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
 
 
 def unsent(call: dict) -> dict:
-    """One call's result before it is sent."""
     return {"stage": call.get("stage"), "topic": call.get("topic"), "ops": [], "cut_off": False, "error": None,
             "failure": None, "seconds": 0.0, "served": None, "tokens": None, "finish_reason": None,
             "answer_chars": None, "shown": quality.shown_texts(call)}
