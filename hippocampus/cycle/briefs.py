@@ -42,10 +42,9 @@ def request_text(due_at: float, now: float, forced: bool) -> str:
             "one-offs to let go. Write it with submit_brief on Memory, then nudge the hippocampus.")
 
 
-def request_brief(ctx: Context, force: bool = False) -> Optional[dict]:
-    """Ask the main model for a brief (one near-term note; an open request is nudged instead)."""
-    if not ctx.cfg.sleep.brief_request:
-        return None
+def request_brief(ctx: Context, force: bool = False) -> dict:
+    """Ask the main model for a brief (one near-term note; an open request is nudged instead). Only asked for
+    with sleep.brief_request on (the decision sees to it)."""
     req = brief_wanted(ctx)
     if req:
         req["nudges"] = int(req.get("nudges") or 0) + 1

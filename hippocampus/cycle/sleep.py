@@ -69,20 +69,20 @@ def finish_submit(ctx: Context, record: dict) -> None:
                   kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
 
 
-def resume_submit(ctx: Context, snap=None) -> Optional[str]:
+def resume_submit(ctx: Context, snap) -> None:
     """A draft whose POST was under way when the service stopped: finish it, or forget it if it never landed."""
     record = ctx.state.get("submitting")
     if not record:
-        return None
+        return
     try:
-        if snap is None or not snap.has_draft(record["draft_id"]):
+        if not snap.has_draft(record["draft_id"]):
             ctx.memory.draft(record["draft_id"])
     except MemoryError_ as exc:
         if getattr(exc, "status", None) == 404:
             log.info("draft %s never reached Memory before the restart; its fragments wait for the next sleep",
                      record["draft_id"])
             ctx.state.set(submitting=None)
-            return None
+            return
         raise
     log.info("finishing draft %s, submitted before the restart", record["draft_id"])
     _adopt_review_note(ctx, record)
@@ -91,7 +91,6 @@ def resume_submit(ctx: Context, snap=None) -> Optional[str]:
              "started_at": record.get("at"), "operations": record.get("operations", 0), **(record.get("sleep") or {})}
     record_sleep(ctx, SleepReport.from_dict(saved, draft_id=record["draft_id"], resumed=True, duration_seconds=None,
                                             tidy={"deferred": "until the chain lands"}, finished_at=ctx.clock.now()))
-    return record["draft_id"]
 
 
 def _adopt_review_note(ctx: Context, record: dict) -> None:
