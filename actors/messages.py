@@ -16,7 +16,6 @@ ChildFailed = _message("ChildFailed", "name", "urn", "error")
 RestartChild = _message("RestartChild", "name", ("force", False))
 Ping = _message("Ping")                             # answered once the supervisor has started its children
 
-# scheduler
 Wake = _message("Wake", ("at", 0.0))                # a nudge arrived (sent at `at`, monotonic)
 Released = _message("Released")                     # the cycle lock was let go: a pending nudge runs its tick now
 
@@ -28,17 +27,13 @@ Sleep = _message("Sleep", "ask_for_brief", ("token", None))
 TendSteps = _message("TendSteps", "snapshot", "steps")
 CheckSteps = _message("CheckSteps", "snapshot", "steps")
 
-# lifecycle
 Ensure = _message("Ensure")
 Release = _message("Release", "busy_seconds")
 Handover = _message("Handover")
 ModelTick = _message("ModelTick", "chain_open")
 
-# ripple and notifier
 Fire = _message("Fire", "event")
 RetrySkipped = _message("RetrySkipped")
 Ended = _message("Ended", "event_type")             # a wake-up's child ended: publish its exit code
 Publish = _message("Publish", "event")
-
-# the watches (actors/watch.py)
 Recheck = _message("Recheck")                       # read again on the next beat

@@ -90,8 +90,7 @@ class SchedulerActor(Supervised):
         finally:
             self.rt.ctx.cycle.leave(token)
         self.rt.lifecycle.tick(chain_open)
-        # skipped ripples go again after the steps, never before: a wake-up kept for a brief that has since
-        # arrived is then seen answered (this check slept on it) instead of landing on top of that sleep
+        # skipped ripples go again only after the steps: one kept for a brief that arrived since is then seen answered
         self.rt.ripple.retry_skipped()
         self.ticking = False
         self.ticks += 1

@@ -117,12 +117,11 @@ class Supervisor(pykka.ThreadingActor):
         c = self.children.get(name)
         if c is None or (urn is not None and urn != c["urn"]) or c["state"] == "failed":
             return
-        if c["state"] == "restarting":          # the liveness check saw it first: keep the real error
-            c.update(last_error=error, last_error_at=time.time())
-            return
         now = time.time()
-        self.registry.pop(name, None)
         c.update(last_error=error, last_error_at=now)
+        if c["state"] == "restarting":          # the liveness check saw it first: now with the real error
+            return
+        self.registry.pop(name, None)
         recent = c["recent"]
         while recent and now - recent[0] > self.window:
             recent.popleft()
@@ -146,8 +145,7 @@ class Supervisor(pykka.ThreadingActor):
                 if ref is None:
                     self._failed(name, c["urn"], c["last_error"])
                 elif not ref.is_alive():
-                    # pykka marks a crashed child stopped just before its on_failure tells us why:
-                    # give that ChildFailed a moment, so only a silent death (on_start) lands here
+                    # a crashed child is marked stopped just before its ChildFailed comes: give that a moment
                     if c["dead_seen"] is None:
                         c["dead_seen"] = now
                     elif now - c["dead_seen"] >= LIVENESS_GRACE_S:

@@ -75,10 +75,8 @@ class ModelLifecycle:
         self.state, self.started_by_us, self.last_error = STOPPED, False, ""
         self.server = None              # the process.ServerProcess we launched or adopted
         self._how: Optional[str] = None  # "command" or "observatory"
-        self._launched_at: Optional[float] = None
+        self._launched_at = self.last_used = self.last_failure = None     # clock times
         self._log_offset = 0  # where this launch's lines start in model.log
-        self.last_used: Optional[float] = None
-        self.last_failure: Optional[float] = None
         self.up_seconds_total = self.busy_seconds_total = 0.0
 
     @property
@@ -171,8 +169,7 @@ class ModelLifecycle:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
                 self._save(dict(_CLEARED))
                 return
-            self.server, self._how = server, how
-            self.started_by_us = True
+            self.server, self._how, self.started_by_us = server, how, True
             self._launched_at = self.last_used = self._clock.now()
             self.state = READY if self._probe() == 200 else STARTING
             log.info("model lifecycle: adopted the server a previous run started (pid %s)", p.get("pid"))
@@ -250,7 +247,7 @@ class ModelLifecycle:
             self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:
-        # polls every tenth of the time waited so far, up to poll_seconds; a stop is looked for every STOP_CHECK_SECONDS
+        # polls every tenth of the time waited so far, up to poll_seconds; looks for a stop every STOP_CHECK_SECONDS
         while True:
             status = self._probe()
             if status == 200:
