@@ -52,14 +52,13 @@ class Guard:
                 f"this service does not answer to the host {host!r}; an operator can add it to "
                 f"server.allowed_hosts"))
         origin = req.get_header("Origin")
-        if req.method == "OPTIONS" and origin and req.get_header("Access-Control-Request-Method"):
-            if normal_origin(origin) in self.cors:
-                resp.status = falcon.HTTP_204
-                resp.set_header("Access-Control-Allow-Methods", CORS_METHODS)
-                resp.set_header("Access-Control-Allow-Headers", CORS_HEADERS)
-                resp.set_header("Access-Control-Max-Age", "600")
-                resp.complete = True
-                return
+        preflight = req.method == "OPTIONS" and origin and req.get_header("Access-Control-Request-Method")
+        if preflight and normal_origin(origin) in self.cors:
+            resp.status = falcon.HTTP_204
+            resp.set_headers({"Access-Control-Allow-Methods": CORS_METHODS, "Access-Control-Allow-Headers": CORS_HEADERS,
+                              "Access-Control-Max-Age": "600"})
+            resp.complete = True
+            return
         if mcp and req.method == "OPTIONS":         # answered here: an OPTIONS never loads the MCP SDK
             post_only(resp)
             resp.complete = True

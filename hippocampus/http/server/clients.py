@@ -16,7 +16,7 @@ from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask
-from waitress.utilities import BadRequest, Error, RequestEntityTooLarge
+from waitress.utilities import Error, RequestEntityTooLarge
 
 from hippocampus.http.auth import bearer_matches, needs_bearer
 
@@ -29,24 +29,9 @@ BOTH_FRAMINGS = ("the request says both Content-Length and Transfer-Encoding, wh
 class FamilyError(Error):
     """A refusal whose detail is said as is, in the family shape, with any headers it needs."""
 
-    def __init__(self, detail: str, headers=()):
+    def __init__(self, code: int, reason: str, detail: str, headers=()):
         super().__init__(detail)
-        self.headers = list(headers)
-
-
-class Unauthorized(FamilyError):
-    code, reason = 401, "Unauthorized"
-
-    def __init__(self) -> None:      # the app's own answer (BearerAuth), word for word
-        super().__init__("unauthorized", [("WWW-Authenticate", "Bearer")])
-
-
-class RequestTimeout(FamilyError):
-    code, reason = 408, "Request Timeout"
-
-
-class TooManyFromOneAddress(FamilyError):
-    code, reason = 503, "Service Unavailable"
+        self.code, self.reason, self.headers = code, reason, list(headers)
 
 
 class HeadParser(HTTPRequestParser):
@@ -71,7 +56,9 @@ class HeadParser(HTTPRequestParser):
             if (self.bearer and not self.completed and self.error is None
                     and needs_bearer(self.command, self.path)
                     and not bearer_matches(self.headers.get("AUTHORIZATION", ""), self.bearer)):
-                self.error, self.completed = Unauthorized(), True
+                # the app's own answer (BearerAuth), word for word
+                self.error = FamilyError(401, "Unauthorized", "unauthorized", [("WWW-Authenticate", "Bearer")])
+                self.completed = True
         if self.error is not None:
             return len(data)     # nothing after a refusal is a request: the connection closes after it
         return consumed
@@ -114,13 +101,11 @@ SLOW_HEAD = RateNote("closed %d connection(s) that sent no complete request head
                      "(slow or stuck clients)")
 PUSHED_OUT = RateNote("closed %d waiting connection(s) of an address that was over its share of %d "
                       "connections (server.connection_share), to make room for its newer ones")
-REFUSALS = {
-    Unauthorized: RateNote("answered %d request(s) 401 from the head, before reading the body "
-                           "(no bearer or a wrong one)"),
-    RequestTimeout: RateNote("closed %d connection(s) whose request body came too slowly (the last: %s)"),
-    TooManyFromOneAddress: RateNote("refused %d connection(s) from an address whose every connection was "
-                                    "busy (the last: %s)"),
-    BadRequest: RateNote("refused %d malformed request(s) with 400 (the last: %s)"),
+REFUSALS = {       # by the answer's code (400: waitress's own BadRequest)
+    401: RateNote("answered %d request(s) 401 from the head, before reading the body (no bearer or a wrong one)"),
+    408: RateNote("closed %d connection(s) whose request body came too slowly (the last: %s)"),
+    503: RateNote("refused %d connection(s) from an address whose every connection was busy (the last: %s)"),
+    400: RateNote("refused %d malformed request(s) with 400 (the last: %s)"),
 }
 
 
@@ -139,9 +124,9 @@ class FamilyErrorTask(ErrorTask):
             detail = f"{said}; this service takes at most {cap}"
         else:
             detail = f"{e.reason.lower()}: {e.body}" if e.body else e.reason.lower()
-        note = REFUSALS.get(type(e))
+        note = REFUSALS.get(e.code)
         if note is not None:
-            note.note(*(() if isinstance(e, Unauthorized) else (detail,)))
+            note.note(*(() if e.code == 401 else (detail,)))
         body = json.dumps({"detail": detail}).encode("utf-8")
         self.status = f"{e.code} {e.reason}"
         self.response_headers.append(("Content-Type", "application/json"))
@@ -179,10 +164,10 @@ class BoundedChannel(HTTPChannel):
             oldest.will_close = True            # writable() is now true: the loop closes it next turn
             PUSHED_OUT.note(self.share)
             return
-        self._refuse(TooManyFromOneAddress(
-            f"this address already has {len(live) - 1} connections open here, each of them being served, "
-            f"the most one address may hold; wait for an answer and try again (an operator can raise "
-            f"server.connection_share)", [("Retry-After", "5")]), request=self.parser_class(self.adj))
+        self._refuse(FamilyError(
+            503, "Service Unavailable", f"this address already has {len(live) - 1} connections open here, each of "
+            f"them being served, the most one address may hold; wait for an answer and try again (an operator can "
+            f"raise server.connection_share)", [("Retry-After", "5")]), request=self.parser_class(self.adj))
 
     def del_channel(self, map=None):  # noqa: A002 - waitress's signature
         mine = self.server.__dict__.get("by_address", {}).get(self._key)
@@ -215,7 +200,7 @@ class BoundedChannel(HTTPChannel):
 
     def _body_too_slow(self, now: float) -> bool:
         req = self.request
-        if req is None or req.completed or getattr(req, "head_done_at", None) is None:
+        if req is None or req.completed or req.head_done_at is None:
             return False
         got = req.body_bytes_received
         allowed = self.body_timeout + got / self.min_body_rate
@@ -223,10 +208,10 @@ class BoundedChannel(HTTPChannel):
         if took <= allowed:
             return False
         of = f" of {req.content_length}" if not req.chunked else ""
-        self._refuse(RequestTimeout(
-            f"the request body did not arrive in time: {got}{of} bytes in {took:.0f} s (a body has "
-            f"{self.body_timeout:g} s, and one second more for every {self.min_body_rate} bytes it sends); "
-            f"send it faster, or an operator can raise server.body_timeout_seconds"))
+        self._refuse(FamilyError(
+            408, "Request Timeout", f"the request body did not arrive in time: {got}{of} bytes in {took:.0f} s "
+            f"(a body has {self.body_timeout:g} s, and one second more for every {self.min_body_rate} bytes it "
+            f"sends); send it faster, or an operator can raise server.body_timeout_seconds"))
         return True
 
     def readable(self) -> bool:

@@ -38,9 +38,6 @@ class BindError(OSError):
         super().__init__(line)
         self.host, self.port = host, port
 
-    def __str__(self) -> str:
-        return self.args[0]
-
 
 class KeptSelector:
     """waitress's loop on the platform's best selector (epoll on Linux), each registration kept until the

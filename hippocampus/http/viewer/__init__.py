@@ -16,10 +16,6 @@ from seren_meninges.viewer import render_from_dir
 
 from hippocampus import __version__
 
-VIEWER_DIR = Path(__file__).resolve().parent
-TITLE = "SerenHippocampus"
-BRAND = "Seren<b>Hippocampus</b> · the sleep cycle"
-ACCENT = "#c9a0dc"   # wisteria
 _SCRIPT = re.compile(r"(<script>)(.*?)(</script>)", re.S | re.I)
 _TAG = re.compile(r"""<[a-zA-Z](?:[^>"']|"[^"]*"|'[^']*')*>""")
 _HANDLER = re.compile(r"""\son([a-z]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
@@ -77,8 +73,10 @@ def content_security_policy(page: str) -> str:
 
 class Viewer:
     def __init__(self):
-        page = render_from_dir(VIEWER_DIR, title=TITLE, brand=BRAND,
-                               subtitle=f"v{__version__} · drafts long-term memory for review", accent=ACCENT)
+        page = render_from_dir(Path(__file__).resolve().parent, title="SerenHippocampus",
+                               brand="Seren<b>Hippocampus</b> · the sleep cycle",
+                               subtitle=f"v{__version__} · drafts long-term memory for review",
+                               accent="#c9a0dc")     # wisteria
         page = page.replace(f'onclick="openToken()">{EMOJI_KEY} Token</button>',
                             f'onclick="openToken()">{KEY_SVG}<span>Token</span></button>')
         page = lift_handlers(page.replace(EMOJI_KEY, "key"))     # the shell's CSS comments name it too
