@@ -24,8 +24,7 @@ def needs_bearer(method: str, path: str) -> bool:
 
 
 def bearer_matches(header: str, token: bytes) -> bool:
-    """The family rule: "bearer " in any case, then the token exactly as sent, compared in constant time; the
-    header's bytes are latin-1 on the wire."""
+    """The family rule: "bearer " in any case, then the token exactly as sent (latin-1), in constant time."""
     presented = header[7:] if header.lower().startswith("bearer ") else ""
     try:
         raw = presented.encode("latin-1")
@@ -100,8 +99,7 @@ class EscapedMessages(logging.Filter):
 
 
 class QueueDepthLines(logging.Filter):
-    """waitress warns "Task queue depth is N" for every request that waits for a thread: one line a minute says
-    it instead, with the deepest queue and how many lines it stands for."""
+    """waitress's "Task queue depth is N", said for every request that waits for a thread, as one line a minute."""
 
     EVERY = 60.0
 

@@ -55,8 +55,8 @@ class Guard:
         preflight = req.method == "OPTIONS" and origin and req.get_header("Access-Control-Request-Method")
         if preflight and normal_origin(origin) in self.cors:
             resp.status = falcon.HTTP_204
-            resp.set_headers({"Access-Control-Allow-Methods": CORS_METHODS, "Access-Control-Allow-Headers": CORS_HEADERS,
-                              "Access-Control-Max-Age": "600"})
+            resp.set_headers({"Access-Control-Allow-Methods": CORS_METHODS,
+                              "Access-Control-Allow-Headers": CORS_HEADERS, "Access-Control-Max-Age": "600"})
             resp.complete = True
             return
         if mcp and req.method == "OPTIONS":         # answered here: an OPTIONS never loads the MCP SDK

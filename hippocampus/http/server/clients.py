@@ -65,8 +65,7 @@ class HeadParser(HTTPRequestParser):
 
 
 def client_key(addr) -> str:
-    """The address a share is counted for: the IPv4 address, or the IPv6 /64 (one host's privacy addresses
-    are one client; ::1 is its own); a mapped IPv4 counts as that IPv4."""
+    """The address a share is counted for: the IPv4 (a mapped one too), or the IPv6 /64 (::1 is its own)."""
     host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
     try:
         ip = ipaddress.ip_address(str(host).split("%", 1)[0])

@@ -40,9 +40,8 @@ class BindError(OSError):
 
 
 class KeptSelector:
-    """waitress's loop on the platform's best selector (epoll on Linux), each registration kept until the
-    channel's readable()/writable() answer changes (waitress rebuilds its poll() set every turn; select() cannot
-    take a descriptor numbered 1,024 or more)."""
+    """The loop on the platform's best selector (epoll), a registration kept until the channel's readable() or
+    writable() answer changes (waitress rebuilds poll() every turn; select() stops at descriptor 1,024)."""
 
     def __init__(self) -> None:
         self.selector = selectors.DefaultSelector()
@@ -50,7 +49,7 @@ class KeptSelector:
 
     def _interest(self, fd: int, obj, events: int) -> None:
         was = self.registered.get(fd)
-        if was is not None and was[0] is obj and was[1] == events:
+        if was == (obj, events):            # the same channel (dispatchers compare by identity), the same answer
             return
         if was is not None:                 # its answer changed, or a new channel reuses the number
             self._forget(fd)

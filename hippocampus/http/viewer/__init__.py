@@ -64,13 +64,6 @@ def lift_handlers(page: str) -> str:
     return out[:opening] + "\n".join(binder) + out[opening:]
 
 
-def content_security_policy(page: str) -> str:
-    scripts = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode() + "'"
-                       for _, body, _ in _SCRIPT.findall(page)) or "'none'"
-    return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-            "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-
-
 class Viewer:
     def __init__(self):
         page = render_from_dir(Path(__file__).resolve().parent, title="SerenHippocampus",
@@ -81,7 +74,11 @@ class Viewer:
                             f'onclick="openToken()">{KEY_SVG}<span>Token</span></button>')
         page = lift_handlers(page.replace(EMOJI_KEY, "key"))     # the shell's CSS comments name it too
         self.html = page.encode("utf-8")
-        self.csp = content_security_policy(page)
+        scripts = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
+                           + "'" for _, body, _ in _SCRIPT.findall(page)) or "'none'"
+        self.csp = (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' "
+                    "data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                    "frame-ancestors 'none'")
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.content_type = "text/html; charset=utf-8"
