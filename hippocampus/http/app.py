@@ -9,7 +9,7 @@ import falcon
 from hippocampus.config.hosts import allowed_hosts, allowed_origins, mount_path
 from hippocampus.front import (ActorDown, ActorRunning, Busy, MemoryDown, NoPacket, NotAllowed, ReplayBusy,
                                ServiceStopping, StillRunning, UnknownActor, VoiceError, VoiceOff, VoiceStorageError)
-from hippocampus.http.auth import BearerAuth, BodyLimit, RequestLog, escape_controls, escape_waitress_log
+from hippocampus.http.auth import BearerAuth, RequestLog, escape_controls, escape_waitress_log
 from hippocampus.http.guard import Guard
 from hippocampus.http.openapi import OpenApi
 from hippocampus.http.resources import (ActorRestart, Actors, Call, Events, Health, History, Quality, Queue, Replay,
@@ -57,11 +57,11 @@ def _replay_busy(req, resp, ex, params):
 def create_app(front, *, bearer: str = "") -> falcon.App:
     """The routes over the service facade (hippocampus.front.Front)."""
     escape_waitress_log()
-    server_cfg = front.config().server
-    # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer
-    guard = Guard(server_cfg, bearer=bearer, mcp_path=mount_path(), mcp_hosts=allowed_hosts(),
+    # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer; a body over
+    # server.max_body_bytes never gets here (waitress answers it 413 from its head)
+    guard = Guard(front.config().server, bearer=bearer, mcp_path=mount_path(), mcp_hosts=allowed_hosts(),
                   mcp_origins=allowed_origins())
-    app = falcon.App(middleware=[RequestLog(), guard, BearerAuth(bearer), BodyLimit(server_cfg.max_body_bytes)])
+    app = falcon.App(middleware=[RequestLog(), guard, BearerAuth(bearer)])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(Exception, _unexpected)

@@ -1,4 +1,4 @@
-"""The bearer check (the family's rule), the body limit and the request log, as Falcon middleware."""
+"""The bearer check (the family's rule) and the request log, as Falcon middleware."""
 from __future__ import annotations
 
 import hmac
@@ -44,17 +44,6 @@ class BearerAuth:
             return
         if not bearer_matches(req.get_header("Authorization") or "", self.token):
             raise falcon.HTTPUnauthorized(description="unauthorized", challenges=["Bearer"])
-
-
-class BodyLimit:
-    def __init__(self, max_bytes: int):
-        self.max_bytes = max_bytes
-
-    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        n = req.content_length
-        if n is not None and n > self.max_bytes:
-            raise falcon.HTTPContentTooLarge(
-                description=f"the body is {n} bytes; this service takes at most {self.max_bytes}")
 
 
 def escape_controls(text: str) -> str:
