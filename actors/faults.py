@@ -28,8 +28,3 @@ def allow(on: bool = True) -> bool:
 def allowed() -> bool:
     return _allowed
 
-
-def check(name: str, where: str) -> None:
-    if not _allowed:
-        raise FaultsOff(f"no fault injected into {name} ({where}): the fault hooks are test-only and off "
-                        f"(a test turns them on with actors.faults.allow())")

@@ -135,7 +135,9 @@ class Runtime:
 
     def inject_fault(self, name: str, where: str = "tell") -> bool:
         """Test-only: make a child crash (a tell that raises) or die in its next on_start (else FaultsOff)."""
-        faults.check(name, where)
+        if not faults.allowed():
+            raise faults.FaultsOff(f"no fault injected into {name} ({where}): the fault hooks are test-only and off "
+                                   f"(a test turns them on with actors.faults.allow())")
         if where == "on_start":
             self.faults[f"{name}:on_start"] = True
         return self.tell(name, faults.Crash(where))

@@ -47,17 +47,15 @@ class SchedulerActor(Supervised):
         self.on_Released(msg)
 
     def on_Released(self, msg) -> None:
-        if self.nudge_pending:
-            self._settle(self.rt.cfg.sleep.nudge_wait_seconds)
-            self.run_tick(nudged=True)
-
-    def _settle(self, seconds: float) -> None:
-        """Wait (up to seconds) for the rippled session to end, but never past the start of a stop."""
-        deadline = time.monotonic() + seconds
+        if not self.nudge_pending:
+            return
+        # first the rippled session that nudged ends (up to nudge_wait_seconds), but never past the start of a stop
+        deadline = time.monotonic() + self.rt.cfg.sleep.nudge_wait_seconds
         while not self.rt.stopping:
             left = deadline - time.monotonic()
             if self.rt.ripple.settle(max(0.0, min(left, 0.25))) or left <= 0:
-                return
+                break
+        self.run_tick(nudged=True)
 
     def _redraft_due(self, nudged: bool):
         """True: redraft now. None: the tend decides by sleep time (tend_cycle off). False: not now."""
