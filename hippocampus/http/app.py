@@ -32,8 +32,6 @@ def _serialize_error(req, resp, exc: falcon.HTTPError) -> None:
 
 
 def _unexpected(req, resp, ex, params) -> None:
-    if isinstance(ex, falcon.HTTPError):
-        raise ex
     log.exception("unexpected error on %s %s", escape_controls(req.method), escape_controls(req.path))
     raise falcon.HTTPInternalServerError(
         description="an unexpected error; the service log has the details") from None

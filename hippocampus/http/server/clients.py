@@ -180,8 +180,6 @@ class BoundedChannel(HTTPChannel):
         """Answer `error` for the request being read (or `request`), in order after any being served."""
         with self.requests_lock:
             req = request if request is not None else self.request
-            if req is None:
-                return
             req.error, req.completed = error, True
             if request is None:
                 self.request = None
