@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import logging
 import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
-                                       _all_paths, _block_type, _settings, pointer_problems)
+                                       _all_paths, _block_type, _settings)
 from hippocampus.config import candidates as replay_allowed
+from hippocampus.config.pointers import pointer_problems
+from hippocampus.config.suggest import unknown_key_line
 
 log = logging.getLogger("hippocampus.config")
 
@@ -22,7 +23,6 @@ CONFIG_ENV = f"{ENV_PREFIX}_CONFIG"      # not a setting: where the settings are
 _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no", "off"}
 EMPTY_MEANS_OFF = {"model.url"}
-CUTOFF = 0.75       # difflib's ratio: "prot" for "port" is 0.75, "colour" for any key far below
 KNOWN_PATHS = tuple(_all_paths(Config))
 
 
@@ -73,27 +73,6 @@ def yaml_error(exc: Exception, text: str) -> str:
         out += (f" (line {tab_line} is indented with a tab: yaml indents with spaces only, "
                 "so replace the tab with spaces)")
     return out
-
-
-def _nearest(leaf: str, paths: list) -> list:
-    """Every path whose key is the closest spelling of `leaf` (several when blocks share the key)."""
-    by_key: dict = {}
-    for p in paths:
-        by_key.setdefault(p.rpartition(".")[2], []).append(p)
-    best = difflib.get_close_matches(leaf.lower(), list(by_key), n=1, cutoff=CUTOFF)
-    return sorted(by_key[best[0]]) if best else []
-
-
-def unknown_key_line(path: str, known: Iterable[str]) -> str:
-    """Names what `path` likely meant: the same key in another block, else the nearest spelling in its own
-    block, else the nearest spelling anywhere."""
-    known = list(known)
-    parent, _, leaf = path.rpartition(".")
-    found = ([p for p in known if p.rpartition(".")[2] == leaf and p != path]
-             or _nearest(leaf, [p for p in known if p.rpartition(".")[0] == parent])
-             or _nearest(leaf, [p for p in known if p.rpartition(".")[0] != parent]))
-    meant = " - did you mean " + " or ".join(found) + "?" if found else ""
-    return f"'{path}' is not a setting and was ignored{meant}"
 
 
 def _coerce(value: Any, default: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from hippocampus import config as cm
-from hippocampus.config.loader import unknown_key_line
+from hippocampus.config.suggest import unknown_key_line
 
 
 @pytest.mark.parametrize("given,meant", [
