@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Optional
 
-from hippocampus.drafting.propose import meta_of
+from hippocampus.drafting.cluster import meta_of
 
 FRAGMENT_CHARS = 400
 VIA_CHARS = 200

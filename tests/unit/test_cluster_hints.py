@@ -1,5 +1,5 @@
-from hippocampus.drafting.propose import Cluster, cluster_by_tags, split_piles, tags
-from hippocampus.drafting.propose import HintHits, haystack, hint_match, match_hints, threshold
+from hippocampus.drafting.cluster import Cluster, cluster_by_tags, split_piles, tags
+from hippocampus.drafting.hints import HintHits, haystack, hint_match, match_hints, threshold
 from hippocampus.drafting.propose import Pile, mechanical_ops, plan_sleep
 
 
