@@ -1,16 +1,12 @@
 """The supervised child: a thin mailbox around plain objects, publishing a snapshot after every message to
 the board, which the routes read instead of asking a busy actor.
 
-A tell that raises kills the child; its on_failure tells the supervisor, which restarts it. A snapshot is
-copied once, when put (actors publish far less often than /status reads), so what the board's get() and
-all() return is shared by every reader and read-only.
+A tell that raises kills the child; its on_failure tells the supervisor, which restarts it.
 """
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
-import threading
 
 import pykka
 
@@ -19,27 +15,6 @@ from actors.messages import ChildFailed, Tick
 from hippocampus.transport_words import in_words
 
 log = logging.getLogger("hippocampus.actors")
-
-
-class Board:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._snaps: dict = {}
-        self.version = 0            # bumped by every put
-
-    def put(self, name: str, snapshot: dict) -> None:
-        snapshot = copy.deepcopy(snapshot)
-        with self._lock:
-            self._snaps[name] = snapshot
-            self.version += 1
-
-    def get(self, name: str, default=None):
-        with self._lock:
-            return self._snaps.get(name, default)
-
-    def all(self) -> dict:
-        with self._lock:
-            return dict(self._snaps)
 
 
 class Supervised(pykka.ThreadingActor):

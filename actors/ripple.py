@@ -1,5 +1,4 @@
-"""The ripple actor (owns the Ripple: wakes the main model, one run at a time per event) and the notifier
-(owns the Webhook: carries each event to it, best effort, and to the ripple).
+"""The ripple actor: owns the Ripple, which wakes the main model, one run at a time per event.
 
 A ripple skipped because the last one for its event still runs is kept and fired again on the next tick.
 The Ripple outlives a crash of this actor (left to the next instance in the registry's estate), so a
@@ -8,7 +7,7 @@ wake-up still running is never started twice.
 from __future__ import annotations
 
 from hippocampus.cycle import briefs as gate
-from hippocampus.ripple.fire import Ripple, Webhook
+from hippocampus.ripple.fire import Ripple
 
 from actors.base import Supervised
 
@@ -58,28 +57,3 @@ class RippleActor(Supervised):
     def snapshot(self) -> dict:
         return {"type": self.rt.cfg.ripple.type or "off", "running": self.ripple.running_count(),
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
-
-
-class NotifierActor(Supervised):
-    """The event is already in the log when it gets here; what the webhook said is recorded on it."""
-    name = "notifier"
-
-    def __init__(self, supervisor, runtime) -> None:
-        super().__init__(supervisor, runtime)
-        self.webhook = Webhook(runtime.cfg.notify)
-        self.delivered = 0
-        self.failed = 0
-
-    def on_Publish(self, msg) -> None:
-        event = msg.event
-        self.rt.ripple.fire(event)          # the ripple actor knows which events it wakes the model for
-        if self.webhook.wants(event["type"]):
-            outcome = self.webhook.deliver(event)
-            if outcome.get("delivered"):
-                self.delivered += 1
-            else:
-                self.failed += 1
-            self.rt.ctx.events.annotate(event["seq"], delivery=outcome)
-
-    def snapshot(self) -> dict:
-        return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}

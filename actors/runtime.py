@@ -20,14 +20,18 @@ from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 
 from actors import faults
-from actors.base import Board
+from actors.board import Board
+from actors.chain import ChainActor
 from actors.lifecycle import LifecycleActor
 from actors.messages import Ping
+from actors.notifier import NotifierActor
 from actors.proxies import Chain, Lifecycle, Notifier, Proxy, RippleProxy, Scheduler, Sleeper, Watch
-from actors.ripple import NotifierActor, RippleActor
-from actors.scheduler import ChainActor, SchedulerActor, SleeperActor
+from actors.quality import QualityActor
+from actors.ripple import RippleActor
+from actors.scheduler import SchedulerActor
+from actors.sleeper import SleeperActor
 from actors.supervisor import Registry, Supervisor
-from actors.watch import MemoryWatch, ModelWatch, QualityActor, QueueWatch, WakeupWatch
+from actors.watch import MemoryWatch, ModelWatch, QueueWatch, WakeupWatch
 
 log = logging.getLogger("hippocampus.runtime")
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event

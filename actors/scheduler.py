@@ -1,4 +1,4 @@
-"""The scheduler (the tick clock, the tend cycle, the nudge), and the chain and sleeper actors a tick's steps go to.
+"""The scheduler actor: the tick clock, the tend cycle, the nudge.
 
 A tick holds the cycle lock from start to end. A nudge runs a tick now, after the rippled session that sent
 it has ended (bounded by nudge_wait_seconds); one that arrives while anything holds the cycle causes one
@@ -109,34 +109,3 @@ class SchedulerActor(Supervised):
         return {"ticking": self.ticking, "nudge_pending": self.nudge_pending, "ticks": self.ticks,
                 "last_tick": self.last_tick, "heartbeat": self.heartbeat,
                 "next_tick_at": wall_next if self.rt.cfg.sleep.mode == "thread" else None}
-
-
-class ChainActor(Supervised):
-    """The chain's part of a tick: tend and cull (redraft what was denied, close what landed)."""
-    name = "chain"
-
-    def on_Tend(self, msg) -> dict:
-        with self.rt.holding(msg.token, "tend"):
-            return executor.tend(self.rt.ctx, Asked(check=False, redraft=msg.redraft)).to_dict()
-
-    def on_TendSteps(self, msg):
-        return executor.tend(self.rt.ctx, given=(msg.snapshot, list(msg.steps)))
-
-    def snapshot(self) -> dict:
-        return {"busy": False}
-
-
-class SleeperActor(Supervised):
-    """The rest of a tick (purge, the brief gate, the sleep), a check and a sleep by hand."""
-    name = "sleeper"
-
-    def on_Check(self, msg) -> dict:
-        with self.rt.holding(msg.token, "check"):
-            return executor.check(self.rt.ctx).to_dict()
-
-    def on_CheckSteps(self, msg):
-        return executor.check(self.rt.ctx, given=(msg.snapshot, list(msg.steps)))
-
-    def on_Sleep(self, msg) -> dict:
-        with self.rt.holding(msg.token, "sleep"):
-            return executor.sleep_by_hand(self.rt.ctx, ask_for_brief=msg.ask_for_brief).to_dict()

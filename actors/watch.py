@@ -10,7 +10,6 @@ import time
 from typing import Optional
 
 from hippocampus.model import fit
-from hippocampus.replay.service import QualityWatch
 from hippocampus.transport_words import in_words
 from hippocampus.ripple.check import service_view
 from hippocampus.status import watch as health
@@ -160,19 +159,3 @@ class QueueWatch(WatchActor):
 
     def read(self) -> dict:
         return health.pending_drafts(self.rt.ctx.memory)
-
-
-class QualityActor(WatchActor):
-    """The quality report, read when replay.service.QualityWatch says (its refresh also scrubs purged files)."""
-    name = "quality"
-    first = {"ready": False, "groups": [], "error": None}
-
-    def __init__(self, supervisor, runtime) -> None:
-        super().__init__(supervisor, runtime)
-        self.watch = QualityWatch(runtime.ctx)
-
-    def due(self) -> bool:
-        return self.watch.due()
-
-    def read(self) -> dict:
-        return self.watch.refresh()

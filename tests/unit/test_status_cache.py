@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from actors.base import Board
+from actors.board import Board
 from tests.harness.clock import FakeClock
 from hippocampus.config import Config
 from hippocampus.cycle.context import Context

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from actors.base import Board
+from actors.board import Board
 from actors.messages import Ping, Recheck, Tick
 from actors.supervisor import Registry
 from actors.watch import WatchActor
