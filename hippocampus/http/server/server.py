@@ -211,8 +211,7 @@ def serve(srv, stopping: Callable[[], bool]) -> None:
 def _close_after_death(srv, exc) -> None:
     what = f"{type(exc).__name__}: {exc}" if exc is not None else "it returned without a stop"
     log.critical("the HTTP server loop died (%s): closing the listener and stopping, so that the "
-                 "service manager can start the service again", what,
-                 exc_info=(type(exc), exc, exc.__traceback__) if exc is not None else None)
+                 "service manager can start the service again", what, exc_info=exc)
     # the listener first (new clients are refused, not queued by the kernel forever), then the connections
     for step, what in ((lambda: wasyncore.dispatcher.close(srv), "the listener"),
                        (lambda: wasyncore.close_all(srv._map), "the connections")):
