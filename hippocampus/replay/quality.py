@@ -1,8 +1,7 @@
-"""The checks a replay puts side by side, and the quality report from Memory's drafts and the packets (pure).
+"""The quality report from Memory's drafts and the packets (pure).
 
-An invented number is a number or date token in an operation's text found in nothing it was shown. In the report
-an operation and its redrafts count under the model and voice card of the draft that first proposed it, in the
-column where it ended: a denial is "to the end" when terminal, its chain closed, or dropped from the next attempt.
+An operation and its redrafts count under the model and voice card of the draft that first proposed it, in the column
+where it ended: a denial is "to the end" when terminal, its chain closed, or dropped from the next attempt.
 """
 from __future__ import annotations
 
@@ -10,81 +9,19 @@ import collections
 import re
 from typing import Iterable, Optional
 
-from hippocampus.drafting.prompt import shown_date
+from hippocampus.replay import checks
 
 COLUMNS = ("proposed", "approved_first", "approved_after_redraft", "approved_edited", "denied_to_end", "waiting")
 PACKET_COUNTS = ("calls", "cut_off", "failed_calls", "ops_checked", "invented_ops")
 MECHANICAL = "(mechanical)"
 TOP_WORDS = 8
 _WORD = re.compile(r"[a-z][a-z'-]{2,}")
-NUMBER = re.compile(r"(?<![A-Za-z0-9])\d+(?:[.,:/-]\d+)*")
-_JACCARD_WORD = re.compile(r"[a-z0-9]+")
-_SEP = re.compile(r"([.,:/-])")
 STOP = frozenset("""the and that this with from for not but are was were you your its it's has have had
 its into onto than then them they their there here what when which who whom why how all any each more most
 some such only own same too very can will just should would could also about above after again against
 because been before being below between both did does doing down during few further once other our out
 over under until while where these those say says said please one ones it is be on in of to as at by an or
 no nor so if do we us me my mine him his her hers she he""".split())
-
-
-def _norm(token: str) -> str:
-    """Thousands separators go (1,000 = 1000), leading zeros go (03 = 3); separators of dates stay."""
-    token = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token)
-    return "".join(p if _SEP.fullmatch(p) else (p.lstrip("0") or "0") for p in _SEP.split(token) if p)
-
-
-def numbers(text: str) -> list:
-    """The number and date tokens of a text, normalised, in order."""
-    return [_norm(t) for t in NUMBER.findall(text or "")]
-
-
-def shown_texts(call: dict) -> list:
-    """What one call showed the model to write from: fragments with their dates, cores, the critique."""
-    out = []
-    for e in call.get("entries") or []:
-        out += [str(e.get("content") or ""), shown_date(e.get("ts")) or ""]
-    for c in call.get("candidates") or []:
-        out += [str(c.get("content") or ""), str(c.get("via") or "")]
-    if call.get("stage") == "redraft":
-        out.append(str(call.get("critique") or ""))
-    return out
-
-
-def op_text(op: dict) -> str:
-    return " ".join(str(op.get(k) or "") for k in ("content", "restated_content")).strip()
-
-
-def invented_numbers(ops: list, shown: Iterable[str]) -> list:
-    """The tokens each operation brings that nothing shown has, sorted; 2026 is shown by 2026-03-01."""
-    known: set = set()
-    for tok in (t for text in shown for t in numbers(text)):
-        known.update([tok] + [p for p in _SEP.split(tok) if p and not _SEP.fullmatch(p)])
-    return sorted(t for op in ops or [] for t in set(numbers(op_text(op))) - known)
-
-
-def jaccard(a: str, b: str) -> float:
-    wa, wb = (set(_JACCARD_WORD.findall((text or "").lower())) for text in (a, b))
-    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
-
-
-def overlap_landed(ops: list, landed: list) -> Optional[float]:
-    texts = [op_text(op) for op in ops or []]
-    if not texts or not landed:
-        return None
-    return round(sum(max(jaccard(t, x) for x in landed) for t in texts) / len(texts), 3)
-
-
-def side(calls: list, landed: list) -> dict:
-    """One side's checks over its calls (each with its ops, error, failure, cut_off, seconds and what it was shown)."""
-    ops = [op for call in calls for op in call.get("ops") or []]
-    invented = [t for call in calls for t in invented_numbers(call.get("ops") or [], call.get("shown") or [])]
-    seconds = sum(float(c.get("seconds") or 0.0) for c in calls)
-    return {"calls": len(calls), "valid": len(ops),
-            "failed_calls": sum(1 for c in calls if c.get("error") or c.get("failure")),
-            "cut_off": sum(1 for c in calls if c.get("cut_off")),
-            "invented_numbers": sorted(invented), "invented": len(invented),
-            "overlap_landed": overlap_landed(ops, landed), "seconds": round(seconds, 3)}
 
 
 def key(extra: Optional[dict]) -> tuple:
@@ -150,7 +87,7 @@ def critique_words(critiques: Iterable[str], n: int = TOP_WORDS) -> list:
 def summarize_packet(packet: dict) -> dict:
     """What a packet adds to the report: its calls, the cut-off ones, and the operations with invented numbers."""
     calls = packet.get("calls") or []
-    invented = [bool(invented_numbers([op], shown_texts(call)))
+    invented = [bool(checks.invented_numbers([op], checks.shown_texts(call)))
                 for call in calls for op in call.get("ops") or []]
     return {"draft_id": packet.get("draft_id"), "key": key(packet.get("stamp")), "calls": len(calls),
             "cut_off": sum(1 for c in calls if c.get("cut_off")),

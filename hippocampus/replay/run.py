@@ -18,11 +18,11 @@ from hippocampus.memory import MemoryError_
 from hippocampus.model.client import CancellableSession, ModelClient
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import Markers
-from hippocampus.replay import quality
+from hippocampus.replay import checks
 from hippocampus import transport_words
 from hippocampus.config import candidates, redact
 from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401
-from hippocampus.store.capture import PacketStore
+from hippocampus.store.packets import PacketStore
 
 log = logging.getLogger("hippocampus.replay")
 SERVED_CHARS = 120                  # the served model name is the candidate's own words: kept short
@@ -90,7 +90,7 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
 def unsent(call: dict) -> dict:
     return {"stage": call.get("stage"), "topic": call.get("topic"), "ops": [], "cut_off": False, "error": None,
             "failure": None, "seconds": 0.0, "served": None, "tokens": None, "finish_reason": None,
-            "answer_chars": None, "shown": quality.shown_texts(call)}
+            "answer_chars": None, "shown": checks.shown_texts(call)}
 
 
 class Deadline:
@@ -184,7 +184,7 @@ def _original_calls(packet: dict) -> list:
     return [{"stage": c.get("stage"), "topic": c.get("topic"), "ops": c.get("ops") or [],
              "cut_off": bool(c.get("cut_off")), "error": c.get("error"), "failure": c.get("failure"),
              "seconds": c.get("seconds") or 0.0, "served": c.get("served"), "tokens": c.get("tokens"),
-             "shown": quality.shown_texts(c)} for c in packet.get("calls") or []]
+             "shown": checks.shown_texts(c)} for c in packet.get("calls") or []]
 
 
 def _public(calls: list) -> list:
@@ -232,11 +232,11 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
     return {"draft_id": draft_id, "attempt": packet.get("attempt"), "created_at": packet.get("created_at"),
             "scrubbed": bool(packet.get("purges")), "landed": landed, "landed_error": landed_error,
             "original": {"model": copy.deepcopy(packet.get("stamp") or {}), "calls": _public(ours),
-                         "reviewed_ops": reviewed, "checks": quality.side(ours, landed)},
+                         "reviewed_ops": reviewed, "checks": checks.side(ours, landed)},
             "candidate": {"candidate": cand.label, "url": cand.url, "name": cand.name, "served": served,
                           "managed": cand.managed, "timeout_seconds": cand.timeout_seconds, "timeout_cap": TIMEOUT_CAP,
                           "deadline": said["deadline"],
-                          "calls": _public(theirs), "checks": quality.side(theirs, landed)},
+                          "calls": _public(theirs), "checks": checks.side(theirs, landed)},
             "timeout_note": cand.timeout_note}
 
 

@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterable, Optional
 from hippocampus.memory import MemoryError_
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, VIA_CHARS
 from hippocampus.store import private
-from hippocampus.store.capture import FOLDER, store_for
+from hippocampus.store.capture import store_for
+from hippocampus.store.packets import FOLDER
 
 log = logging.getLogger("hippocampus.replay")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from hippocampus.replay import checks
 from hippocampus.replay import quality
 from hippocampus.store import scrub
 
@@ -12,31 +13,31 @@ from hippocampus.store import scrub
 def test_a_number_no_fragment_has_is_invented_one_a_fragment_has_is_not():
     shown = ["we met in 1992 at the lake", "the lake house had 3 rooms"]
     ops = [{"content": "We met in 1992 by the lake; it had 3 rooms and was built in 1987"}]
-    assert quality.invented_numbers(ops, shown) == ["1987"]
+    assert checks.invented_numbers(ops, shown) == ["1987"]
 
 
 def test_dates_are_tokens_and_their_parts_count_as_shown():
     shown = ["the walk (2026-03-01)"]
-    assert quality.invented_numbers([{"content": "On 2026-03-01 we walked, in 2026, on the 1st"}], shown) == []
-    assert quality.invented_numbers([{"content": "On 2026-03-02 we walked"}], shown) == ["2026-3-2"]
+    assert checks.invented_numbers([{"content": "On 2026-03-01 we walked, in 2026, on the 1st"}], shown) == []
+    assert checks.invented_numbers([{"content": "On 2026-03-02 we walked"}], shown) == ["2026-3-2"]
 
 
 def test_normalised_forms_match_and_marker_digits_are_not_numbers():
-    assert quality.numbers("f1 and c2 cost 1,000 or 03 at 12:30") == ["1000", "3", "12:30"]
-    assert quality.invented_numbers([{"content": "it cost 1000", "restated_content": "about 7"}],
+    assert checks.numbers("f1 and c2 cost 1,000 or 03 at 12:30") == ["1000", "3", "12:30"]
+    assert checks.invented_numbers([{"content": "it cost 1000", "restated_content": "about 7"}],
                                    ["it cost 1,000"]) == ["7"]
 
 
 def test_a_huge_digit_run_never_raises():
-    assert quality.numbers("1" * 6000) == ["1" * 6000]
+    assert checks.numbers("1" * 6000) == ["1" * 6000]
 
 
 def test_shown_texts_take_the_fragment_dates_cores_and_a_redrafts_critique():
     call = {"stage": "redraft", "critique": "say: in 1999", "entries": [{"content": "x", "ts": 0}],
             "candidates": [{"content": "core 42", "via": "episode 7"}]}
-    assert quality.invented_numbers([{"content": "1999 1970-01-01 42 7 8"}], quality.shown_texts(call)) == ["8"]
+    assert checks.invented_numbers([{"content": "1999 1970-01-01 42 7 8"}], checks.shown_texts(call)) == ["8"]
     call["stage"] = "draft"
-    assert quality.invented_numbers([{"content": "1999"}], quality.shown_texts(call)) == ["1999"]
+    assert checks.invented_numbers([{"content": "1999"}], checks.shown_texts(call)) == ["1999"]
 
 
 # ---------------------------------------------------------------- overlap
@@ -44,14 +45,14 @@ def test_shown_texts_take_the_fragment_dates_cores_and_a_redrafts_critique():
 def test_overlap_is_the_best_jaccard_per_operation_averaged():
     landed = ["the rose garden bloomed early", "tea on the porch"]
     ops = [{"content": "the rose garden bloomed early"}, {"content": "tea on the porch every day"}]
-    assert quality.overlap_landed(ops, landed) == round((1.0 + 4 / 6) / 2, 3)
-    assert quality.overlap_landed([], landed) is None and quality.overlap_landed(ops, []) is None
+    assert checks.overlap_landed(ops, landed) == round((1.0 + 4 / 6) / 2, 3)
+    assert checks.overlap_landed([], landed) is None and checks.overlap_landed(ops, []) is None
 
 
 def test_a_side_counts_failed_and_cut_off_calls():
     calls = [{"ops": [{"content": "in 1987"}], "shown": [], "cut_off": True, "seconds": 1.5},
              {"ops": [], "error": "HTTP 500", "seconds": 0.5}, {"ops": [], "failure": "not JSON", "seconds": 0}]
-    s = quality.side(calls, ["in 1987"])
+    s = checks.side(calls, ["in 1987"])
     assert {k: s[k] for k in ("calls", "valid", "failed_calls", "cut_off", "invented", "seconds",
                               "overlap_landed")} == {"calls": 3, "valid": 1, "failed_calls": 2, "cut_off": 1,
                                                      "invented": 1, "seconds": 2.0, "overlap_landed": 1.0}
