@@ -9,8 +9,8 @@ import re
 from typing import Optional
 
 from hippocampus.cycle import claims
+from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.decide import bedtime
 from hippocampus.cycle.drafter import call_model
 from hippocampus.cycle.reports import CheckReport
 from hippocampus.cycle.sleep import run_sleep

@@ -1,13 +1,11 @@
 """The tick's one decision, pure: (snapshot, state, sleep config, now, what was asked) -> the steps, in the
-brief's order (finish a submit or close, purge, close, redraft, then the gate; a sleep by hand is the gate now).
-Bedtime, and whether a sleep is a catch-up, are computed here only."""
+brief's order (finish a submit or close, purge, close, redraft, then the gate; a sleep by hand is the gate now)."""
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from hippocampus.config import SleepConfig
+from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.snapshot import Snapshot
 
 # the chain actor's steps
@@ -31,7 +29,7 @@ CHECK_STEPS = frozenset({PURGE, WAIT_CHAIN, SLEEP, NOT_BEDTIME, MISS, ASK_BRIEF}
 @dataclass(frozen=True)
 class Step:
     kind: str
-    chain: Any = None                 # snapshot.Next, for CLOSE / REDRAFT / DEFER
+    chain: Any = None                 # chains.Next, for CLOSE / REDRAFT / DEFER
     cluster_id: Optional[str] = None  # FINISH_CLOSE
     brief: Optional[dict] = None      # SLEEP
     misses: int = 0                   # MISS: the count after this one
@@ -84,29 +82,3 @@ def _gate(snap: Snapshot, state: Mapping, cfg, now: float) -> Step:
     misses = int(state.get("brief_misses") or 0) + 1
     return Step(MISS, misses=misses, ask=bool(cfg.brief_request) and misses % cfg.brief_check_misses == 0,
                 pull=bool(cfg.brief_pull) and misses >= cfg.brief_check_misses)
-
-
-def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float,
-               first_check_at: Optional[float] = None) -> float:
-    """The next sleep.at (local HH:MM) after the last sleep, or interval_seconds after it. A store that never
-    slept is due from its first check (with sleep.at: the next HH:MM after it), before any check now."""
-    if cfg.at:
-        hh, mm = (int(x) for x in cfg.at.split(":"))
-        base = last_ok_at or first_check_at or now - 1
-        due = dt.datetime.fromtimestamp(base).replace(hour=hh, minute=mm, second=0, microsecond=0)
-        if due.timestamp() <= base:
-            due += dt.timedelta(days=1)
-        return due.timestamp()
-    if not last_ok_at:
-        return first_check_at or now
-    return last_ok_at + cfg.interval_seconds
-
-
-def bedtime(cfg: SleepConfig, state: Mapping, now: float) -> float:
-    """The one bedtime (the decision's, the brief request's and /status's), from the state's two clocks."""
-    return bedtime_at(cfg, state.get("last_sleep_ok_at"), now, state.get("first_check_at"))
-
-
-def is_catch_up(cfg: SleepConfig, last_ok_at: Optional[float], now: float) -> bool:
-    """The first sleep on a store, or the first after a gap longer than gap_grace_intervals bedtimes."""
-    return not last_ok_at or now - last_ok_at > cfg.gap_grace_intervals * cfg.interval_seconds

@@ -9,8 +9,8 @@ from collections import Counter
 from typing import Optional
 
 from hippocampus.cycle import claims
+from hippocampus.cycle.bedtime import is_catch_up
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.decide import is_catch_up
 from hippocampus.cycle.reports import SleepReport
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable

@@ -9,7 +9,7 @@ import threading
 from typing import Callable
 
 from hippocampus.config import redact
-from hippocampus.cycle.decide import bedtime, is_catch_up
+from hippocampus.cycle.bedtime import bedtime, is_catch_up
 from hippocampus.model import structured
 from hippocampus.status.narrator import narrate
 from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, model_watched

@@ -10,7 +10,7 @@ import datetime as dt
 import time
 
 from hippocampus.cycle import executor
-from hippocampus.cycle.decide import bedtime, bedtime_at
+from hippocampus.cycle.bedtime import bedtime, bedtime_at
 from tests.harness.clock import FakeClock
 from hippocampus.config import SleepConfig
 

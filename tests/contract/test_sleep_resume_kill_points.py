@@ -14,7 +14,7 @@ import time
 import pytest
 
 from hippocampus.cycle import executor
-from hippocampus.cycle.decide import bedtime
+from hippocampus.cycle.bedtime import bedtime
 from tests.harness.clock import FakeClock
 
 from .test_cull_kill_points import KillAfter, on_disk

@@ -1,0 +1,156 @@
+"""Redrafting denied operations: a redraft answers each denied operation's critique with operations naming the
+one they replace (redraft_of), never rewording a core."""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from hippocampus.cycle.chains import Next, chain_cores, ops_with
+from hippocampus.cycle.context import Context
+from hippocampus.cycle.drafter import call_model, extend_ops, stamp, step_draft_id, submittable
+from hippocampus.drafting.answer import parse_answer
+from hippocampus.drafting.candidates import find_candidates
+from hippocampus.drafting.prompt import redraft_prompt
+from hippocampus.drafting.schema import response_format
+from hippocampus.memory import MemoryError_
+from hippocampus.model.client import ModelFailure
+from hippocampus.store import capture
+
+log = logging.getLogger("hippocampus.tend")
+
+
+def earlier_versions(attempts: list, latest: dict, op: dict) -> list:
+    """Every earlier version of this operation, oldest first, by following redraft_of back."""
+    out = []
+    by_attempt = {int(d.get("attempt") or 1): d for d in attempts}
+    cur_attempt, cur_op = int(latest.get("attempt") or 1), op
+    while cur_op.get("redraft_of") is not None:
+        prev = by_attempt.get(cur_attempt - 1)
+        ops = (prev or {}).get("operations") or []
+        idx = cur_op["redraft_of"]
+        if prev is None or not (0 <= idx < len(ops)):
+            break
+        cur_attempt, cur_op = cur_attempt - 1, ops[idx]
+        out.append({"attempt": cur_attempt, "kind": cur_op.get("kind"), "content": cur_op.get("content"),
+                    "critique": cur_op.get("critique")})
+    return list(reversed(out))
+
+
+def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
+    """The memory if Memory has it in this tier."""
+    try:
+        row = ctx.memory.memory(memory_id)
+    except MemoryError_:
+        return None
+    return row if row and row.get("tier") == tier else None
+
+
+def _target_id(draft: dict, op: dict) -> Optional[str]:
+    if op.get("target_core_id"):
+        return op["target_core_id"]
+    t = op.get("target_op")
+    ops = draft.get("operations") or []
+    if t is not None and 0 <= t < len(ops) and ops[t].get("status") == "approved":
+        return ops[t].get("long_term_id")
+    return None
+
+
+def _candidates(ctx: Context, step: Next, op: dict, entries: list) -> tuple:
+    """(the cores shown to the model, the denied operation's target if Memory still has it: a purged core
+    shown as a target would be attached to again, and Memory refuses a draft naming it)."""
+    seen: dict = {}
+    for c in chain_cores(step.attempts):
+        if _row(ctx, c["id"], "long"):      # a core this chain made may have been forgotten since
+            seen.setdefault(c["id"], c)
+    texts = [e["content"] for e in entries] + [op.get("content") or ""]
+    for c in find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores):
+        seen.setdefault(c["id"], c)
+    target = _target_id(step.latest, op)
+    row = _row(ctx, target, "long") if target and target not in seen else None
+    if row:
+        seen[target] = {"id": target, "content": row.get("content", ""), "satellites": 0,
+                        "topic": (row.get("metadata") or {}).get("topic")}
+    return list(seen.values()), target if target in seen else None
+
+
+def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
+    """(new operations, withdrawn?, failure or None) for one denied operation."""
+    rows = [(sid, _row(ctx, sid, "short")) for sid in op.get("source_short_ids") or []]
+    entries = [{"id": row.get("id", sid), "content": row.get("content", ""), "metadata": row.get("metadata") or {}}
+               for sid, row in rows if row]
+    if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
+        return [], True, None          # word for word was the person's call: not redrafted
+    candidates, target = _candidates(ctx, step, op, entries)
+    shown_op = dict(op, target_core_id=target)
+    prompt, markers = redraft_prompt(voice_block=voice_block, critique=op.get("critique") or "",
+                                     op=shown_op, earlier=earlier_versions(step.attempts, step.latest, op),
+                                     entries=entries, candidates=candidates,
+                                     core_chars=ctx.cfg.sleep.core_chars)
+    shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op}
+    fmt = response_format(markers, ctx.cfg.model.max_tokens, redraft=True)
+    try:
+        answer = call_model(ctx, prompt, fmt)
+    except ModelFailure as exc:
+        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
+                       response_format=fmt, **shown)
+        return [], False, str(exc)
+    parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
+                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"),
+                          constrained=answer.response_format is not None)
+    capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed, **shown)
+    if parsed.failure:
+        return [], False, parsed.failure
+    new_ops = []
+    for new in parsed.operations:
+        new.pop("restated_content", None)
+        if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
+            new["source_short_ids"] = list(op.get("source_short_ids") or [])
+            new["evidence_count"] = max(1, len(new["source_short_ids"]))
+        if not new.get("topic"):
+            new["topic"] = op.get("topic")
+        new["redraft_of"] = op.get("index")
+        new_ops.append(new)
+    return new_ops, not new_ops, None
+
+
+def redraft_chain(ctx: Context, step: Next) -> tuple:
+    """(the resubmitted attempt or None, how many operations were withdrawn, the model's failures)."""
+    if ctx.mechanical:
+        log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
+        return None, 0, []
+    latest, withdrawn, failures, ops = step.latest, 0, [], []
+    voice_block, voice_version = ctx.voice_block()
+    capture.begin(ctx)
+    ctx.progress.update(what="redrafting", since=ctx.clock.now())
+    try:
+        for op in ops_with(latest, "denied"):
+            new_ops, gone, failure = redraft_op(ctx, step, op, voice_block)
+            if failure:
+                failures.append({"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"),
+                                        "why": failure[:300]})
+                ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
+                         draft_id=latest["id"])
+            elif gone:
+                withdrawn += 1
+                log.info("op %s of draft %s was withdrawn by the redraft", op.get("index"), latest["id"])
+            extend_ops(ops, new_ops)
+    finally:
+        ctx.progress.clear()
+    if failures:
+        return None, withdrawn, failures   # all or nothing: a part submitted would drop the rest for good
+    ops = submittable(ctx, ops)
+    if not ops:
+        return None, withdrawn, failures
+    attempt = int(latest.get("attempt") or 1) + 1
+    terminal = attempt >= ctx.cfg.sleep.max_attempts
+    body = {"id": step_draft_id(step.cluster_id, attempt), "summary": f"redraft of {latest['id']} (attempt {attempt})",
+            "operations": ops, "cluster_id": step.cluster_id, "attempt": attempt, "terminal": terminal,
+            "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
+            "brief_id_used": latest.get("brief_id_used"), "extra": stamp(ctx, None, voice_version)}
+    draft_id = ctx.memory.submit_draft(body).get("id", body["id"])
+    capture.seal(ctx, draft_id, body)
+    ctx.gate.handover()
+    ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,
+             operations=len(ops), terminal=terminal)
+    return {"draft_id": draft_id, "cluster_id": step.cluster_id, "attempt": attempt, "operations": len(ops),
+            "terminal": terminal}, withdrawn, failures
