@@ -43,7 +43,8 @@ def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = 
         loaded = sdk.load()
     except ImportError as exc:
         raise ImportError(f"{NOT_INSTALLED} ({exc})") from exc
-    from hippocampus.mcp.server import Bridge, WsgiSink, build_server, warm_up
+    from hippocampus.mcp.bridge import Bridge, WsgiSink, warm_up
+    from hippocampus.mcp.server import build_server
 
     path = mount_path(environ)
     manager = loaded.StreamableHTTPSessionManager(
@@ -144,6 +145,6 @@ class LazyMount:
         mounted = self.wait()
         if mounted is None:
             not_installed(req, resp)
-        from hippocampus.mcp.server import WsgiSink
+        from hippocampus.mcp.bridge import WsgiSink
 
         WsgiSink(mounted)(req, resp)
