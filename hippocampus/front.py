@@ -14,7 +14,8 @@ from hippocampus.config import redact
 from hippocampus.replay import service as replays
 from hippocampus.replay.service import Run
 from hippocampus.status.lists import event_say, restart_words, result, run_words
-from hippocampus.status.read import StatusCache, build_status, built_from
+from hippocampus.status.cache import StatusCache
+from hippocampus.status.read import build_status, built_from
 from hippocampus.status.watch import MEMORY_FIRST
 from hippocampus.cycle.lock import Busy  # noqa: F401
 from hippocampus.replay.run import NoPacket, NotAllowed  # noqa: F401

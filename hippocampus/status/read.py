@@ -1,12 +1,6 @@
 """The status read model: built from the board (where the watches publish), the durable state and the tick's
-last snapshot; nothing here calls Memory or waits on a busy actor. It is built and serialised once per change
-of what it is built from (built_from) and served as bytes: most of the viewers' polls see the same status."""
+last snapshot; nothing here calls Memory or waits on a busy actor."""
 from __future__ import annotations
-
-import copy
-import json
-import threading
-from typing import Callable
 
 from hippocampus.config import redact
 from hippocampus.cycle.bedtime import bedtime, is_catch_up
@@ -80,35 +74,3 @@ def build_status(rt) -> dict:
     s["say"] = narrate(s, now)
     s["explain"] = s["say"]["headline"]
     return s
-
-
-def encode(status: dict) -> bytes:
-    """The JSON the HTTP answer carries (as Falcon's own media handler writes it)."""
-    return json.dumps(status, ensure_ascii=False).encode("utf-8")
-
-
-class StatusCache:
-    def __init__(self, build: Callable[[], dict], key: Callable[[], tuple]) -> None:
-        self._build, self._key = build, key
-        self._lock = threading.Lock()           # one build at a time; readers of a fresh entry never wait
-        self._entry: tuple = (object(), None, b"")
-
-    def _current(self) -> tuple:
-        key = self._key()
-        entry = self._entry
-        if entry[0] == key:
-            return entry
-        with self._lock:
-            entry = self._entry
-            if entry[0] != key:
-                status = self._build()
-                entry = (key, status, encode(status))
-                self._entry = entry
-        return entry
-
-    def body(self) -> bytes:
-        return self._current()[2]
-
-    def status(self) -> dict:
-        """A copy: callers add to it."""
-        return copy.deepcopy(self._current()[1])

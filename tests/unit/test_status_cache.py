@@ -14,7 +14,8 @@ from hippocampus.cycle.context import Context
 from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
 from hippocampus.store.state import State
-from hippocampus.status.read import StatusCache, build_status, built_from, encode
+from hippocampus.status.cache import StatusCache, encode
+from hippocampus.status.read import build_status, built_from
 from hippocampus.status.watch import memory_health, model_health
 from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.store.voice import VoiceCard
