@@ -19,9 +19,7 @@ SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "
 
 def _flag(req: falcon.Request, name: str) -> bool:
     """?name=true or false (any case); absent is false, anything else is refused."""
-    value = req.get_param(name)
-    if value is None:
-        return False
+    value = req.get_param(name, default="false")
     if value.lower() not in ("true", "false"):
         raise falcon.HTTPBadRequest(description=f"?{name} takes true or false, not {value!r}")
     return value.lower() == "true"
