@@ -2,7 +2,7 @@
 
 A server that was answering before we tried to start one is borrowed and never stopped; one answering 503
 (still loading) is waited for, then borrowed: never a second launch on its port. process.py runs the server
-from a command line; a node's Observatory runs it as a registered service (observatory()).
+from a command line; a node's Observatory runs it as a registered service (observatory.py).
 """
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ import requests
 
 from hippocampus import transport_words
 from hippocampus.clock import Clock
-from hippocampus.config import LifecycleConfig, ModelConfig, redact, resolve_pointer
+from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
+from hippocampus.model.observatory import observatory
 
 def procs():
     """model/process.py (and psutil), imported only when a model is managed."""
@@ -35,7 +36,6 @@ log = logging.getLogger("hippocampus.lifecycle")
 STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a stop
 LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
 NOT_STARTED = "the service is stopping: the model server is not started"
-HOLDER = "seren-hippocampus"
 STOPPED, STARTING, READY, STOPPING, FAILED = "stopped", "starting", "ready", "stopping", "failed"
 _CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
 
@@ -332,23 +332,3 @@ class ModelLifecycle:
         if had:
             self._save(dict(_CLEARED))
         return up
-
-
-def observatory(lc: LifecycleConfig, verb: str, reason: str) -> dict:
-    """POST the node's Observatory ensure (answered {ok, ready, started, already_running, error?}: started False
-    means somebody else's server) or stop. An HTTP error, or an answer that is not a JSON object, raises."""
-    body, timeout = {"holder": HOLDER, "reason": reason}, 60
-    if verb == "ensure":
-        body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + 90
-    token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
-    url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
-    resp = requests.post(url, json=body, timeout=timeout, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        data = resp.json()
-    except ValueError:
-        data = None
-    data = data if isinstance(data, dict) else {}
-    if resp.status_code >= 400 or not data:
-        detail = data.get("error") or data.get("detail") or resp.text[:200]
-        raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
-    return data

@@ -15,7 +15,8 @@ from typing import Any, Callable, Optional
 import requests
 
 from hippocampus.memory import MemoryError_
-from hippocampus.model.client import CancellableSession, ModelClient
+from hippocampus.model.cancellable import CancellableSession
+from hippocampus.model.client import ModelClient
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import Markers
 from hippocampus.replay import checks
