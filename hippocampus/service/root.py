@@ -12,7 +12,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.front import Front
 from hippocampus.http.app import create_app
-from hippocampus.http.auth import post_only
+from hippocampus.http.guard import post_only
 from hippocampus.http.server import server as http_server
 from hippocampus.http.server.server import BindError, ServerLoopDied  # noqa: F401 - what callers catch
 from hippocampus.mcp.mount import LazyMount
