@@ -14,7 +14,8 @@ from hippocampus.front import Front
 from hippocampus.http.app import create_app
 from hippocampus.http.guard import post_only
 from hippocampus.http.server import server as http_server
-from hippocampus.http.server.server import BindError, ServerLoopDied  # noqa: F401 - what callers catch
+from hippocampus.http.server.bind import BindError  # noqa: F401 - what callers catch
+from hippocampus.http.server.server import ServerLoopDied  # noqa: F401 - what callers catch
 from hippocampus.mcp.mount import LazyMount
 from hippocampus.store.private import FolderHeld
 

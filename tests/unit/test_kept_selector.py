@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from hippocampus.http.server.server import KeptSelector
+from hippocampus.http.server.loop import KeptSelector
 
 
 class Channel:
