@@ -22,6 +22,7 @@ log = logging.getLogger("hippocampus.gate")
 
 BRIEF_TOPIC = "hippocampus, brief"
 REQUEST_TTL = 6 * 3600
+ASKS = "asks the main model for a brief"     # the claim's words: one copy on this Memory asks
 
 
 def brief_wanted(ctx: Context) -> Optional[dict]:
@@ -77,7 +78,7 @@ def miss(ctx: Context, snap: Snapshot, step, report: CheckReport) -> None:
     try:
         if ctx.cfg.sleep.brief_request and (step.ask or brief_wanted(ctx)):
             # one copy on this Memory asks, holding the claim (renewed each miss) while its ask is open
-            claims.claim(ctx, "brief_request", "asks the main model for a brief").check()
+            claims.claim(ctx, "brief_request", ASKS).check()
         if step.ask:
             request_brief(ctx)
         if not step.pull or ctx.mechanical:

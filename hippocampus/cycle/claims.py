@@ -41,7 +41,8 @@ def me(ctx) -> dict:
 
 
 def lease_seconds(ctx) -> float:
-    return max(LEASE_MIN_SECONDS, 4 * float(ctx.cfg.model.timeout_seconds))
+    """Outlives a model call and three checks: renewed at half, a claim renewed at each check never lapses."""
+    return max(LEASE_MIN_SECONDS, 4 * float(ctx.cfg.model.timeout_seconds), 3 * float(ctx.cfg.sleep.tick_seconds))
 
 
 def _top(ctx, key: str) -> Optional[dict]:

@@ -107,7 +107,13 @@ def _defer(ctx, snap, step, out: Out) -> None:
 
 def _ask_brief(ctx, snap, step, out: Out) -> None:
     try:
+        claims.claim(ctx, "brief_request", briefs.ASKS).check()      # kept as the tick's ask keeps it
         req = briefs.request_brief(ctx, force=True)
+    except claims.Taken as exc:      # that copy's note asks already: a second would wake the main model twice
+        out.answer = SleepRefused("other_copy", f"no brief was waiting, and {claims.sentence(exc.other)} already, "
+                                  "so this copy asked nothing and started nothing; the sleep starts at a check "
+                                  "after that brief arrives (or sleep with without_brief=true to draft unsteered now)")
+        return
     except MemoryError_ as exc:      # never a 500: nothing was started
         out.answer = SleepRefused("error", "no brief was waiting and Memory did not take the request for one; "
                                   "nothing was started", error=f"could not ask the main model for a brief: {exc}")

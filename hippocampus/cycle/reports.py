@@ -109,7 +109,7 @@ class CheckReport(Report):
 @dataclass
 class SleepRefused(Report):
     """A sleep by hand that started nothing: a chain is open, a brief was asked for instead, or Memory failed."""
-    status: str                       # chain_open | asked_for_brief | error
+    status: str                       # chain_open | other_copy (it asked already) | asked_for_brief | error
     message: str
     error: Optional[str] = None
     draft_id: Optional[str] = None    # the open chain's latest draft
@@ -122,7 +122,7 @@ class SleepRefused(Report):
     def to_dict(self) -> dict:
         out = {"status": self.status, "draft_id": self.draft_id, "operations": 0, "error": self.error,
                "message": self.message}
-        if self.status == "chain_open":
+        if self.status in ("chain_open", "other_copy"):
             out["refused"] = True
         elif self.status == "asked_for_brief":
             out.update(asked_for_brief=True, intent_id=self.intent_id)

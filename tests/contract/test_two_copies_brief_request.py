@@ -1,0 +1,63 @@
+"""Two copies of the service on one real SerenMemory ask the main model for a brief once: the copy that asked
+holds the "brief_request" claim across checks a long tick apart, and a sleep started by hand on the other copy
+asks nothing more, saying which copy asked."""
+from __future__ import annotations
+
+import os
+import time
+
+from hippocampus.cycle import executor
+from hippocampus.status.lists import result
+from tests.harness.clock import FakeClock
+
+BRIEF = "hippocampus, brief"
+
+
+def _requests(hand) -> list:
+    return [n for n in hand.near() if (n.get("metadata") or {}).get("topic") == BRIEF]
+
+
+def _claims(hand) -> list:
+    return [n for n in hand.near() if (n.get("metadata") or {}).get("claim") == "brief_request"]
+
+
+def _copies(make_ctx, tmp_path, clock, **sleep) -> list:
+    return [make_ctx(clock=clock, sleep={"state_path": str(tmp_path / name / "state.json"),
+                                         "brief_check_misses": 1, **sleep}) for name in ("a", "b")]
+
+
+def test_a_copy_asking_on_a_long_tick_keeps_its_claim_between_checks(make_ctx, hand, tmp_path):
+    clock = FakeClock(time.time())
+    a, b = _copies(make_ctx, tmp_path, clock, tick_seconds=900)
+    t0 = clock.now()
+    for k in range(4):                                 # a checks every 900 s, b 700 s after each of a's checks
+        clock.set(t0 + 900 * k)
+        assert executor.check(a).to_dict()["status"] == "waiting_for_brief"
+        clock.set(t0 + 900 * k + 700)
+        checked = executor.check(b).to_dict()
+        assert checked["status"] == "other_copy", (k, checked)
+        assert checked["other"]["folder"] == str((tmp_path / "a").resolve()), checked
+        assert len(_requests(hand)) == 1, (k, _requests(hand))     # one note asks, so the main model wakes once
+    assert [e for e in b.events.list() if e["type"] == "brief_requested"] == []
+
+
+def test_a_sleep_by_hand_on_the_other_copy_asks_nothing_more_and_names_the_copy_that_asked(make_ctx, hand,
+                                                                                          tmp_path):
+    a, b = _copies(make_ctx, tmp_path, FakeClock(time.time()))
+    assert executor.sleep_by_hand(a).to_dict()["asked_for_brief"] is True         # by hand: asked, claim held
+    assert len(_requests(hand)) == 1 and len(_claims(hand)) == 1
+    assert executor.check(b).to_dict()["status"] == "other_copy"                    # b's check leaves it to a
+    answer = executor.sleep_by_hand(b).to_dict()
+    assert answer["status"] == "other_copy" and answer["refused"] is True and "asked_for_brief" not in answer
+    assert len(_requests(hand)) == 1, _requests(hand)                               # no second request
+    said = result("sleep", answer)
+    assert said["level"] == "warn", said
+    assert said["text"].startswith(f"Nothing started: no brief was waiting, and another copy of seren-hippocampus "
+                                   f"(pid {os.getpid()} on "), said
+    assert f"state folder {(tmp_path / 'a').resolve()}) asks the main model for a brief already" in said["text"]
+    assert "the sleep starts at a check after that brief arrives" in said["text"], said
+    for i in range(3):
+        hand.short(f"we walked to the forest, part {i}", topic="forest")
+    hand.brief("I'm off to the forest")
+    assert executor.check(a).to_dict()["status"] == "sleeping"        # the copy that asked sleeps on it
+    assert _claims(hand) == [] and _requests(hand) == []                 # and lets go of its claim and note
