@@ -84,13 +84,18 @@ class Bridge:
 
 def call_wsgi(app, env: dict) -> tuple:
     """(status, headers, body) of one call; the answer is JSON, never an event stream, so it is read whole."""
-    started: list = []
-    result = app(env, lambda status, headers, exc_info=None: started.append((status, headers)) or (lambda d: None))
+    started = {"status": "500 Internal Server Error", "headers": []}
+
+    def start_response(status, headers, exc_info=None):
+        started.update(status=status, headers=headers)    # a second call (an error after the start) replaces it
+        return lambda data: None     # the legacy write() callable; a2wsgi never uses it
+
+    result = app(env, start_response)
     try:
         body = b"".join(result)
     finally:
         getattr(result, "close", lambda: None)()
-    return (*(started[0] if started else ("500 Internal Server Error", [])), body)
+    return started["status"], started["headers"], body
 
 
 class WsgiSink:
