@@ -87,11 +87,14 @@ def close_store(store) -> None:
     """Close a MemoryStore and the chromadb client under it: seren-memory 5.4's close() never closes the client,
     whose System chromadb caches at class level (about 7 descriptors kept per replaced store)."""
     client = getattr(store, "_client", None)
-    for close in (store.close, getattr(client, "close", None)):
+    try:
+        store.close()
+    except Exception:  # noqa: BLE001 - a half-closed store is still let go below
+        pass
+    if client is not None:
         try:
-            if close is not None:
-                close()
-        except Exception:  # noqa: BLE001 - a half-closed store is still let go
+            client.close()
+        except Exception:  # noqa: BLE001
             pass
 
 
