@@ -127,7 +127,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             new_ops, gone, failure = redraft_op(ctx, step, op, voice_block)
             if failure:
                 failures.append({"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"),
-                                        "why": failure[:300]})
+                                 "why": failure[:300]})
                 ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
                          draft_id=latest["id"])
             elif gone:
@@ -147,7 +147,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             "operations": ops, "cluster_id": step.cluster_id, "attempt": attempt, "terminal": terminal,
             "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
             "brief_id_used": latest.get("brief_id_used"), "extra": stamp(ctx, None, voice_version)}
-    draft_id = ctx.memory.submit_draft(body).get("id", body["id"])
+    draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
     capture.seal(ctx, draft_id, body)
     ctx.gate.handover()
     ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,
