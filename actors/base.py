@@ -19,7 +19,7 @@ log = logging.getLogger("hippocampus.actors")
 
 class Supervised(pykka.ThreadingActor):
     name = "child"
-    ticks = False           # wants the supervisor's fanned-out beat
+    wants_beat = False      # wants the supervisor's fanned-out beat
 
     def __init__(self, supervisor: pykka.ActorRef, runtime) -> None:
         super().__init__()

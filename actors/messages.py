@@ -1,39 +1,118 @@
 """The messages the actors are told or asked. Small, plain, immutable."""
 from __future__ import annotations
 
-from dataclasses import make_dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
-def _message(name: str, *fields) -> type:
-    """A frozen dataclass; a field is a name, or (name, default)."""
-    return make_dataclass(name, [(f, Any) if isinstance(f, str) else (f[0], Any, f[1]) for f in fields],
-                          frozen=True, namespace={"__module__": __name__})
+@dataclass(frozen=True)
+class Tick:                     # the ticker's beat, fanned out by the supervisor
+    at: float
 
 
-Tick = _message("Tick", "at")                       # the ticker's beat, fanned out by the supervisor
-ChildFailed = _message("ChildFailed", "name", "urn", "error")
-RestartChild = _message("RestartChild", "name", ("force", False))
-Ping = _message("Ping")                             # answered once the supervisor has started its children
+@dataclass(frozen=True)
+class ChildFailed:
+    name: str
+    urn: str
+    error: str
 
-Wake = _message("Wake", ("at", 0.0))                # a nudge arrived (sent at `at`, monotonic)
-Released = _message("Released")                     # the cycle lock was let go: a pending nudge runs its tick now
+
+@dataclass(frozen=True)
+class RestartChild:
+    name: str
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Ping:                     # answered once the supervisor has started its children
+    pass
+
+
+# scheduler
+@dataclass(frozen=True)
+class Wake:                     # a nudge arrived (sent at `at`, monotonic)
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Released:                 # the cycle lock was let go: a pending nudge runs its tick now
+    pass
+
 
 # chain and sleeper: `token` is the cycle lock, taken by the caller and released by the handler
-Tend = _message("Tend", "redraft", ("token", None))
-Check = _message("Check", ("token", None))
-Sleep = _message("Sleep", "ask_for_brief", ("token", None))
+@dataclass(frozen=True)
+class Tend:
+    redraft: bool
+    token: Any = None
+
+
+@dataclass(frozen=True)
+class Check:
+    token: Any = None
+
+
+@dataclass(frozen=True)
+class Sleep:
+    ask_for_brief: bool
+    token: Any = None
+
+
 # the tick's two parts (hippocampus.cycle.executor), run under the scheduler's own hold of the cycle lock
-TendSteps = _message("TendSteps", "snapshot", "steps")
-CheckSteps = _message("CheckSteps", "snapshot", "steps")
+@dataclass(frozen=True)
+class TendSteps:
+    snapshot: Any
+    steps: tuple
 
-Ensure = _message("Ensure")
-Release = _message("Release", "busy_seconds")
-Handover = _message("Handover")
-ModelTick = _message("ModelTick", "chain_open")
 
-Fire = _message("Fire", "event")
-RetrySkipped = _message("RetrySkipped")
-Ended = _message("Ended", "event_type")             # a wake-up's child ended: publish its exit code
-Publish = _message("Publish", "event")
-Recheck = _message("Recheck")                       # read again on the next beat
+@dataclass(frozen=True)
+class CheckSteps:
+    snapshot: Any
+    steps: tuple
+
+
+# lifecycle
+@dataclass(frozen=True)
+class Ensure:
+    pass
+
+
+@dataclass(frozen=True)
+class Release:
+    busy_seconds: float
+
+
+@dataclass(frozen=True)
+class Handover:
+    pass
+
+
+@dataclass(frozen=True)
+class ModelTick:
+    chain_open: bool
+
+
+# ripple and notifier
+@dataclass(frozen=True)
+class Fire:
+    event: dict
+
+
+@dataclass(frozen=True)
+class RetrySkipped:
+    pass
+
+
+@dataclass(frozen=True)
+class Ended:                    # a wake-up's child ended: publish its exit code
+    event_type: str
+
+
+# the watches (actors/watch.py)
+@dataclass(frozen=True)
+class Recheck:                  # read again on the next beat
+    pass
+
+
+@dataclass(frozen=True)
+class Publish:
+    event: dict

@@ -23,7 +23,7 @@ log = logging.getLogger("hippocampus.scheduler")
 
 class SchedulerActor(Supervised):
     name = "scheduler"
-    ticks = True
+    wants_beat = True
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)

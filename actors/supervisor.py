@@ -90,7 +90,7 @@ class Supervisor(pykka.ThreadingActor):
 
     def _start_child(self, name: str) -> None:
         cls, c = self.specs[name], self.children[name]
-        if cls.ticks:
+        if cls.wants_beat:
             self.rt.tick_flags[name] = threading.Event()     # a new instance starts with no Tick queued
         try:
             ref = cls.start(self.actor_ref, self.rt)
@@ -158,7 +158,7 @@ class Supervisor(pykka.ThreadingActor):
                     self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"])
                     log.info("actor %s restarted (%d restart(s))", name, c["restarts"])
         for name, cls in self.specs.items():
-            if cls.ticks and self.children[name]["state"] == "running":
+            if cls.wants_beat and self.children[name]["state"] == "running":
                 self._beat(name, tick)
 
     def _beat(self, name: str, tick: Tick) -> None:

@@ -21,7 +21,7 @@ log = logging.getLogger("hippocampus.watch")
 
 
 class WatchActor(Supervised):
-    ticks = True
+    wants_beat = True
     every = 0.0             # seconds between reads; 0: on the first beat and after each Recheck only
     at_start = False        # read once in on_start, so the first answer of /health already knows
     first: dict = {}        # what the board shows before the first read

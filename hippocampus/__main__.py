@@ -131,8 +131,8 @@ def main(argv: Optional[list] = None) -> int:
         except (AttributeError, ValueError):
             pass
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=getattr(logging, (args.log_level or "INFO").upper(), logging.INFO), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    level = getattr(logging, (args.log_level or "INFO").upper(), logging.INFO)
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pykka").setLevel(logging.WARNING)
     redact.guard_logging()
     if args.command == "service":

@@ -64,7 +64,8 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 def cause(exc: BaseException) -> str:
     """Which row of the table a failed call belongs to."""
     chain = list(_chain(exc))
-    names, text = {c.__name__ for e in chain for c in type(e).__mro__}, " ".join(repr(e) for e in chain)
+    names = {c.__name__ for e in chain for c in type(e).__mro__}
+    text = " ".join(repr(e) for e in chain)
     if "ConnectionRefusedError" in names or any(s in text for s in _REFUSED_TEXT):
         return REFUSED
     if "NameResolutionError" in names or any(isinstance(e, socket.gaierror) for e in chain) \

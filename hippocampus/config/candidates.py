@@ -3,7 +3,6 @@ candidate listed by name in `replay.candidates` ({name: {url, model, extra_body,
 a caller names, never SerenMemory's own (even when listed: the loader says so and leaves it out)."""
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -63,10 +62,11 @@ def _where(url: str) -> Optional[tuple]:
     host = (parts.hostname or "").lower()
     if not host:
         return None
-    with contextlib.suppress(ValueError):
-        if host in LOOPBACK_NAMES or ipaddress.ip_address(host).is_loopback:
-            host = ""
-    return host, port
+    try:
+        loopback = host in LOOPBACK_NAMES or ipaddress.ip_address(host).is_loopback
+    except ValueError:      # a name, not an address
+        loopback = False
+    return ("" if loopback else host), port
 
 
 def same_service(url: str, other: str) -> bool:

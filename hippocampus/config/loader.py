@@ -66,13 +66,22 @@ def yaml_error(exc: Exception, text: str) -> str:
     if mark is None:
         return f"({problem})"
     line = mark.line + 1
-    tabbed = [n for n, ln in enumerate(text.splitlines()[:line], 1) if "\t" in re.match(r"[ \t]*", ln).group(0)]
-    tab_line = tabbed[-1] if tabbed else (line if "'\\t'" in problem else None)
+    tab_line = _tab_indented_line(text, line, "'\\t'" in problem)
     out = f"at line {line}, column {mark.column + 1}: {problem}"
     if tab_line:
         out += (f" (line {tab_line} is indented with a tab: yaml indents with spaces only, "
                 "so replace the tab with spaces)")
     return out
+
+
+def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]:
+    """The nearest line at or above `upto` whose indentation holds a tab; with none, `upto` when the parser's
+    complaint is itself about a tab."""
+    lines = text.splitlines()
+    for n in range(min(upto, len(lines)), 0, -1):
+        if "\t" in re.match(r"[ \t]*", lines[n - 1]).group(0):
+            return n
+    return upto if tab_at_mark else None
 
 
 def _coerce(value: Any, default: Any) -> Any:

@@ -38,10 +38,11 @@ def _is_verbatim(entry: dict) -> bool:
 
 
 def _record(table: dict, hints: list, topic: Optional[str]) -> None:
+    tag = topic or "untagged"
     for h in hints:
         topics = table.setdefault(h, [])
-        if (topic or "untagged") not in topics:
-            topics.append(topic or "untagged")
+        if tag not in topics:
+            topics.append(tag)
 
 
 def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hints: Iterable[str],

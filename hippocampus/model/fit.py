@@ -6,7 +6,6 @@ answer cut off, and either loses the pile.
 """
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Optional
 
@@ -117,6 +116,10 @@ def refused(body: object, max_tokens: int) -> Optional[str]:
 
 
 def refused_answer(resp: requests.Response, max_tokens: int) -> Optional[str]:
-    with contextlib.suppress(ValueError):
-        return refused(resp.json(), max_tokens) if resp.status_code == 400 else None
-    return None
+    """The plain words of a 400 that refused the prompt as too long; None for any other answer."""
+    if resp.status_code != 400:
+        return None
+    try:
+        return refused(resp.json(), max_tokens)
+    except ValueError:          # not JSON: not llama-server's refusal
+        return None

@@ -25,6 +25,7 @@ from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
 from hippocampus.model.observatory import observatory
 
+
 def procs():
     """model/process.py (and psutil), imported only when a model is managed."""
     from hippocampus.model import process

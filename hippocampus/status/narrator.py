@@ -17,9 +17,10 @@ SEE_ABOVE = "see above"
 def narrate(s: dict, now: float) -> dict:
     text, level, action = headline(s, now)
     busy = s.get("busy")
+    busy_note = f"{busy.get('what') or 'busy'} running…" if busy else ""
     say = {"headline": text, "level": level, "label": LABELS[level], "action": action,
            "cards": cards(s, now, text), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
-           "busy": f"{busy.get('what') or 'busy'} running…" if busy else "", "actors": actor_words(s.get("actors"))}
+           "busy": busy_note, "actors": actor_words(s.get("actors"))}
     say["cards"]["model"]["rows"] = model_rows(s, say["cards"]["model"], now, text)
     return say
 
