@@ -237,7 +237,7 @@ def test_a_redraft_of_an_attach_never_rewords_the_core(make_config, start_servic
     assert any("lemon" in s["content"] for s in sats)
 
 
-def test_a_nudge_waits_for_the_rippled_script_and_never_kills_it(make_config, start_service, hand, tmp_path):
+def test_a_nudge_waits_for_the_rippled_script_and_never_kills_it(make_config, start_service, memory, tmp_path):
     done = tmp_path / "script-finished"
     script = tmp_path / "ripple.py"
     script.write_text("import sys, time, pathlib\ntime.sleep(float(sys.argv[1]))\n"
@@ -262,8 +262,13 @@ def test_a_nudge_waits_for_the_rippled_script_and_never_kills_it(make_config, st
         assert len(events(base, "nudged")) == before + 1
         wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] > ticks, timeout=10, what="the nudged tick")
         return time.monotonic() - t0, svc
-    waited, _ = run(wait=30, sleep_for=2)
+    waited, first = run(wait=30, sleep_for=2)
     assert done.exists() and 1.5 <= waited < 5, waited           # ticked only after the script exited
+    # the second run is not a second copy beside the first one's open ask for a brief (that copy would leave the
+    # asking to the first, as two copies on one Memory do): the first stops and the second gets a fresh store
+    first.request_stop(drain_seconds=5)
+    assert first.wait_stopped(30)
+    memory.fresh_store(tmp_path / "memory-store-2")
     waited, svc = run(wait=1, sleep_for=3)
     assert 0.8 <= waited < 2.5, waited                          # gave up waiting after one second...
     assert not done.exists()
