@@ -145,7 +145,13 @@ class MemoryHand:
             self.s.headers["Authorization"] = f"Bearer {bearer}"
 
     def _req(self, method: str, path: str, **kw):
-        r = self.s.request(method, self.url + path, timeout=30, **kw)
+        try:
+            r = self.s.request(method, self.url + path, timeout=30, **kw)
+        except requests.ConnectionError:
+            if method != "GET":         # never sent twice
+                raise
+            # Memory (uvicorn) closes a keep-alive connection idle for 5 s: a GET meeting that close is asked again
+            r = self.s.request(method, self.url + path, timeout=30, **kw)
         r.raise_for_status()
         return r.json()
 
