@@ -17,6 +17,18 @@ from hippocampus.config import redact
 log = logging.getLogger("hippocampus.memory")
 
 
+def send(session: requests.Session, method: str, url: str, **kw: Any) -> requests.Response:
+    """One request to Memory; a GET whose connection closed or hung up is sent once more (uvicorn closes a
+    connection idle for 5 s, so a GET sent just then meets a reset though Memory is up). Never a POST twice."""
+    try:
+        return session.request(method, url, **kw)
+    except requests.RequestException as exc:
+        if method != "GET" or tw.cause(exc) not in (tw.CLOSED, tw.HUNG_UP):
+            raise
+        log.debug("Memory dropped the connection of GET %s (%s); asking once more", redact.url(url), tw.cause(exc))
+        return session.request(method, url, **kw)
+
+
 class MemoryError_(Exception):
     """Base for both Memory errors (the _ keeps it from shadowing the builtin)."""
 
@@ -116,15 +128,7 @@ class MemoryClient:
             raise NotSerenMemory(self.url, method, path, resp.status_code, tw.body_kind(resp, sample=True)) from None
 
     def _send(self, method: str, path: str, params: Optional[dict], json: Any, timeout: float) -> requests.Response:
-        """One request; a GET whose connection closed or hung up is sent once more (uvicorn closes a connection
-        idle for 5 s, so a GET sent just then meets a reset though Memory is up). A POST is never sent twice."""
-        try:
-            return self._s().request(method, self.url + path, params=params, json=json, timeout=timeout)
-        except requests.RequestException as exc:
-            if method != "GET" or tw.cause(exc) not in (tw.CLOSED, tw.HUNG_UP):
-                raise
-            log.debug("Memory dropped the connection of GET %s (%s); asking once more", path, tw.cause(exc))
-            return self._s().request(method, self.url + path, params=params, json=json, timeout=timeout)
+        return send(self._s(), method, self.url + path, params=params, json=json, timeout=timeout)
 
     def _shaped(self, body: Any, method: str, path: str, key: Optional[str] = None) -> Any:
         """body, if it is a SerenMemory object (with the list `key`, when given)."""

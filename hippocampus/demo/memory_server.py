@@ -15,6 +15,7 @@ from typing import Optional
 
 import requests
 
+from hippocampus import memory
 from hippocampus.demo.waiting import free_port
 
 EIGHT_DAYS = 8 * 86400
@@ -145,13 +146,7 @@ class MemoryHand:
             self.s.headers["Authorization"] = f"Bearer {bearer}"
 
     def _req(self, method: str, path: str, **kw):
-        try:
-            r = self.s.request(method, self.url + path, timeout=30, **kw)
-        except requests.ConnectionError:
-            if method != "GET":         # never sent twice
-                raise
-            # Memory (uvicorn) closes a keep-alive connection idle for 5 s: a GET meeting that close is asked again
-            r = self.s.request(method, self.url + path, timeout=30, **kw)
+        r = memory.send(self.s, method, self.url + path, timeout=30, **kw)     # a dropped GET is asked again
         r.raise_for_status()
         return r.json()
 
