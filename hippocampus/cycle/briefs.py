@@ -22,7 +22,11 @@ log = logging.getLogger("hippocampus.gate")
 
 BRIEF_TOPIC = "hippocampus, brief"
 REQUEST_TTL = 6 * 3600
-ASKS = "asks the main model for a brief"     # the claim's words: one copy on this Memory asks
+
+
+def hold_request(ctx: Context) -> None:
+    """Take or renew this copy's claim to ask the main model for a brief (claims.Taken: another copy asks)."""
+    claims.claim(ctx, claims.BRIEF_REQUEST, "asks the main model for a brief").check()
 
 
 def brief_wanted(ctx: Context) -> Optional[dict]:
@@ -77,8 +81,7 @@ def miss(ctx: Context, snap: Snapshot, step, report: CheckReport) -> None:
     ctx.state.set(brief_misses=step.misses)
     try:
         if ctx.cfg.sleep.brief_request and (step.ask or brief_wanted(ctx)):
-            # one copy on this Memory asks, holding the claim (renewed each miss) while its ask is open
-            claims.claim(ctx, "brief_request", ASKS).check()
+            hold_request(ctx)              # renewed each miss while this copy's ask is open
         if step.ask:
             request_brief(ctx)
         if not step.pull or ctx.mechanical:

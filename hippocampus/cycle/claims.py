@@ -19,6 +19,7 @@ log = logging.getLogger("hippocampus.claims")
 
 CLAIM_TOPIC = "hippocampus, sleeping"
 LEASE_MIN_SECONDS = 600.0
+BRIEF_REQUEST = "brief_request"      # the claim of the one copy on this Memory that asks for a brief
 
 
 class Taken(Exception):

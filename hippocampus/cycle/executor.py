@@ -107,7 +107,7 @@ def _defer(ctx, snap, step, out: Out) -> None:
 
 def _ask_brief(ctx, snap, step, out: Out) -> None:
     try:
-        claims.claim(ctx, "brief_request", briefs.ASKS).check()      # kept as the tick's ask keeps it
+        briefs.hold_request(ctx)         # kept as the tick's ask keeps it
         req = briefs.request_brief(ctx, force=True)
     except claims.Taken as exc:      # that copy's note asks already: a second would wake the main model twice
         out.answer = SleepRefused("other_copy", f"no brief was waiting, and {claims.sentence(exc.other)} already, "

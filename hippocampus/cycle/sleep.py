@@ -118,7 +118,7 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
             ctx.memory.delete_near(req["intent_id"])
         except MemoryError_ as exc:
             log.warning("could not delete the brief request note: %s", exc)
-    claims.release_mine(ctx, "brief_request")         # another copy may ask at the next bedtime
+    claims.release_mine(ctx, claims.BRIEF_REQUEST)         # another copy may ask at the next bedtime
     ctx.state.set(brief_request={**req, "answered": answered, "resolved_at": ctx.clock.now()})
     return answered
 
