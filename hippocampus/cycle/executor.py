@@ -98,6 +98,11 @@ def _chain_claimed(run: Callable) -> Callable:
 def _not_bedtime(ctx, snap, step, out: Out) -> None:
     out.check.status = "not_bedtime"
     ctx.state.set(brief_misses=0)
+    if ctx.cfg.sleep.brief_request and briefs.brief_wanted(ctx):   # a sleep by hand asked before bedtime
+        try:
+            briefs.hold_request(ctx)     # renewed at each check, so the claim outlives the wait for the brief
+        except claims.Taken as exc:
+            out.check.status, out.check.other = "other_copy", exc.other
 
 
 def _defer(ctx, snap, step, out: Out) -> None:

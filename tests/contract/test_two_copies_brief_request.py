@@ -61,3 +61,23 @@ def test_a_sleep_by_hand_on_the_other_copy_asks_nothing_more_and_names_the_copy_
     hand.brief("I'm off to the forest")
     assert executor.check(a).to_dict()["status"] == "sleeping"        # the copy that asked sleeps on it
     assert _claims(hand) == [] and _requests(hand) == []                 # and lets go of its claim and note
+
+
+def test_a_sleep_by_hand_before_bedtime_keeps_its_claim_until_the_brief_arrives(make_ctx, hand, tmp_path):
+    """a slept an hour ago, so its checks are before bedtime; b never slept, so every check of b's is a miss.
+    a's ask by hand is renewed at a's checks, so b, missing all along, never asks a second time."""
+    clock = FakeClock(time.time())
+    a, b = _copies(make_ctx, tmp_path, clock, tick_seconds=900)
+    t0 = clock.now()
+    a.state.set(last_sleep_ok_at=t0 - 3600)
+    assert executor.sleep_by_hand(a).to_dict()["asked_for_brief"] is True
+    lease_until = _claims(hand)[0]["metadata"]["until"]
+    for k in range(1, 6):                          # 4500 s: past the first lease (2700 s) well before any brief
+        clock.set(t0 + 900 * k)
+        assert executor.check(a).to_dict()["status"] == "not_bedtime"
+        clock.set(t0 + 900 * k + 700)
+        checked = executor.check(b).to_dict()
+        assert checked["status"] == "other_copy", (k, checked)
+    assert clock.now() > lease_until
+    assert len(_requests(hand)) == 1, _requests(hand)          # the main model is asked, and woken, once
+    assert [e for e in b.events.list() if e["type"] == "brief_requested"] == []
