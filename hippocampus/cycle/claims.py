@@ -31,6 +31,8 @@ class Taken(Exception):
 
 
 def sentence(other: dict) -> str:
+    if other.get("pid") is None:            # no note names the copy (its claim vanished, or it is done)
+        return f"another copy of seren-hippocampus {other.get('what')}"
     return (f"another copy of seren-hippocampus (pid {other.get('pid')} on {other.get('host')}, state folder "
             f"{other.get('folder')}) {other.get('what')}")
 
@@ -75,7 +77,7 @@ class Claim:
         """Right before a model call or a post: still ours (Taken if not); renewed when half the lease is gone."""
         top = _top(self.ctx, self.key)
         if top is None or top.get("copy") != me(self.ctx)["copy"]:
-            raise Taken(top or {"what": "took this over", "pid": "?", "host": "?", "folder": "?"})
+            raise Taken(top or {"what": "may have taken this over (this copy's claim note is gone from Memory)"})
         self.note = top
         if float(top.get("until") or 0) - self.ctx.clock.now() < lease_seconds(self.ctx) / 2:
             self.note = self._post(int(top.get("gen") or 0) + 1)

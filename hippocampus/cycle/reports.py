@@ -46,6 +46,7 @@ class SleepReport(Report):
     hints: Optional[dict] = None
     brief_unmatched: bool = False
     interrupted: Optional[str] = None
+    other: Optional[dict] = None        # interrupted because another copy of the service took its brief over
     resumed: bool = False
     retry_at: Optional[float] = None    # a failed start of the model: when the lifecycle tries it again
     finished_at: Optional[float] = None

@@ -124,7 +124,7 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
 
 
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
-                "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed")
+                "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed", "other")
 
 
 def record_sleep(ctx: Context, report: SleepReport) -> None:
@@ -160,7 +160,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     try:
         _sleep(ctx, brief, pulled, report, purged, snap, claim)
     except claims.Taken as exc:          # another copy has it now: this one posts nothing, the brief is theirs
-        report.interrupted = f"{exc}, so this copy stopped and posted nothing"
+        report.interrupted, report.other = f"{exc}, so this copy stopped and posted nothing", exc.other
         log.warning("the sleep stopped: %s", report.interrupted)
     except ServiceStopping as exc:       # not a failure: the brief stays open, nothing was posted
         stopped = exc

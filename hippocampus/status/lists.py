@@ -121,7 +121,7 @@ def sleep_words(r: dict) -> str:
     if not r:
         return "never slept yet"
     if r.get("interrupted"):
-        return "interrupted by a stop: nothing was posted and its brief is kept"
+        return r["interrupted"] if r.get("other") else "interrupted by a stop: nothing was posted and its brief is kept"
     if r.get("error"):
         return f"failed: {r['error']} (its brief is kept for the next check)"
     if r.get("draft_id"):

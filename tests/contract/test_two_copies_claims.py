@@ -1,0 +1,51 @@
+"""A sleep whose claim on its brief is lost mid-sleep (another copy took it over, or its note vanished from
+Memory) posts nothing, and its report and the status say so in plain words: which copy, or that the note is
+gone; never "interrupted by a stop", never "pid ?"."""
+from __future__ import annotations
+
+import os
+import time
+
+from hippocampus.cycle import claims, executor
+from hippocampus.status.lists import run_words, sleep_words
+from tests.harness.clock import FakeClock
+from tests.service.test_tend import scripted_model, seed
+
+
+def _claim_notes(hand, brief_id: str) -> list:
+    return [n for n in hand.near() if (n.get("metadata") or {}).get("claim") == f"brief:{brief_id}"]
+
+
+def _sleep_losing_its_claim(make_ctx, hand, fake_model, tmp_path, take_over: bool) -> dict:
+    clock = FakeClock(time.time())
+    a, b = (make_ctx(clock=clock, model={"url": fake_model.url},
+                     sleep={"state_path": str(tmp_path / name / "state.json")}) for name in ("a", "b"))
+    brief = seed(hand)
+
+    def mid_sleep(body: dict) -> dict:          # while a's model writes, its claim note goes
+        for note in _claim_notes(hand, brief):
+            b.memory.delete_near(note["id"])
+        if take_over:
+            clock.set(clock.now() + 1)
+            claims.claim(b, f"brief:{brief}", f"sleeps on brief {brief}")
+        return scripted_model(body)
+    fake_model.responder = mid_sleep
+    report = executor.check(a).to_dict()["sleep"]
+    assert report["interrupted"] and not report["error"] and report["draft_id"] is None, report
+    assert hand.drafts("pending") == []                                   # a posted nothing
+    assert "interrupted by a stop" not in sleep_words(report) and "pid ?" not in sleep_words(report)
+    assert run_words(a.state.get("history")[-1]).startswith(sleep_words(report))   # the history row too
+    return report
+
+
+def test_a_sleep_whose_brief_another_copy_took_over_names_that_copy(make_ctx, hand, fake_model, tmp_path):
+    report = _sleep_losing_its_claim(make_ctx, hand, fake_model, tmp_path, take_over=True)
+    assert sleep_words(report).startswith(f"another copy of seren-hippocampus (pid {os.getpid()} on "), report
+    assert f"state folder {(tmp_path / 'b').resolve()}) sleeps on brief" in sleep_words(report)
+    assert sleep_words(report).endswith("so this copy stopped and posted nothing")
+
+
+def test_a_sleep_whose_claim_note_vanished_says_so(make_ctx, hand, fake_model, tmp_path):
+    report = _sleep_losing_its_claim(make_ctx, hand, fake_model, tmp_path, take_over=False)
+    assert sleep_words(report) == ("another copy of seren-hippocampus may have taken this over (this copy's claim "
+                                   "note is gone from Memory), so this copy stopped and posted nothing"), report
