@@ -80,3 +80,30 @@ def test_an_idle_beat_puts_nothing_on_the_board(rt):
         assert rt.board.version == version + 1, "a recheck's read did not reach the board"
     finally:
         quick.stop()
+
+
+def test_a_wake_up_check_that_raises_is_shown_and_logged_and_the_watch_reads_again(rt, monkeypatch, caplog):
+    """The check itself failing (not a wake-up that would fail) keeps the watch alive, puts the failure in
+    words on the board and in the status's wake-up line, and the next Recheck reads again."""
+    from actors import watch
+    from hippocampus.status.narrator import wakeup_line
+
+    def broken(cfg):
+        raise PermissionError(13, "Permission denied", "/home/wren/.claude.json")
+    monkeypatch.setattr(watch, "service_view", broken)
+    w = watch.WakeupWatch.start(None, rt)
+    try:
+        w.tell(Tick(0))
+        wait_for(lambda: (rt.board.get("wakeup") or {}).get("ok", 0) is None
+                 and "failed" in (rt.board.get("wakeup") or {}).get("summary", ""), timeout=5, what="the failure")
+        view = rt.board.get("wakeup")
+        assert view["summary"].startswith("the wake-up check failed: "), view
+        assert "Permission denied" in view["summary"] and "/home/wren/.claude.json" in view["summary"], view
+        assert wakeup_line(view, 0).startswith("Wake-up: the wake-up check failed: "), wakeup_line(view, 0)
+        assert any(r.getMessage() == "the wake-up check failed" and r.exc_info for r in caplog.records)
+        monkeypatch.setattr(watch, "service_view", lambda cfg: {"ok": True, "summary": "would work", "lines": []})
+        w.tell(Recheck())
+        w.tell(Tick(1))
+        wait_for(lambda: (rt.board.get("wakeup") or {}).get("ok") is True, timeout=5, what="the next read")
+    finally:
+        w.stop()
