@@ -20,6 +20,7 @@ log = logging.getLogger("hippocampus.claims")
 CLAIM_TOPIC = "hippocampus, sleeping"
 LEASE_MIN_SECONDS = 600.0
 BRIEF_REQUEST = "brief_request"      # the claim of the one copy on this Memory that asks for a brief
+COPY_KEYS = ("pid", "host", "folder")
 
 
 class Taken(Exception):
@@ -120,15 +121,21 @@ def claim(ctx, key: str, what: str) -> Claim:
     return c
 
 
-def drafted(ctx, draft_id: str) -> bool:
-    """Is there a draft under this id in Memory (any status)? Another copy posted it if we did not."""
+def stamp(ctx) -> dict:
+    """The draft's `extra` keys that name the copy posting it (Memory keeps `extra` flat)."""
+    return {f"copy_{k}": v for k, v in me(ctx).items() if k in COPY_KEYS}
+
+
+def drafted_by(ctx, draft_id: str) -> Optional[dict]:
+    """The copy that posted the draft under this id, as a claim names it ({} for a draft without the stamp),
+    or None: there is no such draft (any status) in Memory."""
     try:
-        ctx.memory.draft(draft_id)
-        return True
+        extra = ctx.memory.draft(draft_id).get("extra") or {}
     except MemoryRefused as exc:
         if exc.status == 404:
-            return False
+            return None
         raise
+    return {k: extra[f"copy_{k}"] for k in COPY_KEYS if f"copy_{k}" in extra}
 
 
 def _hhmm(at) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from hippocampus.config import redact
+from hippocampus.cycle import claims
 from hippocampus.cycle.context import Context
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
@@ -108,11 +109,12 @@ def step_draft_id(key: Optional[str], attempt: int) -> str:
 
 
 def stamp(ctx: Context, served: Optional[str], voice_version: Optional[int]) -> dict:
+    """The draft's `extra`: how it was written, and by which copy of the service (claims.drafted_by reads it)."""
     if ctx.mechanical:
-        return {"model_mode": "mechanical", "model_prompt": PROMPT_VERSION}
+        return {"model_mode": "mechanical", "model_prompt": PROMPT_VERSION, **claims.stamp(ctx)}
     return {"model_mode": "model", "model_name": ctx.cfg.model.name, "model_served": served or ctx.cfg.model.name,
             "model_url": redact.url(ctx.cfg.model.url), "model_prompt": PROMPT_VERSION,
-            **({"model_voice": voice_version} if voice_version else {})}
+            **({"model_voice": voice_version} if voice_version else {}), **claims.stamp(ctx)}
 
 
 PROMPT_VERSION = "2026-11-30"

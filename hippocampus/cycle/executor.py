@@ -70,10 +70,11 @@ def _claim_brief(ctx, brief_id: str, out: Out) -> Optional[claims.Claim]:
     except claims.Taken as exc:
         out.check.status, out.check.brief_id, out.check.other = "other_copy", brief_id, exc.other
         return None
-    if claims.drafted(ctx, step_draft_id(brief_id, 1)):      # by a copy now done with it
+    by = claims.drafted_by(ctx, step_draft_id(brief_id, 1))
+    if by is not None:                                        # by a copy now done with it
         held.release()
         out.check.status, out.check.brief_id = "other_copy", brief_id
-        out.check.other = {"what": f"has drafted brief {brief_id} already"}
+        out.check.other = {**by, "what": f"has drafted brief {brief_id} already"}
         return None
     return held
 

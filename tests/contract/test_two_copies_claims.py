@@ -49,3 +49,27 @@ def test_a_sleep_whose_claim_note_vanished_says_so(make_ctx, hand, fake_model, t
     report = _sleep_losing_its_claim(make_ctx, hand, fake_model, tmp_path, take_over=False)
     assert sleep_words(report) == ("another copy of seren-hippocampus may have taken this over (this copy's claim "
                                    "note is gone from Memory), so this copy stopped and posted nothing"), report
+
+
+def test_a_copy_that_meets_a_brief_another_copy_has_drafted_names_that_copy(make_ctx, hand, fake_model,
+                                                                            tmp_path):
+    """b read its snapshot while the brief was open; a slept on it and let go of its claim before b's turn:
+    b drafts nothing and names a, from the stamp on a's draft."""
+    from hippocampus.cycle.decide import Asked
+    from hippocampus.status.narrator import headline
+    clock = FakeClock(time.time())
+    a, b = (make_ctx(clock=clock, model={"url": fake_model.url},
+                     sleep={"state_path": str(tmp_path / name / "state.json")}) for name in ("a", "b"))
+    fake_model.responder = scripted_model
+    brief = seed(hand)
+    late = executor.plan(b, Asked(tend=False))
+    assert executor.check(a).to_dict()["sleep"]["draft_id"]
+    calls = len(fake_model.requests)
+    checked = executor.check(b, given=late).to_dict()
+    assert checked["status"] == "other_copy" and checked["brief_id"] == brief, checked
+    assert len(fake_model.requests) == calls and len(hand.drafts("pending")) == 1     # b spent nothing
+    assert claims.sentence(checked["other"]) == (f"another copy of seren-hippocampus (pid {os.getpid()} on "
+                                                 f"{checked['other']['host']}, state folder "
+                                                 f"{(tmp_path / 'a').resolve()}) has drafted brief {brief} already")
+    said, _, _ = headline({"memory": {"reachable": True}, "last_check": checked}, clock.now())
+    assert said.startswith(f"Another copy of seren-hippocampus (pid {os.getpid()} on "), said
