@@ -18,6 +18,7 @@ from hippocampus.memory import MemoryError_, MemoryRefused
 log = logging.getLogger("hippocampus.claims")
 
 CLAIM_TOPIC = "hippocampus, sleeping"
+SLEPT_TOPIC = "hippocampus, slept"
 LEASE_MIN_SECONDS = 600.0
 BRIEF_REQUEST = "brief_request"      # the claim of the one copy on this Memory that asks for a brief
 COPY_KEYS = ("pid", "host", "folder")
@@ -124,6 +125,30 @@ def claim(ctx, key: str, what: str) -> Claim:
 def stamp(ctx) -> dict:
     """The draft's `extra` keys that name the copy posting it (Memory keeps `extra` flat)."""
     return {f"copy_{k}": v for k, v in me(ctx).items() if k in COPY_KEYS}
+
+
+def post_slept(ctx, at: float, next_at: float) -> None:
+    """Tell the other copies on this Memory that it slept: one near-term note, kept until the next bedtime,
+    which their bedtime counts from too (so none asks for a brief again tonight)."""
+    try:
+        old = [n["id"] for n in ctx.memory.list_near() if (n.get("metadata") or {}).get("topic") == SLEPT_TOPIC]
+        fields = {**me(ctx), "slept_at": at}
+        ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) slept at {_hhmm(at)}; "
+                            f"the next sleep on this Memory is after {_hhmm(next_at)}; nothing to do about it",
+                            topic=SLEPT_TOPIC, expires_at=next_at, trigger_type="event",
+                            trigger_value="seren-hippocampus slept", extra=fields)
+        for note_id in old:
+            ctx.memory.delete_near(note_id)
+    except MemoryError_ as exc:
+        log.warning("could not tell other copies on this Memory that it slept (each counts bedtime from its own "
+                    "last sleep until the next one): %s", exc)
+
+
+def slept_at(notes: list) -> Optional[float]:
+    """The newest sleep on this Memory, from the copies' "slept" notes."""
+    times = [(n.get("metadata") or {}).get("slept_at") for n in notes
+             if (n.get("metadata") or {}).get("topic") == SLEPT_TOPIC]
+    return max((float(t) for t in times if isinstance(t, (int, float))), default=None)
 
 
 def drafted_by(ctx, draft_id: str) -> Optional[dict]:

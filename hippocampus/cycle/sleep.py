@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Optional
 
 from hippocampus.cycle import claims
-from hippocampus.cycle.bedtime import is_catch_up
+from hippocampus.cycle.bedtime import bedtime, is_catch_up
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.reports import SleepReport
 from hippocampus import transport_words
@@ -144,6 +144,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
         changes["submitting"] = lambda _: None
         changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
     ctx.state.mutate_many(**changes)
+    if done:
+        claims.post_slept(ctx, report.finished_at, bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now()))
 
 
 def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,

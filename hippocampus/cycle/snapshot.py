@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from hippocampus.cycle import claims
+from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.chains import CLOSE, REDRAFT, REVIEW, Next, brief_of, plan
 
 BRIEF_READ_LIMIT = 50
@@ -92,11 +94,16 @@ def _created(brief: dict) -> Optional[float]:
 
 def read_for(ctx) -> Snapshot:
     """The tick's snapshot (pending drafts, reviewed drafts, open briefs), kept on the context as the last one
-    seen (for /status and MCP)."""
+    seen (for /status and MCP). Once bedtime has come, another copy's newer sleep on this Memory is looked for
+    (it can only move a bedtime that has come) and kept in the state, for bedtime; before, nothing more is read."""
     picked = ctx.state.pick("parked_briefs", "brief_times", "closing")
     now = ctx.clock.now()
     drafts = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
     briefs = ctx.memory.open_briefs(limit=BRIEF_READ_LIMIT)
+    if now >= bedtime(ctx.cfg.sleep, ctx.state, now):
+        slept = claims.slept_at(ctx.memory.list_near())
+        if slept is not None and slept > (ctx.state.get("memory_slept_at") or 0):
+            ctx.state.set(memory_slept_at=slept)
     times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
     taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()
                       if isinstance(r, dict) and r.get("brief_id"))

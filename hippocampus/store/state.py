@@ -17,6 +17,7 @@ DEFAULTS: dict = {
     "last_sleep": None,          # the last sleep report (any outcome)
     "last_sleep_ok_at": None,    # when the last sleep that did not fail finished: bedtime counts from here
     "first_check_at": None,      # the first check on a store that never slept: its first bedtime
+    "memory_slept_at": None,     # the newest sleep on this Memory by any copy (claims.post_slept): bedtime too
     "last_tend": None,
     "last_check": None,
     "history": [],               # rows {kind: sleep|tend, ...}, newest last

@@ -7,6 +7,7 @@ import os
 import time
 
 from hippocampus.cycle import executor
+from hippocampus.cycle.bedtime import bedtime
 from hippocampus.status.lists import result
 from tests.harness.clock import FakeClock
 
@@ -81,3 +82,31 @@ def test_a_sleep_by_hand_before_bedtime_keeps_its_claim_until_the_brief_arrives(
     assert clock.now() > lease_until
     assert len(_requests(hand)) == 1, _requests(hand)          # the main model is asked, and woken, once
     assert [e for e in b.events.list() if e["type"] == "brief_requested"] == []
+
+
+def test_after_one_copy_slept_the_other_waits_for_the_next_bedtime_too(make_ctx, hand, tmp_path):
+    """Bedtime is the Memory's, not a copy's: b never slept itself, but a slept on tonight's brief, so b's next
+    checks are before bedtime and nobody asks the main model for a brief again until the next one."""
+    clock = FakeClock(time.time())
+    a, b = _copies(make_ctx, tmp_path, clock, interval_seconds=86400)
+    for i in range(3):
+        hand.short(f"we walked to the forest, part {i}", topic="forest")
+    hand.brief("I'm off to the forest")
+    assert executor.check(a).to_dict()["status"] == "sleeping"
+    slept_at = clock.now()
+    [draft] = [d for d in hand.drafts("pending")]
+    hand.approve_all(draft["id"])
+    assert executor.tend(a).to_dict()["closed"]                  # the chain landed and is closed
+    for k in range(1, 4):
+        clock.set(slept_at + 900 * k)
+        assert executor.check(b).to_dict()["status"] == "not_bedtime", k
+    assert _requests(hand) == [] and [e for e in b.events.list() if e["type"] == "brief_requested"] == []
+    assert bedtime(b.cfg.sleep, b.state, clock.now()) == a.state.get("last_sleep_ok_at") + 86400   # /status's
+    clock.set(slept_at + 86400 + 1)
+    assert executor.check(b).to_dict()["status"] == "waiting_for_brief"       # the next bedtime: one copy asks
+    assert len(_requests(hand)) == 1
+    hand.short("we walked to the forest again", topic="forest")
+    hand.brief("the forest again")
+    assert executor.check(b).to_dict()["status"] == "sleeping"
+    slept = [n for n in hand.near() if (n.get("metadata") or {}).get("topic") == "hippocampus, slept"]
+    assert [n["metadata"]["folder"] for n in slept] == [str((tmp_path / "b").resolve())], slept   # the newest only
