@@ -24,8 +24,7 @@ def build_status(rt) -> dict:
     """The read model: the board, the durable state and the last snapshot; no Memory call."""
     cfg, ctx = rt.cfg, rt.ctx
     st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "memory_slept_at",
-                        "brief_misses",
-                        "last_sleep", "last_tend", "redrafts_waiting_since")
+                        "brief_misses", "last_sleep", "last_tend", "redrafts_waiting_since")
     now = ctx.clock.now()
     board = rt.board.all()
     sched = board.get("scheduler") or {}
