@@ -23,11 +23,14 @@ def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float,
     return last_ok_at + cfg.interval_seconds
 
 
+def last_slept(state: Mapping) -> Optional[float]:
+    """The newest sleep on this Memory that this copy knows of: its own, or another copy's."""
+    return max(state.get("last_sleep_ok_at") or 0, state.get("memory_slept_at") or 0) or None
+
+
 def bedtime(cfg: SleepConfig, state: Mapping, now: float) -> float:
-    """The one bedtime (the decision's, the brief request's and /status's), from the state's clocks: after this
-    copy's last sleep or another copy's on the same Memory, whichever is newer."""
-    last = max(state.get("last_sleep_ok_at") or 0, state.get("memory_slept_at") or 0) or None
-    return bedtime_at(cfg, last, now, state.get("first_check_at"))
+    """The one bedtime (the decision's, the brief request's and /status's), from the state's clocks."""
+    return bedtime_at(cfg, last_slept(state), now, state.get("first_check_at"))
 
 
 def is_catch_up(cfg: SleepConfig, last_ok_at: Optional[float], now: float) -> bool:

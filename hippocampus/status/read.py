@@ -3,7 +3,7 @@ last snapshot; nothing here calls Memory or waits on a busy actor."""
 from __future__ import annotations
 
 from hippocampus.config import redact
-from hippocampus.cycle.bedtime import bedtime, is_catch_up
+from hippocampus.cycle.bedtime import bedtime, is_catch_up, last_slept
 from hippocampus.model import structured
 from hippocampus.status.narrator import narrate
 from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, model_watched
@@ -46,7 +46,7 @@ def build_status(rt) -> dict:
         "bedtime_at": bedtime(cfg.sleep, st, now),
         "brief_misses": st.get("brief_misses", 0),
         "last_check": last_check,
-        "catch_up_next": is_catch_up(cfg.sleep, st.get("last_sleep_ok_at"), now),
+        "catch_up_next": is_catch_up(cfg.sleep, last_slept(st), now),
         "brief_wanted": wanted,
         "brief_requested_at": req.get("asked_at") if wanted else None,
         "webhook": bool(cfg.notify.webhook_url),

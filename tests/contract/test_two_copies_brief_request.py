@@ -86,7 +86,8 @@ def test_a_sleep_by_hand_before_bedtime_keeps_its_claim_until_the_brief_arrives(
 
 def test_after_one_copy_slept_the_other_waits_for_the_next_bedtime_too(make_ctx, hand, tmp_path):
     """Bedtime is the Memory's, not a copy's: b never slept itself, but a slept on tonight's brief, so b's next
-    checks are before bedtime and nobody asks the main model for a brief again until the next one."""
+    checks are before bedtime and nobody asks the main model for a brief again until the next one; and b's
+    first sleep, a night later, is no catch-up (the Memory has no gap)."""
     clock = FakeClock(time.time())
     a, b = _copies(make_ctx, tmp_path, clock, interval_seconds=86400)
     for i in range(3):
@@ -107,6 +108,7 @@ def test_after_one_copy_slept_the_other_waits_for_the_next_bedtime_too(make_ctx,
     assert len(_requests(hand)) == 1
     hand.short("we walked to the forest again", topic="forest")
     hand.brief("the forest again")
-    assert executor.check(b).to_dict()["status"] == "sleeping"
+    nxt = executor.check(b).to_dict()
+    assert nxt["status"] == "sleeping" and nxt["sleep"]["catch_up"] is False, nxt   # the Memory slept last night
     slept = [n for n in hand.near() if (n.get("metadata") or {}).get("topic") == "hippocampus, slept"]
     assert [n["metadata"]["folder"] for n in slept] == [str((tmp_path / "b").resolve())], slept   # the newest only
