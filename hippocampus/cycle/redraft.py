@@ -118,7 +118,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     if ctx.mechanical:
         log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
         return None, 0, []
-    latest, withdrawn, failures, ops = step.latest, 0, [], []
+    latest, withdrawn, failures, ops = step.latest, [], [], []
     voice_block, voice_version = ctx.voice_block()
     capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
@@ -131,26 +131,28 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
                 ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
                          draft_id=latest["id"])
             elif gone:
-                withdrawn += 1
+                withdrawn.append(op.get("index"))
                 log.info("op %s of draft %s was withdrawn by the redraft", op.get("index"), latest["id"])
             extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
     if failures:
-        return None, withdrawn, failures   # all or nothing: a part submitted would drop the rest for good
+        return None, len(withdrawn), failures   # all or nothing: a part submitted would drop the rest for good
     ops = submittable(ctx, ops)
     if not ops:
-        return None, withdrawn, failures
+        return None, len(withdrawn), failures
     attempt = int(latest.get("attempt") or 1) + 1
     terminal = attempt >= ctx.cfg.sleep.max_attempts
     body = {"id": step_draft_id(step.cluster_id, attempt), "summary": f"redraft of {latest['id']} (attempt {attempt})",
             "operations": ops, "cluster_id": step.cluster_id, "attempt": attempt, "terminal": terminal,
             "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
-            "brief_id_used": latest.get("brief_id_used"), "extra": stamp(ctx, None, voice_version)}
+            "brief_id_used": latest.get("brief_id_used"),
+            # the denied operations the redraft withdrew leave the chain here, said on the draft that drops them
+            "extra": {**stamp(ctx, None, voice_version), **({"withdrawn_ops": withdrawn} if withdrawn else {})}}
     draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
     capture.seal(ctx, draft_id, body)
     ctx.gate.handover()
     ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,
              operations=len(ops), terminal=terminal)
     return {"draft_id": draft_id, "cluster_id": step.cluster_id, "attempt": attempt, "operations": len(ops),
-            "terminal": terminal}, withdrawn, failures
+            "terminal": terminal}, len(withdrawn), failures

@@ -181,7 +181,10 @@ def drafts(snap: Snapshot, world) -> list:
             nxt = attempts[k + 1] if k + 1 < len(attempts) else None
             if nxt is not None:
                 again = {op.get("redraft_of") for op in nxt.get("operations", [])}
-                missing = [op["index"] for op in denied if op["index"] not in again]
+                # or withdrawn by the redraft, said on the next attempt, where the reviewer said it cannot land
+                gone = set((nxt.get("extra") or {}).get("withdrawn_ops") or [])
+                missing = [op["index"] for op in denied if op["index"] not in again
+                           and not (op["index"] in gone and "cannot land" in (op.get("critique") or ""))]
                 if missing:
                     out.append(Violation("a denied operation was dropped: not in the next attempt",
                                          {"chain": c, "draft": d["id"], "attempt": d.get("attempt"),

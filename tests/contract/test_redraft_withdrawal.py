@@ -1,0 +1,45 @@
+"""A redraft may withdraw one denied operation and redraft another: the withdrawn one leaves the chain, and the
+next attempt says so (extra.withdrawn_ops), so the soak's "nothing denied is dropped" check tells a withdrawal
+from a loss."""
+from __future__ import annotations
+
+import json
+import re
+
+from hippocampus.cycle import executor
+from tests.service.test_tend import scripted_model, seed
+from tests.soak import invariants
+
+
+def withdrawing_model(body: dict) -> dict:
+    """Redrafts what the critique words ('say: ...'); withdraws what it says cannot land."""
+    prompt = body["messages"][-1]["content"]
+    if "THE CRITIQUE:" in prompt and "say:" not in prompt.split("THE CRITIQUE:", 1)[1].splitlines()[1]:
+        return {"content": json.dumps({"operations": []})}
+    return scripted_model(body)
+
+
+def _snapshot(drafts: list) -> invariants.Snapshot:
+    return invariants.Snapshot(drafts=drafts, briefs=[], near=[], long={}, tombstones=set(), rows={}, events=[],
+                               status={}, history=[], files={}, model_pids=[], busy=False)
+
+
+def test_a_redraft_that_withdraws_one_denied_operation_says_so_on_the_next_attempt(make_ctx, hand, fake_model):
+    ctx = make_ctx(model={"url": fake_model.url})
+    fake_model.responder = withdrawing_model
+    seed(hand)
+    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+    assert len(first["operations"]) == 2, first
+    hand.review(first["id"], [{"op": 0, "verdict": "deny", "critique": "its core was forgotten; this cannot land"},
+                              {"op": 1, "verdict": "deny", "critique": "not quite; say: The roses bloomed early"}])
+    tended = executor.tend(ctx).to_dict()
+    [again] = tended["resubmitted"]
+    assert tended["withdrawn"] == {first["id"]: 1}, tended
+    nxt = hand.draft(again["draft_id"])
+    assert [op["redraft_of"] for op in nxt["operations"]] == [1], nxt["operations"]
+    assert nxt["extra"]["withdrawn_ops"] == [0], nxt["extra"]
+    assert invariants.drafts(_snapshot(hand.drafts()), None) == []
+    unsaid = [dict(d, extra={}) if d["id"] == nxt["id"] else d for d in hand.drafts()]
+    [lost] = invariants.drafts(_snapshot(unsaid), None)              # without the word on the draft: a loss
+    assert lost.invariant == "a denied operation was dropped: not in the next attempt"
+    assert re.search(r'"denied_ops": \[0\]', str(lost)), str(lost)
