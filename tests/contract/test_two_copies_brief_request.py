@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from hippocampus.cycle import executor
 from hippocampus.cycle.bedtime import bedtime
 from hippocampus.status.lists import result
@@ -102,7 +104,9 @@ def test_after_one_copy_slept_the_other_waits_for_the_next_bedtime_too(make_ctx,
         clock.set(slept_at + 900 * k)
         assert executor.check(b).to_dict()["status"] == "not_bedtime", k
     assert _requests(hand) == [] and [e for e in b.events.list() if e["type"] == "brief_requested"] == []
-    assert bedtime(b.cfg.sleep, b.state, clock.now()) == a.state.get("last_sleep_ok_at") + 86400   # /status's
+    # /status's bedtime too; the time came back through Memory's JSON, so to the millisecond
+    due = a.state.get("last_sleep_ok_at") + 86400
+    assert bedtime(b.cfg.sleep, b.state, clock.now()) == pytest.approx(due, abs=1e-3)
     clock.set(slept_at + 86400 + 1)
     assert executor.check(b).to_dict()["status"] == "waiting_for_brief"       # the next bedtime: one copy asks
     assert len(_requests(hand)) == 1
