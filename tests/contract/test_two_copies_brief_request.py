@@ -97,7 +97,7 @@ def test_after_one_copy_slept_the_other_waits_for_the_next_bedtime_too(make_ctx,
     hand.brief("I'm off to the forest")
     assert executor.check(a).to_dict()["status"] == "sleeping"
     slept_at = clock.now()
-    [draft] = [d for d in hand.drafts("pending")]
+    [draft] = hand.drafts("pending")
     hand.approve_all(draft["id"])
     assert executor.tend(a).to_dict()["closed"]                  # the chain landed and is closed
     for k in range(1, 4):
