@@ -1,7 +1,10 @@
 """Bounded clients on waitress: a head has `header_timeout_seconds`; a body `body_timeout_seconds` from its head
 plus a second per `min_body_bytes_per_second` bytes (a trickle is 408); a body without the bearer its route needs
-is 401 from its head, never read; one address (an IPv6 /64) holds at most its `connection_share`, past which its
-longest-waiting idle connection is closed (503 only when all are served). Every refusal is {"detail": "..."}.
+is 401 from its head, never read; one client (an IPv4 address, an IPv6 /64, or the whole loopback range: 127.0.0.0/8
+and ::1 are one machine) holds at most its `connection_share`, past which its longest-idle connection with nothing
+being served is closed (503 only when all are served); and one slot short of the connection limit, the longest-idle
+connection with nothing being served, whatever its address, is closed, so the listener never stops accepting and a
+new client always gets in. Every refusal is {"detail": "..."}.
 The deadlines are checked in readable(), which waitress's loop asks of every channel at least once a second.
 """
 from __future__ import annotations
@@ -64,18 +67,23 @@ class HeadParser(HTTPRequestParser):
         return consumed
 
 
+LOOPBACK = "loopback"       # the key of every loopback address: one machine, one client
+
+
 def client_key(addr) -> str:
-    """The address a share is counted for: the IPv4 (a mapped one too), or the IPv6 /64 (::1 is its own)."""
+    """The client a share is counted for: the IPv4 address (a mapped one too), the IPv6 /64, or LOOPBACK for the
+    whole loopback range (127.0.0.0/8, ::1, ::ffff:127.x): any program on this machine can send from any of them."""
     host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
     try:
         ip = ipaddress.ip_address(str(host).split("%", 1)[0])
     except ValueError:
         return str(host)
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return LOOPBACK
     if ip.version == 6:
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        if not ip.is_loopback:
-            return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
 
 
@@ -98,8 +106,10 @@ class RateNote:
 
 SLOW_HEAD = RateNote("closed %d connection(s) that sent no complete request head within %g s "
                      "(slow or stuck clients)")
-PUSHED_OUT = RateNote("closed %d waiting connection(s) of an address that was over its share of %d "
+PUSHED_OUT = RateNote("closed %d waiting connection(s) of a client that was over its share of %d "
                       "connections (server.connection_share), to make room for its newer ones")
+MADE_ROOM = RateNote("closed %d idle or unfinished connection(s) at the connection limit of %d "
+                     "(server.connection_limit), the longest-idle first, to make room for new clients")
 REFUSALS = {       # by the answer's code (400: waitress's own BadRequest)
     401: RateNote("answered %d request(s) 401 from the head, before reading the body (no bearer or a wrong one)"),
     408: RateNote("closed %d connection(s) whose request body came too slowly (the last: %s)"),
@@ -151,22 +161,52 @@ class BoundedChannel(HTTPChannel):
         mine = server.__dict__.setdefault("by_address", {}).setdefault(self._key, set())
         mine.add(self)
         self._keep_share(mine)
+        self._make_room()
 
     def _keep_share(self, mine: set) -> None:
         live = [ch for ch in mine if not (ch.will_close or ch.close_when_flushed)]
         if len(live) <= self.share:
             return
-        # nothing of it being served or answered (a head or body coming in, or idle)
-        waiting = [ch for ch in live if ch is not self and not (ch.requests or ch.total_outbufs_len)]
-        if waiting:
-            oldest = min(waiting, key=lambda ch: ch.last_activity)
-            oldest.will_close = True            # writable() is now true: the loop closes it next turn
+        if self._close_longest_idle(live):
             PUSHED_OUT.note(self.share)
             return
         self._refuse(FamilyError(
             503, "Service Unavailable", f"this address already has {len(live) - 1} connections open here, each of "
             f"them being served, the most one address may hold; wait for an answer and try again (an operator can "
             f"raise server.connection_share)", [("Retry-After", "5")]), request=self.parser_class(self.adj))
+
+    def _make_room(self) -> None:
+        """One slot short of the limit (waitress stops accepting at it), the longest-idle connection makes room."""
+        limit = self.adj.connection_limit
+        if len(self._map) < limit - 1:
+            return
+        ours = [ch for ch in list(self._map.values()) if isinstance(ch, BoundedChannel)]
+        live = [ch for ch in ours if not (ch.will_close or ch.close_when_flushed)]
+        if len(self._map) - (len(ours) - len(live)) < limit - 1:
+            return                                  # enough are closing already
+        if self._close_longest_idle(live):
+            MADE_ROOM.note(limit)
+
+    def _close_longest_idle(self, candidates: list) -> bool:
+        """Close the one of `candidates` (never this new one) idle the longest with nothing being served."""
+        idle = [(since, id(ch), ch) for ch in candidates if ch is not self
+                for since in (ch.idle_since(),) if since is not None]
+        if not idle:
+            return False
+        oldest = min(idle)[2]
+        oldest.will_close = True                # writable() is now true: the loop closes it next turn
+        return True
+
+    def idle_since(self):
+        """Since when nothing of this connection has been served: None while a request is handled or its
+        answer goes out; the last byte of a body coming in; else the end of its last answer (or its opening):
+        bytes of a head trickling in are no activity."""
+        if self.requests or self.total_outbufs_len:
+            return None
+        req = self.request
+        if req is not None and req.headers_finished:
+            return time.monotonic() - (time.time() - self.last_activity)     # waitress keeps wall-clock time
+        return self._waiting_since
 
     def del_channel(self, map=None):  # noqa: A002 - waitress's signature
         mine = self.server.__dict__.get("by_address", {}).get(self._key)
