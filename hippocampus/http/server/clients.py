@@ -9,6 +9,7 @@ The deadlines are checked in readable(), which waitress's loop asks of every cha
 """
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import logging
@@ -24,6 +25,7 @@ from waitress.utilities import Error, RequestEntityTooLarge
 from hippocampus.http.auth import bearer_matches, needs_bearer
 
 log = logging.getLogger("hippocampus.http")
+ACCEPTS_PER_TURN = 32      # connections taken from the kernel's queue in one turn of the loop
 NOTE_EVERY = 60.0          # seconds between two log lines about the same kind of refused connection
 BOTH_FRAMINGS = ("the request says both Content-Length and Transfer-Encoding, which disagree about where its "
                  "body ends; send one of them")
@@ -282,3 +284,15 @@ def bound_clients(server, server_cfg, bearer: str = ""):
     for listener in listeners:
         listener.by_address = {}
         listener.channel_class = channel
+        listener.handle_accept = functools.partial(accept_several, listener, listener.handle_accept)
+
+
+def accept_several(listener, accept_one) -> None:
+    """Up to ACCEPTS_PER_TURN waiting connections a turn, not waitress's one: clients that reconnect as fast as
+    they are pushed out keep a queue in the kernel, and a new client waits its turn behind all of it. Stops one
+    short of the connection limit (where waitress would stop listening) and when the queue is empty."""
+    for _ in range(ACCEPTS_PER_TURN):
+        before = len(listener._map)
+        accept_one()
+        if len(listener._map) <= before or len(listener._map) >= listener.adj.connection_limit - 1:
+            return
