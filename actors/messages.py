@@ -24,6 +24,13 @@ class RestartChild:
 
 
 @dataclass(frozen=True)
+class ChildStopped:             # an instance an operator's restart stopped has ended (or was given up on)
+    name: str
+    urn: str
+    ended: bool
+
+
+@dataclass(frozen=True)
 class Ping:                     # answered once the supervisor has started its children
     pass
 

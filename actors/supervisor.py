@@ -2,7 +2,10 @@
 
 A child that crashes is restarted after a backoff; one that crashes more than max_restarts times in
 window_seconds is `failed`, left down until an operator restarts it. Children are reached through the
-registry, never through a ref kept from before a restart.
+registry, never through a ref kept from before a restart. An operator's restart never blocks the supervisor nor
+the one who asked: a running child is told to stop, a thread of its own waits up to STOP_WAIT_SECONDS for its
+current work to end, and the new instance starts when that thread says so (ChildStopped); restarts asked while
+one waits are the same restart.
 """
 from __future__ import annotations
 
@@ -15,12 +18,13 @@ from typing import Optional
 
 import pykka
 
-from actors.messages import ChildFailed, RestartChild, Tick
+from actors.messages import ChildFailed, ChildStopped, RestartChild, Tick
 from hippocampus.transport_words import in_words
 
 log = logging.getLogger("hippocampus.supervisor")
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
 LIVENESS_GRACE_S = 0.2      # a dead child's own ChildFailed gets this long to arrive before the check calls it
+STOP_WAIT_SECONDS = 10     # an operator's restart gives a busy child this long to end its work, then starts anew
 SHOWN = ("state", "restarts", "last_error", "last_error_at", "started_at")     # of a child, on the board
 
 
@@ -59,7 +63,7 @@ class Supervisor(pykka.ThreadingActor):
         self.specs = {cls.name: cls for cls in children}
         self.children = {name: {"state": "stopped", "restarts": 0, "last_error": None, "last_error_at": None,
                                 "started_at": None, "urn": None, "recent": collections.deque(),
-                                "restart_due": None, "dead_seen": None} for name in self.specs}
+                                "restart_due": None, "dead_seen": None, "stopping": None} for name in self.specs}
         self.registry = runtime.registry
         self.ticker: Optional[Ticker] = None
 
@@ -109,6 +113,8 @@ class Supervisor(pykka.ThreadingActor):
                 self._tick(message)
             elif isinstance(message, RestartChild):
                 return self._operator_restart(message.name, message.force)
+            elif isinstance(message, ChildStopped):
+                self._stopped(message)
             return None
         finally:
             self._publish()
@@ -178,15 +184,51 @@ class Supervisor(pykka.ThreadingActor):
             return {"status": 404, "detail": f"no actor named {name!r}; the actors are " + ", ".join(self.specs)}
         if c["state"] == "running" and not force:
             return {"status": 409, "detail": f"{name} is running; add ?force=true to restart it anyway"}
+        if c["stopping"] is not None:           # one restart already waits for the old instance: this is it
+            return {"status": 202, "actor": name, "state": c["state"]}
         ref = self.registry.pop(name, None)
-        if ref is not None:
-            with contextlib.suppress(pykka.Timeout, pykka.ActorDeadError):
-                ref.stop(block=True, timeout=10)
         c["recent"].clear()
+        if ref is None or not ref.is_alive():
+            self._start_again(name)
+            return {"status": 202, "actor": name, "state": c["state"]}
+        c.update(state="restarting", restart_due=None, stopping=ref.actor_urn)
+        log.info("actor %s: restart asked by the operator; its current work has up to %g s to end",
+                 name, STOP_WAIT_SECONDS)
+        threading.Thread(target=self._await_stop, args=(name, ref), name=f"hippocampus-restart-{name}",
+                         daemon=True).start()
+        return {"status": 202, "actor": name, "state": c["state"]}
+
+    def _await_stop(self, name: str, ref: pykka.ActorRef) -> None:
+        """On a thread of its own: stop the old instance, waiting for its current work, then say so."""
+        ended = True
+        try:
+            ref.stop(block=True, timeout=STOP_WAIT_SECONDS)
+        except pykka.Timeout:
+            ended = False
+        except pykka.ActorDeadError:
+            pass
+        with contextlib.suppress(pykka.ActorDeadError):       # the supervisor stopped meanwhile: nothing to start
+            self.actor_ref.tell(ChildStopped(name, ref.actor_urn, ended))
+
+    def _stopped(self, msg: ChildStopped) -> None:
+        c = self.children.get(msg.name)
+        if c is None or c["stopping"] != msg.urn:
+            return
+        c["stopping"] = None
+        if not msg.ended:
+            log.warning("actor %s did not end its current work within %g s of the operator's restart; a new one "
+                        "starts beside it (the old one stops as soon as that work ends)", msg.name, STOP_WAIT_SECONDS)
+        self._start_again(msg.name)
+
+    def _start_again(self, name: str) -> None:
+        """The operator's restart: the crash count starts over; a constructor that raises is a crash."""
+        c = self.children[name]
+        c.update(state="stopped", restart_due=None)
         c["restarts"] += 1
         self._start_child(name)
-        self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], by="operator")
-        return {"status": 202, "actor": name, "state": c["state"]}
+        if c["state"] == "running":
+            self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], by="operator")
+            log.info("actor %s restarted by the operator (%d restart(s))", name, c["restarts"])
 
     def _publish(self) -> None:
         self.rt.board.put("actors", {name: {k: c[k] for k in SHOWN} for name, c in self.children.items()})

@@ -23,7 +23,6 @@ from hippocampus.replay.service import ReplayBusy  # noqa: F401
 from hippocampus.stopping import ServiceStopping
 from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
 
-RESTART_WAIT_SECONDS = 15
 
 
 class FrontError(Exception):
@@ -120,20 +119,23 @@ class Front:
                 "The hippocampus holds nothing itself: it needs Memory up")
 
     def restart(self, name: str, force: bool = False) -> dict:
+        """Ask the supervisor for a restart and answer at once: it restarts in the background (a busy actor's
+        work has a while to end first); /actors, /status and the log say when it is back."""
+        name = (name or "").strip()
         sup = self.rt.supervisor
-        if sup is None:
-            raise ActorDown("the supervisor is not running; nothing was restarted")
+        if sup is None or not sup.is_alive():
+            raise ActorDown("the supervisor is not running, so nothing was restarted; restart the service")
+        table = self.actors()
+        if name not in table:
+            raise UnknownActor(f"no actor named {name!r}; the actors are " + ", ".join(table))
+        if table[name].get("state") == "running" and not force:
+            raise ActorRunning(f"{name} is running; add ?force=true to restart it anyway")
         try:
-            out = sup.ask(RestartChild((name or "").strip(), force), timeout=RESTART_WAIT_SECONDS)
-        except (pykka.Timeout, pykka.ActorDeadError) as exc:
-            did = f"did not answer within {RESTART_WAIT_SECONDS} s" if isinstance(exc, pykka.Timeout) else "has stopped"
-            raise ActorDown(f"the supervisor {did}, so nothing was restarted; restart the service") from None
-        status = out.pop("status", None)
-        if status == 404:
-            raise UnknownActor(out.get("detail"))
-        if status == 409:
-            raise ActorRunning(out.get("detail"))
-        return {**out, "say": restart_words((name or "").strip(), out)}
+            sup.tell(RestartChild(name, force))
+        except pykka.ActorDeadError:
+            raise ActorDown("the supervisor has stopped, so nothing was restarted; restart the service") from None
+        out = {"actor": name, "state": "restarting"}
+        return {**out, "say": restart_words(name, out)}
 
     def _card(self):
         if self.rt.ctx.voice is None:

@@ -166,11 +166,13 @@ _BASE: dict = {
         "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts, say}"), 405)},
         "/actors": {"get": _op("the supervised actors", _json(_OBJECT, "{actors}"), 405)},
         "/actors/{name}/restart": {"post": _op(
-            "restart an actor (a failed one; a running one with force)", _json(_OBJECT, "{actor, state, say}"),
+            "restart an actor (a failed one; a running one with force): answered at once, state \"restarting\"; the "
+            "supervisor restarts it in the background (a busy one's current work has up to 10 s to end first), and "
+            "/actors, /status and the log say when it is back", _json(_OBJECT, "{actor, state, say}"),
             400, 404, 405, 409, 413, 503, status="202",
             params=[_param("name", "path", "the actor"), _flag("force", "restart a running actor too")],
             says={404: "no actor by that name", 409: "the actor is running (force=true restarts it anyway)",
-                  503: "the supervisor is down or did not answer; nothing was restarted"})},
+                  503: "the supervisor is down; nothing was restarted"})},
         "/voice": {
             "get": _op("the voice card (404 while it is off)", _json(_OBJECT, "{version, text, ...}"), 404, 405),
             "put": _op("write a new version of the voice card", _json(_OBJECT, "the version written"),

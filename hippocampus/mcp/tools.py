@@ -34,7 +34,8 @@ DESCRIPTIONS = {
              "tick (sleeps on the brief, redrafts what was denied, closes what landed).",
     "sleep_history": "The sleeps and tends on record, newest first (local to this service).",
     "recent_events": "The events on record, newest first; `type` filters (e.g. sleep_failed, draft_submitted).",
-    "restart_actor": "Bring back an actor that crashed too often and was left down (sleep_status names it).",
+    "restart_actor": "Bring back an actor that crashed too often and was left down (sleep_status names it). "
+                     "Answers at once; the actor comes back in the background (sleep_status shows it running).",
     "replay_draft": "Send a past draft's saved prompts to a candidate small model and compare both sides: "
                     "operations that parse, failed and cut-off calls, invented numbers, overlap with what landed. "
                     "candidate: a name the person listed in replay.candidates (default: the configured model); "

@@ -165,6 +165,9 @@ def run_words(r: dict) -> str:
 
 
 def restart_words(name: str, out: dict) -> str:
+    if out.get("state") == "restarting":
+        return (f"{name} is being restarted (a busy one first gets a few seconds to end its work); "
+                f"the Actors card shows it running again when it is back.")
     return f"{name} restarted: {out.get('state') or 'starting'}."
 
 

@@ -132,7 +132,7 @@ def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, s
     button.click()
     expect(actor).to_have_attribute("data-state", "running")
     expect(actor.locator("button.restart")).to_have_count(0)
-    expect(page.locator("#actorResult")).to_contain_text("ripple restarted: running")
+    expect(page.locator("#actorResult")).to_contain_text("ripple is being restarted")
     expect(page.locator("#explainCard")).not_to_have_class(re.compile(r"\bbad\b"))
     assert requests.get(svc.url + "/actors", timeout=10).json()["actors"]["ripple"]["state"] == "running"
     assert console.errors == [], console.errors

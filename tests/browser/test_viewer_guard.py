@@ -129,7 +129,7 @@ def test_the_viewers_own_buttons_work_under_its_csp(make_config, start_service, 
     actor = page.locator('#actorsList .actor[data-actor="ripple"]')
     expect(actor).to_have_attribute("data-state", "failed")
     actor.locator("button.restart").click()
-    expect(page.locator("#actorResult")).to_contain_text("ripple restarted: running")
+    expect(page.locator("#actorResult")).to_contain_text("ripple is being restarted")
     own = f"http://127.0.0.1:{svc.port}"
     posts = [(r.request.url[len(own):], r.status, r.request.header_value("origin"))
              for r in responses if r.request.method == "POST"]
