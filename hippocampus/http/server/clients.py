@@ -163,41 +163,20 @@ class BoundedChannel(HTTPChannel):
         mine = server.__dict__.setdefault("by_address", {}).setdefault(self._key, set())
         mine.add(self)
         self._keep_share(mine)
-        self._make_room()
+        make_room(self._map, self.adj.connection_limit, spare=self)
 
     def _keep_share(self, mine: set) -> None:
         live = [ch for ch in mine if not (ch.will_close or ch.close_when_flushed)]
         if len(live) <= self.share:
             return
-        if self._close_longest_idle(live):
+        if close_longest_idle(live, spare=self):
             PUSHED_OUT.note(self.share)
             return
         self._refuse(FamilyError(
-            503, "Service Unavailable", f"this address already has {len(live) - 1} connections open here, each of "
-            f"them being served, the most one address may hold; wait for an answer and try again (an operator can "
-            f"raise server.connection_share)", [("Retry-After", "5")]), request=self.parser_class(self.adj))
-
-    def _make_room(self) -> None:
-        """One slot short of the limit (waitress stops accepting at it), the longest-idle connection makes room."""
-        limit = self.adj.connection_limit
-        if len(self._map) < limit - 1:
-            return
-        ours = [ch for ch in list(self._map.values()) if isinstance(ch, BoundedChannel)]
-        live = [ch for ch in ours if not (ch.will_close or ch.close_when_flushed)]
-        if len(self._map) - (len(ours) - len(live)) < limit - 1:
-            return                                  # enough are closing already
-        if self._close_longest_idle(live):
-            MADE_ROOM.note(limit)
-
-    def _close_longest_idle(self, candidates: list) -> bool:
-        """Close the one of `candidates` (never this new one) idle the longest with nothing being served."""
-        idle = [(since, id(ch), ch) for ch in candidates if ch is not self
-                for since in (ch.idle_since(),) if since is not None]
-        if not idle:
-            return False
-        oldest = min(idle)[2]
-        oldest.will_close = True                # writable() is now true: the loop closes it next turn
-        return True
+            503, "Service Unavailable", f"this client already has {len(live) - 1} connections open here, each of "
+            f"them being served, the most one client (one address, or this machine's loopback) may hold; wait for "
+            f"an answer and try again (an operator can raise server.connection_share)", [("Retry-After", "5")]),
+            request=self.parser_class(self.adj))
 
     def idle_since(self):
         """Since when nothing of this connection has been served: None while a request is handled or its
@@ -270,6 +249,30 @@ class BoundedChannel(HTTPChannel):
         return super().readable()
 
 
+def make_room(socket_map: dict, limit: int, spare=None) -> None:
+    """One slot short of the connection limit (at it waitress stops accepting), the longest-idle connection with
+    nothing being served, whatever its address, is closed: the listener never stops taking new clients."""
+    if len(socket_map) < limit - 1:
+        return
+    ours = [ch for ch in list(socket_map.values()) if isinstance(ch, BoundedChannel)]
+    live = [ch for ch in ours if not (ch.will_close or ch.close_when_flushed)]
+    if len(socket_map) - (len(ours) - len(live)) < limit - 1:
+        return                                      # enough are closing already
+    if close_longest_idle(live, spare=spare):
+        MADE_ROOM.note(limit)
+
+
+def close_longest_idle(candidates: list, spare=None) -> bool:
+    """Close the one of `candidates` (never `spare`, the newcomer) idle the longest with nothing being served."""
+    idle = [(since, id(ch), ch) for ch in candidates if ch is not spare
+            for since in (ch.idle_since(),) if since is not None]
+    if not idle:
+        return False
+    oldest = min(idle)[2]
+    oldest.will_close = True                        # writable() is now true: the loop closes it next turn
+    return True
+
+
 def bound_clients(server, server_cfg, bearer: str = ""):
     """Every connection `server` accepts from now on a BoundedChannel with server_cfg's bounds and `bearer`."""
     parser = type("HeadParser", (HeadParser,), {"bearer": bearer.encode() if bearer else b""})
@@ -285,6 +288,15 @@ def bound_clients(server, server_cfg, bearer: str = ""):
         listener.by_address = {}
         listener.channel_class = channel
         listener.handle_accept = functools.partial(accept_several, listener, listener.handle_accept)
+        listener.readable = functools.partial(readable_with_room, listener, listener.readable)
+
+
+def readable_with_room(listener, readable) -> bool:
+    """The listener's readable(), asked every turn: when connections that were all being served at the limit
+    have since gone idle, one of them makes room (else a new client would wait for the head deadline)."""
+    if listener.accepting:
+        make_room(listener._map, listener.adj.connection_limit)
+    return readable()
 
 
 def accept_several(listener, accept_one) -> None:
