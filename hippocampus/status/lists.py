@@ -166,8 +166,8 @@ def run_words(r: dict) -> str:
 
 def restart_words(name: str, out: dict) -> str:
     if out.get("state") == "restarting":
-        return (f"{name} is being restarted (a busy one first gets a few seconds to end its work); "
-                f"the Actors card shows it running again when it is back.")
+        return (f"{name} is being restarted in the background (a busy one's current work gets up to 10 s to end "
+                f"first); its state on the Actors card and in the status shows running again when it is back.")
     return f"{name} restarted: {out.get('state') or 'starting'}."
 
 
