@@ -57,8 +57,10 @@ def read_slept(note: dict, now: float) -> tuple:
     at = sane_time(meta.get("slept_at"))
     if at is None:
         return None, f"its slept_at {meta.get('slept_at')!r} is not a time"
-    if at > now + CLOCK_SKEW_SECONDS or at > created + MAX_LEASE_SECONDS + CLOCK_SKEW_SECONDS:
+    if at > now + CLOCK_SKEW_SECONDS:
         return None, f"its slept_at {at:.0f} is in the future"
+    if at > created + MAX_LEASE_SECONDS + CLOCK_SKEW_SECONDS:
+        return None, f"its slept_at {at:.0f} is later than the note was written"
     return at, None
 
 
