@@ -34,6 +34,7 @@ class ActorDown(FrontError): pass           # noqa: E701
 class StillRunning(FrontError): pass        # noqa: E701
 class UnknownActor(FrontError): pass        # noqa: E701
 class ActorRunning(FrontError): pass        # noqa: E701
+class OtherCopy(FrontError): pass           # noqa: E701 - another copy of the service holds it
 
 
 class VoiceOff(FrontError):

@@ -1,10 +1,12 @@
-"""When bedtime is, and whether a sleep is a catch-up: computed here only."""
+"""When bedtime is, and whether a sleep is a catch-up: computed here only. A time another copy's note gave
+(memory_slept_at) counts only while it is a sane time no later than now: no note moves bedtime out of reach."""
 from __future__ import annotations
 
 import datetime as dt
 from typing import Mapping, Optional
 
 from hippocampus.config import SleepConfig
+from hippocampus.cycle.notes import CLOCK_SKEW_SECONDS, sane_time
 
 
 def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float,
@@ -23,14 +25,21 @@ def bedtime_at(cfg: SleepConfig, last_ok_at: Optional[float], now: float,
     return last_ok_at + cfg.interval_seconds
 
 
-def last_slept(state: Mapping) -> Optional[float]:
+def memory_slept(state: Mapping, now: float) -> Optional[float]:
+    """Another copy's newest sleep as the state keeps it, unless it is no time or later than now (a state file
+    written before notes were checked may hold one)."""
+    at = sane_time(state.get("memory_slept_at"))
+    return at if at is not None and at <= now + CLOCK_SKEW_SECONDS else None
+
+
+def last_slept(state: Mapping, now: float) -> Optional[float]:
     """The newest sleep on this Memory that this copy knows of: its own, or another copy's."""
-    return max(state.get("last_sleep_ok_at") or 0, state.get("memory_slept_at") or 0) or None
+    return max(sane_time(state.get("last_sleep_ok_at")) or 0, memory_slept(state, now) or 0) or None
 
 
 def bedtime(cfg: SleepConfig, state: Mapping, now: float) -> float:
     """The one bedtime (the decision's, the brief request's and /status's), from the state's clocks."""
-    return bedtime_at(cfg, last_slept(state), now, state.get("first_check_at"))
+    return bedtime_at(cfg, last_slept(state, now), now, sane_time(state.get("first_check_at")))
 
 
 def is_catch_up(cfg: SleepConfig, last_ok_at: Optional[float], now: float) -> bool:

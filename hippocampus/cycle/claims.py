@@ -2,7 +2,8 @@
 
 A claim is a near-term note whose id comes from what it claims and a generation (0, 1, ...); Memory keeps the
 first note posted under an id, so of two copies claiming at once exactly one reads its own name back. A claim
-past its `until` (its copy was killed) is taken over with the next generation.
+past its `until` (its copy was killed), or from this host by a process that has exited, is taken over with the next
+generation. Every note is read through cycle.notes: a malformed one is no claim and no sleep (said once in the log).
 """
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ import time
 import uuid
 from typing import Optional
 
+import psutil
+
+from hippocampus.cycle import notes as note_rules
 from hippocampus.memory import MemoryError_, MemoryRefused
 
 log = logging.getLogger("hippocampus.claims")
 
 CLAIM_TOPIC = "hippocampus, sleeping"
-SLEPT_TOPIC = "hippocampus, slept"
+SLEPT_TOPIC = note_rules.SLEPT_TOPIC
 LEASE_MIN_SECONDS = 600.0
 BRIEF_REQUEST = "brief_request"      # the claim of the one copy on this Memory that asks for a brief
 COPY_KEYS = ("pid", "host", "folder")
@@ -46,15 +50,57 @@ def me(ctx) -> dict:
 
 
 def lease_seconds(ctx) -> float:
-    """Outlives a model call and three checks: renewed at half, a claim renewed at each check never lapses."""
-    return max(LEASE_MIN_SECONDS, 4 * float(ctx.cfg.model.timeout_seconds), 3 * float(ctx.cfg.sleep.tick_seconds))
+    """Outlives a model call and three checks: renewed at half, a claim renewed at each check never lapses. Never
+    longer than the longest lease the other copies accept (notes.MAX_LEASE_SECONDS)."""
+    return min(note_rules.MAX_LEASE_SECONDS, max(LEASE_MIN_SECONDS, 4 * float(ctx.cfg.model.timeout_seconds),
+                                                 3 * float(ctx.cfg.sleep.tick_seconds)))
+
+
+def alive(pid: int) -> bool:
+    """Whether a process of this host runs under `pid`."""
+    try:
+        return psutil.pid_exists(pid)
+    except (OSError, ValueError, OverflowError):
+        return False
+
+
+def malformed(ctx, note: dict, why: str) -> None:
+    """A note that looks like a copy's but is not one: said in the log once per note."""
+    mark = ("malformed", str(note.get("id")))
+    if mark not in ctx.others:
+        ctx.others.add(mark)
+        log.warning("the near-term note %s in Memory looks like seren-hippocampus's but %s, so it is ignored "
+                    "(delete it in Memory if nothing of yours wrote it)", str(note.get("id"))[:64], why)
+
+
+def _claims(ctx, key: str) -> list:
+    """The well-formed claim notes on `key`, as {gen, copy, pid, host, folder, what, until, id, created_at}."""
+    now, mine, out = ctx.clock.now(), me(ctx)["copy"], []
+    for n in ctx.memory.list_near():
+        c, why = note_rules.read_claim(n, key, now, mine)
+        if why:
+            malformed(ctx, n, why)
+        elif c is not None:
+            out.append(c)
+    return out
+
+
+def _holding(ctx, found: list) -> Optional[dict]:
+    """Of the claims found, the newest that holds (its lease runs and its process is not known gone) or is this
+    copy's own."""
+    mine, now, here = me(ctx), ctx.clock.now(), socket.gethostname()
+    return note_rules.newest([c for c in found if c["copy"] == mine["copy"]
+                              or not note_rules.stale(c, now, here, alive)])
 
 
 def _top(ctx, key: str) -> Optional[dict]:
-    """The newest claim note on `key`, as {gen, copy, pid, host, folder, what, until, id}."""
-    notes = [{**n["metadata"], "id": n.get("id")} for n in ctx.memory.list_near()
-             if (n.get("metadata") or {}).get("claim") == key]
-    return (sorted(notes, key=lambda c: int(c.get("gen") or 0)) or [None])[-1]
+    """The claim on `key` that holds: the newest well-formed one that is live, or this copy's."""
+    return _holding(ctx, _claims(ctx, key))
+
+
+def _next_gen(found: list) -> int:
+    top = note_rules.newest(found)
+    return 0 if top is None else (top["gen"] + 1) % note_rules.MAX_GEN
 
 
 class Claim:
@@ -64,16 +110,28 @@ class Claim:
     def _post(self, gen: int) -> dict:
         ctx, until = self.ctx, self.ctx.clock.now() + lease_seconds(self.ctx)
         fields = {**me(ctx), "claim": self.key, "gen": gen, "what": self.what, "until": until}
-        note_id = uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:claim:{self.key}:{gen}").hex
-        ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) {self.what} until "
-                            f"{_hhmm(until)}; nothing to do about it", topic=CLAIM_TOPIC, expires_at=until,
-                            trigger_type="event", trigger_value="seren-hippocampus claim", note_id=note_id,
-                            extra=fields)
-        kept = ctx.memory.memory(note_id)        # Memory keeps the first note posted under this id
-        meta = {**((kept or {}).get("metadata") or {}), "id": note_id}
-        if meta.get("copy") != fields["copy"]:
-            raise Taken(meta)
-        return meta
+        note_id = note_rules.note_id(self.key, gen)
+        for _ in range(2):          # a second time only after a squatter (a note that holds nothing) is deleted
+            ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) {self.what} until "
+                                f"{_hhmm(until)}; nothing to do about it", topic=CLAIM_TOPIC, expires_at=until,
+                                trigger_type="event", trigger_value="seren-hippocampus claim", note_id=note_id,
+                                extra=fields)
+            kept = ctx.memory.memory(note_id)         # Memory keeps the first note posted under this id
+            if not kept:
+                raise Taken({"what": "may have taken this over (this copy's claim note is gone from Memory)"})
+            meta = {**(kept.get("metadata") or {}), "id": note_id}
+            if meta.get("copy") == fields["copy"]:
+                return meta
+            other, why = note_rules.read_claim({**kept, "id": note_id}, self.key, ctx.clock.now())
+            if other is not None and not note_rules.stale(other, ctx.clock.now(), socket.gethostname(), alive):
+                raise Taken(other)
+            malformed(ctx, kept, why or "it holds no claim any more")
+            try:
+                ctx.memory.delete_near(note_id)
+            except MemoryRefused as exc:
+                if exc.status != 404:
+                    raise
+        raise Taken({"what": f"could not claim {self.key}: a note that is no claim keeps its place in Memory"})
 
     def check(self) -> None:
         """Right before a model call or a post: still ours (Taken if not); renewed when half the lease is gone."""
@@ -81,8 +139,8 @@ class Claim:
         if top is None or top.get("copy") != me(self.ctx)["copy"]:
             raise Taken(top or {"what": "may have taken this over (this copy's claim note is gone from Memory)"})
         self.note = top
-        if float(top.get("until") or 0) - self.ctx.clock.now() < lease_seconds(self.ctx) / 2:
-            self.note = self._post(int(top.get("gen") or 0) + 1)
+        if top["until"] - self.ctx.clock.now() < lease_seconds(self.ctx) / 2:
+            self.note = self._post(_next_gen(_claims(self.ctx, self.key)))
             self.ctx.memory.delete_near(top["id"])
 
     def release(self) -> None:
@@ -105,14 +163,15 @@ def release_mine(ctx, key: str) -> None:
 
 def claim(ctx, key: str, what: str) -> Claim:
     """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken."""
-    top = _top(ctx, key)
+    found = _claims(ctx, key)
+    top = _holding(ctx, found)
     c = Claim(ctx, key, what, top or {})
     if top is not None and top.get("copy") == me(ctx)["copy"]:
         return c                               # ours, from before a restart
     try:
-        if top is not None and float(top.get("until") or 0) > ctx.clock.now():
+        if top is not None:
             raise Taken(top)
-        c.note = c._post(int(top.get("gen") or 0) + 1 if top is not None else 0)
+        c.note = c._post(_next_gen(found))
     except Taken as exc:
         mark = (key, exc.other.get("copy"), exc.other.get("gen"))
         if mark not in ctx.others:             # said in the log once per copy and thing
@@ -144,11 +203,16 @@ def post_slept(ctx, at: float, next_at: float) -> None:
                     "last sleep until the next one): %s", exc)
 
 
-def slept_at(notes: list) -> Optional[float]:
-    """The newest sleep on this Memory, from the copies' "slept" notes."""
-    times = [(n.get("metadata") or {}).get("slept_at") for n in notes
-             if (n.get("metadata") or {}).get("topic") == SLEPT_TOPIC]
-    return max((float(t) for t in times if isinstance(t, (int, float))), default=None)
+def slept_at(ctx, notes: list) -> Optional[float]:
+    """The newest sleep on this Memory, from the copies' well-formed "slept" notes."""
+    now, times = ctx.clock.now(), []
+    for n in notes:
+        at, why = note_rules.read_slept(n, now)
+        if why:
+            malformed(ctx, n, why)
+        elif at is not None:
+            times.append(at)
+    return max(times, default=None)
 
 
 def drafted_by(ctx, draft_id: str) -> Optional[dict]:
@@ -163,8 +227,14 @@ def drafted_by(ctx, draft_id: str) -> Optional[dict]:
     return {k: extra[f"copy_{k}"] for k in COPY_KEYS if f"copy_{k}" in extra}
 
 
+def until_words(other: dict) -> str:
+    """" until 21:04:05" for a claim's until, or "" for none."""
+    at = note_rules.sane_time(other.get("until"))
+    return "" if at is None else f" until {_hhmm(at)}"
+
+
 def _hhmm(at) -> str:
     try:
         return time.strftime("%H:%M:%S", time.localtime(float(at)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError, OSError):
         return "?"

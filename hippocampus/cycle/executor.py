@@ -227,7 +227,20 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
         return SleepRefused("chain_open", f"a chain is open (draft {waiting.latest.get('id')} is "
                             f"{waiting.action.replace('_', ' ')}): one cycle at a time, so nothing was started; "
                             "it sleeps again once that chain lands", draft_id=waiting.latest.get("id"))
+    if out.check.sleep is None and out.answer is None:     # never a 500: say what the check found instead
+        return _held_elsewhere(out.check)
     return _done(ctx, out.check.sleep or out.answer)
+
+
+def _held_elsewhere(check: CheckReport) -> SleepRefused:
+    """A sleep by hand that started nothing because another copy holds the brief (or for what the check says)."""
+    if check.status == "other_copy":
+        other = check.other or {}
+        return SleepRefused("other_copy", f"{claims.sentence(other)}{claims.until_words(other)}, so this copy "
+                            "started nothing (two copies on one Memory take turns; stop one of them unless you "
+                            "meant to run both)")
+    return SleepRefused("error", f"nothing was started: the check found {check.status or 'nothing to do'}",
+                        error=check.error or f"nothing was started: the check found {check.status}")
 
 
 def tick(ctx, asked: Asked, run_tend: Callable = None, run_check: Callable = None) -> tuple:

@@ -154,7 +154,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     each model call and before the post."""
     now = ctx.clock.now()
     report = SleepReport(started_at=now, brief_id=(brief or {}).get("id"), brief_pulled=pulled,
-                         catch_up=is_catch_up(ctx.cfg.sleep, last_slept(ctx.state), now))
+                         catch_up=is_catch_up(ctx.cfg.sleep, last_slept(ctx.state, now), now))
     ctx.progress.update(what="sleeping", since=now, piles=0, piles_done=0)
     capture.begin(ctx)
     t0 = time.monotonic()
@@ -199,7 +199,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
         purged, _ = purge(ctx)
     report.purged = len(purged)
     if report.catch_up:
-        ctx.emit("catch_up", since=last_slept(ctx.state))
+        ctx.emit("catch_up", since=last_slept(ctx.state, ctx.clock.now()))
     report.brief_answered = resolve_brief_request(ctx, brief, pulled)
     held = snap.held_short_ids()
     shorts = ctx.memory.shorts(limit=cfg.sleep.max_entries_per_run)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from hippocampus.cycle import claims
-from hippocampus.cycle.bedtime import bedtime
+from hippocampus.cycle.bedtime import bedtime, memory_slept
 from hippocampus.cycle.chains import CLOSE, REDRAFT, REVIEW, Next, brief_of, plan
 
 BRIEF_READ_LIMIT = 50
@@ -101,8 +101,8 @@ def read_for(ctx) -> Snapshot:
     drafts = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
     briefs = ctx.memory.open_briefs(limit=BRIEF_READ_LIMIT)
     if now >= bedtime(ctx.cfg.sleep, ctx.state, now):
-        slept = claims.slept_at(ctx.memory.list_near())
-        if slept is not None and slept > (ctx.state.get("memory_slept_at") or 0):
+        slept = claims.slept_at(ctx, ctx.memory.list_near())        # well-formed notes only
+        if slept is not None and slept > (memory_slept(ctx.state, now) or 0):
             ctx.state.set(memory_slept_at=slept)
     times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
     taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()

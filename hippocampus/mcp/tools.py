@@ -7,7 +7,7 @@ the schemas are read from the methods' real annotations.
 import time
 from typing import Any, Callable, Optional
 
-from hippocampus.front import ActorRunning, Busy, NoPacket, NotAllowed, ReplayBusy
+from hippocampus.front import ActorRunning, Busy, NoPacket, NotAllowed, OtherCopy, ReplayBusy
 from hippocampus.replay.service import unknown_run, words
 from hippocampus.status.words import n
 
@@ -112,7 +112,10 @@ class Tools:
                 "status": report.get("status"), "report": report, "message": message}
 
     def sleep_now(self, without_brief: bool = False) -> dict[str, Any]:
-        return self._cycle(lambda: self.front.sleep(without_brief))
+        out = self._cycle(lambda: self.front.sleep(without_brief))
+        if out.get("status") == "other_copy":      # an error to the caller, in the words POST /sleep answers
+            raise OtherCopy(out["message"].rstrip("."))
+        return out
 
     def tend_now(self) -> dict[str, Any]:
         return self._cycle(self.front.tend)

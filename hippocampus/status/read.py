@@ -46,7 +46,7 @@ def build_status(rt) -> dict:
         "bedtime_at": bedtime(cfg.sleep, st, now),
         "brief_misses": st.get("brief_misses", 0),
         "last_check": last_check,
-        "catch_up_next": is_catch_up(cfg.sleep, last_slept(st), now),
+        "catch_up_next": is_catch_up(cfg.sleep, last_slept(st, now), now),
         "brief_wanted": wanted,
         "brief_requested_at": req.get("asked_at") if wanted else None,
         "webhook": bool(cfg.notify.webhook_url),

@@ -6,7 +6,11 @@ from typing import Any, Optional
 
 
 def hhmm(ts: Optional[float]) -> str:
-    return time.strftime("%H:%M", time.localtime(ts)) if ts else "?"
+    """"?" for no time, or one no clock can show (a note in Memory said 1e300)."""
+    try:
+        return time.strftime("%H:%M", time.localtime(ts)) if ts else "?"
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"
 
 
 def span(seconds: float) -> str:
