@@ -251,3 +251,10 @@ def call(session: requests.Session, method: str, url: str, *, deadline: Deadline
         WATCH.disarm(entry)
         deadline.release()
         _calling.deadline = before
+
+
+def request(method: str, url: str, *, seconds: float, cap: int, **kw: Any) -> requests.Response:
+    """One call on a session of its own (closed after), within one deadline of `seconds`, its answer read up to
+    `cap` (0: the head only): a probe of a model server's /health, /models or /props."""
+    with Session() as session:
+        return call(session, method, url, deadline=Deadline(seconds), cap=cap, **kw)
