@@ -2,8 +2,8 @@
 
 A model that cannot be reached raises ModelUnavailable (the sleep fails and keeps its brief); any other
 trouble with one call raises ModelFailure. Each call has one wall-clock deadline (model.timeout_seconds, or the
-caller's) however slowly the answer comes, and reads at most ANSWER_CAP of it (hippocampus.outbound). abandon(), from the stopping thread, cuts a call in flight short:
-it then raises ServiceStopping, not a failure.
+caller's) however slowly the answer comes, and reads at most ANSWER_CAP of it (hippocampus.outbound).
+abandon(), from the stopping thread, cuts a call in flight short: it then raises ServiceStopping, not a failure.
 """
 from __future__ import annotations
 

@@ -84,4 +84,5 @@ def test_a_redirect_names_its_location_and_the_setting():
     said = tw.redirected("the webhook", "http://127.0.0.1:9/hook", 307, "http://127.0.0.1:10/x", "notify.webhook_url")
     assert said == ("the webhook at http://127.0.0.1:9/hook answered HTTP 307, a redirect to http://127.0.0.1:10/x; "
                     "redirects are never followed (if that is the right address, set notify.webhook_url to it)")
-    assert tw.redirected("the webhook", "u", 302, "").endswith("a redirect with no Location; redirects are never followed")
+    assert tw.redirected("the webhook", "u", 302, "") == \
+        "the webhook at u answered HTTP 302, a redirect with no Location; redirects are never followed"
