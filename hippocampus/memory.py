@@ -1,6 +1,8 @@
 """MemoryClient: one method per SerenMemory route the hippocampus uses.
 
-MemoryUnavailable (no answer, or 5xx) and MemoryRefused (4xx) both name the method, path and status.
+MemoryUnavailable (no answer, or 5xx) and MemoryRefused (4xx) both name the method, path and status. Each call
+has one wall-clock deadline (memory.timeout_seconds, or the caller's; a GET asked twice shares it) however
+slowly the answer comes, and reads at most ANSWER_CAP of it (hippocampus.outbound): past it, MemoryTooLarge.
 """
 from __future__ import annotations
 
@@ -11,22 +13,28 @@ from typing import Any, Optional
 
 import requests
 
+from hippocampus import outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
 
 log = logging.getLogger("hippocampus.memory")
+# SerenMemory's largest answers (500 shorts, 200 drafts with their operations) are a few MB: this is far past them
+ANSWER_CAP = 32 * outbound.MB
 
 
-def send(session: requests.Session, method: str, url: str, **kw: Any) -> requests.Response:
-    """One request to Memory; a GET whose connection closed or hung up is sent once more (uvicorn closes a
-    connection idle for 5 s, so a GET sent just then meets a reset though Memory is up). Never a POST twice."""
+def send(session: requests.Session, method: str, url: str, *, timeout: float, cap: int = ANSWER_CAP,
+         **kw: Any) -> requests.Response:
+    """One request to Memory within one deadline of `timeout` s, its answer read up to `cap`; a GET whose
+    connection closed or hung up is sent once more within the same deadline (uvicorn closes a connection idle
+    for 5 s, so a GET sent just then meets a reset though Memory is up). Never a POST twice."""
+    deadline = outbound.Deadline(timeout)
     try:
-        return session.request(method, url, **kw)
+        return outbound.call(session, method, url, deadline=deadline, cap=cap, **kw)
     except requests.RequestException as exc:
         if method != "GET" or tw.cause(exc) not in (tw.CLOSED, tw.HUNG_UP):
             raise
         log.debug("Memory dropped the connection of GET %s (%s); asking once more", redact.url(url), tw.cause(exc))
-        return session.request(method, url, **kw)
+        return outbound.call(session, method, url, deadline=deadline, cap=cap, **kw)
 
 
 class MemoryError_(Exception):
@@ -49,6 +57,14 @@ class MemoryUnavailable(MemoryError_):
 class MemoryRefused(MemoryError_):
     def _message(self) -> str:
         return f"SerenMemory refused {self.method} {self.path} ({self.status}): {self.detail}"
+
+
+class MemoryTooLarge(MemoryUnavailable):
+    """Memory's answer passed the cap: the call was stopped there, nothing of it used."""
+
+    def _message(self) -> str:
+        return (f"SerenMemory's answer to {self.method} {self.path} passed {self.detail}, so the call was stopped "
+                "there; SerenMemory's answers are far smaller: check that memory.url is SerenMemory")
 
 
 class NotSerenMemory(MemoryUnavailable):
@@ -104,7 +120,7 @@ class MemoryClient:
             return self._session
         s = getattr(self._local, "s", None)
         if s is None:
-            s = requests.Session()
+            s = outbound.Session()          # a call's deadline cuts its sockets, head or body
             if self._bearer:
                 s.headers["Authorization"] = f"Bearer {self._bearer}"
             _settle_environment(s, self.url)
@@ -115,6 +131,8 @@ class MemoryClient:
                 json: Any = None, timeout: Optional[float] = None) -> Any:
         try:
             resp = self._send(method, path, params, json, timeout or self.timeout)
+        except outbound.AnswerTooLarge as exc:
+            raise MemoryTooLarge(method, path, None, exc.cap_words) from None
         except requests.RequestException as exc:
             raise MemoryUnavailable(method, path, None, tw.failed_predicate(
                 exc, seconds=timeout or self.timeout, setting="" if timeout else "memory.timeout_seconds")[1]) from None

@@ -21,6 +21,7 @@ TLS = "tls"
 NOT_JSON = "not_json"
 ERROR = "error"
 BROKEN = "broken"
+TOO_LARGE = "too_large"
 
 # What the other side did, as the predicate of "<who> at <url> ...".
 SENTENCES = {
@@ -34,6 +35,7 @@ SENTENCES = {
     NOT_JSON: "answered something that is not JSON ({what})",
     ERROR: "answered an error (HTTP {status}){said}",
     BROKEN: "could not be reached ({why})",
+    TOO_LARGE: "sent an answer that passed {cap}; the call was stopped there",
 }
 UNREACHABLE = (REFUSED, NO_HOST, NO_CONNECT)     # nothing was sent: the other side is not there
 NO_REASON = "the connection could not be made or was lost"
@@ -66,6 +68,10 @@ def cause(exc: BaseException) -> str:
     chain = list(_chain(exc))
     names = {c.__name__ for e in chain for c in type(e).__mro__}
     text = " ".join(repr(e) for e in chain)
+    if "AnswerTooLarge" in names:
+        return TOO_LARGE
+    if "DeadlinePassed" in names:           # the call's one deadline cut it: whatever the cut broke, it timed out
+        return TIMED_OUT
     if "ConnectionRefusedError" in names or any(s in text for s in _REFUSED_TEXT):
         return REFUSED
     if "NameResolutionError" in names or any(isinstance(e, socket.gaierror) for e in chain) \
@@ -97,13 +103,13 @@ def why(exc: BaseException) -> str:
 
 
 def predicate(row: str, *, seconds: Optional[float] = None, setting: str = "", status: Any = None,
-              said: str = "", what: str = "", reason: str = "") -> str:
+              said: str = "", what: str = "", reason: str = "", cap: str = "") -> str:
     """What the other side did, in the table's words; `said` is quoted last (a caller that must not echo it
     cuts the text at ": '")."""
     return SENTENCES.get(row, SENTENCES[BROKEN]).format(
         seconds="?" if seconds is None else f"{float(seconds):g}", setting=f" ({setting})" if setting else "",
         status=status, said=f": {said[:200]!r}" if said else "", what=what or "an unreadable body",
-        why=reason or NO_REASON)
+        why=reason or NO_REASON, cap=cap or "the size allowed")
 
 
 def failed_predicate(exc: BaseException, *, seconds: Optional[float] = None,
@@ -111,8 +117,9 @@ def failed_predicate(exc: BaseException, *, seconds: Optional[float] = None,
     """(row, what the other side did) for a call that raised `exc` before any answer could be read."""
     row = cause(exc)
     secs = connect_seconds if row == NO_CONNECT and connect_seconds is not None else seconds
+    cap = next((e.cap_words for e in _chain(exc) if isinstance(getattr(e, "cap_words", None), str)), "")
     return row, predicate(row, seconds=secs, setting=setting if row == TIMED_OUT else "",
-                          reason=why(exc) if row == BROKEN else "")
+                          reason=why(exc) if row == BROKEN else "", cap=cap)
 
 
 def failed(exc: BaseException, who: str, url: str, *, seconds: Optional[float] = None,
@@ -154,6 +161,13 @@ def reason(resp: Any, limit: int = 400) -> str:
 
 def not_json(who: str, url: str, resp: Any) -> str:
     return f"{who} at {url} {predicate(NOT_JSON, what=body_kind(resp))}"
+
+
+def redirected(who: str, url: str, status: Any, location: str, setting: str = "") -> str:
+    """A 3xx, never followed: it names where it pointed (and the setting that would point there)."""
+    to = f" to {location}" if location else " with no Location"
+    fix = f" (if that is the right address, set {setting} to it)" if setting and location else ""
+    return f"{who} at {url} answered HTTP {status}, a redirect{to}; redirects are never followed{fix}"
 
 
 def answered_error(who: str, url: str, status: Any, said: str = "") -> str:

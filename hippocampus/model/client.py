@@ -1,8 +1,9 @@
 """The small model's client: one OpenAI-compatible chat call, on a session another thread can cut short.
 
 A model that cannot be reached raises ModelUnavailable (the sleep fails and keeps its brief); any other
-trouble with one call raises ModelFailure. abandon(), from the stopping thread, cuts a call in flight short:
-it then raises ServiceStopping, not a failure.
+trouble with one call raises ModelFailure. Each call has one wall-clock deadline (model.timeout_seconds, or the
+caller's) however slowly the answer comes, and reads at most ANSWER_CAP of it (hippocampus.outbound).
+abandon(), from the stopping thread, cuts a call in flight short: it then raises ServiceStopping, not a failure.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Optional
 
 import requests
 
+from hippocampus import outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model import fit, structured
@@ -19,6 +21,7 @@ from hippocampus.model.cancellable import CancellableSession
 from hippocampus.stopping import ServiceStopping
 
 ABANDONED = "the model call in flight was abandoned; nothing was posted"
+ANSWER_CAP = 4 * outbound.MB        # a chat answer of max_tokens is kilobytes: past this, the call is stopped
 
 
 class _Worded(Exception):
@@ -76,9 +79,11 @@ class ModelClient:
         return self.cfg.url.rstrip("/")
 
     def chat(self, prompt: str, max_tokens: Optional[int] = None,
-             response_format: Optional[dict] = None, timeout: Optional[float] = None) -> Answer:
-        """One call; `response_format` (the answer's schema) is sent as model.structured says; `timeout` bounds
-        the call instead of cfg.timeout_seconds."""
+             response_format: Optional[dict] = None, timeout: Optional[float] = None,
+             deadline: Optional[outbound.Deadline] = None) -> Answer:
+        """One call; `response_format` (the answer's schema) is sent as model.structured says; one wall-clock
+        deadline bounds it: `deadline` (a caller's, spanning several calls), else `timeout` s from now, else
+        cfg.timeout_seconds (a schema refused and the call sent again plain: the same deadline)."""
         body: dict = {"model": self.cfg.name, "messages": [{"role": "user", "content": prompt}],
                       "max_tokens": int(max_tokens or self.cfg.max_tokens), "temperature": self.cfg.temperature}
         for k, v in (self.cfg.extra_body or {}).items():
@@ -89,7 +94,7 @@ class ModelClient:
             raise ServiceStopping(ABANDONED)
         self.in_flight += 1             # one caller at a time (the cycle lock): a plain count will do
         try:
-            answer = self._structured(body, float(timeout or self.cfg.timeout_seconds))
+            answer = self._structured(body, deadline or outbound.Deadline(float(timeout or self.cfg.timeout_seconds)))
         except (ModelUnavailable, ModelFailure):
             if self.abandoned:          # the broken connection is the stop's doing, not the model's
                 raise ServiceStopping(ABANDONED) from None
@@ -100,21 +105,22 @@ class ModelClient:
             raise ServiceStopping(ABANDONED)
         return answer
 
-    def _structured(self, body: dict, timeout: float) -> Answer:
+    def _structured(self, body: dict, deadline: outbound.Deadline) -> Answer:
         """The call; a refused schema is a failure naming the setting (on), else the plain call (auto)."""
         try:
-            return self._chat(body, timeout)
+            return self._chat(body, deadline)
         except FormatRefused as exc:
             if self.cfg.structured == "on":
                 raise ModelFailure(structured.refusal_failure(self.url, str(exc))) from None
             structured.remember_refusal(self.url, str(exc))
-            return self._chat({k: v for k, v in body.items() if k != "response_format"}, timeout)
+            return self._chat({k: v for k, v in body.items() if k != "response_format"}, deadline)
 
-    def _chat(self, body: dict, timeout: float) -> Answer:
-        started, where = time.monotonic(), redact.url(self.url)
-        try:
-            resp = self._session.post(self.url + "/chat/completions", json=body, timeout=(min(10.0, timeout), timeout))
-            resp.content            # the whole body read here: a connection cut mid-answer fails here, worded
+    def _chat(self, body: dict, deadline: outbound.Deadline) -> Answer:
+        started, where, timeout = time.monotonic(), redact.url(self.url), deadline.seconds
+        try:            # the body read here, within the deadline and the cap: a cut mid-answer fails here, worded
+            resp = outbound.call(self._session, "POST", self.url + "/chat/completions", json=body,
+                                 deadline=deadline, cap=ANSWER_CAP,
+                                 connect_seconds=min(10.0, timeout))
         except Exception as exc:  # noqa: BLE001 - every transport failure is worded by the one table
             if not isinstance(exc, (requests.RequestException, OSError)) and "urllib3" not in type(exc).__module__:
                 raise

@@ -11,11 +11,12 @@ from typing import Optional
 
 import requests
 
-from hippocampus import transport_words
+from hippocampus import outbound, transport_words
 from hippocampus.config import redact
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, SUMMARY_CHARS, VIA_CHARS, Steer, draft_prompt
 
-TIMEOUT = 5.0
+TIMEOUT = 5.0               # one deadline for each of the three calls, however slowly the server answers
+ANSWER_CAP = 4 * 2 ** 20    # /props and /tokenize answer kilobytes: past this, the call is stopped
 # ordinary words, so that the filler tokenizes about as densely as what people write
 _WORDS = ("the garden was quiet after rain and we talked about moving the old bench closer to the "
           "apple tree where morning light stays longest while someone planned a trip north next spring "
@@ -58,21 +59,34 @@ def _json(resp: requests.Response) -> Optional[dict]:
     return data if resp.status_code == 200 and isinstance(data, dict) else None
 
 
-def measure(cfg, session=requests) -> dict:
+def measure(cfg, session: Optional[requests.Session] = None) -> dict:
     """{"n_ctx", "prompt_tokens", "max_tokens", "fits" (True, False or None: unknown), "error", "checked_at"}."""
+    own = outbound.Session() if session is None else None
+    try:
+        return _measure(cfg, session or own)
+    finally:
+        if own is not None:
+            own.close()
+
+
+def _ask(session: requests.Session, method: str, url: str, **kw) -> requests.Response:
+    return outbound.call(session, method, url, deadline=outbound.Deadline(TIMEOUT), cap=ANSWER_CAP, **kw)
+
+
+def _measure(cfg, session: requests.Session) -> dict:
     out = {"n_ctx": None, "prompt_tokens": None, "max_tokens": cfg.model.max_tokens, "fits": None,
            "error": None, "checked_at": time.time()}
     root = server_root(cfg.model.url)
     try:
-        props = _json(session.get(root + "/props", timeout=TIMEOUT)) or {}
+        props = _json(_ask(session, "GET", root + "/props")) or {}
         n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
         if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
             out["n_ctx"] = n_ctx
             prompt = largest_prompt(cfg)        # counted in the server's chat template, when it has one
-            templated = _json(session.post(root + "/apply-template", timeout=TIMEOUT,
-                                           json={"messages": [{"role": "user", "content": prompt}]})) or {}
+            templated = _json(_ask(session, "POST", root + "/apply-template",
+                                   json={"messages": [{"role": "user", "content": prompt}]})) or {}
             text = templated.get("prompt") if isinstance(templated.get("prompt"), str) else prompt
-            said = _json(session.post(root + "/tokenize", json={"content": text, "add_special": True}, timeout=TIMEOUT))
+            said = _json(_ask(session, "POST", root + "/tokenize", json={"content": text, "add_special": True}))
             tokens = (said or {}).get("tokens")
             out["prompt_tokens"] = len(tokens) if isinstance(tokens, list) else None
     except requests.RequestException as exc:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from hippocampus import transport_words
+from hippocampus import outbound, transport_words
 from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
@@ -90,7 +90,7 @@ class ModelLifecycle:
 
     def _probe(self):
         with contextlib.suppress(requests.RequestException):
-            return requests.get(self.health_url, timeout=3).status_code
+            return outbound.request("GET", self.health_url, seconds=3, cap=0).status_code    # its status only
         return None
 
     def stop_asked(self) -> bool:

@@ -8,13 +8,13 @@ import copy
 import dataclasses
 import logging
 import re
-import threading
 import time
 from typing import Any, Callable, Optional
 
 import requests
 
 from hippocampus.memory import MemoryError_
+from hippocampus.outbound import Deadline
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.client import ModelClient
 from hippocampus.drafting.answer import parse_answer
@@ -29,7 +29,6 @@ log = logging.getLogger("hippocampus.replay")
 SERVED_CHARS = 120                  # the served model name is the candidate's own words: kept short
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 STOPPED = "the service is stopping: this call was not sent"
-GRACE = 0.25                        # a call's own read timeout ends it first; the cut comes only after
 TOTAL_KEYS = ("calls", "valid", "failed_calls", "cut_off", "invented", "seconds")
 
 
@@ -94,25 +93,6 @@ def unsent(call: dict) -> dict:
             "answer_chars": None, "shown": checks.shown_texts(call)}
 
 
-class Deadline:
-    """The replay's one deadline: a call in flight when it passes is cut, so a trickled answer ends on time too."""
-
-    def __init__(self, seconds: float, session: Any, words: str) -> None:
-        self.words, self.cut = words, False
-        self.at = time.monotonic() + float(seconds)
-        self._session = session
-        self.timer = threading.Timer(max(0.0, float(seconds)) + GRACE, self._cut)
-        self.timer.daemon = True
-        self.timer.start()
-
-    def left(self) -> float:
-        return self.at - time.monotonic()
-
-    def _cut(self) -> None:
-        self.cut = True
-        self._session.cancel()
-
-
 def names(cfg: Any, cand: Candidate, asked: Optional[float] = None) -> dict:
     """How a failure names the candidate and the settings that fix it (the timeout named is the one that applied)."""
     listed = cand.label != CONFIGURED
@@ -137,11 +117,10 @@ def send(client: ModelClient, gate: Any, call: dict, cand: Candidate, deadline: 
         if gated:
             gate.ensure()
         try:
-            left = deadline.left()
-            if left <= 0:
+            if deadline.left() <= 0:
                 return {**out, "error": f"not sent: {deadline.words} had passed"}
-            answer = client.chat(call.get("prompt") or "", max_tokens=cand.max_tokens,
-                                 response_format=call.get("response_format"), timeout=left)  # the same request
+            answer = client.chat(call.get("prompt") or "", max_tokens=cand.max_tokens,    # the same request,
+                                 response_format=call.get("response_format"), deadline=deadline)  # the run's deadline
         finally:
             if gated:
                 gate.release(time.monotonic() - started)
@@ -217,7 +196,7 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
     log.info("replaying draft %s on %s (%s at %s, %d call(s), all within %g s)", draft_id, cand.label, cand.name,
              redact.url(cand.url), len(packet.get("calls") or []), cand.timeout_seconds)
     theirs = []
-    deadline = Deadline(cand.timeout_seconds, session, said["deadline"])
+    deadline = Deadline(cand.timeout_seconds, said["deadline"])    # one for the run: its calls' sockets cut on time
     try:
         for call in packet.get("calls") or []:
             if stopped is not None and stopped():
@@ -225,7 +204,6 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
             else:
                 theirs.append(send(client, env.gate, call, cand, deadline))
     finally:
-        deadline.timer.cancel()
         session.close()
     landed, reviewed, landed_error = landed_texts(env, packet)
     ours = _original_calls(packet)

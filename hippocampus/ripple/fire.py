@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 import requests
 
-from hippocampus import SERVICE, transport_words as tw
+from hippocampus import SERVICE, outbound, transport_words as tw
 from hippocampus.config import NotifyConfig, RippleConfig, redact
 from hippocampus.ripple.claude import whoami as _whoami
 from hippocampus.store import private
@@ -28,6 +28,7 @@ MAX_JSON = 64 * 1024
 ENDPOINT_TIMEOUT = 30.0
 SKIPPED = "the last ripple for this event is still running"
 MAX_ERROR = 400
+ANSWER_READ = 4096          # of any answer only this much is read (an error's reason is cut to MAX_ERROR)
 _NOT_SENT = ("delivered", "delivery_error", "ripple")    # bookkeeping of earlier deliveries and ripples
 log = logging.getLogger("hippocampus.ripple")
 
@@ -263,26 +264,38 @@ class Ripple:
         timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
         setting = ("ripple.timeout_seconds" if timeout == float(cfg.timeout_seconds)
                    else f"the {ENDPOINT_TIMEOUT:g} s an endpoint ripple waits at most")
-        return outcome(*post_json(url, body, cfg.resolve_bearer, timeout, who="the ripple endpoint", setting=setting),
-                       "ok", type="endpoint")
+        return outcome(*post_json(url, body, cfg.resolve_bearer, timeout, who="the ripple endpoint", setting=setting,
+                                  url_setting="ripple.url"), "ok", type="endpoint")
 
 
-def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float, post: Optional[Callable] = None,
-              who: str = "the webhook", setting: str = "notify.timeout_seconds") -> tuple:
-    """(status, error) of one JSON POST with the bearer: error is None only for a 2xx, else a sentence."""
+def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float,
+              session: Optional[requests.Session] = None, who: str = "the webhook",
+              setting: str = "notify.timeout_seconds", url_setting: str = "notify.webhook_url") -> tuple:
+    """(status, error) of one JSON POST with the bearer: error is None only for a 2xx, else a sentence. One
+    wall-clock deadline of `timeout` s, however slowly the answer comes; of the answer, its status line and
+    head and no more than ANSWER_READ bytes of its body; a redirect never followed (it names where it pointed)."""
     where = redact.url(url)
     try:
         token = bearer()
     except Exception as exc:  # noqa: BLE001 - an answer, never a raise
         return None, f"the bearer for {who} could not be read ({tw.in_words(exc)}), so nothing was sent"
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    own = outbound.Session() if session is None else None
     try:
-        resp = (post or requests.post)(url, data=json.dumps(body, default=str).encode("utf-8"), headers=headers,
-                                       timeout=timeout)
+        resp = outbound.call(session or own, "POST", url, data=json.dumps(body, default=str).encode("utf-8"),
+                             headers=headers, deadline=outbound.Deadline(timeout), cap=ANSWER_READ, truncate=True,
+                             allow_redirects=False, connect_seconds=timeout)
     except Exception as exc:  # noqa: BLE001 - an answer, never a raise
         return None, tw.failed(exc, who, where, seconds=timeout, setting=setting)[1]
+    finally:
+        if own is not None:
+            own.close()
     if 200 <= resp.status_code < 300:
         return resp.status_code, None
+    if 300 <= resp.status_code < 400:
+        location = (resp.headers.get("Location") or "").strip()
+        return resp.status_code, tw.redirected(who, where, resp.status_code, redact.url(location)[:MAX_ERROR],
+                                               url_setting)
     return resp.status_code, tw.answered_error(who, where, resp.status_code, tw.reason(resp, MAX_ERROR) or "")
 
 
@@ -310,6 +323,5 @@ class Webhook:
         if not self.configured:
             return {"delivered": False, "error": "notify.webhook_url is empty"}
         body = {"service": SERVICE, **{k: v for k, v in event.items() if k not in _NOT_SENT}}
-        post = self._session.post if self._session is not None else None
         return outcome(*post_json(self.cfg.webhook_url.strip(), body, self.cfg.resolve_bearer,
-                                  float(self.cfg.timeout_seconds), post), "delivered")
+                                  float(self.cfg.timeout_seconds), self._session), "delivered")

@@ -9,7 +9,7 @@ from typing import Optional
 
 import requests
 
-from hippocampus import transport_words
+from hippocampus import outbound, transport_words
 from hippocampus.config import redact
 from hippocampus.memory import MemoryError_, NotSerenMemory
 
@@ -42,7 +42,7 @@ def model_watched(model_cfg) -> bool:
 
 def model_health(model_cfg) -> dict:
     try:
-        r = requests.get(model_cfg.url.rstrip("/") + "/models", timeout=3)
+        r = outbound.request("GET", model_cfg.url.rstrip("/") + "/models", seconds=3, cap=0)     # its status only
         answering, error = r.status_code < 500, None if r.status_code < 500 else f"HTTP {r.status_code}"
     except requests.RequestException as exc:
         answering, error = False, transport_words.failed_predicate(exc, seconds=3)[1]

@@ -7,6 +7,9 @@
 - "error":  answers 500 with a JSON error;
 - "silent": never answers (until it is closed);
 - "trickle": answers headers, then one byte of body every 0.2 s, never finishing;
+- "trickle_head": sends its answer's head one byte every 0.2 s, never finishing it;
+- "huge":   answers 200 with a JSON object of `huge_bytes` (150 MB unless told), sent as fast as it is read (a
+            chat answer's shape: {"choices": [{"message": {"content": "aaa..."}}]});
 - "reset_second": answers the first request of a connection 200 {"status": "ok"} (kept alive) and resets the
             connection (SO_LINGER 0) at the second, as a kept-alive connection closed by the server meets a request.
 
@@ -23,8 +26,8 @@ HTML = b"<!doctype html><html><head><title>Welcome to nginx!</title></head><body
 
 
 class Misbehaving:
-    def __init__(self, mode: str, path: str = "", only_posts: bool = False) -> None:
-        self.mode, self.only_posts = mode, only_posts
+    def __init__(self, mode: str, path: str = "", only_posts: bool = False, huge_bytes: int = 150 * 2 ** 20) -> None:
+        self.mode, self.only_posts, self.huge_bytes = mode, only_posts, huge_bytes
         self.requests = 0
         self.seen: list = []
         self._stop = threading.Event()
@@ -113,6 +116,15 @@ class Misbehaving:
                     while not self._stop.wait(0.2):
                         conn.sendall(b" ")
                     break
+                if self.mode == "trickle_head":
+                    for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Pad: " + b"x" * 100000:
+                        if self._stop.wait(0.2):
+                            break
+                        conn.sendall(bytes([byte]))
+                    break
+                if self.mode == "huge":
+                    self._huge(conn)
+                    break
                 self._stop.wait()           # silent
                 break
         except OSError:
@@ -122,6 +134,16 @@ class Misbehaving:
                 conn.close()
             except OSError:
                 pass
+
+    def _huge(self, conn: socket.socket) -> None:
+        head, tail = b'{"choices": [{"message": {"content": "', b'"}, "finish_reason": "stop"}]}'
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                     + str(self.huge_bytes).encode() + b"\r\n\r\n" + head)
+        left, block = self.huge_bytes - len(head) - len(tail), b"a" * 2 ** 20
+        while left > 0 and not self._stop.is_set():
+            conn.sendall(block[:left])
+            left -= len(block)
+        conn.sendall(tail)
 
     def close(self) -> None:
         self._stop.set()

@@ -1,4 +1,5 @@
-"""A real local HTTP receiver (port 0) that records each POST and answers as told: for webhooks and ripples."""
+"""A real local HTTP receiver (port 0) that records each POST (and GET) and answers as told, with `headers` too
+(a Location): for webhooks and ripples."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ class Receiver:
         self.status = 200
         self.answer: bytes = b'{"ok": true}'
         self.content_type = "application/json"
+        self.headers: dict = {}
         self.delay = 0.0
         self.release = threading.Event()
         rec = self
@@ -28,10 +30,19 @@ class Receiver:
                     self.send_response(rec.status)
                     self.send_header("Content-Type", rec.content_type)
                     self.send_header("Content-Length", str(len(rec.answer)))
+                    for name, value in rec.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(rec.answer)
                 except OSError:
                     pass            # the caller gave up (a hanging receiver)
+
+            def do_GET(self):  # noqa: N802
+                rec.requests.append({"path": self.path, "method": "GET", "headers": dict(self.headers),
+                                     "body": None, "at": time.time()})
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def log_message(self, *a):
                 pass
