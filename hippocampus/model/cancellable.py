@@ -1,4 +1,5 @@
-"""A requests session another thread can cut short: cancel() shuts the sockets of the calls in flight."""
+"""A requests session another thread can cut short: cancel() shuts the sockets of the calls in flight. A `vet`
+given to it sees each socket once connected, before anything is sent on it: raising there closes the socket."""
 from __future__ import annotations
 
 import contextlib
@@ -15,12 +16,20 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 class _Sockets:
     """The sockets the session's connections opened (weakly held), and whether it was cancelled."""
 
-    def __init__(self) -> None:
+    def __init__(self, vet=None) -> None:
         self._lock = threading.Lock()
         self._live: "weakref.WeakSet[socket.socket]" = weakref.WeakSet()
         self.cancelled = False
+        self.vet = vet
 
     def add(self, sock: socket.socket) -> None:
+        if self.vet is not None:
+            try:
+                self.vet(sock)
+            except BaseException:
+                _shut(sock)
+                sock.close()
+                raise
         with self._lock:
             self._live.add(sock)
             cancelled = self.cancelled
@@ -74,9 +83,9 @@ class CancellableSession(requests.Session):
     """cancel() shuts the sockets of the calls in flight (closing a session only closes its idle pool): the
     blocked read ends at once, the server sees its client go (llama.cpp stops generating)."""
 
-    def __init__(self) -> None:
+    def __init__(self, vet=None) -> None:
         super().__init__()
-        self._sockets = _Sockets()
+        self._sockets = _Sockets(vet)
         adapter = _Adapter(self._sockets)
         self.mount("http://", adapter)
         self.mount("https://", adapter)
