@@ -13,8 +13,10 @@ import re
 import pytest
 import requests
 
+from hippocampus.replay import service as replay_service
 from tests.contract.test_purge_scrub import holding, purge_in_memory
 from tests.contract.test_replay import FRAGMENTS, scripted, seed
+from tests.harness.fake_model import FakeModel
 from tests.harness.reviewer import wait_for
 from tests.service.test_mcp import call_tools
 
@@ -81,3 +83,40 @@ def test_after_a_purge_the_kept_replay_runs_answer_without_the_forgotten_text(ma
     assert http["landed"] == ["[purged]"]
     assert "Draft " in mcp["message"] and not holds(mcp["message"], secrets)
 
+
+
+def test_a_replay_running_through_a_purge_finishes_without_the_forgotten_text(make_config, start_service, hand,
+                                                                              fake_model, monkeypatch):
+    monkeypatch.setattr(replay_service, "WAIT_SECONDS", 0.3)
+    fake_model.responder = scripted
+    cand = FakeModel(responder=lambda body: {**rewording(body), "delay": 6.0}).start()
+    try:
+        svc = start_service(make_config(model={"url": fake_model.url},
+                                        replay={"candidates": {"cand": {"url": cand.url}}}))
+        seed(hand, ("garden",))
+        draft_id = requests.post(svc.url + "/sleep", timeout=60).json()["draft_id"]
+        hand.approve_all(draft_id)
+        assert requests.post(svc.url + "/tend", timeout=60).status_code == 200
+        core = next(e for e in hand.long() if e["content"] == CORE)
+        r = requests.post(svc.url + f"/replay/{draft_id}", json={"candidate": "cand"}, timeout=30)
+        assert r.status_code == 202, r.text                      # still running
+        run_id = r.json()["run"]
+
+        purge_in_memory(hand, core["id"])
+        requests.post(svc.url + "/nudge", timeout=5)
+        secrets = [CORE, REWORDED] + FRAGMENTS["garden"]
+        folder = svc.runtime.cfg.state_dir
+        wait_for(lambda: holding(folder, secrets) == {}, timeout=20, what="the files to forget the purged text")
+        assert requests.get(svc.url + "/replay", timeout=10).json()["running"]["run"] == run_id, \
+            "the scrub came after the replay ended: nothing shown"
+
+        def finished():
+            got = requests.get(svc.url + "/replay", params={"run": run_id}, timeout=10)
+            return got.json() if got.status_code == 200 else None
+        http = wait_for(finished, timeout=30, what="the replay to finish")
+        mcp = call_tools(svc.url + "/mcp", [("replay_result", {"run": run_id})])[0]
+    finally:
+        cand.stop()
+    assert http["candidate"]["checks"]["calls"] == 1 and mcp["ok"] is True
+    assert holds(http, secrets) == [] and holds(mcp, secrets) == []
+    assert [op["content"] for c in http["candidate"]["calls"] for op in c["ops"]] == ["[purged]"]
