@@ -13,17 +13,20 @@ import ipaddress
 import socket
 import threading
 import time
-from typing import Optional
+from typing import Optional, Union
 from urllib.parse import urlsplit
 
-CACHE_SECONDS = 5.0                 # a name's addresses are looked up again after this long
+CACHE_SECONDS = 60.0                # a name's addresses are looked up again after this long (the connect check
+                                    # reads the socket's own peer, so a stale answer here never lets a call by)
 _PROBES = (("192.0.2.1", socket.AF_INET), ("2001:db8::1", socket.AF_INET6))   # documentation nets: never sent to
+
+Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 
 _lock = threading.Lock()
 _cache: dict = {}                   # (host, port) -> (monotonic, frozenset of addresses)
 
 
-def address(text: str) -> Optional[ipaddress._BaseAddress]:
+def address(text: str) -> Optional[Address]:
     """An address as one family has it: an IPv4-mapped IPv6 address is its IPv4 address; None for a name."""
     try:
         ip = ipaddress.ip_address(str(text).split("%", 1)[0])
