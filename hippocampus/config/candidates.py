@@ -1,12 +1,16 @@
 """Where a replay may send a draft's saved prompts (the person's own fragments): the configured model, or a
 candidate listed by name in `replay.candidates` ({name: {url, model, extra_body, timeout_seconds}}). Never a URL
-a caller names, never SerenMemory's own (even when listed: the loader says so and leaves it out)."""
+a caller names, never SerenMemory's own (even when listed: the loader says so and leaves it out). Memory's own is
+told by where the address resolves (reach.py: every spelling of this host at Memory's port), never by its spelling;
+the replay asks again at connect."""
 from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
 from typing import Any, Optional
 from urllib.parse import urlsplit
+
+from hippocampus.config import reach
 
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
 ENTRY_KEYS = ("url", "model", "extra_body", "timeout_seconds")
@@ -75,6 +79,11 @@ def same_service(url: str, other: str) -> bool:
     return where is not None and where == _where(other)
 
 
+def reaches_memory(url: str, memory_url: str) -> bool:
+    """The URL reaches SerenMemory: the same host and port as spelled, or as resolved (reach.py)."""
+    return same_service(url, memory_url) or reach.Memory(memory_url).reached_by(url)
+
+
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
     if value is None:
         return None
@@ -109,7 +118,7 @@ def _parse(cfg: Any) -> tuple:
             warnings.append(f"'{where}.url' = {entry.get('url')!r} is not an http:// or https:// base URL "
                             "(like http://127.0.0.1:8091/v1); the candidate is left out")
             continue
-        if same_service(url, cfg.memory.url):
+        if reaches_memory(url, cfg.memory.url):
             warnings.append(f"'{where}.url' = {url!r} is SerenMemory's own address (memory.url): Memory is "
                             "never a replay candidate, so it is left out")
             continue
@@ -148,7 +157,7 @@ def choose(cfg: Any, candidate: Optional[str] = None, model: Optional[str] = Non
         if entry is None:
             raise NotAllowed(refusal(name, cfg))
         managed = bool(m.url) and entry.url == m.url.strip().rstrip("/")
-    if same_service(entry.url, cfg.memory.url):
+    if reaches_memory(entry.url, cfg.memory.url):
         raise NotAllowed(f"replay never sends to SerenMemory's own address ({cfg.memory.url}); point "
                          f"{'model.url' if managed else 'replay.candidates.' + name + '.url'} at a model")
     seconds = float(timeout_seconds or entry.timeout_seconds or m.timeout_seconds)

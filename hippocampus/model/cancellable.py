@@ -1,6 +1,7 @@
 """A requests session another thread can cut short: cancel() shuts the sockets of the calls in flight.
 
-Its connections are hippocampus.outbound's tracked ones, so a call's own deadline cuts them too.
+Its connections are hippocampus.outbound's tracked ones, so a call's own deadline cuts them too. A `vet` given
+to it sees each socket once connected, before anything is sent on it: raising there closes the socket.
 """
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from hippocampus import outbound
 class _Sockets:
     """The sockets the session's connections opened (weakly held), and whether it was cancelled."""
 
-    def __init__(self) -> None:
+    def __init__(self, vet=None) -> None:
         self._lock = threading.Lock()
         self._live: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self.cancelled = False
+        self.vet = vet
 
     def opened(self, sock: Any) -> None:
         """Told before each connect (sock None: refused once cancelled) and after it (the new socket)."""
@@ -25,6 +27,13 @@ class _Sockets:
             if self.cancelled:
                 raise OSError("the call was cancelled")
             return
+        if self.vet is not None:
+            try:
+                self.vet(sock)
+            except BaseException:
+                outbound.shut(sock)
+                sock.close()
+                raise
         with self._lock:
             self._live.add(sock)
             cancelled = self.cancelled
@@ -44,8 +53,8 @@ class CancellableSession(outbound.Session):
     """cancel() shuts the sockets of the calls in flight (closing a session only closes its idle pool): the
     blocked read ends at once, the server sees its client go (llama.cpp stops generating)."""
 
-    def __init__(self) -> None:
-        self._sockets = _Sockets()
+    def __init__(self, vet=None) -> None:
+        self._sockets = _Sockets(vet)
         super().__init__(on_new=self._sockets.opened)
 
     def cancel(self) -> None:

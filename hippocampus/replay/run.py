@@ -1,6 +1,8 @@
 """Replay: a draft's saved prompts sent again, exactly as then, to the configured model or a listed candidate,
 read the way a sleep reads them, both sides compared. Memory is only read; an answer's text is never kept. A
-failed call (a redirect too, never followed) is a result in the candidate's terms, never an exception.
+failed call (a redirect too, never followed) is a result in the candidate's terms, never an exception. Nothing is
+sent to SerenMemory's own address: the URL is resolved before each call, and each connection's own peer address
+is checked once connected, before a byte goes (config/reach.py), so a DNS change after the load cannot sneak by.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import Markers
 from hippocampus.replay import checks
 from hippocampus import transport_words
-from hippocampus.config import candidates, redact
+from hippocampus.config import candidates, reach, redact
 from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401
 from hippocampus.store.packets import PacketStore
 
@@ -37,10 +39,45 @@ class Redirected(requests.RequestException):
     plain = True
 
 
+class ReachesMemory(requests.RequestException):
+    """The call would reach SerenMemory; its message is the sentence."""
+    plain = True
+
+
+def _memory_words(memory_url: str) -> str:
+    return (f"this address is SerenMemory's own ({redact.url(memory_url)} resolves to the same place): replay never "
+            "sends to Memory, so nothing was sent; point the candidate's url at a model")
+
+
 class ReplaySession(CancellableSession):
+    """No redirects followed; nothing sent to Memory (memory_url), checked by address before the call and at
+    connect."""
+
+    def __init__(self, memory_url: Optional[str] = None) -> None:
+        self._memory = reach.Memory(memory_url) if memory_url else None
+        self._refused: Optional[ReachesMemory] = None
+        super().__init__(vet=self._vet if self._memory is not None else None)
+
+    def _vet(self, sock) -> None:
+        peer = sock.getpeername()
+        if self._memory.is_memory(peer[0], peer[1]):
+            self._refused = ReachesMemory(_memory_words(self._memory.url))
+            log.warning("a replay call connected to SerenMemory's own address %s:%s; closed before anything was "
+                        "sent", peer[0], peer[1])
+            raise self._refused
+
     def request(self, method, url, *args, **kwargs):
         kwargs["allow_redirects"] = False
-        resp = super().request(method, url, *args, **kwargs)
+        if self._memory is not None and (candidates.same_service(url, self._memory.url)
+                                         or self._memory.reached_by(url)):
+            raise ReachesMemory(_memory_words(self._memory.url))
+        self._refused = None
+        try:
+            resp = super().request(method, url, *args, **kwargs)
+        except Exception:
+            if self._refused is not None:       # refused at connect: that is the reason, however urllib3 wraps it
+                raise self._refused from None
+            raise
         if 300 <= resp.status_code < 400:
             resp.close()
             raise Redirected(f"the candidate answered HTTP {resp.status_code} (a redirect); replay follows no "
@@ -185,7 +222,7 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
                asked: Optional[float] = None) -> dict:
     """Both sides of one draft; `asked`: the timeout the request gave, to name it when it passes."""
     draft_id = packet["draft_id"]
-    session = ReplaySession()
+    session = ReplaySession(env.cfg.memory.url)
     cfg = dataclasses.replace(env.cfg.model, url=cand.url, name=cand.name, timeout_seconds=cand.timeout_seconds,
                               extra_body=cand.extra_body, max_tokens=cand.max_tokens,
                               # the packet's schema is sent as it was then, even with model.structured off now

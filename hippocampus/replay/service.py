@@ -4,11 +4,15 @@ One replay at a time, on a thread of its own, never a request thread (slow repla
 /health unanswered); one asked for while another runs is refused at once (ReplayBusy), never queued. The report is
 kept fresh by QualityWatch, which the quality actor drives: on news at most every MIN_GAP_SECONDS, and every
 REFRESH_SECONDS regardless; each refresh also scrubs the purges Memory's tombstones list from the files here.
+The runs kept are reached by every scrub (scrub.hold): a run done has its result and its packet copy scrubbed at
+once, one still running when its result is set, so no run ever answers with a purged text. Run ids are random
+(secrets.token_urlsafe), never guessable from the time.
 """
 from __future__ import annotations
 
-import itertools
+import copy
 import logging
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -25,6 +29,7 @@ from hippocampus.replay.run import ReplayEnv, prepare, run_packet
 
 log = logging.getLogger("hippocampus.replay")
 KEEP = 5                            # finished runs kept for reading
+RUN_ID_BYTES = 16                   # a run id: 22 url-safe characters, random
 WAIT_SECONDS = 20.0                 # the longest a route or the MCP tool waits for a replay before "running"
 STOP_LOOK_SECONDS = 0.1             # how often that wait looks for the stop
 REFRESH_SECONDS = 60.0
@@ -53,6 +58,8 @@ class Run:
     result: Optional[dict] = None
     error: Optional[str] = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)
+    packet: Optional[dict] = field(default=None, repr=False)     # the copy replayed (scrubbed with the files)
+    pending: list = field(default_factory=list, repr=False)      # scrubs owed by the result still being made
 
     @property
     def where(self) -> str:
@@ -77,9 +84,49 @@ class ReplayBusy(Exception):
                          "ask again once it is done")
 
 
-def _work(run: Run, work: Callable[[], dict]) -> None:
+def new_run_id() -> str:
+    return secrets.token_urlsafe(RUN_ID_BYTES)
+
+
+def _purged_calls(packet: Optional[dict], removal) -> set:
+    """The indexes of the calls that showed a purged memory or one of its fragments."""
+    out = set()
+    for i, call in enumerate((packet or {}).get("calls") or []):
+        if any(e.get("id") in removal.fragments for e in call.get("entries") or []) or \
+                any(c.get("id") in removal.ids for c in call.get("candidates") or []):
+            out.add(i)
+    return out
+
+
+def scrub_result(result: dict, packet: Optional[dict], removal) -> dict:
+    """A result without the removal's texts; what the candidate wrote from a purged text goes with it."""
+    out = removal.clean(result)
+    calls = ((out.get("candidate") or {}).get("calls") or [])
+    for i in _purged_calls(packet, removal):
+        for op in (calls[i].get("ops") or []) if i < len(calls) else []:
+            if isinstance(op, dict):
+                op["content"] = scrub.PURGED
+                op["restated_content"] = None
+                op.pop("rationale", None)
+    if out != result:
+        out["scrubbed"] = True
+    return out
+
+
+def _forget_run(run: Run, removal) -> bool:
+    """A finished run's result and packet copy scrubbed; True when anything changed."""
+    changed = bool(run.packet is not None and removal.packet(run.packet))
+    if run.result is not None:
+        result = scrub_result(run.result, run.packet, removal)
+        if result != run.result:
+            run.result, changed = result, True
+    return changed
+
+
+def _work(run: Run, work: Callable[[], dict], finish: Callable[[Run, Optional[dict]], None]) -> None:
+    result = None
     try:
-        run.result = work()
+        result = work()
     except Exception as exc:  # noqa: BLE001 - the caller reads the failure; the thread never dies loud
         log.exception("the replay of draft %s failed", run.draft_id)
         run.error = f"the replay failed inside the hippocampus: {transport_words.in_words(exc)}"
@@ -87,7 +134,7 @@ def _work(run: Run, work: Callable[[], dict]) -> None:
             run.error += "; the service log has the details"
     finally:
         run.finished_at = time.time()
-        run.done.set()
+        finish(run, result)
         log.info("the replay of draft %s on %s ended after %.1f s", run.draft_id, run.candidate,
                  run.finished_at - run.started_at)
 
@@ -100,7 +147,7 @@ class Replays:
         self._lock = threading.Lock()
         self._current: Optional[Run] = None
         self._runs: "OrderedDict[str, Run]" = OrderedDict()
-        self._ids = itertools.count(1)
+        scrub.hold(ctx.cfg.state_dir, self)
 
     def replay(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
                timeout_seconds: Optional[float] = None, wait: Optional[float] = None) -> Run:
@@ -113,14 +160,19 @@ class Replays:
         with self._lock:
             if self._current is not None and not self._current.done.is_set():
                 raise ReplayBusy(self._current)
-            run = Run(id=f"{int(time.time())}-{next(self._ids)}", draft_id=draft_id, candidate=cand.label,
+            run = Run(id=new_run_id(), draft_id=draft_id, candidate=cand.label,
                       calls=len(packet.get("calls") or []), timeout_seconds=cand.timeout_seconds)
             self._current = run
             self._runs[run.id] = run
             while len(self._runs) > KEEP:
                 self._runs.popitem(last=False)
-        threading.Thread(target=_work, args=(run, lambda: run_packet(env, packet, cand, ctx.stopping.is_set)),
-                         name="replay", daemon=True).start()
+        # read again now the run is kept: a scrub before this point has rewritten the file, one after it reaches
+        # the run (forget below), so the prompts sent and the result kept are never older than the last scrub
+        packet = env.store.load(draft_id) or packet
+        with self._lock:
+            run.packet = copy.deepcopy(packet)
+        threading.Thread(target=_work, args=(run, lambda: run_packet(env, packet, cand, ctx.stopping.is_set),
+                                             self._finish), name="replay", daemon=True).start()
         deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         while not run.done.wait(min(STOP_LOOK_SECONDS, max(0.0, deadline - time.monotonic()))):
             if self.ctx.stopping.is_set():
@@ -128,6 +180,35 @@ class Replays:
             if time.monotonic() >= deadline:
                 break
         return run
+
+    def _finish(self, run: Run, result: Optional[dict]) -> None:
+        """The result kept, with every scrub made while it was being made applied first; then done."""
+        with self._lock:
+            for removal in run.pending:
+                if result is not None:
+                    result = scrub_result(result, run.packet, removal)
+            run.pending.clear()
+            run.result = result
+            run.done.set()
+
+    def packets(self) -> list:
+        """The packet copies of the runs kept (scrub.hold): sources of the texts to remove."""
+        with self._lock:
+            return [r.packet for r in self._runs.values() if r.packet is not None]
+
+    def forget(self, removal) -> int:
+        """A scrub reaches the runs kept: done ones now, running ones when their result is set."""
+        changed = 0
+        with self._lock:
+            for run in self._runs.values():
+                if run.done.is_set():
+                    changed += _forget_run(run, removal)
+                else:
+                    if run.packet is not None:
+                        removal.packet(run.packet)
+                    run.pending.append(removal)
+                    changed += 1
+        return changed
 
     def run(self, run_id: str) -> Optional[Run]:
         with self._lock:

@@ -4,6 +4,9 @@ A purged memory's text and its fragments' text (found through Memory's drafts) a
 file holds them from the replay packets and every other file under the state folder (the event log and the
 state through their owners, so the next write does not bring the text back). The purges are this service's
 own and every tombstone Memory lists, so one made in Memory itself or while this service was down goes too.
+What this process keeps in memory is reached by the same scrub: every holder registered for the state folder
+(hold(): the kept replay runs and their results) is handed the Removal once the files are clean, and its copies
+of packets are sources of the texts to remove as well as the files.
 """
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import json
 import logging
 import os
 import threading
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -34,6 +39,37 @@ NOTE = "the text of a purged memory and of its fragments was removed here; ids a
 _lock = threading.RLock()    # one scrub at a time (the tick's and the quality reader's), and the ids done
 _done: dict = {}             # state folder -> the purged ids already scrubbed there (this process)
 _no_route: set = set()       # state folders whose Memory has no /tombstones (said once)
+_holders: dict = {}          # state folder -> WeakSet of holders (packets() -> list, forget(Removal) -> int)
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One scrub: the purged ids, their texts and fragments, as a holder applies them to what it keeps."""
+    ids: frozenset
+    texts: frozenset
+    fragments: frozenset
+    patterns: tuple
+    now: float
+    core_chars: int
+
+    def clean(self, value: Any) -> Any:
+        """A new JSON-like value with the texts replaced (ids kept)."""
+        return cleaner(set(self.texts), list(self.patterns), skip=ID_KEYS)(value)
+
+    def packet(self, packet: dict) -> bool:
+        """A kept copy of a packet scrubbed in place, as its file is; True when anything changed."""
+        return scrub_packet(packet, set(self.ids), set(self.texts), set(self.fragments), self.now, self.core_chars)
+
+
+def hold(state_dir, holder) -> None:
+    """Register something this process keeps (packets() -> its packet copies, forget(Removal) -> how many it
+    changed) to be reached by every scrub of this state folder; held weakly."""
+    with _lock:
+        _holders.setdefault(str(state_dir), weakref.WeakSet()).add(holder)
+
+
+def _held(key: str) -> list:
+    return list(_holders.get(key, ()))
 
 
 def forget(ctx, purged: Iterable[str]) -> int:
@@ -62,7 +98,9 @@ def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
 def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
     key = str(ctx.cfg.state_dir)
     with _lock:
-        if not store.paths():
+        holders = _held(key)
+        kept = [p for h in holders for p in _packets_of(h)]
+        if not store.paths() and not kept:
             _done.setdefault(key, set()).update(ids)      # no packet, so no copy of a text to find it by
             return 0
         readable = True
@@ -75,13 +113,19 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
                 drafts, readable = [], False
         core_chars = ctx.cfg.sleep.core_chars
         packets = list(store.packets())
-        texts, fragments = what_to_remove([p for _, p in packets], set(ids), drafts)
+        texts, fragments = what_to_remove([p for _, p in packets] + kept, set(ids), drafts)
         others = scrub_folder(ctx, texts, _patterns(texts, core_chars))    # before the packets: texts are read there
         changed = 0
         for path, packet in packets:
             if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars) and \
                     store.rewrite(path, packet):
                 changed += 1
+        patterns = _patterns(texts, core_chars)
+        removal = Removal(ids=frozenset(ids), texts=frozenset(texts), fragments=frozenset(fragments),
+                          patterns=tuple(patterns), now=ctx.clock.now(), core_chars=core_chars)
+        held = sum(_forget_in(h, removal) for h in holders)    # after the files: a copy taken now is clean
+        if held:
+            others.append(f"{held} kept replay run(s)")
         owed = set(store.owed())
         store.set_owed(sorted(owed | set(ids) if not readable else owed - set(ids)))
         if readable:
@@ -90,6 +134,22 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
             log.info("removed the text of %d purged memory(ies) from %d replay packet(s)%s", len(ids), changed,
                      f" and from {', '.join(others)}" if others else "")
         return changed
+
+
+def _packets_of(holder) -> list:
+    try:
+        return list(holder.packets())
+    except Exception:  # noqa: BLE001 - one holder never stops the scrub of the files
+        log.exception("could not read the packets a replay holder keeps")
+        return []
+
+
+def _forget_in(holder, removal: Removal) -> int:
+    try:
+        return int(holder.forget(removal) or 0)
+    except Exception:  # noqa: BLE001 - say loudly that a copy has not gone
+        log.exception("the text of a purged memory could not be removed from the replay runs kept in memory")
+        return 0
 
 
 def tombstone_ids(ctx) -> list:

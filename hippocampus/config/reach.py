@@ -1,0 +1,129 @@
+"""Whether an address is SerenMemory's, by what it resolves to, never by how it is spelled.
+
+Invariant: a host and port reach Memory when the port is Memory's and the host resolves (socket.getaddrinfo, as
+a connection would) to an address Memory answers on. When Memory is on this host (loopback, unspecified, or one
+of this host's own addresses) every address of this host counts: the whole loopback range 127.0.0.0/8 and ::1,
+0.0.0.0 and ::, IPv4-mapped IPv6 (::ffff:127.0.0.1), this host's name and its addresses. So 127.1, 2130706433,
+0x7f000001, 0177.0.0.1, 0, [::ffff:127.0.0.1] and the host's own name are all Memory's address. The replay asks
+this at load (config) and again at connect, on the socket's own peer address (a DNS change cannot sneak by).
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from typing import Optional, Union
+from urllib.parse import urlsplit
+
+CACHE_SECONDS = 60.0                # a name's addresses are looked up again after this long (the connect check
+                                    # reads the socket's own peer, so a stale answer here never lets a call by)
+_PROBES = (("192.0.2.1", socket.AF_INET), ("2001:db8::1", socket.AF_INET6))   # documentation nets: never sent to
+
+Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+
+_lock = threading.Lock()
+_cache: dict = {}                   # (host, port) -> (monotonic, frozenset of addresses)
+
+
+def address(text: str) -> Optional[Address]:
+    """An address as one family has it: an IPv4-mapped IPv6 address is its IPv4 address; None for a name."""
+    try:
+        ip = ipaddress.ip_address(str(text).split("%", 1)[0])
+    except ValueError:
+        return None
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return mapped or ip
+
+
+def where(url: str) -> Optional[tuple]:
+    """(host, port) of a URL (the scheme's port when none is given); None without a host or with a bad port."""
+    try:
+        parts = urlsplit(str(url).strip())
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    host = (parts.hostname or "").strip().lower()
+    return (host, port) if host else None
+
+
+def resolve(host: str, port: int) -> frozenset:
+    """Every address the host resolves to as a connection would resolve it (getaddrinfo); empty when it does not."""
+    key = (host, port)
+    now = time.monotonic()
+    with _lock:
+        hit = _cache.get(key)
+    if hit is not None and now - hit[0] < CACHE_SECONDS:
+        return hit[1]
+    try:
+        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError, ValueError):
+        infos = []
+    found = frozenset(a for a in (address(info[4][0]) for info in infos) if a is not None)
+    with _lock:
+        _cache[key] = (now, found)
+    return found
+
+
+def own_addresses() -> frozenset:
+    """This host's own addresses: its name's, and the ones it would send from (a UDP socket sends nothing)."""
+    found = set()
+    try:
+        found |= resolve(socket.gethostname(), 0)
+    except OSError:
+        pass
+    for probe, family in _PROBES:
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as s:
+                s.connect((probe, 9))
+                ip = address(s.getsockname()[0])
+        except OSError:
+            continue
+        if ip is not None:
+            found.add(ip)
+    return frozenset(found)
+
+
+def this_host(ip, own: frozenset) -> bool:
+    return ip.is_loopback or ip.is_unspecified or ip in own
+
+
+class Memory:
+    """Memory's address (memory.url), resolved when asked: is_memory(ip, port) says whether that is it."""
+
+    def __init__(self, memory_url: str) -> None:
+        self.url = memory_url
+        self.at = where(memory_url)
+
+    def _addresses(self) -> tuple:
+        """(Memory's addresses, this host's own addresses, whether Memory is on this host)."""
+        host, port = self.at
+        own = own_addresses()
+        ips = resolve(host, port)
+        literal = address(host)
+        if literal is not None:
+            ips = ips | {literal}
+        return ips, own, host == "localhost" or any(this_host(ip, own) for ip in ips)
+
+    def is_memory(self, ip, port: int) -> bool:
+        """The address (a string or an ip_address) and port are one Memory answers on."""
+        return self._any([ip], port)
+
+    def _any(self, ips, port: int) -> bool:
+        if self.at is None or port != self.at[1]:
+            return False
+        mine, own, local = self._addresses()
+        return any(ip is not None and (ip in mine or (local and this_host(ip, own)))
+                   for ip in (address(str(i)) for i in ips))
+
+    def reached_by(self, url: str) -> bool:
+        """The URL's host, resolved, is one of Memory's addresses at Memory's port."""
+        at = where(url)
+        if at is None or self.at is None or at[1] != self.at[1]:
+            return False
+        host, port = at
+        ips = set(resolve(host, port))
+        literal = address(host)
+        if literal is not None:
+            ips.add(literal)
+        return self._any(ips, port)
