@@ -205,7 +205,9 @@ def write_text_atomic(path: Path, raw: str, *, dir_fd: Optional[int] = None) -> 
 
 def _write_in(path: Path, raw: str, dir_fd: Optional[int]) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, dir_fd=dir_fd)
+    with contextlib.suppress(FileNotFoundError):        # a leftover, or a link planted there: ours to replace
+        os.unlink(tmp.name, dir_fd=dir_fd) if dir_fd is not None else os.unlink(tmp)
+    fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
     if POSIX:
         os.fchmod(fd, FILE_MODE)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
