@@ -191,13 +191,6 @@ def test_service_lock_is_0600_also_one_an_older_version_left_0644(make_config, s
     assert stat.S_IMODE((folder / "service.lock").stat().st_mode) == 0o600
 
 
-def test_a_fresh_service_lock_is_0600(make_config, start_service):
-    cfg = make_config()
-    start_service(cfg)
-    lock = cfg.sleep.resolved_state_path().parent / "service.lock"
-    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
-
-
 # ---------------------------------------------------------------- an edited lifecycle record
 
 def test_an_edited_lifecycle_record_adopts_and_stops_no_other_process(make_config, start_service, tmp_path, caplog):
