@@ -219,3 +219,31 @@ def test_an_edited_lifecycle_record_adopts_and_stops_no_other_process(make_confi
     finally:
         other.kill()
         other.wait(5)
+
+
+# ---------------------------------------------------------------- a `replays` link
+
+def test_a_replays_link_never_lets_the_service_trim_the_files_it_points_to(make_config, start_service, hand,
+                                                                         fake_model, tmp_path, caplog):
+    from tests.contract.test_replay import scripted, seed
+
+    elsewhere = tmp_path / "person" / "documents"
+    elsewhere.mkdir(parents=True)
+    for i in range(320):
+        p = elsewhere / f"note-{i:03d}.json"
+        p.write_text(json.dumps({"mine": i}), encoding="utf-8")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))          # older than any packet: the trim's first picks
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    fake_model.responder = scripted
+    cfg = make_config(model={"url": fake_model.url})
+    folder = cfg.sleep.resolved_state_path().parent
+    folder.mkdir(mode=0o700)
+    (folder / "replays").symlink_to(elsewhere, target_is_directory=True)
+    caplog.set_level("INFO", logger="hippocampus.replay")
+    svc = start_service(cfg)
+    seed(hand, ("tea", "garden"))
+    requests.post(svc.url + "/nudge", timeout=5)
+    wait_for(lambda: hand.drafts("pending"), timeout=20, what="the first draft")
+    wait_for(lambda: len(list(elsewhere.iterdir())) != 320 or any(
+        "is a link" in r.getMessage() for r in caplog.records), timeout=10, what="the packet's save")
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before      # all 320 there, unchanged
