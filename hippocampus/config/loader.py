@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
                                        _all_paths, _block_type, _settings)
+from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import candidates as replay_allowed
 from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
@@ -24,6 +25,7 @@ _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no", "off"}
 EMPTY_MEANS_OFF = {"model.url"}
 KNOWN_PATHS = tuple(_all_paths(Config))
+KNOWN_BLOCKS = frozenset(p.rsplit(".", n)[0] for p in KNOWN_PATHS for n in range(1, p.count(".") + 1))
 
 
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
@@ -43,10 +45,13 @@ def _read_yaml(path: str, warnings: list) -> dict:
     text = None
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
+        yaml_aliases.check(YAML(typ="safe", pure=True).compose(text), KNOWN_BLOCKS)   # before anything walks it
         data = YAML(typ="safe", pure=True).load(text)
     except Exception as exc:  # noqa: BLE001 - no text: it could not be read; else any parser error is "malformed"
         if text is None:
             problem = "does not exist" if isinstance(exc, FileNotFoundError) else f"could not be read ({exc})"
+        elif isinstance(exc, yaml_aliases.AliasBomb):
+            problem = f"is not valid yaml ({exc})"
         else:
             problem = f"is not valid yaml {yaml_error(exc, text)}"
     else:

@@ -164,6 +164,9 @@ class ModelLifecycle:
                 return
             how = p.get("how") or "command"
             observed = how == "observatory" and self.lc.via_observatory
+            if not observed and not ours_to_adopt(self, p):
+                self._save(dict(_CLEARED))
+                return
             server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)
             alive = self._probe() == 200 if observed else server is not None
             if not alive:
@@ -333,3 +336,29 @@ class ModelLifecycle:
         if had:
             self._save(dict(_CLEARED))
         return up
+
+
+def ours_to_adopt(life: ModelLifecycle, p: dict) -> bool:
+    """A pid this process launched (its watchdog's pipe is here), or one that runs the configured command and
+    answers the model's health URL. The state file is only a claim: anything else is named in the log and left
+    alone, never adopted nor stopped."""
+    pid = p.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    if pid in procs()._WATCHED:
+        return True
+    why = ""
+    try:
+        cmd = procs().split_command(life.lc.start) if life.lc.start else life.built_command()
+    except (OSError, ValueError) as exc:
+        cmd, why = None, f"the configured command cannot be made ({exc})"
+    if cmd is not None and not procs().runs_command(pid, cmd):
+        why = "it does not run the configured command"
+    elif cmd is not None and life._probe() not in (200, 503):
+        why = f"{redact.url(life.health_url)} does not answer"
+    if why and not procs().psutil.pid_exists(pid):
+        log.info("model lifecycle: the server a previous run started (pid %s) is gone", pid)
+    elif why:
+        log.warning("model lifecycle: the state file names pid %s as the model server a previous run started, "
+                    "but %s: that process is left alone (not adopted, never stopped)", pid, why)
+    return not why

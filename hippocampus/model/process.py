@@ -2,7 +2,9 @@
 
 watchdog.py stops the server when the pipe from this process closes, so a service killed with -9 leaves no
 server behind. The pipes live here (_WATCHED), so an actor restart adopts its server with the pipe intact,
-while a server a previous run recorded is stopped, not adopted. The create time guards against a recycled pid.
+while a server a previous run recorded is stopped, not adopted. The create time guards against a recycled pid;
+a record from the state file is only a claim (lifecycle.py adopts a pid only when runs_command() says it runs
+the configured command and the model's health URL answers).
 """
 from __future__ import annotations
 
@@ -159,6 +161,23 @@ def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
         proc.stop(grace_seconds)
         return None
     return proc
+
+
+def runs_command(pid: int, cmd: Any) -> bool:
+    """Whether process `pid` runs the command `cmd` (the configured one): its command line is `cmd`, ends with
+    it (a script run by its interpreter), or, for a command with arguments, ends with those arguments (a
+    wrapper script that execs the server with "$@"). A process of another command never matches."""
+    try:
+        running = [str(w) for w in psutil.Process(pid).cmdline()]
+    except (psutil.Error, OSError):
+        return False
+    wanted = [str(w) for w in (shlex.split(cmd, posix=not WINDOWS) if isinstance(cmd, str) else cmd or [])]
+    if WINDOWS:
+        wanted, running = [w.strip('"').lower() for w in wanted], [w.strip('"').lower() for w in running]
+    if not wanted or not running:
+        return False
+    ends = lambda tail: len(tail) <= len(running) and running[len(running) - len(tail):] == tail  # noqa: E731
+    return ends(wanted) or (len(wanted) > 1 and ends(wanted[1:]))
 
 
 def _command_matches(pid: int, cmd: Any) -> bool:

@@ -17,7 +17,7 @@ from hippocampus.http.server import server as http_server
 from hippocampus.http.server.bind import BindError  # noqa: F401 - what callers catch
 from hippocampus.http.server.server import ServerLoopDied  # noqa: F401 - what callers catch
 from hippocampus.mcp.mount import LazyMount
-from hippocampus.store.private import FolderHeld
+from hippocampus.store.private import FolderRefused
 
 log = logging.getLogger("hippocampus.server")
 STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
@@ -31,7 +31,7 @@ class Service:
         self.own_process = own_process
         try:
             self.runtime = Runtime(cfg, clock=clock, memory=memory)
-        except FolderHeld as exc:      # ends where a failed bind does: one line, exit 1, nothing running
+        except FolderRefused as exc:   # held, unwritable, or not private: as a failed bind, one line, exit 1
             raise BindError(str(exc), cfg.server.host, cfg.server.port) from None
         self.bearer = cfg.server.resolve_bearer()
         self.front = Front(self.runtime)

@@ -1,5 +1,9 @@
 """The replay packets on disk: `replays/<draft_id>.json` beside the state file, 0600 (a packet holds the person's
 fragments); the newest KEEP are kept.
+
+`replays/` is opened without following a link, and every file in it through that descriptor, never through a
+link; only names this service writes (`<draft id>.json`, `forget-owed.json`) are listed, read or trimmed, so a
+link or a stranger's file there is never touched.
 """
 from __future__ import annotations
 
@@ -20,12 +24,14 @@ FOLDER = "replays"
 KEEP = 300
 OWED = "forget-owed.json"          # purged ids whose scrub could not finish yet (Memory did not answer)
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+_PACKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.json$")     # a name save() writes
 
 
 class PacketStore:
     def __init__(self, folder: Path, keep: int = KEEP):
         self.folder = Path(folder)
         self.keep = keep
+        self._said_link = False
 
     def path(self, draft_id: str) -> Optional[Path]:
         """The packet's file, or None for an id that cannot be a file name here."""
@@ -37,17 +43,36 @@ class PacketStore:
         path = self.path(draft_id)
         return self.read_path(path) if path is not None else None
 
+    def _dir(self):
+        """The folder's descriptor (None without dir_fd support); OSError if it is missing or a link."""
+        return private.folder_fd(self.folder, follow=False)
+
+    def _listed(self, fd: Optional[int]) -> list:
+        """(mtime, name) of every packet file: regular files named as save() names them."""
+        out = []
+        with os.scandir(fd if fd is not None else self.folder) as entries:
+            for e in entries:
+                if e.name == OWED or not _PACKET.match(e.name):
+                    continue
+                with contextlib.suppress(OSError):     # gone since the listing
+                    if e.is_file(follow_symlinks=False):
+                        out.append((e.stat(follow_symlinks=False).st_mtime, e.name))
+        return sorted(out, reverse=True)
+
     def paths(self) -> list:
         """Every packet file, newest first."""
         try:
-            entries = [p for p in self.folder.iterdir() if p.suffix == ".json" and p.name != OWED]
-        except OSError:
+            with self._dir() as fd:
+                return [self.folder / name for _, name in self._listed(fd)]
+        except OSError as exc:
+            self._say_link(exc)
             return []
-        stamped = []
-        for p in entries:
-            with contextlib.suppress(OSError):     # gone since the listing
-                stamped.append((p.stat().st_mtime, p.name, p))
-        return [p for _, _, p in sorted(stamped, reverse=True)]
+
+    def _say_link(self, exc: OSError) -> None:
+        if os.path.islink(self.folder) and not self._said_link:
+            self._said_link = True
+            log.error("the replay packets' folder %s is a link (%s); the service follows no link in its state "
+                      "folder, so no packet is read, kept or trimmed there: remove the link", self.folder, exc)
 
     def packets(self) -> Iterator[tuple]:
         for p in self.paths():
@@ -58,10 +83,11 @@ class PacketStore:
     def newest(self, n: int) -> list:
         return [packet for _, packet in itertools.islice(self.packets(), max(0, n))]
 
-    @staticmethod
-    def read_path(path: Path) -> Optional[dict]:
+    def read_path(self, path: Path) -> Optional[dict]:
+        path = Path(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            with private.folder_fd(path.parent, follow=False) as fd:
+                data = json.loads(private.read_bytes(path, dir_fd=fd).decode("utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):
             return None
         return data if isinstance(data, dict) and isinstance(data.get("calls"), list) else None
@@ -72,21 +98,28 @@ class PacketStore:
             log.warning("no replay packet for a draft id that is not a file name: %r", packet.get("draft_id"))
             return False
         try:
-            private.write_atomic(path, packet)
+            private.make_dir(self.folder)
+            with self._dir() as fd:
+                private.write_atomic(path, packet, dir_fd=fd)
+                for _, name in self._listed(fd)[self.keep:]:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=fd) if fd is not None else (self.folder / name).unlink()
         except OSError as exc:
+            self._say_link(exc)
             log.warning("the replay packet for draft %s could not be written (%s)", packet.get("draft_id"), exc)
             return False
-        for p in self.paths()[self.keep:]:
-            with contextlib.suppress(OSError):
-                p.unlink()
         return True
 
     def rewrite(self, path: Path, packet: dict) -> bool:
         """Write a changed packet in place, keeping its modification time: forgetting never moves it up the list."""
+        path = Path(path)
         try:
-            st = path.stat()
-            private.write_atomic(path, packet)
-            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            with private.folder_fd(path.parent, follow=False) as fd:
+                where = {"dir_fd": fd} if fd is not None else {}
+                name = path.name if fd is not None else path
+                st = os.stat(name, follow_symlinks=False, **where)
+                private.write_atomic(path, packet, dir_fd=fd)
+                os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), **where)
             return True
         except OSError as exc:
             log.error("the replay packet %s could not be rewritten (%s)", path.name, exc)
@@ -94,7 +127,8 @@ class PacketStore:
 
     def owed(self) -> list:
         try:
-            data = json.loads((self.folder / OWED).read_text(encoding="utf-8"))
+            with self._dir() as fd:
+                data = json.loads(private.read_bytes(self.folder / OWED, dir_fd=fd).decode("utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):       # none owed, or a file that says nothing
             return []
         return [str(i) for i in data] if isinstance(data, list) else []
@@ -103,8 +137,11 @@ class PacketStore:
         path = self.folder / OWED
         try:
             if ids:
-                private.write_atomic(path, sorted(set(ids)))
-            elif path.exists():
-                path.unlink()
+                private.make_dir(self.folder)
+                with self._dir() as fd:
+                    private.write_atomic(path, sorted(set(ids)), dir_fd=fd)
+            elif os.path.lexists(path):
+                with self._dir() as fd:
+                    os.unlink(OWED, dir_fd=fd) if fd is not None else path.unlink()
         except OSError as exc:
             log.error("could not record the purges still to scrub from the replay packets (%s)", exc)

@@ -1,9 +1,15 @@
 """The state folder: created 0700 and every file the service writes in it 0600 (POSIX; on Windows the folder
 inherits the profile's ACL), JSON written atomically (a corrupt file set aside), and one service per folder:
 `service.lock`, held with an OS lock for the life of the process, so a kill -9 leaves no stale lock.
+
+Nothing in the folder is followed through a link (POSIX): every file is opened O_NOFOLLOW relative to its
+folder's descriptor, so a link planted where a file or `replays/` should be is never written through. A state
+folder owned by another account, or writable by others, is refused at start (FolderRefused: one line).
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -21,11 +27,14 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 # what the service writes in the state folder (the folder may be shared with other things: only these
 # are tightened, never every file in it), and the folders it makes there (everything under them is ours)
-OURS = ("state.json", "events.jsonl", "events.json", "voice.json", "ripple.log", "model.log")
+OURS = ("state.json", "events.jsonl", "events.json", "voice.json", "ripple.log", "model.log", "service.lock")
 OURS_LIKE = ("*.tmp", "state.json.corrupt-*", "events.json*.corrupt-*", "voice.json.corrupt-*")
 OUR_FOLDERS = ("replays",)
 NAMED = 12                  # the start-up line names this many of what it tightened, then counts the rest
 _BINARY = getattr(os, "O_BINARY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+DIR_FDS = POSIX and os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd and bool(_DIRECTORY)
 LOCK_FILE = "service.lock"
 _WINDOWS_BYTE = 1 << 20        # Windows locks a byte past what the file says, so the holder stays readable
 _held: dict = {}               # resolved folder -> [file, count] of the lock held by this process
@@ -49,22 +58,93 @@ def make_dir(folder: Path) -> None:
 
 
 def open_append(path: Path) -> int:
-    """A descriptor appending to path, which is created 0600 if it is not there."""
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _BINARY, FILE_MODE)
+    """A descriptor appending to path, which is created 0600 if it is not there; a link there is not followed."""
+    return open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+
+class FolderRefused(Exception):
+    """The service cannot start on this state folder; str() is the one line for the person (cause and fix)."""
+
+
+def _link_error(exc: OSError, path: Path) -> OSError:
+    """ELOOP (EMLINK on the BSDs) from O_NOFOLLOW said plainly; any other error as it was."""
+    if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR) and os.path.islink(path):
+        return OSError(errno.ELOOP, "it is a link, and the service follows no link in its state folder: "
+                                    "remove the link", str(path))
+    return exc
+
+
+@contextlib.contextmanager
+def folder_fd(folder: Path, *, follow: bool = True):
+    """A descriptor of the folder (None where the platform has no dir_fd); follow=False: the folder itself
+    may not be a link (a folder the service makes, like replays/)."""
+    if not DIR_FDS:
+        if not follow and os.path.islink(folder):
+            raise _link_error(OSError(errno.ELOOP, "link"), Path(folder))
+        yield None
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | _DIRECTORY | (0 if follow else _NOFOLLOW))
+    except OSError as exc:
+        raise _link_error(exc, Path(folder)) from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_file(path: Path, flags: int, *, dir_fd: Optional[int] = None) -> int:
+    """os.open of a file in the state folder, never through a link (created 0600)."""
+    path = Path(path)
+    try:
+        if dir_fd is not None:
+            return os.open(path.name, flags | _NOFOLLOW | _BINARY, FILE_MODE, dir_fd=dir_fd)
+        return os.open(path, flags | _NOFOLLOW | _BINARY, FILE_MODE)
+    except OSError as exc:
+        raise _link_error(exc, path) from None
+
+
+def read_bytes(path: Path, *, dir_fd: Optional[int] = None) -> bytes:
+    """A file's bytes, never through a link."""
+    with os.fdopen(open_file(path, os.O_RDONLY, dir_fd=dir_fd), "rb") as fh:
+        return fh.read()
+
+
+def check_folder(folder: Path) -> None:
+    """FolderRefused if the folder belongs to another account or others may write in it (POSIX): whoever
+    can write there can plant links and files the service would trust."""
+    if not POSIX:
+        return
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return                                          # not there: making it or holding it says why
+    me = os.geteuid()
+    if st.st_uid != me:
+        raise FolderRefused(
+            f"the state folder {folder} belongs to another account (uid {st.st_uid}; this service runs as uid "
+            f"{me}): run `chown {me} {folder}` and `chmod 700 {folder}`, or set sleep.state_path to a folder "
+            "of this account's own")
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o022:
+        raise FolderRefused(
+            f"the state folder {folder} can be written by other accounts (mode {mode:03o}): run "
+            f"`chmod 700 {folder}`, or set sleep.state_path to a private folder")
 
 
 def prepare(folder: Path) -> None:
-    """At start-up: make the folder, and make private what an older version wrote in it 0644 (files) or 0755
-    (replays/). The folder itself may not be ours: it is never changed, only warned about."""
+    """At start-up: make the folder, refuse one another account owns or others may write in (FolderRefused),
+    and make private what an older version wrote in it 0644 (files) or 0755 (replays/). The folder itself may
+    not be ours: it is never changed; readable by others, it is warned about."""
     folder = Path(folder)
     try:
         make_dir(folder)
     except OSError as exc:
-        log.error("the state folder %s could not be made (%s): the state is kept in memory until it can",
-                  folder, exc)
-        return
+        raise FolderRefused(f"the state folder {folder} could not be made ({_reason(exc)}): make it by hand, "
+                            "writable by this account, or set sleep.state_path to a folder it can write") from None
     if not POSIX:
         return
+    check_folder(folder)
     files = {folder / n for n in OURS} | {p for pattern in OURS_LIKE for p in folder.glob(pattern)}
     folders: list = []
     for name in OUR_FOLDERS:
@@ -107,34 +187,47 @@ def encode(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), sort_keys=True, default=str)
 
 
-def write_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, encode(data))
+def write_atomic(path: Path, data: Any, *, dir_fd: Optional[int] = None) -> None:
+    write_text_atomic(path, encode(data), dir_fd=dir_fd)
 
 
-def write_text_atomic(path: Path, raw: str) -> None:
-    """Temp file (0600, a leftover too), fsync, rename. The caller holds no lock a reader needs: an fsync can
-    take seconds."""
+def write_text_atomic(path: Path, raw: str, *, dir_fd: Optional[int] = None) -> None:
+    """Temp file (0600, a leftover too), fsync, rename; neither followed through a link. dir_fd: the folder,
+    already opened (else its descriptor is opened here). The caller holds no lock a reader needs: an fsync
+    can take seconds."""
     path = Path(path)
-    make_dir(path.parent)
+    if dir_fd is None:
+        make_dir(path.parent)
+        with folder_fd(path.parent) as fd:
+            return _write_in(path, raw, fd)
+    return _write_in(path, raw, dir_fd)
+
+
+def _write_in(path: Path, raw: str, dir_fd: Optional[int]) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY, FILE_MODE)
+    with contextlib.suppress(FileNotFoundError):        # a leftover, or a link planted there: ours to replace
+        os.unlink(tmp.name, dir_fd=dir_fd) if dir_fd is not None else os.unlink(tmp)
+    fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
     if POSIX:
         os.fchmod(fd, FILE_MODE)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(raw)
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    if dir_fd is not None:
+        os.replace(tmp.name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)   # a link at `path` is replaced
+    else:
+        os.replace(tmp, path)
 
 
 def read_or_set_aside(path: Path, what: str) -> Optional[Any]:
     """The file's JSON; None if it does not exist or is corrupt (then renamed `<name>.corrupt-<timestamp>`)."""
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        return json.loads(read_bytes(path).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, OSError) as exc:        # a link is set aside, never followed
         aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
             os.replace(path, aside)
@@ -146,8 +239,12 @@ def read_or_set_aside(path: Path, what: str) -> Optional[Any]:
         return None
 
 
-class FolderHeld(Exception):
+class FolderHeld(FolderRefused):
     """Another process serves this state folder; str() is the one line for the person."""
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def _try_lock(f) -> bool:
@@ -166,7 +263,7 @@ def _try_lock(f) -> bool:
 
 def _holder(path: Path) -> str:
     try:
-        who = json.loads(path.read_text(encoding="utf-8") or "{}")
+        who = json.loads(read_bytes(path).decode("utf-8") or "{}")
     except (OSError, ValueError):
         who = {}
     since = who.get("since")
@@ -182,7 +279,15 @@ def hold(folder: Path) -> Path:
             _held[key][1] += 1
             return key
         path = key / LOCK_FILE
-        f = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE), "r+", encoding="utf-8")
+        try:
+            fd = open_file(path, os.O_RDWR | os.O_CREAT)
+            if POSIX:
+                os.fchmod(fd, FILE_MODE)        # one an older version left 0644 too
+        except OSError as exc:
+            raise FolderRefused(
+                f"the state folder {key} cannot be written ({_reason(exc)}: {path}): make it writable by this "
+                "account, or set sleep.state_path to a folder it can write") from None
+        f = os.fdopen(fd, "r+", encoding="utf-8")
         if not _try_lock(f):
             f.close()
             raise FolderHeld(

@@ -89,6 +89,13 @@ class Rig:
         self.procs.append(p)
         return p
 
+    def spawn_configured(self, **lifecycle) -> subprocess.Popen:
+        """The configured server started by hand (as a previous run would have), answering /health."""
+        cmd = self.make(**lifecycle).built_command()
+        p = self.spawn(cmd, env=dict(os.environ, FAKE_LLAMA_WARMUP="0"))
+        assert wait_until(lambda: healthy(f"http://127.0.0.1:{self.port}/health")), "the stand-in did not answer"
+        return p
+
     def launches(self) -> int:
         log = self.state_dir / "model.log"
         return log.read_text().count("launched") if log.exists() else 0
@@ -351,7 +358,7 @@ def test_a_pid_that_is_not_ours_is_not_adopted(rig):
 
 
 def test_a_recycled_pid_is_told_apart_by_its_create_time(rig):
-    p = rig.spawn([sys.executable, "-c", "import time; time.sleep(30)"])
+    p = rig.spawn_configured()           # issue 38: only the configured server is ever adopted
     started = psutil.Process(p.pid).create_time()
     record = {"pid": p.pid, "started_by_us": True, "cmd": [sys.executable, "-c", "x"], "how": "command"}
     other = rig.make(persisted={**record, "created": started - 100})   # the pid, but a process of another moment
@@ -368,7 +375,7 @@ def test_a_recycled_pid_is_told_apart_by_its_create_time(rig):
 def test_a_server_a_previous_run_launched_under_its_watchdog_is_stopped_not_adopted(rig):
     """A record with a watchdog this process does not hold is a dead run's: its pipe is gone, so the server is
     on its way out. The restart stops it (if still there) and clears the record: one fresh server, never two."""
-    p = rig.spawn([sys.executable, "-c", "import time; time.sleep(30)"])
+    p = rig.spawn_configured()           # issue 38: only the configured server is ever stopped
     record = {"pid": p.pid, "created": psutil.Process(p.pid).create_time(), "started_by_us": True,
               "cmd": [sys.executable], "how": "command", "watchdog": 1}
     b = rig.make(persisted=record, stop_grace_seconds=1.0)
@@ -376,6 +383,33 @@ def test_a_server_a_previous_run_launched_under_its_watchdog_is_stopped_not_adop
     assert p.wait(timeout=5) is not None
     assert b.snapshot()["started_by_us"] is False and b.snapshot()["pid"] is None
     assert rig.saves[-1]["pid"] is None and rig.launches() == 0
+
+
+@pytest.mark.parametrize("watchdog", [None, 1])
+def test_an_edited_record_naming_another_process_neither_adopts_nor_stops_it(rig, watchdog, caplog):
+    """Issue 38: the state file is only a claim. A record with the right create time (and, for the stop path, a
+    watchdog) naming a process that is not the configured server leaves that process alone."""
+    p = rig.spawn(["sleep", "300"])
+    record = {"pid": p.pid, "created": psutil.Process(p.pid).create_time(), "started_by_us": True,
+              "cmd": [str(rig.server)], "how": "command", "watchdog": watchdog}
+    b = rig.make(persisted=record, stop_grace_seconds=1.0)
+    b.adopt()
+    b.shutdown()
+    assert p.poll() is None and b.snapshot()["started_by_us"] is False and b.snapshot()["pid"] is None
+    assert rig.saves[-1]["pid"] is None
+    assert any(f"pid {p.pid}" in r.getMessage() and "left alone" in r.getMessage() for r in caplog.records)
+
+
+def test_the_configured_command_but_no_health_answer_is_left_alone(rig):
+    """The configured server's command line, but nothing answers the model's health URL: not adopted."""
+    cmd = rig.make().built_command()
+    p = rig.spawn(cmd, env=dict(os.environ, FAKE_LLAMA_WARMUP="0"))
+    assert wait_until(lambda: healthy(f"http://127.0.0.1:{rig.port}/health"))
+    other = rig.make(persisted={"pid": p.pid, "created": psutil.Process(p.pid).create_time(), "started_by_us": True,
+                                "how": "command"}, health_url=f"http://127.0.0.1:{free_port()}/health")
+    other.adopt()
+    other.shutdown()
+    assert p.poll() is None and other.snapshot()["started_by_us"] is False
 
 
 def test_the_watchdog_stops_the_server_when_the_pipe_from_the_service_closes(rig):

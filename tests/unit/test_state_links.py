@@ -1,0 +1,78 @@
+"""Links in the state folder are never followed (issue 38, 13): a `replays` link never lets the trim delete (or a
+save write) the person's files elsewhere; only names the service writes are trimmed; a link where state.json or
+events.jsonl should be never has its target written."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from hippocampus.clock import Clock
+from hippocampus.store.events import EventLog
+from hippocampus.store.packets import PacketStore
+from hippocampus.store.state import State
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX links")
+
+
+def _person_files(folder: Path, n: int) -> dict:
+    folder.mkdir(parents=True)
+    for i in range(n):
+        p = folder / f"note-{i:03d}.json"
+        p.write_text(json.dumps({"mine": i}), encoding="utf-8")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))          # older than any packet
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def _packet(draft_id: str) -> dict:
+    return {"draft_id": draft_id, "calls": [{"topic": "tea", "prompt": "green tea"}]}
+
+
+def test_a_replays_link_never_lets_the_trim_touch_the_files_it_points_to(tmp_path):
+    elsewhere = tmp_path / "person" / "documents"
+    before = _person_files(elsewhere, 320)
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "replays").symlink_to(elsewhere, target_is_directory=True)
+    store = PacketStore(state / "replays")
+    assert store.save(_packet("d1")) is False
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before      # all 320, unchanged, none added
+    assert store.paths() == [] and store.newest(5) == []
+
+
+def test_the_trim_deletes_only_packets_never_other_names_or_links(tmp_path):
+    elsewhere = tmp_path / "person"
+    before = _person_files(elsewhere, 3)
+    replays = tmp_path / "state" / "replays"
+    store = PacketStore(replays, keep=2)
+    replays.mkdir(parents=True, mode=0o700)
+    (replays / "a.b.json").write_text("{}")                 # not a name the service writes
+    (replays / "linked.json").symlink_to(elsewhere / "note-000.json")
+    for i in range(4):
+        assert store.save(_packet(f"d{i}"))
+        os.utime(replays / f"d{i}.json", (2_000_000 + i, 2_000_000 + i))
+    assert store.save(_packet("d9"))
+    left = sorted(p.name for p in replays.iterdir())
+    assert left == ["a.b.json", "d3.json", "d9.json", "linked.json"], left
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
+
+
+def test_a_link_where_state_json_or_events_jsonl_should_be_never_has_its_target_written(tmp_path):
+    target = tmp_path / "person" / "precious.txt"
+    target.parent.mkdir()
+    target.write_text("mine")
+    state_dir = tmp_path / "state"
+    state_dir.mkdir(mode=0o700)
+    (state_dir / "state.json").symlink_to(target)
+    (state_dir / "state.json.tmp").symlink_to(target)
+    (state_dir / "events.jsonl").symlink_to(target)
+    s = State(state_dir / "state.json")                    # the link is set aside, not read through
+    s.set(brief_misses=3)
+    assert target.read_text() == "mine" and s.write_error is None
+    assert json.loads((state_dir / "state.json").read_text())["brief_misses"] == 3      # a file of its own now
+    assert not (state_dir / "state.json").is_symlink()
+    events = EventLog(state_dir / "events.jsonl", Clock())
+    events.emit("sleep_done")
+    assert target.read_text() == "mine"
