@@ -19,6 +19,7 @@ from typing import Optional
 import pykka
 
 from actors.messages import ChildFailed, ChildStopped, RestartChild, Tick
+from hippocampus import sdnotify
 from hippocampus.transport_words import in_words
 
 log = logging.getLogger("hippocampus.supervisor")
@@ -144,6 +145,7 @@ class Supervisor(pykka.ThreadingActor):
         c["restart_due"] = now + self.backoff * (2 ** min(len(recent), MAX_DOUBLINGS))
 
     def _tick(self, tick: Tick) -> None:
+        sdnotify.watchdog_ping()        # from this thread: a supervisor that hangs stops the pings
         now = time.time()
         for name, c in self.children.items():
             if c["state"] == "running":

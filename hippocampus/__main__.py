@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -11,6 +12,8 @@ from typing import Optional
 
 from hippocampus import SERVICE, __version__
 from hippocampus import config as config_mod
+from hippocampus import sdnotify
+from hippocampus.service import logs
 from hippocampus.service.startup import announce_exposure, enforce_exposure, use_system_trust
 from hippocampus.cli import flags as flags_mod
 from hippocampus.config import redact
@@ -38,6 +41,7 @@ def serve(cfg) -> int:
 
     def stop(signum, frame) -> None:
         log.info("signal %s: stopping (draining in-flight requests)", signum)
+        sdnotify.notify("STOPPING=1")
         threading.Thread(target=service.request_stop, name="stopper", daemon=True).start()
 
     for name in ("SIGINT", "SIGTERM", "SIGBREAK"):     # SIGBREAK: Windows' CTRL_BREAK from a service wrapper
@@ -47,7 +51,8 @@ def serve(cfg) -> int:
              redact.url(cfg.memory.url), cfg.sleep.mode,
              "model " + redact.url(cfg.model.url) if cfg.model.configured else "mechanical",
              descriptor_limit())
-    print(f"[{SERVICE}] ready on {service.url}  viewer: {service.url}/viewer", file=sys.stderr, flush=True)
+    logs.console(f"[{SERVICE}] ready on {service.url}  viewer: {service.url}/viewer")
+    sdnotify.notify("READY=1", f"STATUS=listening on {service.url}", f"MAINPID={os.getpid()}")
     try:
         service.serve_forever()
     except ServerLoopDied as exc:
@@ -108,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default=level,
                    help=f"DEBUG, INFO, WARNING or ERROR (else ${config_mod.loader.env_names('server.log_level')[0]}, "
                         "else server.log_level)")
+    p.add_argument("--log-format", choices=logs.FORMATS, default="text",
+                   help="text (the default) or json: one JSON object a line on stderr, for a log shipper")
     flags_mod.add_flags(p)
     after = flags_mod.global_after()
     sub = p.add_subparsers(dest="command")
@@ -138,7 +145,7 @@ def main(argv: Optional[list] = None) -> int:
             pass
     args = build_parser().parse_args(argv)
     level = getattr(logging, (args.log_level or "INFO").upper(), logging.INFO)
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(level, args.log_format)
     logging.getLogger("pykka").setLevel(logging.WARNING)
     redact.guard_logging()
     if args.command == "service":

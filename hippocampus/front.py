@@ -15,6 +15,7 @@ from hippocampus.replay import service as replays
 from hippocampus.replay.service import Run
 from hippocampus.status.lists import event_say, restart_words, result, run_words
 from hippocampus.status.cache import StatusCache
+from hippocampus.status.tally import Tally
 from hippocampus.status.read import build_status, built_from
 from hippocampus.status.watch import MEMORY_FIRST
 from hippocampus.cycle.lock import Busy  # noqa: F401
@@ -49,6 +50,8 @@ class Front:
         self.replays = replays.Replays(runtime.ctx)
         self._queue = runtime.queue
         self._status = StatusCache(lambda: build_status(runtime), lambda: built_from(runtime))
+        self.tally = Tally()
+        runtime.events.subscribe(self.tally.seen)
 
     def status(self) -> dict:
         return self._status.status()
@@ -62,6 +65,15 @@ class Front:
 
     def health(self) -> dict:
         return {"ok": True, "memory_reachable": bool(self.memory()["reachable"])}
+
+    def metrics(self) -> dict:
+        """The counts since start and the published facts /metrics serves; no Memory call."""
+        lifecycle = self.rt.board.get("lifecycle") or {}
+        snap = self.rt.ctx.last_snapshot
+        return {"counts": self.tally.counts(), "model_up_seconds": lifecycle.get("up_seconds_total") or 0.0,
+                "last_sleep_ok_at": self.rt.ctx.state.get("last_sleep_ok_at"),
+                "memory_reachable": bool(self.memory()["reachable"]),
+                "chain_open": bool(snap is not None and snap.chain_open)}
 
     def history(self, limit: int) -> list:
         rows = list(reversed(self.rt.ctx.state.get("history") or []))[:limit]

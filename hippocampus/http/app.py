@@ -11,6 +11,7 @@ from hippocampus.front import (ActorDown, ActorRunning, Busy, MemoryDown, NoPack
                                ServiceStopping, StillRunning, UnknownActor, VoiceError, VoiceOff, VoiceStorageError)
 from hippocampus.http.auth import BearerAuth, RequestLog, escape_controls, escape_waitress_log
 from hippocampus.http.guard import Guard
+from hippocampus.http.metrics import Metrics
 from hippocampus.http.openapi import OpenApi
 from hippocampus.http.resources import (ActorRestart, Actors, Call, Events, Health, History, Quality, Queue, Replay,
                                         ReplayRuns, Root, SleepRoute, Status, Voice, VoiceHistory)
@@ -75,5 +76,6 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
     for call in ("tend", "check", "nudge"):
         app.add_route(f"/{call}", Call(front, call))
     app.add_route("/openapi.json", OpenApi(front, bearer=bool(bearer)))
+    app.add_route("/metrics", Metrics(front))
     app.add_route("/viewer", Viewer())      # public: the page holds nothing
     return app

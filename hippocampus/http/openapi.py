@@ -183,6 +183,10 @@ _BASE: dict = {
         "/voice/history": {"get": _op("earlier versions of the voice card, newest first",
                                       _json(_OBJECT, "{count, versions}"), 400, 404, 405,
                                       params=[_limit(10, 200)])},
+        "/metrics": {"get": _op("counters and gauges for an operator's alerts (sleeps and chains by outcome, operations "
+                                "by verdict, the last successful sleep, model starts and up seconds, Memory reachable), "
+                                "in the Prometheus text format", {"description": "the metrics", "content": {
+                                    "text/plain": {"schema": {"type": "string"}}}}, 405)},
         "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
                                 _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"), 405)},
         "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",

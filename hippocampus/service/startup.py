@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import logging
-import sys
 
 from hippocampus import SERVICE
 from hippocampus import config as config_mod
+from hippocampus.service.logs import console
 
 log = logging.getLogger("hippocampus")
 
@@ -24,13 +24,13 @@ def enforce_exposure(cfg) -> None:
 
     ex = exposure(cfg, cfg.server.port)
     if ex.refused:
-        print(ex.message, file=sys.stderr, flush=True)
+        console(ex.message, logging.ERROR)
         raise SystemExit(EXIT_REFUSED)
 
 
 def announce_exposure(cfg, port: int) -> None:
     """Once the port is bound (no "listening on" before a bind that fails): the verdict, or the open-LAN banner."""
-    print(exposure(cfg, port).message, file=sys.stderr, flush=True)
+    console(exposure(cfg, port).message)
 
 
 def use_system_trust(cfg) -> None:

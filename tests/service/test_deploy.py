@@ -153,14 +153,14 @@ def test_the_systemd_unit_parses_with_the_keys_and_verifies(tmp_path):
     cp.read(UNIT, encoding="utf-8")
     svc = cp["Service"]
     assert svc["Restart"] == "on-failure"
-    assert svc["Type"] == "simple"
+    assert svc["Type"] == "notify" and svc["NotifyAccess"] == "main" and int(svc["WatchdogSec"]) >= 10
     assert svc["EnvironmentFile"].lstrip("-").endswith("seren-hippocampus.env")
     assert "PYTHONUTF8=1" in svc["Environment"].split("\n")
     user = svc["User"].strip()
     assert user and user not in ("root", "0")
     exec_start = shlex.split(svc["ExecStart"])
     assert exec_start[0].endswith("/bin/python") and exec_start[1:3] == ["-m", "seren_hippocampus"]
-    assert exec_start[3] == "--config" and exec_start[4].startswith("/")
+    assert exec_start[3] == "--config" and exec_start[4].startswith("__TARGET_HOME__/")
     assert cp["Install"]["WantedBy"] == "multi-user.target"
     assert "network-online.target" in cp["Unit"]["After"]
     assert int(svc["LimitNOFILE"]) >= 4096
@@ -168,14 +168,20 @@ def test_the_systemd_unit_parses_with_the_keys_and_verifies(tmp_path):
     assert "bearer_token_env: SEREN_HIPPOCAMPUS_TOKEN" in yaml_text
     if shutil.which("systemd-analyze") is None:
         pytest.skip("no systemd-analyze here: parsed only")
-    app = tmp_path / "app"
-    app.mkdir()
-    (app / "seren-hippocampus.yaml").write_text("{}\n")
-    who = getpass.getuser()
-    text = UNIT.read_text(encoding="utf-8")
-    text = text.replace("/home/__TARGET_USER__/seren-venvs/hippocampus/bin/python", sys.executable)
-    text = text.replace("/home/__TARGET_USER__/seren-hippocampus", str(app))
-    text = text.replace("__TARGET_USER__", who if who != "root" else "__TARGET_USER__")
+    # the README's own sed, run as written for this account (root here, where it once made /home/root/...)
+    home = tmp_path / "home"
+    (home / "seren-hippocampus").mkdir(parents=True)
+    (home / "seren-hippocampus" / "seren-hippocampus.yaml").write_text("{}\n")
+    (home / "seren-venvs" / "hippocampus" / "bin").mkdir(parents=True)
+    (home / "seren-venvs" / "hippocampus" / "bin" / "python").symlink_to(sys.executable)
+    readme = (DEPLOY / "systemd" / "README.md").read_text(encoding="utf-8")
+    sed = next(line for line in readme.splitlines() if line.startswith("sed ")).split(" \\")[0]
+    res = subprocess.run(["bash", "-c", sed], cwd=str(UNIT.parents[2]), capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "HOME": str(home)})
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    assert "__TARGET" not in text and f"ExecStart={home}/seren-venvs/hippocampus/bin/python" in text
+    assert f"User={getpass.getuser()}" in text
     unit = tmp_path / "seren-hippocampus.service"
     unit.write_text(text, encoding="utf-8")
     res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)

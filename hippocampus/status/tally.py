@@ -1,0 +1,56 @@
+"""What the service has done since it started, counted from its own events: the numbers /metrics serves.
+
+A listener on the event log (it never fails the emitter) counts each outcome once, as the event is said;
+the counts only grow, as a Prometheus counter must, and start again at zero with the process.
+"""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+
+def sleep_outcome(event: dict) -> str:
+    if event.get("type") == "sleep_failed":
+        return "failed"
+    if event.get("type") == "sleep_interrupted":
+        return "interrupted"
+    return "quiet" if event.get("quiet") or not event.get("draft_id") else "drafted"
+
+
+def chain_outcome(event: dict) -> str:
+    """landed: every operation approved; partly: some landed, some still denied; denied: none landed."""
+    landed, denied = int(event.get("landed") or 0), int(event.get("denied") or 0)
+    if not denied:
+        return "landed"
+    return "partly" if landed else "denied"
+
+
+class Tally:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.sleeps: Counter = Counter()
+        self.chains: Counter = Counter()
+        self.operations: Counter = Counter()
+        self.drafts = 0
+        self.model_starts: Counter = Counter()
+
+    def seen(self, event: dict) -> None:
+        kind = event.get("type")
+        with self._lock:
+            if kind in ("sleep_done", "sleep_failed", "sleep_interrupted"):
+                self.sleeps[sleep_outcome(event)] += 1
+            elif kind == "chain_closed":
+                self.chains[chain_outcome(event)] += 1
+                self.operations["approved"] += int(event.get("landed") or 0)
+                self.operations["denied"] += int(event.get("denied") or 0)
+            elif kind in ("draft_submitted", "tend_resubmitted"):
+                self.drafts += 1
+            elif kind == "model_started":
+                self.model_starts["started"] += 1
+            elif kind == "model_start_failed":
+                self.model_starts["failed"] += 1
+
+    def counts(self) -> dict:
+        with self._lock:
+            return {"sleeps": dict(self.sleeps), "chains": dict(self.chains), "operations": dict(self.operations),
+                    "drafts": self.drafts, "model_starts": dict(self.model_starts)}
