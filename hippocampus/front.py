@@ -124,6 +124,8 @@ class Front:
             if self.rt.stopping:
                 raise ServiceStopping() from None
             raise ActorDown(f"nothing was started: {exc}; restarting the actor brings it back") from None
+        if report.get("status") == "memory_down":      # Memory went down since the watch last looked
+            raise MemoryDown(self._memory_words(report.get("error") or "no answer", "started"))
         self._queue.recheck()
         return {**report, "say": result(what, report)}
 
