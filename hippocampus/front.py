@@ -139,7 +139,7 @@ class Front:
         name = (name or "").strip()
         sup = self.rt.supervisor
         if sup is None or not sup.is_alive():
-            raise ActorDown("the supervisor is not running, so nothing was restarted; restart the service")
+            raise ActorDown("the supervisor has stopped, so nothing was restarted; restart the service")
         table = self.actors()
         if name not in table:
             raise UnknownActor(f"no actor named {name!r}; the actors are " + ", ".join(table))
