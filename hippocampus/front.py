@@ -124,6 +124,8 @@ class Front:
             if self.rt.stopping:
                 raise ServiceStopping() from None
             raise ActorDown(f"nothing was started: {exc}; restarting the actor brings it back") from None
+        if report.get("status") == "memory_down":      # Memory went down since the watch last looked
+            raise MemoryDown(self._memory_words(report.get("error") or "no answer", "started"))
         self._queue.recheck()
         return {**report, "say": result(what, report)}
 
@@ -137,7 +139,7 @@ class Front:
         name = (name or "").strip()
         sup = self.rt.supervisor
         if sup is None or not sup.is_alive():
-            raise ActorDown("the supervisor is not running, so nothing was restarted; restart the service")
+            raise ActorDown("the supervisor has stopped, so nothing was restarted; restart the service")
         table = self.actors()
         if name not in table:
             raise UnknownActor(f"no actor named {name!r}; the actors are " + ", ".join(table))

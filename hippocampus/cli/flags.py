@@ -61,7 +61,12 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--ripple-command", None, "CMD",
      'the script ripple\'s command line, split like a shell, e.g. "claude -p {message}" (ripple.command)'),
     ("--ripple-url", None, "URL", "the endpoint ripple's Observatory or Lodestar ripple route (ripple.url)"),
-    ("--ripple-token", None, "TOKEN", "the endpoint ripple's bearer (ripple.bearer_token)"),
+    ("--ripple-token-env", None, "NAME", "the environment variable holding the endpoint ripple's bearer "
+                                         "(ripple.bearer_token_env)"),
+    ("--ripple-token-file", None, "PATH", "a file holding the endpoint ripple's bearer, its first line "
+                                          "(ripple.bearer_token; keep the file 0600)"),
+    ("--ripple-token", None, "TOKEN", "the endpoint ripple's bearer itself (ripple.bearer_token): it shows in "
+                                      "the process list, so prefer --ripple-token-env or --ripple-token-file"),
     ("--ripple-run-as", None, "USER", "the user the script ripple runs as (ripple.run_as)"),
     ("--ripple-stdin", SWITCH, None, "send the ripple message on stdin instead of in {message} (ripple.stdin)"),
     ("--ripple-claude", None, "DIR", "wake Claude Code on this box in project folder DIR: reads ~/.claude.json and "
@@ -221,8 +226,8 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
         if not argv:
             raise FlagError("--ripple-command is empty")
         put("ripple.command", argv)
-    _copy(given, put, (("ripple_url", "ripple.url"), ("ripple_token", "ripple.bearer_token", str),
-                       ("ripple_run_as", "ripple.run_as")))
+    _copy(given, put, (("ripple_url", "ripple.url"), ("ripple_run_as", "ripple.run_as")))
+    _ripple_token(given, put, say)
     if given.get("ripple_stdin"):
         put("ripple.stdin", True)
     if "ripple_claude" in given:
@@ -231,6 +236,56 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
         raise FlagError("--claude-json only matters with --ripple-claude DIR: give both, or neither")
     if ripple.type == "endpoint" and not ripple.url and "ripple" in given:
         raise FlagError("--ripple endpoint needs a url: give --ripple-url (an Observatory or Lodestar ripple route)")
+
+
+TOKEN_FLAGS = ("ripple_token", "ripple_token_env", "ripple_token_file")
+SHOWN_IN_PS = ("warning: --ripple-token puts the ripple's bearer on the command line, where any account on this "
+               "box can read it in the process list (ps, /proc); use --ripple-token-env NAME (the variable holding "
+               "it) or --ripple-token-file PATH instead")
+
+
+def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
+    """The endpoint ripple's bearer from a flag: the variable that holds it, a file, or (warned) the token itself.
+    The flag wins over the yaml's pointers, so the ones it does not use are cleared."""
+    named = [f for f in TOKEN_FLAGS if f in given]
+    if len(named) > 1:
+        raise FlagError("give the ripple's bearer one way: " + " or ".join("--" + f.replace("_", "-") for f in named)
+                        + ", not both")
+    if not named:
+        return
+    token, env = "", ""
+    if "ripple_token_env" in given:
+        env = str(given["ripple_token_env"]).strip().lstrip("$")
+        if not os.environ.get(env):
+            state = "empty" if env in os.environ else "not set"
+            raise FlagError(f"--ripple-token-env names {env}, which is {state} in this environment: export {env} "
+                            "(for a service, in its unit's Environment= or EnvironmentFile=), or name another")
+    elif "ripple_token_file" in given:
+        token = _token_from_file(str(given["ripple_token_file"]), say)
+    else:
+        token = str(given["ripple_token"]).strip()
+        say(SHOWN_IN_PS)
+    put("ripple.bearer_token", token)
+    put("ripple.bearer_token_env", env)
+    put("ripple.bearer_token_keyring", "")
+
+
+def _token_from_file(path: str, say: Callable[[str], None]) -> str:
+    """The file's first line, stripped; a file others may read is named (it holds a secret)."""
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as fh:
+            token = fh.readline().strip()
+            mode = os.fstat(fh.fileno()).st_mode
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise FlagError(f"--ripple-token-file {path} could not be read ({why}): name a file holding the ripple's "
+                        "bearer on its first line") from None
+    if not token:
+        raise FlagError(f"--ripple-token-file {path} is empty: put the ripple's bearer on its first line")
+    if os.name != "nt" and mode & 0o077:
+        say(f"warning: --ripple-token-file {path} may be read by other accounts (mode {mode & 0o777:o}): "
+            f"chmod 600 {path}")
+    return token
 
 
 def _copy(given: dict, put, pairs: tuple) -> None:

@@ -14,7 +14,7 @@ from hippocampus.cycle.decide import (ASK_BRIEF, CHAIN_STEPS, CLOSE, DEFER, FINI
 from hippocampus.cycle.reports import CheckReport, SleepRefused, SleepReport, TendReport
 from hippocampus.cycle.snapshot import Snapshot, read_for
 from hippocampus import transport_words
-from hippocampus.memory import MemoryError_
+from hippocampus.memory import MemoryError_, MemoryUnavailable, NotSerenMemory
 from hippocampus.stopping import ServiceStopping
 
 log = logging.getLogger("hippocampus.tick")
@@ -115,6 +115,8 @@ def _ask_brief(ctx, snap, step, out: Out) -> None:
     try:
         briefs.hold_request(ctx)         # kept as the tick's ask keeps it
         req = briefs.request_brief(ctx, force=True)
+    except MemoryUnavailable:
+        raise                        # Memory is down: the sleep by hand says so, nothing was started
     except claims.Taken as exc:      # that copy's note asks already: a second would wake the main model twice
         out.answer = SleepRefused("other_copy", f"no brief was waiting, and {claims.sentence(exc.other)} already, "
                                   "so this copy asked nothing and started nothing; the sleep starts at a check "
@@ -220,6 +222,10 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
     try:
         snap, steps = plan(ctx, Asked(tend=False, check=False, by_hand=True, ask_for_brief=ask_for_brief))
         _run(ctx, snap, steps, out)
+    except MemoryUnavailable as exc:    # before any sleep began: Memory is down, and the answer says so (503)
+        if isinstance(exc, NotSerenMemory):
+            return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
+        return SleepRefused("memory_down", "nothing was started", error=str(exc).removeprefix("SerenMemory "))
     except MemoryError_ as exc:         # never a 500: nothing was started
         return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
     if out.check.status == "chain_open":

@@ -111,6 +111,7 @@ class CheckReport(Report):
 class SleepRefused(Report):
     """A sleep by hand that started nothing: a chain is open, a brief was asked for instead, or Memory failed."""
     status: str                       # chain_open | other_copy (it asked already) | asked_for_brief | error
+    #                                   | memory_down (Memory did not answer before anything began)
     message: str
     error: Optional[str] = None
     draft_id: Optional[str] = None    # the open chain's latest draft

@@ -8,7 +8,7 @@ import uuid
 from collections import Counter
 from typing import Optional
 
-from hippocampus.cycle import claims
+from hippocampus.cycle import claims, outcomes
 from hippocampus.cycle.bedtime import bedtime, is_catch_up, last_slept
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.reports import SleepReport
@@ -146,6 +146,7 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
     ctx.state.mutate_many(**changes)
     if done:
         claims.post_slept(ctx, report.finished_at, bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now()))
+    outcomes.say_sleep(report)          # one line: what the sleep did, or why it failed
 
 
 def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
@@ -172,7 +173,6 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
         report.error = transport_words.in_words(exc)
         report.retry_at = None if ctx.mechanical else ctx.gate.held_until(ctx.clock.now())
-        log.error("the sleep failed: %s%s", report.error, _retry_note(report.retry_at))
         ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id,
                  **({"next_attempt_at": report.retry_at} if report.retry_at else {}))
     finally:
@@ -183,13 +183,6 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     if stopped:
         raise stopped
     return report
-
-
-def _retry_note(at: Optional[float]) -> str:
-    if not at:
-        return ""
-    return (f"; the model's start is tried again at {time.strftime('%H:%M:%S', time.localtime(at))} "
-            "(model.lifecycle.retry_after_seconds), and the checks until then start no sleep")
 
 
 def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport, purged: Optional[list],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
+from hippocampus.cycle import outcomes
 from hippocampus.cycle.chains import Next, brief_of, ops_with
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.redraft import redraft_chain
@@ -41,7 +42,11 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
         report.withdrawn[step.cluster_id] = withdrawn
     if resubmitted:
         report.resubmitted.append(resubmitted)
-    elif not failures:                     # with failures the chain waits
+        log.info(outcomes.redraft_line(resubmitted, len(ops_with(step.latest, "denied")), withdrawn,
+                                       ctx.cfg.sleep.max_attempts))
+    elif failures:
+        log.warning(outcomes.redraft_failed_line(step.cluster_id, failures))
+    else:                                  # nothing left to redraft: close it
         why = "withdrawn" if withdrawn == len(ops_with(step.latest, "denied")) else "nothing to redraft"
         close_chain(ctx, step, report, why=why, snap=snap)
 
@@ -118,8 +123,7 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
                           closing=lambda c: {k: v for k, v in c.items() if k != cid},
                           chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid})
     report.closed.append(cid)
-    log.info("chain %s closed: %d landed, %d denied, %d attempt(s)", cid, record["landed"], record["denied"],
-             record["attempts"])
+    log.info(outcomes.chain_closed_line(record))
 
 
 def _retire_older_briefs(ctx: Context, used_id: str, open_briefs: tuple) -> None:

@@ -6,6 +6,8 @@ ends, and what landed is shown. --once exits then; else it serves the viewer unt
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import logging
 import re
@@ -15,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -244,6 +247,36 @@ def _serve_until_stopped(say, url: str) -> None:
     say("stopping")
 
 
+OTHER_PROGRAMS = ("uvicorn", "uvicorn.error", "uvicorn.access", "chromadb", "seren_memory", "seren-memory",
+                  "seren-memory.requests", "seren_sinew", "seren_meninges", "httpx", "mcp")
+
+
+def _quiet_other_programs() -> None:
+    """The narration alone on the console: the hippocampus says only warnings, the programs it runs on (SerenMemory,
+    its request log, uvicorn, chromadb) only errors, and no library's Python warnings."""
+    warnings.simplefilter("ignore")
+    for name in ("hippocampus", "actors", "waitress"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for name in OTHER_PROGRAMS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+@contextlib.contextmanager
+def _their_prints(quiet: bool):
+    """What SerenMemory prints as it starts and stops ("[seren-memory] store ready ...") kept off the narration;
+    shown on stderr if the start fails. The narration prints nothing meanwhile (it waits for Memory)."""
+    if not quiet:
+        yield
+        return
+    held = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(held):
+            yield
+    except BaseException:
+        sys.stderr.write(held.getvalue())
+        raise
+
+
 def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> int:
     quiet_memory_env()
     try:
@@ -253,9 +286,9 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
         print(f"the demo needs the [dev] extra (SerenMemory and uvicorn): pip install 'seren-hippocampus[dev]' "
               f"({exc})", file=sys.stderr)
         return 2
-    if logging.getLogger().getEffectiveLevel() >= logging.INFO:
-        for name in ("hippocampus", "actors", "waitress", "uvicorn", "chromadb", "seren_memory", "httpx", "mcp"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+    quiet = logging.getLogger().getEffectiveLevel() >= logging.INFO      # unless --log-level DEBUG asked for it all
+    if quiet:
+        _quiet_other_programs()
     narrator = Narrator()
     say = narrator.say
     tmp = Path(tempfile.mkdtemp(prefix="seren-hippocampus-demo-"))
@@ -264,7 +297,10 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
     svc = None
     try:
         say(f"starting a throwaway SerenMemory (store in {tmp})")
-        memory = MemoryServer(tmp / "memory").start()
+        with _their_prints(quiet):
+            memory = MemoryServer(tmp / "memory").start()
+        if quiet:
+            _quiet_other_programs()           # again: Memory's request log takes its level as it starts
         hand = MemoryHand(memory.url)
         n, brief_id = seed(hand, time.time())
         say(f"SerenMemory on {memory.url}: seeded {n} fragments over 3 days on {len(FRAGMENTS)} topics, "
@@ -296,5 +332,6 @@ def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> i
             svc.wait_stopped(30)
         for running in (model, memory):
             if running is not None:
-                running.stop()
+                with _their_prints(quiet):
+                    running.stop()
         shutil.rmtree(tmp, ignore_errors=True)

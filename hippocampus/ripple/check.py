@@ -75,7 +75,8 @@ def _url_line(rcfg: RippleConfig, probe: Probe) -> Line:
                                   f"ripple.url at the receiver's ripple route (/api/v1/system/ripple)")
     if status in (401, 403):
         return Line("url", False, f"{shown} answers {status}: it wants a bearer this service does not send "
-                                  f"(give --ripple-token, or set ripple.bearer_token / _env / _keyring)")
+                                  f"(give --ripple-token-env NAME or --ripple-token-file PATH, or set "
+                                  f"ripple.bearer_token / _env / _keyring)")
     if status >= 500 and status != 501:
         return Line("url", False, f"{shown} answers {status}: the receiver is up but failing; look at its log")
     return Line("url", True, f"{shown} answers (HTTP {status} to a GET; a ripple is a POST)")

@@ -123,7 +123,7 @@ def sleep_words(r: dict) -> str:
     if r.get("interrupted"):
         return r["interrupted"] if r.get("other") else "interrupted by a stop: nothing was posted and its brief is kept"
     if r.get("error"):
-        return f"failed: {r['error']} (its brief is kept for the next check)"
+        return f"failed: {r['error']}" + (" (its brief is kept for the next check)" if r.get("brief_id") else "")
     if r.get("draft_id"):
         catch = "; a catch-up: nothing aged out" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""
@@ -196,6 +196,9 @@ def result(kind: str, r: dict) -> dict:
                                        "the main model for one, and the sleep runs once it arrives."}
     if r.get("refused"):
         return {"level": "warn", "text": f"Nothing started: {r.get('message') or 'a chain is open'}."}
+    if kind == "sleep" and r.get("status") == "error" and r.get("message"):     # refused before any sleep began
+        why = f" ({r['error']})" if r.get("error") and r["error"] not in r["message"] else ""
+        return {"level": "bad", "text": cap(r["message"]).rstrip(".") + why + "."}
     words = {"sleep": sleep_words, "tend": tend_words, "check": check_words}[kind](r)
     failed = bool(r.get("error")) or r.get("status") == "error" or bool((r.get("sleep") or {}).get("error"))
     did = bool(r.get("draft_id") or r.get("resubmitted") or r.get("closed") or (r.get("sleep") or {}).get("draft_id"))

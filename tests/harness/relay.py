@@ -23,6 +23,10 @@ class Relay:
 
     def close(self) -> None:
         if self._server is not None:
+            try:                 # wakes the accept: a socket closed under a blocked accept goes on listening
+                self._server.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             self._server.close()
             self._server = None
         for c in self._conns:

@@ -1,0 +1,90 @@
+"""The ripple's bearer never has to be on the command line (issue 41, item 6): --ripple-token-env names the variable
+that holds it, --ripple-token-file a file; --ripple-token still works and says it shows in the process list."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from hippocampus import config as cm
+from hippocampus.__main__ import build_parser
+from hippocampus.cli.flags import FlagError, apply_flags
+
+URL = ["--ripple", "endpoint", "--ripple-url", "http://observatory:7401/api/v1/system/ripple"]
+
+
+def applied(argv: list, yaml: dict = None) -> tuple:
+    said: list = []
+    cfg = cm.build(yaml or {}, environ={})
+    changed = apply_flags(cfg, build_parser().parse_args(argv), say=said.append)
+    return cfg, changed, said
+
+
+def test_the_env_flag_names_the_variable_and_the_token_comes_from_it(monkeypatch):
+    monkeypatch.setenv("RIPPLE_SECRET_FOR_TEST", "tok-from-env")
+    cfg, changed, said = applied(URL + ["--ripple-token-env", "RIPPLE_SECRET_FOR_TEST"],
+                                 {"ripple": {"bearer_token": "yaml-inline"}})     # the flag wins over the yaml
+    assert cfg.ripple.resolve_bearer() == "tok-from-env"
+    assert cfg.ripple.bearer_token == "" and cfg.ripple.bearer_token_env == "RIPPLE_SECRET_FOR_TEST"
+    assert "ripple.bearer_token_env" in changed
+    assert not [s for s in said if "warning" in s], said
+
+
+def test_the_env_flag_refuses_a_variable_that_is_not_set(monkeypatch):
+    monkeypatch.delenv("RIPPLE_SECRET_FOR_TEST", raising=False)
+    with pytest.raises(FlagError, match="--ripple-token-env names RIPPLE_SECRET_FOR_TEST, which is not set"):
+        applied(URL + ["--ripple-token-env", "RIPPLE_SECRET_FOR_TEST"])
+
+
+def test_the_file_flag_reads_the_first_line_and_names_a_file_others_can_read(tmp_path):
+    secret = tmp_path / "ripple.token"
+    secret.write_text("tok-from-file\n", encoding="utf-8")
+    os.chmod(secret, 0o600)
+    cfg, _, said = applied(URL + ["--ripple-token-file", str(secret)])
+    assert cfg.ripple.resolve_bearer() == "tok-from-file" and not said
+    if os.name != "nt":
+        os.chmod(secret, 0o644)
+        cfg, _, said = applied(URL + ["--ripple-token-file", str(secret)])
+        assert cfg.ripple.resolve_bearer() == "tok-from-file"
+        assert said == [f"warning: --ripple-token-file {secret} may be read by other accounts (mode 644): "
+                        f"chmod 600 {secret}"]
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: str(p / "missing.token"), "could not be read (No such file or directory)"),
+    (lambda p: (p / "empty.token").write_text("\n") and str(p / "empty.token"), "is empty"),
+])
+def test_the_file_flag_refuses_a_missing_or_empty_file(tmp_path, make, says):
+    with pytest.raises(FlagError, match=r"--ripple-token-file .* " + says.replace("(", r"\(").replace(")", r"\)")):
+        applied(URL + ["--ripple-token-file", make(tmp_path)])
+
+
+def test_the_token_flag_still_works_and_warns_that_it_shows_in_the_process_list():
+    cfg, _, said = applied(URL + ["--ripple-token", "sekrit"])
+    assert cfg.ripple.resolve_bearer() == "sekrit"
+    assert len(said) == 1 and said[0].startswith("warning: --ripple-token puts the ripple's bearer on the command "
+                                                 "line, where any account on this box can read it in the process "
+                                                 "list"), said
+    assert "--ripple-token-env NAME" in said[0] and "--ripple-token-file PATH" in said[0]
+
+
+def test_two_ways_at_once_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("RIPPLE_SECRET_FOR_TEST", "x")
+    with pytest.raises(FlagError, match="give the ripple's bearer one way"):
+        applied(URL + ["--ripple-token", "a", "--ripple-token-env", "RIPPLE_SECRET_FOR_TEST"])
+
+
+def test_the_real_command_line_warns_on_stderr_and_takes_the_env_flag(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEREN_HIPPOCAMPUS")}
+    run = lambda *a, **extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "hippocampus", "check-config", "--offline", *URL, *a], capture_output=True,
+        text=True, env={**env, **extra}, cwd=str(tmp_path), timeout=60)
+    res = run("--ripple-token", "sekrit")
+    assert res.returncode != 2 and "warning: --ripple-token puts the ripple's bearer on the command line" \
+        in res.stderr, res.stderr
+    assert "sekrit" not in res.stdout + res.stderr
+    res = run("--ripple-token-env", "RIPPLE_SECRET_FOR_TEST", RIPPLE_SECRET_FOR_TEST="tok-from-env")
+    assert res.returncode != 2 and "RIPPLE_SECRET_FOR_TEST" in res.stdout, res.stdout + res.stderr
+    assert "tok-from-env" not in res.stdout + res.stderr and "process list" not in res.stderr
