@@ -26,8 +26,7 @@ MEMORY, MODEL, SELF, OTHER, NOTHING, UNPROBED = ("memory", "model", "this servic
 ROUTES = ("/chat/completions", "/completions", "/models", "/embeddings")
 MEMORY_DEFAULT = "http://127.0.0.1:7420"
 MODEL_EXAMPLE = "http://127.0.0.1:8080/v1"      # llama-server's default port, with the /v1 the service wants
-NAMED = {MEMORY: "SerenMemory", MODEL: "a model server (GET {url}/models lists its models)",
-         SELF: f"this service ({SERVICE}) itself"}
+NAMED = {MEMORY: "SerenMemory", SELF: f"this service ({SERVICE}) itself"}
 
 
 @dataclass
@@ -106,11 +105,6 @@ def is_model_list(body: Any) -> bool:
 
 # ---------------------------------------------------------------- a URL's shape
 
-def origin(url: str) -> str:
-    p = urlsplit(url)
-    return urlunsplit((p.scheme, p.netloc, "", "", ""))
-
-
 def with_scheme(url: str) -> str:
     """The URL with http:// put in front when it has no scheme (localhost:7420 -> http://localhost:7420)."""
     u = url.strip()
@@ -138,19 +132,28 @@ def _scheme_warning(setting: str, url: str, fixed: str) -> str:
 
 # ---------------------------------------------------------------- what answers
 
+def service_root(base: str) -> str:
+    """Where the service behind `base` answers GET /: `base` itself, less a trailing /v1."""
+    p = urlsplit(base)
+    path = p.path.rstrip("/")
+    path = path[:-3] if path.lower().endswith("/v1") else path
+    return urlunsplit((p.scheme, p.netloc, path, "", ""))
+
+
 def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
     """(MEMORY, SELF, MODEL, OTHER or NOTHING, what was seen) for a service base URL."""
-    root = get(origin(base) + "/", bearer)
+    top = service_root(base)
+    root = get(top + "/", bearer)
     if root.error:
         return NOTHING, root.error
     if is_memory_root(root.body):
         return MEMORY, f"GET / names SerenMemory {root.body.get('version') or ''}".rstrip()
     if is_self_root(root.body):
         return SELF, f"GET / names {SERVICE} {root.body.get('version') or ''}".rstrip()
-    health = get(base + "/health", bearer)
+    health = get(top + "/health", bearer)
     if is_memory_health(health.body):
         return MEMORY, 'GET /health answers {"ok": true, "ts": ...}'
-    for models in (base + "/models", base + "/v1/models"):
+    for models in (top + "/models", top + "/v1/models"):
         if is_model_list(get(models, bearer).body):
             return MODEL, f"GET {_shown(models)} lists models"
     return OTHER, f"GET / {root.words()}; GET /health {health.words()}"
@@ -184,8 +187,8 @@ def memory(url: str, bearer: str = "", get: Fetch = fetch) -> Probe:
     if pr.answered_by == MEMORY:
         _reached(pr, "Memory")
         return pr
-    what = NAMED.get(pr.answered_by, "")
-    what = what.replace("{url}", _shown(tried)) if what else f"something that is not SerenMemory ({pr.detail})"
+    what = {MODEL: f"a model server ({pr.detail})", SELF: NAMED[SELF]}.get(
+        pr.answered_by, f"something that is not SerenMemory ({pr.detail})")
     pr.warnings.append(f"memory.url {_shown(tried)} is {what}, not SerenMemory: set memory.url to SerenMemory's "
                        f"own address (its default is {MEMORY_DEFAULT})")
     return pr
@@ -249,6 +252,12 @@ def _reached(pr: Probe, what: str) -> None:
 
 
 def _no_v1(pr: Probe, url: str, v1: str) -> None:
+    """The server lists its models at v1: that is the URL to set (in the route's warning, when one was cut)."""
     pr.fix = v1
+    routed = [i for i, w in enumerate(pr.warnings) if w.startswith("model.url ends in ")]
+    if routed:
+        route = pr.warnings[routed[0]].split()[3].rstrip(":")
+        pr.warnings[routed[0]] = f"model.url ends in {route}: set it to {_shown(v1)}; the service adds the route itself"
+        return
     pr.warnings.append(f"model.url {_shown(url)} has no /v1: set it to {_shown(v1)} (an OpenAI-compatible URL ends in "
                        "/v1; the service adds /chat/completions to it)")

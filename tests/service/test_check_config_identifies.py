@@ -80,7 +80,7 @@ def test_memory_url_at_a_model_server_is_not_reached_memory(tmp_path, model):
     r = _check_config("--config", _config(tmp_path, at))
     assert r.returncode == 1 and "# reached: Memory" not in r.stdout and "no warnings" not in r.stdout, r.stdout
     assert _warnings(r, "memory.url") == [
-        f"memory.url {at} is a model server (GET {at}/models lists its models), not SerenMemory: set memory.url "
+        f"memory.url {at} is a model server (GET {at}/models lists models), not SerenMemory: set memory.url "
         "to SerenMemory's own address (its default is http://127.0.0.1:7420)"], r.stdout[-1500:]
 
 
