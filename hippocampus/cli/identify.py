@@ -198,9 +198,9 @@ def model_shape(url: str) -> Probe:
     """The shape alone (nothing reached): a missing scheme, an appended route."""
     pr = Probe("model.url", url)
     tried = with_scheme(url)
-    if tried != url.strip():
-        pr.warnings.append(_scheme_warning("model.url", url, tried))
     cut, route = cut_route(tried)
+    if tried != url.strip():
+        pr.warnings.append(_scheme_warning("model.url", url, cut))
     if route:
         pr.warnings.append(f"model.url ends in {route}: set it to {_shown(cut)}; the service adds the route itself")
     pr.tried = cut
@@ -254,10 +254,9 @@ def _reached(pr: Probe, what: str) -> None:
 def _no_v1(pr: Probe, url: str, v1: str) -> None:
     """The server lists its models at v1: that is the URL to set (in the route's warning, when one was cut)."""
     pr.fix = v1
-    routed = [i for i, w in enumerate(pr.warnings) if w.startswith("model.url ends in ")]
-    if routed:
-        route = pr.warnings[routed[0]].split()[3].rstrip(":")
-        pr.warnings[routed[0]] = f"model.url ends in {route}: set it to {_shown(v1)}; the service adds the route itself"
+    if pr.warnings:         # a scheme or a route: their fix is the URL with /v1
+        pr.warnings = [w.replace(f"set it to {_shown(pr.tried)} ", f"set it to {_shown(v1)} ")
+                       .replace(f"set it to {_shown(pr.tried)};", f"set it to {_shown(v1)};") for w in pr.warnings]
         return
     pr.warnings.append(f"model.url {_shown(url)} has no /v1: set it to {_shown(v1)} (an OpenAI-compatible URL ends in "
                        "/v1; the service adds /chat/completions to it)")

@@ -1,5 +1,6 @@
 """The lenient loader: a yaml file (or a parsed mapping) into the schema's blocks; each mistake falls back to a
-default and is one line of `cfg.warnings` (`load` logs them, check-config prints them)."""
+default and is one line of `cfg.warnings` (`load` logs them, check-config prints them). `cfg.sources` says where
+each value came from: the yaml, the environment (SEREN_HIPPOCAMPUS_BLOCK_KEY, env_names), or the default."""
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +26,8 @@ _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no", "off"}
 EMPTY_MEANS_OFF = {"model.url"}
 KNOWN_PATHS = tuple(_all_paths(Config))
-FROM_YAML, FROM_ENV, FROM_FLAG, FROM_DEFAULT = "yaml", "environment", "flag", "default"     # where a setting's value came from
+# where a setting's value came from
+FROM_YAML, FROM_ENV, FROM_FLAG, FROM_DEFAULT = "yaml", "environment", "flag", "default"
 KNOWN_BLOCKS = frozenset(p.rsplit(".", n)[0] for p in KNOWN_PATHS for n in range(1, p.count(".") + 1))
 
 

@@ -75,3 +75,15 @@ def test_sources_name_the_yaml_the_environment_and_the_default(tmp_path):
     src.flagged(["server.port"])
     assert src.of("server.port") == "flag" and "server.port" not in src.from_environment()
     assert set(src.every()) == {p for p in config.loader.KNOWN_PATHS if p not in config.loader.KNOWN_BLOCKS}
+
+
+def test_a_url_without_scheme_with_a_route_names_one_url_to_set():
+    pr = ident.model_shape("localhost:8090/v1/chat/completions")
+    assert pr.fix == "http://localhost:8090/v1"
+    assert pr.warnings == ["model.url localhost:8090/v1/chat/completions has no scheme, so nothing can reach it: "
+                           "set it to http://localhost:8090/v1 (http:// or https:// in front)",
+                           "model.url ends in /chat/completions: set it to http://localhost:8090/v1; the service adds "
+                           "the route itself"]
+    bare = ident.model("h:8080/chat/completions", get=scripted({"http://h:8080/v1/models": LIST}))
+    assert all("set it to http://h:8080/v1 " in w or "set it to http://h:8080/v1;" in w for w in bare.warnings), \
+        bare.warnings
