@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
@@ -71,36 +70,11 @@ def descriptor_limit() -> str:
     return f"open files limit {name(soft)} (hard {name(hard)})"
 
 
-def check_config(cfg, overrides: Optional[list] = None, offline: bool = False) -> int:
-    print(json.dumps(redact.deep(config_mod.redacted(cfg)), indent=2, sort_keys=False))
-    print(f"# config file: {cfg.path or '(none: defaults)'}")
-    if overrides:
-        print(f"# overridden by flags: {', '.join(overrides)}")
-    warnings = list(cfg.warnings)
-    if offline:
-        print("# offline: Memory, the model, its server and files and the ripple command were not probed")
-    else:
-        from hippocampus.cli import commands
+def check_config(cfg, overrides: Optional[list] = None, offline: bool = False, as_json: bool = False,
+                 config_from: str = "") -> int:
+    from hippocampus.cli.check import check_config as check
 
-        reached, notes = commands.probe(cfg)
-        for note in notes:
-            print(redact.text(note))
-        warnings += reached
-        if cfg.model.configured:        # does the largest prompt fit the model's context
-            from hippocampus.model.fit import fit_sentence, measure
-            from hippocampus.status.narrator import context_row
-
-            fit = measure(cfg)
-            too_long = fit_sentence(fit)
-            if too_long:
-                warnings.append(f"the model's context is too small: {too_long}")
-            else:
-                print(f"# model context: {context_row(fit)[1]}")
-    for w in warnings:
-        print(f"warning: {redact.text(w)}")
-    if not warnings:
-        print("no warnings")
-    return 1 if warnings else 0
+    return check(cfg, overrides, offline=offline, as_json=as_json, config_from=config_from)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,7 +145,8 @@ def main(argv: Optional[list] = None) -> int:
         print(f"seren-hippocampus: error: {exc}", file=sys.stderr)
         return 2
     if checking:
-        return check_config(cfg, overrides, offline=args.offline)
+        return check_config(cfg, overrides, offline=args.offline, as_json=args.json,
+                            config_from=config_mod.loader.path_from(args.config))
     if overrides:
         log.info("config overridden by flags: %s", ", ".join(overrides))
     return serve(cfg)

@@ -11,6 +11,7 @@ from typing import Optional
 
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
+from hippocampus.cli import identify
 from hippocampus.config import redact
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
@@ -18,51 +19,42 @@ from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, rep
 from hippocampus.replay.service import words
 from hippocampus.ripple import check as ripple_check
 from hippocampus.ripple import claude as claude_setup
-from hippocampus.status.watch import memory_health, model_health, model_watched
+from hippocampus.status.watch import model_watched
 from hippocampus.store.capture import store_for
 
-MEMORY_SECONDS = 5.0        # a probe waits this long at most for Memory (the model's read has its own 3 s)
 COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"), ("invented", "invented"),
            ("overlap", "overlap_landed"), ("seconds", "seconds"))
 
 
 def probe(cfg) -> tuple:
-    """(warnings, notes): a warning per thing that cannot be reached, with its fix; a note per one that can. A
-    managed model is down between sleeps by design, so its server binary and model file are looked at instead."""
-    warnings, notes = [], []
-    for check in (_memory_probe, _model_probe, _lifecycle_probe, _ripple_probe):
+    """(warnings, notes, probes): a warning per thing that cannot be reached or is not what its setting says, with
+    its fix; a note per one that is; what memory.url and model.url turned out to be (identify.Probe, as dicts). A
+    managed model is down between sleeps by design, so its URL's shape, server binary and model file are looked at
+    instead."""
+    mem = identify.memory(cfg.memory.url, cfg.memory.resolve_bearer())
+    model = _model_probe(cfg.model)
+    warnings, notes = mem.warnings + model.warnings, mem.notes + model.notes
+    for check in (_lifecycle_probe, _ripple_probe):
         w, n = check(cfg)
         warnings += w
         notes += n
-    return warnings, notes
+    return warnings, notes, [mem.as_dict(), model.as_dict()]
 
 
-def _memory_probe(cfg) -> tuple:
-    url = cfg.memory.url
-    client = MemoryClient(url, cfg.memory.resolve_bearer(), min(cfg.memory.timeout_seconds, MEMORY_SECONDS))
-    view = memory_health(client)
-    where = redact.url(url)
-    if view["reachable"]:
-        return [], [f"# reached: Memory at {where}"]
-    if view.get("not_memory"):
-        fix = "set memory.url to SerenMemory's own address (its default is http://127.0.0.1:7420)"
-    else:
-        fix = ("start SerenMemory there (seren-memory), or set memory.url to where it listens "
-               "(its default is http://127.0.0.1:7420)")
-    return [f"memory.url {where} does not answer ({view['error']}): every sleep, tend and check needs it; {fix}"], []
+def shapes(cfg) -> tuple:
+    """(warnings, probes) from the URLs' shapes alone, nothing reached (check-config --offline)."""
+    mem, model = identify.memory_shape(cfg.memory.url), _model_probe(cfg.model, reach=False)
+    return mem.warnings + model.warnings, [mem.as_dict(), model.as_dict()]
 
 
-def _model_probe(cfg) -> tuple:
-    mcfg = cfg.model
-    if not model_watched(mcfg):
-        return [], []           # none (mechanical mode), or managed: started at bedtime, its files probed below
-    view = model_health(mcfg)
-    where = redact.url(mcfg.url)
-    if view["answering"]:
-        return [], [f"# reached: the model at {where}"]
-    return [f"model.url {where} does not answer ({view['error']}): the sleeps cannot draft; start the model "
-            "server there, or set model.url to where it listens (an OpenAI-compatible URL ending in /v1), or "
-            "leave model.url blank for mechanical mode"], []
+def _model_probe(mcfg, reach: bool = True) -> identify.Probe:
+    if not mcfg.configured:
+        return identify.Probe("model.url", mcfg.url, detail="blank: mechanical mode, no model is asked")
+    if reach and model_watched(mcfg):
+        return identify.model(mcfg.url)
+    pr = identify.model_shape(mcfg.url)      # managed: started at bedtime, its files probed in _lifecycle_probe
+    pr.detail = "not reached: this service starts it at bedtime" if reach else "not reached (--offline)"
+    return pr
 
 
 def _lifecycle_probe(cfg) -> tuple:

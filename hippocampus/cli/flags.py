@@ -104,6 +104,9 @@ def add_check_config_command(sub, after: argparse.ArgumentParser, card: argparse
                             "exit 1 when there were warnings")
     p.add_argument("--offline", action="store_true",
                    help="check the config alone: reach nothing (no Memory, model, file or PATH probes)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (the config, where each value came from, what each URL turned out "
+                        "to be, the warnings) and nothing else on stdout")
 
 
 def global_after(*, config: bool = True) -> argparse.ArgumentParser:

@@ -1,5 +1,6 @@
 """The lenient loader: a yaml file (or a parsed mapping) into the schema's blocks; each mistake falls back to a
-default and is one line of `cfg.warnings` (`load` logs them, check-config prints them)."""
+default and is one line of `cfg.warnings` (`load` logs them, check-config prints them). `cfg.sources` says where
+each value came from: the yaml, the environment (SEREN_HIPPOCAMPUS_BLOCK_KEY, env_names), or the default."""
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +26,33 @@ _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no", "off"}
 EMPTY_MEANS_OFF = {"model.url"}
 KNOWN_PATHS = tuple(_all_paths(Config))
+# where a setting's value came from
+FROM_YAML, FROM_ENV, FROM_FLAG, FROM_DEFAULT = "yaml", "environment", "flag", "default"
 KNOWN_BLOCKS = frozenset(p.rsplit(".", n)[0] for p in KNOWN_PATHS for n in range(1, p.count(".") + 1))
+
+
+class Sources:
+    """Where each setting's value came from: the yaml, the environment (which variable), a flag, or its default."""
+
+    def __init__(self, by_path: Optional[dict] = None, variables: Optional[dict] = None) -> None:
+        self.by_path = dict(by_path or {})
+        self.variables = dict(variables or {})
+
+    def flagged(self, paths: list) -> None:
+        for p in paths:
+            self.by_path[p] = FROM_FLAG
+            self.variables.pop(p, None)
+
+    def of(self, path: str) -> str:
+        return self.by_path.get(path, FROM_DEFAULT)
+
+    def every(self) -> dict:
+        """Every setting's source, in the schema's order."""
+        return {p: self.of(p) for p in KNOWN_PATHS if p not in KNOWN_BLOCKS}
+
+    def from_environment(self) -> dict:
+        """{setting: the variable it came from}, for those the environment set (and no flag since)."""
+        return {p: v for p, v in self.variables.items() if self.of(p) == FROM_ENV}
 
 
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
@@ -37,6 +64,12 @@ def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None)
         return os.path.expanduser(env[CONFIG_ENV])
     home = os.path.expanduser(DEFAULT_PATH)
     return home if os.path.exists(home) else None
+
+
+def path_from(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> str:
+    """Where resolve_path found the file: "flag", "environment" or "default"."""
+    env = os.environ if environ is None else environ
+    return FROM_FLAG if cli_path else FROM_ENV if env.get(CONFIG_ENV) else FROM_DEFAULT
 
 
 def _read_yaml(path: str, warnings: list) -> dict:
@@ -151,7 +184,9 @@ def _check(value: Any, rules: dict) -> tuple:
     return value, clamped
 
 
-def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
+def _build(cls: type, data: Any, prefix: str, warnings: list, sources: Optional[dict] = None) -> Any:
+    """The block `cls` from yaml `data`; each setting the yaml set is marked "yaml" in `sources`."""
+    sources = {} if sources is None else sources
     obj = cls()
     if data is None:
         return obj
@@ -174,12 +209,13 @@ def _build(cls: type, data: Any, prefix: str, warnings: list) -> Any:
             continue
         sub = _block_type(cls, f.name)
         if sub is not None:
-            setattr(obj, f.name, _build(sub, raw, path + ".", warnings))
+            setattr(obj, f.name, _build(sub, raw, path + ".", warnings, sources))
             continue
         default = getattr(obj, f.name)
         ok, value = _checked(f, raw, default, f"'{path}' = ", f"using the default {default!r}", warnings)
         if ok and not (isinstance(value, str) and f.name == "host" and not value.strip()):
             setattr(obj, f.name, value)
+            sources[path] = FROM_YAML
     return obj
 
 
@@ -214,11 +250,15 @@ def env_override(path: str, environ: Optional[dict] = None) -> tuple:
     return None, None
 
 
-def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "") -> None:
+def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "", sources: Optional[dict] = None,
+                   variables: Optional[dict] = None) -> None:
+    """Each setting whose variable is set (env_names) takes its value, checked like yaml; marked "environment"."""
+    sources = {} if sources is None else sources
+    variables = {} if variables is None else variables
     for f in _settings(obj):
         current = getattr(obj, f.name)
         if dataclasses.is_dataclass(current):
-            _env_overrides(current, environ, warnings, f"{prefix}{f.name}.")
+            _env_overrides(current, environ, warnings, f"{prefix}{f.name}.", sources, variables)
             continue
         name, raw = env_override(prefix + f.name, environ)
         if name is None:
@@ -226,6 +266,7 @@ def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "") ->
         ok, value = _checked(f, raw, current, f"{name}=", f"keeping {current!r}", warnings)
         if ok:
             setattr(obj, f.name, value)
+            sources[prefix + f.name], variables[prefix + f.name] = FROM_ENV, name
 
 
 def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = None,
@@ -233,8 +274,10 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     """A Config from an already-parsed mapping (what load() does after reading)."""
     warnings = [] if warnings is None else warnings
     env = os.environ if environ is None else environ
-    cfg = _build(Config, data, "", warnings)
-    _env_overrides(cfg, env, warnings)
+    sources: dict = {}
+    variables: dict = {}
+    cfg = _build(Config, data, "", warnings, sources)
+    _env_overrides(cfg, env, warnings, sources=sources, variables=variables)
     if cfg.model.lifecycle.built:
         cfg.model.lifecycle.manage = True
     cfg.memory.url = cfg.memory.url.rstrip("/")
@@ -243,6 +286,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     warnings.extend(replay_allowed.problems(cfg))
     cfg.path = path
     cfg.warnings = warnings
+    cfg.sources = Sources(sources, variables)
     return cfg
 
 

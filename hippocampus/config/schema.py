@@ -222,19 +222,21 @@ class Config:
     events: EventsConfig = field(default_factory=EventsConfig)
     path: Optional[str] = None           # the file it came from, if any
     warnings: list = field(default_factory=list)
+    sources: Any = None                 # the loader's Sources: where each value came from (None: not loaded)
 
     @property
     def state_dir(self) -> Path:
         return self.sleep.resolved_state_path().parent
 
 
+NOT_SETTINGS = ("path", "warnings", "sources")    # Config's fields about the config, not settings
 SECRET_KEYS = {"bearer_token", "observatory_token"}
 # Corpus Callosum spellings accepted for the memory block's pointers.
 MEMORY_ALIASES = {"token": "bearer_token", "token_env": "bearer_token_env", "token_keyring": "bearer_token_keyring"}
 
 
 def _settings(obj: Any) -> list:
-    return [f for f in dataclasses.fields(obj) if f.name not in ("path", "warnings")]
+    return [f for f in dataclasses.fields(obj) if f.name not in NOT_SETTINGS]
 
 
 def _all_paths(cls: type, prefix: str = "") -> list[str]:

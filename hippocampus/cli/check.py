@@ -1,0 +1,85 @@
+"""check-config: the resolved config (secrets hidden), where each value came from (yaml, environment, flag or
+default), what each URL turned out to be, and every warning with its fix. As text: the config's JSON, then `#`
+lines and `warning:` lines, then "no warnings" when there were none; with --json: one JSON document and nothing
+else on stdout. Both are rendered from one report, so they never disagree; exit 1 when there were warnings."""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from hippocampus.config import loader, redact
+
+FILE_FROM = {"flag": "--config", "environment": f"${loader.CONFIG_ENV}", "default": "the default place"}
+
+
+def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_from: str = "") -> dict:
+    sources = cfg.sources or loader.Sources()
+    sources.flagged(list(overrides or []))
+    warnings, notes, probes, context = list(cfg.warnings), [], [], None
+    from hippocampus.cli import commands
+
+    if offline:
+        notes.append("# offline: Memory, the model, its server and files and the ripple command were not probed")
+        w, probes = commands.shapes(cfg)
+        warnings += w
+    else:
+        w, notes, probes = commands.probe(cfg)
+        warnings += w
+        if cfg.model.configured and _model_as_set(probes):     # does the largest prompt fit the model's context
+            from hippocampus.model.fit import fit_sentence, measure
+            from hippocampus.status.narrator import context_row
+
+            fit = measure(cfg)
+            too_long = fit_sentence(fit)
+            if too_long:
+                warnings.append(f"the model's context is too small: {too_long}")
+            else:
+                context = context_row(fit)[1]
+    return {
+        "config": redact.deep(loader.redacted(cfg)),
+        "config_file": {"path": cfg.path, "from": config_from if cfg.path else None},
+        "sources": sources.every(),
+        "environment": sources.from_environment(),
+        "flags": list(overrides or []),
+        "offline": offline,
+        "probes": probes,
+        "notes": [redact.text(n[2:] if n.startswith("# ") else n) for n in notes],
+        "model_context": context,
+        "warnings": [redact.text(w) for w in warnings],
+    }
+
+
+def _model_as_set(probes: list) -> bool:
+    """model.url may be the model as it is set (no fix named, not something else): worth measuring its context."""
+    from hippocampus.cli import identify
+
+    model = next((p for p in probes if p["setting"] == "model.url"), {})
+    return not model.get("fix") and model.get("answered_by") not in (identify.MEMORY, identify.SELF, identify.OTHER)
+
+
+def text_lines(rep: dict) -> list:
+    out = [json.dumps(rep["config"], indent=2, sort_keys=False)]
+    where = rep["config_file"]
+    came = f" (from {FILE_FROM[where['from']]})" if where["from"] in ("environment",) else ""
+    out.append(f"# config file: {where['path'] or '(none: defaults)'}{came}")
+    if rep["flags"]:
+        out.append(f"# overridden by flags: {', '.join(rep['flags'])}")
+    if rep["environment"]:
+        out.append("# from the environment: " + ", ".join(f"{p} (${v})" for p, v in rep["environment"].items()))
+    out += [f"# {n}" for n in rep["notes"]]
+    if rep["model_context"]:
+        out.append(f"# model context: {rep['model_context']}")
+    out += [f"warning: {w}" for w in rep["warnings"]]
+    if not rep["warnings"]:
+        out.append("no warnings")
+    return out
+
+
+def check_config(cfg, overrides: Optional[list] = None, offline: bool = False, as_json: bool = False,
+                 config_from: str = "") -> int:
+    rep = report(cfg, overrides, offline, config_from)
+    if as_json:
+        print(json.dumps(rep, indent=2))
+    else:
+        print("\n".join(text_lines(rep)))
+    return 1 if rep["warnings"] else 0
