@@ -46,11 +46,11 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     row = page.locator(f'#queueList .draft[data-draft-id="{draft_id}"]')
     expect(row).to_be_visible()
     expect(row).to_contain_text("1 operation")
-    expect(row).to_contain_text("new_core")
+    expect(row).to_contain_text("new memory")           # the kind in words; new_core is the details' word
     expect(page.locator("#queueCount")).to_have_text("1")
     # what broke: the explanation, as /status words it
     explain = requests.get(svc.url + "/status", timeout=10).json()["explain"]
-    assert explain.startswith(f"Draft {draft_id[:8]}… (1 operation) has waited ")      # the narrator's headline
+    assert explain.startswith("A draft (1 operation) has waited ")      # the narrator's headline; no id in it
     expect(page.locator("#explainText")).to_have_text(re.compile("^" + re.escape(explain.split(" has waited ")[0])))
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
     expect(page.locator("#modelPill")).to_have_text("model: mechanical")
@@ -120,13 +120,16 @@ def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, s
     svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}))
     page, console = open_page(svc.url)
     loaded(page)
-    expect(page.locator('#actorsList .actor[data-actor="ripple"][data-state="running"]')).to_be_visible()
+    # the parts' names are the details' words: closed until one is down
+    expect(page.locator('#actorsList .actor[data-actor="ripple"][data-state="running"]')).to_be_attached()
+    expect(page.locator("#detailsView")).not_to_have_attribute("open", "")
     assert svc.runtime.inject_fault("ripple")
     actor = page.locator('#actorsList .actor[data-actor="ripple"]')
     expect(actor).to_have_attribute("data-state", "failed")
     expect(actor).to_contain_text("injected crash in ripple")
     expect(page.locator("#explainCard")).to_have_class(re.compile(r"\bbad\b"))
-    expect(page.locator("#explainText")).to_contain_text("The ripple actor crashed too often")
+    expect(page.locator("#explainText")).to_contain_text("The part that wakes the main model crashed too often")
+    expect(page.locator("#detailsView")).to_have_attribute("open", "")
     button = actor.locator("button.restart")
     expect(button).to_have_text("Restart")
     button.click()
@@ -252,7 +255,9 @@ def test_memory_down_is_a_message_not_an_error(make_config, start_service, open_
     expect(page.locator("#queueNote")).to_contain_text("Memory is not answering")
     expect(page.locator("#explainLabel")).to_have_text("Something is wrong")
     expect(page.locator("#explainText")).to_contain_text("is not answering")
-    page.locator("#sleepBtn").click()
-    expect(page.locator("#actionResult")).to_have_class(re.compile(r"\bbad\b"))
-    expect(page.locator("#actionResult")).to_contain_text("is not answering (SerenMemory did not answer on GET /health")
-    assert [e for e in console.errors if "status of 503" not in e] == [], console.errors   # the 503 is the answer
+    # nothing can start: neither button can be pressed, and the words beside them say why
+    expect(page.locator("#sleepBtn")).to_be_disabled()
+    expect(page.locator("#tendBtn")).to_be_disabled()
+    expect(page.locator("#sleepBtn")).not_to_have_class(re.compile(r"\bprimary\b"))
+    expect(page.locator("#busyNote")).to_have_text("Memory is not answering: nothing can start until it does.")
+    assert console.errors == [], console.errors

@@ -77,7 +77,7 @@ EVENTS = [
      "draft 3f2a0000… · 2 operations", "webhook sent · ripple fired"),
     ("a crash, the webhook down", {"type": "actor_crashed", "actor": "ripple", "restarts": 1,
                                    "delivery": {"delivered": False, "error": "HTTP 500"}},
-     "actor ripple · 1 restart", "webhook not sent (HTTP 500)"),
+     "the part that wakes the main model · 1 restart", "webhook not sent (HTTP 500)"),
     ("a ripple kept", {"type": "chain_closed", "landed": 3, "denied": 0, "ripple": {"skipped": True}},
      "3 landed", "ripple kept: the last one still runs"),
     ("a ripple refused", {"type": "sleep_done", "quiet": True, "catch_up": True,

@@ -18,7 +18,7 @@ DRAFT = {"chain_open": True, "under_review": 1, "chain_brief_id": "b1234567890",
 
 ROWS = [
     ("a draft waiting", {"chain": DRAFT},
-     "Draft 3f2a0000… (3 operations) has waited 60 min for review in Memory: review it, then nudge.", "wait", None),
+     "A draft (3 operations) has waited 60 min for review in Memory: review it, then nudge.", "wait", None),
     ("denied operations waiting for sleep time", {"chain": {"chain_open": True, "redrafts_due": 1},
                                                   "redrafts_waiting_since": NOW - 600, "tend_cycle": False},
      "Denied operations have waited since", "wait", "tend"),
@@ -32,7 +32,7 @@ ROWS = [
     ("bedtime soon with no brief", {"bedtime_at": NOW + 600}, "Quiet and healthy; bedtime in 10 min", "ok", "sleep"),
     ("a brief requested", {"brief_wanted": True, "brief_requested_at": NOW - 60, "bedtime_at": NOW - 60},
      "Waiting for a brief from the main model: a note asking for one has been in Memory since", "wait", None),
-    ("a chain open on the brief that opened it", {"chain": DRAFT}, "Draft 3f2a0000…", "wait", None),
+    ("a chain open on the brief that opened it", {"chain": DRAFT}, "A draft (3 operations)", "wait", None),
     ("the cycle busy", {"busy": {"what": "sleep", "since": NOW - 30},
                         "progress": {"what": "sleeping", "piles": 4, "piles_done": 1}},
      "A sleep is running since", "busy", None),
@@ -51,7 +51,7 @@ def test_the_narrator_table(name, changes, starts, level, action):
 
 def test_the_brief_card_names_the_brief_that_opened_the_chain_never_waiting_for_itself():
     say = narrate({**HEALTHY, "chain": DRAFT}, NOW)
-    assert say["cards"]["brief"]["main"] == "In use" and "opened the chain" in say["cards"]["brief"]["sub"]
+    assert say["cards"]["brief"]["main"] == "In use" and "opened the draft under review" in say["cards"]["brief"]["sub"]
     assert "waiting, but a chain is open" not in say["headline"]
 
 
@@ -174,7 +174,7 @@ def _plain(text: str) -> None:
 
 PEOPLE = [
     ("an actor down", {"actors": {"ripple": {"state": "failed", "restarts": 3}}},
-     "The ripple actor crashed too often and is down: press Restart beside it on the Actors card."),
+     "The part that wakes the main model crashed too often and is down: press Restart beside it under Details."),
     ("the wake-up off, a brief asked for", {"brief_wanted": True, "brief_requested_at": NOW - 60,
                                             "wakeup": {"ok": None, "type": "off", "summary": "off", "last": {}}},
      "nothing here wakes the main model, so it finds the note the next time it reads its memories"),
