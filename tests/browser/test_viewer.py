@@ -12,6 +12,7 @@ from pathlib import Path
 import requests
 
 from tests.browser.conftest import WAIT, sync_api
+from tests.browser.person import assert_plain
 
 expect = sync_api().expect
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
@@ -79,6 +80,9 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     expect(page.locator("#explainText")).to_have_text(re.compile("^" + re.escape(explain.split(" has waited ")[0])))
     assert page.evaluate("(el) => el.isConnected", row_node)
     assert page.evaluate("(el) => el.isConnected", text)
+    assert draft_id not in assert_plain(page)              # the id is the details' (one per queue row)
+    row.locator("details summary").click()
+    expect(row.locator("details")).to_contain_text(draft_id)
     assert console.errors == [], console.errors
 
 
@@ -91,6 +95,7 @@ def test_sleep_now_without_a_brief_asks_for_one(make_config, start_service, hand
     expect(page.locator("#actionResult")).to_contain_text("a note in Memory asks the main model for one")
     expect(page.locator("#briefWhat")).to_have_text("Wanted")
     expect(page.locator("#explainText")).to_contain_text("Waiting for a brief from the main model")
+    assert_plain(page)
     assert hand.drafts("pending") == []
     assert console.errors == [], console.errors
 
@@ -113,6 +118,7 @@ def test_sleep_now_with_a_brief_drafts_and_the_queue_shows_it(make_config, start
     expect(page.locator("#actionResult")).to_contain_text("Nothing started: a chain is open")
     page.locator("#tendBtn").click()
     expect(page.locator("#actionResult")).to_contain_text("Tended: 1 draft still under review")
+    assert_plain(page)
     assert console.errors == [], console.errors
 
 
@@ -130,6 +136,7 @@ def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, s
     expect(page.locator("#explainCard")).to_have_class(re.compile(r"\bbad\b"))
     expect(page.locator("#explainText")).to_contain_text("The part that wakes the main model crashed too often")
     expect(page.locator("#detailsView")).to_have_attribute("open", "")
+    assert_plain(page)                  # the parts' names are in the details, opened: not in the headline
     button = actor.locator("button.restart")
     expect(button).to_have_text("Restart")
     button.click()
@@ -154,6 +161,7 @@ def test_with_a_bearer_the_page_asks_once_then_works(make_config, start_service,
     loaded(page)
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
     expect(page.locator("#explainText")).to_contain_text("no brief")      # the narrator's headline
+    assert_plain(page)
     assert page.evaluate("() => localStorage.getItem('seren_token')") == "s3cret"
     # a reload keeps the token: it never asks again
     page.reload()
@@ -221,6 +229,7 @@ def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_pa
     page.locator('.tab[data-tab="history"]').click()
     expect(page.locator("#eventsList .event").first).to_be_visible()
     shot(page, "viewer-desktop-history.png")
+    assert_plain(page)
 
     phone, phone_console = open_page(svc.url, width=375, height=812, scale=2)
     loaded(phone)
@@ -237,6 +246,7 @@ def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_pa
     assert svc.runtime.inject_fault("ripple")
     expect(phone.locator('#actorsList .actor[data-actor="ripple"] button.restart')).to_be_visible()
     expect(phone.locator("#explainLabel")).to_have_text("Something is wrong")
+    assert_plain(phone)
     _no_sideways_scroll(phone)
     shot(phone, "viewer-375-broken.png")
     names = ("viewer-desktop.png", "viewer-desktop-history.png", "viewer-375.png", "viewer-375-history.png",
@@ -260,4 +270,5 @@ def test_memory_down_is_a_message_not_an_error(make_config, start_service, open_
     expect(page.locator("#tendBtn")).to_be_disabled()
     expect(page.locator("#sleepBtn")).not_to_have_class(re.compile(r"\bprimary\b"))
     expect(page.locator("#busyNote")).to_have_text("Memory is not answering: nothing can start until it does.")
+    assert_plain(page)
     assert console.errors == [], console.errors

@@ -4,7 +4,7 @@
 // Every refresh updates text in place; a list is redrawn only when its
 // markup changed, so nothing flickers.
 const HX = {
-  every: 1000,          // ms between refreshes: while it looks, the service reads Memory on every beat
+  every: 750,           // ms between refreshes: while it looks, the service reads Memory on every beat
   timer: null,
   inflight: false,
   tab: "overview",
