@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Optional
 
 from hippocampus.model.fit import fit_sentence
+from hippocampus.status.fresh import as_of, buttons, model_back, reviewed_since
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
-from hippocampus.status.words import ACTOR_WORDS, ago, hhmm, n, span, until
+from hippocampus.status.words import ACTOR_WORDS, ago, hhmm, keyless, n, span, until
 
 BAD, BUSY, WAIT, OK = "bad", "busy", "wait", "ok"
 LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Right now"}
@@ -22,42 +23,20 @@ def narrate(s: dict, now: float) -> dict:
            "cards": cards(s, now, text), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
            "busy": busy_note, "actors": actor_words(s.get("actors")), "buttons": buttons(s, action)}
     say["cards"]["model"]["rows"] = model_rows(s, say["cards"]["model"], now, text)
+    return plain(say)
+
+
+def plain(say: dict) -> dict:
+    """The person's words: no config key in the headline, a card or a row; the headline as it was written
+    (with its keys) is the details view's ("details")."""
+    raw = say["headline"]
+    say["headline"], say["wakeup"] = keyless(raw), keyless(say["wakeup"])
+    say["details"] = raw if say["headline"] != raw else ""
+    for card in say["cards"].values():
+        card["main"], card["sub"] = keyless(card["main"]), keyless(card["sub"])
+        if "rows" in card:
+            card["rows"] = [[k, keyless(v), level] for k, v, level in card["rows"]]
     return say
-
-
-def buttons(s: dict, action: Optional[str]) -> dict:
-    """Which of Sleep now and Tend now is the main button, and which cannot be pressed now and why: Sleep now
-    when idle; Tend now (or none) while a chain is open; neither, with the reason, while a cycle runs or
-    Memory is down."""
-    mem = s.get("memory") or {}
-    why = ""
-    if mem.get("reachable") is False:
-        why = "Memory is not answering: nothing can start until it does."
-    elif s.get("busy"):
-        why = f"A {(s.get('busy') or {}).get('what') or 'cycle'} is running: wait for it to end."
-    chain = s.get("chain") or {}
-    open_ = bool(chain.get("chain_open") or chain.get("waiting_draft") or chain.get("redrafts_due"))
-    sleep_main = not why and action == "sleep" and not open_
-    return {"sleep": {"primary": sleep_main, "disabled": bool(why)},
-            "tend": {"primary": not why and action == "tend", "disabled": bool(why)}, "why": why}
-
-
-def reviewed_since(s: dict) -> bool:
-    """The draft the chain waits on is no longer pending in Memory: the queue's read, newer than the tick's
-    snapshot, no longer has it (it was approved, denied or withdrawn there)."""
-    waiting = (s.get("chain") or {}).get("waiting_draft") or {}
-    review = s.get("review") or {}
-    if not waiting or review.get("error") or not review.get("checked_at"):
-        return False
-    if float(review["checked_at"]) < float((s.get("chain") or {}).get("at") or 0):
-        return False
-    return waiting.get("id") not in set(review.get("drafts") or [])
-
-
-def model_back(s: dict, since: Optional[float]) -> bool:
-    """The model watch saw the model answering after `since`."""
-    m = s.get("model_health") or {}
-    return bool(m.get("answering")) and float(m.get("checked_at") or 0) >= float(since or 0)
 
 
 def model_down(s: dict) -> Optional[str]:
@@ -212,15 +191,6 @@ def _bedtime(s: dict, now: float) -> dict:
     return _line("Now", f"due since {hhmm(bed)}; it sleeps when a brief arrives · {every}{catch}")
 
 
-def as_of(s: dict) -> str:
-    """" · as of 14:02" while Memory is down: what Memory said when it last answered."""
-    mem = s.get("memory") or {}
-    if mem.get("reachable") is not False:
-        return ""
-    at = mem.get("up_at") or (s.get("chain") or {}).get("at")
-    return f" · as of {hhmm(at)}" if at else " · not read from Memory yet"
-
-
 def _brief(s: dict, now: float) -> dict:
     line = _brief_line(s, now)
     line["sub"] += as_of(s)
@@ -325,7 +295,7 @@ def wakeup_line(w: dict, now: float, headline: str = "") -> str:
     if w.get("ok") is False and summary in headline:
         summary = "would fail (" + SEE_ABOVE + ")"
     last = sorted((w.get("last") or {}).items(), key=lambda kv: -(kv[1].get("at") or 0))
-    ends = [f"{kind} {ago(r.get('at'), now)}: {ripple_end(r)}" for kind, r in last]
+    ends = [f"{kind.replace('_', ' ')} {ago(r.get('at'), now)}: {ripple_end(r)}" for kind, r in last]
     return "Wake-up: " + summary + (" · last: " + "; ".join(ends) if ends else "")
 
 

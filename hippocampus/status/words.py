@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import time
 from typing import Any, Iterator, Optional
 
@@ -74,3 +75,20 @@ def short(draft_id: Optional[str]) -> str:
 
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
+
+
+# a config key (model.lifecycle.retry_after_seconds) or a snake_case name (model_path), outside a URL or a path
+_KEY = re.compile(r"(?<![/\w.:=?&%-])(?:memory|model|sleep|server|notify|ripple|voice|events|supervisor|quality)"
+                  r"(?:\.[a-z_]+)+\b")
+_ONLY_KEYS = re.compile(r" \((?:" + _KEY.pattern + r"(?:, | or | and )?)+\)")
+_SNAKE = re.compile(r"(?<![/\w.:=?&%-])[a-z]+(?:_[a-z]+)+\b(?![/.=(])")
+
+
+def keyless(text: str) -> str:
+    """A sentence for a person: a parenthesis of config keys left out, a key in the sentence said as "the
+    <name> setting", a snake_case name in words. The details view keeps the sentence as it was."""
+    if not text:
+        return text
+    out = _ONLY_KEYS.sub("", text)
+    out = _KEY.sub(lambda m: f"the {m.group(0).rsplit('.', 1)[-1].replace('_', ' ')} setting", out)
+    return _SNAKE.sub(lambda m: m.group(0).replace("_", " "), out)

@@ -75,11 +75,11 @@ WAKE = [
     ("checking", {"ok": None, "summary": "checking...", "last": {}}, "Wake-up: checking..."),
     ("a script exited", {"ok": True, "summary": "ok: claude as me (6 checks)",
                          "last": {"draft_submitted": {"at": NOW - 30, "exit_code": 6, "seconds": 0.4}}},
-     "Wake-up: ok: claude as me (6 checks) · last: draft_submitted 30 s ago (%s): exited 6 after 0.4 s"),
+     "Wake-up: ok: claude as me (6 checks) · last: draft submitted 30 s ago (%s): exited 6 after 0.4 s"),
     ("still running, newest first", {"ok": True, "summary": "ok: x", "last": {
         "draft_submitted": {"at": NOW - 300, "ok": True, "type": "endpoint", "status": 204},
         "chain_closed": {"at": NOW - 5, "running": True, "pid": 42}}},
-     "Wake-up: ok: x · last: chain_closed 5 s ago (%s): running (pid 42); draft_submitted 5 min ago (%s): "
+     "Wake-up: ok: x · last: chain closed 5 s ago (%s): running (pid 42); draft submitted 5 min ago (%s): "
      "sent (HTTP 204)"),
     ("a killed and a failed one", {"ok": True, "summary": "ok: x", "last": {
         "a": {"at": NOW - 10, "exit_code": -9, "seconds": 120, "killed": True},

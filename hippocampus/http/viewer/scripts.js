@@ -243,6 +243,9 @@ function renderStatus(s){
     setText("explainText", lt(say.headline, T));
   }
   renderButtons(say.buttons);
+  // the headline as written, with the settings' names, for whoever changes them
+  setText("detailsHeadline", say.details ? "In the settings' words: " + lt(say.details, T) : "");
+  show("detailsHeadline", !!say.details);
   show("explainSub", false);
   setText("wakeupLine", lt(say.wakeup, T));
 
