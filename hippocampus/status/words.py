@@ -84,11 +84,17 @@ _ONLY_KEYS = re.compile(r" \((?:" + _KEY.pattern + r"(?:, | or | and )?)+\)")
 _SNAKE = re.compile(r"(?<![/\w.:=?&%-])[a-z]+(?:_[a-z]+)+\b(?![/.=(])")
 
 
+def setting(key: str) -> str:
+    """"memory.url" -> "memory url", "model.lifecycle.retry_after_seconds" -> "model retry after seconds"."""
+    parts = key.split(".")
+    return " ".join([parts[0]] + parts[-1:]).replace("_", " ")
+
+
 def keyless(text: str) -> str:
     """A sentence for a person: a parenthesis of config keys left out, a key in the sentence said as "the
-    <name> setting", a snake_case name in words. The details view keeps the sentence as it was."""
+    <block> <name> setting", a snake_case name in words. The details view keeps the sentence as it was."""
     if not text:
         return text
     out = _ONLY_KEYS.sub("", text)
-    out = _KEY.sub(lambda m: f"the {m.group(0).rsplit('.', 1)[-1].replace('_', ' ')} setting", out)
+    out = _KEY.sub(lambda m: f"the {setting(m.group(0))} setting", out)
     return _SNAKE.sub(lambda m: m.group(0).replace("_", " "), out)
