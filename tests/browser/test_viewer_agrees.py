@@ -137,3 +137,29 @@ def test_every_time_on_either_tab_is_in_the_persons_clock(make_config, start_ser
     for t in overview + history:
         assert t.endswith("M") == twelve, f"{t!r} is not in the {locale} clock: {overview} / {history}"
     assert console.errors == [], console.errors
+
+
+def test_memory_gone_keeps_what_it_last_said_as_of_when_and_nothing_can_be_pressed(make_config, start_service,
+                                                                                   hand, memory, open_page):
+    from tests.service.test_not_memory import Switch
+    switch = Switch(memory.url)
+    switch.mode = "memory"
+    try:
+        svc = start_service(make_config(memory={"url": switch.url, "timeout_seconds": 2}))
+        draft_id = drafted(hand, svc)
+        page, console = open_page(svc.url)
+        loaded(page)
+        row = page.locator(f'#queueList .draft[data-draft-id="{draft_id}"]')
+        expect(row).to_be_visible()
+        switch.mode = "html"                    # what answers at memory.url is no longer Memory
+        as_of = re.compile(r"as of \d\d:\d\d [AP]M")        # in the page's en-US clock
+        expect(page.locator("#queueNote")).to_contain_text("Memory is not answering: as of ")
+        expect(page.locator("#queueNote")).to_contain_text(as_of)
+        expect(row).to_be_visible()                          # what it last said, not an empty card
+        expect(page.locator("#briefMore")).to_contain_text(as_of)
+        expect(page.locator("#sleepBtn")).to_be_disabled()
+        expect(page.locator("#busyNote")).to_contain_text("Memory is not answering")
+        assert_plain(page)
+        assert console.errors == [], console.errors
+    finally:
+        switch.close()
