@@ -4,6 +4,7 @@
 // Every refresh updates text in place; a list is redrawn only when its
 // markup changed, so nothing flickers.
 const HX = {
+  hiddenEvery: 30000,   // ms between refreshes while the tab is hidden
   every: 750,           // ms between refreshes: while it looks, the service reads Memory on every beat
   timer: null,
   inflight: false,
@@ -401,7 +402,9 @@ async function hxRefresh(now){
   } finally {
     HX.inflight = false;
     if (HX.again){ HX.again = false; setTimeout(() => hxRefresh(true), 0); }
-    else if (!HX.timer) HX.timer = setTimeout(() => { HX.timer = null; hxRefresh(); }, HX.every);
+    // a hidden tab is nobody looking: it polls slowly, so the service goes back to its own pace
+    else if (!HX.timer) HX.timer = setTimeout(() => { HX.timer = null; hxRefresh(); },
+                                              document.hidden ? HX.hiddenEvery : HX.every);
   }
 }
 function hxTab(id){
@@ -410,4 +413,5 @@ function hxTab(id){
   hxRefresh(true);
 }
 
+document.addEventListener("visibilitychange", () => { if (!document.hidden) hxRefresh(true); });
 hxRefresh(true);
