@@ -18,6 +18,7 @@ from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
 from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
+from hippocampus.status.looks import Looks
 
 from actors import faults
 from actors.board import Board
@@ -59,6 +60,7 @@ class Runtime:
             voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock)
         self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model, voice=voice)
         self.board = Board()
+        self.looks = Looks()            # a viewer or /status client looking: the watches read on every beat
         self.registry = Registry()
         self.faults: dict = {}          # test-only: "name:on_start" -> die in the next on_start
         self.tick_flags: dict = {}      # name -> threading.Event: a Tick is queued (the ticker coalesces)

@@ -1,7 +1,8 @@
 """The watches: background reads, each in an actor of its own, published to the board on the supervisor's beat.
 
-A read that hangs delays only its own watch's next view. A watch reads when due (every `every` seconds, or
-on the next beat after a Recheck) and puts only a new view on the board.
+A read that hangs delays only its own watch's next view. A watch reads when due (every `every` seconds, on
+the next beat after a Recheck, or on every beat while someone looks: runtime.looks) and puts only a new view
+on the board.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class WatchActor(Supervised):
     every = 0.0             # seconds between reads; 0: on the first beat and after each Recheck only
     at_start = False        # read once in on_start, so the first answer of /health already knows
     first: dict = {}        # what the board shows before the first read
+    looked_at = False       # read on every beat while someone looks (a viewer, a /status client)
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
@@ -37,7 +39,9 @@ class WatchActor(Supervised):
         raise NotImplementedError
 
     def due(self) -> bool:
-        return self.asked or (self.every > 0 and time.monotonic() - self.last >= self.every)
+        if self.asked or (self.looked_at and self.rt.looks.watched()):
+            return True
+        return self.every > 0 and time.monotonic() - self.last >= self.every
 
     def on_start(self) -> None:
         if self.at_start:
@@ -78,13 +82,14 @@ class MemoryWatch(WatchActor):
     every = 5.0
     at_start = True
     first = health.MEMORY_FIRST
+    looked_at = True
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
         self.reach = health.Reach("Memory", "memory", runtime.cfg.memory.url, health.MEMORY_WAITS)
 
     def read(self) -> dict:
-        view = health.memory_health(self.rt.ctx.memory)
+        view = health.memory_health(self.rt.ctx.memory, self.view)
         self.say(self.reach.seen(bool(view["reachable"]), view["error"], view["checked_at"]))
         return view
 
@@ -95,6 +100,7 @@ class ModelWatch(WatchActor):
     name = "model_health"
     every = 10.0
     first = health.MODEL_FIRST
+    looked_at = True
     FIT_SECONDS = 60.0
 
     def __init__(self, supervisor, runtime) -> None:
@@ -152,10 +158,12 @@ class WakeupWatch(WatchActor):
 
 
 class QueueWatch(WatchActor):
-    """What waits for review in Memory (GET /queue): read at start and on the beat after each look."""
+    """What waits for review in Memory (GET /queue) and the briefs open there: read at start, on the beat after
+    a sleep or tend, and on every beat while someone looks; Memory down keeps the last answer, "as of" then."""
     name = "queue"
     at_start = True
-    first = {"drafts": [], "error": None, "checked_at": None}
+    looked_at = True
+    first = health.QUEUE_FIRST
 
     def read(self) -> dict:
-        return health.pending_drafts(self.rt.ctx.memory)
+        return health.pending_drafts(self.rt.ctx.memory, self.view)

@@ -18,6 +18,7 @@ from hippocampus.status.cache import StatusCache
 from hippocampus.status.tally import Tally
 from hippocampus.status.read import build_status, built_from
 from hippocampus.status.watch import MEMORY_FIRST
+from hippocampus.status.words import times_said
 from hippocampus.cycle.lock import Busy  # noqa: F401
 from hippocampus.replay.run import NoPacket, NotAllowed  # noqa: F401
 from hippocampus.replay.service import ReplayBusy  # noqa: F401
@@ -44,6 +45,14 @@ class VoiceOff(FrontError):
                          "--voice-card) to let the main model write one")
 
 
+def said(row: dict, words=run_words) -> dict:
+    """A history row or an event with its words, and each "HH:MM" in them as its epoch (the viewer shows it
+    in the person's clock)."""
+    with times_said() as times:
+        say = words(row)
+    return {**row, "say": say, "times": times}
+
+
 class Front:
     def __init__(self, runtime) -> None:
         self.rt = runtime
@@ -54,10 +63,13 @@ class Front:
         runtime.events.subscribe(self.tally.seen)
 
     def status(self) -> dict:
+        self.rt.looks.look()
         return self._status.status()
 
     def status_body(self) -> bytes:
-        """GET /status's JSON, encoded once per change of what it is built from."""
+        """GET /status's JSON, encoded once per change of what it is built from. A look: while someone looks,
+        the watches read Memory and the model on every beat (runtime.looks), never on this thread."""
+        self.rt.looks.look()
         return self._status.body()
 
     def memory(self) -> dict:
@@ -77,18 +89,26 @@ class Front:
 
     def history(self, limit: int) -> list:
         rows = list(reversed(self.rt.ctx.state.get("history") or []))[:limit]
-        return redact.deep([{**r, "say": run_words(r)} for r in rows])
+        return redact.deep([said(r) for r in rows])
 
     def events(self, limit: int, type_: Optional[str] = None) -> list:
-        return [{**e, "say": event_say(e)} for e in self.rt.events.list(limit=limit, type_=type_)]
+        return [said(e, event_say) for e in self.rt.events.list(limit=limit, type_=type_)]
 
     def queue(self) -> list:
         """What waits for review, as the queue watch last published it; a look has it read again on the next beat."""
-        self._queue.recheck()
-        seen = self._queue.published()
+        seen = self.queue_view()
         if seen.get("error"):
             raise MemoryDown(self._memory_words(seen["error"], "read"))
         return seen.get("drafts") or []
+
+    def queue_view(self) -> dict:
+        """The queue watch's last view: Memory down, the last good read's drafts with `as_of` and `error`."""
+        self.rt.looks.look()
+        self._queue.recheck()
+        seen = dict(self._queue.published() or {})
+        if seen.get("error"):
+            seen["error"] = self._memory_words(seen["error"], "read")
+        return seen
 
     def actors(self) -> dict:
         return self.rt.board.get("actors") or {}

@@ -8,7 +8,6 @@ import falcon
 
 from hippocampus import SERVICE, __version__
 from hippocampus.config.candidates import TIMEOUT_CAP, NotAllowed, refusal
-from hippocampus.front import MemoryDown
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
 
@@ -92,14 +91,12 @@ class History(Route):
 
 
 class Queue(Route):
-    """What waits for review in Memory. Memory down: an empty list and a message, never a 500."""
+    """What waits for review in Memory. Memory down: what the last good read saw, as of when, and a message;
+    never a 500."""
 
     def on_get(self, req, resp):
-        now = self.front.now
-        try:
-            resp.media = boards.queue(self.front.queue(), now)
-        except MemoryDown as exc:
-            resp.media = boards.queue([], now, str(exc))
+        seen = self.front.queue_view()
+        resp.media = boards.queue(seen.get("drafts") or [], self.front.now, seen.get("error"), seen.get("as_of"))
 
 
 class Actors(Route):

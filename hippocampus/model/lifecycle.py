@@ -98,15 +98,15 @@ class ModelLifecycle:
 
     def ensure(self) -> None:
         with self._lock:
-            self.last_used = now = self._clock.now()
+            now = self._clock.now()      # last_used: only once it answers (the model card says when it was)
             status = self._probe()
             if status not in (None, 200, 503) and not self.lc.managed:
-                self.state = READY   # an unmanaged server that answers but has no /health route
+                self.state, self.last_used = READY, now   # an unmanaged server that answers, no /health route
                 return
             if status == 200:
                 if self.started_by_us and self._how == "command" and not self._alive():
                     self._forget()  # ours died: whatever answers now is someone else's
-                self.state, self.last_failure, self.last_error = READY, None, ""
+                self.state, self.last_failure, self.last_error, self.last_used = READY, None, "", now
                 return
             if status == 503 and not self.lc.via_observatory and not (self.started_by_us and self._alive()):
                 self._wait_theirs()  # somebody's server, still loading: wait for it, launch nothing
@@ -256,6 +256,7 @@ class ModelLifecycle:
             status = self._probe()
             if status == 200:
                 self.state, self.last_failure, self.last_error = READY, None, ""
+                self.last_used = self._clock.now()
                 if self.started_by_us:
                     self._emit("model_started", how=self._how, seconds=round(time.monotonic() - t0, 1),
                                url=self.cfg.url)

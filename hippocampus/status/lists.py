@@ -3,9 +3,36 @@ sleep, tend or check report (the viewer's result line, MCP's message, a history 
 them out and words none of them."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
-from hippocampus.status.words import cap, hhmm, n, short, span
+from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, short, span, times_said
+
+# an operation's kind, as a person says it (one, many)
+KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
+         "supersede": ("replacement of a memory", "replacements of memories"),
+         "verbatim": ("memory kept word for word", "memories kept word for word")}
+_COUNTED_KIND = re.compile(r"\b(\d+) (new_core|attach|supersede|verbatim)\b")
+_REDRAFT = re.compile(r"^redraft of [0-9a-f-]{8,}(?: \(attempt (\d+)\))?", re.I)
+_HEX_ID = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+
+
+def kind_words(kind: str, count: int = 1) -> str:
+    one, many = KINDS.get(kind, (str(kind).replace("_", " "),) * 2)
+    return one if count == 1 else many
+
+
+def summary_words(summary: Optional[str]) -> str:
+    """A draft's summary as this service writes it ("2 new_core across cycling, commute", "redraft of <id>
+    (attempt 2)"), in a person's words; ids left for the details view."""
+    text = str(summary or "").strip()
+    if not text:
+        return "(no summary)"
+    text = _REDRAFT.sub(lambda m: "a redraft of a denied draft" + (f" (attempt {m.group(1)})" if m.group(1)
+                                                                     else ""), text)
+    text = _COUNTED_KIND.sub(lambda m: f"{m.group(1)} {kind_words(m.group(2), int(m.group(1)))}", text)
+    text = re.sub(r"( (?:new memor|addition|replacement|memor)\S*(?: [a-z ]+?)?) across ", r"\1 about ", text)
+    return cap(_HEX_ID.sub("a draft", text))
 
 
 def draft_line(d: dict) -> str:
@@ -16,11 +43,18 @@ def draft_line(d: dict) -> str:
                        "waiting " + ("under a minute" if age < 60 else span(age))])
 
 
-def queue(drafts: list, now: float, error: Optional[str] = None) -> dict:
-    """The /queue answer: each draft waiting for review, its line, and the note over them."""
-    if error:
+def queue(drafts: list, now: float, error: Optional[str] = None, as_of: Optional[float] = None) -> dict:
+    """The /queue answer: each draft waiting for review, its line, and the note over them; Memory down, what
+    its last answer said, as of when (`times`: each "HH:MM" in the words, as its epoch, for the viewer)."""
+    with times_said() as times:
+        out = _queue(drafts, now, error, as_of)
+    return {**out, "times": times}
+
+
+def _queue(drafts: list, now: float, error: Optional[str], as_of: Optional[float]) -> dict:
+    if error and not as_of:
         # the headline names Memory and why it does not answer: the note says only what that means here
-        return {"count": 0, "drafts": [], "error": error,
+        return {"count": 0, "drafts": [], "error": error, "as_of": None,
                 "say": {"level": "bad", "note": "Memory is not answering, so what waits for review cannot be "
                                                 "read until it does."}}
     out = []
@@ -31,11 +65,16 @@ def queue(drafts: list, now: float, error: Optional[str] = None) -> dict:
                "age_seconds": max(0.0, now - float(d.get("created_at") or now)), "operations": len(ops),
                "pending": sum(1 for o in ops if o.get("status", "pending") == "pending"),
                "kinds": sorted({o.get("kind") for o in ops})}
-        out.append({**row, "say": draft_line(row)})
+        out.append({**row, "say": draft_line(row), "title": summary_words(row["summary"]),
+                    "kind_words": [kind_words(k) for k in row["kinds"]]})
     waiting = sum(d["pending"] for d in out)
     note = f"{n(out, 'draft')}, {n(waiting, 'operation')} waiting for a decision." if out \
         else "Nothing waits for review."
-    return {"count": len(out), "drafts": out, "say": {"level": "ok", "note": note}}
+    if error:
+        note = (f"Memory is not answering: as of {hhmm(as_of)}, when it last answered, "
+                + (note[0].lower() + note[1:] if out else "nothing waited for review."))
+    return {"count": len(out), "drafts": out, "error": error, "as_of": as_of,
+            "say": {"level": "bad" if error else "ok", "note": note}}
 
 
 def _pct(rate: Optional[float]) -> str:
@@ -79,7 +118,8 @@ COUNTED = {"nudged": ("nudge", "nudges in a row"), "purged": ("flagged memory pu
 def _facts(e: dict) -> list:
     has = {k: e.get(k) is not None for k in ("operations", "count", "attempt", "landed", "restarts")}
     count = n(int(e.get("count") or 0), *COUNTED.get(e.get("type"), ("time", "times")))
-    bits = [(e.get("actor"), f"actor {e.get('actor')}"), (e.get("draft_id"), f"draft {short(e.get('draft_id'))}"),
+    bits = [(e.get("actor"), ACTOR_WORDS.get(e.get("actor"), "a part of the service")),
+            (e.get("draft_id"), f"draft {short(e.get('draft_id'))}"),
             (has["operations"], n(e.get("operations") or 0, "operation")), (has["count"], count),
             (has["attempt"], f"attempt {e.get('attempt')}"), (has["landed"], f"{e.get('landed')} landed"),
             (e.get("denied"), f"{e.get('denied')} denied"), (has["restarts"], n(e.get("restarts") or 0, "restart")),
@@ -125,7 +165,7 @@ def sleep_words(r: dict) -> str:
     if r.get("error"):
         return f"failed: {r['error']}" + (" (its brief is kept for the next check)" if r.get("brief_id") else "")
     if r.get("draft_id"):
-        catch = "; a catch-up: nothing aged out" if r.get("catch_up") else ""
+        catch = "; the first sleep in a long while, so no fragment was let fade" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""
         return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}"
     if r.get("quiet"):

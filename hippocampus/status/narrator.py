@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Optional
 
 from hippocampus.model.fit import fit_sentence
+from hippocampus.status.fresh import as_of, buttons, model_back, reviewed_since
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
-from hippocampus.status.words import ago, hhmm, n, short, span, until
+from hippocampus.status.words import ACTOR_WORDS, ago, hhmm, keyless, n, span, until
 
 BAD, BUSY, WAIT, OK = "bad", "busy", "wait", "ok"
 LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Right now"}
@@ -20,8 +21,21 @@ def narrate(s: dict, now: float) -> dict:
     busy_note = f"{busy.get('what') or 'busy'} running…" if busy else ""
     say = {"headline": text, "level": level, "label": LABELS[level], "action": action,
            "cards": cards(s, now, text), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
-           "busy": busy_note, "actors": actor_words(s.get("actors"))}
+           "busy": busy_note, "actors": actor_words(s.get("actors")), "buttons": buttons(s, action)}
     say["cards"]["model"]["rows"] = model_rows(s, say["cards"]["model"], now, text)
+    return plain(say)
+
+
+def plain(say: dict) -> dict:
+    """The person's words: no config key in the headline, a card or a row; the headline as it was written
+    (with its keys) is the details view's ("details")."""
+    raw = say["headline"]
+    say["headline"], say["wakeup"] = keyless(raw), keyless(say["wakeup"])
+    say["details"] = raw if say["headline"] != raw else ""
+    for card in say["cards"].values():
+        card["main"], card["sub"] = keyless(card["main"]), keyless(card["sub"])
+        if "rows" in card:
+            card["rows"] = [[k, keyless(v), level] for k, v, level in card["rows"]]
     return say
 
 
@@ -41,9 +55,9 @@ def headline(s: dict, now: float) -> tuple:
                 "sleep until it does.", BAD, None)
     if failed := [name for name, a in (s.get("actors") or {}).items() if (a or {}).get("state") == "failed"]:
         one = len(failed) == 1
-        return (f"The {' and '.join(failed)} actor{'' if one else 's'} crashed too often and "
-                f"{'is' if one else 'are'} down: press Restart beside {'it' if one else 'each'} on the Actors "
-                "card.", BAD, "restart")
+        parts = " and ".join(ACTOR_WORDS.get(name, "a part of the service") for name in failed)
+        return (f"{parts[:1].upper()}{parts[1:]} crashed too often and {'is' if one else 'are'} down: press "
+                f"Restart beside {'it' if one else 'each'} under Details.", BAD, "restart")
     if writes := [s[key] for key in ("state_error", "events_error") if s.get(key)]:
         return (" ".join(w.rstrip(".") + "." for w in writes), BAD, None)
     if broken := _broken(s, now):
@@ -58,6 +72,9 @@ def headline(s: dict, now: float) -> tuple:
 def _broken(s: dict, now: float) -> Optional[tuple]:
     last = s.get("last_sleep") or {}
     if last.get("error"):
+        if model_back(s, last.get("finished_at")) and "model" in str(last["error"]):
+            return (f"The last sleep failed at {hhmm(last.get('finished_at'))} because the model did not answer; it "
+                    "answers again now, so the next check sleeps on the same brief.", WAIT, "sleep")
         then = (f"; the model's start is tried again at {hhmm(last['retry_at'])}"
                 if (last.get("retry_at") or 0) > now else " for the next check")
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
@@ -94,9 +111,12 @@ def _waiting(s: dict, now: float) -> tuple:
         return (f"{who} {other.get('what') or 'works on this Memory'}{until_}: this copy leaves it to that one. Two "
                 "copies on one Memory take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
+    if chain.get("waiting_draft") and reviewed_since(s):
+        return ("The draft under review was decided in Memory: the next check takes it from there (a nudge or "
+                "Tend now does it at once).", WAIT, "tend")
     if waiting := chain.get("waiting_draft"):
         age = span(now - float(waiting.get("created_at") or now))
-        return (f"Draft {short(waiting.get('id'))} ({n(waiting.get('operations') or 0, 'operation')}) has waited "
+        return (f"A draft ({n(waiting.get('operations') or 0, 'operation')}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
     if chain.get("redrafts_due"):
         if s.get("redrafts_waiting_since"):
@@ -104,8 +124,9 @@ def _waiting(s: dict, now: float) -> tuple:
                     "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
         return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
                 "Tend now.", WAIT, "tend")
-    if chain.get("brief_id"):
-        return (f"Brief {short(chain['brief_id'])} is waiting: it is slept on at the next check.", WAIT, "sleep")
+    if chain.get("brief_id") or (not s.get("chain") and (s.get("review") or {}).get("briefs")):
+        return ("A brief from the main model is waiting in Memory: it is slept on at the next check.", WAIT,
+                "sleep")
     bed = s.get("bedtime_at")
     if s.get("brief_wanted"):
         off = (s.get("wakeup") or {}).get("type") == "off"
@@ -171,13 +192,25 @@ def _bedtime(s: dict, now: float) -> dict:
 
 
 def _brief(s: dict, now: float) -> dict:
+    line = _brief_line(s, now)
+    line["sub"] += as_of(s)
+    return line
+
+
+def _brief_line(s: dict, now: float) -> dict:
     chain = s.get("chain") or {}
     misses = f" · {n(s['brief_misses'], 'check')} past bedtime without one" if s.get("brief_misses") else ""
     if chain.get("chain_brief_id") and chain.get("chain_open"):
-        more = f"; brief {short(chain['brief_id'])} waits its turn" if chain.get("brief_id") else ""
-        return _line("In use", f"brief {short(chain['chain_brief_id'])} opened the chain under review{more}")
+        more = "; another brief waits its turn" if chain.get("brief_id") else ""
+        return _line("In use", f"the brief that opened the draft under review{more}")
     if chain.get("brief_id"):
-        return _line("Waiting", f"brief {short(chain['brief_id'])} is slept on at the next check", WAIT)
+        return _line("Waiting", "a brief is waiting: it is slept on at the next check", WAIT)
+    if not s.get("chain"):           # before the first check: the queue watch's read of Memory's open briefs
+        briefs = (s.get("review") or {}).get("briefs")
+        if briefs is None:
+            return _line("Checking", "not read from Memory yet")
+        if briefs:
+            return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on at the next check", WAIT)
     if s.get("brief_wanted"):
         return _line("Wanted", f"asked the main model {ago(s.get('brief_requested_at'), now)}; waiting{misses}",
                      WAIT)
@@ -262,7 +295,7 @@ def wakeup_line(w: dict, now: float, headline: str = "") -> str:
     if w.get("ok") is False and summary in headline:
         summary = "would fail (" + SEE_ABOVE + ")"
     last = sorted((w.get("last") or {}).items(), key=lambda kv: -(kv[1].get("at") or 0))
-    ends = [f"{kind} {ago(r.get('at'), now)}: {ripple_end(r)}" for kind, r in last]
+    ends = [f"{kind.replace('_', ' ')} {ago(r.get('at'), now)}: {ripple_end(r)}" for kind, r in last]
     return "Wake-up: " + summary + (" · last: " + "; ".join(ends) if ends else "")
 
 

@@ -6,7 +6,8 @@ from hippocampus.config import redact
 from hippocampus.cycle.bedtime import bedtime, is_catch_up, last_slept
 from hippocampus.model import structured
 from hippocampus.status.narrator import narrate
-from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, model_watched
+from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, QUEUE_FIRST, model_watched
+from hippocampus.status.words import times_said
 
 CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": None}
 
@@ -18,6 +19,15 @@ def built_from(rt) -> tuple:
             tuple(ctx.progress.items()), ctx.events.write_error,
             ctx.voice.version() if ctx.voice is not None else None, int(ctx.clock.now()),
             structured.refused(rt.cfg.model.url))
+
+
+def review(seen) -> dict:
+    """The queue watch's last read of Memory, for the narrator: the pending drafts' and open briefs' ids, when
+    it was read, and (Memory down) why not and as of when."""
+    seen = seen or QUEUE_FIRST
+    return {"drafts": [d.get("id") for d in seen.get("drafts") or [] if isinstance(d, dict)],
+            "briefs": seen.get("briefs"), "checked_at": seen.get("checked_at"), "as_of": seen.get("as_of"),
+            "error": seen.get("error")}
 
 
 def build_status(rt) -> dict:
@@ -55,6 +65,7 @@ def build_status(rt) -> dict:
         "last_sleep": st.get("last_sleep"),
         "last_tend": st.get("last_tend"),
         "redrafts_waiting_since": st.get("redrafts_waiting_since"),
+        "review": review(board.get("queue")),
         "busy": ctx.cycle.describe(),
         "chain": None if ctx.last_snapshot is None else ctx.last_snapshot.summary(),
         "ticks": sched.get("ticks", 0),
@@ -71,6 +82,8 @@ def build_status(rt) -> dict:
                   else {"enabled": False}),
     }
     s = redact.deep(s)       # every URL in it (the ripple's, an error's) without its user:password@ or ?key=
-    s["say"] = narrate(s, now)
+    with times_said() as times:
+        s["say"] = narrate(s, now)
+    s["say"]["times"] = times            # each "HH:MM" in the words, as the epoch the viewer shows locally
     s["explain"] = s["say"]["headline"]
     return s

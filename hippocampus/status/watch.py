@@ -1,5 +1,6 @@
 """Is Memory answering, is the model answering, what waits for review: plain reads, run on the watch
-actors' beat (actors/watch.py) and published to the board, so no request waits on any of them."""
+actors' beat (actors/watch.py) and published to the board, so no request waits on any of them. A read that
+fails keeps what the last good one saw, with when that was ("as of"): nothing shown is older than it says."""
 from __future__ import annotations
 
 import logging
@@ -13,26 +14,35 @@ from hippocampus import outbound, transport_words
 from hippocampus.config import redact
 from hippocampus.memory import MemoryError_, NotSerenMemory
 
-MEMORY_FIRST = {"reachable": None, "error": None, "checked_at": 0.0}
+MEMORY_FIRST = {"reachable": None, "error": None, "checked_at": 0.0, "up_at": None}
 MODEL_FIRST = {"answering": None, "error": None, "checked_at": 0.0}
+QUEUE_FIRST = {"drafts": [], "briefs": None, "error": None, "checked_at": None, "as_of": None}
 
 
-def memory_health(memory) -> dict:
+def memory_health(memory, last: Optional[dict] = None) -> dict:
+    """Is Memory answering; `up_at`: when it last did (this read, or the last good one's)."""
+    now = time.time()
     try:
         memory.health()
         reachable, error, other = True, None, False
     except MemoryError_ as exc:
         reachable, error, other = False, redact.text(str(exc)), isinstance(exc, NotSerenMemory)
-    return {"reachable": reachable, "error": error, "not_memory": other, "checked_at": time.time()}
+    return {"reachable": reachable, "error": error, "not_memory": other, "checked_at": now,
+            "up_at": now if reachable else (last or {}).get("up_at")}
 
 
-def pending_drafts(memory, limit: int = 50) -> dict:
-    """What waits for review (the queue), or why it could not be read."""
+def pending_drafts(memory, last: Optional[dict] = None, limit: int = 50) -> dict:
+    """What waits for review (the queue) and the open briefs' ids; Memory down: the last good read's, with
+    `as_of` its time and `error` why this one failed."""
+    now = time.time()
     try:
-        drafts, error = memory.drafts("pending", limit=limit), None
+        drafts = memory.drafts("pending", limit=limit)
+        briefs = [b.get("id") for b in memory.open_briefs(limit=limit) if isinstance(b, dict)]
     except MemoryError_ as exc:
-        drafts, error = [], redact.text(str(exc))
-    return {"drafts": drafts, "error": error, "checked_at": time.time()}
+        last = last or QUEUE_FIRST
+        return {"drafts": last.get("drafts") or [], "briefs": last.get("briefs"), "error": redact.text(str(exc)),
+                "checked_at": now, "as_of": last.get("as_of") if last.get("error") else last.get("checked_at")}
+    return {"drafts": drafts, "briefs": briefs, "error": None, "checked_at": now, "as_of": now}
 
 
 def model_watched(model_cfg) -> bool:

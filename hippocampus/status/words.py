@@ -1,16 +1,46 @@
 """Small word helpers the narrator shares: times, spans, counts, short ids. Pure."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import re
 import time
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
+
+_TIMES: contextvars.ContextVar = contextvars.ContextVar("hippocampus_times_said", default=None)
+
+
+@contextlib.contextmanager
+def times_said() -> Iterator[dict]:
+    """Collects each time hhmm writes, as {"HH:MM": epoch seconds}: the viewer shows each in the person's
+    own clock (12- or 24-hour, their locale) from the number, so both tabs read alike."""
+    times: dict = {}
+    token = _TIMES.set(times)
+    try:
+        yield times
+    finally:
+        _TIMES.reset(token)
+
+
+# what each actor does, for the headline: the actors' names are the details view's words
+ACTOR_WORDS = {"scheduler": "the part that keeps the schedule", "sleeper": "the part that sleeps",
+               "chain": "the part that follows drafts through review", "lifecycle": "the part that starts the model",
+               "ripple": "the part that wakes the main model", "notifier": "the part that sends the webhook",
+               "quality": "the part that reads the reviews", "memory_health": "the part that watches Memory",
+               "model_health": "the part that watches the model", "wakeup": "the part that checks the wake-up",
+               "queue": "the part that reads the review queue"}
 
 
 def hhmm(ts: Optional[float]) -> str:
     """"?" for no time, or one no clock can show (a note in Memory said 1e300)."""
     try:
-        return time.strftime("%H:%M", time.localtime(ts)) if ts else "?"
+        text = time.strftime("%H:%M", time.localtime(ts)) if ts else "?"
     except (TypeError, ValueError, OverflowError, OSError):
         return "?"
+    said = _TIMES.get()
+    if said is not None and text != "?":
+        said[text] = float(ts)
+    return text
 
 
 def span(seconds: float) -> str:
@@ -45,3 +75,26 @@ def short(draft_id: Optional[str]) -> str:
 
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
+
+
+# a config key (model.lifecycle.retry_after_seconds) or a snake_case name (model_path), outside a URL or a path
+_KEY = re.compile(r"(?<![/\w.:=?&%-])(?:memory|model|sleep|server|notify|ripple|voice|events|supervisor|quality)"
+                  r"(?:\.[a-z_]+)+\b")
+_ONLY_KEYS = re.compile(r" \((?:" + _KEY.pattern + r"(?:, | or | and )?)+\)")
+_SNAKE = re.compile(r"(?<![/\w.:=?&%-])[a-z]+(?:_[a-z]+)+\b(?![/.=(])")
+
+
+def setting(key: str) -> str:
+    """"memory.url" -> "memory url", "model.lifecycle.retry_after_seconds" -> "model retry after seconds"."""
+    parts = key.split(".")
+    return " ".join([parts[0]] + parts[-1:]).replace("_", " ")
+
+
+def keyless(text: str) -> str:
+    """A sentence for a person: a parenthesis of config keys left out, a key in the sentence said as "the
+    <block> <name> setting", a snake_case name in words. The details view keeps the sentence as it was."""
+    if not text:
+        return text
+    out = _ONLY_KEYS.sub("", text)
+    out = _KEY.sub(lambda m: f"the {setting(m.group(0))} setting", out)
+    return _SNAKE.sub(lambda m: m.group(0).replace("_", " "), out)

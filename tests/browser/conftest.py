@@ -45,8 +45,9 @@ def open_page(browser):
     """open_page(url) -> (page, console) on url's /viewer, in a context of its own; closed at teardown."""
     contexts = []
 
-    def open_(url: str, width: int = 1280, height: int = 900, scale: float = 1):
-        ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    def open_(url: str, width: int = 1280, height: int = 900, scale: float = 1, locale: str = "en-US"):
+        ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale,
+                                  locale=locale)
         contexts.append(ctx)
         page = ctx.new_page()
         page.set_default_timeout(WAIT)

@@ -12,6 +12,7 @@ from pathlib import Path
 import requests
 
 from tests.browser.conftest import WAIT, sync_api
+from tests.browser.person import assert_plain
 
 expect = sync_api().expect
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
@@ -46,11 +47,11 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     row = page.locator(f'#queueList .draft[data-draft-id="{draft_id}"]')
     expect(row).to_be_visible()
     expect(row).to_contain_text("1 operation")
-    expect(row).to_contain_text("new_core")
+    expect(row).to_contain_text("new memory")           # the kind in words; new_core is the details' word
     expect(page.locator("#queueCount")).to_have_text("1")
     # what broke: the explanation, as /status words it
     explain = requests.get(svc.url + "/status", timeout=10).json()["explain"]
-    assert explain.startswith(f"Draft {draft_id[:8]}… (1 operation) has waited ")      # the narrator's headline
+    assert explain.startswith("A draft (1 operation) has waited ")      # the narrator's headline; no id in it
     expect(page.locator("#explainText")).to_have_text(re.compile("^" + re.escape(explain.split(" has waited ")[0])))
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
     expect(page.locator("#modelPill")).to_have_text("model: mechanical")
@@ -79,6 +80,9 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     expect(page.locator("#explainText")).to_have_text(re.compile("^" + re.escape(explain.split(" has waited ")[0])))
     assert page.evaluate("(el) => el.isConnected", row_node)
     assert page.evaluate("(el) => el.isConnected", text)
+    assert draft_id not in assert_plain(page)              # the id is the details' (one per queue row)
+    row.locator("details summary").click()
+    expect(row.locator("details")).to_contain_text(draft_id)
     assert console.errors == [], console.errors
 
 
@@ -91,6 +95,7 @@ def test_sleep_now_without_a_brief_asks_for_one(make_config, start_service, hand
     expect(page.locator("#actionResult")).to_contain_text("a note in Memory asks the main model for one")
     expect(page.locator("#briefWhat")).to_have_text("Wanted")
     expect(page.locator("#explainText")).to_contain_text("Waiting for a brief from the main model")
+    assert_plain(page)
     assert hand.drafts("pending") == []
     assert console.errors == [], console.errors
 
@@ -113,6 +118,7 @@ def test_sleep_now_with_a_brief_drafts_and_the_queue_shows_it(make_config, start
     expect(page.locator("#actionResult")).to_contain_text("Nothing started: a chain is open")
     page.locator("#tendBtn").click()
     expect(page.locator("#actionResult")).to_contain_text("Tended: 1 draft still under review")
+    assert_plain(page)
     assert console.errors == [], console.errors
 
 
@@ -120,13 +126,17 @@ def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, s
     svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}))
     page, console = open_page(svc.url)
     loaded(page)
-    expect(page.locator('#actorsList .actor[data-actor="ripple"][data-state="running"]')).to_be_visible()
+    # the parts' names are the details' words: closed until one is down
+    expect(page.locator('#actorsList .actor[data-actor="ripple"][data-state="running"]')).to_be_attached()
+    expect(page.locator("#detailsView")).not_to_have_attribute("open", "")
     assert svc.runtime.inject_fault("ripple")
     actor = page.locator('#actorsList .actor[data-actor="ripple"]')
     expect(actor).to_have_attribute("data-state", "failed")
     expect(actor).to_contain_text("injected crash in ripple")
     expect(page.locator("#explainCard")).to_have_class(re.compile(r"\bbad\b"))
-    expect(page.locator("#explainText")).to_contain_text("The ripple actor crashed too often")
+    expect(page.locator("#explainText")).to_contain_text("The part that wakes the main model crashed too often")
+    expect(page.locator("#detailsView")).to_have_attribute("open", "")
+    assert_plain(page)                  # the parts' names are in the details, opened: not in the headline
     button = actor.locator("button.restart")
     expect(button).to_have_text("Restart")
     button.click()
@@ -151,6 +161,7 @@ def test_with_a_bearer_the_page_asks_once_then_works(make_config, start_service,
     loaded(page)
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
     expect(page.locator("#explainText")).to_contain_text("no brief")      # the narrator's headline
+    assert_plain(page)
     assert page.evaluate("() => localStorage.getItem('seren_token')") == "s3cret"
     # a reload keeps the token: it never asks again
     page.reload()
@@ -218,6 +229,7 @@ def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_pa
     page.locator('.tab[data-tab="history"]').click()
     expect(page.locator("#eventsList .event").first).to_be_visible()
     shot(page, "viewer-desktop-history.png")
+    assert_plain(page)
 
     phone, phone_console = open_page(svc.url, width=375, height=812, scale=2)
     loaded(phone)
@@ -234,6 +246,7 @@ def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_pa
     assert svc.runtime.inject_fault("ripple")
     expect(phone.locator('#actorsList .actor[data-actor="ripple"] button.restart')).to_be_visible()
     expect(phone.locator("#explainLabel")).to_have_text("Something is wrong")
+    assert_plain(phone)
     _no_sideways_scroll(phone)
     shot(phone, "viewer-375-broken.png")
     names = ("viewer-desktop.png", "viewer-desktop-history.png", "viewer-375.png", "viewer-375-history.png",
@@ -252,7 +265,10 @@ def test_memory_down_is_a_message_not_an_error(make_config, start_service, open_
     expect(page.locator("#queueNote")).to_contain_text("Memory is not answering")
     expect(page.locator("#explainLabel")).to_have_text("Something is wrong")
     expect(page.locator("#explainText")).to_contain_text("is not answering")
-    page.locator("#sleepBtn").click()
-    expect(page.locator("#actionResult")).to_have_class(re.compile(r"\bbad\b"))
-    expect(page.locator("#actionResult")).to_contain_text("is not answering (SerenMemory did not answer on GET /health")
-    assert [e for e in console.errors if "status of 503" not in e] == [], console.errors   # the 503 is the answer
+    # nothing can start: neither button can be pressed, and the words beside them say why
+    expect(page.locator("#sleepBtn")).to_be_disabled()
+    expect(page.locator("#tendBtn")).to_be_disabled()
+    expect(page.locator("#sleepBtn")).not_to_have_class(re.compile(r"\bprimary\b"))
+    expect(page.locator("#busyNote")).to_have_text("Memory is not answering: nothing can start until it does.")
+    assert_plain(page)
+    assert console.errors == [], console.errors

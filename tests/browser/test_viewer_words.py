@@ -8,6 +8,7 @@ import re
 import requests
 
 from tests.browser.conftest import WAIT, sync_api
+from tests.browser.person import assert_plain
 
 expect = sync_api().expect
 
@@ -20,6 +21,7 @@ PICTOGRAPHS = r"""() => Array.from(document.body.innerText.matchAll(/[\p{Extende
 
 
 def _plain(page) -> str:
+    assert_plain(page)
     text = page.evaluate(VISIBLE)
     assert not ROUTE.search(text), ROUTE.search(text).group(0) + "\n" + text
     assert not EPOCH.search(text), EPOCH.search(text).group(0) + "\n" + text

@@ -22,7 +22,7 @@ def test_the_viewer_says_whether_a_wake_up_would_work_and_how_the_last_one_ended
     line = page.locator("#wakeupLine")
     expect(line).to_contain_text("Wake-up: ok: ", timeout=WAIT)
     svc.runtime.ctx.emit("draft_submitted", draft_id="d-view", operations=1)
-    expect(line).to_contain_text("last: draft_submitted", timeout=WAIT)
+    expect(line).to_contain_text("last: draft submitted", timeout=WAIT)     # the event in words
     expect(line).to_contain_text("exited 6", timeout=WAIT)
     cfg.ripple.cwd = str(tmp_path / "gone")       # the folder goes; the check after the next ripple says so
     svc.runtime.ctx.emit("draft_submitted", draft_id="d-view-2", operations=1)

@@ -87,7 +87,9 @@ def test_a_crash_storm_ends_failed_and_the_operator_brings_it_back(make_config, 
     assert len(events_of(base, "actor_crashed")) == 4
     st = requests.get(base + "/status", timeout=5).json()
     assert st["actors"]["chain"]["state"] == "failed"
-    assert "chain" in st["explain"] and "press Restart beside it on the Actors card" in st["explain"], st["explain"]
+    # the part in words (its name is the details view's, and /actors'), and what to press
+    assert st["explain"] == ("The part that follows drafts through review crashed too often and is down: press "
+                             "Restart beside it under Details."), st["explain"]
     # with the chain down, its route says so rather than hanging
     r = requests.post(base + "/tend", timeout=10)
     assert r.status_code == 503, r.text

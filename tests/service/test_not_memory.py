@@ -72,7 +72,9 @@ def test_a_web_server_at_memory_url_is_said_plainly_and_nothing_is_lost(make_con
                  timeout=20, what="the headline to say what answers at memory.url")
         headline = requests.get(base + "/status", timeout=10).json()["say"]["headline"]
         assert headline.startswith(f"Memory at {switch.url} answered something that is not SerenMemory"), headline
-        assert "point memory.url at SerenMemory" in headline
+        assert "point the memory url setting at SerenMemory" in headline      # the key in words, for a person
+        details = requests.get(base + "/status", timeout=10).json()["say"]["details"]
+        assert "point memory.url at SerenMemory" in details                    # as written, for the details view
         assert hand.drafts() == [] and [b["id"] for b in hand.open_briefs()] == [brief]
 
         switch.mode = "memory"                  # the real Memory answers there again

@@ -77,7 +77,7 @@ EVENTS = [
      "draft 3f2a0000… · 2 operations", "webhook sent · ripple fired"),
     ("a crash, the webhook down", {"type": "actor_crashed", "actor": "ripple", "restarts": 1,
                                    "delivery": {"delivered": False, "error": "HTTP 500"}},
-     "actor ripple · 1 restart", "webhook not sent (HTTP 500)"),
+     "the part that wakes the main model · 1 restart", "webhook not sent (HTTP 500)"),
     ("a ripple kept", {"type": "chain_closed", "landed": 3, "denied": 0, "ripple": {"skipped": True}},
      "3 landed", "ripple kept: the last one still runs"),
     ("a ripple refused", {"type": "sleep_done", "quiet": True, "catch_up": True,
@@ -105,3 +105,24 @@ def test_the_events_table(name, event, facts, outcome):
 def test_the_events_note_names_the_webhook_only_when_one_is_set():
     assert boards.events_note(True)["note"].startswith("A webhook is set")
     assert boards.events_note(False) == {"note": ""}
+
+
+SUMMARIES = [
+    ("2 new_core, 1 attach across cycling, commute", "2 new memories, 1 addition to a memory about cycling, commute"),
+    ("redraft of 0123456789abcdef0123456789abcdef (attempt 2)", "A redraft of a denied draft (attempt 2)"),
+    ("tea", "Tea"), (None, "(no summary)"),
+]
+
+
+@pytest.mark.parametrize("summary,words", SUMMARIES)
+def test_a_drafts_summary_in_a_persons_words(summary, words):
+    assert boards.summary_words(summary) == words
+
+
+def test_memory_down_keeps_what_its_last_answer_said_as_of_when():
+    from hippocampus.status.words import hhmm
+    out = boards.queue([_draft([("new_core", "pending")])], NOW, "SerenMemory at http://m is not answering", NOW - 90)
+    assert out["count"] == 1 and out["drafts"][0]["kind_words"] == ["new memory"]
+    assert out["say"] == {"level": "bad", "note": f"Memory is not answering: as of {hhmm(NOW - 90)}, when it last "
+                                                  "answered, 1 draft, 1 operation waiting for a decision."}
+    assert out["times"] == {hhmm(NOW - 90): NOW - 90}

@@ -143,6 +143,7 @@ def test_not_managed_and_not_answering_is_unavailable(rig):
     msg = str(ei.value)
     assert rig.url in msg and f"127.0.0.1:{rig.port}/health" in msg and "model.lifecycle.manage is off" in msg
     assert lc.snapshot()["managed"] is False and lc.snapshot()["via"] is None
+    assert lc.snapshot()["last_used"] is None      # never answered: the model card says no "last used 4 s ago"
     assert rig.events == []
 
 
@@ -272,6 +273,7 @@ def test_a_start_that_never_answers_is_killed_and_waits_before_retrying(rig):
     pid = rig.saves[0]["pid"]
     assert gone(pid)
     assert wait_until(lambda: rig.launches() == 1, 3)
+    assert lc.snapshot()["last_used"] is None      # it never answered
 
     rig.clock.advance(60)
     with pytest.raises(ModelUnavailable) as ei:

@@ -18,7 +18,7 @@ DRAFT = {"chain_open": True, "under_review": 1, "chain_brief_id": "b1234567890",
 
 ROWS = [
     ("a draft waiting", {"chain": DRAFT},
-     "Draft 3f2a0000… (3 operations) has waited 60 min for review in Memory: review it, then nudge.", "wait", None),
+     "A draft (3 operations) has waited 60 min for review in Memory: review it, then nudge.", "wait", None),
     ("denied operations waiting for sleep time", {"chain": {"chain_open": True, "redrafts_due": 1},
                                                   "redrafts_waiting_since": NOW - 600, "tend_cycle": False},
      "Denied operations have waited since", "wait", "tend"),
@@ -32,7 +32,7 @@ ROWS = [
     ("bedtime soon with no brief", {"bedtime_at": NOW + 600}, "Quiet and healthy; bedtime in 10 min", "ok", "sleep"),
     ("a brief requested", {"brief_wanted": True, "brief_requested_at": NOW - 60, "bedtime_at": NOW - 60},
      "Waiting for a brief from the main model: a note asking for one has been in Memory since", "wait", None),
-    ("a chain open on the brief that opened it", {"chain": DRAFT}, "Draft 3f2a0000…", "wait", None),
+    ("a chain open on the brief that opened it", {"chain": DRAFT}, "A draft (3 operations)", "wait", None),
     ("the cycle busy", {"busy": {"what": "sleep", "since": NOW - 30},
                         "progress": {"what": "sleeping", "piles": 4, "piles_done": 1}},
      "A sleep is running since", "busy", None),
@@ -51,7 +51,7 @@ def test_the_narrator_table(name, changes, starts, level, action):
 
 def test_the_brief_card_names_the_brief_that_opened_the_chain_never_waiting_for_itself():
     say = narrate({**HEALTHY, "chain": DRAFT}, NOW)
-    assert say["cards"]["brief"]["main"] == "In use" and "opened the chain" in say["cards"]["brief"]["sub"]
+    assert say["cards"]["brief"]["main"] == "In use" and "opened the draft under review" in say["cards"]["brief"]["sub"]
     assert "waiting, but a chain is open" not in say["headline"]
 
 
@@ -75,11 +75,11 @@ WAKE = [
     ("checking", {"ok": None, "summary": "checking...", "last": {}}, "Wake-up: checking..."),
     ("a script exited", {"ok": True, "summary": "ok: claude as me (6 checks)",
                          "last": {"draft_submitted": {"at": NOW - 30, "exit_code": 6, "seconds": 0.4}}},
-     "Wake-up: ok: claude as me (6 checks) · last: draft_submitted 30 s ago (%s): exited 6 after 0.4 s"),
+     "Wake-up: ok: claude as me (6 checks) · last: draft submitted 30 s ago (%s): exited 6 after 0.4 s"),
     ("still running, newest first", {"ok": True, "summary": "ok: x", "last": {
         "draft_submitted": {"at": NOW - 300, "ok": True, "type": "endpoint", "status": 204},
         "chain_closed": {"at": NOW - 5, "running": True, "pid": 42}}},
-     "Wake-up: ok: x · last: chain_closed 5 s ago (%s): running (pid 42); draft_submitted 5 min ago (%s): "
+     "Wake-up: ok: x · last: chain closed 5 s ago (%s): running (pid 42); draft submitted 5 min ago (%s): "
      "sent (HTTP 204)"),
     ("a killed and a failed one", {"ok": True, "summary": "ok: x", "last": {
         "a": {"at": NOW - 10, "exit_code": -9, "seconds": 120, "killed": True},
@@ -174,7 +174,7 @@ def _plain(text: str) -> None:
 
 PEOPLE = [
     ("an actor down", {"actors": {"ripple": {"state": "failed", "restarts": 3}}},
-     "The ripple actor crashed too often and is down: press Restart beside it on the Actors card."),
+     "The part that wakes the main model crashed too often and is down: press Restart beside it under Details."),
     ("the wake-up off, a brief asked for", {"brief_wanted": True, "brief_requested_at": NOW - 60,
                                             "wakeup": {"ok": None, "type": "off", "summary": "off", "last": {}}},
      "nothing here wakes the main model, so it finds the note the next time it reads its memories"),
@@ -257,3 +257,71 @@ def test_sleep_now_with_no_brief_names_no_argument_and_no_tool():
                     "for one, and the sleep runs once it arrives.")
     _plain(text)
     assert "submit_brief" not in text and "nudge" not in text
+
+
+# issue 41: the headline and the cards agree with the freshest read of Memory
+REVIEW_READ = {"drafts": [], "briefs": [], "checked_at": NOW, "as_of": NOW, "error": None}
+
+
+def test_a_draft_decided_in_memory_since_the_last_check_is_not_said_to_wait():
+    chain = {**DRAFT, "at": NOW - 60}
+    still = narrate({**HEALTHY, "chain": chain, "review": {**REVIEW_READ, "drafts": ["3f2a000011112222"]}}, NOW)
+    assert still["headline"].startswith("A draft (3 operations) has waited"), still["headline"]
+    gone = narrate({**HEALTHY, "chain": chain, "review": REVIEW_READ}, NOW)
+    assert "has waited" not in gone["headline"] and "was decided in Memory" in gone["headline"], gone["headline"]
+    assert gone["action"] == "tend" and gone["buttons"]["tend"]["primary"] and not gone["buttons"]["sleep"]["primary"]
+    older = narrate({**HEALTHY, "chain": {**DRAFT, "at": NOW + 5}, "review": REVIEW_READ}, NOW)
+    assert "has waited" in older["headline"], "a queue read older than the check overruled it"
+    down = narrate({**HEALTHY, "chain": chain, "review": {**REVIEW_READ, "error": "no answer"}}, NOW)
+    assert "has waited" in down["headline"], "a failed read of the queue was taken for an empty queue"
+
+
+def test_a_sleep_that_failed_on_the_model_is_not_said_to_be_failing_once_the_model_answers():
+    failed = {"error": "the model at http://127.0.0.1:8091/v1 is not answering (connection refused)",
+              "finished_at": NOW - 120}
+    still = narrate({**HEALTHY, "last_sleep": failed,
+                     "model_health": {"answering": False, "error": "refused", "checked_at": NOW}}, NOW)
+    assert "not answering" in still["headline"] and still["level"] == "bad"
+    back = narrate({**HEALTHY, "last_sleep": failed,
+                    "model_health": {"answering": True, "error": None, "checked_at": NOW}}, NOW)
+    assert "not answering" not in back["headline"] and "answers again now" in back["headline"], back["headline"]
+    assert back["pills"]["model"]["text"] == "model: answering" and back["level"] != "bad"
+
+
+def test_before_the_first_check_the_brief_card_says_what_memory_holds():
+    unread = narrate({**HEALTHY, "chain": None}, NOW)
+    assert unread["cards"]["brief"]["main"] == "Checking"
+    one = narrate({**HEALTHY, "chain": None, "review": {**REVIEW_READ, "briefs": ["b1"]}}, NOW)
+    assert one["cards"]["brief"]["main"] == "Waiting" and "1 brief open in Memory" in one["cards"]["brief"]["sub"]
+    assert one["headline"].startswith("A brief from the main model is waiting in Memory")
+    none = narrate({**HEALTHY, "chain": None, "review": REVIEW_READ}, NOW)
+    assert none["cards"]["brief"]["main"] == "Not asked for yet"
+
+
+BUTTONS = [
+    ("idle: Sleep now", {}, (True, False), (False, False), ""),
+    ("a draft under review: neither", {"chain": DRAFT}, (False, False), (False, False), ""),
+    ("denied operations: Tend now", {"chain": {"chain_open": True, "redrafts_due": 1}}, (False, False),
+     (True, False), ""),
+    ("a sleep running: neither, disabled", {"busy": {"what": "sleep", "since": NOW - 5}}, (False, True),
+     (False, True), "A sleep is running: wait for it to end."),
+    ("Memory down: neither, disabled", {"memory": {"reachable": False, "url": "http://m", "error": "refused"}},
+     (False, True), (False, True), "Memory is not answering: nothing can start until it does."),
+]
+
+
+@pytest.mark.parametrize("name,changes,sleep,tend,why", BUTTONS, ids=[r[0] for r in BUTTONS])
+def test_the_main_button_fits_the_state(name, changes, sleep, tend, why):
+    b = narrate({**HEALTHY, **changes}, NOW)["buttons"]
+    assert (b["sleep"]["primary"], b["sleep"]["disabled"]) == sleep
+    assert (b["tend"]["primary"], b["tend"]["disabled"]) == tend
+    assert b["why"] == why
+
+
+def test_memory_down_says_as_of_when_memory_last_answered():
+    from hippocampus.status.words import hhmm, times_said
+    with times_said() as times:
+        say = narrate({**HEALTHY, "memory": {"reachable": False, "url": "http://m", "error": "refused",
+                                             "up_at": NOW - 600}}, NOW)
+    assert say["cards"]["brief"]["sub"].endswith(f" · as of {hhmm(NOW - 600)}")
+    assert times[hhmm(NOW - 600)] == NOW - 600          # the viewer shows it in the person's clock

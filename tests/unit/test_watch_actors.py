@@ -107,3 +107,38 @@ def test_a_wake_up_check_that_raises_is_shown_and_logged_and_the_watch_reads_aga
         wait_for(lambda: (rt.board.get("wakeup") or {}).get("ok") is True, timeout=5, what="the next read")
     finally:
         w.stop()
+
+
+class Looked(WatchActor):
+    """A watch read on every beat while someone looks (the Memory, model and queue watches)."""
+    name = "looked"
+    looked_at = True
+
+    def __init__(self, supervisor, runtime, reads) -> None:
+        super().__init__(supervisor, runtime)
+        self.reads = reads
+
+    def read(self) -> dict:
+        self.reads.append(1)
+        return {"n": len(self.reads)}
+
+
+def test_a_watch_reads_on_every_beat_while_someone_looks_and_at_its_own_pace_when_nobody_does(rt):
+    from hippocampus.status.looks import Looks
+    rt.looks = Looks(seconds=0.3)
+    reads: list = []
+    watch = Looked.start(None, rt, reads)
+    try:
+        def beats(n: int, start: int) -> int:
+            for i in range(n):
+                watch.tell(Tick(start + i))
+            watch.ask(Ping(), timeout=5)
+            return len(reads)
+        assert beats(1, 0) == 1                 # the first beat reads
+        assert beats(3, 1) == 1, "nobody looks: the beat read Memory anyway"
+        rt.looks.look()
+        assert beats(3, 4) == 4, "someone looks: each beat reads"
+        wait_for(lambda: not rt.looks.watched(), timeout=5, what="the look to be old")
+        assert beats(3, 7) == 4, "the look is over: the beats still read"
+    finally:
+        watch.stop()

@@ -4,7 +4,8 @@
 // Every refresh updates text in place; a list is redrawn only when its
 // markup changed, so nothing flickers.
 const HX = {
-  every: 4000,          // ms between refreshes
+  hiddenEvery: 30000,   // ms between refreshes while the tab is hidden
+  every: 750,           // ms between refreshes: while it looks, the service reads Memory on every beat
   timer: null,
   inflight: false,
   tab: "overview",
@@ -95,6 +96,13 @@ function rel(ts){
   return diff > 0 ? "in " + span(diff) : span(diff) + " ago";
 }
 function relAbs(ts){ return ts ? rel(ts) + " (" + hhmm(ts) + ")" : ""; }
+// the person's clock: each "HH:MM" the service wrote comes with its epoch (`times`), shown here in this
+// browser's locale, as every other time on the page
+function clock(ts){ return new Date(ts * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"}); }
+function lt(text, times){
+  if (!text || !times) return text == null ? "" : String(text);
+  return String(text).replace(/\b\d\d:\d\d\b/g, m => (m in times ? clock(times[m]) : m));
+}
 
 // fetch with the saved bearer; keeps the status and the family's {"detail"} on errors
 async function hx(path, opts){
@@ -208,9 +216,9 @@ document.addEventListener("click", e => {
 });
 
 // ---------------------------------------------------------------- render: status
-function card(prefix, statId, c){
-  setText(prefix + "What", c.main);
-  setText(prefix + "When", c.sub);
+function card(prefix, statId, c, times){
+  setText(prefix + "What", lt(c.main, times));
+  setText(prefix + "When", lt(c.sub, times));
   setClass(statId, "bad", c.level === "bad");
   setClass(statId, "warn", c.level === "wait");
 }
@@ -218,6 +226,7 @@ function card(prefix, statId, c){
 function renderStatus(s){
   HX.status = s;
   const say = s.say || {cards: {}, pills: {}};
+  const T = say.times || {};
   // header pills
   const mem = s.memory || {}, pills = say.pills || {};
   for (const [id, p] of [["memPill", pills.memory], ["modelPill", pills.model]]){
@@ -232,27 +241,40 @@ function renderStatus(s){
   if (!HX.needToken){
     setClass("explainCard", "bad", say.level === "bad");
     setText("explainLabel", say.label || "Right now");
-    setText("explainText", say.headline || "");
+    setText("explainText", lt(say.headline, T));
   }
-  setClass("sleepBtn", "primary", say.action === "sleep" || !say.action);
-  setClass("tendBtn", "primary", say.action === "tend");
+  renderButtons(say.buttons);
+  // the headline as written, with the settings' names, for whoever changes them
+  setText("detailsHeadline", say.details ? "In the settings' words: " + lt(say.details, T) : "");
+  show("detailsHeadline", !!say.details);
   show("explainSub", false);
-  setText("busyNote", say.busy || "");
-  setText("wakeupLine", say.wakeup || "");
+  setText("wakeupLine", lt(say.wakeup, T));
 
   const c = say.cards || {};
-  if (c.last_sleep) card("lastSleep", "statLastSleep", c.last_sleep);
-  if (c.last_tend) card("lastTend", "statTend", c.last_tend);
-  if (c.bedtime){ setText("bedtimeRel", c.bedtime.main); setText("bedtimeAbs", c.bedtime.sub); }
-  if (c.brief){ setText("briefWhat", c.brief.main); setText("briefMore", c.brief.sub); setClass("statBrief", "warn", c.brief.level === "wait"); }
-  if (c.tick){ setText("tickWhat", c.tick.main); setText("tendCycleWhat", c.tick.sub); }
+  if (c.last_sleep) card("lastSleep", "statLastSleep", c.last_sleep, T);
+  if (c.last_tend) card("lastTend", "statTend", c.last_tend, T);
+  if (c.bedtime){ setText("bedtimeRel", lt(c.bedtime.main, T)); setText("bedtimeAbs", lt(c.bedtime.sub, T)); }
+  if (c.brief){ setText("briefWhat", c.brief.main); setText("briefMore", lt(c.brief.sub, T)); setClass("statBrief", "warn", c.brief.level === "wait"); }
+  if (c.tick){ setText("tickWhat", c.tick.main); setText("tendCycleWhat", lt(c.tick.sub, T)); }
 
-  renderActors(s.actors || {}, say.actors || {});
-  renderModel(c.model || {});
+  renderActors(s.actors || {}, say.actors || {}, T);
+  renderModel(c.model || {}, T);
+}
+
+// the main button is the one that fits the state (the narrator's `buttons`); while a cycle runs or Memory
+// is down neither can be pressed, and the note beside them says why
+function renderButtons(b){
+  if (!b) return;
+  for (const [id, key] of [["sleepBtn", "sleep"], ["tendBtn", "tend"]]){
+    const one = b[key] || {}, btn = $(id);
+    setClass(btn, "primary", !!one.primary);
+    if (!HX.acting && btn.disabled !== !!one.disabled) btn.disabled = !!one.disabled;
+  }
+  if (!HX.acting) setText("busyNote", b.why || "");
 }
 
 const ACTOR_ORDER = ["scheduler", "sleeper", "chain", "lifecycle", "ripple", "notifier"];
-function renderActors(actors, words){
+function renderActors(actors, words, times){
   const names = Object.keys(actors).sort((a, b) => {
     const ia = ACTOR_ORDER.indexOf(a), ib = ACTOR_ORDER.indexOf(b);
     return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
@@ -269,30 +291,34 @@ function renderActors(actors, words){
       html += '<span class="grow"></span><button class="btn small primary restart" data-name="' + escapeHtml(n)
            + '">Restart</button>';
     html += '</div>';
-    if (w.error) html += '<div class="row-sub err">' + escapeHtml(w.error) + '</div>';
+    if (w.error) html += '<div class="row-sub err">' + escapeHtml(lt(w.error, times)) + '</div>';
     return html + '</div>';
   }, '<p class="muted">No actors reported yet.</p>');
+  // a part that is down needs its Restart button seen: the details open by themselves
+  if (names.some(n => (actors[n] || {}).state === "failed")) $("detailsView").open = true;
 }
 
 // the narrator's rows: [label, value, level]
 const ROW_CLASS = {bad: "err", good: "okc"};
-function renderModel(card){
+function renderModel(card, times){
   setHtml("modelList", (card.rows || []).map(([k, v, level]) =>
-    '<dt>' + escapeHtml(k) + '</dt><dd class="' + (ROW_CLASS[level] || "") + '">' + escapeHtml(v) + '</dd>').join(""));
+    '<dt>' + escapeHtml(k) + '</dt><dd class="' + (ROW_CLASS[level] || "") + '">' + escapeHtml(lt(v, times)) + '</dd>').join(""));
 }
 
 // ---------------------------------------------------------------- render: queue
 function renderQueue(q){
   const say = q.say || {};
-  setText("queueCount", q.error ? "?" : String((q.drafts || []).length));
-  setText("queueNote", say.note || "");
+  setText("queueCount", q.error && !q.as_of ? "?" : String((q.drafts || []).length));
+  setText("queueNote", lt(say.note, q.times));
   $("queueNote").title = q.error || "";      // the why, on hover: the headline names Memory once
   setClass("queueNote", "err", say.level === "bad");
+  // the draft's id and its summary as written are the details' (a <details> per row)
   setRows("queueList", q.drafts || [], d => d.id, d => '<div class="row draft" data-draft-id="' + escapeHtml(d.id) + '">'
-      + '<div class="row-head"><b>' + escapeHtml(d.summary || "(no summary)") + '</b></div>'
+      + '<div class="row-head"><b>' + escapeHtml(d.title || d.summary || "(no summary)") + '</b></div>'
       + '<div class="row-sub">' + escapeHtml(d.say || "")
-      + ((d.kinds || []).length ? ' · ' + (d.kinds || []).map(k => '<span class="kind">' + escapeHtml(k) + '</span>').join(" ") : "")
-      + '</div><div class="row-id mono">' + escapeHtml(d.id) + '</div></div>', "");
+      + ((d.kind_words || []).length ? ' · ' + d.kind_words.map(k => '<span class="kind">' + escapeHtml(k) + '</span>').join(" ") : "")
+      + '</div><details class="tech"><summary>Details</summary><div class="row-id mono">draft ' + escapeHtml(d.id)
+      + '</div><div class="row-id mono">' + escapeHtml(d.summary || "") + '</div></details></div>', "");
 }
 
 // ---------------------------------------------------------------- render: quality (GET /quality)
@@ -329,7 +355,7 @@ function renderEvents(ev){
     return '<div class="row event" data-type="' + escapeHtml(e.type) + '">'
       + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(String(e.type).replace(/_/g, " ")) + '</span>'
       + '<span class="muted when" title="' + escapeHtml(new Date((e.at || 0) * 1000).toLocaleString()) + '">' + escapeHtml(relAbs(e.at)) + '</span></div>'
-      + (w.facts ? '<div class="row-sub">' + escapeHtml(w.facts) + '</div>' : "")
+      + (w.facts ? '<div class="row-sub">' + escapeHtml(lt(w.facts, e.times)) + '</div>' : "")
       + (err ? '<div class="row-sub err">' + escapeHtml(err) + '</div>' : "")
       + (w.outcome ? '<div class="row-sub muted">' + escapeHtml(w.outcome) + '</div>' : "")
       + '</div>';
@@ -345,7 +371,7 @@ function renderRuns(h){
     return '<div class="row run" data-kind="' + escapeHtml(r.kind) + '">'
       + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(r.kind || "run") + '</span>'
       + '<span class="muted when">' + escapeHtml(relAbs(r.finished_at || r.started_at) + dur) + '</span></div>'
-      + '<div class="row-sub' + (r.error ? " err" : "") + '">' + escapeHtml(words) + '</div>'
+      + '<div class="row-sub' + (r.error ? " err" : "") + '">' + escapeHtml(lt(words, r.times)) + '</div>'
       + '</div>';
   }, '<p class="muted">No sleep or tend has done anything yet.</p>');
 }
@@ -376,7 +402,9 @@ async function hxRefresh(now){
   } finally {
     HX.inflight = false;
     if (HX.again){ HX.again = false; setTimeout(() => hxRefresh(true), 0); }
-    else if (!HX.timer) HX.timer = setTimeout(() => { HX.timer = null; hxRefresh(); }, HX.every);
+    // a hidden tab is nobody looking: it polls slowly, so the service goes back to its own pace
+    else if (!HX.timer) HX.timer = setTimeout(() => { HX.timer = null; hxRefresh(); },
+                                              document.hidden ? HX.hiddenEvery : HX.every);
   }
 }
 function hxTab(id){
@@ -385,4 +413,5 @@ function hxTab(id){
   hxRefresh(true);
 }
 
+document.addEventListener("visibilitychange", () => { if (!document.hidden) hxRefresh(true); });
 hxRefresh(true);

@@ -1,0 +1,52 @@
+"""What the narrator takes from the freshest read, so no card contradicts another or the headline: the queue
+watch's read of Memory (newer than the tick's snapshot) over the snapshot, the model watch's over a failed
+sleep's words, "as of" while Memory is down, and the main button that fits the state. Pure."""
+from __future__ import annotations
+
+from typing import Optional
+
+from hippocampus.status.words import hhmm
+
+
+def buttons(s: dict, action: Optional[str]) -> dict:
+    """Which of Sleep now and Tend now is the main button, and which cannot be pressed now and why: Sleep now
+    when idle; Tend now (or none) while a chain is open; neither, with the reason, while a cycle runs or
+    Memory is down."""
+    mem = s.get("memory") or {}
+    why = ""
+    if mem.get("reachable") is False:
+        why = "Memory is not answering: nothing can start until it does."
+    elif s.get("busy"):
+        why = f"A {(s.get('busy') or {}).get('what') or 'cycle'} is running: wait for it to end."
+    chain = s.get("chain") or {}
+    open_ = bool(chain.get("chain_open") or chain.get("waiting_draft") or chain.get("redrafts_due"))
+    sleep_main = not why and action == "sleep" and not open_
+    return {"sleep": {"primary": sleep_main, "disabled": bool(why)},
+            "tend": {"primary": not why and action == "tend", "disabled": bool(why)}, "why": why}
+
+
+def reviewed_since(s: dict) -> bool:
+    """The draft the chain waits on is no longer pending in Memory: the queue's read, newer than the tick's
+    snapshot, no longer has it (it was approved, denied or withdrawn there)."""
+    waiting = (s.get("chain") or {}).get("waiting_draft") or {}
+    review = s.get("review") or {}
+    if not waiting or review.get("error") or not review.get("checked_at"):
+        return False
+    if float(review["checked_at"]) < float((s.get("chain") or {}).get("at") or 0):
+        return False
+    return waiting.get("id") not in set(review.get("drafts") or [])
+
+
+def model_back(s: dict, since: Optional[float]) -> bool:
+    """The model watch saw the model answering after `since`."""
+    m = s.get("model_health") or {}
+    return bool(m.get("answering")) and float(m.get("checked_at") or 0) >= float(since or 0)
+
+
+def as_of(s: dict) -> str:
+    """" · as of 14:02" while Memory is down: what Memory said when it last answered."""
+    mem = s.get("memory") or {}
+    if mem.get("reachable") is not False:
+        return ""
+    at = mem.get("up_at") or (s.get("chain") or {}).get("at")
+    return f" · as of {hhmm(at)}" if at else " · not read from Memory yet"
