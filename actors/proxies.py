@@ -133,6 +133,9 @@ class Scheduler(Proxy):
     def released(self) -> bool:
         return self.tell(m.Released())
 
+    def announce(self) -> bool:
+        return self.tell(m.Announce())
+
     def nudge_pending(self) -> bool:
         return bool(self.published().get("nudge_pending"))
 

@@ -87,6 +87,9 @@ def _chain_claimed(run: Callable) -> Callable:
             held = claims.claim(ctx, f"chain:{cid}", f"tends chain {cid}")
         except claims.Taken:
             return
+        if isinstance(held, claims.Alone):       # no other copy to have moved it since this tick's snapshot
+            run(ctx, snap, step, out)
+            return
         try:
             now = ctx.memory.draft_chain(step.chain.latest["id"])
             if len(now) == len(step.chain.attempts) and (now[-1].get("status") == step.chain.latest.get("status")):
