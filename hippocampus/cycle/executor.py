@@ -155,10 +155,12 @@ def _run(ctx, snap: Snapshot, steps, out: Out) -> None:
 
 
 def _done(ctx, report):
-    """After a part that changed Memory's drafts or briefs, read the snapshot again (for /status)."""
+    """After a part that changed Memory's drafts or briefs, read the snapshot again (for /status): the drafts, and
+    the briefs only if the part changed them."""
     if report.memory_changed:
+        last = ctx.last_snapshot
         try:
-            read_for(ctx)
+            read_for(ctx, briefs=None if report.briefs_changed or last is None else last.briefs)
         except Exception:  # noqa: BLE001 - the next tick reads it again
             pass
     return report

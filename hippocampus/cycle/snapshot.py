@@ -92,15 +92,17 @@ def _created(brief: dict) -> Optional[float]:
         return None
 
 
-def read_for(ctx) -> Snapshot:
+def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
     """The tick's snapshot (pending drafts, reviewed drafts, open briefs), kept on the context as the last one
     seen (for /status and MCP). When there is work (bedtime has come, or a chain is due a step) the near-term
     notes are read once too: whether another copy runs on this Memory (cycle/copies.py), and another copy's newer
-    sleep (it can only move a bedtime that has come), kept in the state for bedtime. An idle tick reads no more."""
+    sleep (it can only move a bedtime that has come), kept in the state for bedtime. An idle tick reads no more.
+    briefs: the open briefs, when the caller knows they are the last snapshot's (after a step that changed only the
+    drafts)."""
     picked = ctx.state.pick("parked_briefs", "brief_times", "closing", "submitting")
     now = ctx.clock.now()
     drafts = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
-    briefs = ctx.memory.open_briefs(limit=BRIEF_READ_LIMIT)
+    briefs = ctx.memory.open_briefs(limit=BRIEF_READ_LIMIT) if briefs is None else list(briefs)
     near = None
     due = now >= bedtime(ctx.cfg.sleep, ctx.state, now)
     if due or picked["closing"] or picked["submitting"] or any(c.action in (CLOSE, REDRAFT) for c in plan(drafts)):
