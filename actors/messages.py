@@ -42,11 +42,6 @@ class Wake:                     # a nudge arrived (sent at `at`, monotonic)
 
 
 @dataclass(frozen=True)
-class Announce:                 # at start: this copy tells the others on its Memory that it runs (cycle/copies.py)
-    pass
-
-
-@dataclass(frozen=True)
 class Released:                 # the cycle lock was let go: a pending nudge runs its tick now
     pass
 

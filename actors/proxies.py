@@ -133,9 +133,6 @@ class Scheduler(Proxy):
     def released(self) -> bool:
         return self.tell(m.Released())
 
-    def announce(self) -> bool:
-        return self.tell(m.Announce())
-
     def nudge_pending(self) -> bool:
         return bool(self.published().get("nudge_pending"))
 

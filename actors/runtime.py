@@ -81,7 +81,6 @@ class Runtime:
         # an ask is answered only after the supervisor's on_start, so the registry is full when the routes open
         self.supervisor.ask(Ping(), timeout=60)
         self.memory_health.ping(FIRST_READ_SECONDS)     # so /health's first answer already knows Memory
-        self.scheduler.announce()       # the other copies on this Memory learn of this one before its first sleep
         return self
 
     @property

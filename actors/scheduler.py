@@ -11,7 +11,7 @@ import time
 
 import pykka
 
-from hippocampus.cycle import copies, executor
+from hippocampus.cycle import executor
 from hippocampus.cycle.decide import Asked
 from hippocampus.cycle.lock import Busy
 from hippocampus.stopping import ServiceStopping
@@ -39,10 +39,6 @@ class SchedulerActor(Supervised):
     def on_Tick(self, msg) -> None:
         if self.rt.cfg.sleep.mode == "thread" and time.monotonic() >= self.next_tick:
             self.run_tick(nudged=False)
-
-    def on_Announce(self, msg) -> None:
-        if not self.rt.stopping and not self.rt.ctx.copies_announced:
-            copies.announce(self.rt.ctx)
 
     def on_Wake(self, msg) -> None:
         if msg.at < self.taken_at:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 from typing import Optional
 
 from hippocampus.cycle import claims, notes as note_rules
@@ -21,6 +22,7 @@ log = logging.getLogger("hippocampus.claims")
 
 COPY_TOPIC = "hippocampus, copy"
 ANNOUNCE_SECONDS = 7 * 86400.0      # a copy that stopped for good stops costing the others after this
+_announcing = threading.Lock()
 
 
 def alone(ctx) -> bool:
@@ -38,8 +40,20 @@ def _mine(ctx, notes: list) -> Optional[dict]:
     return None
 
 
+def renew_due(ctx, notes: list) -> bool:
+    """This copy announced itself, but its note is gone or past half its week (a service that runs for weeks)."""
+    return ctx.copies_announced and _mine(ctx, notes) is None
+
+
 def announce(ctx, notes: Optional[list] = None) -> None:
-    """Post this copy's "copy" note unless a fresh one of this process is there; older ones of this copy go."""
+    """Post this copy's "copy" note unless a fresh one of this process is there; older ones of this copy go.
+    Memory's watch does it at start, a tick if that could not: one at a time."""
+    with _announcing:
+        if not ctx.copies_announced or notes is not None:
+            _announce(ctx, notes)
+
+
+def _announce(ctx, notes: Optional[list]) -> None:
     try:
         notes = ctx.memory.list_near() if notes is None else notes
         if _mine(ctx, notes) is not None:

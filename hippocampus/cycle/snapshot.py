@@ -109,6 +109,8 @@ def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
         if not ctx.copies_announced:
             copies.announce(ctx)            # posted before the read, so two copies starting together meet
         near = ctx.memory.list_near()
+        if copies.renew_due(ctx, near):
+            copies.announce(ctx, near)
     copies.seen(ctx, near, drafts)
     if due and near is not None:
         slept = claims.slept_at(ctx, near)        # well-formed notes only
