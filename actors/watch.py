@@ -10,6 +10,7 @@ import logging
 import time
 from typing import Optional
 
+from hippocampus.cycle import copies
 from hippocampus.model import fit
 from hippocampus.transport_words import in_words
 from hippocampus.ripple.check import service_view
@@ -91,6 +92,8 @@ class MemoryWatch(WatchActor):
     def read(self) -> dict:
         view = health.memory_health(self.rt.ctx.memory, self.view)
         self.say(self.reach.seen(bool(view["reachable"]), view["error"], view["checked_at"]))
+        if view["reachable"] and not self.rt.ctx.copies_announced and not self.rt.stopping:
+            copies.announce(self.rt.ctx)     # at start (the first read), so other copies know of this one at once
         return view
 
 

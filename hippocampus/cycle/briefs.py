@@ -22,11 +22,12 @@ log = logging.getLogger("hippocampus.gate")
 
 BRIEF_TOPIC = "hippocampus, brief"
 REQUEST_TTL = 6 * 3600
+ASKS = "asks the main model for a brief"
 
 
 def hold_request(ctx: Context) -> None:
     """Take or renew this copy's claim to ask the main model for a brief (claims.Taken: another copy asks)."""
-    claims.claim(ctx, claims.BRIEF_REQUEST, "asks the main model for a brief").check()
+    claims.claim(ctx, claims.BRIEF_REQUEST, ASKS).check()
 
 
 def brief_wanted(ctx: Context) -> Optional[dict]:
@@ -59,8 +60,10 @@ def request_brief(ctx: Context, force: bool = False) -> dict:
         return req
     now = ctx.clock.now()
     due = now if force else bedtime(ctx.cfg.sleep, ctx.state, now)
-    note = ctx.memory.add_near(request_text(due, now, force), topic=BRIEF_TOPIC,
-                               expires_at=max(due, now) + REQUEST_TTL)
+    until = max(due, now) + REQUEST_TTL
+    note_id, fields = claims.riding(ctx, claims.BRIEF_REQUEST, ASKS, until)
+    note = ctx.memory.add_near(request_text(due, now, force), topic=BRIEF_TOPIC, expires_at=until,
+                               note_id=note_id, extra=fields)
     req = {"asked_at": now, "for_sleep_due_at": due, "intent_id": note.get("id"), "answered": None,
            "nudges": 0, "forced": force}
     ctx.state.set(brief_request=req)

@@ -141,7 +141,8 @@ class Claim:
         self.note = top
         if top["until"] - self.ctx.clock.now() < lease_seconds(self.ctx) / 2:
             self.note = self._post(_next_gen(_claims(self.ctx, self.key)))
-            self.ctx.memory.delete_near(top["id"])
+            if top["id"] != (self.ctx.state.get("brief_request") or {}).get("intent_id"):   # see riding()
+                self.ctx.memory.delete_near(top["id"])
 
     def release(self) -> None:
         try:
@@ -150,8 +151,37 @@ class Claim:
             log.warning("could not delete the claim note %s (it expires on its own): %s", self.note.get("id"), exc)
 
 
+class Alone:
+    """The claim of a copy that has seen no other on its Memory (cycle/copies.py): nothing to post or check."""
+
+    def __init__(self, key: str, what: str):
+        self.key, self.what, self.note = key, what, {}
+
+    def check(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
+def _alone(ctx) -> bool:
+    return bool(getattr(ctx, "copies_alone", False))
+
+
+def riding(ctx, key: str, what: str, until: float) -> tuple:
+    """(note id, fields) that make a note this copy writes anyway (the brief request) its claim on `key` too,
+    when it is alone on its Memory and so takes no claim of its own: a copy that starts later reads it as this
+    copy's claim. (None, None) when claims are taken the usual way."""
+    if not _alone(ctx):
+        return None, None
+    gen = int(ctx.clock.now()) % note_rules.MAX_GEN
+    return note_rules.note_id(key, gen), {**me(ctx), "claim": key, "gen": gen, "what": what, "until": until}
+
+
 def release_mine(ctx, key: str) -> None:
     """Let go of this copy's claim on `key`, if it holds one (a claim left to lapse would show until its lease)."""
+    if _alone(ctx):
+        return
     try:
         top = _top(ctx, key)
     except MemoryError_ as exc:
@@ -162,7 +192,10 @@ def release_mine(ctx, key: str) -> None:
 
 
 def claim(ctx, key: str, what: str) -> Claim:
-    """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken."""
+    """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken. A copy alone on its
+    Memory takes it without a note."""
+    if _alone(ctx):
+        return Alone(key, what)
     found = _claims(ctx, key)
     top = _holding(ctx, found)
     c = Claim(ctx, key, what, top or {})
@@ -188,7 +221,9 @@ def stamp(ctx) -> dict:
 
 def post_slept(ctx, at: float, next_at: float) -> None:
     """Tell the other copies on this Memory that it slept: one near-term note, kept until the next bedtime,
-    which their bedtime counts from too (so none asks for a brief again tonight)."""
+    which their bedtime counts from too (so none asks for a brief again tonight). A copy alone posts none."""
+    if _alone(ctx):
+        return
     try:
         old = [n["id"] for n in ctx.memory.list_near() if (n.get("metadata") or {}).get("topic") == SLEPT_TOPIC]
         fields = {**me(ctx), "slept_at": at}
@@ -217,7 +252,10 @@ def slept_at(ctx, notes: list) -> Optional[float]:
 
 def drafted_by(ctx, draft_id: str) -> Optional[dict]:
     """The copy that posted the draft under this id, as a claim names it ({} for a draft without the stamp),
-    or None: there is no such draft (any status) in Memory."""
+    or None: there is no such draft (any status) in Memory; None without a look for a copy alone on its Memory
+    (every draft this copy posted is in its state)."""
+    if _alone(ctx):
+        return None
     try:
         extra = ctx.memory.draft(draft_id).get("extra") or {}
     except MemoryRefused as exc:

@@ -39,6 +39,8 @@ class Context:
     last_snapshot: Any = None    # the last Snapshot of Memory's drafts and briefs
     stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
     others: set = field(default_factory=set)       # the other copies' claims already said in the log
+    copies_alone: bool = False       # no other copy seen on this Memory at the last read (cycle/copies.py)
+    copies_announced: bool = False   # this process's "copy" note is in Memory
 
     def emit(self, type_: str, **fields: Any) -> dict:
         return self.events.emit(type_, **fields)

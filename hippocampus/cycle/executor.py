@@ -87,6 +87,9 @@ def _chain_claimed(run: Callable) -> Callable:
             held = claims.claim(ctx, f"chain:{cid}", f"tends chain {cid}")
         except claims.Taken:
             return
+        if isinstance(held, claims.Alone):       # no other copy to have moved it since this tick's snapshot
+            run(ctx, snap, step, out)
+            return
         try:
             now = ctx.memory.draft_chain(step.chain.latest["id"])
             if len(now) == len(step.chain.attempts) and (now[-1].get("status") == step.chain.latest.get("status")):
@@ -154,10 +157,12 @@ def _run(ctx, snap: Snapshot, steps, out: Out) -> None:
 
 
 def _done(ctx, report):
-    """After a part that changed Memory's drafts or briefs, read the snapshot again (for /status)."""
+    """After a part that changed Memory's drafts or briefs, read the snapshot again (for /status): the drafts, and
+    the briefs only if the part changed them."""
     if report.memory_changed:
+        last = ctx.last_snapshot
         try:
-            read_for(ctx)
+            read_for(ctx, briefs=None if report.briefs_changed or last is None else last.briefs)
         except Exception:  # noqa: BLE001 - the next tick reads it again
             pass
     return report

@@ -61,6 +61,11 @@ class SleepReport(Report):
         """A draft submitted, or (a sleep that drafted nothing) its brief consumed or set aside."""
         return bool(self.draft_id) or self.quiet or (self.ok and self.brief_id is not None)
 
+    @property
+    def briefs_changed(self) -> bool:
+        """A sleep that posted its draft leaves its brief open (the chain's close consumes it); any other may not."""
+        return not (self.draft_id and not self.brief_pulled)
+
 
 @dataclass
 class TendReport(Report):
@@ -85,6 +90,11 @@ class TendReport(Report):
     def memory_changed(self) -> bool:
         return bool(self.resubmitted or self.closed)
 
+    @property
+    def briefs_changed(self) -> bool:
+        """A chain that closed consumed its brief; a redraft leaves the briefs as they were."""
+        return bool(self.closed)
+
 
 @dataclass
 class CheckReport(Report):
@@ -101,6 +111,10 @@ class CheckReport(Report):
     @property
     def memory_changed(self) -> bool:
         return self.sleep is not None and self.sleep.memory_changed
+
+    @property
+    def briefs_changed(self) -> bool:
+        return self.sleep is None or self.sleep.briefs_changed
 
     def kept(self) -> dict:
         """What the state file keeps as last_check (the sleep is kept as last_sleep)."""
@@ -120,6 +134,10 @@ class SleepRefused(Report):
     @property
     def memory_changed(self) -> bool:
         return self.status == "asked_for_brief"
+
+    @property
+    def briefs_changed(self) -> bool:
+        return True
 
     def to_dict(self) -> dict:
         out = {"status": self.status, "draft_id": self.draft_id, "operations": 0, "error": self.error,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from hippocampus.cycle import claims
+from hippocampus.cycle import claims, copies
 from hippocampus.cycle.bedtime import bedtime, memory_slept
 from hippocampus.cycle.chains import CLOSE, REDRAFT, REVIEW, Next, brief_of, plan
 
@@ -92,16 +92,28 @@ def _created(brief: dict) -> Optional[float]:
         return None
 
 
-def read_for(ctx) -> Snapshot:
+def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
     """The tick's snapshot (pending drafts, reviewed drafts, open briefs), kept on the context as the last one
-    seen (for /status and MCP). Once bedtime has come, another copy's newer sleep on this Memory is looked for
-    (it can only move a bedtime that has come) and kept in the state, for bedtime; before, nothing more is read."""
-    picked = ctx.state.pick("parked_briefs", "brief_times", "closing")
+    seen (for /status and MCP). When there is work (bedtime has come, or a chain is due a step) the near-term
+    notes are read once too: whether another copy runs on this Memory (cycle/copies.py), and another copy's newer
+    sleep (it can only move a bedtime that has come), kept in the state for bedtime. An idle tick reads no more.
+    briefs: the open briefs, when the caller knows they are the last snapshot's (after a step that changed only the
+    drafts)."""
+    picked = ctx.state.pick("parked_briefs", "brief_times", "closing", "submitting")
     now = ctx.clock.now()
     drafts = ctx.memory.drafts("pending") + ctx.memory.drafts("reviewed")
-    briefs = ctx.memory.open_briefs(limit=BRIEF_READ_LIMIT)
-    if now >= bedtime(ctx.cfg.sleep, ctx.state, now):
-        slept = claims.slept_at(ctx, ctx.memory.list_near())        # well-formed notes only
+    briefs = ctx.memory.open_briefs(limit=BRIEF_READ_LIMIT) if briefs is None else list(briefs)
+    near = None
+    due = now >= bedtime(ctx.cfg.sleep, ctx.state, now)
+    if due or picked["closing"] or picked["submitting"] or any(c.action in (CLOSE, REDRAFT) for c in plan(drafts)):
+        if not ctx.copies_announced:
+            copies.announce(ctx)            # posted before the read, so two copies starting together meet
+        near = ctx.memory.list_near()
+        if copies.renew_due(ctx, near):
+            copies.announce(ctx, near)
+    copies.seen(ctx, near, drafts)
+    if due and near is not None:
+        slept = claims.slept_at(ctx, near)        # well-formed notes only
         if slept is not None and slept > (memory_slept(ctx.state, now) or 0):
             ctx.state.set(memory_slept_at=slept)
     times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)

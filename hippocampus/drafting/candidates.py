@@ -11,12 +11,13 @@ RRF_K = 60
 
 
 def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
-    """Cores near these texts, best first: rank fusion over a search per text, satellites counting for their core."""
+    """Cores near these texts, best first: one search over the texts together (a pile is one topic), satellites
+    counting for their core."""
     if wanted <= 0:
         return []
     queries = [t[:1500] for t in texts if t and t.strip()][:8]
-    if len(queries) > 1:
-        queries.append(" ".join(queries)[:1500])
+    if len(queries) > 1:            # one search for the pile: each search is an embedding in Memory
+        queries = [" ".join(queries)[:1500]]
     scores, rows, via = {}, {}, {}      # core id -> fused score, its row, the satellite it was found by
     failures = 0
     for q in queries:

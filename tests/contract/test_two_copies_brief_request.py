@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hippocampus.cycle import executor
+from hippocampus.cycle import copies, executor
 from hippocampus.cycle.bedtime import bedtime
 from hippocampus.status.lists import result
 from tests.harness.clock import FakeClock
@@ -25,8 +25,12 @@ def _claims(hand) -> list:
 
 
 def _copies(make_ctx, tmp_path, clock, **sleep) -> list:
-    return [make_ctx(clock=clock, sleep={"state_path": str(tmp_path / name / "state.json"),
+    """Two running copies: each has told the Memory it runs, as the service does at its start."""
+    ctxs = [make_ctx(clock=clock, sleep={"state_path": str(tmp_path / name / "state.json"),
                                          "brief_check_misses": 1, **sleep}) for name in ("a", "b")]
+    for ctx in ctxs:
+        copies.announce(ctx)
+    return ctxs
 
 
 def test_a_copy_asking_on_a_long_tick_keeps_its_claim_between_checks(make_ctx, hand, tmp_path):

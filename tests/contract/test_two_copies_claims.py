@@ -6,10 +6,19 @@ from __future__ import annotations
 import os
 import time
 
-from hippocampus.cycle import claims, executor
+from hippocampus.cycle import claims, copies, executor
 from hippocampus.status.lists import run_words, sleep_words
 from tests.harness.clock import FakeClock
 from tests.service.test_tend import scripted_model, seed
+
+
+def _running(make_ctx, clock, fake_model, tmp_path) -> tuple:
+    """Two running copies: each has told the Memory it runs, as the service does at its start."""
+    ctxs = tuple(make_ctx(clock=clock, model={"url": fake_model.url},
+                          sleep={"state_path": str(tmp_path / name / "state.json")}) for name in ("a", "b"))
+    for ctx in ctxs:
+        copies.announce(ctx)
+    return ctxs
 
 
 def _claim_notes(hand, brief_id: str) -> list:
@@ -18,8 +27,7 @@ def _claim_notes(hand, brief_id: str) -> list:
 
 def _sleep_losing_its_claim(make_ctx, hand, fake_model, tmp_path, take_over: bool) -> dict:
     clock = FakeClock(time.time())
-    a, b = (make_ctx(clock=clock, model={"url": fake_model.url},
-                     sleep={"state_path": str(tmp_path / name / "state.json")}) for name in ("a", "b"))
+    a, b = _running(make_ctx, clock, fake_model, tmp_path)
     brief = seed(hand)
 
     def mid_sleep(body: dict) -> dict:          # while a's model writes, its claim note goes
@@ -58,8 +66,7 @@ def test_a_copy_that_meets_a_brief_another_copy_has_drafted_names_that_copy(make
     from hippocampus.cycle.decide import Asked
     from hippocampus.status.narrator import headline
     clock = FakeClock(time.time())
-    a, b = (make_ctx(clock=clock, model={"url": fake_model.url},
-                     sleep={"state_path": str(tmp_path / name / "state.json")}) for name in ("a", "b"))
+    a, b = _running(make_ctx, clock, fake_model, tmp_path)
     fake_model.responder = scripted_model
     brief = seed(hand)
     late = executor.plan(b, Asked(tend=False))

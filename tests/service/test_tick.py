@@ -116,6 +116,7 @@ def test_mechanical_mode_makes_one_core_of_a_cluster_split_into_piles(make_ctx, 
 def test_an_idle_tick_makes_at_most_four_memory_calls(make_config, start_service):
     svc = start_service(make_config())
     svc.runtime.ctx.state.set(last_sleep_ok_at=time.time())      # not bedtime: nothing to do
+    wait_for(lambda: svc.runtime.ctx.copies_announced, timeout=10, what="the copy's note at its start (not a tick's)")
     calls: list = []
     real = svc.runtime.ctx.memory.request
 

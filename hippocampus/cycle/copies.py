@@ -1,0 +1,132 @@
+"""Is this copy alone on its Memory? Claims, the "slept" note and the drafted-by look-up cost Memory requests and
+near-term writes (each one embedded), so a copy that has seen no other pays none of them.
+
+A copy announces itself once per start with one near-term "copy" note (renewed when half its week is gone), posted
+before it reads the near-term notes, so of two copies starting together the later reader sees the earlier. Another
+copy is seen in any live, well-formed note of another copy (its announcement, a claim, a "slept" note) or in a live
+draft stamped by it; until the near-term notes are first read this copy counts as not alone (the old, safe way).
+A forged note can only make a copy think it is not alone, which costs requests, never safety.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from typing import Optional
+
+from hippocampus.cycle import claims, notes as note_rules
+from hippocampus.cycle.bedtime import bedtime
+from hippocampus.memory import MemoryError_
+
+log = logging.getLogger("hippocampus.claims")
+
+COPY_TOPIC = "hippocampus, copy"
+ANNOUNCE_SECONDS = 7 * 86400.0      # a copy that stopped for good stops costing the others after this
+_announcing = threading.Lock()
+
+
+def alone(ctx) -> bool:
+    """What the last read of near-term found (False before any: a copy that knows nothing takes claims)."""
+    return bool(getattr(ctx, "copies_alone", False))
+
+
+def _mine(ctx, notes: list) -> Optional[dict]:
+    me, now = claims.me(ctx), ctx.clock.now()
+    for n in notes:
+        meta = n.get("metadata") or {}
+        if (meta.get("topic") == COPY_TOPIC and meta.get("copy") == me["copy"] and meta.get("pid") == me["pid"]
+                and (note_rules.sane_time(meta.get("until")) or 0) - now > ANNOUNCE_SECONDS / 2):
+            return n
+    return None
+
+
+def renew_due(ctx, notes: list) -> bool:
+    """This copy announced itself, but its note is gone or past half its week (a service that runs for weeks)."""
+    return ctx.copies_announced and _mine(ctx, notes) is None
+
+
+def announce(ctx, notes: Optional[list] = None) -> None:
+    """Post this copy's "copy" note unless a fresh one of this process is there; older ones of this copy go.
+    Memory's watch does it at start, a tick if that could not: one at a time."""
+    with _announcing:
+        if not ctx.copies_announced or notes is not None:
+            _announce(ctx, notes)
+
+
+def _announce(ctx, notes: Optional[list]) -> None:
+    try:
+        notes = ctx.memory.list_near() if notes is None else notes
+        if _mine(ctx, notes) is not None:
+            ctx.copies_announced = True
+            return
+        me, until = claims.me(ctx), ctx.clock.now() + ANNOUNCE_SECONDS
+        ctx.memory.add_near(f"seren-hippocampus (pid {me['pid']} on {me['host']}) runs on this Memory; nothing to "
+                            "do about it", topic=COPY_TOPIC, expires_at=until, trigger_type="event",
+                            trigger_value="seren-hippocampus copy", extra={**me, "until": until})
+        ctx.copies_announced = True
+        for n in notes:
+            meta = n.get("metadata") or {}
+            if meta.get("topic") == COPY_TOPIC and meta.get("copy") == me["copy"]:
+                ctx.memory.delete_near(n["id"])
+    except MemoryError_ as exc:
+        log.warning("could not tell other copies on this Memory that this one runs (tried again at the next "
+                    "sleep or chain step): %s", exc)
+
+
+def _read_copy(note: dict, now: float) -> tuple:
+    """(the "copy" note as {copy, pid, host, until}, why not) for a "copy" note; (None, None) for another note."""
+    meta = note.get("metadata") if isinstance(note, dict) else None
+    if not isinstance(meta, dict) or meta.get("topic") != COPY_TOPIC:
+        return None, None
+    pid = meta.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid <= note_rules.MAX_PID:
+        return None, f"its pid {pid!r} is not a process id"
+    if bad := [k for k in ("copy", "host", "folder") if not isinstance(meta.get(k), str) or not meta.get(k)]:
+        return None, f"its {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not words"
+    created, until = note_rules.sane_time(meta.get("created_at")), note_rules.sane_time(meta.get("until"))
+    if created is None or created > now + note_rules.CLOCK_SKEW_SECONDS:
+        return None, f"its created_at {meta.get('created_at')!r} is not a time before now"
+    if until is None or until > created + ANNOUNCE_SECONDS + note_rules.CLOCK_SKEW_SECONDS:
+        return None, f"its until {meta.get('until')!r} is not a time within a week of the note"
+    return {"copy": meta["copy"], "pid": pid, "host": meta["host"], "until": until}, None
+
+
+def _other_note(ctx, note: dict, mine: str, now: float) -> bool:
+    """Whether the note shows another live copy; a note that looks like a copy's but is not one is named in the
+    log once (claims.malformed) and shows nothing."""
+    meta = note.get("metadata") if isinstance(note, dict) else None
+    if not isinstance(meta, dict):
+        return False
+    here = socket.gethostname()
+    if "claim" in meta:
+        found, why = note_rules.read_claim(note, meta.get("claim"), now, mine)
+    elif meta.get("topic") == note_rules.SLEPT_TOPIC:
+        at, why = note_rules.read_slept(note, now)
+        found = None if at is None else {"copy": meta.get("copy"), "until": float("inf"), "host": "", "pid": 0}
+    else:
+        found, why = _read_copy(note, now)
+    if why:
+        claims.malformed(ctx, note, why)
+    if found is None or found.get("copy") == mine:
+        return False
+    return note_rules.stale(found, now, here, claims.alive) is None if found["host"] else True
+
+
+def _other_draft(draft: dict, me: dict) -> bool:
+    extra = draft.get("extra") or {}
+    return bool(extra.get("copy_folder")) and (extra.get("copy_host"), extra.get("copy_folder")) != (me["host"],
+                                                                                                    me["folder"])
+
+
+def seen(ctx, near: Optional[list], drafts) -> None:
+    """Update what this copy knows: from the near-term notes (when read this tick) and the live drafts."""
+    me = claims.me(ctx)
+    if any(_other_draft(d, me) for d in drafts):
+        ctx.copies_alone = False
+        return
+    if near is not None:
+        now, was = ctx.clock.now(), ctx.copies_alone
+        ctx.copies_alone = not any(_other_note(ctx, n, me["copy"], now) for n in near)
+        slept = ctx.state.get("last_sleep_ok_at")
+        if was and not ctx.copies_alone and slept:     # the "slept" note a copy alone never wrote, for the newcomer
+            claims.post_slept(ctx, slept, bedtime(ctx.cfg.sleep, ctx.state, now))
