@@ -166,6 +166,7 @@ def tend_words(r: dict) -> str:
     if r.get("interrupted"):
         return "interrupted by a stop: nothing was posted"
     bits = [words.format(n(r[key], noun)) for key, words, noun in TEND_BITS if r.get(key)]
+    bits += [f"in the redrafts {guard.sentence(r['guard'])}"] if guard.sentence(r.get("guard")) else []
     if r.get("error"):
         return f"failed: {r['error']}" + (f" ({', '.join(bits)})" if bits else "")
     if r.get("under_review") and not bits:

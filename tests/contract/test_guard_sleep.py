@@ -131,3 +131,29 @@ def test_a_promoted_pile_whose_every_operation_was_dropped_stays_too(make_ctx, h
     assert hand.drafts() == [] and report["operations"] == 0
     assert all(k in [s["id"] for s in hand.shorts()] for k in kept)
     assert report["kept_back"][0]["why"] == "the guard dropped every operation the model proposed"
+
+
+def test_a_redraft_is_guarded_the_same_way(make_ctx, hand, fake_model):
+    from tests.service.test_tend import scripted_model, seed as seed_tea_and_garden
+
+    def inventing(body: dict):
+        prompt = body["messages"][-1]["content"]
+        if "THE CRITIQUE:" in prompt:            # the redraft brings a number and a name nothing it was shown has
+            return answer(op("The rose garden won 7 prizes with Bertrand", fragments=["f1"]),
+                          op("...", fragments=["f1"]))
+        return scripted_model(body)
+    ctx = make_ctx(model={"url": fake_model.url})
+    fake_model.responder = inventing
+    seed_tea_and_garden(hand)
+    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+    garden = next(o for o in first["operations"] if "garden" in o["topic"])
+    hand.review(first["id"], [{"op": o["index"], "verdict": "deny" if o is garden else "approve",
+                               "critique": "too thin; say more about the roses"} for o in first["operations"]])
+    tended = executor.tend(ctx).to_dict()
+    assert [d["attempt"] for d in hand.drafts()] == [1]                     # nothing untrue was sent
+    assert tended["withdrawn"] == {first["id"]: 1} and tended["resubmitted"] == []
+    assert tended["guard"]["dropped"] == {"numbers": 1, "placeholder": 1}, tended
+    said = [e for e in ctx.events.list(limit=100) if e["type"] == "operations_dropped"]
+    assert said and said[0]["stage"] == "redraft" and "numbers in none of their fragments" in said[0]["words"]
+    from hippocampus.status.lists import tend_words
+    assert "in the redrafts 2 operations dropped: numbers in none of their fragments (1)" in tend_words(tended)
