@@ -100,17 +100,20 @@ def numbers(text: str) -> list:
 
 
 def names(text: str) -> list:
-    """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case line."""
+    """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
+    line (most words capitalised)."""
     text = norm(text)
-    found, seen = [], 0
+    caps, seen = [], 0
     for m in _WORD.finditer(text):
         w = m.group(0)
         if not text[:m.start()].strip() or _SENTENCE_END.search(text[:m.start()]) or w.isdigit():
             continue
         seen += 1
-        if w[0].isupper() and w.casefold() not in STOP:
-            found.append(w)
-    return [] if seen >= 3 and len(found) > seen * 0.6 else found
+        if w[0].isupper():
+            caps.append(w)
+    if seen >= 3 and len(caps) > seen * 0.6:
+        return []
+    return [w for w in caps if w.casefold() not in STOP]
 
 
 def quoted(text: str) -> list:

@@ -42,6 +42,7 @@ REPAIRS = {
     "merged": "merged with a duplicate, citing both",
     "foreign": "no longer cite fragments outside their pile",
     "placeholder": "lost a placeholder restatement",
+    "restated": "lost a restatement their sources do not hold",
 }
 
 PLACEHOLDERS = frozenset(
@@ -96,7 +97,7 @@ def is_placeholder(text: str) -> bool:
 
 
 def _text_of(op: dict) -> str:
-    return " ".join(str(op.get(k) or "") for k in ("content", "restated_content")).strip()
+    return str(op.get("content") or "").strip()
 
 
 def _first_words(op: dict) -> str:
@@ -159,6 +160,10 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
             return None, [f("words", f"{round(before * 100)}% of its words are in its fragments")], []
     if cited != given:
         _cite(op, cited)
+    restated = str(op.get("restated_content") or "")
+    if restated and (missing_specifics(restated, texts(cited)) or word_share(restated, texts(cited)) < WORD_SHARE):
+        fixed.append(f("restated", restated[:40]))     # the core keeps its words; the attach stands
+        op.pop("restated_content")
     if op.get("kind") == "new_core":
         same = next((cid for cid, core in sources.cores.items() if core and near_duplicate(text, core)), None)
         if same:

@@ -143,3 +143,17 @@ def test_the_words_of_the_tally():
 def test_the_answer_reader_s_drops_are_named():
     found = guard.reader_findings(["op 2: cites a fragment it was not shown: 'f9'", "op 3: unknown kind 'x'"])
     assert [f.rule for f in found] == ["foreign", "unreadable"]
+
+
+def test_a_restatement_its_sources_do_not_hold_is_taken_off_and_the_attach_stands():
+    res = run(op("Did 12 routes with Anna at the climbing gym", kind="attach", target_core_id="core-a",
+                 restated_content="I climb with Bertrand every day"),
+              op("Climbed with Anna at the gym", ids=("s1",), kind="attach", target_core_id="core-a",
+                 restated_content="TEA IS EVERYTHING NOW"))
+    assert [o.get("restated_content") for o in res.operations] == [None, None]
+    assert [f.rule for f in res.repaired] == ["restated", "restated"] and res.dropped == []
+
+
+def test_a_shouted_or_title_case_line_names_no_one():
+    assert guard.names("TEA IS EVERYTHING NOW") == [] and guard.names("Notes From The Climbing Trip") == []
+    assert guard.names("We met Anna and Bertrand") == ["Anna", "Bertrand"]
