@@ -34,7 +34,13 @@ def scripted(body: dict) -> dict:
         return {"content": json.dumps({"operations": [{"kind": "new_core", "content": content, "fragments": frags,
                                                         "target": None, "rationale": "as the critique says"}]})}
     topic = re.search(r"^Topic: (.+)$", prompt, flags=re.M).group(1)
-    return {"content": json.dumps({"operations": [{"kind": "new_core", "content": f"Something true about {topic}",
+    said = f"Something true about {topic}"
+    shown = re.search(r"^\[(c\d+)\] " + re.escape(said) + " ", prompt, flags=re.M)
+    if shown:       # its own words are a core already: more evidence for it (a new_core would restate it)
+        return {"content": json.dumps({"operations": [{"kind": "attach", "content": said + ", again",
+                                                        "fragments": frags, "target": shown.group(1),
+                                                        "rationale": "the fragments agree"}]})}
+    return {"content": json.dumps({"operations": [{"kind": "new_core", "content": said,
                                                     "fragments": frags, "target": None,
                                                     "rationale": "the fragments agree"}]})}
 

@@ -189,8 +189,8 @@ def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(
 
     core = a_core_to_forget(memory.url, hand)
     fake_model.responder = lambda body: (
-        {"content": '{"operations": [{"kind": "attach", "content": "another visit", "target": "c1", '
-                    '"fragments": ["f1"], "rationale": "the same place"}]}'}
+        {"content": '{"operations": [{"kind": "attach", "content": "the old address on elm street again", '
+                    '"target": "c1", "fragments": ["f1"], "rationale": "the same place"}]}'}
         if re.search(r"^\[c1\]", body["messages"][-1]["content"], re.M) else scripted_model(body))
     ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
     for i in range(2):
