@@ -55,7 +55,6 @@ _MARKER_ONLY = re.compile(r"^\s*\[?\s*[fc]\d+\s*\]?\s*$", re.I)
 _ENDS = " \t\r\n\"'`“”‘’«»„「」『』()[]<>{}.,;:!?*_-–—"
 
 
-
 @dataclass
 class Finding:
     rule: str                   # a key of RULES (dropped) or REPAIRS (repaired)
