@@ -157,3 +157,23 @@ def test_a_redraft_is_guarded_the_same_way(make_ctx, hand, fake_model):
     assert said and said[0]["stage"] == "redraft" and "numbers in none of their fragments" in said[0]["words"]
     from hippocampus.status.lists import tend_words
     assert "in the redrafts 2 operations dropped: numbers in none of their fragments (1)" in tend_words(tended)
+
+
+def test_a_promoted_pile_passed_over_beside_a_draft_outlives_that_chain_s_landing(make_ctx, hand, memory, fake_model):
+    memory.set_lifetimes(short_term_seconds=3600)
+    ctx = make_ctx(model={"url": fake_model.url})
+    ctx.state.set(last_sleep_ok_at=ctx.clock.now() - 3600)
+    old = time.time() - 2 * DAY
+    kept = [hand.short(f"Anna and I climbed the north face, day {i}", topic="climbing", ts=old) for i in range(2)]
+    for i in range(2):
+        hand.short(f"the rose garden bloomed early, visit {i}", topic="garden")
+    hand.brief("climbing and the garden", promote=["climbing"])
+    fake_model.responder = by_topic({"garden": answer(op("The rose garden bloomed early", fragments=["f1", "f2"]))})
+    report = executor.check(ctx).to_dict()["sleep"]
+    assert report["draft_id"] and [k["topic"] for k in report["kept_back"]] == ["climbing"], report
+    from hippocampus.status.lists import sleep_words
+    assert "on 'climbing' kept for the next sleep, not aged out" in sleep_words(report)
+    hand.approve_all(report["draft_id"])
+    tended = executor.tend(ctx).to_dict()
+    assert tended["closed"], tended                                   # the chain landed and its tidy ran
+    assert all(k in [s["id"] for s in hand.shorts()] for k in kept)   # ... and aged none of them out
