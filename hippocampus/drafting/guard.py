@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from hippocampus.drafting.grounding import Known, missing_specifics, near_duplicate, norm, word_share
-from hippocampus.drafting.grounding import content_words, names, numbers, quoted, specifics  # noqa: F401 - the API
+from hippocampus.drafting.grounding import content_words
+from hippocampus.drafting.grounding import names, numbers, quoted, specifics  # noqa: F401 - the API
 
 WORD_SHARE = 0.5           # of an operation's content words found in its sources
 CHARS_PER_TOKEN = 8        # generous: no answer within model.max_tokens is longer than this many characters a token
@@ -92,7 +93,8 @@ def is_placeholder(text: str) -> bool:
     if _BRACKETED.match(t) or _MARKER_ONLY.match(t):
         return True
     core = " ".join(t.strip(_ENDS).casefold().split())
-    return core in PLACEHOLDERS or not any(ch.isalnum() for ch in core)
+    # and a text of stopwords and numbers only ("it is what it is", "42") says nothing to keep
+    return core in PLACEHOLDERS or not any(ch.isalnum() for ch in core) or not content_words(core)
 
 
 def _text_of(op: dict) -> str:

@@ -142,8 +142,9 @@ def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make
         prompt = body["messages"][-1]["content"]
         if "THE CRITIQUE" in prompt and re.search(r"^\[c1\]", prompt, re.M):        # attach to whatever core it is shown first
             frags = [m for m in ("f1", "f2") if f"[{m}]" in prompt]
-            return {"content": '{"operations": [{"kind": "attach", "content": "more of the same", "target": "c1", '
-                               f'"fragments": {frags!r}, "rationale": "it belongs there"}}]}}'.replace("'", '"')}
+            return {"content": '{"operations": [{"kind": "attach", "content": "the rose garden bloomed early again", '
+                               f'"target": "c1", "fragments": {frags!r}, "rationale": "it belongs there"}}]}}'
+                               .replace("'", '"')}
         return scripted_model(body)
 
     ctx, first, ops = first_sleep(make_ctx, hand, fake_model, responder)
