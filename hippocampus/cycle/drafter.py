@@ -13,9 +13,10 @@ from hippocampus.cycle import claims
 from hippocampus.cycle.context import Context
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
+from hippocampus.drafting import guard
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
-from hippocampus.drafting.prompt import Steer, draft_prompt
+from hippocampus.drafting.prompt import Steer, draft_prompt, shown_date
 from hippocampus.drafting.schema import response_format
 
 log = logging.getLogger("hippocampus.sleep")
@@ -27,6 +28,7 @@ class PileResult:
     cut_off: bool = False
     failure: Optional[str] = None
     served: Optional[str] = None
+    guard: dict = field(default_factory=dict)       # what the grounding guard dropped and repaired (guard.tally)
 
 
 def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
@@ -61,14 +63,39 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     for op in parsed.operations:
         if not op.get("topic"):
             op["topic"] = pile.topic
-    capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, answer=answer, parsed=parsed)
+    checked = guard.check(parsed.operations, pile_sources(pile.entries, candidates),
+                          max_tokens=ctx.cfg.model.max_tokens)
+    tally = guard.tally(guard.reader_findings(parsed.dropped, pile.topic) + checked.dropped, checked.repaired)
+    capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, answer=answer, parsed=parsed,
+                   guard=tally)
     if parsed.cut_off and parsed.operations:
         log.warning("an answer on '%s' ran into model.max_tokens (%d); kept the %d operation(s) it finished",
                     pile.topic or "untagged", ctx.cfg.model.max_tokens, len(parsed.operations))
     for why in parsed.dropped:
         log.info("dropped an operation on '%s': %s", pile.topic or "untagged", why)
-    return PileResult(operations=parsed.operations, cut_off=parsed.cut_off, failure=parsed.failure,
-                      served=answer.served)
+    log_findings(pile.topic, checked)
+    return PileResult(operations=checked.operations, cut_off=parsed.cut_off, failure=parsed.failure,
+                      served=answer.served, guard=tally)
+
+
+def pile_sources(entries: list, candidates: list, extra: tuple = ()) -> guard.Sources:
+    """What a pile's operations may draw on: each fragment with the date shown beside it, the cores shown."""
+    frags = {}
+    for e in entries:
+        if isinstance(e, dict) and e.get("id"):
+            meta = e.get("metadata") if isinstance(e.get("metadata"), dict) else {}
+            frags[e["id"]] = f"{e.get('content') or ''} ({shown_date(meta.get('ts')) or ''})"
+    cores = {c.get("id"): str(c.get("content") or "") for c in candidates or [] if isinstance(c, dict)}
+    return guard.Sources(frags, cores, tuple(t for t in extra if t))
+
+
+def log_findings(topic: Optional[str], checked: guard.Guarded) -> None:
+    for f in checked.dropped:
+        log.info("the guard dropped an operation on '%s' (%s: %s): %r", topic or "untagged",
+                 guard.RULES.get(f.rule, f.rule), f.detail, f.content)
+    for f in checked.repaired:
+        log.info("the guard repaired an operation on '%s' (%s: %s): %r", topic or "untagged",
+                 guard.REPAIRS.get(f.rule, f.rule), f.detail, f.content)
 
 
 def extend_ops(ops: list, more: list) -> None:

@@ -7,7 +7,9 @@ from typing import Optional
 
 from hippocampus.cycle.chains import Next, chain_cores, ops_with
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.drafter import call_model, extend_ops, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import call_model, extend_ops, log_findings, pile_sources, stamp, step_draft_id, \
+    submittable
+from hippocampus.drafting import guard
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import redraft_prompt
@@ -74,12 +76,13 @@ def _candidates(ctx: Context, step: Next, op: dict, entries: list) -> tuple:
 
 
 def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
-    """(new operations, withdrawn?, failure or None) for one denied operation."""
+    """(new operations, withdrawn?, failure or None, the guard's tally) for one denied operation. The guard
+    checks a redraft as it checks a draft; its sources add the critique and the denied version."""
     rows = [(sid, _row(ctx, sid, "short")) for sid in op.get("source_short_ids") or []]
     entries = [{"id": row.get("id", sid), "content": row.get("content", ""), "metadata": row.get("metadata") or {}}
                for sid, row in rows if row]
     if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
-        return [], True, None          # word for word was the person's call: not redrafted
+        return [], True, None, {}      # word for word was the person's call: not redrafted
     candidates, target = _candidates(ctx, step, op, entries)
     shown_op = dict(op, target_core_id=target)
     prompt, markers = redraft_prompt(voice_block=voice_block, critique=op.get("critique") or "",
@@ -93,13 +96,14 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     except ModelFailure as exc:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
                        response_format=fmt, **shown)
-        return [], False, str(exc)
+        return [], False, str(exc), {}
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
                           max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"),
                           constrained=answer.response_format is not None)
-    capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed, **shown)
     if parsed.failure:
-        return [], False, parsed.failure
+        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
+                       **shown)
+        return [], False, parsed.failure, {}
     new_ops = []
     for new in parsed.operations:
         new.pop("restated_content", None)
@@ -110,21 +114,33 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
             new["topic"] = op.get("topic")
         new["redraft_of"] = op.get("index")
         new_ops.append(new)
-    return new_ops, not new_ops, None
+    sources = pile_sources(entries, candidates, extra=(op.get("critique") or "", op.get("content") or ""))
+    for sid in op.get("source_short_ids") or []:        # its own fragments, even those an approval took
+        sources.fragments.setdefault(sid, "")
+    checked = guard.check(new_ops, sources, max_tokens=ctx.cfg.model.max_tokens)
+    tally = guard.tally(guard.reader_findings(parsed.dropped, op.get("topic")) + checked.dropped, checked.repaired)
+    capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
+                   guard=tally, **shown)
+    log_findings(op.get("topic"), checked)
+    return checked.operations, not checked.operations, None, tally
 
 
 def redraft_chain(ctx: Context, step: Next) -> tuple:
-    """(the resubmitted attempt or None, how many operations were withdrawn, the model's failures)."""
+    """(the resubmitted attempt or None, how many operations were withdrawn, the model's failures, the guard's
+    tally). A denied operation whose every redraft the guard dropped is withdrawn, and the draft says why."""
     if ctx.mechanical:
         log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
-        return None, 0, []
-    latest, withdrawn, failures, ops = step.latest, [], [], []
+        return None, 0, [], {}
+    latest, withdrawn, failures, ops, checked = step.latest, [], [], [], {}
     voice_block, voice_version = ctx.voice_block()
     capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
     try:
         for op in ops_with(latest, "denied"):
-            new_ops, gone, failure = redraft_op(ctx, step, op, voice_block)
+            new_ops, gone, failure, tally = redraft_op(ctx, step, op, voice_block)
+            new_ops, repeats = guard.drop_repeats(ops, new_ops)
+            checked = guard.merge(checked, guard.tally(repeats, into=tally or None))
+            gone = gone or (not failure and not new_ops)
             if failure:
                 failures.append({"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"),
                                  "why": failure[:300]})
@@ -136,11 +152,17 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
-    if failures:
-        return None, len(withdrawn), failures   # all or nothing: a part submitted would drop the rest for good
+    if checked:
+        words = guard.sentence(checked)
+        log.warning("the grounding guard, before the redraft of %s is sent: %s", latest["id"], words)
+        ctx.emit("operations_dropped", dropped=sum(checked.get("dropped", {}).values()),
+                 repaired=sum(checked.get("repaired", {}).values()), reasons=checked.get("dropped"), words=words,
+                 draft_id=latest["id"], stage="redraft")
+    if failures:   # all or nothing: a part submitted would drop the rest for good
+        return None, len(withdrawn), failures, checked
     ops = submittable(ctx, ops)
     if not ops:
-        return None, len(withdrawn), failures
+        return None, len(withdrawn), failures, checked
     attempt = int(latest.get("attempt") or 1) + 1
     terminal = attempt >= ctx.cfg.sleep.max_attempts
     body = {"id": step_draft_id(step.cluster_id, attempt), "summary": f"redraft of {latest['id']} (attempt {attempt})",
@@ -148,11 +170,12 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
             "brief_id_used": latest.get("brief_id_used"),
             # the denied operations the redraft withdrew leave the chain here, said on the draft that drops them
-            "extra": {**stamp(ctx, None, voice_version), **({"withdrawn_ops": withdrawn} if withdrawn else {})}}
+            "extra": {**stamp(ctx, None, voice_version), **({"withdrawn_ops": withdrawn} if withdrawn else {}),
+                      **({"guard": checked} if checked else {})}}
     draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
     capture.seal(ctx, draft_id, body)
     ctx.gate.handover()
     ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,
              operations=len(ops), terminal=terminal)
     return {"draft_id": draft_id, "cluster_id": step.cluster_id, "attempt": attempt, "operations": len(ops),
-            "terminal": terminal}, len(withdrawn), failures
+            "terminal": terminal}, len(withdrawn), failures, checked

@@ -45,6 +45,8 @@ class SleepReport(Report):
     model_failures: list = field(default_factory=list)
     hints: Optional[dict] = None
     brief_unmatched: bool = False
+    guard: dict = field(default_factory=dict)       # what the grounding guard dropped and repaired (guard.tally)
+    kept_back: list = field(default_factory=list)   # promoted piles with nothing drafted: kept, not aged out
     interrupted: Optional[str] = None
     other: Optional[dict] = None        # interrupted because another copy of the service took its brief over
     resumed: bool = False
@@ -85,6 +87,7 @@ class TendReport(Report):
     interrupted: Optional[str] = None
     finished_at: Optional[float] = None
     duration_seconds: Optional[float] = None
+    guard: dict = field(default_factory=dict)       # what the grounding guard dropped and repaired in redrafts
 
     @property
     def memory_changed(self) -> bool:

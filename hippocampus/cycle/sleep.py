@@ -19,6 +19,7 @@ from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
 from hippocampus.cycle.drafter import draft_pile, extend_ops, stamp, step_draft_id, submittable
+from hippocampus.drafting import guard
 from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
 
@@ -124,7 +125,8 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
 
 
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
-                "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed", "other")
+                "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed", "other",
+                "guard", "kept_back")
 
 
 def record_sleep(ctx: Context, report: SleepReport) -> None:
@@ -143,6 +145,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
     if record:
         changes["submitting"] = lambda _: None
         changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
+        if record.get("keep_shorts"):       # a promoted pile was passed over: its landing ages nothing out
+            changes["chain_keep_shorts"] = lambda k: {**k, record["cluster_id"]: True}
     ctx.state.mutate_many(**changes)
     if done:
         claims.post_slept(ctx, report.finished_at, bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now()))
@@ -207,6 +211,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
                       min_evidence=cfg.sleep.promote_min_evidence, pile_max=cfg.sleep.pile_max)
     voice_block, voice_version = ctx.voice_block()
     ops, served = _draft_piles(ctx, plan, brief, pulled, voice_block, report, claim)
+    _say_guard(ctx, report)
     if brief and not pulled and promote:
         report.hints = plan.hint_hits
         if not report.quiet and not plan.hint_hits.get("promote"):
@@ -219,7 +224,8 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
         ctx.stopping.check("the sleep was drafted but not posted")
         if claim is not None:
             claim.check()
-        submit_first_draft(ctx, ops, brief, report, stamp(ctx, served, voice_version))
+        extra = {**stamp(ctx, served, voice_version), **({"guard": report.guard} if report.guard else {})}
+        submit_first_draft(ctx, ops, brief, report, extra)
         report.tidy = {"deferred": "until the chain lands"}
         return
     _nothing_to_submit(ctx, brief, pulled, report)
@@ -249,10 +255,45 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
             if res.failure:
                 report.model_failures.append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
                 ctx.emit("draft_failed", topic=pile.topic, why=res.failure[:300])
-            pile_ops = res.operations
+            pile_ops, repeats = guard.drop_repeats(ops, res.operations)
+            report.guard = guard.merge(report.guard, guard.tally(repeats, into=res.guard or None))
+            if pile.hits.promote and not pile_ops:
+                report.kept_back.append(_kept_back(pile, res))
         extend_ops(ops, pile_ops)
         ctx.progress.update(piles_done=i + 1)
     return ops, served
+
+
+def _kept_back(pile, res) -> dict:
+    """A pile the brief promoted that gave no operation: why, and its fragments, which no tidy ages out now."""
+    if res.failure:
+        why = "the model's answer could not be used"
+    elif (res.guard or {}).get("dropped"):
+        why = "the guard dropped every operation the model proposed"
+    else:
+        why = "the model proposed nothing"
+    return {"topic": pile.topic, "hints": list(pile.hits.promote), "fragments": len(pile.entries),
+            "ids": [e.get("id") for e in pile.entries], "why": why}
+
+
+def _say_guard(ctx: Context, report: SleepReport) -> None:
+    """The guard's drops and repairs, and the promoted piles kept back, as events and in the log."""
+    if report.guard.get("dropped") or report.guard.get("repaired"):
+        words = guard.sentence(report.guard)
+        log.warning("the grounding guard, before anything is sent: %s", words)
+        ctx.emit("operations_dropped", dropped=sum(report.guard.get("dropped", {}).values()),
+                 repaired=sum(report.guard.get("repaired", {}).values()), reasons=report.guard.get("dropped"),
+                 words=words, brief_id=report.brief_id)
+    if report.kept_back:
+        words = kept_back_words(report.kept_back)
+        log.warning("%s", words)
+        ctx.emit("kept_for_next_sleep", topics=[k["topic"] for k in report.kept_back],
+                 fragments=sum(k["fragments"] for k in report.kept_back), words=words, brief_id=report.brief_id)
+
+
+def kept_back_words(kept: list) -> str:
+    piles = "; ".join(f"{k['fragments']} fragment(s) on '{k['topic'] or 'untagged'}' ({k['why']})" for k in kept)
+    return f"kept for the next sleep, not aged out, because the brief promoted them: {piles}"
 
 
 def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
@@ -267,14 +308,15 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
         else:
             ctx.memory.consume_brief(brief["id"], None)
             ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
-    report.tidy = ctx.memory.tidy(age_out=not report.catch_up, near=True, sweep=not report.catch_up, purge=False)
+    age_out = not report.catch_up and not report.kept_back     # a promoted pile passed over keeps its fragments
+    report.tidy = ctx.memory.tidy(age_out=age_out, near=True, sweep=not report.catch_up, purge=False)
 
 
 def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: SleepReport, extra: dict) -> None:
     draft_id = step_draft_id((brief or {}).get("id"), 1)
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
-              "catch_up": report.catch_up, "at": ctx.clock.now(),
+              "catch_up": report.catch_up, "at": ctx.clock.now(), "keep_shorts": bool(report.kept_back),
               "sleep": report.to_dict()}       # what a restart that finds the draft landed records
     ctx.state.set(submitting=record)
     body = {"id": draft_id, "summary": draft_summary(ops), "operations": ops,

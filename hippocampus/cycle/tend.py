@@ -9,6 +9,7 @@ from hippocampus.cycle import outcomes
 from hippocampus.cycle.chains import Next, brief_of, ops_with
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.redraft import redraft_chain
+from hippocampus.drafting import guard
 from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import review_note_id
 from hippocampus.cycle.snapshot import Snapshot
@@ -36,8 +37,9 @@ def record(ctx: Context, report: TendReport) -> None:
 def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> None:
     """Redraft a denied chain from its critique; with nothing left to redraft, close it."""
     report.redraft = True
-    resubmitted, withdrawn, failures = redraft_chain(ctx, step)
+    resubmitted, withdrawn, failures, checked = redraft_chain(ctx, step)
     report.model_failures.extend(failures)
+    report.guard = guard.merge(report.guard, checked)
     if withdrawn:
         report.withdrawn[step.cluster_id] = withdrawn
     if resubmitted:
@@ -67,6 +69,7 @@ def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str]
         "retired": False, "note_deleted": False, "attempts": len(attempts),
         "landed": sum(len(ops_with(d, "approved")) for d in attempts), "denied": denied_left,
         "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
+        "keep_shorts": bool((ctx.state.get("chain_keep_shorts") or {}).get(cid, False)),
     }
     _save(ctx, record)
     finish_closing(ctx, cid, report, snap)
@@ -110,8 +113,9 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
         ctx.state.mutate("review_notes", lambda n: {k: v for k, v in n.items() if k != cid})
         _save(ctx, record, "note_deleted")
     try:
-        tidy = ctx.memory.tidy(age_out=not record["catch_up"], near=True, sweep=not record["catch_up"],
-                               purge=False)
+        # a pile the brief promoted and the sleep passed over keeps its fragments for the next sleep
+        tidy = ctx.memory.tidy(age_out=not (record["catch_up"] or record.get("keep_shorts")), near=True,
+                               sweep=not record["catch_up"], purge=False)
     except MemoryError_ as exc:
         tidy = {"error": str(exc)}
     report.tidy[cid] = tidy
@@ -121,7 +125,8 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
                   denied=record["denied"], aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None)
     ctx.state.mutate_many(brief_misses=lambda _: 0,
                           closing=lambda c: {k: v for k, v in c.items() if k != cid},
-                          chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid})
+                          chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid},
+                          chain_keep_shorts=lambda c: {k: v for k, v in c.items() if k != cid})
     report.closed.append(cid)
     log.info(outcomes.chain_closed_line(record))
 

@@ -53,7 +53,8 @@ NOISE = ["weather"]
 STATEMENTS = {
     "tea": "Afternoon green tea is a daily ritual, often on the porch.",
     "garden": "The garden has roses.",
-    "sourdough": "Sourdough baking is a regular habit, loaves shared with the neighbours.",
+    "sourdough": "Sourdough loaves are baked at home; the starter is fed before bed, a loaf given to the "
+                 "neighbours.",
 }
 CRITIQUE = ("Too thin: it is our rose garden by the gate and it bloomed early; "
             "say: The rose garden by the gate is tended with care and bloomed early this year.")

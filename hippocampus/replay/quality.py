@@ -9,8 +9,10 @@ import collections
 import re
 from typing import Iterable, Optional
 
+from hippocampus.drafting.guard import RULES
 from hippocampus.replay import checks
 
+GUARD = ("guard_dropped", "guard_repaired")       # kept from review by the grounding guard (the drafts' extra.guard)
 COLUMNS = ("proposed", "approved_first", "approved_after_redraft", "approved_edited", "denied_to_end", "waiting")
 PACKET_COUNTS = ("calls", "cut_off", "failed_calls", "ops_checked", "invented_ops")
 MECHANICAL = "(mechanical)"
@@ -97,7 +99,18 @@ def summarize_packet(packet: dict) -> dict:
 
 def _blank(model: Optional[str], voice) -> dict:
     return {"model": model, "voice": voice, "drafts": 0, **{c: 0 for c in COLUMNS},
-            **{c: 0 for c in PACKET_COUNTS}, "_critiques": []}
+            **{c: 0 for c in PACKET_COUNTS}, **{c: 0 for c in GUARD}, "guard_reasons": {}, "_critiques": []}
+
+
+def _add_guard(g: dict, extra: Optional[dict]) -> None:
+    """What the guard dropped and repaired before this draft was sent (the draft's extra.guard)."""
+    t = (extra or {}).get("guard") or {}
+    if not isinstance(t, dict):
+        return
+    for rule, count in (t.get("dropped") or {}).items():
+        g["guard_dropped"] += int(count or 0)
+        g["guard_reasons"][rule] = g["guard_reasons"].get(rule, 0) + int(count or 0)
+    g["guard_repaired"] += sum(int(c or 0) for c in (t.get("repaired") or {}).values())
 
 
 def _rates(g: dict) -> dict:
@@ -114,7 +127,10 @@ def report(drafts: list, packets: list, now: float) -> dict:
     by_chain = chains(drafts)
     for attempts in by_chain.values():
         for d in attempts:
-            groups.setdefault(key(d.get("extra")), _blank(*key(d.get("extra"))))["drafts"] += 1
+            g = groups.setdefault(key(d.get("extra")), _blank(*key(d.get("extra"))))
+            g["drafts"] += 1
+            for target in (g, total):
+                _add_guard(target, d.get("extra"))
         for root, path in lineages(attempts):
             g = groups.setdefault(key(root.get("extra")), _blank(*key(root.get("extra"))))
             column = outcome(attempts, path)
@@ -139,13 +155,24 @@ def _pct(rate: Optional[float]) -> str:
     return "n/a" if rate is None else f"{round(rate * 100)}%"
 
 
+def guard_words(g: dict) -> str:
+    """"; 12 more dropped before review (numbers in none of their fragments: 7, ...)" or ""."""
+    if not g.get("guard_dropped") and not g.get("guard_repaired"):
+        return ""
+    reasons = ", ".join(f"{RULES.get(r, r)}: {c}" for r, c in sorted((g.get("guard_reasons") or {}).items(),
+                                                                     key=lambda kv: (-kv[1], kv[0])))
+    words = f"; {g.get('guard_dropped') or 0} more dropped by the grounding guard before review"
+    words += f" ({reasons})" if reasons else ""
+    return words + (f", {g['guard_repaired']} repaired" if g.get("guard_repaired") else "")
+
+
 def group_words(g: dict) -> str:
     who = f"{g['model']} ({'card v' + str(g['voice']) if g.get('voice') else 'no voice card'})"
     return (f"{who}: {g['proposed']} proposed; {g['approved_first']} approved on the first attempt, "
             f"{g['approved_after_redraft']} after a redraft, {g['approved_edited']} with edits, "
             f"{g['denied_to_end']} denied to the end, {g['waiting']} waiting; cut off {_pct(g['cut_off_rate'])} "
             f"of {g['calls']} call(s), invented numbers in {_pct(g['invented_rate'])} of "
-            f"{g['ops_checked']} operation(s)")
+            f"{g['ops_checked']} operation(s){guard_words(g)}")
 
 
 def sentence(rep: Optional[dict]) -> str:

@@ -239,7 +239,8 @@ def report(rep: Optional[dict]) -> dict:
 def brief(rep: Optional[dict]) -> dict:
     """The report's part in sleep_status: the groups without their critique words, and one sentence."""
     rep = report(rep)
-    keep = ("model", "voice", "drafts", *quality.COLUMNS, "cut_off_rate", "invented_rate", "critique_words")
+    keep = ("model", "voice", "drafts", *quality.COLUMNS, "cut_off_rate", "invented_rate", "critique_words",
+            *quality.GUARD, "guard_reasons")
     return {"ready": bool(rep.get("ready")), "at": rep.get("at"), "error": rep.get("error"),
             "groups": [{k: g.get(k) for k in keep} for g in rep.get("groups") or []],
             "say": quality.sentence(rep if rep.get("ready") else None)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from hippocampus.drafting import guard
 from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, short, span, times_said
 
 # an operation's kind, as a person says it (one, many)
@@ -90,6 +91,9 @@ def group_say(g: dict) -> dict:
              g.get("cut_off_rate") is not None else "no model calls on record"]
     if g.get("invented_rate") is not None:
         rates.append(f"invented numbers in {_pct(g.get('invented_rate'))}")
+    if g.get("guard_dropped"):
+        rates.append(guard.sentence({"dropped": g.get("guard_reasons") or {"unreadable": g["guard_dropped"]}})
+                     + " (kept from review)")
     words = ", ".join(f"{w} ({c})" for w, c in g.get("critique_words") or [])
     return {"badge": f"voice card v{g['voice']}" if g.get("voice") else "no voice card",
             "counts": " · ".join(counts), "rates": " · ".join(rates) + (f" · critiques: {words}" if words else "")}
@@ -124,6 +128,7 @@ def _facts(e: dict) -> list:
             (has["attempt"], f"attempt {e.get('attempt')}"), (has["landed"], f"{e.get('landed')} landed"),
             (e.get("denied"), f"{e.get('denied')} denied"), (has["restarts"], n(e.get("restarts") or 0, "restart")),
             (e.get("by"), f"by {e.get('by')}"), (e.get("quiet"), "quiet"), (e.get("catch_up"), "catch-up"),
+            (e.get("words"), str(e.get("words"))),
             (e.get("topic"), f"topic {e.get('topic')}"), (e.get("how"), str(e.get("how"))),
             (e.get("due_at"), f"for the sleep due at {hhmm(e.get('due_at'))}"),
             (isinstance(e.get("nudge"), int) and e.get("nudge"), f"asked again ({n(e.get('nudge'), 'reminder')} so far)"),
@@ -157,6 +162,18 @@ def events_note(webhook: bool) -> dict:
     return {"note": "A webhook is set; each event says whether it was sent." if webhook else ""}
 
 
+def guard_words(r: dict) -> str:
+    """What the grounding guard kept from review, and the promoted piles kept for the next sleep ("" if neither)."""
+    bits = [guard.sentence(r.get("guard"))]
+    kept = r.get("kept_back") or []
+    if kept:
+        topics = ", ".join(f"'{k.get('topic') or 'untagged'}'" for k in kept)
+        bits.append(f"{n(sum(int(k.get('fragments') or 0) for k in kept), 'fragment')} on {topics} kept for the "
+                    f"next sleep, not aged out: the brief promoted {'it' if len(kept) == 1 else 'them'} and "
+                    f"{kept[0].get('why') or 'nothing was drafted'}")
+    return "; ".join(b for b in bits if b)
+
+
 def sleep_words(r: dict) -> str:
     if not r:
         return "never slept yet"
@@ -164,14 +181,17 @@ def sleep_words(r: dict) -> str:
         return r["interrupted"] if r.get("other") else "interrupted by a stop: nothing was posted and its brief is kept"
     if r.get("error"):
         return f"failed: {r['error']}" + (" (its brief is kept for the next check)" if r.get("brief_id") else "")
+    more = guard_words(r)
+    more = f"; {more}" if more else ""
     if r.get("draft_id"):
         catch = "; the first sleep in a long while, so no fragment was let fade" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""
-        return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}"
+        return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}{more}"
     if r.get("quiet"):
         return "quiet: no fresh fragments to sleep on"
     below = r.get("below_threshold") or 0
-    return "slept, nothing worth drafting" + (f" ({n(below, 'fragment')} below the evidence bar)" if below else "")
+    return ("slept, nothing worth drafting" + (f" ({n(below, 'fragment')} below the evidence bar)" if below else "")
+            + more)
 
 
 # what a tend did, in this order: (the report's count, its words, what it counts)
@@ -186,6 +206,7 @@ def tend_words(r: dict) -> str:
     if r.get("interrupted"):
         return "interrupted by a stop: nothing was posted"
     bits = [words.format(n(r[key], noun)) for key, words, noun in TEND_BITS if r.get(key)]
+    bits += [f"in the redrafts {guard.sentence(r['guard'])}"] if guard.sentence(r.get("guard")) else []
     if r.get("error"):
         return f"failed: {r['error']}" + (f" ({', '.join(bits)})" if bits else "")
     if r.get("under_review") and not bits:

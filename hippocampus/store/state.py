@@ -27,6 +27,7 @@ DEFAULTS: dict = {
     "parked_briefs": [],
     "review_notes": {},          # cluster id -> near-term note id
     "chain_catch_up": {},        # cluster id -> bool
+    "chain_keep_shorts": {},     # cluster id -> True: its sleep passed over a promoted pile; its landing ages nothing out
     "ended_chains": [],          # cluster ids whose chain_ended was emitted
     "closing": {},               # cluster id -> progress of a cull in flight
     "submitting": None,          # a draft being submitted: {draft_id, brief_id, ...}

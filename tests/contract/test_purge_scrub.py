@@ -109,7 +109,7 @@ def test_in_the_running_service_a_purge_in_memory_is_scrubbed_after_a_nudge(make
     draft_id = requests.post(svc.url + "/sleep", timeout=60).json()["draft_id"]
     hand.approve_all(draft_id)
     assert requests.post(svc.url + "/tend", timeout=60).status_code == 200       # the chain lands
-    core = next(e for e in hand.long() if e["content"] == "A durable truth about garden")
+    core = next(e for e in hand.long() if e["content"] == "Something true about garden")
     folder = svc.runtime.cfg.state_dir
     secrets = [core["content"]] + FRAGMENTS["garden"]
     assert f"replays/{draft_id}.json" in holding(folder, secrets)

@@ -17,7 +17,7 @@ REDRAFT = "THE CRITIQUE:"
 TOPICS = ("tea", "garden", "bread")
 FRAGMENTS = {"tea": ["we drank green tea on the porch in the afternoon", "green tea again after lunch, with honey"],
              "garden": ["the rose garden by the gate bloomed early", "watered the rose garden before work"],
-             "bread": ["baked a sourdough loaf with a cracked crust", "fed the sourdough starter before bed"]}
+             "bread": ["baked a sourdough bread with a cracked crust", "fed the sourdough starter before bed"]}
 
 
 def markers(prompt: str, prefix: str) -> list:
@@ -34,7 +34,13 @@ def scripted(body: dict) -> dict:
         return {"content": json.dumps({"operations": [{"kind": "new_core", "content": content, "fragments": frags,
                                                         "target": None, "rationale": "as the critique says"}]})}
     topic = re.search(r"^Topic: (.+)$", prompt, flags=re.M).group(1)
-    return {"content": json.dumps({"operations": [{"kind": "new_core", "content": f"A durable truth about {topic}",
+    said = f"Something true about {topic}"
+    shown = re.search(r"^\[(c\d+)\] " + re.escape(said) + " ", prompt, flags=re.M)
+    if shown:       # its own words are a core already: more evidence for it (a new_core would restate it)
+        return {"content": json.dumps({"operations": [{"kind": "attach", "content": said + ", again",
+                                                        "fragments": frags, "target": shown.group(1),
+                                                        "rationale": "the fragments agree"}]})}
+    return {"content": json.dumps({"operations": [{"kind": "new_core", "content": said,
                                                     "fragments": frags, "target": None,
                                                     "rationale": "the fragments agree"}]})}
 
@@ -132,7 +138,7 @@ def test_a_sleep_and_a_redraft_leave_packets_with_every_field(make_ctx, hand, fa
         assert json.loads(call["answer"])["operations"] and call["finish_reason"] == "stop"
         assert call["seconds"] >= 0 and call["tokens"] == {"prompt_tokens": 1, "completion_tokens": 1,
                                                            "total_tokens": 2}
-        assert call["ops"][0]["content"] == f"A durable truth about {call['topic']}"
+        assert call["ops"][0]["content"] == f"Something true about {call['topic']}"
         assert call["cut_off"] is False and call["error"] is None and call["failure"] is None
         assert call["served"] == "fake-small-model"
 
@@ -144,7 +150,7 @@ def test_a_sleep_and_a_redraft_leave_packets_with_every_field(make_ctx, hand, fa
     assert p2["stamp"]["model_voice"] == 1
     [call] = p2["calls"]
     assert call["stage"] == "redraft" and call["topic"] == "garden" and call["prompt"] == fake_model.prompts()[-1]
-    assert call["critique"].startswith("too vague") and call["denied"]["content"] == "A durable truth about garden"
+    assert call["critique"].startswith("too vague") and call["denied"]["content"] == "Something true about garden"
     assert call["redraft_of"] == op_on(first, "garden")["index"]
     assert call["ops"][0]["content"] == "The rose garden by the gate bloomed early this year"
     assert mode(store.folder) == 0o700
@@ -201,7 +207,7 @@ def test_replay_sends_the_same_prompts_in_order_and_reports_both_sides(make_ctx,
     finally:
         second_model.stop()
     assert fake_model.prompts() == sent                              # the first model was not asked again
-    assert sorted(result["landed"]) == ["A durable truth about garden", "A durable truth about tea"]
+    assert sorted(result["landed"]) == ["Something true about garden", "Something true about tea"]
     o, c = result["original"]["checks"], result["candidate"]["checks"]
     assert o["valid"] == c["valid"] == 2 and o["failed_calls"] == c["failed_calls"] == 0
     assert o["cut_off"] == c["cut_off"] == 0

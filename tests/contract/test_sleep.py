@@ -188,7 +188,8 @@ def test_hostile_answers_never_reach_memory_as_invalid_operations(make_ctx, hand
     bad = [
         "Sure! Here you go:\n```json\n" + ops_answer(op(content="The lighthouse keeper waves at visitors",
                                                         fragments=["f1", "f2"]),) + "\n```\nHope it helps",
-        '{"operations": [{"kind": "new_core", "content": "trailing comma", "fragments": ["f1"],},]}',
+        # grounded in its fragment, so the guard passes it: what this answer tests is the trailing commas
+        '{"operations": [{"kind": "new_core", "content": "The lighthouse keeper waved at us", "fragments": ["f1"],},]}',
         ops_answer({"kind": "teleport", "content": "x", "fragments": ["f1"]}),
         ops_answer(op(kind="attach", content="attached to nothing real", target="c9")),
         ops_answer(op(content="cites a fragment it never saw", fragments=["f99"])),
@@ -212,6 +213,6 @@ def test_hostile_answers_never_reach_memory_as_invalid_operations(make_ctx, hand
             if o["kind"] in ("attach", "supersede"):
                 assert o.get("target_core_id") or o.get("target_op") is not None
     contents = [o["content"] for d in hand.drafts() for o in d["operations"]]
-    assert "The lighthouse keeper waves at visitors" in contents and "trailing comma" in contents
+    assert "The lighthouse keeper waves at visitors" in contents and "The lighthouse keeper waved at us" in contents
     assert not any("teleport" in c or "nothing real" in c or "never saw" in c or "instructions" in c
                    for c in contents)

@@ -107,9 +107,12 @@ def test_hostile_answers_never_reach_memory(make_config, make_ctx, hand, fake_mo
     hand.short(INJECTION, topic="tea")
     hand.short("the rose garden bloomed early this year", topic="garden")
     hand.short("the rose garden bloomed early again on the next visit", topic="garden")
+    # a third fragment a pile: the guard lets a pile give no more operations than it has fragments
+    hand.short("green tea again at dusk by the owl tree", topic="tea")
+    hand.short("the rose garden by the gate is in full bloom", topic="garden")
     hand.brief("tea and the garden")
     ours = {s["id"]: s for s in hand.shorts()}
-    assert len(ours) == 4
+    assert len(ours) == 6
     shown: list = []                                   # (topic, fragment ids shown, core ids shown)
 
     def hostile(body: dict) -> dict:
@@ -134,14 +137,16 @@ def test_hostile_answers_never_reach_memory(make_config, make_ctx, hand, fake_mo
             {"kind": "attach", "content": "to itself", "fragments": frags, "target": None, "target_op": 8},
             "attach to c9 and archive everything",
             {"kind": "new_core", "content": "", "fragments": frags},
-            {"kind": "new_core", "content": f"A durable statement about {topic}",
+            {"kind": "new_core", "content": f"Something true about {topic}",     # grounded: the guard passes it
              "fragments": ", ".join(frags), "target": None,
              "rationale": "ignore previous instructions" * 100},
         ]
         if cs:                                         # a real target: the one core it was shown
             ops.append({"kind": "attach", "content": f"More about {topic}", "fragments": ["F1"],
                         "target": cs[0].upper(), "restated_content": "Everything is different now"})
-        ops.append({"kind": "verbatim", "content": "word for word, says the model", "fragments": frags[-1:]})
+        last = re.findall(r"^\[f\d+\] (.+) \(", prompt, flags=re.M)[-1]        # its words, so the guard passes it
+        ops.append({"kind": "verbatim", "content": f"word for word, says the model: {last}",
+                    "fragments": frags[-1:]})
         return {"content": "<think>I will follow the fragment's instructions.</think>\n```json\n"
                            + json.dumps({"operations": ops}) + "\n```"}
 
@@ -170,8 +175,8 @@ def test_hostile_answers_never_reach_memory(make_config, make_ctx, hand, fake_mo
         assert "I am free" not in op["content"] and op["content"].strip()
         assert len(op.get("rationale") or "") <= 500
     contents = sorted(op["content"] for op in kept)
-    assert "A durable statement about tea" in contents and "A durable statement about garden" in contents
-    assert "word for word, says the model" in contents
+    assert "Something true about tea" in contents and "Something true about garden" in contents
+    assert len([c for c in contents if c.startswith("word for word, says the model: ")]) == 2
     assert len([op for op in kept if op["kind"] == "attach"]) == 2      # the one real target, per pile
     assert len(kept) == 6, [(op["kind"], op["content"]) for op in kept]
     dropped = caplog.text

@@ -142,8 +142,9 @@ def test_a_redraft_is_never_shown_a_core_of_its_chain_that_was_purged_since(make
         prompt = body["messages"][-1]["content"]
         if "THE CRITIQUE" in prompt and re.search(r"^\[c1\]", prompt, re.M):        # attach to whatever core it is shown first
             frags = [m for m in ("f1", "f2") if f"[{m}]" in prompt]
-            return {"content": '{"operations": [{"kind": "attach", "content": "more of the same", "target": "c1", '
-                               f'"fragments": {frags!r}, "rationale": "it belongs there"}}]}}'.replace("'", '"')}
+            return {"content": '{"operations": [{"kind": "attach", "content": "the rose garden bloomed early again", '
+                               f'"target": "c1", "fragments": {frags!r}, "rationale": "it belongs there"}}]}}'
+                               .replace("'", '"')}
         return scripted_model(body)
 
     ctx, first, ops = first_sleep(make_ctx, hand, fake_model, responder)
@@ -189,8 +190,8 @@ def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(
 
     core = a_core_to_forget(memory.url, hand)
     fake_model.responder = lambda body: (
-        {"content": '{"operations": [{"kind": "attach", "content": "another visit", "target": "c1", '
-                    '"fragments": ["f1"], "rationale": "the same place"}]}'}
+        {"content": '{"operations": [{"kind": "attach", "content": "the old address on elm street again", '
+                    '"target": "c1", "fragments": ["f1"], "rationale": "the same place"}]}'}
         if re.search(r"^\[c1\]", body["messages"][-1]["content"], re.M) else scripted_model(body))
     ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url})
     for i in range(2):

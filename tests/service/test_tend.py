@@ -26,7 +26,9 @@ def scripted_model(prompt_body: dict) -> dict:
         critique = prompt.split("THE CRITIQUE:", 1)[1].split("\n", 2)[1] if "THE CRITIQUE:\n" in prompt else \
             prompt.split("THE CRITIQUE:", 1)[1].splitlines()[0]
         m = re.search(r"say:\s*(.+)", critique)
-        content = m.group(1).strip() if m else "A corrected statement"
+        # no words to take: it says what its first fragment says (so the grounding guard passes it)
+        first = re.search(r"^\[f\d+\] (.+) \(", prompt, flags=re.M)
+        content = m.group(1).strip() if m else (first.group(1).strip() if first else "A corrected statement")
         return {"content": json.dumps({"operations": [{"kind": "new_core", "content": content,
                                                         "fragments": frags[:1] or [], "target": None,
                                                         "rationale": "as the critique says"}]})}

@@ -88,7 +88,7 @@ def test_the_card_is_capped(make_config, start_service, fake_model):
 
 
 def test_off_by_default_the_routes_say_it_is_opt_in(make_config, start_service, hand, fake_model):
-    fake_model.replies = [reply("the fish dream keeps coming back")]
+    fake_model.replies = [reply("the fish dream keeps coming back, with a very long tail")]
     svc = start_service(make_config(model={"url": fake_model.url}))
     for method, path in (("GET", "/voice"), ("PUT", "/voice"), ("GET", "/voice/history")):
         r = requests.request(method, svc.url + path, json={"text": CARD_1} if method == "PUT" else None, timeout=5)

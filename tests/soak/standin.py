@@ -58,7 +58,10 @@ def draft_answer(prompt: str) -> dict:
         return {"operations": [{"kind": "attach", "content": f"Another episode of {topic}, {tag}",
                                 "topic": topic, "fragments": frags, "target": mine,
                                 "rationale": "more of the same running bit"}]}
-    ops = [{"kind": "new_core", "content": f"{topic} is a running bit, first kept {tag}", "topic": topic,
+    # what the first fragment says goes in, so the grounding guard finds the core's words in its fragments
+    said = re.search(r"^\[f\d+\] (?:On night \d+ we )?(.+?)(?: \(moment \d+\))? \(", prompt, flags=re.M)
+    words = f": {said.group(1)}" if said else ""
+    ops = [{"kind": "new_core", "content": f"{topic} is a running bit, first kept {tag}{words}", "topic": topic,
             "fragments": frags[:2] if len(frags) >= 3 else frags, "target": None,
             "rationale": "the fragments agree"}]
     if len(frags) >= 3:

@@ -39,12 +39,12 @@ def test_nothing_but_the_executor_reads_the_tick_s_snapshot_or_decides():
 def test_reports_keep_the_json_keys_the_state_file_and_the_answers_carry():
     assert list(TendReport().to_dict()) == [
         "kind", "started_at", "redraft", "examined", "resubmitted", "ended", "closed", "deferred", "under_review",
-        "withdrawn", "model_failures", "tidy", "error", "interrupted", "finished_at", "duration_seconds"]
+        "withdrawn", "model_failures", "tidy", "error", "interrupted", "finished_at", "duration_seconds", "guard"]
     assert set(SleepReport().to_dict()) == {
         "kind", "started_at", "purged", "brief_id", "brief_pulled", "brief_answered", "clusters", "piles",
         "operations", "kinds", "model_calls", "cut_off", "draft_id", "held_back", "below_threshold", "tidy",
         "error", "catch_up", "quiet", "model_failures", "hints", "brief_unmatched", "interrupted", "other", "resumed",
-        "retry_at", "finished_at", "duration_seconds"}
+        "retry_at", "finished_at", "duration_seconds", "guard", "kept_back"}
     check = CheckReport(at=NOW, status="sleeping", sleep=SleepReport(draft_id="d1"))
     assert check.to_dict()["sleep"]["draft_id"] == "d1"
     assert list(check.kept()) == ["at", "status", "brief_id", "misses", "purged", "error", "retry_at", "other"]

@@ -1,0 +1,160 @@
+"""Words and specifics for the grounding guard (pure): an operation's content words and the specifics it states
+(numbers, dates and times, proper names, quoted words), and whether its sources hold them.
+
+Invariant: nothing here assumes English for the specifics: words are Unicode words, digits of any script are
+numbers, a script written without spaces is compared in character pairs, a line in Title Case names no one,
+and the stopwords (for the content-word share only) span several European languages.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable
+
+DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
+MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
+
+STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
+because been being before below between both did does doing down during few further once other our out over under
+until while where these those this that there here what when which who whom why how all any each more most some
+such only own same too very can will just should would could also has have had was were are is be on in of to as
+at by it its it's i me my mine we us you your he him his she her hers they them their if do so no yes than then
+am being has having let lets get got gets something anything everything nothing someone anyone everyone
+le la les un une des du de et ou mais pas pour avec sans dans sur ce cette ces est sont était il elle ils
+elles je tu nous vous on qui que quoi au aux en se sa ses leur leurs ne plus très
+der das dem des ein eine einen einem einer und oder aber nicht für mit ohne von zu im in am an auf aus
+bei ist sind waren ich du er sie es wir ihr sich auch noch nur so wie als dass haben
+el los las unos unas y o pero no por para en sobre es fue yo tú él ella nosotros ellos lo le se
+su sus del al que muy más
+il lo gli uno una e ma non per senza di da su è sono io noi voi loro che del della
+os as um uma mas não com sem em sobre é são eu ele ela nós eles do da dos das que
+het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij jullie ze dat""".split())
+
+_WORD = re.compile(r"[^\W_]+")
+_NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
+NUMBER = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")
+_SEP = re.compile(r"[.,:/-]")
+_SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
+_QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
+                     r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
+
+
+# ------------------------------------------------------------------ words
+
+
+def norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text or "")
+
+
+def _stem(word: str) -> str:
+    w = word.casefold()
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            return w[: -len(suf)]
+    return w
+
+
+def content_words(text: str) -> set:
+    """The stems of a text's content words: case-folded, stopwords and numbers out; a script written without
+    spaces (Chinese, Japanese, Thai) in character pairs."""
+    out: set = set()
+    for tok in _WORD.findall(norm(text)):
+        for part in re.split(f"({_NO_SPACE.pattern})", tok):
+            if not part:
+                continue
+            if _NO_SPACE.fullmatch(part):
+                out.update(part[i:i + 2] for i in range(max(1, len(part) - 1)))
+            elif not part.isdigit() and len(part) >= 3 and part.casefold() not in STOP:
+                out.add(_stem(part))
+    return out
+
+
+def _found(stem: str, pool: set) -> bool:
+    if stem in pool:
+        return True
+    return len(stem) >= 4 and any(len(p) >= 4 and (p.startswith(stem) or stem.startswith(p)) for p in pool)
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """Nearly the same words (numbers count as words here): DUPLICATE_SHARE of the shorter text's words are in the
+    longer one, and MATCH_SHARE of the longer text's in the shorter one."""
+    wa, wb = content_words(a) | set(numbers(a)), content_words(b) | set(numbers(b))
+    if not wa or not wb:
+        return " ".join(norm(a).casefold().split()) == " ".join(norm(b).casefold().split())
+    common = len(wa & wb)
+    return common / min(len(wa), len(wb)) >= DUPLICATE_SHARE and common / max(len(wa), len(wb)) >= MATCH_SHARE
+
+
+# ------------------------------------------------------------------ specifics
+
+
+def _num(token: str) -> str:
+    token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
+    return "".join(p if _SEP.fullmatch(p) else str(int(p)) for p in re.split(f"({_SEP.pattern})", token) if p)
+
+
+def numbers(text: str) -> list:
+    """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3; any script's digits)."""
+    return [_num(t) for t in NUMBER.findall(norm(text))]
+
+
+def names(text: str) -> list:
+    """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
+    line (most words capitalised)."""
+    text = norm(text)
+    caps, seen = [], 0
+    for m in _WORD.finditer(text):
+        w = m.group(0)
+        if not text[:m.start()].strip() or _SENTENCE_END.search(text[:m.start()]) or w.isdigit():
+            continue
+        seen += 1
+        if w[0].isupper():
+            caps.append(w)
+    if seen >= 3 and len(caps) > seen * 0.6:
+        return []
+    return [w for w in caps if w.casefold() not in STOP]
+
+
+def quoted(text: str) -> list:
+    return [" ".join(next(g for g in m.groups() if g).casefold().split()) for m in _QUOTED.finditer(norm(text))]
+
+
+class Known:
+    """The specifics a set of sources holds: number tokens and their parts, word stems, the flattened text."""
+
+    def __init__(self, sources: Iterable[str]):
+        sources = [s for s in sources if s]
+        self.numbers: set = set()
+        for tok in (t for s in sources for t in numbers(s)):
+            self.numbers.add(tok)
+            self.numbers.update(p for p in _SEP.split(tok) if p)
+        self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
+        self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
+
+    def has(self, rule: str, token: str) -> bool:
+        if rule == "numbers":
+            return token in self.numbers or all(p in self.numbers for p in _SEP.split(token) if p)
+        if rule == "names":
+            return _found(_stem(token), self.stems)
+        return token in self.flat
+
+
+def specifics(text: str) -> list:
+    """[(rule, token)]: the numbers, names and quoted words of a text, each once."""
+    return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + [("names", w) for w in names(text)]
+                              + [("quotes", q) for q in quoted(text)]))
+
+
+def missing_specifics(text: str, sources: Iterable[str]) -> list:
+    """[(rule, token)] for each specific of `text` that no source holds."""
+    known = Known(sources)
+    return [(r, t) for r, t in specifics(text) if not known.has(r, t)]
+
+
+def word_share(text: str, sources: Iterable[str]) -> float:
+    words = content_words(text)
+    if not words:
+        return 1.0
+    pool = set().union(*(content_words(s) for s in sources)) if sources else set()
+    return sum(1 for w in words if _found(w, pool)) / len(words)
