@@ -85,6 +85,9 @@ def check_config(cfg, overrides: Optional[list] = None, offline: bool = False) -
                 warnings.append(f"the model's context is too small: {too_long}")
             else:
                 print(f"# model context: {context_row(fit)[1]}")
+            from hippocampus.model import size
+
+            print(f"# model drafting: {size.probe(cfg.model.write, cfg.model.url)}")
     for w in warnings:
         print(f"warning: {redact.text(w)}")
     if not warnings:

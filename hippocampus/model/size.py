@@ -112,6 +112,18 @@ def mode_for(setting: str, url: str, session: Any = requests) -> dict:
     return pick
 
 
+def probe(setting: str, url: str, session: Any = requests) -> str:
+    """check-config's line: the mode a drafting call would use now, and why (measured, not remembered)."""
+    if setting != "auto":
+        pick = choose(setting, None)
+    else:
+        try:
+            pick = choose(setting, read_n_params(url, session))
+        except requests.RequestException as exc:
+            return f"auto: the model's size could not be read ({type(exc).__name__}); a sleep reads it again"
+    return f"{pick['mode']}: {pick['why']}"
+
+
 def view(setting: str, url: str) -> dict:
     """For /status: the setting, the mode chosen and why (auto before its first drafting call: not yet)."""
     if setting != "auto":

@@ -53,3 +53,20 @@ def test_status_says_a_set_mode_as_set(make_config, start_service, fake_model):
     view, row = drafting_row(svc)
     assert view["mode"] == "free"
     assert row[1] == "free: model.write: free: the model writes each operation's content"
+
+
+def test_check_config_says_which_drafting_mode_auto_would_choose(tmp_path, memory):
+    from tests.harness.fake_model import FakeModel
+    from tests.service.test_check_config_probes import _check_config
+    from tests.service.test_process import _yaml
+
+    model = FakeModel().start()
+    model.meta = {"n_params": 134_515_008}
+    try:
+        cfg = _yaml(tmp_path / "c.yaml", {"memory": {"url": memory.url}, "model": {"url": model.url},
+                                          "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+        r = _check_config("--config", cfg)
+    finally:
+        model.stop()
+    assert ("# model drafting: extractive: model.write: auto: the model has 135M parameters, below 1.5B, so it "
+            "chooses fragments") in r.stdout, r.stdout[-1500:]
