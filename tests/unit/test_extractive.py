@@ -163,3 +163,15 @@ def test_the_free_prompt_is_unchanged_by_the_extractive_mode():
 def test_a_supersede_is_suggested_where_a_fragment_differs_from_a_core_on_its_topic(fragments, cores, expected):
     got = [(s.fragment, s.core, s.says, s.was) for s in suggest(fragments, cores, "sam")]
     assert got == expected
+
+
+def test_a_replay_reads_an_extractive_packets_answer_as_choices():
+    from hippocampus.replay.run import read_answer
+
+    call = {"stage": "draft", "topic": "sam, home", "write": "extractive",
+            "entries": [{"marker": "f1", "id": "st-a", "content": ENTRIES[0]["content"]}],
+            "candidates": [{"marker": "c1", "id": "core-paris", "content": "Sam lives in Paris."}]}
+    parsed = read_answer(call, choose({"words": "f1", "kind": "supersede", "target": "c1", "also": []}), "stop",
+                         2000, True)
+    assert [(o["kind"], o["content"], o["target_core_id"], o["topic"]) for o in parsed.operations] == [
+        ("supersede", "Sam moved to Lyon in March for the new job.", "core-paris", "sam, home")]
