@@ -106,11 +106,14 @@ def choice(raw: Any, markers: Any) -> tuple:
             return None, f"cites a fragment it was not shown: {str(item)[:40]!r}"
         if m not in cited:
             cited.append(m)
-    rationale = (f"chosen, not written: the words of [{words}]" + (f", {kind} of [{core}]" if core else "")
-                 + (f", with {', '.join(f'[{c}]' for c in cited[1:])}" if cited[1:] else ""))
     op = {"kind": kind, "content": content, "target_core_id": markers.cores[core] if core else None,
-          "source_short_ids": cited, "evidence_count": len(cited), "rationale": rationale}
+          "source_short_ids": cited, "evidence_count": len(cited), "rationale": _rationale(kind, core, cited)}
     return {k: v for k, v in op.items() if v is not None}, None
+
+
+def _rationale(kind: str, core: Optional[str], cited: list) -> str:
+    return (f"chosen, not written: the words of [{cited[0]}]" + (f", {kind} of [{core}]" if core else "")
+            + (f", with {', '.join(f'[{c}]' for c in cited[1:])}" if cited[1:] else ""))
 
 
 def _same(a: str, b: str) -> bool:
@@ -118,29 +121,42 @@ def _same(a: str, b: str) -> bool:
 
 
 def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -> tuple:
-    """(operations, dropped): each choice built, a fragment taken by one operation at most, and no new_core that
-    restates a shown core. core_texts: marker -> the core's text."""
+    """(operations, dropped): each choice built; of choices with the same words the first attach or supersede
+    (else the first) kept; a fragment some operation takes as its words is no other's evidence, and a fragment
+    is cited by one operation at most; no new_core that restates a shown core. core_texts: marker -> text."""
     core_texts = core_texts or {}
-    kept, dropped, taken = [], [], {}          # taken: fragment marker -> the op that took it
+    built, dropped = [], []
     for i, raw in enumerate(raw_ops):
         op, why = choice(raw, markers)
         if op is None:
             dropped.append(f"op {i}: {why}")
-            continue
-        words, rest = op["source_short_ids"][0], op["source_short_ids"][1:]
-        if words in taken:
-            dropped.append(f"op {i}: [{words}] is already the words or the evidence of op {taken[words]}")
-            continue
-        if op["kind"] == "new_core" and any(_same(op["content"], t) for t in core_texts.values()):
+        elif op["kind"] == "new_core" and any(_same(op["content"], t) for t in core_texts.values()):
             dropped.append(f"op {i}: a new_core that restates a shown core")
+        else:
+            built.append((i, op))
+    winner: dict = {}                          # words -> the index of the choice kept for them
+    for i, op in built:
+        w = op["source_short_ids"][0]
+        if w not in winner or (op["kind"] in TARGETED and ops_kind(built, winner[w]) not in TARGETED):
+            winner[w] = i
+    kept, taken = [], set(winner)
+    for i, op in built:
+        words = op["source_short_ids"][0]
+        if winner[words] != i:
+            dropped.append(f"op {i}: the same words [{words}] as op {winner[words]}")
             continue
-        cited = [words] + [m for m in rest if m not in taken]
-        for m in cited:
-            taken[m] = i
+        cited = [words] + [m for m in op["source_short_ids"][1:] if m not in taken]
+        taken.update(cited)
+        core = next((m for m, cid in markers.cores.items() if cid == op.get("target_core_id")), None)
+        op["rationale"] = _rationale(op["kind"], core, cited)
         op["source_short_ids"] = [markers.fragments[m] for m in cited]
         op["evidence_count"] = len(cited)
-        kept.append(op)
-    return kept, dropped
+        kept.append((i, op))
+    return [op for _, op in sorted(kept, key=lambda t: t[0])], dropped
+
+
+def ops_kind(built: list, index: int) -> str:
+    return next(op["kind"] for i, op in built if i == index)
 
 
 def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,

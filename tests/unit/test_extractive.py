@@ -119,13 +119,24 @@ def test_a_fragment_goes_to_one_operation_and_a_restated_core_is_no_new_core():
     _, markers = shown(entries=entries)
     parsed = read(choose({"words": "f1", "kind": "supersede", "target": "c1", "also": ["f3"]},
                          {"words": "f1", "kind": "new_core", "target": None, "also": []},       # the same words
-                         {"words": "f3", "kind": "new_core", "target": None, "also": []},       # taken as evidence
+                         {"words": "f3", "kind": "new_core", "target": None, "also": []},       # f3: its own memory
                          {"words": "f4", "kind": "new_core", "target": None, "also": []},       # says c1 again
-                         {"words": "f2", "kind": "new_core", "target": None, "also": ["f1"]}), markers)
-    assert [op["source_short_ids"] for op in parsed.operations] == [["st-a", "st-c"], ["st-b"]]
-    assert parsed.dropped == ["op 1: [f1] is already the words or the evidence of op 0",
-                              "op 2: [f3] is already the words or the evidence of op 0",
-                              "op 3: a new_core that restates a shown core"]
+                         {"words": "f2", "kind": "new_core", "target": None, "also": ["f1", "f3"]}), markers)
+    assert [op["source_short_ids"] for op in parsed.operations] == [["st-a"], ["st-c"], ["st-b"]]
+    assert [op["rationale"] for op in parsed.operations] == ["chosen, not written: the words of [f1], supersede of [c1]",
+                                                             "chosen, not written: the words of [f3]",
+                                                             "chosen, not written: the words of [f2]"]
+    assert parsed.dropped == ["op 3: a new_core that restates a shown core", "op 1: the same words [f1] as op 0"]
+
+
+def test_of_two_choices_with_the_same_words_the_supersede_is_kept_and_evidence_is_not_taken_twice():
+    _, markers = shown()
+    parsed = read(choose({"words": "f2", "kind": "new_core", "target": None, "also": ["f1"]},   # what SmolLM2 did
+                         {"words": "f1", "kind": "new_core", "target": None, "also": ["f3"]},
+                         {"words": "f1", "kind": "supersede", "target": "c1", "also": ["f2", "f3"]}), markers)
+    assert [(op["kind"], op["source_short_ids"]) for op in parsed.operations] == [
+        ("new_core", ["st-b"]), ("supersede", ["st-a", "st-c"])]
+    assert parsed.dropped == ["op 1: the same words [f1] as op 2"]
 
 
 def test_an_answer_cut_off_keeps_the_finished_choices():
