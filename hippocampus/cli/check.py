@@ -15,7 +15,7 @@ FILE_FROM = {"flag": "--config", "environment": f"${loader.CONFIG_ENV}", "defaul
 def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_from: str = "") -> dict:
     sources = cfg.sources or loader.Sources()
     sources.flagged(list(overrides or []))
-    warnings, notes, probes, context = list(cfg.warnings), [], [], None
+    warnings, notes, probes, context, drafting = list(cfg.warnings), [], [], None, None
     from hippocampus.cli import commands
 
     if offline:
@@ -35,6 +35,9 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
                 warnings.append(f"the model's context is too small: {too_long}")
             else:
                 context = context_row(fit)[1]
+            from hippocampus.model import size
+
+            drafting = size.probe(cfg.model.write, cfg.model.url)
     return {
         "config": redact.deep(loader.redacted(cfg)),
         "config_file": {"path": cfg.path, "from": config_from if cfg.path else None},
@@ -45,6 +48,7 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
         "probes": probes,
         "notes": [redact.text(n[2:] if n.startswith("# ") else n) for n in notes],
         "model_context": context,
+        "model_drafting": drafting,
         "warnings": [redact.text(w) for w in warnings],
     }
 
@@ -69,6 +73,8 @@ def text_lines(rep: dict) -> list:
     out += [f"# {n}" for n in rep["notes"]]
     if rep["model_context"]:
         out.append(f"# model context: {rep['model_context']}")
+    if rep.get("model_drafting"):
+        out.append(f"# model drafting: {rep['model_drafting']}")
     out += [f"warning: {w}" for w in rep["warnings"]]
     if not rep["warnings"]:
         out.append("no warnings")

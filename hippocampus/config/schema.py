@@ -118,6 +118,9 @@ class ModelConfig:
     extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
                              aliases={"true": "on", "yes": "on", "false": "off", "no": "off"})
+    write: str = _field("auto", choices=("free", "extractive", "auto"),    # the model writes, or only chooses
+                        aliases={"extract": "extractive", "extracted": "extractive", "chooses": "extractive",
+                                 "writes": "free", "write": "free"})
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
 
     @property

@@ -11,12 +11,14 @@ from typing import Optional
 from hippocampus.config import redact
 from hippocampus.cycle import claims
 from hippocampus.cycle.context import Context
+from hippocampus.model import size
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 from hippocampus.drafting import guard
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
-from hippocampus.drafting.prompt import Steer, draft_prompt, shown_date
+from hippocampus.drafting.extractive import extract_format, parse_choices
+from hippocampus.drafting.prompt import Steer, draft_prompt, extract_prompt, shown_date
 from hippocampus.drafting.schema import response_format
 
 log = logging.getLogger("hippocampus.sleep")
@@ -46,20 +48,41 @@ def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
 STOPPED_MID_CALL = "the model call was abandoned and nothing was posted"
 
 
+def write_mode(ctx: Context) -> str:
+    """model.write as this call drafts: free or extractive (auto: by the model's size, read once it is up)."""
+    setting = ctx.cfg.model.write
+    if setting == "auto" and size.chosen(ctx.cfg.model.url) is None:
+        ctx.stopping.check(STOPPED_MID_CALL)
+        ctx.gate.ensure()           # a managed model is started here, so that its size can be read
+        ctx.gate.release(0.0)
+    return size.mode_for(setting, ctx.cfg.model.url)["mode"]
+
+
 def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> PileResult:
     texts = [e.get("content", "") for e in pile.entries]
     candidates = find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores)
-    prompt, markers = draft_prompt(voice_block=voice_block, steer=steer, topic=pile.topic,
-                                   entries=pile.entries, candidates=candidates,
-                                   core_chars=ctx.cfg.sleep.core_chars)
-    fmt = response_format(markers, ctx.cfg.model.max_tokens)
+    extractive = write_mode(ctx) == size.EXTRACTIVE
+    prompt, markers = (extract_prompt if extractive else draft_prompt)(
+        voice_block=voice_block, steer=steer, topic=pile.topic, entries=pile.entries, candidates=candidates,
+        core_chars=ctx.cfg.sleep.core_chars)
+    max_tokens = ctx.cfg.model.max_tokens
+    written = {"write": size.EXTRACTIVE} if extractive else {}      # a replay reads its answer as choices
+    fmt = extract_format(markers, max_tokens) if extractive else response_format(markers, max_tokens)
     try:
         answer = call_model(ctx, prompt, fmt)
     except ModelFailure as exc:
-        capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc), response_format=fmt)
+        capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc), response_format=fmt,
+                       **written)
         return PileResult(failure=str(exc))
-    parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                          max_tokens=ctx.cfg.model.max_tokens, constrained=answer.response_format is not None)
+    constrained = answer.response_format is not None
+    if extractive:
+        by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
+        parsed = parse_choices(answer.text, finish_reason=answer.finish_reason, markers=markers,
+                               max_tokens=max_tokens, constrained=constrained,
+                               core_texts={m: by_id.get(cid) or "" for m, cid in markers.cores.items()})
+    else:
+        parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
+                              max_tokens=max_tokens, constrained=constrained)
     for op in parsed.operations:
         if not op.get("topic"):
             op["topic"] = pile.topic
@@ -67,7 +90,7 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
                           max_tokens=ctx.cfg.model.max_tokens)
     tally = guard.tally(guard.reader_findings(parsed.dropped, pile.topic) + checked.dropped, checked.repaired)
     capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, answer=answer, parsed=parsed,
-                   guard=tally)
+                   guard=tally, **written)
     if parsed.cut_off and parsed.operations:
         log.warning("an answer on '%s' ran into model.max_tokens (%d); kept the %d operation(s) it finished",
                     pile.topic or "untagged", ctx.cfg.model.max_tokens, len(parsed.operations))

@@ -36,7 +36,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path in ("/health", "/v1/health"):
             self.send(200, {"status": "ok"})
         elif path.endswith("/models"):
-            self.send(200, {"data": [{"id": self.server.fake.model_name}]})
+            meta = self.server.fake.meta          # llama-server's size and shape, when a test sets them
+            self.send(200, {"data": [{"id": self.server.fake.model_name, **({"meta": meta} if meta else {})}]})
         else:
             self.send(404, {"error": "not found"})
 
@@ -58,6 +59,7 @@ class FakeModel:
     def __init__(self, responder: Optional[Callable[[dict], Reply]] = None, model_name: str = "fake-small-model"):
         self.responder = responder
         self.model_name = model_name
+        self.meta: Optional[dict] = None
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.fake = self

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from hippocampus.drafting.cluster import meta_of
+from hippocampus.drafting.contradict import suggest
 
 FRAGMENT_CHARS = 400
 VIA_CHARS = 200
@@ -48,6 +49,23 @@ Rules:
 - Never restate a core: give no restated_content.
 - An answer that is not a withdrawal MUST have "content": the rationale is not the memory.
 - Keep the rationale to one short sentence."""
+
+
+EXTRACT_RULES = """You are the drafting worker of a memory consolidator. Below are short-term fragments about one topic and the nearest existing long-term cores. You do not write memories: you choose fragments, and a chosen fragment's own words become the memory. Answer with JSON only.
+Rules:
+- "words": the fragment whose words become the memory.
+- "kind": "new_core" when no core shown says it; "attach" when it is more evidence for a core shown; "supersede" when it corrects or replaces a core shown (a changed number, place, name or date).
+- "target": the core's marker ([c1], ...) for attach and supersede; null for new_core.
+- "also": the other fragments that say the same thing; they are archived with it.
+- One operation per separate memory. Never choose a fragment twice. Choose nothing for noise or for what a core already says.
+- Use only the markers shown ([f1], [c1], ...).
+- Weigh the steer, when there is one."""
+
+EXTRACT_FORMAT = (
+    'Answer with ONE JSON object and nothing else, in this shape:\n'
+    '{"operations": [{"words": "f2", "kind": "new_core" | "attach" | "supersede", "target": "c1" or null, '
+    '"also": ["f1"]}]}'
+)
 
 
 @dataclass
@@ -167,4 +185,32 @@ def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, 
                                             "work from the content and the critique; give \"fragments\": [])"])
     lines += ["Existing cores:"] + cores
     lines += ["", "The critique, once more:", critique, "", ANSWER_FORMAT, "JSON:"]
+    return "\n".join(lines), markers
+
+
+def suggestion_lines(entries_by_marker: dict, candidates: list, markers: Markers, topic: Optional[str]) -> list:
+    """The fragments that may correct a shown core, each with the choice that would say so (the model decides)."""
+    by_id = {c.get("id"): c for c in candidates if isinstance(c, dict)}
+    cores = {m: (_one_line(by_id.get(cid, {}).get("content")), by_id.get(cid, {}).get("topic"))
+             for m, cid in markers.cores.items()}
+    frags = {m: _one_line(e.get("content")) for m, e in entries_by_marker.items()}
+    lines = []
+    for s in suggest(frags, cores, topic):
+        lines.append(f"- [{s.fragment}] may correct [{s.core}]: it says {s.says} where the core says {s.was}. "
+                     f'If so: {{"words": "{s.fragment}", "kind": "supersede", "target": "{s.core}", "also": []}}')
+    return ["Possible corrections (you decide):"] + lines if lines else []
+
+
+def extract_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[str], entries: list,
+                   candidates: list, core_chars: int = 600) -> tuple:
+    """The extractive mode's prompt: the same fragments and cores, the rules of choosing, suggested corrections."""
+    markers = Markers()
+    lines = _voice(voice_block) + [EXTRACT_RULES, ""]
+    if steer is not None:
+        lines += steer_lines(steer) + [""]
+    lines.append(f"Topic: {topic or 'untagged'}")
+    lines += ["Fragments:"] + fragment_lines(entries, markers)
+    lines += ["Existing cores:"] + core_lines(candidates, markers, core_chars)
+    suggested = suggestion_lines(markers.entries, list(candidates or []), markers, topic)
+    lines += ([""] + suggested if suggested else []) + ["", EXTRACT_FORMAT, "JSON:"]
     return "\n".join(lines), markers

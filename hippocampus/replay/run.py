@@ -20,6 +20,7 @@ from hippocampus.outbound import Deadline
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.client import ModelClient
 from hippocampus.drafting.answer import parse_answer
+from hippocampus.drafting.extractive import parse_choices
 from hippocampus.drafting.prompt import Markers
 from hippocampus.replay import checks
 from hippocampus import transport_words
@@ -114,8 +115,15 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
     redraft = call.get("stage") == "redraft"
     markers = Markers(fragments={e["marker"]: e.get("id") for e in call.get("entries") or [] if e.get("marker")},
                       cores={c["marker"]: c.get("id") for c in call.get("candidates") or [] if c.get("marker")})
-    parsed = parse_answer(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
-                          redraft_of=call.get("redraft_of") if redraft else None, constrained=constrained)
+    if call.get("write") == "extractive" and not redraft:        # an answer of choices (model.write)
+        markers.entries = {e["marker"]: e for e in call.get("entries") or [] if e.get("marker")}
+        parsed = parse_choices(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
+                               constrained=constrained, core_texts={c["marker"]: c.get("content") or ""
+                                                                    for c in call.get("candidates") or []
+                                                                    if c.get("marker")})
+    else:
+        parsed = parse_answer(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
+                              redraft_of=call.get("redraft_of") if redraft else None, constrained=constrained)
     for op in parsed.operations:
         if redraft:
             op.pop("restated_content", None)

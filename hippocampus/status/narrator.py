@@ -320,6 +320,8 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
             rows.append(["last error", _once(ml["last_error"], headline), "bad"])
         if s.get("model_structured"):
             rows.append(answer_format_row(s["model_structured"]))
+        if s.get("model_write"):
+            rows.append(drafting_row(s["model_write"]))
         if s.get("model_fit"):
             rows.append(context_row(s["model_fit"], headline))
     v = s.get("voice") or {}
@@ -350,6 +352,12 @@ def answer_format_row(v: dict) -> list:
     if v.get("mode") == "off":
         return ["answer format", "plain prompt: the answers are not held to a JSON schema (turned off)", ""]
     return ["answer format", "held to the answer's JSON schema", "good"]
+
+
+def drafting_row(v: dict) -> list:
+    """Does the small model write its operations, or only choose fragments (model.write)? And why."""
+    mode = v.get("mode") or "not chosen yet"
+    return ["drafting", f"{mode}: {v.get('why') or ''}".rstrip(": "), ""]
 
 
 def actor_words(actors: dict) -> dict:

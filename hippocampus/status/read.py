@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hippocampus.config import redact
 from hippocampus.cycle.bedtime import bedtime, is_catch_up, last_slept
-from hippocampus.model import structured
+from hippocampus.model import size, structured
 from hippocampus.status.narrator import narrate
 from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, QUEUE_FIRST, model_watched
 from hippocampus.status.words import times_said
@@ -18,7 +18,7 @@ def built_from(rt) -> tuple:
     return (rt.board.version, ctx.state.version, ctx.state.write_error, ctx.cycle.holder(), ctx.last_snapshot,
             tuple(ctx.progress.items()), ctx.events.write_error,
             ctx.voice.version() if ctx.voice is not None else None, int(ctx.clock.now()),
-            structured.refused(rt.cfg.model.url))
+            structured.refused(rt.cfg.model.url), size.chosen(rt.cfg.model.url) is not None)
 
 
 def review(seen) -> dict:
@@ -76,6 +76,7 @@ def build_status(rt) -> dict:
         "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
         "model_fit": board.get("model_fit") if cfg.model.configured else None,
         "model_structured": structured.view(cfg.model.structured, cfg.model.url) if cfg.model.configured else None,
+        "model_write": size.view(cfg.model.write, cfg.model.url) if cfg.model.configured else None,
         "state_error": ctx.state.write_error,
         "events_error": ctx.events.write_error,
         "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None

@@ -28,7 +28,7 @@ DEFAULTS = {
                "bearer_token_keyring": "", "timeout_seconds": 30.0},
     "model": {"url": "http://localhost:8090/v1", "name": "default", "timeout_seconds": 120.0, "max_tokens": 2000,
               "temperature": 0.2, "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
-              "structured": "auto"},
+              "structured": "auto", "write": "auto"},
     "model.lifecycle": {"manage": False, "server": "", "model_path": "", "server_args": "-ngl 99 -c 8192",
                         "start": "", "stop": "", "cwd": "", "observatory_url": "", "observatory_service": "",
                         "observatory_token": "", "observatory_token_env": "", "observatory_token_keyring": "",

@@ -1,0 +1,185 @@
+"""Extractive drafting (pure): the model chooses and does not write, so it cannot invent a fact.
+
+An answer is a list of choices, each {"words": "f2", "kind": ..., "target": "c1" | null, "also": ["f1"]}, held
+by the JSON schema to the markers shown: the fragment whose own words become the operation's content, the kind,
+a shown core as the target of an attach or supersede (none for a new_core), and the other fragments of the same
+memory. The service builds the operation: its content is exactly the chosen fragment's text (whitespace made
+one line), its citations only fragments of the pile, each fragment in one operation at most, so a draft holds
+no more operations than its pile has fragments. A choice outside what was shown is dropped and named.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from hippocampus.drafting.answer import Parsed, clean, cut_off_why, _loads, _raw_ops, salvage
+from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
+
+NAME_EXTRACT = "extract_operations"
+NEW, TARGETED = ("new_core",), ("attach", "supersede")
+MAX_OPERATIONS = 8
+_NONE = ("", "null", "none", "n/a")
+
+
+def _object(props: dict) -> dict:
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def _schema(frags: list, cores: list, ops: int, also: int) -> dict:
+    if not frags:
+        return _object({"operations": {"type": "array", "maxItems": 0}})
+    others = {"type": "array", "items": {"enum": frags}, "maxItems": max(0, min(also, len(frags) - 1))}
+    variants = [_object({"words": {"enum": frags}, "kind": {"enum": list(NEW)}, "target": {"type": "null"},
+                         "also": others})]
+    if cores:
+        variants.append(_object({"words": {"enum": frags}, "kind": {"enum": list(TARGETED)},
+                                 "target": {"enum": cores}, "also": others}))
+    item = variants[0] if len(variants) == 1 else {"anyOf": variants}
+    return _object({"operations": {"type": "array", "items": item, "maxItems": ops}})
+
+
+def extract_schema(markers: Any, max_tokens: int) -> dict:
+    """As many choices as the pile has fragments (up to MAX_OPERATIONS) and as many `also` as fit the budget."""
+    frags, cores = list(markers.fragments), list(markers.cores)
+    budget = int(max(16, int(max_tokens)) * SHARE)
+    cap = max(1, min(MAX_OPERATIONS, len(frags)))
+    for ops in range(cap, 0, -1):
+        for also in range(max(0, len(frags) - 1), -1, -1):
+            s = _schema(frags, cores, ops, also)
+            if estimate_tokens(worst_case(s)) <= budget:
+                return s
+    return _schema(frags, cores, 1, 0)
+
+
+def extract_format(markers: Any, max_tokens: int) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": NAME_EXTRACT, "schema": extract_schema(markers, max_tokens)}}
+
+
+def _marker(value: Any, prefix: str) -> Optional[str]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{prefix}{value}"
+    if not isinstance(value, str):
+        return None
+    v = value.strip().strip("[]()").strip().lower()
+    return f"{prefix}{int(v)}" if v.isdigit() else v
+
+
+def one_line(text: Any) -> str:
+    return " ".join(text.split()) if isinstance(text, str) else ""
+
+
+def words_of(markers: Any, m: str) -> str:
+    """The chosen fragment's own text: whitespace made one line, nothing else changed."""
+    entry = markers.entries.get(m) or {}
+    return one_line(entry.get("content"))
+
+
+def choice(raw: Any, markers: Any) -> tuple:
+    """(the operation built from one choice, or None; why it was dropped)."""
+    if not isinstance(raw, dict):
+        return None, "not an object"
+    words = _marker(raw.get("words"), "f")
+    if words not in markers.fragments:
+        return None, f"chooses a fragment it was not shown: {str(raw.get('words'))[:40]!r}"
+    kind = str(raw.get("kind") or "").strip().lower().replace("-", "_").replace(" ", "_")
+    if kind not in NEW + TARGETED:
+        return None, f"unknown kind {kind[:30]!r}"
+    content = words_of(markers, words)
+    if not content:
+        return None, f"{words} has no words"
+    target = raw.get("target")
+    target = None if isinstance(target, str) and target.strip().lower() in _NONE else target
+    core = None
+    if kind in TARGETED:
+        m = _marker(target, "c")
+        if m not in markers.cores:
+            return None, (f"{kind} of a core it was not shown: {str(target)[:40]!r}" if target is not None
+                          else f"{kind} without a target")
+        core = m
+    also = raw.get("also") or []
+    also = [also] if isinstance(also, (str, int)) else also
+    if not isinstance(also, list):
+        return None, "also is not a list"
+    cited = [words]
+    for item in also:
+        m = _marker(item, "f")
+        if m not in markers.fragments:
+            return None, f"cites a fragment it was not shown: {str(item)[:40]!r}"
+        if m not in cited:
+            cited.append(m)
+    op = {"kind": kind, "content": content, "target_core_id": markers.cores[core] if core else None,
+          "source_short_ids": cited, "evidence_count": len(cited), "rationale": _rationale(kind, core, cited)}
+    return {k: v for k, v in op.items() if v is not None}, None
+
+
+def _rationale(kind: str, core: Optional[str], cited: list) -> str:
+    return (f"chosen, not written: the words of [{cited[0]}]" + (f", {kind} of [{core}]" if core else "")
+            + (f", with {', '.join(f'[{c}]' for c in cited[1:])}" if cited[1:] else ""))
+
+
+def _same(a: str, b: str) -> bool:
+    return one_line(a).casefold().rstrip(".!") == one_line(b).casefold().rstrip(".!")
+
+
+def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -> tuple:
+    """(operations, dropped): each choice built; of choices with the same words the first attach or supersede
+    (else the first) kept; a fragment some operation takes as its words is no other's evidence, and a fragment
+    is cited by one operation at most; no new_core that restates a shown core. core_texts: marker -> text."""
+    core_texts = core_texts or {}
+    built, dropped = [], []
+    for i, raw in enumerate(raw_ops):
+        op, why = choice(raw, markers)
+        if op is None:
+            dropped.append(f"op {i}: {why}")
+        elif op["kind"] == "new_core" and any(_same(op["content"], t) for t in core_texts.values()):
+            dropped.append(f"op {i}: a new_core that restates a shown core")
+        else:
+            built.append((i, op))
+    winner: dict = {}                          # words -> the index of the choice kept for them
+    for i, op in built:
+        w = op["source_short_ids"][0]
+        if w not in winner or (op["kind"] in TARGETED and ops_kind(built, winner[w]) not in TARGETED):
+            winner[w] = i
+    kept, taken = [], set(winner)
+    for i, op in built:
+        words = op["source_short_ids"][0]
+        if winner[words] != i:
+            dropped.append(f"op {i}: the same words [{words}] as op {winner[words]}")
+            continue
+        cited = [words] + [m for m in op["source_short_ids"][1:] if m not in taken]
+        taken.update(cited)
+        core = next((m for m, cid in markers.cores.items() if cid == op.get("target_core_id")), None)
+        op["rationale"] = _rationale(op["kind"], core, cited)
+        op["source_short_ids"] = [markers.fragments[m] for m in cited]
+        op["evidence_count"] = len(cited)
+        kept.append((i, op))
+    return [op for _, op in sorted(kept, key=lambda t: t[0])], dropped
+
+
+def ops_kind(built: list, index: int) -> str:
+    return next(op["kind"] for i, op in built if i == index)
+
+
+def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,
+                  core_texts: Optional[dict] = None, constrained: bool = False) -> Parsed:
+    """The operations built from one answer of choices (never raises)."""
+    try:
+        raw_text = text if isinstance(text, str) else ""
+        body = clean(raw_text)
+        cut = finish_reason == "length"
+        obj = _loads(body)
+        a, b = body.find("{"), body.rfind("}")
+        if obj is None and 0 <= a < b:
+            obj = _loads(body[a:b + 1])
+        if isinstance(obj, (dict, list)):
+            raw = _raw_ops(obj) if not (isinstance(obj, dict) and "words" in obj) else [obj]
+        else:
+            raw, found, ran_off = salvage(body)
+            cut = cut or ran_off
+            if not raw and not (found and not cut):
+                why = (cut_off_why(raw_text, body, max_tokens, constrained) if cut
+                       else f"the model's answer was not the JSON asked for: {raw_text[:160]!r}")
+                return Parsed([], cut, [], why)
+        ops, dropped = operations(raw, markers, core_texts)
+        return Parsed(ops, cut, dropped, None)
+    except Exception as exc:  # noqa: BLE001 - never raise on a model's answer
+        return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc}"[:300])

@@ -1,0 +1,141 @@
+"""model.write: whether the small model writes its operations (free) or only chooses fragments whose own words
+become them (extractive); auto chooses by the model's measured size.
+
+auto reads the number of parameters the server reports (llama-server: GET /v1/models `data[].meta.n_params`,
+else any `n_params` in GET /props) the first time a drafting call needs it, and remembers it per model URL for
+this process. Below SMALL parameters the model chooses (a model that small invents facts when it writes);
+a model that does not say its size writes (free), and /status and the log say which was chosen and why.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Optional
+
+import requests
+
+from hippocampus.config import redact
+
+log = logging.getLogger("hippocampus.model")
+SMALL = 1_500_000_000          # below this many parameters, auto drafts extractive
+TIMEOUT = 5.0
+FREE, EXTRACTIVE = "free", "extractive"
+
+_lock = threading.Lock()
+_chosen: dict = {}             # model URL -> {"mode", "why", "n_params"}
+
+
+def _root(url: str) -> str:
+    base = url.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base
+
+
+def _n_params(value: Any) -> Optional[int]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return None
+    return int(value)
+
+
+def _json(resp) -> Any:
+    try:
+        return resp.json() if resp.status_code == 200 else None
+    except ValueError:
+        return None
+
+
+def read_n_params(url: str, session: Any = requests) -> Optional[int]:
+    """The parameters the server at this URL says its model has; None: it does not say. Raises
+    requests.RequestException when the server cannot be reached."""
+    models = _json(session.get(url.rstrip("/") + "/models", timeout=TIMEOUT))
+    for row in (models or {}).get("data") or [] if isinstance(models, dict) else []:
+        n = _n_params((row.get("meta") or {}).get("n_params")) if isinstance(row, dict) else None
+        if n:
+            return n
+    props = _json(session.get(_root(url) + "/props", timeout=TIMEOUT))
+    if isinstance(props, dict):
+        for where in (props, props.get("model") if isinstance(props.get("model"), dict) else {}):
+            n = _n_params(where.get("n_params"))
+            if n:
+                return n
+    return None
+
+
+def words(n: int) -> str:
+    """135M, 1.5B."""
+    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
+def choose(setting: str, n_params: Optional[int]) -> dict:
+    """{"mode", "why", "n_params"} for this setting and measured size (pure)."""
+    if setting in (FREE, EXTRACTIVE):
+        why = ("model.write: free: the model writes each operation's content" if setting == FREE else
+               "model.write: extractive: the model chooses fragments; their own words become the memories")
+        return {"mode": setting, "why": why, "n_params": n_params}
+    if n_params is None:
+        return {"mode": FREE, "n_params": None,
+                "why": ("model.write: auto: the model server does not say its size (no n_params in /v1/models "
+                        "or /props), so the model writes (free); set model.write: extractive for a model below "
+                        f"{words(SMALL)} parameters")}
+    if n_params < SMALL:
+        return {"mode": EXTRACTIVE, "n_params": n_params,
+                "why": (f"model.write: auto: the model has {words(n_params)} parameters, below {words(SMALL)}, so "
+                        "it chooses fragments and their own words become the memories (extractive)")}
+    return {"mode": FREE, "n_params": n_params,
+            "why": (f"model.write: auto: the model has {words(n_params)} parameters, {words(SMALL)} or more, so it "
+                    "writes each operation's content (free)")}
+
+
+def chosen(url: str) -> Optional[dict]:
+    with _lock:
+        return _chosen.get(url.rstrip("/"))
+
+
+def mode_for(setting: str, url: str, session: Any = requests) -> dict:
+    """The mode a drafting call uses: measured once per URL (auto); a server that cannot be reached is not
+    remembered (free for this call, asked again on the next)."""
+    if setting != "auto":
+        return choose(setting, None)
+    known = chosen(url)
+    if known is not None:
+        return known
+    try:
+        n = read_n_params(url, session)
+    except requests.RequestException as exc:
+        return {**choose(setting, None), "why": f"model.write: auto: the model's size could not be read "
+                                                 f"({type(exc).__name__}), so this call writes (free)"}
+    pick = choose(setting, n)
+    with _lock:
+        first = url.rstrip("/") not in _chosen
+        _chosen[url.rstrip("/")] = pick
+    if first:
+        log.info("the model at %s: %s", redact.url(url), pick["why"])
+    return pick
+
+
+def probe(setting: str, url: str, session: Any = requests) -> str:
+    """check-config's line: the mode a drafting call would use now, and why (measured, not remembered)."""
+    if setting != "auto":
+        pick = choose(setting, None)
+    else:
+        try:
+            pick = choose(setting, read_n_params(url, session))
+        except requests.RequestException as exc:
+            return f"auto: the model's size could not be read ({type(exc).__name__}); a sleep reads it again"
+    return f"{pick['mode']}: {pick['why']}"
+
+
+def view(setting: str, url: str) -> dict:
+    """For /status: the setting, the mode chosen and why (auto before its first drafting call: not yet)."""
+    if setting != "auto":
+        return {"setting": setting, **choose(setting, None)}
+    known = chosen(url)
+    if known is None:
+        return {"setting": setting, "mode": None, "n_params": None,
+                "why": "model.write: auto: chosen by the model's size at the first drafting call"}
+    return {"setting": setting, **known}
+
+
+def forget() -> None:
+    """Tests: measure again."""
+    with _lock:
+        _chosen.clear()
