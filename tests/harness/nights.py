@@ -9,6 +9,7 @@ runs) and the chain closed (POST /tend). Invariant: the score reads only what Me
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,23 @@ def llama_tokens(url: str) -> Optional[tuple]:
         return int(float(m.group(1))) if m else None
     p, a = total("prompt_tokens_total"), total("tokens_predicted_total")
     return (p, a) if p is not None and a is not None else None
+
+
+@dataclass
+class Ledger:
+    """What the nights placed so far: key -> short id, and short id -> the text the model was shown of it
+    (its content and its date, as the drafting prompt shows it: a date copied from there is no invention)."""
+    ids: dict = field(default_factory=dict)
+    text: dict = field(default_factory=dict)
+
+    def add(self, hand, tonight: dict) -> None:
+        self.ids.update(tonight)
+        mine = set(tonight.values())
+        for e in hand.shorts():
+            if e["id"] in mine:
+                ts = (e.get("metadata") or {}).get("ts")
+                day = dt.datetime.fromtimestamp(float(ts), dt.timezone.utc).strftime("%Y-%m-%d") if ts else ""
+                self.text[e["id"]] = f"{e['content']} ({day})"
 
 
 @dataclass
@@ -67,11 +85,14 @@ def dropped_of(report: dict) -> dict:
     return {k: v for k, v in report.items() if "drop" in k and v}
 
 
-def score(night: Night, corpus: Corpus, ids: dict, core_ids: dict, ops: list, text_of_core: dict,
+def score(night: Night, corpus: Corpus, ledger: Ledger, core_ids: dict, ops: list, text_of_core: dict,
           topic_of_core: dict) -> NightScore:
+    """`ledger`: every fragment placed so far (a fragment an earlier night left in short-term may be drafted
+    again tonight)."""
     s = NightScore(night.label, ops=ops, proposed=len(ops))
+    ids = ledger.ids
     key_of = {v: k for k, v in ids.items()}
-    text_of_short = {sid: corpus.fragment(k).content for k, sid in ids.items()}
+    text_of_short = {sid: ledger.text.get(sid) or corpus.fragment(k).content for k, sid in ids.items()}
     frag = {sid: corpus.fragment(k) for k, sid in ids.items()}
     for i, op in enumerate(ops):
         cited = [sid for sid in op.get("source_short_ids") or []]
@@ -126,11 +147,13 @@ def review(hand, draft_id: str, ops: list, s: NightScore) -> None:
         hand.review(draft_id, decisions)
 
 
-def run_night(base: str, hand, client, corpus: Corpus, night: Night, core_ids: dict, now: float,
+def run_night(base: str, hand, client, corpus: Corpus, night: Night, core_ids: dict, ledger: Ledger, now: float,
               model_url: str = "", on_sleep: Optional[Callable[[dict], None]] = None) -> NightScore:
     """One night of the corpus through the service at `base`; the scored draft. `core_ids` (key -> core id)
-    gains the cores this night made, by "night label/topic", for the expectations of later nights."""
-    ids = place(hand, night, now)
+    gains the cores this night made, by "night label/topic", for the expectations of later nights; `ledger`
+    gains this night's fragments."""
+    tonight = place(hand, night, now)
+    ledger.add(hand, tonight)
     before = llama_tokens(model_url) if model_url else None
     t0 = time.monotonic()
     r = requests.post(base + "/sleep", timeout=SLEEP_TIMEOUT)
@@ -144,7 +167,7 @@ def run_night(base: str, hand, client, corpus: Corpus, night: Night, core_ids: d
     topic_of_core = {c["id"]: (c.get("metadata") or {}).get("topic") or c.get("topic") for c in cores}
     draft_id = report.get("draft_id")
     ops = hand.draft(draft_id)["operations"] if draft_id else []
-    s = score(night, corpus, ids, core_ids, ops, text_of_core, topic_of_core)
+    s = score(night, corpus, ledger, core_ids, ops, text_of_core, topic_of_core)
     s.report, s.seconds, s.error = report, seconds, report.get("error")
     s.model_calls = int(report.get("model_calls") or 0)
     s.dropped = dropped_of(report)
@@ -153,8 +176,8 @@ def run_night(base: str, hand, client, corpus: Corpus, night: Night, core_ids: d
     # a promoted fragment nothing in the draft cites must still be in short-term after the sleep
     cited = {c for op in ops for c in op.get("source_short_ids") or []}
     held = {e["id"] for e in hand.shorts()}
-    s.passed_over = [k for k, sid in ids.items() if corpus.fragment(k).topic in s.promoted and sid not in cited]
-    s.passed_over_kept = all(ids[k] in held for k in s.passed_over) if s.passed_over else None
+    s.passed_over = [k for k, sid in tonight.items() if corpus.fragment(k).topic in s.promoted and sid not in cited]
+    s.passed_over_kept = all(tonight[k] in held for k in s.passed_over) if s.passed_over else None
     if draft_id:
         review(hand, draft_id, ops, s)
     requests.post(base + "/tend", timeout=SLEEP_TIMEOUT)
