@@ -31,7 +31,7 @@ from tests.harness.reviewer import MemoryHand
 pytestmark = pytest.mark.real_model
 
 SEED = 7
-MAX_TOKENS = 384
+MAX_TOKENS = 256
 NIGHTS = 5
 
 
