@@ -56,7 +56,8 @@ class Receiver:
         self.thread.start()
 
     def at(self, path: str) -> list:
-        return [r for r in self.requests if r["path"] == path]
+        """What was delivered to path (the POSTs); a GET, such as the wake-up check's reach probe, is no delivery."""
+        return [r for r in self.requests if r["path"] == path and r.get("method") != "GET"]
 
     def close(self) -> None:
         self.release.set()
