@@ -19,6 +19,22 @@ TOPICS = {"tea": "we drank green tea in the afternoon", "garden": "the rose gard
 CRITIQUE = "not quite; say: The rose garden bloomed early this spring"
 
 
+def grounded_reply(body: dict) -> str:
+    """The demo's scripted model, but each new core says its own topic's fragments' words (the guard drops words
+    from nowhere); a redraft is the demo's (the critique's words)."""
+    import json
+    import re
+
+    answer = json.loads(scripted_reply(body))
+    prompt = (body.get("messages") or [{}])[-1].get("content", "")
+    found = re.search(r"^Topic: (.+)$", prompt, flags=re.M)
+    topic = found.group(1).strip() if found else ""
+    for op in answer["operations"]:
+        if "THE CRITIQUE:" not in prompt and topic in TOPICS:
+            op["content"] = TOPICS[topic].capitalize() + "."
+    return json.dumps(answer)
+
+
 def _port(url: str) -> int:
     return int(url.rsplit(":", 1)[1].split("/")[0])
 
@@ -30,7 +46,7 @@ def _topics(notes: list) -> list:
 def test_one_chain_costs_at_most_47_memory_requests_and_writes_only_the_review_note(make_ctx, hand, memory,
                                                                                       capsys):
     proxy = RecordingProxy(("127.0.0.1", _port(memory.url))).open()
-    model = FakeModel(responder=scripted_reply).start()
+    model = FakeModel(responder=grounded_reply).start()
     try:
         ctx = make_ctx(memory={"url": proxy.url}, model={"url": model.url})
         copies.announce(ctx)                     # what the service does once at its start (actors/runtime.py)
