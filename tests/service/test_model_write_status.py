@@ -37,12 +37,12 @@ def test_status_says_auto_chose_extractive_for_a_small_model_and_why(make_config
     svc = start_service(make_config(model={"url": fake_model.url, "write": "auto"}))
     view, row = drafting_row(svc)
     assert view["setting"] == "auto" and view["mode"] is None
-    assert row[1] == "not chosen yet: model.write: auto: chosen by the model's size at the first drafting call"
+    assert row[1] == "not chosen yet: the model write setting: auto: chosen by the model's size at the first drafting call"
     report = requests.post(svc.url + "/check", timeout=30).json()["sleep"]
     assert report["operations"] == 1, report
     view, row = drafting_row(svc)
     assert view["mode"] == "extractive" and view["n_params"] == 134_515_008
-    assert row[1] == ("extractive: model.write: auto: the model has 135M parameters, below 1.5B, so it chooses "
+    assert row[1] == ("extractive: the model write setting: auto: the model has 135M parameters, below 1.5B, so it chooses "
                       "fragments and their own words become the memories (extractive)"), row
     said = [r.getMessage() for r in caplog.records if "model.write: auto" in r.getMessage()]
     assert len(said) == 1 and "135M parameters" in said[0], said
@@ -52,7 +52,7 @@ def test_status_says_a_set_mode_as_set(make_config, start_service, fake_model):
     svc = start_service(make_config(model={"url": fake_model.url, "write": "free"}))
     view, row = drafting_row(svc)
     assert view["mode"] == "free"
-    assert row[1] == "free: model.write: free: the model writes each operation's content"
+    assert row[1] == "free: the model write setting: free: the model writes each operation's content"
 
 
 def test_check_config_says_which_drafting_mode_auto_would_choose(tmp_path, memory):
