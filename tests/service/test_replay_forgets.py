@@ -20,7 +20,7 @@ from tests.harness.fake_model import FakeModel
 from tests.harness.reviewer import wait_for
 from tests.service.test_mcp import call_tools
 
-CORE = "A durable truth about garden"
+CORE = "Something true about garden"          # test_replay's scripted new core for the garden
 REWORDED = "Roses flowered ahead of season near the entrance"      # the candidate's words for the garden
 
 
