@@ -50,12 +50,12 @@ STOPPED_MID_CALL = "the model call was abandoned and nothing was posted"
 
 def write_mode(ctx: Context) -> str:
     """model.write as this call drafts: free or extractive (auto: by the model's size, read once it is up)."""
-    setting = ctx.cfg.model.write
-    if setting == "auto" and size.chosen(ctx.cfg.model.url) is None:
+    setting, model = ctx.cfg.model.write, ctx.cfg.model
+    if setting == "auto" and model.lifecycle.managed and size.chosen(model.url) is None:
         ctx.stopping.check(STOPPED_MID_CALL)
         ctx.gate.ensure()           # a managed model is started here, so that its size can be read
-        ctx.gate.release(0.0)
-    return size.mode_for(setting, ctx.cfg.model.url)["mode"]
+        ctx.gate.release(0.0)       # (one this service does not start answers, or not, on its own)
+    return size.mode_for(setting, model.url, seconds=min(size.TIMEOUT, model.timeout_seconds))["mode"]
 
 
 def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> PileResult:

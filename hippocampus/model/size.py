@@ -14,11 +14,13 @@ from typing import Any, Optional
 
 import requests
 
+from hippocampus import outbound
 from hippocampus.config import redact
 
 log = logging.getLogger("hippocampus.model")
 SMALL = 1_500_000_000          # below this many parameters, auto drafts extractive
-TIMEOUT = 5.0
+TIMEOUT = 5.0                  # one deadline for both reads of the size (and never longer than model.timeout_seconds)
+CAP = outbound.MB              # /models and /props are a few KB; a larger answer is not the model's list
 FREE, EXTRACTIVE = "free", "extractive"
 
 _lock = threading.Lock()
@@ -43,9 +45,29 @@ def _json(resp) -> Any:
         return None
 
 
-def read_n_params(url: str, session: Any = requests) -> Optional[int]:
+class _Bounded:
+    """Both reads of the size within one wall-clock deadline, each answer capped (hippocampus.outbound)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline, self.session = outbound.Deadline(seconds), outbound.Session()
+
+    def get(self, url: str, timeout: float = TIMEOUT) -> requests.Response:
+        return outbound.call(self.session, "GET", url, deadline=self.deadline, cap=CAP)
+
+
+def read_n_params(url: str, session: Any = None, seconds: float = TIMEOUT) -> Optional[int]:
     """The parameters the server at this URL says its model has; None: it does not say. Raises
-    requests.RequestException when the server cannot be reached."""
+    requests.RequestException when the server cannot be reached (or not within `seconds`)."""
+    own = session is None
+    session = _Bounded(seconds) if own else session
+    try:
+        return _read(url, session)
+    finally:
+        if own:
+            session.session.close()
+
+
+def _read(url: str, session: Any) -> Optional[int]:
     models = _json(session.get(url.rstrip("/") + "/models", timeout=TIMEOUT))
     for row in (models or {}).get("data") or [] if isinstance(models, dict) else []:
         n = _n_params((row.get("meta") or {}).get("n_params")) if isinstance(row, dict) else None
@@ -90,7 +112,7 @@ def chosen(url: str) -> Optional[dict]:
         return _chosen.get(url.rstrip("/"))
 
 
-def mode_for(setting: str, url: str, session: Any = requests) -> dict:
+def mode_for(setting: str, url: str, session: Any = None, seconds: float = TIMEOUT) -> dict:
     """The mode a drafting call uses: measured once per URL (auto); a server that cannot be reached is not
     remembered (free for this call, asked again on the next)."""
     if setting != "auto":
@@ -99,7 +121,7 @@ def mode_for(setting: str, url: str, session: Any = requests) -> dict:
     if known is not None:
         return known
     try:
-        n = read_n_params(url, session)
+        n = read_n_params(url, session, seconds)
     except requests.RequestException as exc:
         return {**choose(setting, None), "why": f"model.write: auto: the model's size could not be read "
                                                  f"({type(exc).__name__}), so this call writes (free)"}
@@ -112,7 +134,7 @@ def mode_for(setting: str, url: str, session: Any = requests) -> dict:
     return pick
 
 
-def probe(setting: str, url: str, session: Any = requests) -> str:
+def probe(setting: str, url: str, session: Any = None) -> str:
     """check-config's line: the mode a drafting call would use now, and why (measured, not remembered)."""
     if setting != "auto":
         pick = choose(setting, None)
