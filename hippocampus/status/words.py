@@ -77,11 +77,11 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
-# a config key (model.lifecycle.retry_after_seconds) or a snake_case name (model_path), outside a URL or a path
+# a config key (model.lifecycle.retry_after_seconds) or a snake_case name (model_path), outside a URL, a path or quotes
 _KEY = re.compile(r"(?<![/\w.:=?&%-])(?:memory|model|sleep|server|notify|ripple|voice|events|supervisor|quality)"
                   r"(?:\.[a-z_]+)+\b")
 _ONLY_KEYS = re.compile(r" \((?:" + _KEY.pattern + r"(?:, | or | and )?)+\)")
-_SNAKE = re.compile(r"(?<![/\w.:=?&%-])[a-z]+(?:_[a-z]+)+\b(?![/.=(])")
+_SNAKE = re.compile(r"(?<![/\w.:=?&%'\"-])[a-z]+(?:_[a-z]+)+\b(?![/.=('\"])")     # a quoted word is another's: kept
 
 
 def setting(key: str) -> str:
