@@ -53,6 +53,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.send(404, {"error": "not found"})
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up (a probe that reads only the status line) is no error for the demo to print."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 class FakeModel:
     """The server, on a loopback port the OS picks; `url` is its OpenAI base (…/v1)."""
 
@@ -60,7 +71,7 @@ class FakeModel:
         self.responder = responder
         self.model_name = model_name
         self.meta: Optional[dict] = None
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.fake = self
         self.port = self.server.server_address[1]
