@@ -11,6 +11,7 @@ import pytest
 import requests
 
 from hippocampus.model import fit
+from hippocampus.status.words import keyless
 from tests.harness.reviewer import wait_for
 
 pytestmark = pytest.mark.real_model
@@ -67,7 +68,8 @@ def test_a_prompt_that_cannot_fit_is_named_before_any_sleep_and_the_sleep_fails_
     expected = (f"the largest prompt a sleep can send (a full pile) is {counted:,} tokens and model.max_tokens is "
                 f"1,024, but the server's context is 512 tokens: start the server with "
                 f"-c {fit.context_needed(counted, MAX_TOKENS)} or more, or lower model.max_tokens / sleep.pile_max")
-    assert expected in headline
+    assert keyless(expected) in headline                     # the person's headline says the settings in words
+    assert expected in st["say"]["details"]                  # and the details view keeps their keys
     assert context_row(st) == ["context", "see above", "bad"]
     assert st["model_fit"]["n_ctx"] == 512 and st["model_fit"]["prompt_tokens"] == counted
 
