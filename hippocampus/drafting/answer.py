@@ -282,26 +282,35 @@ def cut_off_why(raw: str, body: str, max_tokens, constrained: bool) -> str:
     return f"{head}: model.max_tokens ({max_tokens}) is too low for this model's answers; raise model.max_tokens"
 
 
+def read_raw(text: Any, finish_reason: Optional[str], max_tokens: int, constrained: bool,
+             single: Any = None) -> tuple:
+    """(the raw operations, cut off, why nothing could be read or None) of one answer: the whole answer as JSON,
+    else the span from its first { to its last }, else what salvage finds. `single(obj)`: the object is one
+    operation on its own."""
+    raw_text = text if isinstance(text, str) else ""
+    body = clean(raw_text)
+    cut = finish_reason == "length"
+    a, b = body.find("{"), body.rfind("}")
+    obj = _loads(body)
+    if obj is None and 0 <= a < b:
+        obj = _loads(body[a:b + 1])
+    if isinstance(obj, (dict, list)):
+        return ([obj] if single is not None and single(obj) else _raw_ops(obj)), cut, None
+    raw, found, ran_off = salvage(body)
+    cut = cut or ran_off
+    if not raw and not (found and not cut):
+        return [], cut, (cut_off_why(raw_text, body, max_tokens, constrained) if cut
+                         else f"the model's answer was not the JSON asked for: {raw_text[:160]!r}")
+    return raw, cut, None
+
+
 def parse_answer(text: str, *, finish_reason: Optional[str], markers: Markers, max_tokens: int,
                  redraft_of: Optional[int] = None, constrained: bool = False) -> Parsed:
     """The operations read from one answer; `constrained`: it was held to the answer's schema."""
     try:
-        raw_text = text if isinstance(text, str) else ""
-        body = clean(raw_text)
-        cut = finish_reason == "length"
-        a, b = body.find("{"), body.rfind("}")
-        obj = _loads(body)      # the whole answer, else the span from its first { to its last }
-        if obj is None and 0 <= a < b:
-            obj = _loads(body[a:b + 1])
-        if isinstance(obj, (dict, list)):
-            raw = _raw_ops(obj)
-        else:
-            raw, found, ran_off = salvage(body)
-            cut = cut or ran_off
-            if not raw and not (found and not cut):
-                why = (cut_off_why(raw_text, body, max_tokens, constrained) if cut
-                       else f"the model's answer was not the JSON asked for: {raw_text[:160]!r}")
-                return Parsed([], cut, [], why)
+        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained)
+        if why is not None:
+            return Parsed([], cut, [], why)
         dropped: list = []
         return Parsed(_operations(raw, markers, redraft_of, dropped), cut, dropped, None)
     except Exception as exc:  # never raise on a model's answer

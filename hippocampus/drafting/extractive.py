@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from hippocampus.drafting.answer import Parsed, clean, cut_off_why, _loads, _raw_ops, salvage
+from hippocampus.drafting.answer import Parsed, read_raw
 from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
 
 NAME_EXTRACT = "extract_operations"
@@ -163,22 +163,10 @@ def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_
                   core_texts: Optional[dict] = None, constrained: bool = False) -> Parsed:
     """The operations built from one answer of choices (never raises)."""
     try:
-        raw_text = text if isinstance(text, str) else ""
-        body = clean(raw_text)
-        cut = finish_reason == "length"
-        obj = _loads(body)
-        a, b = body.find("{"), body.rfind("}")
-        if obj is None and 0 <= a < b:
-            obj = _loads(body[a:b + 1])
-        if isinstance(obj, (dict, list)):
-            raw = _raw_ops(obj) if not (isinstance(obj, dict) and "words" in obj) else [obj]
-        else:
-            raw, found, ran_off = salvage(body)
-            cut = cut or ran_off
-            if not raw and not (found and not cut):
-                why = (cut_off_why(raw_text, body, max_tokens, constrained) if cut
-                       else f"the model's answer was not the JSON asked for: {raw_text[:160]!r}")
-                return Parsed([], cut, [], why)
+        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained,
+                                 single=lambda obj: isinstance(obj, dict) and "words" in obj)
+        if why is not None:
+            return Parsed([], cut, [], why)
         ops, dropped = operations(raw, markers, core_texts)
         return Parsed(ops, cut, dropped, None)
     except Exception as exc:  # noqa: BLE001 - never raise on a model's answer
