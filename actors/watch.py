@@ -161,12 +161,16 @@ class WakeupWatch(WatchActor):
 
 
 class QueueWatch(WatchActor):
-    """What waits for review in Memory (GET /queue) and the briefs open there: read at start, on the beat after
-    a sleep or tend, and on every beat while someone looks; Memory down keeps the last answer, "as of" then."""
+    """What waits for review in Memory (GET /queue) and the briefs open there, and another copy's newer sleep
+    (bedtime): read at start, on the beat after a sleep or tend, and on every beat while someone looks; Memory
+    down keeps the last answer, "as of" then."""
     name = "queue"
     at_start = True
     looked_at = True
     first = health.QUEUE_FIRST
 
     def read(self) -> dict:
-        return health.pending_drafts(self.rt.ctx.memory, self.view)
+        view = health.pending_drafts(self.rt.ctx.memory, self.view)
+        if not view["error"]:
+            copies.read_slept(self.rt.ctx)      # another copy's sleep moves the bedtime shown here too
+        return view

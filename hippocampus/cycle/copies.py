@@ -15,7 +15,7 @@ import threading
 from typing import Optional
 
 from hippocampus.cycle import claims, notes as note_rules
-from hippocampus.cycle.bedtime import bedtime
+from hippocampus.cycle.bedtime import bedtime, memory_slept
 from hippocampus.memory import MemoryError_
 
 log = logging.getLogger("hippocampus.claims")
@@ -130,3 +130,19 @@ def seen(ctx, near: Optional[list], drafts) -> None:
         slept = ctx.state.get("last_sleep_ok_at")
         if was and not ctx.copies_alone and slept:     # the "slept" note a copy alone never wrote, for the newcomer
             claims.post_slept(ctx, slept, bedtime(ctx.cfg.sleep, ctx.state, now))
+
+
+def read_slept(ctx) -> None:
+    """Another copy's newer sleep, from its "slept" note, into the state: read by the queue watch (while someone
+    looks, and after each cycle), so this copy names the bedtime that sleep set, the one the other copy names,
+    and not its own older one until its own bedtime comes. A copy that found itself alone reads nothing."""
+    if alone(ctx):
+        return
+    try:
+        near = ctx.memory.list_near()
+    except MemoryError_:
+        return                      # the queue's own read says Memory is down
+    now = ctx.clock.now()
+    slept = claims.slept_at(ctx, near)
+    if slept is not None and slept > (memory_slept(ctx.state, now) or 0):
+        ctx.state.set(memory_slept_at=slept)
