@@ -18,6 +18,7 @@ import requests
 from hippocampus import SERVICE, outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
+from hippocampus.model.answers import MODEL_EXAMPLE, is_model_list
 
 SECONDS = 3.0
 CAP = 256 * 1024
@@ -25,7 +26,6 @@ MEMORY, MODEL, SELF, OTHER, NOTHING, UNPROBED = ("memory", "model", "this servic
                                                  "nothing", "not probed")
 ROUTES = ("/chat/completions", "/completions", "/models", "/embeddings")
 MEMORY_DEFAULT = "http://127.0.0.1:7420"
-MODEL_EXAMPLE = "http://127.0.0.1:8080/v1"      # llama-server's default port, with the /v1 the service wants
 NAMED = {MEMORY: "SerenMemory", SELF: f"this service ({SERVICE}) itself"}
 
 
@@ -97,10 +97,6 @@ def is_memory_health(body: Any) -> bool:
     ts = body.get("ts") if isinstance(body, dict) else None
     return isinstance(body, dict) and body.get("ok") is True and isinstance(ts, (int, float)) \
         and not isinstance(ts, bool)
-
-
-def is_model_list(body: Any) -> bool:
-    return isinstance(body, dict) and isinstance(body.get("data"), list)
 
 
 # ---------------------------------------------------------------- a URL's shape

@@ -79,7 +79,9 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
                 if (last.get("retry_at") or 0) > now else " for the next check")
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
                 f"{then}.", BAD, "sleep")
-    if down := model_down(s):
+    if (down := model_down(s)) and (s.get("model_health") or {}).get("not_model"):
+        return (f"{down[:1].upper()}{down[1:]}. The next sleep fails until then.", BAD, None)   # it answers, no model
+    if down:
         return (f"The model at {s.get('model_url')} is configured but not answering ({down}): the next sleep "
                 "fails until it does.", BAD, None)
     if too_long := fit_sentence(s.get("model_fit")):
@@ -249,6 +251,8 @@ def _model(s: dict) -> dict:
     if not s.get("model_configured"):
         return _line("Mechanical", "no model configured: clusters become cores by their longest entry")
     lc = s.get("model_lifecycle") or {}
+    if model_down(s) and (s.get("model_health") or {}).get("not_model"):
+        return _line("Not a model server", f"{s.get('model_url')} answers, but lists no models", BAD)
     if model_down(s):
         return _line("Not answering", f"{s.get('model_url')} does not answer", BAD)
     if lc.get("managed"):

@@ -13,9 +13,11 @@ import requests
 from hippocampus import outbound, transport_words
 from hippocampus.config import redact
 from hippocampus.memory import MemoryError_, NotSerenMemory
+from hippocampus.model import answers
 
 MEMORY_FIRST = {"reachable": None, "error": None, "checked_at": 0.0, "up_at": None}
-MODEL_FIRST = {"answering": None, "error": None, "checked_at": 0.0}
+MODEL_FIRST = {"answering": None, "error": None, "not_model": False, "checked_at": 0.0}
+MODEL_LIST_CAP = 256 * 1024
 QUEUE_FIRST = {"drafts": [], "briefs": None, "error": None, "checked_at": None, "as_of": None}
 
 
@@ -51,12 +53,28 @@ def model_watched(model_cfg) -> bool:
 
 
 def model_health(model_cfg) -> dict:
+    """Is the model answering: only a model list at {url}/models says so (as check-config reads it); something
+    else answering there is `not_model`, its error the words that name the fix."""
+    url = model_cfg.url.rstrip("/")
+    answering, error, other = False, None, False
     try:
-        r = outbound.request("GET", model_cfg.url.rstrip("/") + "/models", seconds=3, cap=0)     # its status only
-        answering, error = r.status_code < 500, None if r.status_code < 500 else f"HTTP {r.status_code}"
+        r = outbound.request("GET", url + "/models", seconds=3, cap=MODEL_LIST_CAP)
     except requests.RequestException as exc:
-        answering, error = False, transport_words.failed_predicate(exc, seconds=3)[1]
-    return {"answering": answering, "error": error, "checked_at": time.time()}
+        error = transport_words.failed_predicate(exc, seconds=3)[1]
+    else:
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        if r.status_code >= 500:
+            error = f"HTTP {r.status_code}"
+        elif answers.is_model_list(body):
+            answering = True
+        else:
+            other = True
+            error = answers.not_a_model_server(url, r.status_code, "JSON" if body is not None
+                                               else transport_words.body_kind(r))
+    return {"answering": answering, "error": error, "not_model": other, "checked_at": time.time()}
 
 
 MEMORY_WAITS = "the sleeps, tends and checks, and the review queue"
