@@ -172,5 +172,5 @@ class QueueWatch(WatchActor):
     def read(self) -> dict:
         view = health.pending_drafts(self.rt.ctx.memory, self.view)
         if not view["error"]:
-            copies.read_slept(self.rt.ctx)      # another copy's sleep moves the bedtime shown here too
+            copies.read_slept(self.rt.ctx, view["drafts"])    # another copy's sleep moves the bedtime here too
         return view

@@ -5,7 +5,9 @@ A copy announces itself once per start with one near-term "copy" note (renewed w
 before it reads the near-term notes, so of two copies starting together the later reader sees the earlier. Another
 copy is seen in any live, well-formed note of another copy (its announcement, a claim, a "slept" note) or in a live
 draft stamped by it; until the near-term notes are first read this copy counts as not alone (the old, safe way).
-A forged note can only make a copy think it is not alone, which costs requests, never safety.
+A forged note can only make a copy think it is not alone, which costs requests, never safety. While someone looks
+(a viewer, a /status client), the queue watch reads the near-term notes on its beat too (read_slept), so two copies
+name one bedtime within a beat: a read, no write.
 """
 from __future__ import annotations
 
@@ -132,16 +134,18 @@ def seen(ctx, near: Optional[list], drafts) -> None:
             claims.post_slept(ctx, slept, bedtime(ctx.cfg.sleep, ctx.state, now))
 
 
-def read_slept(ctx) -> None:
-    """Another copy's newer sleep, from its "slept" note, into the state: read by the queue watch (while someone
-    looks, and after each cycle), so this copy names the bedtime that sleep set, the one the other copy names,
-    and not its own older one until its own bedtime comes. A copy that found itself alone reads nothing."""
-    if alone(ctx):
-        return
+def read_slept(ctx, drafts: list) -> None:
+    """While someone looks (the queue watch's beat, and after each cycle): the near-term notes, read, so that
+    another copy's newer sleep (its "slept" note) moves the bedtime shown here to the one that copy names, and a
+    copy that slept alone tells a newcomer its last sleep (seen(): the note it never wrote). A read, never a
+    write, unless a newcomer is there. drafts: the pending drafts the queue watch just read."""
     try:
         near = ctx.memory.list_near()
+        seen(ctx, near, drafts)
     except MemoryError_:
         return                      # the queue's own read says Memory is down
+    if alone(ctx):
+        return
     now = ctx.clock.now()
     slept = claims.slept_at(ctx, near)
     if slept is not None and slept > (memory_slept(ctx.state, now) or 0):

@@ -46,3 +46,21 @@ def test_two_copies_on_one_memory_name_the_same_bedtime(make_config, start_servi
     a, b = _status(one.url), _status(two.url)
     said = [x["say"]["cards"]["bedtime"]["sub"] for x in (a, b)]     # "at 19:02 · every 6 h": the viewer's card
     assert said[0] == said[1] and said[0].startswith("at "), said
+
+
+def test_a_copy_that_slept_alone_tells_a_newcomer_its_bedtime(make_config, start_service, hand, tmp_path):
+    def make(name: str):
+        return make_config(sleep={"state_path": str(tmp_path / name / "state.json"), "interval_seconds": 6 * 3600,
+                                  "tick_seconds": 3600})
+    one = start_service(make("one"))
+    slept = requests.post(one.url + "/sleep", params={"without_brief": "true"}, timeout=60).json()
+    assert slept["error"] is None and slept["quiet"], slept
+    assert _slept_notes(hand) == []                  # alone, it told nobody
+    mine = _status(one.url)["bedtime_at"]
+    assert mine >= slept["finished_at"] + 6 * 3600 - 1
+
+    two = start_service(make("two"))                 # never slept: its own bedtime is now
+    wait_for(lambda: _status(one.url) and _status(two.url)["bedtime_at"] == mine, timeout=10,
+             what="the newcomer to name the bedtime of the copy that slept alone")
+    said = [_status(b)["say"]["cards"]["bedtime"]["sub"] for b in (one.url, two.url)]
+    assert said[0] == said[1] and said[0].startswith("at "), said
