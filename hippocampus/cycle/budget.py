@@ -32,7 +32,8 @@ class Spent:
                     f"so the breaker stopped the model running away (raise {self.setting}, now {allowed}, or "
                     "model.max_tokens if the answers need the room)")
         if self.limit == "calls":
-            return f"the night made {int(self.used)} model calls, all that {self.setting} ({allowed}) allows"
+            calls = f"{int(self.used)} model call{'' if int(self.used) == 1 else 's'}"
+            return f"the night made {calls}, all that {self.setting} ({allowed}) allows"
         if self.limit == "answer_tokens":
             return (f"the model's answers came to {int(self.used)} tokens, the most {self.setting} ({allowed}) "
                     "allows")

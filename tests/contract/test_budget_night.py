@@ -84,3 +84,27 @@ def test_the_call_budget_submits_what_was_drafted_and_keeps_the_rest_and_the_bri
     assert not closed["tidy"][report["draft_id"]].get("aged_out"), closed["tidy"]
     from hippocampus.status.lists import sleep_words
     assert "stopped drafting early: the night made 2 model calls" in sleep_words(report)
+
+
+def test_a_redraft_has_the_budget_per_chain_step_and_posts_nothing_when_it_is_spent(make_ctx, hand, fake_model):
+    from tests.service.test_tend import scripted_model, seed as seed_tea_and_garden
+
+    fake_model.responder = scripted_model
+    ctx = make_ctx(model={"url": fake_model.url, "write": "free"})
+    seed_tea_and_garden(hand)
+    first = executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    ops = hand.draft(first)["operations"]
+    assert len(ops) == 2
+    hand.review(first, [{"op": o["index"], "verdict": "deny", "critique": "not quite; say: " + o["content"] + " too"}
+                        for o in ops])
+    ctx.cfg.sleep.budget.calls = 1                     # one redraft call for this chain step: the second is refused
+    calls = len(fake_model.requests)
+    tend = executor.tend(ctx).to_dict()
+    assert len(fake_model.requests) == calls + 1
+    assert tend["resubmitted"] == [] and [d["attempt"] for d in hand.drafts("pending")] == []   # nothing posted
+    failed = [f for f in tend["model_failures"] if f.get("budget")]
+    assert len(failed) == 1 and failed[0]["budget"]["setting"] == "sleep.budget.calls", tend["model_failures"]
+    assert "the night made 1 model call, all that sleep.budget.calls (1) allows" in failed[0]["why"]
+    assert "redraft_failed" in event_types(ctx)
+    ctx.cfg.sleep.budget.calls = 60                    # a fresh step, a fresh budget: the redraft goes through
+    assert executor.tend(ctx).to_dict()["resubmitted"][0]["attempt"] == 2

@@ -105,3 +105,23 @@ def test_the_budget_is_a_setting_checked_and_named_like_the_others():
     assert any("'sleep.budget.answer_tokens'" in w for w in cfg.warnings), cfg.warnings
     assert (cfg.sleep.budget.cut_in_a_row, cfg.sleep.budget.wall_seconds) == (2, 600.0)
     assert cfg.sources.of("sleep.budget.cut_in_a_row") == "environment"
+
+
+def test_the_budget_flags_lay_over_the_yaml_and_help_names_each_setting():
+    from hippocampus.__main__ import build_parser
+    from hippocampus.cli.flags import FlagError, apply_flags
+
+    p = build_parser()
+    cfg = build({"sleep": {"budget": {"calls": 10}}}, environ={})
+    changed = apply_flags(cfg, p.parse_args(["serve", "--budget-calls", "30", "--budget-cut-in-a-row", "0",
+                                             "--budget-seconds", "900", "--budget-answer-tokens", "5000"]),
+                          say=lambda line: None)
+    assert (cfg.sleep.budget.calls, cfg.sleep.budget.cut_in_a_row, cfg.sleep.budget.wall_seconds,
+            cfg.sleep.budget.answer_tokens) == (30, 0, 900.0, 5000)
+    assert set(changed) == {f"sleep.budget.{k}" for k in ("calls", "cut_in_a_row", "wall_seconds", "answer_tokens")}
+    with pytest.raises(FlagError, match="--budget-calls must be 0"):
+        apply_flags(build({}, environ={}), p.parse_args(["serve", "--budget-calls", "-1"]), say=lambda line: None)
+    help_text = " ".join(p.format_help().split())
+    for setting in ("sleep.budget.calls", "sleep.budget.answer_tokens", "sleep.budget.wall_seconds",
+                    "sleep.budget.cut_in_a_row"):
+        assert setting in help_text, setting
