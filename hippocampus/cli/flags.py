@@ -47,6 +47,12 @@ SWITCH = "switch"       # a flag that takes no value: given, it sets True
 _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
     ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least 60 (sleep.tend_interval_seconds)"),
+    ("--budget-calls", _whole, "N", "model calls one night may make, 0 for no limit (sleep.budget.calls)"),
+    ("--budget-answer-tokens", _whole, "N", "answer tokens one night may spend, 0 for no limit "
+                                            "(sleep.budget.answer_tokens)"),
+    ("--budget-seconds", _seconds, "SECONDS", "seconds one night may run, 0 for no limit (sleep.budget.wall_seconds)"),
+    ("--budget-cut-in-a-row", _whole, "N", "the breaker: the night stops after this many answers in a row cut at "
+                                           "model.max_tokens, 0 for never (sleep.budget.cut_in_a_row)"),
     ("--model-server", None, "PATH", "llama-server this service starts and stops (model.lifecycle.server)"),
     ("--model-path", None, "PATH", "the .gguf the started server loads (model.lifecycle.model_path)"),
     ("--model-args", None, "ARGS",
@@ -198,6 +204,12 @@ def _apply_sleep(given: dict, put) -> None:
         if every < 60:
             raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
         put("sleep.tend_interval_seconds", every)
+    for flag, key in (("budget_calls", "calls"), ("budget_answer_tokens", "answer_tokens"),
+                      ("budget_seconds", "wall_seconds"), ("budget_cut_in_a_row", "cut_in_a_row")):
+        if flag in given:
+            if given[flag] < 0:
+                raise FlagError(f"--{flag.replace('_', '-')} must be 0 (no limit) or more, not {given[flag]:g}")
+            put(f"sleep.budget.{key}", given[flag])
 
 
 def _apply_model(model, given: dict, put) -> None:

@@ -129,6 +129,16 @@ class ModelConfig:
 
 
 @dataclass
+class BudgetConfig:
+    """A night's budget (cycle/budget.py); 0 turns a limit off. A seven-pile night with redrafts makes about 20
+    calls and at most 7 x model.max_tokens answer tokens; on a Jetson-class box it takes about half an hour."""
+    calls: int = _field(60, min=0)                  # model calls in one sleep (a tend: in one chain's redraft)
+    answer_tokens: int = _field(60000, min=0)       # the answers' tokens, as the server counts them
+    wall_seconds: float = _field(3600.0, min=0)     # from the sleep's start
+    cut_in_a_row: int = _field(3, min=0)            # the breaker: answers in a row cut at model.max_tokens
+
+
+@dataclass
 class SleepConfig:
     mode: str = _field("thread", choices=("thread", "external"))
     interval_seconds: float = _field(72000.0, min=1)
@@ -148,6 +158,7 @@ class SleepConfig:
     brief_check_misses: int = _field(3, min=1)
     brief_pull: bool = _field(False)
     state_path: str = _field("~/.seren-hippocampus/state.json")
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
 
     def heartbeat(self) -> float:
         return min(self.tick_seconds, self.tend_interval_seconds) if self.tend_cycle else self.tick_seconds

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from hippocampus.config import redact
-from hippocampus.cycle import claims
+from hippocampus.cycle import budget, claims
 from hippocampus.cycle.context import Context
 from hippocampus.model import size
 from hippocampus.model.client import ModelFailure
@@ -34,15 +34,23 @@ class PileResult:
 
 
 def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
-    """One model call through the gate (which starts the model and hears how long it was used)."""
+    """One model call through the gate (which starts the model and hears how long it was used), counted against
+    the night's budget when one is metered (budget.BudgetSpent before a call it does not allow)."""
     ctx.stopping.check(STOPPED_MID_CALL)
+    meter = ctx.meter
+    if meter is not None:
+        meter.check(time.monotonic())
     ctx.gate.ensure()
     ctx.stopping.check(STOPPED_MID_CALL)
     started = time.monotonic()
+    answer = None
     try:
-        return ctx.model.chat(prompt, response_format=answer_format)
+        answer = ctx.model.chat(prompt, response_format=answer_format)
+        return answer
     finally:
         ctx.gate.release(time.monotonic() - started)
+        if meter is not None:
+            meter.count(budget.answer_tokens(answer) if answer else 0, budget.was_cut(answer))
 
 
 STOPPED_MID_CALL = "the model call was abandoned and nothing was posted"

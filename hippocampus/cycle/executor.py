@@ -51,6 +51,10 @@ def _sleep(ctx, snap, step, out: Out) -> None:
     if held:        # its sleep_failed said when the model is tried again: the ticks meanwhile add nothing
         out.check.status, out.check.retry_at, out.check.brief_id = "waiting_for_model", held, brief_id
         return
+    rest = None if out.by_hand else ((ctx.state.get("last_sleep") or {}).get("budget") or {}).get("rest_until")
+    if rest and rest > ctx.clock.now():     # the last night ran out of its budget: the next waits for bedtime
+        out.check.status, out.check.retry_at, out.check.brief_id = "budget_rest", rest, brief_id
+        return
     claim = _claim_brief(ctx, brief_id, out) if brief_id else None
     if brief_id and claim is None:
         return

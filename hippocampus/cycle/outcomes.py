@@ -37,10 +37,25 @@ def retry_words(at: Optional[float]) -> str:
             "(model.lifecycle.retry_after_seconds), and the checks until then start no sleep")
 
 
+def budget_words(b: dict, brief_id: Optional[str] = None) -> str:
+    """Why a night stopped drafting, naming the setting, and what it kept."""
+    left = b.get("undrafted") or []
+    kept = (f"; {n(len(left), 'pile')} not drafted ({n(sum(p.get('fragments') or 0 for p in left), 'fragment')}) "
+            "stay in short-term for the next sleep" if left else "")
+    brief = f", and brief {brief_id} stays open" if brief_id else ""
+    rest = (f"; the next sleep waits for bedtime, {time.strftime('%H:%M', time.localtime(b['rest_until']))}"
+            if b.get("rest_until") else "")
+    return f"the night stopped drafting early: {b.get('reason')}{kept}{brief}{rest}"
+
+
 def sleep_line(r: SleepReport) -> Optional[tuple]:
     """(level, sentence) for a sleep that ended; None for one interrupted (it says so where it stopped)."""
     if r.interrupted:
         return None
+    if r.budget and not r.error:
+        done = (f"drafted {n(r.operations, 'operation')}{_kinds(r.kinds)} for review (draft {r.draft_id}) before"
+                if r.draft_id else "drafted nothing before")
+        return logging.WARNING, f"{_on_what(r)}: {done} {budget_words(r.budget, r.brief_id)}"
     if r.error:
         kept = f"; its brief {r.brief_id} is kept for the next sleep" if r.brief_id else \
             "; no brief was involved, and a sleep by hand can be asked again"

@@ -3,8 +3,10 @@ one they replace (redraft_of), never rewording a core."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import Optional
 
+from hippocampus.cycle import budget
 from hippocampus.cycle.chains import Next, chain_cores, ops_with
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.drafter import call_model, extend_ops, log_findings, pile_sources, stamp, step_draft_id, \
@@ -125,6 +127,13 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     return checked.operations, not checked.operations, None, tally
 
 
+def _budget_spent(ctx: Context, op: dict, latest: dict, exc: budget.BudgetSpent) -> dict:
+    ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=str(exc), draft_id=latest["id"],
+             setting=exc.spent.setting)
+    return {"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"), "why": f"stopped early: {exc}",
+            "budget": exc.spent.to_dict()}
+
+
 def redraft_chain(ctx: Context, step: Next) -> tuple:
     """(the resubmitted attempt or None, how many operations were withdrawn, the model's failures, the guard's
     tally). A denied operation whose every redraft the guard dropped is withdrawn, and the draft says why."""
@@ -135,9 +144,15 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     voice_block, voice_version = ctx.voice_block()
     capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
+    meter = budget.Meter(ctx.cfg.sleep.budget, time.monotonic())       # one chain step's redraft, on its own
     try:
         for op in ops_with(latest, "denied"):
-            new_ops, gone, failure, tally = redraft_op(ctx, step, op, voice_block)
+            try:
+                with budget.metered(ctx, meter):
+                    new_ops, gone, failure, tally = redraft_op(ctx, step, op, voice_block)
+            except budget.BudgetSpent as exc:        # all or nothing: the tend's line says why
+                failures.append(_budget_spent(ctx, op, latest, exc))
+                break
             new_ops, repeats = guard.drop_repeats(ops, new_ops)
             checked = guard.merge(checked, guard.tally(repeats, into=tally or None))
             gone = gone or (not failure and not new_ops)

@@ -8,8 +8,8 @@ import uuid
 from collections import Counter
 from typing import Optional
 
-from hippocampus.cycle import claims, outcomes
-from hippocampus.cycle.bedtime import bedtime, is_catch_up, last_slept
+from hippocampus.cycle import budget, claims, outcomes
+from hippocampus.cycle.bedtime import bedtime, bedtime_at, is_catch_up, last_slept
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.reports import SleepReport
 from hippocampus import transport_words
@@ -126,7 +126,7 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
 
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
                 "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed", "other",
-                "guard", "kept_back")
+                "guard", "kept_back", "budget")
 
 
 def record_sleep(ctx: Context, report: SleepReport) -> None:
@@ -147,6 +147,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
         changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
         if record.get("keep_shorts"):       # a promoted pile was passed over: its landing ages nothing out
             changes["chain_keep_shorts"] = lambda k: {**k, record["cluster_id"]: True}
+        if record.get("keep_brief"):        # the budget stopped the night: its landing leaves the brief open
+            changes["chain_keep_brief"] = lambda k: {**k, record["cluster_id"]: True}
     ctx.state.mutate_many(**changes)
     if done:
         claims.post_slept(ctx, report.finished_at, bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now()))
@@ -165,7 +167,8 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     t0 = time.monotonic()
     stopped: Optional[ServiceStopping] = None
     try:
-        _sleep(ctx, brief, pulled, report, purged, snap, claim)
+        with budget.metered(ctx, budget.Meter(ctx.cfg.sleep.budget, t0)):
+            _sleep(ctx, brief, pulled, report, purged, snap, claim)
     except claims.Taken as exc:          # another copy has it now: this one posts nothing, the brief is theirs
         report.interrupted, report.other = f"{exc}, so this copy stopped and posted nothing", exc.other
         log.warning("the sleep stopped: %s", report.interrupted)
@@ -248,7 +251,11 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
                           noise=list(pile.hits.noise)) if brief else None
             if claim is not None:
                 claim.check()
-            res = draft_pile(ctx, pile, steer, voice_block)
+            try:
+                res = draft_pile(ctx, pile, steer, voice_block)
+            except budget.BudgetSpent as exc:       # the rest waits, kept, for the next night
+                _budget_spent(ctx, report, exc.spent, piles[i:])
+                break
             report.model_calls += 1
             served = res.served or served
             report.cut_off += 1 if res.cut_off else 0
@@ -262,6 +269,18 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
         extend_ops(ops, pile_ops)
         ctx.progress.update(piles_done=i + 1)
     return ops, served
+
+
+def _budget_spent(ctx: Context, report: SleepReport, spent: budget.Spent, left: list) -> None:
+    """The night stops drafting: what it drafted is submitted, the piles left keep their fragments and the brief
+    stays open; the next sleep waits for the next bedtime (a sleep by hand need not)."""
+    now = ctx.clock.now()
+    report.budget = {**spent.to_dict(), **ctx.meter.to_dict(time.monotonic()),
+                     "rest_until": bedtime_at(ctx.cfg.sleep, now, now),
+                     "undrafted": [{"topic": p.topic, "fragments": len(p.entries)} for p in left]}
+    words = outcomes.budget_words(report.budget, report.brief_id)       # the log says it as the sleep ends
+    ctx.emit("sleep_budget_spent", limit=spent.limit, setting=spent.setting, words=words,
+             piles_left=len(left), fragments=sum(len(p.entries) for p in left), brief_id=report.brief_id)
 
 
 def _kept_back(pile, res) -> dict:
@@ -297,7 +316,11 @@ def kept_back_words(kept: list) -> str:
 
 
 def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
-    """A failure if the model could not draft; else the brief is consumed (or set aside) and the tidy runs."""
+    """A failure if the model could not draft; else the brief is consumed (or set aside) and the tidy runs. A
+    night the budget stopped keeps its brief and ages nothing out."""
+    if report.budget:
+        report.tidy = ctx.memory.tidy(age_out=False, near=True, sweep=not report.catch_up, purge=False)
+        return
     if report.model_failures:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
@@ -316,7 +339,8 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: S
     draft_id = step_draft_id((brief or {}).get("id"), 1)
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
-              "catch_up": report.catch_up, "at": ctx.clock.now(), "keep_shorts": bool(report.kept_back),
+              "catch_up": report.catch_up, "at": ctx.clock.now(), "keep_shorts": bool(report.kept_back or report.budget),
+              "keep_brief": bool(report.budget),
               "sleep": report.to_dict()}       # what a restart that finds the draft landed records
     ctx.state.set(submitting=record)
     body = {"id": draft_id, "summary": draft_summary(ops), "operations": ops,

@@ -70,6 +70,7 @@ def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str]
         "landed": sum(len(ops_with(d, "approved")) for d in attempts), "denied": denied_left,
         "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
         "keep_shorts": bool((ctx.state.get("chain_keep_shorts") or {}).get(cid, False)),
+        "keep_brief": bool((ctx.state.get("chain_keep_brief") or {}).get(cid, False)),
     }
     _save(ctx, record)
     finish_closing(ctx, cid, report, snap)
@@ -95,7 +96,7 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
         record["closed"].append(did)
         _save(ctx, record)
     brief_id = record.get("brief_id")
-    if brief_id and not record["consumed"]:
+    if brief_id and not record["consumed"] and not record.get("keep_brief"):
         try:
             ctx.memory.consume_brief(brief_id, record["last_draft_id"])
             ctx.emit_once("brief_consumed", "brief_id", brief_id=brief_id, draft_id=record["last_draft_id"])
@@ -126,7 +127,8 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
     ctx.state.mutate_many(brief_misses=lambda _: 0,
                           closing=lambda c: {k: v for k, v in c.items() if k != cid},
                           chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid},
-                          chain_keep_shorts=lambda c: {k: v for k, v in c.items() if k != cid})
+                          chain_keep_shorts=lambda c: {k: v for k, v in c.items() if k != cid},
+                          chain_keep_brief=lambda c: {k: v for k, v in c.items() if k != cid})
     report.closed.append(cid)
     log.info(outcomes.chain_closed_line(record))
 

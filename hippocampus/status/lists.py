@@ -183,12 +183,18 @@ def sleep_words(r: dict) -> str:
         return f"failed: {r['error']}" + (" (its brief is kept for the next check)" if r.get("brief_id") else "")
     more = guard_words(r)
     more = f"; {more}" if more else ""
+    if r.get("budget"):
+        more += "; stopped drafting early: " + str(r["budget"].get("reason")) + (
+            f"; {n(len(r['budget'].get('undrafted') or []), 'pile')} not drafted kept for the next sleep, and "
+            "the brief stays open" if r["budget"].get("undrafted") else "; the brief stays open")
     if r.get("draft_id"):
         catch = "; the first sleep in a long while, so no fragment was let fade" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""
         return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}{more}"
     if r.get("quiet"):
         return "quiet: no fresh fragments to sleep on"
+    if r.get("budget"):
+        return "drafted nothing" + more
     below = r.get("below_threshold") or 0
     return ("slept, nothing worth drafting" + (f" ({n(below, 'fragment')} below the evidence bar)" if below else "")
             + more)
@@ -235,7 +241,8 @@ def restart_words(name: str, out: dict) -> str:
 CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a brief the small model wrote",
          "chain_open": "a chain is open, so no new sleep yet", "not_bedtime": "not bedtime yet",
          "waiting_for_brief": "past bedtime, waiting for a brief", "error": "failed",
-         "waiting_for_model": "waiting to try the model's start again", "other_copy": "another copy is sleeping"}
+         "waiting_for_model": "waiting to try the model's start again", "other_copy": "another copy is sleeping",
+         "budget_rest": "the last night ran out of its budget (sleep.budget), so the next sleep waits for bedtime"}
 
 
 def check_words(r: dict) -> str:

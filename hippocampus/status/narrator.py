@@ -79,6 +79,10 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
                 if (last.get("retry_at") or 0) > now else " for the next check")
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
                 f"{then}.", BAD, "sleep")
+    if (spent := last.get("budget") or {}).get("rest_until", 0) > now and not last.get("draft_id"):
+        return (f"The last sleep stopped drafting early at {hhmm(last.get('finished_at'))}: {spent.get('reason')}. "
+                f"Its brief and undrafted fragments are kept; the next sleep waits for bedtime, "
+                f"{hhmm(spent['rest_until'])}.", BAD, "sleep")
     if (down := model_down(s)) and (s.get("model_health") or {}).get("not_model"):
         return (f"{down[:1].upper()}{down[1:]}. The next sleep fails until then.", BAD, None)   # it answers, no model
     if down:
@@ -175,8 +179,8 @@ def _last_sleep(s: dict, now: float, headline: str = "") -> dict:
     tail = _check_tail(s, now)
     if not last:
         return _line("Never", "no sleep has run yet" + tail)
-    main = "Failed" if last.get("error") else "Drafted" if last.get("draft_id") else "Quiet" if last.get("quiet") \
-        else "Interrupted" if last.get("interrupted") else "Ran"
+    main = "Failed" if last.get("error") else "Stopped early" if last.get("budget") else "Drafted" \
+        if last.get("draft_id") else "Quiet" if last.get("quiet") else "Interrupted" if last.get("interrupted") else "Ran"
     words = _error_words(s, last.get("error"), headline, sleep_words(last))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
                  BAD if last.get("error") else OK)

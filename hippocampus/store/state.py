@@ -28,6 +28,7 @@ DEFAULTS: dict = {
     "review_notes": {},          # cluster id -> near-term note id
     "chain_catch_up": {},        # cluster id -> bool
     "chain_keep_shorts": {},     # cluster id -> True: its sleep passed over a promoted pile; its landing ages nothing out
+    "chain_keep_brief": {},      # cluster id -> True: the budget stopped its sleep; its landing leaves the brief open
     "ended_chains": [],          # cluster ids whose chain_ended was emitted
     "closing": {},               # cluster id -> progress of a cull in flight
     "submitting": None,          # a draft being submitted: {draft_id, brief_id, ...}

@@ -40,6 +40,7 @@ DEFAULTS = {
               "promote_min_evidence": 3, "pile_max": 12, "max_attempts": 3, "candidate_cores": 8,
               "core_chars": 600, "gap_grace_intervals": 3.0, "brief_request": True, "brief_check_misses": 3,
               "brief_pull": False, "state_path": "~/.seren-hippocampus/state.json"},
+    "sleep.budget": {"calls": 60, "answer_tokens": 60000, "wall_seconds": 3600.0, "cut_in_a_row": 3},
     "notify": {"webhook_url": "", "bearer_token": "", "bearer_token_env": "", "bearer_token_keyring": "",
                "events": ["draft_submitted", "sleep_failed", "chain_closed", "purged"], "timeout_seconds": 10.0},
     "ripple": {"type": "", "command": ["claude", "-p", "{message}"], "cwd": "", "run_as": "", "stdin": False,
@@ -80,7 +81,7 @@ def _defaults_only(cfg: Config) -> bool:
 def test_every_default(block):
     obj = _block(Config(), block)
     expected = DEFAULTS[block]
-    fields = {f.name for f in dataclasses.fields(obj)} - {"lifecycle"}
+    fields = {f.name for f in dataclasses.fields(obj)} - {"lifecycle", "budget"}
     assert fields == set(expected), f"{block}: the test's table and config.py list different keys"
     for key, want in expected.items():
         got = getattr(obj, key)
