@@ -1,8 +1,9 @@
 """Extractive redrafts (pure): in model.write: extractive a denied operation is answered by choosing, not writing.
 
-The answer is {"operations": []} (withdrawn: the critique says it is a duplicate, covered or untrue) or ONE
-choice {"words": "f2" | "q1", "kind": ..., "target": "c1" | null, "also": ["f1"]}, held by the JSON schema to
-the markers shown. "words" is a fragment of the denied operation, whose own text becomes the content, or a
+The answer is {"operations": []} (withdrawn: the critique says it is a duplicate, covered or untrue; not offered
+when the critique says what to say, "say: ...") or ONE choice {"words": "f2" | "q1", "kind": ..., "target": "c1"
+| null, "also": ["f1"]}, held by the JSON schema to the markers shown. "words" is a fragment of the denied
+operation, whose own text becomes the content, or a
 wording the critique itself gives ([q1]: its quoted words, or the rest of a line after "say:"): the reviewer is
 the main model, who was there, so its words may become the memory word for word. The kind and the target (a
 core shown) are chosen as in an extractive draft; "also" cites the fragments it stands on. Nothing the model
@@ -46,6 +47,7 @@ FORMAT = ('Answer with ONE JSON object and nothing else, in this shape:\n'
 @dataclass
 class RedraftMarkers(Markers):
     quotes: dict = field(default_factory=dict)     # "q1" -> a wording the critique gives
+    withdraw: bool = True                          # False: the critique says what to say, so it is said
 
 
 def wordings(critique: Any) -> list:
@@ -63,6 +65,12 @@ def wordings(critique: Any) -> list:
         if content_words(w) and w.casefold() not in (o.casefold() for o in out):
             out.append(w)
     return out[:MAX_WORDINGS]
+
+
+def tells_what_to_say(critique: Any) -> bool:
+    """The critique words the content itself ("say: ..."): the operation is said, not withdrawn."""
+    text = norm(critique if isinstance(critique, str) else "")
+    return any((m := _CUE.search(line)) and content_words(m.group(1)) for line in text.splitlines())
 
 
 def _as_choice(op: dict, markers: RedraftMarkers, target: Optional[str]) -> str:
@@ -98,6 +106,7 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
     shown = next((m for m, cid in markers.cores.items() if target and cid == target), None)
     for i, w in enumerate(wordings(critique), 1):
         markers.quotes[f"q{i}"] = w
+    markers.withdraw = not (markers.quotes and tells_what_to_say(critique))
     voice = (voice_block or "").strip()
     lines = ([voice, ""] if voice else []) + [RULES, "", "THE CRITIQUE:", critique, ""]
     kind = op.get("kind") or "new_core"
@@ -120,6 +129,8 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
         lines += [f'[{q}] {w}\n  to use it: {{"words": "{q}", "kind": "{kept}", "target": '
                   f'{aim if kept in TARGETED else "null"}, "also": {_list(own)}}}'
                   for q, w in markers.quotes.items()]
+    if not markers.withdraw:
+        lines += ["", "The critique says what to say: answer with one choice (withdrawing is not offered)."]
     lines += ["", "The critique, once more:", critique, "", FORMAT, "JSON:"]
     return "\n".join(lines), markers
 
@@ -128,7 +139,7 @@ def _object(props: dict) -> dict:
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
-def _schema(words: list, frags: list, cores: list, also: int) -> dict:
+def _schema(words: list, frags: list, cores: list, also: int, withdraw: bool = True) -> dict:
     if not words:
         return _object({"operations": {"type": "array", "maxItems": 0}})
     others = ({"type": "array", "items": {"enum": frags}, "maxItems": max(0, min(also, len(frags)))} if frags
@@ -139,19 +150,21 @@ def _schema(words: list, frags: list, cores: list, also: int) -> dict:
         variants.append(_object({"words": {"enum": words}, "kind": {"enum": list(TARGETED)},
                                  "target": {"enum": cores}, "also": others}))
     item = variants[0] if len(variants) == 1 else {"anyOf": variants}
-    return _object({"operations": {"type": "array", "items": item, "maxItems": 1}})
+    return _object({"operations": {"type": "array", "items": item, "maxItems": 1,
+                                   **({} if withdraw else {"minItems": 1})}})
 
 
 def schema(markers: RedraftMarkers, max_tokens: int) -> dict:
-    """Withdrawn (no choice) or one choice of the words shown, citing as many fragments as fit the budget."""
+    """Withdrawn (no choice; not offered when the critique says what to say) or one choice of the words shown,
+    citing as many fragments as fit the budget."""
     frags, cores = list(markers.fragments), list(markers.cores)
     words = frags + list(markers.quotes)
     budget = int(max(16, int(max_tokens)) * SHARE)
     for also in range(len(frags), -1, -1):
-        s = _schema(words, frags, cores, also)
+        s = _schema(words, frags, cores, also, markers.withdraw)
         if estimate_tokens(worst_case(s)) <= budget:
             return s
-    return _schema(words, frags, cores, 0)
+    return _schema(words, frags, cores, 0, markers.withdraw)
 
 
 def response_format(markers: RedraftMarkers, max_tokens: int) -> dict:

@@ -92,7 +92,7 @@ def test_the_prompt_in_each_case(critique, op, present, absent):
 # ---------------------------------------------------------------- the schema
 
 def test_the_schema_allows_a_withdrawal_or_one_choice_of_the_words_shown():
-    _, markers = shown()
+    _, markers = shown(critique='it was "Sam moved to Lyon for the lab job", unless that is a duplicate')
     schema = rechoose.schema(markers, 2000)
     for good in ([], [{"words": "q1", "kind": "attach", "target": "c2", "also": ["f2"]}],
                  [{"words": "f1", "kind": "new_core", "target": None, "also": []}]):
@@ -183,3 +183,22 @@ def test_an_answer_is_read_once_the_way_the_draft_reads_one(text, finish, failur
         assert parsed.failure is None and [o["content"] for o in parsed.operations] == [markers.quotes["q1"]]
     else:
         assert parsed.operations == [] and failure in (parsed.failure or ""), parsed
+
+
+@pytest.mark.parametrize("critique, withdraw", [
+    ("not quite; say: The roses bloomed early", False),       # the critique says what to say: it is said
+    ('say: "The roses bloomed early"', False),
+    ('a duplicate of "The roses bloomed early"', True),        # quoted words, but no word to say them
+    ("a duplicate; withdraw it", True),
+    ('say: "42"', True),                                       # nothing to say
+])
+def test_a_critique_that_says_what_to_say_is_not_answered_by_a_withdrawal(critique, withdraw):
+    prompt, markers = shown(critique=critique)
+    assert markers.withdraw is withdraw
+    schema = rechoose.schema(markers, 2000)
+    assert ("withdrawing is not offered" in prompt) is not withdraw
+    if withdraw:
+        jsonschema.validate({"operations": []}, schema)
+    else:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"operations": []}, schema)
