@@ -82,3 +82,29 @@ def test_a_critique_that_calls_it_a_duplicate_withdraws_the_extractive_operation
     assert tended["resubmitted"] == [] and tended["withdrawn"] == {first["id"]: 1}, tended
     assert {c.get("content") for c in hand.long()} >= {TEA}
     assert GARDEN not in {c.get("content") for c in hand.long()}
+
+
+def test_a_replay_of_an_extractive_redraft_reads_its_answer_as_choices_of_the_critique_s_words(
+        make_ctx, hand, fake_model):
+    from hippocampus.replay.run import ReplayEnv, replay
+    from hippocampus.store.capture import store_for
+    from tests.harness.fake_model import FakeModel
+
+    fake_model.responder = chooser
+    ctx = make_ctx(model={"url": fake_model.url, "write": "extractive"})
+    seed(hand)
+    first, ops = first_draft(ctx, hand)
+    hand.review(first["id"], [{"op": ops["tea"]["index"], "verdict": "approve"},
+                              {"op": ops["garden"]["index"], "verdict": "deny", "critique": f"say: {SAID}"}])
+    [again] = executor.tend(ctx).to_dict()["resubmitted"]
+    second = FakeModel(responder=chooser).start()
+    ctx.cfg.replay.candidates = {"second": {"url": second.url, "model": "cand"}}
+    try:
+        result = replay(ReplayEnv(cfg=ctx.cfg, store=store_for(ctx.cfg), memory=ctx.memory), again["draft_id"],
+                        candidate="second")
+    finally:
+        second.stop()
+    [call] = result["candidate"]["calls"]
+    assert call["stage"] == "redraft" and call["failure"] is None, call
+    assert [op["content"] for op in call["ops"]] == [SAID]
+    assert result["candidate"]["checks"]["invented_numbers"] == []
