@@ -11,7 +11,7 @@ from typing import Optional
 from hippocampus.config import redact
 from hippocampus.cycle import budget, claims
 from hippocampus.cycle.context import Context
-from hippocampus.model import size
+from hippocampus.model import grounded, size
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 from hippocampus.drafting import guard
@@ -31,6 +31,7 @@ class PileResult:
     failure: Optional[str] = None
     served: Optional[str] = None
     guard: dict = field(default_factory=dict)       # what the grounding guard dropped and repaired (guard.tally)
+    write: Optional[str] = None                     # free or extractive: how this pile was drafted
 
 
 def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
@@ -57,13 +58,22 @@ STOPPED_MID_CALL = "the model call was abandoned and nothing was posted"
 
 
 def write_mode(ctx: Context) -> str:
-    """model.write as this call drafts: free or extractive (auto: by the model's size, read once it is up)."""
+    """model.write as this call drafts: free or extractive (auto: by the model's size, read once it is up, or by
+    its measured grounding rate in the sleeps' history: hippocampus.model.grounded)."""
     setting, model = ctx.cfg.model.write, ctx.cfg.model
     if setting == "auto" and model.lifecycle.managed and size.chosen(model.url) is None:
         ctx.stopping.check(STOPPED_MID_CALL)
         ctx.gate.ensure()           # a managed model is started here, so that its size can be read
         ctx.gate.release(0.0)       # (one this service does not start answers, or not, on its own)
-    return size.mode_for(setting, model.url, seconds=min(size.TIMEOUT, model.timeout_seconds))["mode"]
+    pick = size.mode_for(setting, model.url, seconds=min(size.TIMEOUT, model.timeout_seconds))
+    if setting == "auto":
+        pick = grounded.by_rate(pick, grounded.measure(ctx.state.get("history") or [], model_key(ctx)))
+    return pick["mode"]
+
+
+def model_key(ctx: Context) -> str:
+    """The model a night's grounding is measured for: model.name and its URL, without credentials."""
+    return grounded.model_key(ctx.cfg.model.name, redact.url(ctx.cfg.model.url))
 
 
 def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> PileResult:
@@ -81,7 +91,7 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     except ModelFailure as exc:
         capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc), response_format=fmt,
                        **written)
-        return PileResult(failure=str(exc))
+        return PileResult(failure=str(exc), write=size.EXTRACTIVE if extractive else size.FREE)
     constrained = answer.response_format is not None
     if extractive:
         by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
@@ -106,7 +116,7 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
         log.info("dropped an operation on '%s': %s", pile.topic or "untagged", why)
     log_findings(pile.topic, checked)
     return PileResult(operations=checked.operations, cut_off=parsed.cut_off, failure=parsed.failure,
-                      served=answer.served, guard=tally)
+                      served=answer.served, guard=tally, write=size.EXTRACTIVE if extractive else size.FREE)
 
 
 def pile_sources(entries: list, candidates: list, extra: tuple = ()) -> guard.Sources:

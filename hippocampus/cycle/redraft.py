@@ -10,13 +10,14 @@ from hippocampus.cycle import budget
 from hippocampus.cycle.chains import Next, chain_cores, ops_with
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.drafter import call_model, extend_ops, log_findings, pile_sources, stamp, step_draft_id, \
-    submittable
-from hippocampus.drafting import guard
+    submittable, write_mode
+from hippocampus.drafting import guard, rechoose
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import redraft_prompt
 from hippocampus.drafting.schema import response_format
 from hippocampus.memory import MemoryError_
+from hippocampus.model import size
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 
@@ -87,21 +88,31 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         return [], True, None, {}      # word for word was the person's call: not redrafted
     candidates, target = _candidates(ctx, step, op, entries)
     shown_op = dict(op, target_core_id=target)
-    prompt, markers = redraft_prompt(voice_block=voice_block, critique=op.get("critique") or "",
-                                     op=shown_op, earlier=earlier_versions(step.attempts, step.latest, op),
-                                     entries=entries, candidates=candidates,
-                                     core_chars=ctx.cfg.sleep.core_chars)
-    shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op}
-    fmt = response_format(markers, ctx.cfg.model.max_tokens, redraft=True)
+    extractive = write_mode(ctx) == size.EXTRACTIVE     # chosen, not written: the fragments' or the critique's words
+    prompt, markers = (rechoose.prompt if extractive else redraft_prompt)(
+        voice_block=voice_block, critique=op.get("critique") or "", op=shown_op,
+        earlier=earlier_versions(step.attempts, step.latest, op), entries=entries, candidates=candidates,
+        core_chars=ctx.cfg.sleep.core_chars)
+    shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op,
+             **({"write": size.EXTRACTIVE} if extractive else {})}     # a replay reads its answer as choices
+    max_tokens = ctx.cfg.model.max_tokens
+    fmt = rechoose.response_format(markers, max_tokens) if extractive else \
+        response_format(markers, max_tokens, redraft=True)
     try:
         answer = call_model(ctx, prompt, fmt)
     except ModelFailure as exc:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
                        response_format=fmt, **shown)
         return [], False, str(exc), {}
-    parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"),
-                          constrained=answer.response_format is not None)
+    constrained = answer.response_format is not None
+    if extractive:
+        by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
+        parsed = rechoose.parse(answer.text, finish_reason=answer.finish_reason, markers=markers,
+                                max_tokens=max_tokens, redraft_of=op.get("index"), constrained=constrained,
+                                core_texts={m: by_id.get(cid) or "" for m, cid in markers.cores.items()})
+    else:
+        parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
+                              max_tokens=max_tokens, redraft_of=op.get("index"), constrained=constrained)
     if parsed.failure:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                        **shown)

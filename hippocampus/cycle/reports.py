@@ -48,6 +48,7 @@ class SleepReport(Report):
     guard: dict = field(default_factory=dict)       # what the grounding guard dropped and repaired (guard.tally)
     kept_back: list = field(default_factory=list)   # promoted piles with nothing drafted: kept, not aged out
     budget: Optional[dict] = None       # the night's budget ran out: which limit, its setting, what was left
+    write: Optional[dict] = None    # {mode, model, proposed, grounded}: how the model drafted (model.grounded)
     interrupted: Optional[str] = None
     other: Optional[dict] = None        # interrupted because another copy of the service took its brief over
     resumed: bool = False

@@ -18,8 +18,9 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import draft_pile, extend_ops, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import draft_pile, extend_ops, model_key, stamp, step_draft_id, submittable
 from hippocampus.drafting import guard
+from hippocampus.model import grounded
 from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
 
@@ -126,7 +127,7 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
 
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
                 "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed", "other",
-                "guard", "kept_back", "budget")
+                "guard", "kept_back", "budget", "write")
 
 
 def record_sleep(ctx: Context, report: SleepReport) -> None:
@@ -263,7 +264,10 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
                 report.model_failures.append({"stage": "draft", "topic": pile.topic, "why": res.failure[:300]})
                 ctx.emit("draft_failed", topic=pile.topic, why=res.failure[:300])
             pile_ops, repeats = guard.drop_repeats(ops, res.operations)
-            report.guard = guard.merge(report.guard, guard.tally(repeats, into=res.guard or None))
+            pile_tally = guard.tally(repeats, into=res.guard or None)
+            report.guard = guard.merge(report.guard, pile_tally)
+            report.write = grounded.tally(len(pile_ops) + sum(pile_tally["dropped"].values()), len(pile_ops),
+                                          report.write, mode=res.write or "free", model=model_key(ctx))
             if pile.hits.promote and not pile_ops:
                 report.kept_back.append(_kept_back(pile, res))
         extend_ops(ops, pile_ops)

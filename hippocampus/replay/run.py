@@ -20,6 +20,7 @@ from hippocampus.outbound import Deadline
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.client import ModelClient
 from hippocampus.drafting.answer import parse_answer
+from hippocampus.drafting import rechoose
 from hippocampus.drafting.extractive import parse_choices
 from hippocampus.drafting.prompt import Markers
 from hippocampus.replay import checks
@@ -121,6 +122,8 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
                                constrained=constrained, core_texts={c["marker"]: c.get("content") or ""
                                                                     for c in call.get("candidates") or []
                                                                     if c.get("marker")})
+    elif call.get("write") == "extractive":                     # a redraft of choices: the critique's wordings too
+        parsed = rechoose_answer(call, text, finish_reason, max_tokens, constrained)
     else:
         parsed = parse_answer(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
                               redraft_of=call.get("redraft_of") if redraft else None, constrained=constrained)
@@ -130,6 +133,21 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
         if not op.get("topic"):
             op["topic"] = call.get("topic")
     return parsed
+
+
+def rechoose_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int, constrained: bool):
+    """An extractive redraft's answer, read against the markers it was shown (the wordings from its critique)."""
+    shown = [e for e in call.get("entries") or [] if e.get("marker")]
+    markers = rechoose.RedraftMarkers(fragments={e["marker"]: e.get("id") for e in shown},
+                                      cores={c["marker"]: c.get("id") for c in call.get("candidates") or []
+                                             if c.get("marker")},
+                                      entries={e["marker"]: e for e in shown},
+                                      quotes={f"q{i}": w for i, w in enumerate(rechoose.wordings(call.get("critique")),
+                                                                              1)})
+    return rechoose.parse(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
+                          redraft_of=call.get("redraft_of"), constrained=constrained,
+                          core_texts={c["marker"]: c.get("content") or "" for c in call.get("candidates") or []
+                                      if c.get("marker")})
 
 
 def unsent(call: dict) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hippocampus.config import redact
 from hippocampus.cycle.bedtime import bedtime, is_catch_up, last_slept
-from hippocampus.model import size, structured
+from hippocampus.model import grounded, size, structured
 from hippocampus.status.narrator import narrate
 from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, QUEUE_FIRST, model_watched
 from hippocampus.status.words import times_said
@@ -76,7 +76,9 @@ def build_status(rt) -> dict:
         "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
         "model_fit": board.get("model_fit") if cfg.model.configured else None,
         "model_structured": structured.view(cfg.model.structured, cfg.model.url) if cfg.model.configured else None,
-        "model_write": size.view(cfg.model.write, cfg.model.url) if cfg.model.configured else None,
+        "model_write": (grounded.view(cfg.model.write, cfg.model.url, ctx.state.pick("history")["history"] or [],
+                                      grounded.model_key(cfg.model.name, redact.url(cfg.model.url)))
+                        if cfg.model.configured else None),
         "state_error": ctx.state.write_error,
         "events_error": ctx.events.write_error,
         "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None

@@ -7,10 +7,12 @@ Memory's routes (tests/harness/reviewer.py): it writes the brief, approves one o
 other with a critique, approves the redraft. The night's draft is then replayed (POST /replay) on a
 second real server, the same model under another seed, listed in replay.candidates.
 
-Random weights write no usable JSON on their own, so every call carries a JSON schema of exactly one
-new_core citing the first fragment shown ([f1]), with bounded lengths (tests/harness/tiny_schema.py, as
-model.extra_body and the replay candidate's extra_body): the shape is the grammar's, the words are noise. What is asserted is what a person would notice: the events in order, the chain closed,
-the brief consumed once, the model server stopped after each hand-over, no llama-server left.
+Random weights write no usable JSON on their own, and free text from them is noise the grounding guard drops, so
+the service drafts extractive (model.write: extractive) and every call carries the service's own schema (a draft's
+per pile, a redraft's per denied operation): the model only chooses, so the draft is in its fragments' words and
+the redraft in the critique's ("say: ..."), and both pass the guard. What is asserted is what a person would
+notice: the events in order, the chain closed, the brief consumed once, the model server stopped after each
+hand-over, the reviewer's words landed, no llama-server left.
 """
 from __future__ import annotations
 
@@ -24,13 +26,14 @@ import requests
 
 from hippocampus.demo.waiting import free_port
 from tests.harness.reviewer import wait_for
-from tests.harness.tiny_schema import EXTRA_BODY, model_block
+from tests.harness.tiny_schema import model_block
 
 pytestmark = [pytest.mark.real_model,
               pytest.mark.skipif(os.name == "nt", reason="POSIX process table and signals")]
 
 TOPICS = ("green tea", "rose garden")
 CRITIQUE = "say: we walked through the rose garden on sunday"
+NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}     # the schema is the service's own
 
 
 def events(base: str) -> list:
@@ -89,7 +92,7 @@ def night_config(make_config, llama_binary, tiny_model, model_port: int, second_
     # extractive, held by the service's own schema per pile: a random-weight model can only choose fragments, so
     # what it drafts is in their words and passes the grounding guard (free text from it is noise the guard drops)
     model = model_block(f"http://127.0.0.1:{model_port}/v1", write="extractive", structured="on",
-                        extra_body={"chat_template_kwargs": {"enable_thinking": False}}, lifecycle={"server": str(llama_binary), "model_path": str(tiny_model),
+                        extra_body=NO_THINKING, lifecycle={"server": str(llama_binary), "model_path": str(tiny_model),
                            "server_args": "-c 2048 -np 1 --seed 7 -t 2", "handover": True,
                            "keep_warm_seconds": 0, "poll_seconds": 0.05, "ready_timeout_seconds": 60,
                            "stop_grace_seconds": 3})
@@ -97,7 +100,7 @@ def night_config(make_config, llama_binary, tiny_model, model_port: int, second_
                        sleep={"mode": "thread", "tick_seconds": 0.2, "tend_interval_seconds": 0.2,
                               "brief_request": False, "promote_min_evidence": 2, "max_attempts": 3},
                        replay={"candidates": {"seed-11": {"url": second_url, "model": "tiny-seed-11",
-                                                          "extra_body": EXTRA_BODY, "timeout_seconds": 120}}})
+                                                          "extra_body": NO_THINKING, "timeout_seconds": 120}}})
 
 
 def replay_result(base: str, draft_id: str) -> dict:
@@ -113,9 +116,6 @@ def replay_result(base: str, draft_id: str) -> dict:
     return wait_for(done, timeout=120, what="the replay's result")
 
 
-@pytest.mark.skip(reason="the grounding guard drops what a random-weight model writes: the draft lands in extractive "
-                         "mode, but a redraft is free text (the critique's words), so the denied operation is withdrawn "
-                         "and no redraft comes; this night needs a trained model (or extractive redrafts) to run again")
 def test_a_whole_night_on_the_real_server_with_handover_then_a_replay_on_a_second(
         make_config, start_service, hand, llama_binary, tiny_model, start_llama, model_port):
     second = start_llama("-c", "2048", "--seed", "11", threads=1)
@@ -153,7 +153,10 @@ def test_a_whole_night_on_the_real_server_with_handover_then_a_replay_on_a_secon
     redraft = wait_for(lambda: of(base, "tend_resubmitted"), timeout=180, what="the redraft")[0]
     second_draft = hand.draft(redraft["draft_id"])
     assert second_draft["attempt"] == 2 and len(second_draft["operations"]) == 1
-    assert second_draft["operations"][0].get("redraft_of") == garden["index"]
+    redone = second_draft["operations"][0]
+    print(f"the redraft after {time.monotonic() - t0:.1f} s: {redone['kind']} {redone['content']!r}")
+    assert redone.get("redraft_of") == garden["index"]
+    assert redone["content"] == CRITIQUE.split("say: ", 1)[1]      # the critique's words, chosen, not written
     assert llama_servers_on(model_port) == [], "the model server is still up after the redraft's hand-over"
     hand.approve_all(redraft["draft_id"])
     closed = wait_for(lambda: of(base, "chain_closed"), timeout=60, what="the chain to close")
@@ -180,8 +183,8 @@ def test_a_whole_night_on_the_real_server_with_handover_then_a_replay_on_a_secon
     assert seq.index("brief_consumed") > i_tr
     assert [e["draft_id"] for e in of(base, "sleep_done")] == [first["draft_id"]]      # one sleep, on the brief
     # what landed: the tea core and the critique's garden, both long-term now
-    contents = {c.get("content") for c in hand.long()}
-    assert tea["content"] in contents and second_draft["operations"][0]["content"] in contents
+    contents = {c.get("content") for c in hand._req("GET", "/long", params={"include_satellites": "true"})["entries"]}
+    assert tea["content"] in contents and redone["content"] in contents, contents     # (an attach: a satellite)
 
     # ---- the draft replayed on the second server; the managed one is not started for it
     result = replay_result(base, first["draft_id"])
@@ -190,7 +193,9 @@ def test_a_whole_night_on_the_real_server_with_handover_then_a_replay_on_a_secon
         f"{c['topic']}: {len(c['ops'])} op(s) in {c['seconds']} s, tokens {c['tokens']}" for c in calls))
     assert result["candidate"]["candidate"] == "seed-11" and result["candidate"]["managed"] is False
     assert sorted(c["topic"] for c in calls) == sorted(TOPICS)
-    assert all(c["error"] is None and c["failure"] is None and len(c["ops"]) == 1 for c in calls), calls
+    assert all(c["error"] is None and c["failure"] is None for c in calls), calls
+    shown = {f"on day {day} the {topic} again" for topic in TOPICS for day in (1, 2)}
+    assert all(op["content"] in shown for c in calls for op in c["ops"]), calls    # read as choices: their words
     assert all(c["tokens"] and c["tokens"]["completion_tokens"] > 0 for c in calls)
     assert result["original"]["calls"] and tea["content"] in result["landed"]
     assert types(base).count("model_started") == 2, "the replay on a candidate started the managed server"

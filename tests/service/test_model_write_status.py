@@ -70,3 +70,23 @@ def test_check_config_says_which_drafting_mode_auto_would_choose(tmp_path, memor
         model.stop()
     assert ("# model drafting: extractive: model.write: auto: the model has 135M parameters, below 1.5B, so it "
             "chooses fragments") in r.stdout, r.stdout[-1500:]
+
+
+def test_status_says_auto_chose_extractive_because_few_of_the_model_s_operations_were_grounded(make_config,
+                                                                                              start_service,
+                                                                                              fake_model):
+    from pathlib import Path
+
+    from hippocampus.config import redact
+    from hippocampus.model import grounded
+    from hippocampus.store.state import State
+
+    cfg = make_config(model={"url": fake_model.url, "write": "auto"})     # a server that does not say its size
+    me = grounded.model_key(cfg.model.name, redact.url(cfg.model.url))
+    nights = [{"kind": "sleep", "write": {"mode": "free", "model": me, "proposed": p, "grounded": g}}
+              for p, g in ((10, 1), (12, 2), (8, 1))]
+    State(Path(cfg.sleep.state_path)).set(history=nights)         # the sleeps' outcomes, as a restart finds them
+    svc = start_service(cfg)
+    view, row = drafting_row(svc)
+    assert view["mode"] == "extractive" and view["grounding"] == {"proposed": 30, "grounded": 4, "nights": 3}
+    assert row[1].startswith("extractive: the model write setting: auto: 4 of 30 of its operations were grounded"), row
