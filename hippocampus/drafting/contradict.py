@@ -14,7 +14,9 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.U)
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+|\n)\s*[\"'“‘(]*([^\W\d_][\w'’-]*)", re.U)
 CUES = ("actually", "anymore", "any more", "changed", "correction", "instead", "moved", "no longer", "not",
-        "now", "new", "switched", "turns out", "wrong", "became", "since")
+        "now", "new", "switched", "turns out", "wrong", "became", "since", "no more", "stopped", "quit")
+STRONG = ("anymore", "any more", "changed", "correction", "instead", "moved", "no longer", "no more", "stopped",
+          "switched", "turns out", "quit")
 STOP = frozenset("""a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had has have having
 he her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
@@ -28,8 +30,9 @@ yesterday tomorrow week day night morning evening""".split())
 class Suggestion:
     fragment: str          # its marker, "f3"
     core: str              # "c1"
-    says: str              # the fragment's differing specifics, "Lyon"
+    says: str              # the fragment's differing specifics, "Lyon" ("" : a change said in words)
     was: str               # the core's, "Paris"
+    held: bool = False     # the core is on the pile's own topic: choosing the fragment supersedes it
 
 
 def _names(text: str) -> dict:
@@ -57,20 +60,32 @@ def _tags(topic: Optional[str]) -> set:
     return {t.strip().lower() for t in (topic or "").split(",") if t.strip()}
 
 
-def _cue(text: str) -> bool:
+def _cues(text: str, cues: tuple = CUES) -> set:
     low = f" {(text or '').lower()} "
-    return any(f" {c} " in low or f" {c}," in low or f" {c}." in low for c in CUES)
+    return {c for c in cues if f" {c} " in low or f" {c}," in low or f" {c}." in low or f" {c};" in low}
+
+
+def _cue(text: str) -> bool:
+    return bool(_cues(text))
+
+
+def said_changed(text: str) -> bool:
+    """The fragment says in words that something changed: a strong cue, or two of the weak ones."""
+    return bool(_cues(text, STRONG)) or len(_cues(text)) >= 2
 
 
 def suggest(fragments: dict, cores: dict, topic: Optional[str] = None) -> list:
     """fragments: marker -> text; cores: marker -> (text, topic). At most one suggestion per fragment (its
-    best core) and per core (its best fragment), best first."""
+    best core) and per core (its best fragment), best first. A fragment on a core's own topic (the pile's tags
+    and the core's meet) that differs from it in a specific, or says in words that something changed, is held:
+    the schema lets it be chosen only as the supersede of that core."""
     scored = []
     for fm, ftext in fragments.items():
         fw, fs = content_words(ftext), specifics(ftext)
         for cm, (ctext, ctopic) in cores.items():
             cw, cs = content_words(ctext), specifics(ctext)
-            shared = len(fw & cw) + (1 if _tags(topic) & _tags(ctopic) else 0)
+            own = bool(_tags(topic) & _tags(ctopic))
+            shared = len(fw & cw) + (1 if own else 0)
             if not shared:
                 continue
             for sort in ("number", "name"):
@@ -78,14 +93,17 @@ def suggest(fragments: dict, cores: dict, topic: Optional[str] = None) -> list:
                 old = [cs[sort][k] for k in cs[sort] if k not in fs[sort]]
                 if new and old:
                     score = shared + (2 if _cue(ftext) else 0) + (1 if sort == "name" else 0)
-                    scored.append((score, fm, cm, ", ".join(new), ", ".join(old)))
+                    scored.append((score, fm, cm, ", ".join(new), ", ".join(old), own))
                     break
+            else:
+                if own and fw & cw and said_changed(ftext):
+                    scored.append((shared + 2, fm, cm, "", "", True))
     scored.sort(key=lambda s: -s[0])
     out, used_f, used_c = [], set(), set()
-    for _, fm, cm, says, was in scored:
+    for _, fm, cm, says, was, own in scored:
         if fm in used_f or cm in used_c:
             continue
         used_f.add(fm)
         used_c.add(cm)
-        out.append(Suggestion(fm, cm, says, was))
+        out.append(Suggestion(fm, cm, says, was, own))
     return out

@@ -24,30 +24,36 @@ def _object(props: dict) -> dict:
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
-def _schema(frags: list, cores: list, ops: int, also: int) -> dict:
+def _schema(frags: list, cores: list, ops: int, also: int, held: Optional[dict] = None) -> dict:
+    """held: fragment -> core; such a fragment's words can only be chosen as the supersede of that core."""
     if not frags:
         return _object({"operations": {"type": "array", "maxItems": 0}})
+    held = {f: c for f, c in (held or {}).items() if f in frags and c in cores}
+    free = [f for f in frags if f not in held]
     others = {"type": "array", "items": {"enum": frags}, "maxItems": max(0, min(also, len(frags) - 1))}
-    variants = [_object({"words": {"enum": frags}, "kind": {"enum": list(NEW)}, "target": {"type": "null"},
-                         "also": others})]
-    if cores:
-        variants.append(_object({"words": {"enum": frags}, "kind": {"enum": list(TARGETED)},
+    variants = [_object({"words": {"enum": free}, "kind": {"enum": list(NEW)}, "target": {"type": "null"},
+                         "also": others})] if free else []
+    if cores and free:
+        variants.append(_object({"words": {"enum": free}, "kind": {"enum": list(TARGETED)},
                                  "target": {"enum": cores}, "also": others}))
+    for f, c in held.items():
+        variants.append(_object({"words": {"enum": [f]}, "kind": {"enum": ["supersede"]}, "target": {"enum": [c]},
+                                 "also": others}))
     item = variants[0] if len(variants) == 1 else {"anyOf": variants}
     return _object({"operations": {"type": "array", "items": item, "maxItems": ops}})
 
 
 def extract_schema(markers: Any, max_tokens: int) -> dict:
     """As many choices as the pile has fragments (up to MAX_OPERATIONS) and as many `also` as fit the budget."""
-    frags, cores = list(markers.fragments), list(markers.cores)
+    frags, cores, held = list(markers.fragments), list(markers.cores), getattr(markers, "held", None)
     budget = int(max(16, int(max_tokens)) * SHARE)
     cap = max(1, min(MAX_OPERATIONS, len(frags)))
     for ops in range(cap, 0, -1):
         for also in range(max(0, len(frags) - 1), -1, -1):
-            s = _schema(frags, cores, ops, also)
+            s = _schema(frags, cores, ops, also, held)
             if estimate_tokens(worst_case(s)) <= budget:
                 return s
-    return _schema(frags, cores, 1, 0)
+    return _schema(frags, cores, 1, 0, held)
 
 
 def extract_format(markers: Any, max_tokens: int) -> dict:
@@ -83,6 +89,8 @@ def choice(raw: Any, markers: Any) -> tuple:
     kind = str(raw.get("kind") or "").strip().lower().replace("-", "_").replace(" ", "_")
     if kind not in NEW + TARGETED:
         return None, f"unknown kind {kind[:30]!r}"
+    if kind == "new_core" and words in (getattr(markers, "held", None) or {}):    # a plain answer, unheld
+        kind, raw = "supersede", {**raw, "target": markers.held[words]}
     content = words_of(markers, words)
     if not content:
         return None, f"{words} has no words"

@@ -73,6 +73,7 @@ class Markers:
     fragments: dict = field(default_factory=dict)  # "f1" -> short-term id
     cores: dict = field(default_factory=dict)      # "c1" -> core id
     entries: dict = field(default_factory=dict)    # "f1" -> the short-term row
+    held: dict = field(default_factory=dict)       # "f3" -> "c1": chosen, this fragment supersedes that core
 
 
 @dataclass
@@ -196,7 +197,10 @@ def suggestion_lines(entries_by_marker: dict, candidates: list, markers: Markers
     frags = {m: _one_line(e.get("content")) for m, e in entries_by_marker.items()}
     lines = []
     for s in suggest(frags, cores, topic):
-        lines.append(f"- [{s.fragment}] may correct [{s.core}]: it says {s.says} where the core says {s.was}. "
+        if s.held:
+            markers.held[s.fragment] = s.core
+        said = (f"it says {s.says} where the core says {s.was}" if s.says else "it says that something changed")
+        lines.append(f"- [{s.fragment}] may correct [{s.core}]: {said}. "
                      f'If so: {{"words": "{s.fragment}", "kind": "supersede", "target": "{s.core}", "also": []}}')
     return ["Possible corrections (you decide):"] + lines if lines else []
 
