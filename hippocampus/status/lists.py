@@ -7,7 +7,7 @@ import re
 from typing import Optional
 
 from hippocampus.drafting import guard
-from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, short, span, times_said
+from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, span, times_said
 
 # an operation's kind, as a person says it (one, many)
 KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
@@ -123,7 +123,6 @@ def _facts(e: dict) -> list:
     has = {k: e.get(k) is not None for k in ("operations", "count", "attempt", "landed", "restarts")}
     count = n(int(e.get("count") or 0), *COUNTED.get(e.get("type"), ("time", "times")))
     bits = [(e.get("actor"), ACTOR_WORDS.get(e.get("actor"), "a part of the service")),
-            (e.get("draft_id"), f"draft {short(e.get('draft_id'))}"),
             (has["operations"], n(e.get("operations") or 0, "operation")), (has["count"], count),
             (has["attempt"], f"attempt {e.get('attempt')}"), (has["landed"], f"{e.get('landed')} landed"),
             (e.get("denied"), f"{e.get('denied')} denied"), (has["restarts"], n(e.get("restarts") or 0, "restart")),
@@ -190,7 +189,7 @@ def sleep_words(r: dict) -> str:
     if r.get("draft_id"):
         catch = "; the first sleep in a long while, so no fragment was let fade" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""
-        return f"drafted {n(r.get('operations') or 0, 'operation')} (draft {short(r['draft_id'])}){catch}{more}"
+        return f"drafted {n(r.get('operations') or 0, 'operation')} for review{catch}{more}"
     if r.get("quiet"):
         return "quiet: no fresh fragments to sleep on"
     if r.get("budget"):

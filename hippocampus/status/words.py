@@ -69,10 +69,6 @@ def n(count: Any, word: str, many: str = "") -> str:
     return f"{c} {word if c == 1 else (many or word + 's')}"
 
 
-def short(draft_id: Optional[str]) -> str:
-    return (str(draft_id)[:8] + "…") if draft_id else ""
-
-
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 

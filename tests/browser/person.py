@@ -13,7 +13,7 @@ PERSON_TEXT = """() => {
   ds.forEach((d, i) => { d.style.display = was[i]; });
   return text;
 }"""
-HEX_ID = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+HEX_ID = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}…|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 ACTOR = re.compile(r"\b(actors?|sleeper|notifier|lifecycle|scheduler|memory_health|model_health|wakeup|queue watch)\b",
                    re.I)
 # a config key: a block and a field (model.lifecycle.manage) or a snake_case name (new_core, without_brief)
