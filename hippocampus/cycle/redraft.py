@@ -13,7 +13,7 @@ from hippocampus.drafting import guard
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import redraft_prompt
-from hippocampus.drafting.schema import response_format
+from hippocampus.drafting.schema import answer_cap, response_format
 from hippocampus.memory import MemoryError_
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
@@ -90,15 +90,17 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
                                      entries=entries, candidates=candidates,
                                      core_chars=ctx.cfg.sleep.core_chars)
     shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op}
-    fmt = response_format(markers, ctx.cfg.model.max_tokens, redraft=True)
+    ceiling = ctx.cfg.model.max_tokens
+    cap = answer_cap(markers, ceiling, redraft=True)             # sized to what the redraft holds
+    fmt = response_format(markers, cap, redraft=True)
     try:
-        answer = call_model(ctx, prompt, fmt)
+        answer = call_model(ctx, prompt, fmt, cap)
     except ModelFailure as exc:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
                        response_format=fmt, **shown)
         return [], False, str(exc), {}
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                          max_tokens=ctx.cfg.model.max_tokens, redraft_of=op.get("index"),
+                          max_tokens=cap, redraft_of=op.get("index"), ceiling=ceiling,
                           constrained=answer.response_format is not None)
     if parsed.failure:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
