@@ -1,6 +1,7 @@
 """The fake small model tests run against: the demo's (hippocampus/demo/fake_model.py), plus what only
 tests use: a list of replies taken in order (the last one repeats) when there is no responder, a reply's
-delay (seconds), status (an HTTP error status) and timings (llama-server's own token counts), the log of every request and how many are being
+delay (seconds), status (an HTTP error status) and timings (llama-server's own token counts), the log of
+every request and how many are being
 answered (`in_flight`)."""
 from __future__ import annotations
 

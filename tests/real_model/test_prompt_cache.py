@@ -48,8 +48,8 @@ def test_a_nights_shared_head_is_evaluated_once(llama_binary, smollm2_model, mem
         svc.wait_stopped(30)
         llama.stop()
     tokens = report.get("tokens") or {}
-    print(f"\nSmolLM2, {night.label}: {report.get('piles')} piles, {report.get('model_calls')} calls in {seconds:.1f} s; "
-          f"tokens {tokens}")
+    print(f"\nSmolLM2, {night.label}: {report.get('piles')} piles, {report.get('model_calls')} calls in "
+          f"{seconds:.1f} s; tokens {tokens}")
     assert report.get("model_calls", 0) >= 3, report
     assert tokens.get("timed") == report["model_calls"], tokens      # the server counted every call
     assert tokens["prompt"] == tokens["evaluated"] + tokens["cached"] and tokens["answer"] > 0
