@@ -15,11 +15,11 @@ from hippocampus.model import grounded, size
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 from hippocampus.drafting import guard
-from hippocampus.drafting.answer import parse_answer
+from hippocampus.drafting.answer import cap_words, parse_answer
 from hippocampus.drafting.candidates import find_candidates
-from hippocampus.drafting.extractive import extract_format, parse_choices
+from hippocampus.drafting.extractive import extract_cap, extract_format, parse_choices
 from hippocampus.drafting.prompt import Steer, draft_prompt, extract_prompt, shown_date
-from hippocampus.drafting.schema import response_format
+from hippocampus.drafting.schema import answer_cap, response_format
 
 log = logging.getLogger("hippocampus.sleep")
 
@@ -32,11 +32,13 @@ class PileResult:
     served: Optional[str] = None
     guard: dict = field(default_factory=dict)       # what the grounding guard dropped and repaired (guard.tally)
     write: Optional[str] = None                     # free or extractive: how this pile was drafted
+    timings: Optional[dict] = None                  # the server's own token counts for the call (model.timings)
 
 
-def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
+def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None, max_tokens: Optional[int] = None):
     """One model call through the gate (which starts the model and hears how long it was used), counted against
-    the night's budget when one is metered (budget.BudgetSpent before a call it does not allow)."""
+    the night's budget when one is metered (budget.BudgetSpent before a call it does not allow); max_tokens: the
+    answer's cap sized to its pile (None: model.max_tokens)."""
     ctx.stopping.check(STOPPED_MID_CALL)
     meter = ctx.meter
     if meter is not None:
@@ -46,7 +48,7 @@ def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None):
     started = time.monotonic()
     answer = None
     try:
-        answer = ctx.model.chat(prompt, response_format=answer_format)
+        answer = ctx.model.chat(prompt, max_tokens=max_tokens, response_format=answer_format)
         return answer
     finally:
         ctx.gate.release(time.monotonic() - started)
@@ -83,11 +85,12 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     prompt, markers = (extract_prompt if extractive else draft_prompt)(
         voice_block=voice_block, steer=steer, topic=pile.topic, entries=pile.entries, candidates=candidates,
         core_chars=ctx.cfg.sleep.core_chars)
-    max_tokens = ctx.cfg.model.max_tokens
+    ceiling = ctx.cfg.model.max_tokens
+    max_tokens = extract_cap(markers, ceiling) if extractive else answer_cap(markers, ceiling)   # sized to the pile
     written = {"write": size.EXTRACTIVE} if extractive else {}      # a replay reads its answer as choices
     fmt = extract_format(markers, max_tokens) if extractive else response_format(markers, max_tokens)
     try:
-        answer = call_model(ctx, prompt, fmt)
+        answer = call_model(ctx, prompt, fmt, max_tokens)
     except ModelFailure as exc:
         capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc), response_format=fmt,
                        **written)
@@ -96,11 +99,11 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     if extractive:
         by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
         parsed = parse_choices(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                               max_tokens=max_tokens, constrained=constrained,
+                               max_tokens=max_tokens, constrained=constrained, ceiling=ceiling,
                                core_texts={m: by_id.get(cid) or "" for m, cid in markers.cores.items()})
     else:
         parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                              max_tokens=max_tokens, constrained=constrained)
+                              max_tokens=max_tokens, constrained=constrained, ceiling=ceiling)
     for op in parsed.operations:
         if not op.get("topic"):
             op["topic"] = pile.topic
@@ -110,13 +113,14 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, answer=answer, parsed=parsed,
                    guard=tally, **written)
     if parsed.cut_off and parsed.operations:
-        log.warning("an answer on '%s' ran into model.max_tokens (%d); kept the %d operation(s) it finished",
-                    pile.topic or "untagged", ctx.cfg.model.max_tokens, len(parsed.operations))
+        log.warning("an answer on '%s' ran into %s; kept the %d operation(s) it finished",
+                    pile.topic or "untagged", cap_words(max_tokens, ceiling), len(parsed.operations))
     for why in parsed.dropped:
         log.info("dropped an operation on '%s': %s", pile.topic or "untagged", why)
     log_findings(pile.topic, checked)
     return PileResult(operations=checked.operations, cut_off=parsed.cut_off, failure=parsed.failure,
-                      served=answer.served, guard=tally, write=size.EXTRACTIVE if extractive else size.FREE)
+                      served=answer.served, guard=tally, write=size.EXTRACTIVE if extractive else size.FREE,
+                      timings=answer.timings)
 
 
 def pile_sources(entries: list, candidates: list, extra: tuple = ()) -> guard.Sources:

@@ -15,7 +15,7 @@ from hippocampus.drafting import guard, rechoose
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import redraft_prompt
-from hippocampus.drafting.schema import response_format
+from hippocampus.drafting.schema import answer_cap, response_format
 from hippocampus.memory import MemoryError_
 from hippocampus.model import size
 from hippocampus.model.client import ModelFailure
@@ -95,11 +95,11 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         core_chars=ctx.cfg.sleep.core_chars)
     shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op,
              **({"write": size.EXTRACTIVE} if extractive else {})}     # a replay reads its answer as choices
-    max_tokens = ctx.cfg.model.max_tokens
-    fmt = rechoose.response_format(markers, max_tokens) if extractive else \
-        response_format(markers, max_tokens, redraft=True)
+    ceiling = ctx.cfg.model.max_tokens
+    cap = ceiling if extractive else answer_cap(markers, ceiling, redraft=True)   # sized to what the redraft holds
+    fmt = rechoose.response_format(markers, cap) if extractive else response_format(markers, cap, redraft=True)
     try:
-        answer = call_model(ctx, prompt, fmt)
+        answer = call_model(ctx, prompt, fmt, cap)
     except ModelFailure as exc:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
                        response_format=fmt, **shown)
@@ -108,11 +108,11 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     if extractive:
         by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
         parsed = rechoose.parse(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                                max_tokens=max_tokens, redraft_of=op.get("index"), constrained=constrained,
+                                max_tokens=cap, redraft_of=op.get("index"), constrained=constrained,
                                 core_texts={m: by_id.get(cid) or "" for m, cid in markers.cores.items()})
     else:
         parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                              max_tokens=max_tokens, redraft_of=op.get("index"), constrained=constrained)
+                              max_tokens=cap, redraft_of=op.get("index"), ceiling=ceiling, constrained=constrained)
     if parsed.failure:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                        **shown)

@@ -35,6 +35,7 @@ class SleepReport(Report):
     kinds: dict = field(default_factory=dict)
     model_calls: int = 0
     cut_off: int = 0
+    tokens: dict = field(default_factory=dict)      # the server's own counts over the night's calls (model.timings)
     draft_id: Optional[str] = None
     held_back: int = 0
     below_threshold: int = 0

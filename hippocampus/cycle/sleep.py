@@ -23,6 +23,7 @@ from hippocampus.drafting import guard
 from hippocampus.model import grounded
 from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
+from hippocampus.model import timings
 
 log = logging.getLogger("hippocampus.sleep")
 REVIEW_TOPIC = "hippocampus, review"
@@ -137,6 +138,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
     changes: dict = {"last_sleep": lambda _: report.to_dict(), "history": history_with(report.pick(HISTORY_KEYS))}
     if done:
         fields = report.pick(("operations", "purged", "quiet", "catch_up", "brief_answered", "draft_id"))
+        if report.tokens.get("timed"):          # what the model's server said the night cost, in tokens
+            fields["tokens"] = report.tokens
         if report.draft_id:
             ctx.emit_once("sleep_done", "draft_id", **fields)
         else:
@@ -258,6 +261,7 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
                 _budget_spent(ctx, report, exc.spent, piles[i:])
                 break
             report.model_calls += 1
+            report.tokens = timings.add(report.tokens, res.timings)
             served = res.served or served
             report.cut_off += 1 if res.cut_off else 0
             if res.failure:

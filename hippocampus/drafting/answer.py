@@ -252,9 +252,18 @@ def _raw_ops(obj: Any) -> list:
     return ops if isinstance(ops, list) else []
 
 
-def cut_off_why(raw: str, body: str, max_tokens, constrained: bool) -> str:
-    """The failure of an answer cut off with no operation complete; `body` is `raw` cleaned."""
-    head = f"the answer was cut off at model.max_tokens ({max_tokens}) before the first operation was complete"
+def cap_words(max_tokens, ceiling: Optional[int] = None) -> str:
+    """The cap an answer ran into, named: model.max_tokens, or the pile's own cap below it."""
+    if ceiling is None or int(max_tokens) >= int(ceiling):
+        return f"model.max_tokens ({max_tokens})"
+    return f"the pile's answer cap ({max_tokens} tokens, sized to its pile; model.max_tokens {ceiling} is the ceiling)"
+
+
+def cut_off_why(raw: str, body: str, max_tokens, constrained: bool, ceiling: Optional[int] = None) -> str:
+    """The failure of an answer cut off with no operation complete; `body` is `raw` cleaned; `ceiling`:
+    model.max_tokens, when the call's cap (`max_tokens`) was sized to its pile."""
+    cap = cap_words(max_tokens, ceiling)
+    head = f"the answer was cut off at {cap} before the first operation was complete"
     if constrained:
         spaces = sum(ch.isspace() for ch in body)
         if body and spaces * 2 > len(body):
@@ -265,25 +274,25 @@ def cut_off_why(raw: str, body: str, max_tokens, constrained: bool) -> str:
                 "characters, far longer than the words it was allowed; its tokens are short ones (escapes, "
                 "single letters): raise model.max_tokens to give such a model room, or try another model")
     if not raw.strip():
-        return (f"the answer came back empty after model.max_tokens ({max_tokens}) tokens: the server spent "
+        return (f"the answer came back empty after {cap} tokens: the server spent "
                 f"them where it does not return them (a reasoning channel); {THINKING_OFF} or raise "
                 "model.max_tokens")
     if "think>" in raw.lower() and not body:
-        return (f"the model spent all model.max_tokens ({max_tokens}) tokens thinking and never wrote the "
+        return (f"the model spent all {cap} tokens thinking and never wrote the "
                 f"JSON: {THINKING_OFF}, or raise model.max_tokens")
     if '"operations"' not in body and '"kind"' not in body:
-        return (f"the model wrote {len(body)} characters up to model.max_tokens ({max_tokens}) without "
+        return (f"the model wrote {len(body)} characters up to {cap} without "
                 f"starting the JSON asked for ({body[:80]!r}): it is not following the prompt; "
                 "model.structured: auto (or on) holds a server that can constrain it to the JSON")
     tail = _STRING_TAIL.search(body) if body.count('"') % 2 else None   # the string it stopped in
     if tail and len(tail.group(1)) > RUN_ON_CHARS:
         return (f"{head}: one field ran on for {len(tail.group(1))} characters without closing; model.structured: "
                 "auto (or on) bounds every field's length on a server that can constrain it")
-    return f"{head}: model.max_tokens ({max_tokens}) is too low for this model's answers; raise model.max_tokens"
+    return f"{head}: {cap} is too low for this model's answers; raise model.max_tokens"
 
 
 def read_raw(text: Any, finish_reason: Optional[str], max_tokens: int, constrained: bool,
-             single: Any = None) -> tuple:
+             single: Any = None, ceiling: Optional[int] = None) -> tuple:
     """(the raw operations, cut off, why nothing could be read or None) of one answer: the whole answer as JSON,
     else the span from its first { to its last }, else what salvage finds. `single(obj)`: the object is one
     operation on its own."""
@@ -299,16 +308,17 @@ def read_raw(text: Any, finish_reason: Optional[str], max_tokens: int, constrain
     raw, found, ran_off = salvage(body)
     cut = cut or ran_off
     if not raw and not (found and not cut):
-        return [], cut, (cut_off_why(raw_text, body, max_tokens, constrained) if cut
+        return [], cut, (cut_off_why(raw_text, body, max_tokens, constrained, ceiling) if cut
                          else f"the model's answer was not the JSON asked for: {raw_text[:160]!r}")
     return raw, cut, None
 
 
 def parse_answer(text: str, *, finish_reason: Optional[str], markers: Markers, max_tokens: int,
-                 redraft_of: Optional[int] = None, constrained: bool = False) -> Parsed:
+                 redraft_of: Optional[int] = None, constrained: bool = False,
+                 ceiling: Optional[int] = None) -> Parsed:
     """The operations read from one answer; `constrained`: it was held to the answer's schema."""
     try:
-        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained)
+        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained, ceiling=ceiling)
         if why is not None:
             return Parsed([], cut, [], why)
         dropped: list = []

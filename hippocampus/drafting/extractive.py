@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed, read_raw
-from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
+from hippocampus.drafting.schema import SHARE, UNBOUNDED, cap_for, estimate_tokens, worst_case
 
 NAME_EXTRACT = "extract_operations"
 NEW, TARGETED = ("new_core",), ("attach", "supersede")
@@ -54,6 +54,12 @@ def extract_schema(markers: Any, max_tokens: int) -> dict:
             if estimate_tokens(worst_case(s)) <= budget:
                 return s
     return _schema(frags, cores, 1, 0, held)
+
+
+def extract_cap(markers: Any, ceiling: int) -> int:
+    """The answer's max_tokens for this pile: its longest answer of choices with SHARE's margin, within model.max_tokens
+    (`ceiling`). Three fragments' choices take a hundred-odd tokens, not model.max_tokens' two thousand."""
+    return cap_for(estimate_tokens(worst_case(extract_schema(markers, UNBOUNDED))), ceiling)
 
 
 def extract_format(markers: Any, max_tokens: int) -> dict:
@@ -168,11 +174,12 @@ def ops_kind(built: list, index: int) -> str:
 
 
 def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,
-                  core_texts: Optional[dict] = None, constrained: bool = False) -> Parsed:
+                  core_texts: Optional[dict] = None, constrained: bool = False,
+                  ceiling: Optional[int] = None) -> Parsed:
     """The operations built from one answer of choices (never raises)."""
     try:
         raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained,
-                                 single=lambda obj: isinstance(obj, dict) and "words" in obj)
+                                 single=lambda obj: isinstance(obj, dict) and "words" in obj, ceiling=ceiling)
         if why is not None:
             return Parsed([], cut, [], why)
         ops, dropped = operations(raw, markers, core_texts)

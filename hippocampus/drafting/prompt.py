@@ -1,5 +1,9 @@
 """Prompt builders for the drafting worker (pure). A small model never copies a long id: fragments are shown as
-[f1], [f2] ... and cores as [c1] ..., and Markers maps them back. The words below are a contract."""
+[f1], [f2] ... and cores as [c1] ..., and Markers maps them back. The words below are a contract.
+
+Every prompt begins with what a night shares, byte for byte (voice card, rules, the answer's shape, the brief),
+and ends with its pile (the hints on its topic, the topic, fragments, cores), then "JSON:": a server that keeps
+its cache (llama-server's cache_prompt) evaluates the shared head once a night, not once a pile."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -131,14 +135,22 @@ def _hint_list(hints: list) -> str:
     return ", ".join(str(h) for h in hints[:MAX_HINTS_SHOWN])
 
 
-def steer_lines(steer: Steer) -> list:
+def brief_lines(steer: Optional[Steer]) -> list:
+    """The brief's part of the steer: the same for every pile of a night."""
+    if steer is None:
+        return []
     who = ("pulled from the fragments by a small model" if steer.pulled
            else "written by the main model, who was there")
-    lines = ["Steer:", f"The brief for this period ({who}):", (steer.summary or "").strip()[:SUMMARY_CHARS]]
-    if steer.promote:
+    return ["Steer:", f"The brief for this period ({who}):", (steer.summary or "").strip()[:SUMMARY_CHARS], ""]
+
+
+def hint_lines(steer: Optional[Steer]) -> list:
+    """The steer's words on THIS pile's topic (the brief's hints it matched)."""
+    lines = []
+    if steer is not None and steer.promote:
         lines.append(f"The brief names THIS topic as worth keeping ({_hint_list(steer.promote)}): "
                      "a running bit deserves a core, or an attach, even from few fragments.")
-    if steer.noise:
+    if steer is not None and steer.noise:
         lines.append(f"The brief names THIS topic as noise ({_hint_list(steer.noise)}): "
                      "ask for nothing unless the fragments clearly outgrow that call.")
     return lines
@@ -149,16 +161,21 @@ def _voice(voice_block: str) -> list:
     return [v, ""] if v else []
 
 
+def shared_head(voice_block: str, rules: str, answer_format: str, steer: Optional[Steer] = None) -> list:
+    """What every drafting prompt of a night begins with, byte for byte the same for each pile (the voice card,
+    the rules, the answer's shape, the brief), so that a server keeping its cache evaluates it once a night;
+    what differs from pile to pile comes after it."""
+    return _voice(voice_block) + [rules, "", answer_format, ""] + brief_lines(steer)
+
+
 def draft_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[str], entries: list,
                  candidates: list, core_chars: int = 600) -> tuple:
     markers = Markers()
-    lines = _voice(voice_block) + [DRAFT_RULES, ""]
-    if steer is not None:
-        lines += steer_lines(steer) + [""]
+    lines = shared_head(voice_block, DRAFT_RULES, ANSWER_FORMAT, steer) + hint_lines(steer)
     lines.append(f"Topic: {topic or 'untagged'}")
     lines += ["Fragments:"] + fragment_lines(entries, markers)
     lines += ["Existing cores:"] + core_lines(candidates, markers, core_chars)
-    lines += ["", ANSWER_FORMAT, "JSON:"]
+    lines += ["", "JSON:"]
     return "\n".join(lines), markers
 
 
@@ -173,7 +190,7 @@ def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, 
     frags = fragment_lines(entries, markers)
     cores = core_lines(cands, markers, core_chars)
     shown = next((m for m, cid in markers.cores.items() if target and cid == target), None)
-    lines = _voice(voice_block) + [REDRAFT_RULES, "", "THE CRITIQUE:", critique, ""]
+    lines = shared_head(voice_block, REDRAFT_RULES, ANSWER_FORMAT) + ["THE CRITIQUE:", critique, ""]
     lines += ["What you proposed:",
               f"  kind: {op.get('kind') or 'new_core'}",
               f"  target: [{shown}]" if shown else "  target: (none)",
@@ -185,7 +202,7 @@ def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, 
     lines += ["", "Fragments:"] + (frags or ["(none left: an approved operation already took them; "
                                             "work from the content and the critique; give \"fragments\": [])"])
     lines += ["Existing cores:"] + cores
-    lines += ["", "The critique, once more:", critique, "", ANSWER_FORMAT, "JSON:"]
+    lines += ["", "The critique, once more:", critique, "", "JSON:"]
     return "\n".join(lines), markers
 
 
@@ -209,12 +226,10 @@ def extract_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[
                    candidates: list, core_chars: int = 600) -> tuple:
     """The extractive mode's prompt: the same fragments and cores, the rules of choosing, suggested corrections."""
     markers = Markers()
-    lines = _voice(voice_block) + [EXTRACT_RULES, ""]
-    if steer is not None:
-        lines += steer_lines(steer) + [""]
+    lines = shared_head(voice_block, EXTRACT_RULES, EXTRACT_FORMAT, steer) + hint_lines(steer)
     lines.append(f"Topic: {topic or 'untagged'}")
     lines += ["Fragments:"] + fragment_lines(entries, markers)
     lines += ["Existing cores:"] + core_lines(candidates, markers, core_chars)
     suggested = suggestion_lines(markers.entries, list(candidates or []), markers, topic)
-    lines += ([""] + suggested if suggested else []) + ["", EXTRACT_FORMAT, "JSON:"]
+    lines += ([""] + suggested if suggested else []) + ["", "JSON:"]
     return "\n".join(lines), markers

@@ -17,6 +17,8 @@ SHARE = 0.75               # of model.max_tokens, for the longest answer the sch
 KEY_TOKENS = 5             # one key with its quotes, the colon and the comma
 VALUE_TOKENS = 2           # a string's quotes, a number, null, a bracket pair
 MAX_OPERATIONS = 8
+UNBOUNDED = 1 << 20        # a budget no schema of ours reaches: its full lengths
+FLOOR = 128                # no pile's answer cap is below this (a server that does not hold the answer to the schema)
 FULL = {"content": 300, "topic": 60, "rationale": 160}     # the lengths when the budget allows them
 LEAST = {"content": 24, "topic": 12, "rationale": 12}      # never below: an operation needs some words
 
@@ -58,7 +60,7 @@ def _largest_share(fits) -> float:
 def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False) -> Sizes:
     """As many operations at full lengths as fit (up to the reader's own cap), else one with shorter fields."""
     budget = int(max(16, int(max_tokens)) * SHARE)
-    cap = max(1, min(MAX_OPERATIONS, n_fragments + 1))
+    cap = max(1, min(MAX_OPERATIONS, n_fragments + 1 if redraft else n_fragments))   # a draft: one per fragment
 
     def make(ops: int, lengths: dict, cited: int = n_fragments) -> Sizes:
         return Sizes(ops, lengths["content"], lengths["topic"], lengths["rationale"],
@@ -114,6 +116,21 @@ def _schema(s: Sizes, n_fragments: int, n_cores: int, redraft: bool) -> dict:
 def answer_schema(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:
     n_frag, n_cores = len(markers.fragments), len(markers.cores)
     return _schema(sizes(max_tokens, n_frag, n_cores, redraft), n_frag, n_cores, redraft)
+
+
+def cap_for(worst_tokens: int, ceiling: int) -> int:
+    """The max_tokens of a call whose longest allowed answer is `worst_tokens`: that with SHARE's margin (and at
+    least FLOOR), never above model.max_tokens (`ceiling`), the ceiling every cap keeps."""
+    cap = max(FLOOR, math.ceil(worst_tokens / SHARE))
+    while int(cap * SHARE) < worst_tokens:
+        cap += 1
+    return max(1, min(int(ceiling), cap))
+
+
+def answer_cap(markers: Markers, ceiling: int, redraft: bool = False) -> int:
+    """The answer's max_tokens for this pile: the longest answer its schema allows at full lengths, with SHARE's
+    margin, or model.max_tokens (`ceiling`) where that is less (the schema is then sized to it, as before)."""
+    return cap_for(estimate_tokens(worst_case(answer_schema(markers, UNBOUNDED, redraft))), ceiling)
 
 
 def response_format(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:

@@ -16,7 +16,7 @@ import requests
 from hippocampus import outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import ModelConfig, redact
-from hippocampus.model import fit, structured
+from hippocampus.model import fit, structured, timings
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.stopping import ServiceStopping
 
@@ -52,6 +52,8 @@ class Answer:
     seconds: float
     usage: Optional[dict] = None
     response_format: Optional[dict] = None      # the schema the answer was held to, as sent (None: plain)
+    timings: Optional[dict] = None              # the server's own token counts (model.timings.read), if it said
+    max_tokens: Optional[int] = None            # the answer's cap, as sent
 
 
 class ModelClient:
@@ -88,6 +90,9 @@ class ModelClient:
                       "max_tokens": int(max_tokens or self.cfg.max_tokens), "temperature": self.cfg.temperature}
         for k, v in (self.cfg.extra_body or {}).items():
             body.setdefault(k, v)
+        body.setdefault("cache_prompt", True)   # llama-server: reuse the prompt's shared head (extra_body may say no)
+        if body["cache_prompt"] is None:        # extra_body's cache_prompt: null sends none
+            del body["cache_prompt"]
         if response_format and structured.wanted(self.cfg.structured, self.url):
             body["response_format"] = response_format
         if self.abandoned:
@@ -137,7 +142,8 @@ class ModelClient:
         if "response_format" in body and structured.names_the_format(resp.status_code, resp.text):
             raise FormatRefused(structured.said(resp.text))
         if resp.status_code >= 400:
-            raise ModelFailure(fit.refused_answer(resp, self.cfg.max_tokens)
+            raise ModelFailure(fit.refused_answer(resp, int(body.get("max_tokens") or self.cfg.max_tokens),
+                                                self.cfg.max_tokens)
                                or tw.answered_error(self.who, where, resp.status_code, tw.reason(resp)), tw.ERROR)
         try:
             data = resp.json()
@@ -152,4 +158,5 @@ class ModelClient:
                                f"answer: {resp.text[:160]!r}") from None
         return Answer(text=str(text), finish_reason=finish, served=str(data.get("model") or self.cfg.name),
                       seconds=seconds, usage=data.get("usage") if isinstance(data.get("usage"), dict) else None,
-                      response_format=body.get("response_format"))
+                      response_format=body.get("response_format"), timings=timings.read(data),
+                      max_tokens=body.get("max_tokens"))

@@ -14,6 +14,7 @@ import requests
 from hippocampus import outbound, transport_words
 from hippocampus.config import redact
 from hippocampus.drafting.prompt import FRAGMENT_CHARS, SUMMARY_CHARS, VIA_CHARS, Steer, draft_prompt
+from hippocampus.drafting.schema import answer_cap
 
 TIMEOUT = 5.0               # one deadline for each of the three calls, however slowly the server answers
 ANSWER_CAP = 4 * 2 ** 20    # /props and /tokenize answer kilobytes: past this, the call is stopped
@@ -33,16 +34,24 @@ def _filler(chars: int, seed: int) -> str:
 
 def largest_prompt(cfg) -> str:
     """The drafting prompt for the biggest pile this config lets a sleep build (its rules and voice card too)."""
+    return largest_pile(cfg)[0]
+
+
+def largest_cap(cfg) -> int:
+    """The answer's cap of the biggest pile (sized to it, never above model.max_tokens)."""
+    return answer_cap(largest_pile(cfg)[1], cfg.model.max_tokens)
+
+
+def largest_pile(cfg) -> tuple:
+    """(the prompt, its markers) of the biggest pile this config lets a sleep build."""
     s = cfg.sleep
     entries = [{"id": f"st-{i}", "content": _filler(FRAGMENT_CHARS, i), "metadata": {"ts": 0}}
                for i in range(s.pile_max)]
     cores = [{"id": f"core-{i}", "content": _filler(s.core_chars, 3 * i), "satellites": 9,
               "via": _filler(VIA_CHARS, 5 * i)} for i in range(s.candidate_cores)]
     voice = _filler(cfg.voice.max_chars, 11) if cfg.voice.enabled else ""
-    prompt, _ = draft_prompt(voice_block=voice, steer=Steer(summary=_filler(SUMMARY_CHARS, 13)),
-                             topic="a topic of a few words", entries=entries, candidates=cores,
-                             core_chars=s.core_chars)
-    return prompt
+    return draft_prompt(voice_block=voice, steer=Steer(summary=_filler(SUMMARY_CHARS, 13)),
+                        topic="a topic of a few words", entries=entries, candidates=cores, core_chars=s.core_chars)
 
 
 def server_root(model_url: str) -> str:
@@ -74,8 +83,8 @@ def _ask(session: requests.Session, method: str, url: str, **kw) -> requests.Res
 
 
 def _measure(cfg, session: requests.Session) -> dict:
-    out = {"n_ctx": None, "prompt_tokens": None, "max_tokens": cfg.model.max_tokens, "fits": None,
-           "error": None, "checked_at": time.time()}
+    out = {"n_ctx": None, "prompt_tokens": None, "max_tokens": largest_cap(cfg), "fits": None,
+           "error": None, "checked_at": time.time(), "ceiling": cfg.model.max_tokens}
     root = server_root(cfg.model.url)
     try:
         props = _json(_ask(session, "GET", root + "/props")) or {}
@@ -102,9 +111,13 @@ def context_needed(prompt_tokens: int, max_tokens: int) -> int:
     return -(-(int(prompt_tokens) + int(max_tokens)) // 1024) * 1024
 
 
-def too_long(prompt_tokens: int, max_tokens: int, n_ctx: int, what: str = "the prompt") -> str:
-    """The three numbers and the fix, in one sentence set into others (no capital, no full stop)."""
-    return (f"{what} is {prompt_tokens:,} tokens and model.max_tokens is {max_tokens:,}, but the server's "
+def too_long(prompt_tokens: int, max_tokens: int, n_ctx: int, what: str = "the prompt",
+             ceiling: Optional[int] = None) -> str:
+    """The three numbers and the fix, in one sentence set into others (no capital, no full stop); `ceiling`:
+    model.max_tokens, when the answer's cap (`max_tokens`) was sized to its pile below it."""
+    cap = (f"model.max_tokens is {max_tokens:,}" if ceiling is None or max_tokens >= ceiling else
+           f"its answer's cap is {max_tokens:,} (sized to the pile; model.max_tokens is {ceiling:,})")
+    return (f"{what} is {prompt_tokens:,} tokens and {cap}, but the server's "
             f"context is {n_ctx:,} tokens: start the server with -c {context_needed(prompt_tokens, max_tokens)} "
             "or more, or lower model.max_tokens / sleep.pile_max")
 
@@ -114,10 +127,10 @@ def fit_sentence(fit: Optional[dict]) -> Optional[str]:
     if not fit or fit.get("fits") is not False:
         return None
     return too_long(fit["prompt_tokens"], fit["max_tokens"], fit["n_ctx"],
-                    "the largest prompt a sleep can send (a full pile)")
+                    "the largest prompt a sleep can send (a full pile)", fit.get("ceiling"))
 
 
-def refused(body: object, max_tokens: int) -> Optional[str]:
+def refused(body: object, max_tokens: int, ceiling: Optional[int] = None) -> Optional[str]:
     """A server's 400 exceed_context_size_error as a plain sentence, or None for any other body."""
     err = body.get("error") if isinstance(body, dict) else None
     if not isinstance(err, dict) or err.get("type") != "exceed_context_size_error":
@@ -126,14 +139,14 @@ def refused(body: object, max_tokens: int) -> Optional[str]:
     if not (isinstance(n_prompt, int) and isinstance(n_ctx, int)):
         return "the model server refused the prompt as longer than its context: start it with a larger -c, " \
                "or lower sleep.pile_max"
-    return "the model server refused the prompt: " + too_long(n_prompt, max_tokens, n_ctx)
+    return "the model server refused the prompt: " + too_long(n_prompt, max_tokens, n_ctx, ceiling=ceiling)
 
 
-def refused_answer(resp: requests.Response, max_tokens: int) -> Optional[str]:
+def refused_answer(resp: requests.Response, max_tokens: int, ceiling: Optional[int] = None) -> Optional[str]:
     """The plain words of a 400 that refused the prompt as too long; None for any other answer."""
     if resp.status_code != 400:
         return None
     try:
-        return refused(resp.json(), max_tokens)
+        return refused(resp.json(), max_tokens, ceiling)
     except ValueError:          # not JSON: not llama-server's refusal
         return None

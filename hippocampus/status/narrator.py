@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from hippocampus.model import timings
 from hippocampus.model.fit import fit_sentence
 from hippocampus.status.fresh import as_of, buttons, model_back, reviewed_since
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
@@ -332,6 +333,8 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
             rows.append(drafting_row(s["model_write"]))
         if s.get("model_fit"):
             rows.append(context_row(s["model_fit"], headline))
+        if tokens := timings.words((s.get("last_sleep") or {}).get("tokens")):
+            rows.append(["last sleep's tokens", tokens, ""])
     v = s.get("voice") or {}
     rows.append(["voice card", (f"version {v['version']}" if v.get("version") else "on, not written yet")
                  if v.get("enabled") else "off (opt-in)", ""])

@@ -67,7 +67,9 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     # the history tab: the sleep and its events, newest first
     page.locator('.tab[data-tab="history"]').click()
     expect(page.locator('#runsList .run[data-kind="sleep"]').first).to_contain_text("drafted 1 operation")
-    expect(page.locator('#eventsList .event[data-type="draft_submitted"]')).to_contain_text(draft_id[:8])
+    submitted = page.locator('#eventsList .event[data-type="draft_submitted"]')
+    expect(submitted).to_contain_text("1 operation")
+    assert draft_id[:8] not in submitted.inner_text()       # the id is the details' and /events', not the person's
     types = page.locator("#eventsList .event").evaluate_all("els => els.map(e => e.dataset.type)")
     assert types.index("sleep_done") < types.index("draft_submitted"), types
     # a few refreshes later: still no errors, and the queue row is the same node (updated in place)

@@ -1,6 +1,7 @@
 """The fake small model tests run against: the demo's (hippocampus/demo/fake_model.py), plus what only
 tests use: a list of replies taken in order (the last one repeats) when there is no responder, a reply's
-delay (seconds) and status (an HTTP error status), the log of every request and how many are being
+delay (seconds), status (an HTTP error status) and timings (llama-server's own token counts), the log of
+every request and how many are being
 answered (`in_flight`)."""
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ class FakeModel(demo.FakeModel):
             time.sleep(float(reply["delay"]))
         if reply.get("status", 200) != 200:
             return int(reply["status"]), {"error": reply.get("content", "fake failure")}
-        return super().respond(reply)
+        status, data = super().respond(reply)
+        if reply.get("timings"):            # llama-server's own counts of the call's tokens
+            data["timings"] = reply["timings"]
+        return status, data
 
     def answer(self, handler, body: dict) -> None:
         with self.lock:

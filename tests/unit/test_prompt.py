@@ -1,4 +1,9 @@
-from hippocampus.drafting.prompt import Markers, Steer, draft_prompt, redraft_prompt
+import os
+
+import pytest
+
+from hippocampus.drafting.prompt import (ANSWER_FORMAT, DRAFT_RULES, EXTRACT_FORMAT, EXTRACT_RULES, REDRAFT_RULES,
+                                         Markers, Steer, draft_prompt, extract_prompt, redraft_prompt)
 
 TS = 1767225600.0  # 2026-01-01 UTC
 
@@ -28,7 +33,7 @@ def test_draft_contract_lines():
     assert "Topic: fish" in lines and "Steer:" not in lines
     assert lines[-1] == "JSON:"
     assert '"fragments": ["f1", "f3"]' in p and '"target": "c2" or null' in p and '"verbatim"' not in p
-    order = [p.index(s) for s in ("Topic: fish", "Fragments:", "Existing cores:", '{"operations"', "JSON:")]
+    order = [p.index(s) for s in ('{"operations"', "Topic: fish", "Fragments:", "Existing cores:", "JSON:")]
     assert order == sorted(order)
 
 
@@ -78,8 +83,8 @@ def test_redraft_prompt_structure():
     assert "attempt 1 (new_core): Likes fish a lot — critique: attach it" in lines
     assert "[f1] ate trout (2026-01-01)" in lines
     assert lines[-1] == "JSON:"
-    order = [p.index(s) for s in ("THE CRITIQUE:", "What you proposed:", "Earlier versions:", "Fragments:",
-                                  "Existing cores:", "The critique, once more:", '{"operations": [{', "JSON:")]
+    order = [p.index(s) for s in ('{"operations": [{', "THE CRITIQUE:", "What you proposed:", "Earlier versions:",
+                                  "Fragments:", "Existing cores:", "The critique, once more:", "JSON:")]
     assert order == sorted(order)
 
 
@@ -90,3 +95,41 @@ def test_redraft_without_fragments_or_target():
     assert "  target: (none)" in lines
     assert "approved operation already took them" in lines[lines.index("Fragments:") + 1]
     assert m.fragments == {} and m.cores == {}
+
+
+BRIEF = "Sam moved to Lyon; the garden talk was noise; the bread recipe matters."
+
+
+@pytest.mark.parametrize("build,rules,shape", [(draft_prompt, DRAFT_RULES, ANSWER_FORMAT),
+                                               (extract_prompt, EXTRACT_RULES, EXTRACT_FORMAT)])
+def test_two_piles_of_one_night_share_the_whole_head_and_differ_only_after_it(build, rules, shape):
+    """What a night shares (voice, rules, the answer's shape, the brief) is one byte-identical prefix of every
+    pile's prompt: a server keeping its cache evaluates it once. The pile's own text (its hints, topic,
+    fragments, cores) is after it."""
+    one, _ = build(voice_block="THE VOICE CARD", topic="bread",
+                   steer=Steer(summary=BRIEF, promote=["bread recipe"]),
+                   entries=[entry(1, "Baked rye with caraway on Sunday.")], candidates=CORES[:1])
+    two, _ = build(voice_block="THE VOICE CARD", topic="garden",
+                   steer=Steer(summary=BRIEF, noise=["garden talk"]),
+                   entries=[entry(2, "Moved the bench under the apple tree."), entry(3, "Weeded the beds.")],
+                   candidates=CORES[1:])
+    shared = os.path.commonprefix([one, two])
+    head_end = max(p.index(BRIEF) + len(BRIEF) for p in (one, two))
+    for part in ("THE VOICE CARD", rules, shape, BRIEF):
+        assert part in shared
+    assert len(shared) >= head_end and len(shared) >= len(rules) + len(shape) + len(BRIEF)
+    for prompt, pile in ((one, ("worth keeping (bread recipe)", "Topic: bread", "[f1] Baked rye")),
+                         (two, ("noise (garden talk)", "Topic: garden", "[f2] Weeded the beds."))):
+        assert all(prompt.index(words) >= len(shared) for words in pile), pile
+        assert prompt.endswith("\nJSON:")
+
+
+def test_a_redraft_shares_the_same_head_as_every_other_redraft():
+    ops = [{"kind": "new_core", "content": c, "target_core_id": None, "topic": "t", "index": 0}
+           for c in ("Likes trout.", "Lives in Lyon.")]
+    one, two = (redraft_prompt(voice_block="VOICE", critique=f"fix {i}", op=op, earlier=[], entries=[entry(i, "x")],
+                               candidates=[])[0] for i, op in enumerate(ops))
+    shared = os.path.commonprefix([one, two])
+    assert REDRAFT_RULES in shared and ANSWER_FORMAT in shared
+    assert len(shared) >= one.index(ANSWER_FORMAT) + len(ANSWER_FORMAT)
+    assert "fix 0" not in shared and "fix 1" not in shared
