@@ -110,7 +110,7 @@ def test_sleep_now_with_a_brief_drafts_and_the_queue_shows_it(make_config, start
     loaded(page)
     expect(page.locator("#queueNote")).to_have_text("Nothing waits for review.")
     page.locator("#sleepBtn").click()
-    expect(page.locator("#actionResult")).to_contain_text(re.compile(r"Drafted 1 operation \(draft [0-9a-f]{8}…\)"))
+    expect(page.locator("#actionResult")).to_contain_text("Drafted 1 operation for review")
     pending = hand.drafts("pending")
     assert len(pending) == 1
     expect(page.locator(f'#queueList .draft[data-draft-id="{pending[0]["id"]}"]')).to_be_visible()

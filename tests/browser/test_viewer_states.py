@@ -77,7 +77,8 @@ def test_the_main_button_fits_each_state_and_no_id_shows(make_config, start_serv
         # the last-sleep card after a sleep that drafted: in words, its id in the details view only
         expect(page.locator("#lastSleepWhat")).to_have_text("Drafted")
         assert_plain(page)
-        assert draft_id in " ".join(page.locator("details").all_text_contents()), "the id is in the details view"
+        expect(page.locator("#queueList details").first).to_contain_text(draft_id)     # the id: the details'
+
         said = _words(requests.get(svc.url + "/status", timeout=10).json()["say"])
         assert not [w for w in said if HEX_ID.search(w)], [w for w in said if HEX_ID.search(w)]
         # the history: the sleep that drafted, in words, no id
