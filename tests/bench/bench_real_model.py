@@ -12,7 +12,10 @@ beside the server's own time, and the model's residency with hand-over over N sl
    up = its up_seconds_total; generating = the server's own time summed; busy = the lifecycle's busy total
    (the call as the service timed it). The floor beside it: the server's own start (launch to /health 200).
 
-    python tests/bench/bench_real_model.py [--runs 10] [--sleeps 5]
+    python tests/bench/bench_real_model.py [--runs 10] [--sleeps 5] [--model tiny|smollm2|gemma3]
+
+--model: a real trained model (tests/harness/real_models.py's cache) instead of the tiny random-weight one: the
+residency of issue 40's closing note (up ÷ generating with hand-over, the real binary and the real model).
 
 Needs the built binary (python -m tests.harness.llama_build) and gguf-py; says why and exits 2 otherwise.
 """
@@ -33,11 +36,12 @@ from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import draft_prompt
 from hippocampus.model.client import ModelClient
 from hippocampus.model.lifecycle import ModelLifecycle
-from tests.harness import llama_server, tiny_gguf
+from tests.harness import llama_server, real_models, tiny_gguf
 from tests.harness.llama_server import LlamaServer
 from tests.harness.tiny_schema import model_block
 
 SLEEPS = int(sys.argv[sys.argv.index("--sleeps") + 1]) if "--sleeps" in sys.argv else 5
+MODEL = sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else "tiny"
 ENTRIES = [{"id": f"s{i}", "content": f"we drank green tea in the afternoon, day {i}", "metadata": {"ts": 1.7e9}}
            for i in range(4)]
 
@@ -138,9 +142,13 @@ def main() -> int:
     if reason:
         print(f"bench_real_model: {reason}")
         return 2
-    binary, model = llama_server.binary(), tiny_gguf.tiny_model(seed=0)
+    if MODEL != "tiny" and (why := real_models.unavailable(MODEL)):
+        print(f"bench_real_model: {why}")
+        return 2
+    binary = llama_server.binary()
+    model = tiny_gguf.tiny_model(seed=0) if MODEL == "tiny" else real_models.path(MODEL)
     runs = runs_arg(10)
-    banner(f"the real llama-server ({binary.parent.name}), the tiny model, {runs} drafting calls, {SLEEPS} sleeps")
+    banner(f"the real llama-server ({binary.parent.name}), the {MODEL} model, {runs} drafting calls, {SLEEPS} sleeps")
     calls = per_call(binary, model, runs)
     med = {k: median([c[k] for c in calls]) for k in ("wall", "cpu", "server", "ours", "tokens")}
     spread = statistics.pstdev([c["ours"] for c in calls]) * 1000
