@@ -81,8 +81,8 @@ class NightScore:
 
 
 def dropped_of(report: dict) -> dict:
-    """What the sleep report says was dropped before submit (the guard's words, whatever their key)."""
-    return {k: v for k, v in report.items() if "drop" in k and v}
+    """What the sleep report says its grounding guard dropped before submit, by rule ({"placeholder": 4})."""
+    return {k: v for k, v in ((report.get("guard") or {}).get("dropped") or {}).items() if v}
 
 
 def score(night: Night, corpus: Corpus, ledger: Ledger, core_ids: dict, ops: list, text_of_core: dict,
