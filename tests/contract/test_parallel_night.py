@@ -11,7 +11,7 @@ from hippocampus.cycle import executor
 
 DAY = 86400.0
 TOPICS = ("tea", "garden", "bread")
-SECONDS = {"tea": 1.4, "garden": 1.0, "bread": 0.6}     # the first pile's answer comes last
+SECONDS = (1.4, 1.0, 0.6)       # by the call's turn: the first pile's answer comes last
 
 
 def seed(hand) -> dict:
@@ -23,7 +23,7 @@ class Scripted:
     flight at once, read as each call is answered."""
 
     def __init__(self, fake_model) -> None:
-        self.fake_model, self.most = fake_model, 0
+        self.fake_model, self.most, self.turn = fake_model, 0, 0
         self.lock = threading.Lock()
 
     def __call__(self, body: dict) -> dict:
@@ -31,11 +31,12 @@ class Scripted:
             in_flight = self.fake_model.in_flight
         with self.lock:
             self.most = max(self.most, in_flight)
+            delay, self.turn = SECONDS[self.turn % len(SECONDS)], self.turn + 1
         prompt = body["messages"][-1]["content"]
         topic = next(t for t in TOPICS if f"a note about {t}" in prompt)
         ops = [{"kind": "new_core", "content": f"a note about {topic}, day {d}", "fragments": ["f1", "f2", "f3"],
                 "target": None, "rationale": "the fragments say so"} for d in (0, 1)]
-        return {"content": json.dumps({"operations": ops}), "delay": SECONDS[topic]}
+        return {"content": json.dumps({"operations": ops}), "delay": delay}
 
 
 def night(make_ctx, hand, fake_model, state, parallel: int, **budget) -> tuple:
@@ -50,8 +51,8 @@ def night(make_ctx, hand, fake_model, state, parallel: int, **budget) -> tuple:
     report = executor.check(ctx).to_dict()["sleep"]
     ops = hand.draft(report["draft_id"])["operations"] if report["draft_id"] else []
     by_id = {f: t for t, fs in frags.items() for f in fs}
-    read = [(op["kind"], op["topic"], op["content"], sorted(by_id.get(f, f) for f in op.get("fragments") or []))
-            for op in ops]
+    read = [(op["kind"], op["topic"], op["content"],
+             sorted(by_id.get(f, f) for f in op.get("source_short_ids") or [])) for op in ops]
     return report, read, frags, scripted.most
 
 
@@ -63,7 +64,7 @@ def test_three_piles_drafted_at_once_submit_what_one_at_a_time_submits(make_ctx,
     assert one["error"] is None and three["error"] is None, (one["error"], three["error"])
     assert one_most == 1 and three_most >= 2             # one at a time, then calls in flight together
     assert len(fake_model.requests) == 3
-    assert len(one_ops) == 6
+    assert len(one_ops) == 6 and all(len(op[3]) == 3 and set(op[3]) == {op[1]} for op in one_ops)
     assert three_ops == one_ops                          # the same operations, in the same order
     assert three["operations"] == one["operations"] == 6 and three["model_calls"] == 3
     assert three["guard"] == one["guard"] and three["write"] == one["write"]
