@@ -58,6 +58,8 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--model-args", None, "ARGS",
      'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
     ("--model-max-tokens", _whole, "N", "the answer budget of one drafting call, at least 256 (model.max_tokens)"),
+    ("--model-parallel", _whole, "N", "piles drafted at once, 1 to 8 (model.parallel): start llama-server with as "
+                                      "many slots (-np N); for a box that can afford it, 1 on a Jetson"),
     ("--model-handover", SWITCH, None,
      "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
@@ -223,6 +225,11 @@ def _apply_model(model, given: dict, put) -> None:
         if n < 256:
             raise FlagError(f"--model-max-tokens must be at least 256, not {n}")
         put("model.max_tokens", n)
+    if "model_parallel" in given:
+        n = int(given["model_parallel"])
+        if not 1 <= n <= 8:
+            raise FlagError(f"--model-parallel must be 1 to 8, not {n}")
+        put("model.parallel", n)
     if given.get("model_handover"):
         if not lc.managed:
             raise FlagError("--model-handover needs a model this service starts: give --model-server and "

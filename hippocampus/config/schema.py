@@ -114,6 +114,7 @@ class ModelConfig:
     name: str = _field("default")
     timeout_seconds: float = _field(120.0, min=0.1)
     max_tokens: int = _field(2000, min=16)
+    parallel: int = _field(1, min=1, max=8)     # piles drafted at once: llama-server needs as many slots (-np N)
     temperature: float = _field(0.2, min=0, max=2)
     extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema

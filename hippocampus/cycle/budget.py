@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -54,21 +55,35 @@ class BudgetSpent(Exception):
 
 class Meter:
     """limits: anything with calls, answer_tokens, wall_seconds and cut_in_a_row (the config's BudgetConfig).
-    started, now: seconds on one monotonic clock, given by the caller."""
+    started, now: seconds on one monotonic clock, given by the caller. Safe for calls drafted at once
+    (model.parallel): check() books the call it allows, so calls in flight count against sleep.budget.calls,
+    and count() (or unbook(), for a call never sent) settles it; one at a time, nothing is booked at a check."""
 
     def __init__(self, limits: Any, started: float) -> None:
         self.limits, self.started = limits, started
         self.calls = 0
         self.answer_tokens = 0
         self.cut_in_a_row = 0           # the answers cut at the cap since the last that was not
+        self.booked = 0                 # calls check() allowed that have not been counted yet
+        self._lock = threading.Lock()
+        self._held = threading.local()  # a call booked for this thread when its pile was started (hold())
 
     def count(self, tokens: int = 0, cut: bool = False) -> None:
         """One model call's cost (a call that failed: no tokens, not cut)."""
-        self.calls += 1
-        self.answer_tokens += max(0, int(tokens))
-        self.cut_in_a_row = self.cut_in_a_row + 1 if cut else 0
+        with self._lock:
+            self.booked = max(0, self.booked - 1)
+            self.calls += 1
+            self.answer_tokens += max(0, int(tokens))
+            self.cut_in_a_row = self.cut_in_a_row + 1 if cut else 0
+
+    def unbook(self) -> None:
+        """A call check() allowed that was never sent (the model did not come up, the service stopped)."""
+        with self._lock:
+            self.booked = max(0, self.booked - 1)
 
     def used(self, limit: str, now: float) -> float:
+        if limit == "calls":
+            return self.calls + self.booked
         return round(now - self.started, 3) if limit == "wall_seconds" else getattr(self, limit)
 
     def spent(self, now: float) -> Optional[Spent]:
@@ -80,11 +95,26 @@ class Meter:
                 return Spent(limit, allowed, used)
         return None
 
+    def hold(self) -> None:
+        """This thread's next check() is the call booked already, in pile order, when its pile was started."""
+        self._held.booked = True
+
+    def drop(self) -> None:
+        """This thread's booked call was never checked (its pile failed before the call): unbooked."""
+        if getattr(self._held, "booked", False):
+            self._held.booked = False
+            self.unbook()
+
     def check(self, now: float) -> None:
-        """BudgetSpent when a limit is reached."""
-        spent = self.spent(now)
-        if spent is not None:
-            raise BudgetSpent(spent)
+        """BudgetSpent when a limit is reached; else the call is booked until count() or unbook()."""
+        if getattr(self._held, "booked", False):
+            self._held.booked = False
+            return
+        with self._lock:
+            spent = self.spent(now)
+            if spent is not None:
+                raise BudgetSpent(spent)
+            self.booked += 1
 
     def to_dict(self, now: float) -> dict:
         return {"calls": self.calls, "answer_tokens": self.answer_tokens, "wall_seconds": self.used("wall_seconds", now)}

@@ -42,9 +42,14 @@ def call_model(ctx: Context, prompt: str, answer_format: Optional[dict] = None, 
     ctx.stopping.check(STOPPED_MID_CALL)
     meter = ctx.meter
     if meter is not None:
-        meter.check(time.monotonic())
-    ctx.gate.ensure()
-    ctx.stopping.check(STOPPED_MID_CALL)
+        meter.check(time.monotonic())       # books the call (piles drafted at once count it in flight)
+    try:
+        ctx.gate.ensure()
+        ctx.stopping.check(STOPPED_MID_CALL)
+    except BaseException:
+        if meter is not None:
+            meter.unbook()
+        raise
     started = time.monotonic()
     answer = None
     try:

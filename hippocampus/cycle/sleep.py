@@ -2,13 +2,14 @@
 and keeps its brief; the draft id is recorded before the POST, so a restart finishes it instead of drafting again."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
 from collections import Counter
 from typing import Optional
 
-from hippocampus.cycle import budget, claims, outcomes
+from hippocampus.cycle import budget, claims, outcomes, parallel
 from hippocampus.cycle.bedtime import bedtime, bedtime_at, is_catch_up, last_slept
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.reports import SleepReport
@@ -18,7 +19,7 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import draft_pile, extend_ops, model_key, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import extend_ops, model_key, stamp, step_draft_id, submittable
 from hippocampus.drafting import guard
 from hippocampus.model import grounded
 from hippocampus.drafting.prompt import Steer
@@ -247,18 +248,18 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
     report.below_threshold = plan.below_threshold
     ops, served = list(plan.verbatim_ops), None
     ctx.progress.update(piles=len(piles))
-    for i, pile in enumerate(piles):
-        if ctx.mechanical:
-            pile_ops = mechanical_ops(pile)
-        else:
-            steer = Steer(summary=brief.get("content", ""), pulled=pulled, promote=list(pile.hits.promote),
-                          noise=list(pile.hits.noise)) if brief else None
-            if claim is not None:
-                claim.check()
-            try:
-                res = draft_pile(ctx, pile, steer, voice_block)
-            except budget.BudgetSpent as exc:       # the rest waits, kept, for the next night
-                _budget_spent(ctx, report, exc.spent, piles[i:])
+    if ctx.mechanical:
+        for i, pile in enumerate(piles):
+            extend_ops(ops, mechanical_ops(pile))
+            ctx.progress.update(piles_done=i + 1)
+        return ops, served
+    steer_for = (lambda pile: Steer(summary=brief.get("content", ""), pulled=pulled, promote=list(pile.hits.promote),
+                                    noise=list(pile.hits.noise))) if brief else (lambda pile: None)
+    with contextlib.closing(parallel.drafted(ctx, piles, steer_for, voice_block, claim,
+                                             ctx.cfg.model.parallel)) as results:
+        for i, pile, res in results:        # in pile order, however many were drafted at once
+            if isinstance(res, budget.BudgetSpent):     # the rest waits, kept, for the next night
+                _budget_spent(ctx, report, res.spent, piles[i:])
                 break
             report.model_calls += 1
             report.tokens = timings.add(report.tokens, res.timings)
@@ -274,8 +275,8 @@ def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_
                                           report.write, mode=res.write or "free", model=model_key(ctx))
             if pile.hits.promote and not pile_ops:
                 report.kept_back.append(_kept_back(pile, res))
-        extend_ops(ops, pile_ops)
-        ctx.progress.update(piles_done=i + 1)
+            extend_ops(ops, pile_ops)
+            ctx.progress.update(piles_done=i + 1)
     return ops, served
 
 

@@ -7,6 +7,7 @@ abandon(), from the stopping thread, cuts a call in flight short: it then raises
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -67,12 +68,14 @@ class ModelClient:
         self.who, self.url_setting, self.timeout_setting = who, url_setting, timeout_setting
         self.abandoned = False
         self.in_flight = 0
+        self._counting = threading.Lock()      # piles drafted at once (model.parallel) count in and out together
 
     def abandon(self) -> int:
         """The service is stopping: shut the call in flight now (from any thread) and refuse new ones; how many
         calls were in flight."""
         self.abandoned = True
-        in_flight = self.in_flight          # counted first: a shut call ends (and uncounts itself) at once
+        with self._counting:
+            in_flight = self.in_flight      # counted first: a shut call ends (and uncounts itself) at once
         getattr(self._session, "cancel", self._session.close)()     # a plain session can only be closed
         return in_flight
 
@@ -97,7 +100,8 @@ class ModelClient:
             body["response_format"] = response_format
         if self.abandoned:
             raise ServiceStopping(ABANDONED)
-        self.in_flight += 1             # one caller at a time (the cycle lock): a plain count will do
+        with self._counting:
+            self.in_flight += 1
         try:
             answer = self._structured(body, deadline or outbound.Deadline(float(timeout or self.cfg.timeout_seconds)))
         except (ModelUnavailable, ModelFailure):
@@ -105,7 +109,8 @@ class ModelClient:
                 raise ServiceStopping(ABANDONED) from None
             raise
         finally:
-            self.in_flight -= 1
+            with self._counting:
+                self.in_flight -= 1
         if self.abandoned:
             raise ServiceStopping(ABANDONED)
         return answer

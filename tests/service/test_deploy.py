@@ -279,7 +279,7 @@ def test_the_flags_override_the_yaml_and_show_in_check_config(tmp_path):
         tmp_path, "--config", str(cfg), "--tend-every", "120",
         "--model-server", "/opt/llama/llama-server", "--model-path", "/models/small.gguf",
         "--model-args=-ngl 99 -c 4096", "--model-max-tokens", "1024", "--model-handover",
-        "--ripple", "script", "--ripple-command", 'claude -p "{message}" --allowedTools "mcp__seren"',
+        "--model-parallel", "3", "--ripple", "script", "--ripple-command", 'claude -p "{message}" --allowedTools "mcp__seren"',
         "--ripple-run-as", "wren", "--ripple-stdin", "--voice-card", "--mcp")
     assert res.returncode == 0, res.stderr
     assert data["sleep"]["tend_cycle"] is True and data["sleep"]["tend_interval_seconds"] == 120
@@ -287,7 +287,7 @@ def test_the_flags_override_the_yaml_and_show_in_check_config(tmp_path):
     assert (lc["server"], lc["model_path"], lc["server_args"]) == ("/opt/llama/llama-server", "/models/small.gguf",
                                                                    "-ngl 99 -c 4096")
     assert lc["manage"] is True and lc["handover"] is True
-    assert data["model"]["max_tokens"] == 1024
+    assert data["model"]["max_tokens"] == 1024 and data["model"]["parallel"] == 3
     rp = data["ripple"]
     assert rp["type"] == "script" and rp["command"] == ["claude", "-p", "{message}", "--allowedTools", "mcp__seren"]
     assert rp["run_as"] == "wren" and rp["stdin"] is True
@@ -311,6 +311,7 @@ def test_the_flags_override_the_yaml_and_show_in_check_config(tmp_path):
     (["--tend-every", "30"], "at least 60"),
     (["--tend-cycle", "off", "--tend-every", "120"], "--tend-cycle off"),
     (["--model-max-tokens", "100"], "at least 256"),
+    (["--model-parallel", "9"], "1 to 8"),
     (["--model-handover"], "--model-server"),
     (["--ripple", "endpoint"], "--ripple-url"),
 ])
@@ -340,7 +341,7 @@ def test_the_flags_reach_serve_and_the_bare_command_and_help_explains_each():
     assert cfg.sleep.tend_cycle is False
     help_text = " ".join(p.format_help().split())
     for flag in ("--tend-cycle", "--tend-every", "--model-server", "--model-path", "--model-args",
-                 "--model-max-tokens", "--model-handover", "--mcp", "--ripple ", "--ripple-command",
+                 "--model-max-tokens", "--model-parallel", "--model-handover", "--mcp", "--ripple ", "--ripple-command",
                  "--ripple-url", "--ripple-token", "--ripple-run-as", "--ripple-stdin", "--voice-card"):
         assert flag in help_text, flag
     serve_help = subprocess.run([sys.executable, "-m", "hippocampus", "serve", "--help"], capture_output=True,

@@ -125,3 +125,39 @@ def test_the_budget_flags_lay_over_the_yaml_and_help_names_each_setting():
     for setting in ("sleep.budget.calls", "sleep.budget.answer_tokens", "sleep.budget.wall_seconds",
                     "sleep.budget.cut_in_a_row"):
         assert setting in help_text, setting
+
+
+def test_calls_in_flight_count_against_the_call_budget_and_a_call_never_sent_gives_its_place_back():
+    meter = budget.Meter(limits(calls=2), 0.0)
+    meter.check(0.0)
+    meter.check(0.0)                    # two calls in flight at once (model.parallel): both booked
+    with pytest.raises(budget.BudgetSpent):
+        meter.check(0.0)                # a third is not allowed before either is answered
+    meter.count(10)
+    meter.unbook()                      # the other never went out (the model did not come up)
+    assert (meter.calls, meter.booked) == (1, 0)
+    meter.check(0.0)
+    assert meter.used("calls", 0.0) == 2
+
+
+def test_a_call_booked_when_its_pile_started_is_not_checked_again_on_its_thread():
+    meter = budget.Meter(limits(calls=1), 0.0)
+    meter.check(0.0)                    # booked by the drafting loop, in pile order
+    meter.hold()
+    meter.check(0.0)                    # the pile's own call: the booking, not a second one
+    meter.drop()
+    assert meter.booked == 1
+    with pytest.raises(budget.BudgetSpent):
+        meter.check(0.0)
+
+
+def test_the_shared_gate_hears_the_span_calls_were_in_flight_not_their_sum():
+    from hippocampus.cycle.parallel import _SharedGate
+
+    heard = []
+    gate = _SharedGate(SimpleNamespace(ensure=lambda: None, release=heard.append, handover=lambda: "kept"))
+    gate.ensure()
+    gate.ensure()
+    gate.release(5.0)                   # another call is still in flight: its time is not added
+    gate.release(5.0)
+    assert heard[0] == 0.0 and 0.0 <= heard[1] < 5.0 and gate.handover() == "kept"

@@ -27,6 +27,7 @@ DEFAULTS = {
     "memory": {"url": "http://127.0.0.1:7420", "bearer_token": "", "bearer_token_env": "",
                "bearer_token_keyring": "", "timeout_seconds": 30.0},
     "model": {"url": "http://localhost:8090/v1", "name": "default", "timeout_seconds": 120.0, "max_tokens": 2000,
+              "parallel": 1,
               "temperature": 0.2, "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
               "structured": "auto", "write": "auto"},
     "model.lifecycle": {"manage": False, "server": "", "model_path": "", "server_args": "-ngl 99 -c 8192",
