@@ -245,6 +245,57 @@ class ServiceProc:
             self._log.close()
 
 
+class OldService(ServiceProc):
+    """seren-hippocampus 5.4.0 from its own venv, run as a process (`seren-hippocampus --config`), its code
+    never read; the same config file as ours (the keys it does not know it ignores)."""
+
+    def __init__(self, workdir: Path, memory_url: str, venv: Path, **blocks):
+        super().__init__(workdir, memory_url, **blocks)
+        self.venv = Path(venv)
+
+    def start(self, timeout: float = 120.0, **_kw) -> "OldService":
+        t0 = time.monotonic()
+        self._log = open(self.log_path, "ab")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SEREN_HIPPOCAMPUS_")}
+        env["SEREN_HIPPOCAMPUS_UPDATES_ENABLED"] = "0"
+        self.proc = subprocess.Popen([str(self.venv / "bin" / "seren-hippocampus"), "--config", str(self.cfg_path)],
+                                     stdout=self._log, stderr=subprocess.STDOUT, cwd=str(self.workdir), env=env)
+        deadline = t0 + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"5.4.0 exited with {self.proc.returncode}; see {self.log_path}")
+            try:
+                if requests.get(self.url + "/health", timeout=2).status_code == 200:
+                    self.startup_seconds = time.monotonic() - t0
+                    return self
+            except requests.RequestException:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"5.4.0 did not answer /health within {timeout} s; see {self.log_path}")
+
+
+def old_venv(default: str = "/tmp/seren-hippocampus-5.4.0") -> Optional[Path]:
+    """--old PATH, else $SEREN_OLD_HIPPOCAMPUS_VENV, else the default; None with --no-old."""
+    if "--no-old" in sys.argv:
+        return None
+    for i, a in enumerate(sys.argv):
+        if a == "--old" and i + 1 < len(sys.argv):
+            return Path(sys.argv[i + 1])
+        if a.startswith("--old="):
+            return Path(a.split("=", 1)[1])
+    return Path(os.environ.get("SEREN_OLD_HIPPOCAMPUS_VENV", default))
+
+
+def old_missing(venv: Optional[Path]) -> Optional[str]:
+    """Why 5.4.0 cannot run from `venv` (and how to make it), or None."""
+    if venv is None:
+        return "--no-old"
+    if (venv / "bin" / "seren-hippocampus").exists():
+        return None
+    return (f"5.4.0 not found at {venv}: make it with `python -m venv {venv} && {venv}/bin/pip download "
+            f"--no-deps -d {venv}/dl seren-hippocampus==5.4.0 && {venv}/bin/pip install {venv}/dl/*`")
+
+
 # ---------------------------------------------------------------- a webhook receiver (push, no polling)
 
 class Receiver:
@@ -278,11 +329,11 @@ class Receiver:
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def wait(self, type_: str, count: int = 1, timeout: float = 60.0) -> tuple:
-        """The (time, event) of the count-th event of this type."""
+        """The (time, event) of the count-th event of this type (`type`, or 5.4.0's `event`)."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
-                hits = [e for e in self.events if e[1].get("type") == type_]
+                hits = [e for e in self.events if e[1].get("type", e[1].get("event")) == type_]
                 if len(hits) >= count:
                     return hits[count - 1]
                 left = deadline - time.monotonic()

@@ -23,13 +23,11 @@ and the table says so. `--old`: a throwaway venv outside the project holding ser
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from _common import ROOT, MemoryProc, Proxy, ServiceProc, banner, free_port, tmpdir
+from _common import MemoryProc, OldService, Proxy, ServiceProc, banner, old_missing, old_venv, tmpdir
 from tests.corpus import load, seed_cores
 from tests.harness import llama_server, nights, real_models
 from tests.harness.llama_server import LlamaServer
@@ -51,8 +49,7 @@ MODES = [m for m in arg("--modes", "free,extractive").split(",") if m and m != "
 NIGHTS = int(arg("--nights", "5"))
 SEED = int(arg("--seed", "7"))
 SLICE = "--slice" in sys.argv
-OLD = None if "--no-old" in sys.argv else Path(arg("--old", os.environ.get("SEREN_OLD_HIPPOCAMPUS_VENV",
-                                                                             "/tmp/seren-hippocampus-5.4.0")))
+OLD = old_venv()
 MAX_TOKENS = 512
 
 
@@ -70,33 +67,6 @@ def model_block(url: str, mode: str) -> dict:
 
 
 SLEEP = {"mode": "external", "promote_min_evidence": 2, "max_attempts": 1, "brief_request": False}
-
-
-class OldService(ServiceProc):
-    """seren-hippocampus 5.4.0 from its own venv, run as a process (`seren-hippocampus --config`)."""
-
-    def __init__(self, workdir: Path, memory_url: str, venv: Path, **blocks):
-        super().__init__(workdir, memory_url, **blocks)
-        self.venv = venv
-
-    def start(self, timeout: float = 120.0, **_kw) -> "OldService":
-        self._log = open(self.log_path, "ab")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SEREN_HIPPOCAMPUS_")}
-        env["SEREN_HIPPOCAMPUS_UPDATES_ENABLED"] = "0"
-        self.proc = subprocess.Popen([str(self.venv / "bin" / "seren-hippocampus"), "--config", str(self.cfg_path)],
-                                     stdout=self._log, stderr=subprocess.STDOUT, cwd=str(self.workdir), env=env)
-        import requests
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"5.4.0 exited with {self.proc.returncode}; see {self.log_path}")
-            try:
-                if requests.get(self.url + "/health", timeout=2).status_code == 200:
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"5.4.0 did not answer /health within {timeout} s; see {self.log_path}")
 
 
 def calls_through(proxy: Proxy, since: int) -> int:
@@ -175,10 +145,10 @@ def main() -> int:
     modes = MODES if has_write_mode() else ["free"]
     if modes != MODES:
         print(f"model.write is not in this build: only {modes} runs (asked {MODES})")
-    old_ok = OLD is not None and (OLD / "bin" / "seren-hippocampus").exists()
+    why_old = old_missing(OLD)
+    old_ok = why_old is None
     if OLD is not None and not old_ok:
-        print(f"5.4.0 not found at {OLD}: make it with `python -m venv {OLD} && {OLD}/bin/pip download "
-              f"--no-deps -d {OLD}/dl seren-hippocampus==5.4.0 && {OLD}/bin/pip install {OLD}/dl/*`")
+        print(why_old)
     work = tmpdir("hippo-quality-")
     mem = MemoryProc(work / "memory").start()
     results: dict = {}
