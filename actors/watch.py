@@ -171,6 +171,6 @@ class QueueWatch(WatchActor):
 
     def read(self) -> dict:
         view = health.pending_drafts(self.rt.ctx.memory, self.view)
-        if not view["error"]:
+        if not view["error"] and self.rt.looks.watched():     # only a person looking needs the bedtime now:
             copies.read_slept(self.rt.ctx, view["drafts"])    # another copy's sleep moves the bedtime here too
         return view
