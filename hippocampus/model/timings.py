@@ -27,7 +27,10 @@ def read(data: Any) -> Optional[dict]:
         evaluated, cached, answer = (_count(t.get(k)) for k in ("prompt_n", "cache_n", "predicted_n"))
         if evaluated is not None:
             cached = cached or 0
-            return {"prompt": evaluated + cached, "evaluated": evaluated, "cached": cached, "answer": answer or 0}
+            ms = sum(float(t.get(k) or 0) for k in ("prompt_ms", "predicted_ms")
+                     if isinstance(t.get(k), (int, float)) and not isinstance(t.get(k), bool))
+            return {"prompt": evaluated + cached, "evaluated": evaluated, "cached": cached, "answer": answer or 0,
+                    "ms": ms}          # the server's own time for the call (not summed: a night's wall says it)
     u = data.get("usage")
     if isinstance(u, dict) and _count(u.get("prompt_tokens")) is not None:
         prompt = _count(u.get("prompt_tokens"))

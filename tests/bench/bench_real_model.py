@@ -81,7 +81,7 @@ def one_call(client: ModelClient, session: Timed, cfg) -> dict:
     parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
                           max_tokens=cfg.model.max_tokens)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    srv = server_ms(session.last) / 1000.0
+    srv = float((answer.timings or {}).get("ms") or server_ms(session.last)) / 1000.0   # the server's timings
     return {"wall": wall, "cpu": cpu, "server": srv, "ours": wall - srv, "ops": len(parsed.operations),
             "tokens": (answer.usage or {}).get("completion_tokens", 0)}
 
@@ -124,9 +124,9 @@ def residency(binary: Path, model: Path, sleeps: int) -> dict:
         for _ in range(sleeps):
             lc.ensure()
             t0 = time.monotonic()
-            one_call(client, session, cfg)
+            call = one_call(client, session, cfg)
             lc.release(time.monotonic() - t0)
-            generating += server_ms(session.last) / 1000.0
+            generating += call["server"]
             s0 = time.monotonic()
             lc.handover()
             stops.append(time.monotonic() - s0)

@@ -64,8 +64,9 @@ def test_a_cut_off_names_the_piles_cap_when_it_is_below_model_max_tokens():
 
 @pytest.mark.parametrize("answer,counted", [
     ({"timings": {"prompt_n": 40, "cache_n": 1900, "predicted_n": 75, "prompt_ms": 80.0}},
-     {"prompt": 1940, "evaluated": 40, "cached": 1900, "answer": 75}),
-    ({"timings": {"prompt_n": 1940, "predicted_n": 0}}, {"prompt": 1940, "evaluated": 1940, "cached": 0, "answer": 0}),
+     {"prompt": 1940, "evaluated": 40, "cached": 1900, "answer": 75, "ms": 80.0}),
+    ({"timings": {"prompt_n": 1940, "predicted_n": 0}},
+     {"prompt": 1940, "evaluated": 1940, "cached": 0, "answer": 0, "ms": 0.0}),
     ({"usage": {"prompt_tokens": 500, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 448}}},
      {"prompt": 500, "evaluated": 52, "cached": 448, "answer": 20}),
     ({"usage": {"prompt_tokens": 500, "completion_tokens": 20}}, {"prompt": 500, "evaluated": 500, "cached": 0,
