@@ -13,7 +13,8 @@
 - "reset_second": answers the first request of a connection 200 {"status": "ok"} (kept alive) and resets the
             connection (SO_LINGER 0) at the second, as a kept-alive connection closed by the server meets a request.
 
-Every request it read is counted, and its first line kept in `seen`. only_posts: a GET is answered 200 {} (a model server's /health answers; its
+Every request it read is counted, and its first line kept in `seen`. only_posts: a GET is answered 200 {}, and a GET of
+/models with a one-model list (a model server's /health and model list answer, as the model watch asks; its
 chat call misbehaves). close() ends every connection it holds."""
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import socket
 import struct
 import threading
 import time
+
+MODEL_LIST = b'{"object": "list", "data": [{"id": "stand-in", "object": "model"}]}'   # GET .../models, only_posts
 
 HTML = b"<!doctype html><html><head><title>Welcome to nginx!</title></head><body>It works</body></html>"
 
@@ -82,7 +85,9 @@ class Misbehaving:
                 if first is None:
                     break
                 if self.only_posts and first.startswith(b"GET "):
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+                    body = MODEL_LIST if b"/models" in first.split(b"\r\n", 1)[0] else b"{}"
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                                 + str(len(body)).encode() + b"\r\n\r\n" + body)
                     continue
                 if self.mode == "close":
                     break

@@ -29,7 +29,7 @@ from tests.harness.memory_client import ReviewingClient
 from tests.harness.reviewer import MemoryHand
 
 # Both models, five nights each: about two minutes on this project's 2-core machine (113 s, quiet).
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(420)]   # five nights per model in the setup
 
 
 SEED = 7
