@@ -20,6 +20,8 @@ from collections import Counter
 
 import pytest
 
+from hippocampus.http.server.clients import ACCEPTS_PER_TURN
+
 from tests.harness.raw_http import connect, family_detail, one_answer, read_until_closed, timed_health
 from tests.harness.reviewer import wait_for
 
@@ -141,7 +143,9 @@ def test_without_a_bearer_the_share_and_the_body_deadline_keep_room(make_config,
                  what="the attackers to hold 200 connections")
         print(f"the attackers held up to {max(seen)} connections over {len(seen)} samples; "
               f"answered: {dict(attack.answered)}")
-        assert max(seen) <= 240 + 2, seen                   # the attack is real, and bounded by the share
+        # the attack is real, and bounded by the share: it is enforced once per turn of the accept loop, which takes
+        # up to ACCEPTS_PER_TURN new connections (issue 38), so a sample may catch a turn's worth past it (256 seen)
+        assert max(seen) <= 240 + ACCEPTS_PER_TURN, seen
         # each held connection is answered 408 once its body is late (2 s, and a second per 1,024 bytes). While
         # the attackers reopen, a new connection of theirs may push out a held one first (the share), so the
         # reopening stops here: then every connection still held must end in a 408, none closed unanswered
@@ -151,8 +155,10 @@ def test_without_a_bearer_the_share_and_the_body_deadline_keep_room(make_config,
         late = attack.answered["408"] - before
         print(f"{held} held when the reopening stopped: {late} answered 408, "
               f"{attack.answered['closed'] - silent} closed unanswered")
-        assert held >= 200 and late >= held - 5, (held, late, dict(attack.answered))
-        assert max(from_address(svc, "127.0.0.1") for _ in range(20)) <= 242
+        # (held past the share by a turn's worth, the newest are closed by the share itself, unanswered: the share
+        # is what must end in 408s)
+        assert held >= 200 and late >= min(held, 240) - 5, (held, late, dict(attack.answered))
+        assert max(from_address(svc, "127.0.0.1") for _ in range(20)) <= 240 + ACCEPTS_PER_TURN
     finally:
         attack.stop()
 
