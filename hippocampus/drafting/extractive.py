@@ -85,6 +85,23 @@ def words_of(markers: Any, m: str) -> str:
     return one_line(entry.get("content"))
 
 
+def kind_of(raw: dict) -> str:
+    return str(raw.get("kind") or "").strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def aimed(raw: dict, kind: str, markers: Any) -> tuple:
+    """(the shown core marker an attach or supersede targets, or None; why the choice is dropped, or None)."""
+    target = raw.get("target")
+    target = None if isinstance(target, str) and target.strip().lower() in _NONE else target
+    if kind not in TARGETED:
+        return None, None
+    core = _marker(target, "c")
+    if core not in markers.cores:
+        return None, (f"{kind} of a core it was not shown: {str(target)[:40]!r}" if target is not None
+                      else f"{kind} without a target")
+    return core, None
+
+
 def choice(raw: Any, markers: Any) -> tuple:
     """(the operation built from one choice, or None; why it was dropped)."""
     if not isinstance(raw, dict):
@@ -92,7 +109,7 @@ def choice(raw: Any, markers: Any) -> tuple:
     words = _marker(raw.get("words"), "f")
     if words not in markers.fragments:
         return None, f"chooses a fragment it was not shown: {str(raw.get('words'))[:40]!r}"
-    kind = str(raw.get("kind") or "").strip().lower().replace("-", "_").replace(" ", "_")
+    kind = kind_of(raw)
     if kind not in NEW + TARGETED:
         return None, f"unknown kind {kind[:30]!r}"
     if kind == "new_core" and words in (getattr(markers, "held", None) or {}):    # a plain answer, unheld
@@ -100,15 +117,9 @@ def choice(raw: Any, markers: Any) -> tuple:
     content = words_of(markers, words)
     if not content:
         return None, f"{words} has no words"
-    target = raw.get("target")
-    target = None if isinstance(target, str) and target.strip().lower() in _NONE else target
-    core = None
-    if kind in TARGETED:
-        m = _marker(target, "c")
-        if m not in markers.cores:
-            return None, (f"{kind} of a core it was not shown: {str(target)[:40]!r}" if target is not None
-                          else f"{kind} without a target")
-        core = m
+    core, why = aimed(raw, kind, markers)
+    if why:
+        return None, why
     also = raw.get("also") or []
     also = [also] if isinstance(also, (str, int)) else also
     if not isinstance(also, list):

@@ -179,17 +179,23 @@ def draft_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[st
     return "\n".join(lines), markers
 
 
-def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries: list,
-                   candidates: list, core_chars: int = 600) -> tuple:
-    markers = Markers()
-    critique = (critique or "").strip()
+def redraft_material(op: dict, entries: list, candidates: list, markers: Markers, core_chars: int) -> tuple:
+    """(fragment lines, core lines, the marker of the denied operation's target) for a redraft: the target is shown
+    even when the search no longer finds it (a placeholder stands for its words)."""
     target = op.get("target_core_id")
     cands = list(candidates or [])
     if target and all(not isinstance(c, dict) or c.get("id") != target for c in cands):
         cands.append({"id": target, "content": OLD_TARGET_PLACEHOLDER})
     frags = fragment_lines(entries, markers)
     cores = core_lines(cands, markers, core_chars)
-    shown = next((m for m, cid in markers.cores.items() if target and cid == target), None)
+    return frags, cores, next((m for m, cid in markers.cores.items() if target and cid == target), None)
+
+
+def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries: list,
+                   candidates: list, core_chars: int = 600) -> tuple:
+    markers = Markers()
+    critique = (critique or "").strip()
+    frags, cores, shown = redraft_material(op, entries, candidates, markers, core_chars)
     lines = shared_head(voice_block, REDRAFT_RULES, ANSWER_FORMAT) + ["THE CRITIQUE:", critique, ""]
     lines += ["What you proposed:",
               f"  kind: {op.get('kind') or 'new_core'}",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed, read_raw
-from hippocampus.drafting.extractive import NEW, TARGETED, _NONE, _marker, _same, one_line, words_of
+from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _same, aimed, kind_of, one_line, words_of
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
-from hippocampus.drafting.prompt import OLD_TARGET_PLACEHOLDER, Markers, core_lines, fragment_lines
+from hippocampus.drafting.prompt import Markers, redraft_material
 from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
 
 NAME_REEXTRACT = "rechoose_operation"
@@ -97,13 +97,7 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
     critique's wordings each with the choice that takes it."""
     markers = RedraftMarkers()
     critique = (critique or "").strip()
-    target = op.get("target_core_id")
-    cands = list(candidates or [])
-    if target and all(not isinstance(c, dict) or c.get("id") != target for c in cands):
-        cands.append({"id": target, "content": OLD_TARGET_PLACEHOLDER})
-    frags = fragment_lines(entries, markers)
-    cores = core_lines(cands, markers, core_chars)
-    shown = next((m for m, cid in markers.cores.items() if target and cid == target), None)
+    frags, cores, shown = redraft_material(op, entries, candidates, markers, core_chars)
     for i, w in enumerate(wordings(critique), 1):
         markers.quotes[f"q{i}"] = w
     markers.withdraw = not (markers.quotes and tells_what_to_say(critique))
@@ -184,17 +178,12 @@ def choice(raw: Any, markers: RedraftMarkers) -> tuple:
         return None, f"chooses words it was not shown: {str(raw.get('words'))[:40]!r}"
     if not content:
         return None, f"{w} has no words"
-    kind = str(raw.get("kind") or "").strip().lower().replace("-", "_").replace(" ", "_")
+    kind = kind_of(raw)
     if kind not in NEW + TARGETED:
         return None, f"unknown kind {kind[:30]!r}"
-    target = raw.get("target")
-    target = None if isinstance(target, str) and target.strip().lower() in _NONE else target
-    core = None
-    if kind in TARGETED:
-        core = _marker(target, "c")
-        if core not in markers.cores:
-            return None, (f"{kind} of a core it was not shown: {str(target)[:40]!r}" if target is not None
-                          else f"{kind} without a target")
+    core, why = aimed(raw, kind, markers)
+    if why:
+        return None, why
     also = raw.get("also") or []
     also = [also] if isinstance(also, (str, int)) else also
     if not isinstance(also, list):
