@@ -144,8 +144,9 @@ def test_without_a_bearer_the_share_and_the_body_deadline_keep_room(make_config,
         print(f"the attackers held up to {max(seen)} connections over {len(seen)} samples; "
               f"answered: {dict(attack.answered)}")
         # the attack is real, and bounded by the share: it is enforced once per turn of the accept loop, which takes
-        # up to ACCEPTS_PER_TURN new connections (issue 38), so a sample may catch a turn's worth past it (256 seen)
-        assert max(seen) <= 240 + ACCEPTS_PER_TURN, seen
+        # up to ACCEPTS_PER_TURN new connections (issue 38), and a channel the share closed leaves the map on the
+        # loop's next turn, so a sample (read from another thread) may catch up to two turns past it (256, 289 seen)
+        assert max(seen) <= 240 + 2 * ACCEPTS_PER_TURN, seen
         # each held connection is answered 408 once its body is late (2 s, and a second per 1,024 bytes). While
         # the attackers reopen, a new connection of theirs may push out a held one first (the share), so the
         # reopening stops here: then every connection still held must end in a 408, none closed unanswered
@@ -158,7 +159,7 @@ def test_without_a_bearer_the_share_and_the_body_deadline_keep_room(make_config,
         # (held past the share by a turn's worth, the newest are closed by the share itself, unanswered: the share
         # is what must end in 408s)
         assert held >= 200 and late >= min(held, 240) - 5, (held, late, dict(attack.answered))
-        assert max(from_address(svc, "127.0.0.1") for _ in range(20)) <= 240 + ACCEPTS_PER_TURN
+        assert max(from_address(svc, "127.0.0.1") for _ in range(20)) <= 240 + 2 * ACCEPTS_PER_TURN
     finally:
         attack.stop()
 
