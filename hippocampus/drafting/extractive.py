@@ -102,6 +102,21 @@ def aimed(raw: dict, kind: str, markers: Any) -> tuple:
     return core, None
 
 
+def also_of(raw: dict, markers: Any, cited: list) -> Optional[str]:
+    """The choice's `also` added to `cited` (shown fragments, once each); why the choice is dropped, or None."""
+    also = raw.get("also") or []
+    also = [also] if isinstance(also, (str, int)) else also
+    if not isinstance(also, list):
+        return "also is not a list"
+    for item in also:
+        m = _marker(item, "f")
+        if m not in markers.fragments:
+            return f"cites a fragment it was not shown: {str(item)[:40]!r}"
+        if m not in cited:
+            cited.append(m)
+    return None
+
+
 def choice(raw: Any, markers: Any) -> tuple:
     """(the operation built from one choice, or None; why it was dropped)."""
     if not isinstance(raw, dict):
@@ -120,17 +135,10 @@ def choice(raw: Any, markers: Any) -> tuple:
     core, why = aimed(raw, kind, markers)
     if why:
         return None, why
-    also = raw.get("also") or []
-    also = [also] if isinstance(also, (str, int)) else also
-    if not isinstance(also, list):
-        return None, "also is not a list"
     cited = [words]
-    for item in also:
-        m = _marker(item, "f")
-        if m not in markers.fragments:
-            return None, f"cites a fragment it was not shown: {str(item)[:40]!r}"
-        if m not in cited:
-            cited.append(m)
+    why = also_of(raw, markers, cited)
+    if why:
+        return None, why
     op = {"kind": kind, "content": content, "target_core_id": markers.cores[core] if core else None,
           "source_short_ids": cited, "evidence_count": len(cited), "rationale": _rationale(kind, core, cited)}
     return {k: v for k, v in op.items() if v is not None}, None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed, read_raw
-from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _same, aimed, kind_of, one_line, words_of
+from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _same, aimed, also_of, kind_of, one_line, words_of
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
 from hippocampus.drafting.prompt import Markers, redraft_material
 from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
@@ -184,16 +184,9 @@ def choice(raw: Any, markers: RedraftMarkers) -> tuple:
     core, why = aimed(raw, kind, markers)
     if why:
         return None, why
-    also = raw.get("also") or []
-    also = [also] if isinstance(also, (str, int)) else also
-    if not isinstance(also, list):
-        return None, "also is not a list"
-    for item in also:
-        m = _marker(item, "f")
-        if m not in markers.fragments:
-            return None, f"cites a fragment it was not shown: {str(item)[:40]!r}"
-        if m not in cited:
-            cited.append(m)
+    why = also_of(raw, markers, cited)
+    if why:
+        return None, why
     whose = f"the critique's words [{w}]" if w in markers.quotes else f"the words of [{w}]"
     op = {"kind": kind, "content": content, "target_core_id": markers.cores[core] if core else None,
           "source_short_ids": [markers.fragments[m] for m in cited], "evidence_count": max(1, len(cited)),
