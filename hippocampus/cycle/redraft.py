@@ -16,7 +16,7 @@ from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import redraft_prompt
 from hippocampus.drafting.schema import answer_cap, response_format
-from hippocampus.memory import MemoryError_
+from hippocampus.memory import MemoryError_, MemoryUnavailable
 from hippocampus.model import size
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
@@ -42,9 +42,12 @@ def earlier_versions(attempts: list, latest: dict, op: dict) -> list:
 
 
 def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
-    """The memory if Memory has it in this tier."""
+    """The memory if Memory has it in this tier; None when Memory says it is not there (gone, or refused). A
+    Memory that did not answer raises: a fragment it did not show is not a fragment an approval took."""
     try:
         row = ctx.memory.memory(memory_id)
+    except MemoryUnavailable:
+        raise
     except MemoryError_:
         return None
     return row if row and row.get("tier") == tier else None
@@ -81,12 +84,15 @@ def _candidates(ctx: Context, step: Next, op: dict, entries: list) -> tuple:
 def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     """(new operations, withdrawn?, failure or None, the guard's tally) for one denied operation. The guard
     checks a redraft as it checks a draft; its sources add the critique and the denied version."""
-    rows = [(sid, _row(ctx, sid, "short")) for sid in op.get("source_short_ids") or []]
-    entries = [{"id": row.get("id", sid), "content": row.get("content", ""), "metadata": row.get("metadata") or {}}
-               for sid, row in rows if row]
-    if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
-        return [], True, None, {}      # word for word was the person's call: not redrafted
-    candidates, target = _candidates(ctx, step, op, entries)
+    try:        # all of its material or none: a redraft from a fragment short would leave that one behind
+        rows = [(sid, _row(ctx, sid, "short")) for sid in op.get("source_short_ids") or []]
+        entries = [{"id": row.get("id", sid), "content": row.get("content", ""), "metadata": row.get("metadata") or {}}
+                   for sid, row in rows if row]
+        if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
+            return [], True, None, {}      # word for word was the person's call: not redrafted
+        candidates, target = _candidates(ctx, step, op, entries)
+    except MemoryUnavailable as exc:
+        return [], False, f"its fragments could not be read, so it waits for the next tick ({exc})", {}
     shown_op = dict(op, target_core_id=target)
     extractive = write_mode(ctx) == size.EXTRACTIVE     # chosen, not written: the fragments' or the critique's words
     prompt, markers = (rechoose.prompt if extractive else redraft_prompt)(
