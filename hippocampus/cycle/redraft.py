@@ -81,13 +81,18 @@ def _candidates(ctx: Context, step: Next, op: dict, entries: list) -> tuple:
     return list(seen.values()), target if target in seen else None
 
 
+def _fragments(ctx: Context, op: dict) -> list:
+    """The denied operation's fragments still in short-term (an approval of a sibling may have archived some)."""
+    rows = [(sid, _row(ctx, sid, "short")) for sid in op.get("source_short_ids") or []]
+    return [{"id": row.get("id", sid), "content": row.get("content", ""), "metadata": row.get("metadata") or {}}
+            for sid, row in rows if row]
+
+
 def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     """(new operations, withdrawn?, failure or None, the guard's tally) for one denied operation. The guard
     checks a redraft as it checks a draft; its sources add the critique and the denied version."""
     try:        # all of its material or none: a redraft from a fragment short would leave that one behind
-        rows = [(sid, _row(ctx, sid, "short")) for sid in op.get("source_short_ids") or []]
-        entries = [{"id": row.get("id", sid), "content": row.get("content", ""), "metadata": row.get("metadata") or {}}
-                   for sid, row in rows if row]
+        entries = _fragments(ctx, op)
         if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
             return [], True, None, {}      # word for word was the person's call: not redrafted
         candidates, target = _candidates(ctx, step, op, entries)
