@@ -22,9 +22,9 @@ class RippleActor(Supervised):
         super().__init__(supervisor, runtime)
         self.kept: dict = {}        # event type -> the newest event whose ripple was skipped
         estate = runtime.registry.estate(self.name)
-        if "ripple" not in estate:
-            estate["ripple"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
-        self.ripple = estate["ripple"]
+        if "wakeups" not in estate:
+            estate["wakeups"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
+        self.ripple = estate["wakeups"]
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
     def on_stop(self) -> None:

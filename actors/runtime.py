@@ -112,7 +112,7 @@ class Runtime:
             with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
                 self.supervisor.stop(block=True, timeout=timeout)
             self.supervisor = None
-        left = self.registry.estate(RippleActor.name).get("ripple")
+        left = self.registry.estate(RippleActor.name).get("wakeups")
         if left is not None:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop
         private.release(self.folder)
