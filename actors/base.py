@@ -55,14 +55,19 @@ class Supervised(pykka.ThreadingActor):
         return True
 
     @contextlib.contextmanager
-    def working(self, what: str):
-        """Its progress on the board while `what` runs: busy, what, since."""
+    def working(self, what: str, token=None):
+        """Its progress on the board while `what` runs (busy, what, since). token: the cycle lock the caller took
+        for it, let go at the end; then nothing starts once the stop has come."""
         self.doing = (what, time.time())
         self.publish()
         try:
+            if token is not None:
+                self.rt.ctx.stopping.check(f"the {what} was not started")
             yield
         finally:
             self.doing = None
+            if token is not None:
+                self.rt.ctx.cycle.leave(token)
 
     def progress(self) -> dict:
         what, since = self.doing or (None, None)

@@ -34,7 +34,7 @@ class ChainActor(Supervised):
 
     def tend(self, token) -> dict:
         """POST /tend, with the cycle lock the caller took."""
-        with self.working("tend"), self.rt.holding(token, "tend"):
+        with self.working("tend", token):
             return executor.tend(self.rt.ctx, Asked(check=False, redraft=True)).to_dict()
 
     def snapshot(self) -> dict:

@@ -117,15 +117,6 @@ class Runtime:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop
         private.release(self.folder)
 
-    @contextlib.contextmanager
-    def holding(self, token, what: str):
-        """Inside a handler: the lock the caller took, let go at the end. Nothing starts once the stop has come."""
-        try:
-            self.ctx.stopping.check(f"the {what} was not started")
-            yield
-        finally:
-            self.ctx.cycle.leave(token)
-
     def request(self, what: str, ask: Callable[..., pykka.Future], timeout: float) -> dict:
         """A tend, check or sleep by hand: take the cycle lock here (Busy at once if it is held) and hand it to the
         actor's method (`ask(token)`, on its proxy), waiting up to `timeout` for its report."""

@@ -25,12 +25,12 @@ class SleeperActor(Supervised):
 
     def check(self, token) -> dict:
         """POST /check, with the cycle lock the caller took."""
-        with self.working("check"), self.rt.holding(token, "check"):
+        with self.working("check", token):
             return executor.check(self.rt.ctx).to_dict()
 
     def sleep(self, token, ask_for_brief: bool) -> dict:
         """POST /sleep, with the cycle lock the caller took."""
-        with self.working("sleep"), self.rt.holding(token, "sleep"):
+        with self.working("sleep", token):
             return executor.sleep_by_hand(self.rt.ctx, ask_for_brief=ask_for_brief).to_dict()
 
     def snapshot(self) -> dict:

@@ -177,11 +177,6 @@ def tend(ctx, asked: Asked = Asked(check=False)) -> TendReport:
     return _tended(ctx, asked.redraft, lambda: plan(ctx, asked))
 
 
-def tend_steps(ctx, snap: Snapshot, steps) -> TendReport:
-    """The chain's part of a tick, on the tick's snapshot."""
-    return _tended(ctx, True, lambda: (snap, steps))
-
-
 def _tended(ctx, redraft, read: Callable) -> TendReport:
     report = TendReport(started_at=ctx.clock.now(), redraft=redraft)
     t0 = time.monotonic()
@@ -278,7 +273,6 @@ def _held_elsewhere(check: CheckReport) -> SleepRefused:
 @dataclass
 class TickPart:
     """What the chain's part of a tick hands the sleeper's: the snapshot, the steps left, the tend's report."""
-    at: float
     snap: Optional[Snapshot] = None
     rest: tuple = ()
     tended: Optional[TendReport] = None         # None: the tend did not end (a stop, or it failed)
@@ -292,11 +286,11 @@ def tick_chain(ctx, asked: Asked) -> TickPart:
     try:
         snap, steps = plan(ctx, asked)
     except MemoryError_ as exc:
-        return TickPart(now, failed=failed_check(ctx, CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0),
+        return TickPart(failed=failed_check(ctx, CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0),
                                                  exc))
     chain = tuple(s for s in steps if s.kind in CHAIN_STEPS)
-    tended = _part("tend", lambda: tend_steps(ctx, snap, chain)) if chain else TendReport(started_at=now)
-    return TickPart(now, snap, tuple(s for s in steps if s.kind not in CHAIN_STEPS), tended)
+    tended = _part("tend", lambda: _tended(ctx, True, lambda: (snap, chain))) if chain else TendReport(started_at=now)
+    return TickPart(snap, tuple(s for s in steps if s.kind not in CHAIN_STEPS), tended)
 
 
 def tick_rest(ctx, part: TickPart) -> tuple:

@@ -77,7 +77,7 @@ def test_a_tick_runs_on_the_chain_and_the_sleeper_only(make_config, start_servic
             seen.append((fn.__name__, threading.current_thread().name))
             return fn(*a, **kw)
         return run
-    for name in ("plan", "tend_steps", "check_steps"):
+    for name in ("plan", "check_steps"):
         monkeypatch.setattr(executor, name, recorded(getattr(executor, name)))
     svc = start_service(make_config(sleep={"nudge_wait_seconds": 0}))
     requests.post(svc.url + "/nudge", timeout=5)
