@@ -32,6 +32,12 @@ class Supervised(pykka.ThreadingActor):
         self.publish()
 
     def on_failure(self, exc_type, exc, tb) -> None:
+        try:
+            for envelope in list(self.actor_inbox.queue):       # told, and dying unread with this instance
+                if envelope.reply_to is None and isinstance(envelope.message, pykka.messages.ProxyCall):
+                    self.dropped(envelope.message.attr_path[-1], *envelope.message.args)
+        except Exception:  # noqa: BLE001 - the supervisor hears of the crash whatever happens here
+            log.exception("%s could not let go of what it was told", self.name)
         with DOWN_OK:
             self._supervisor.child_failed.defer(self.name, self.actor_urn, in_words(exc))
 
@@ -40,6 +46,9 @@ class Supervised(pykka.ThreadingActor):
             return super()._handle_receive(message)
         finally:
             self.publish()
+
+    def dropped(self, method: str, *args) -> None:
+        """A tell this instance dies without reading: what it carried (a tick's cycle lock) is let go here."""
 
     def beat(self, at: float) -> None:
         """The supervisor's beat (to children that want it)."""

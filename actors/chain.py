@@ -32,6 +32,10 @@ class ChainActor(Supervised):
             end_tick(self.rt, token, tick)
             raise
 
+    def dropped(self, method: str, *args) -> None:
+        if method == "tick":
+            end_tick(self.rt, args[0], {"started_at": time.time(), "nudged": args[1]})
+
     def tend(self, token) -> dict:
         """POST /tend, with the cycle lock the caller took."""
         with self.working("tend", token):

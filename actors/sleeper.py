@@ -23,6 +23,10 @@ class SleeperActor(Supervised):
         finally:
             end_tick(self.rt, token, tick, tended, checked, chain_open)
 
+    def dropped(self, method: str, *args) -> None:
+        if method == "rest":
+            end_tick(self.rt, args[0], args[2], args[1].tended)
+
     def check(self, token) -> dict:
         """POST /check, with the cycle lock the caller took."""
         with self.working("check", token):

@@ -17,6 +17,10 @@ class Crashes:
         armed = self.armed
 
         class Crashing(cls):
+            def hold(self, release) -> None:
+                """Busy until the test sets `release` (a threading.Event): what is told meanwhile queues."""
+                release.wait(30)
+
             def crash(self) -> None:
                 raise RuntimeError(f"injected crash in {self.name} (tell)")
 

@@ -206,3 +206,26 @@ def test_shutdown_leaves_no_actor_and_no_thread(make_config, start_service, cras
         raise AssertionError("the listener is still open after the stop")
     except requests.ConnectionError:
         pass
+
+
+def test_a_tick_handed_to_a_sleeper_that_crashes_before_reading_it_lets_the_cycle_go(make_config, start_service,
+                                                                                     crashes):
+    """The chain hands the rest of a tick (and the cycle lock) to the sleeper; the sleeper dies of an earlier tell
+    before it reads it: the tick still ends (counted, the lock let go), and the restarted sleeper ticks again."""
+    svc = start_service(make_config(supervisor=FAST, sleep={"nudge_wait_seconds": 0}), children=crashes.children)
+    rt, release = svc.runtime, threading.Event()
+    try:
+        rt.sleeper().hold.defer(release)             # busy: what is told meanwhile queues behind the crash
+        assert crashes.crash(rt, "sleeper") is True
+        requests.post(svc.url + "/nudge", timeout=5)
+        wait_for(lambda: not rt.board.get("chain")["busy"] and rt.ctx.cycle.holder() is not None
+                 and rt.registry.get("sleeper").actor_inbox.qsize() == 2, timeout=10, what="the tick at the sleeper")
+    finally:
+        release.set()
+    wait_for(lambda: rt.board.get("scheduler")["ticks"] == 1, timeout=10, what="the tick to end")
+    assert rt.ctx.cycle.holder() is None and rt.board.get("scheduler")["ticking"] is False
+    wait_running(svc.url, "sleeper", 1)
+    requests.post(svc.url + "/nudge", timeout=5)
+    last = wait_for(lambda: rt.board.get("scheduler")["ticks"] == 2 and rt.board.get("scheduler")["last_tick"],
+                    timeout=10, what="the next tick")
+    assert last["check"] is not None, last
