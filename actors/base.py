@@ -1,5 +1,6 @@
-"""The supervised child: a thin mailbox around plain objects, publishing a snapshot after every message to
-the board, which the routes read instead of asking a busy actor.
+"""The supervised child: a thin mailbox around plain objects. Its methods are its messages (pykka's proxy: a
+call is an ask, `.defer()` a tell); after every message it publishes a snapshot to the board, which the routes
+read instead of asking a busy actor.
 
 A tell that raises kills the child; its on_failure tells the supervisor, which restarts it.
 """
@@ -7,51 +8,79 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 
 import pykka
 
-from actors import faults
-from actors.messages import ChildFailed, Tick
 from hippocampus.transport_words import in_words
 
 log = logging.getLogger("hippocampus.actors")
+DOWN_OK = contextlib.suppress(pykka.ActorDeadError)     # a tell to a child that is down (restarting) is dropped
 
 
 class Supervised(pykka.ThreadingActor):
     name = "child"
     wants_beat = False      # wants the supervisor's fanned-out beat
 
-    def __init__(self, supervisor: pykka.ActorRef, runtime) -> None:
+    def __init__(self, supervisor, runtime) -> None:
         super().__init__()
-        self.supervisor = supervisor
+        self._supervisor = supervisor       # its proxy (private: a proxy of this child does not look into it)
         self.rt = runtime
+        self.doing = None                   # (what, since) while a piece of work runs
 
     def on_start(self) -> None:
-        if self.rt.faults.pop(f"{self.name}:on_start", False) and faults.allowed():
-            raise RuntimeError(f"injected on_start fault in {self.name}")
         self.publish()
 
     def on_failure(self, exc_type, exc, tb) -> None:
-        with contextlib.suppress(pykka.ActorDeadError):
-            self.supervisor.tell(ChildFailed(self.name, self.actor_urn, in_words(exc)))
-
-    def on_receive(self, message):
-        if isinstance(message, faults.Crash):
-            if faults.allowed():
-                raise RuntimeError(f"injected crash in {self.name} ({message.where})")
-            log.warning("%s refused an injected crash (%s): the fault hooks are test-only and off",
-                        self.name, message.where)
-            return None
-        handler = getattr(self, "on_" + type(message).__name__, None)
-        if isinstance(message, Tick) and self.name in self.rt.tick_flags:
-            self.rt.tick_flags[self.name].clear()      # the next beat may be queued again
-        if handler is None:
-            log.warning("%s got a message it does not know: %r", self.name, message)
-            return None
         try:
-            return handler(message)
+            for envelope in list(self.actor_inbox.queue):       # told, and dying unread with this instance
+                if envelope.reply_to is None and isinstance(envelope.message, pykka.messages.ProxyCall):
+                    self.dropped(envelope.message.attr_path[-1], *envelope.message.args)
+        except Exception:  # noqa: BLE001 - the supervisor hears of the crash whatever happens here
+            log.exception("%s could not let go of what it was told", self.name)
+        with DOWN_OK:
+            self._supervisor.child_failed.defer(self.name, self.actor_urn, in_words(exc))
+
+    def _handle_receive(self, message):
+        try:
+            return super()._handle_receive(message)
         finally:
             self.publish()
+
+    def dropped(self, method: str, *args) -> None:
+        """A tell this instance dies without reading: what it carried (a tick's cycle lock) is let go here."""
+
+    def beat(self, at: float) -> None:
+        """The supervisor's beat (to children that want it)."""
+        if self.name in self.rt.tick_flags:
+            self.rt.tick_flags[self.name].clear()      # the next beat may be queued again
+        self.on_beat(at)
+
+    def on_beat(self, at: float) -> None:
+        pass
+
+    def ping(self) -> bool:
+        """Answered once on_start is done (and anything asked before)."""
+        return True
+
+    @contextlib.contextmanager
+    def working(self, what: str, token=None):
+        """Its progress on the board while `what` runs (busy, what, since). token: the cycle lock the caller took
+        for it, let go at the end; then nothing starts once the stop has come."""
+        self.doing = (what, time.time())
+        self.publish()
+        try:
+            if token is not None:
+                self.rt.ctx.stopping.check(f"the {what} was not started")
+            yield
+        finally:
+            self.doing = None
+            if token is not None:
+                self.rt.ctx.cycle.leave(token)
+
+    def progress(self) -> dict:
+        what, since = self.doing or (None, None)
+        return {"busy": self.doing is not None, "what": what, "since": since}
 
     def snapshot(self) -> dict:
         return {}

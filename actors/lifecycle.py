@@ -6,6 +6,9 @@ up, so on_stop never waits out a model load.
 """
 from __future__ import annotations
 
+import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
+
 from hippocampus.model.lifecycle import ModelLifecycle
 
 from actors.base import Supervised
@@ -17,33 +20,41 @@ class LifecycleActor(Supervised):
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
         ctx = runtime.ctx
-        self.lc = ModelLifecycle(runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock,
-                                 emit=ctx.emit, persisted=ctx.state.get("lifecycle") or None,
-                                 save=lambda d: ctx.state.set(lifecycle=d), stopping=ctx.stopping.is_set)
+        self.server = ModelLifecycle(runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock,
+                                     emit=ctx.emit, persisted=ctx.state.get("lifecycle") or None,
+                                     save=lambda d: ctx.state.set(lifecycle=d), stopping=ctx.stopping.is_set)
 
     def on_start(self) -> None:
-        self.lc.adopt()
+        self.server.adopt()
         super().on_start()
 
     def on_stop(self) -> None:
-        self.lc.shutdown()
+        self.server.shutdown()
 
-    def on_Ensure(self, msg) -> None:
-        self.lc.ensure()
+    def ensure(self) -> None:
+        self.server.ensure()
 
-    def on_Release(self, msg) -> None:
-        self.lc.release(msg.busy_seconds)
+    def release(self, busy_seconds: float) -> None:
+        self.server.release(busy_seconds)
 
-    def on_Handover(self, msg) -> bool:
-        return self.lc.handover()
+    def handover(self) -> bool:
+        return self.server.handover()
 
-    def on_ModelTick(self, msg) -> None:
+    def tick(self, chain_open: bool) -> None:
+        """After each tick: the keep-warm (and the handover's time) decides whether the model stays up."""
         if self.rt.ctx.cycle.holder() is None:      # else a sleep or tend may be mid-answer
-            self.lc.tick(chain_open=msg.chain_open)
+            self.server.tick(chain_open=chain_open)
 
     def snapshot(self) -> dict:
         """With retry_at while a failed start holds the next one off."""
-        snap = self.lc.snapshot()
-        if self.lc.lc.managed and self.lc.last_failure is not None:
-            snap["retry_at"] = self.lc.last_failure + self.lc.lc.retry_after_seconds
+        snap, cfg = self.server.snapshot(), self.rt.cfg.model.lifecycle
+        if cfg.managed and self.server.last_failure is not None:
+            snap["retry_at"] = self.server.last_failure + cfg.retry_after_seconds
         return snap
+
+
+class LifecycleProxy(ActorMemberMixin, pykka.ActorProxy[LifecycleActor]):
+    ensure = proxy_method(LifecycleActor.ensure)
+    release = proxy_method(LifecycleActor.release)
+    handover = proxy_method(LifecycleActor.handover)
+    tick = proxy_method(LifecycleActor.tick)

@@ -1,9 +1,12 @@
 """The notifier actor: owns the Webhook; carries each event to it, best effort, and to the ripple."""
 from __future__ import annotations
 
+import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
+
 from hippocampus.ripple.fire import Webhook
 
-from actors.base import Supervised
+from actors.base import DOWN_OK, Supervised
 
 
 class NotifierActor(Supervised):
@@ -16,9 +19,9 @@ class NotifierActor(Supervised):
         self.delivered = 0
         self.failed = 0
 
-    def on_Publish(self, msg) -> None:
-        event = msg.event
-        self.rt.ripple.fire(event)          # the ripple actor knows which events it wakes the model for
+    def deliver(self, event: dict) -> None:
+        with DOWN_OK:
+            self.rt.ripple().fire.defer(event)      # the ripple actor knows which events it wakes the model for
         if self.webhook.wants(event["type"]):
             outcome = self.webhook.deliver(event)
             if outcome.get("delivered"):
@@ -29,3 +32,7 @@ class NotifierActor(Supervised):
 
     def snapshot(self) -> dict:
         return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}
+
+
+class NotifierProxy(ActorMemberMixin, pykka.ActorProxy[NotifierActor]):
+    deliver = proxy_method(NotifierActor.deliver)

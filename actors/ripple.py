@@ -6,10 +6,13 @@ wake-up still running is never started twice.
 """
 from __future__ import annotations
 
+import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
+
 from hippocampus.cycle import briefs as gate
 from hippocampus.ripple.fire import Ripple
 
-from actors.base import Supervised
+from actors.base import DOWN_OK, Supervised
 
 
 class RippleActor(Supervised):
@@ -19,21 +22,21 @@ class RippleActor(Supervised):
         super().__init__(supervisor, runtime)
         self.kept: dict = {}        # event type -> the newest event whose ripple was skipped
         estate = runtime.registry.estate(self.name)
-        if "ripple" not in estate:
-            estate["ripple"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
-        self.ripple = estate["ripple"]
-        self.ripple.on_exit = runtime.ripple.ended       # the reaper's thread tells; this mailbox publishes
+        if "wakeups" not in estate:
+            estate["wakeups"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
+        self.ripple = estate["wakeups"]
+        self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
     def on_stop(self) -> None:
         self.ripple.shutdown()
 
-    def on_Ended(self, msg) -> None:
+    def ended(self, event_type: str) -> None:
         pass                    # the snapshot published after every message carries the exit code
 
-    def on_Fire(self, msg):
-        return self._fire(msg.event) if self.ripple.wants(msg.event["type"]) else None
+    def fire(self, event: dict):
+        return self._fire(event) if self.ripple.wants(event["type"]) else None
 
-    def on_RetrySkipped(self, msg) -> None:
+    def retry_skipped(self) -> None:
         for type_, event in list(self.kept.items()):
             if not self.ripple.busy(type_):
                 del self.kept[type_]
@@ -51,9 +54,16 @@ class RippleActor(Supervised):
         if outcome.get("skipped"):
             self.kept[event["type"]] = event
         self.rt.ctx.events.annotate(event["seq"], ripple=outcome)
-        self.rt.wakeup.recheck()
+        with DOWN_OK:
+            self.rt.wakeup().recheck.defer()
         return outcome
 
     def snapshot(self) -> dict:
         return {"type": self.rt.cfg.ripple.type or "off", "running": self.ripple.running_count(),
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
+
+
+class RippleProxy(ActorMemberMixin, pykka.ActorProxy[RippleActor]):
+    fire = proxy_method(RippleActor.fire)
+    retry_skipped = proxy_method(RippleActor.retry_skipped)
+    ended = proxy_method(RippleActor.ended)

@@ -1,11 +1,12 @@
 """The running service: the shared plain objects (context, config, board, registry), the supervisor and its
-children, and a typed proxy for each child; the facade (hippocampus/front.py) reaches the service only here.
+children, and a Child (its typed proxy) for each; the facade (hippocampus/front.py) reaches the service only here.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Callable, Optional
+import time
+from typing import Callable, Optional, Sequence
 
 import pykka
 
@@ -20,31 +21,33 @@ from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 from hippocampus.status.looks import Looks
 
-from actors import faults
+from actors.base import DOWN_OK
 from actors.board import Board
-from actors.chain import ChainActor
+from actors.chain import ChainActor, ChainProxy
 from actors.lifecycle import LifecycleActor
-from actors.messages import Ping
-from actors.notifier import NotifierActor
-from actors.proxies import Chain, Lifecycle, Notifier, Proxy, RippleProxy, Scheduler, Sleeper, Watch
+from actors.notifier import NotifierActor, NotifierProxy
+from actors.proxies import Child, Gate, RippleChild, SchedulerChild
 from actors.quality import QualityActor
-from actors.ripple import RippleActor
-from actors.scheduler import SchedulerActor
-from actors.sleeper import SleeperActor
-from actors.supervisor import Registry, Supervisor
-from actors.watch import MemoryWatch, ModelWatch, QueueWatch, WakeupWatch
+from actors.ripple import RippleActor, RippleProxy
+from actors.scheduler import SchedulerActor, SchedulerProxy
+from actors.sleeper import SleeperActor, SleeperProxy
+from actors.supervisor import ChildDown, Registry, Supervisor
+from actors.watch import MemoryWatch, ModelWatch, QueueWatch, WakeupWatch, WatchProxy
 
 log = logging.getLogger("hippocampus.runtime")
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
 FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
+RESTART_ANSWER_SECONDS = 10.0   # an operator's restart is answered at once: this long means the supervisor hangs
 
 CHILDREN = [NotifierActor, RippleActor, LifecycleActor, ChainActor, SleeperActor, SchedulerActor,
             QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch]      # started in this order
 
 
 class Runtime:
-    def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory: Optional[MemoryClient] = None):
-        self.cfg = cfg
+    def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory: Optional[MemoryClient] = None,
+                 children: Optional[Sequence[type]] = None):
+        """children: the actor classes the supervisor starts (a test hands it its own, e.g. one that crashes)."""
+        self.cfg, self.children = cfg, list(children or CHILDREN)
         clock = clock or Clock()
         state_path = cfg.sleep.resolved_state_path()
         private.prepare(state_path.parent)      # 0700, and our files in it 0600
@@ -62,27 +65,32 @@ class Runtime:
         self.board = Board()
         self.looks = Looks()            # a viewer or /status client looking: the watches read on every beat
         self.registry = Registry()
-        self.faults: dict = {}          # test-only: "name:on_start" -> die in the next on_start
-        self.tick_flags: dict = {}      # name -> threading.Event: a Tick is queued (the ticker coalesces)
+        self.tick_flags: dict = {}      # name -> threading.Event: a beat is queued (the ticker coalesces)
         self.supervisor: Optional[pykka.ActorRef] = None
-        proxy = lambda cls, name="": cls(self.registry, self.board, name)      # noqa: E731
-        self.notifier, self.ripple = proxy(Notifier), proxy(RippleProxy)
-        self.ctx.gate = self.lifecycle = Lifecycle(self.registry, self.board, cfg.model.lifecycle.ready_timeout_seconds,
-                                                   self.ctx.stopping)
-        self.chain, self.sleeper, self.scheduler = proxy(Chain), proxy(Sleeper), proxy(Scheduler)
-        self.memory_health, self.wakeup, self.queue = (proxy(Watch, n) for n in ("memory_health", "wakeup", "queue"))
-        self.ctx.cycle.on_release = lambda what: self.scheduler.released()
-        events.subscribe(self.notifier.publish)
+        child = lambda actor, kind=Child: kind(self.registry, self.board, actor)      # noqa: E731
+        self.notifier: Child[NotifierProxy] = child(NotifierActor)
+        self.ripple: RippleChild[RippleProxy] = child(RippleActor, RippleChild)
+        self.ctx.gate = self.lifecycle = Gate(self.registry, self.board, LifecycleActor,
+                                              cfg.model.lifecycle.ready_timeout_seconds, self.ctx.stopping)
+        self.chain: Child[ChainProxy] = child(ChainActor)
+        self.sleeper: Child[SleeperProxy] = child(SleeperActor)
+        self.scheduler: SchedulerChild[SchedulerProxy] = child(SchedulerActor, SchedulerChild)
+        self.memory_health: Child[WatchProxy] = child(MemoryWatch)
+        self.wakeup: Child[WatchProxy] = child(WakeupWatch)
+        self.queue: Child[WatchProxy] = child(QueueWatch)
+        self.ctx.cycle.on_release = self._released
+        events.subscribe(self._deliver)
 
     @property
     def events(self) -> EventLog:
         return self.ctx.events
 
     def start(self) -> "Runtime":
-        self.supervisor = Supervisor.start(self, CHILDREN)
+        self.supervisor = Supervisor.start(self, self.children)
         # an ask is answered only after the supervisor's on_start, so the registry is full when the routes open
-        self.supervisor.ask(Ping(), timeout=60)
-        self.memory_health.ping(FIRST_READ_SECONDS)     # so /health's first answer already knows Memory
+        self.supervisor.proxy().ping().get(timeout=60)
+        with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):     # so /health's first answer knows Memory
+            self.memory_health().ping().get(timeout=FIRST_READ_SECONDS)
         return self
 
     @property
@@ -104,47 +112,50 @@ class Runtime:
             with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
                 self.supervisor.stop(block=True, timeout=timeout)
             self.supervisor = None
-        left = self.registry.estate("ripple").get("ripple")
+        left = self.registry.estate(RippleActor.name).get("wakeups")
         if left is not None:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop
         private.release(self.folder)
 
-    def tell(self, name: str, message: Any) -> bool:
-        """By name, for inject_fault; the service uses the proxies."""
-        return Proxy(self.registry, self.board, name).tell(message)
-
-    @contextlib.contextmanager
-    def holding(self, token, what: str):
-        """Inside a handler: the lock the caller took, or take it here. None starts once the stop has come."""
-        tok = token if token is not None else self.ctx.cycle.enter(what)
-        try:
-            self.ctx.stopping.check(f"the {what} was not started")
-            yield tok
-        finally:
-            self.ctx.cycle.leave(tok)
-
-    def request(self, what: str, actor: str, make: Callable[[Any], Any], timeout: Optional[float]) -> Any:
-        """Take the cycle lock here (Busy at once if it is held) and hand it to the actor's handler."""
+    def request(self, what: str, ask: Callable[..., pykka.Future], timeout: float) -> dict:
+        """A tend, check or sleep by hand: take the cycle lock here (Busy at once if it is held) and hand it to the
+        actor's method (`ask(token)`, on its proxy), waiting up to `timeout` for its report."""
         self.ctx.stopping.check(f"the {what} was not started")
         tok = self.ctx.cycle.enter(what)
         try:
-            return Proxy(self.registry, self.board, actor).ask(make(tok), timeout=timeout)
+            return ask(tok).get(timeout=timeout)
         except pykka.ActorDeadError:
             self.ctx.cycle.leave(tok)
             raise
 
+    def restart(self, name: str, force: bool = False) -> str:
+        """An operator's restart, asked of the supervisor (UnknownChild, ChildRunning, ChildDown); it answers at
+        once with the child's state, and restarts in the background."""
+        try:
+            if self.supervisor is None:
+                raise pykka.ActorDeadError("stopped")
+            return self.supervisor.proxy().restart_child(name, force).get(timeout=RESTART_ANSWER_SECONDS)
+        except (pykka.ActorDeadError, pykka.Timeout):
+            raise ChildDown("the supervisor has stopped, so nothing was restarted; restart the service") from None
+
+    def _released(self, what: str) -> None:
+        with DOWN_OK:
+            self.scheduler().released.defer()
+
+    def _deliver(self, event: dict) -> None:
+        with DOWN_OK:
+            self.notifier().deliver.defer(event)
+
+    def ripple_ended(self, event_type: str) -> None:
+        """From the ripple's reaper thread: a wake-up's child ended (the ripple actor publishes its exit code)."""
+        with DOWN_OK:
+            self.ripple().ended.defer(event_type)
+
     def nudge(self) -> dict:
-        woke = self.scheduler.wake()
+        woke = False
+        with DOWN_OK:
+            self.scheduler().wake.defer(time.monotonic())
+            woke = True
         self.ctx.events.bump("nudged", within=NUDGE_BURST_SECONDS, woke=woke)   # a burst is one event
         return {"ok": True, "woke": woke,
                 "message": "carrying on now" if woke else "noted; the next tick carries on"}
-
-    def inject_fault(self, name: str, where: str = "tell") -> bool:
-        """Test-only: make a child crash (a tell that raises) or die in its next on_start (else FaultsOff)."""
-        if not faults.allowed():
-            raise faults.FaultsOff(f"no fault injected into {name} ({where}): the fault hooks are test-only and off "
-                                   f"(a test turns them on with actors.faults.allow())")
-        if where == "on_start":
-            self.faults[f"{name}:on_start"] = True
-        return self.tell(name, faults.Crash(where))
-

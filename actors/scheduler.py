@@ -1,20 +1,20 @@
-"""The scheduler actor: the tick clock, the tend cycle, the nudge.
+"""The scheduler actor: the clock. It only tells: a tick is told to the chain, which runs it with the sleeper;
+the scheduler never runs a tick's work nor waits on one.
 
 A tick holds the cycle lock from start to end. A nudge runs a tick now, after the rippled session that sent
 it has ended (bounded by nudge_wait_seconds); one that arrives while anything holds the cycle causes one
-tick as soon as the holder lets go, and a burst of them causes one tick.
+tick as soon as the holder lets go (the lock tells `released`), and a burst of them causes one tick.
 """
 from __future__ import annotations
 
 import logging
 import time
+from typing import Optional
 
 import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
 
-from hippocampus.cycle import executor
-from hippocampus.cycle.decide import Asked
 from hippocampus.cycle.lock import Busy
-from hippocampus.stopping import ServiceStopping
 
 from actors.base import Supervised
 
@@ -36,17 +36,21 @@ class SchedulerActor(Supervised):
         self.nudge_pending = False       # a nudge came that no tick has taken yet
         self.taken_at = 0.0              # when the last tick took the nudges (monotonic)
 
-    def on_Tick(self, msg) -> None:
-        if self.rt.cfg.sleep.mode == "thread" and time.monotonic() >= self.next_tick:
-            self.run_tick(nudged=False)
+    def on_beat(self, at: float) -> None:
+        if self.nudge_pending and self.rt.ctx.cycle.holder() is None:
+            self.released()              # a nudge that found the chain down (restarting) runs once it is back
+        elif self.rt.cfg.sleep.mode == "thread" and time.monotonic() >= self.next_tick:
+            self._tick(nudged=False)
 
-    def on_Wake(self, msg) -> None:
-        if msg.at < self.taken_at:
+    def wake(self, at: float) -> None:
+        """A nudge (sent at `at`, monotonic): pending until a tick that holds the cycle takes it."""
+        if at < self.taken_at:
             return                       # taken by a tick that already ran
         self.nudge_pending = True
-        self.on_Released(msg)
+        self.released()
 
-    def on_Released(self, msg) -> None:
+    def released(self) -> None:
+        """The cycle lock was let go: a pending nudge runs its tick now."""
         if not self.nudge_pending:
             return
         # first the rippled session that nudged ends (up to nudge_wait_seconds), but never past the start of a stop
@@ -55,9 +59,14 @@ class SchedulerActor(Supervised):
             left = deadline - time.monotonic()
             if self.rt.ripple.settle(max(0.0, min(left, 0.25))) or left <= 0:
                 break
-        self.run_tick(nudged=True)
+        self._tick(nudged=True)
 
-    def _redraft_due(self, nudged: bool):
+    def ticked(self, last_tick: dict) -> None:
+        """The sleeper's word that the tick it ended has ended (told before it lets the cycle go)."""
+        self.ticking, self.last_tick = False, last_tick
+        self.ticks += 1
+
+    def _redraft_due(self, nudged: bool) -> Optional[bool]:
         """True: redraft now. None: the tend decides by sleep time (tend_cycle off). False: not now."""
         now, cfg = time.monotonic(), self.rt.cfg.sleep
         if not nudged and not cfg.tend_cycle:
@@ -67,9 +76,10 @@ class SchedulerActor(Supervised):
         self.next_redraft = now + cfg.tend_interval_seconds
         return True
 
-    def run_tick(self, nudged: bool) -> None:
-        if self.rt.stopping:
-            return
+    def _tick(self, nudged: bool) -> None:
+        """Take the cycle and tell the chain to tick; the chain and then the sleeper hold it till the tick ends."""
+        if self.rt.stopping or not self.rt.chain.up():
+            return                       # a nudge stays pending: the next beat tries again
         try:
             token = self.rt.ctx.cycle.enter("tick")
         except Busy:
@@ -77,35 +87,21 @@ class SchedulerActor(Supervised):
         if nudged:
             self.nudge_pending, self.taken_at = False, time.monotonic()
         self.next_tick = time.monotonic() + self.heartbeat
-        self.ticking = True
-        self.publish()
-        started = time.time()
         try:
-            tend, check, chain_open = executor.tick(
-                self.rt.ctx, Asked(redraft=self._redraft_due(nudged)),
-                lambda snap, steps: self._run("tend", lambda: self.rt.chain.steps(snap, steps)),
-                lambda snap, steps: self._run("check", lambda: self.rt.sleeper.steps(snap, steps)))
-        finally:
+            self.rt.chain().tick.defer(token, nudged, self._redraft_due(nudged))
+            self.ticking = True
+        except pykka.ActorDeadError:
+            log.warning("no tick: the chain actor is down (restarting or failed)")
             self.rt.ctx.cycle.leave(token)
-        self.rt.lifecycle.tick(chain_open)
-        # skipped ripples go again only after the steps: one kept for a brief that arrived since is then seen answered
-        self.rt.ripple.retry_skipped()
-        self.ticking = False
-        self.ticks += 1
-        self.last_tick = {"started_at": started, "finished_at": time.time(), "nudged": nudged,
-                          "tend": None if tend is None else "ran", "check": None if check is None else check.status}
-
-    def _run(self, what: str, step):
-        try:
-            return step()
-        except (pykka.ActorDeadError, ServiceStopping):
-            return None
-        except Exception as exc:  # noqa: BLE001 - a tick never dies of one step
-            log.error("the %s failed in the tick: %s", what, exc)
-            return None
 
     def snapshot(self) -> dict:
         wall_next = time.time() + max(0.0, self.next_tick - time.monotonic())
         return {"ticking": self.ticking, "nudge_pending": self.nudge_pending, "ticks": self.ticks,
                 "last_tick": self.last_tick, "heartbeat": self.heartbeat,
                 "next_tick_at": wall_next if self.rt.cfg.sleep.mode == "thread" else None}
+
+
+class SchedulerProxy(ActorMemberMixin, pykka.ActorProxy[SchedulerActor]):
+    wake = proxy_method(SchedulerActor.wake)
+    released = proxy_method(SchedulerActor.released)
+    ticked = proxy_method(SchedulerActor.ticked)

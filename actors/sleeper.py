@@ -1,22 +1,61 @@
-"""The sleeper actor: a tick's check steps, and a check or a sleep by hand."""
+"""The sleeper actor: the rest of each tick (purge, the brief gate, the sleep), and a check or a sleep by hand."""
 from __future__ import annotations
+
+import time
+
+import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
 
 from hippocampus.cycle import executor
 
-from actors.base import Supervised
+from actors.base import DOWN_OK, Supervised
 
 
 class SleeperActor(Supervised):
-    """The rest of a tick (purge, the brief gate, the sleep), a check and a sleep by hand."""
     name = "sleeper"
 
-    def on_Check(self, msg) -> dict:
-        with self.rt.holding(msg.token, "check"):
+    def rest(self, token, part: executor.TickPart, tick: dict) -> None:
+        """The chain's tell: the tick's steps left, on its snapshot; the tick ends here."""
+        tended, checked, chain_open = part.tended, None, True
+        try:
+            with self.working("tick"):
+                tended, checked, chain_open = executor.tick_rest(self.rt.ctx, part)
+        finally:
+            end_tick(self.rt, token, tick, tended, checked, chain_open)
+
+    def dropped(self, method: str, *args) -> None:
+        if method == "rest":
+            end_tick(self.rt, args[0], args[2], args[1].tended)
+
+    def check(self, token) -> dict:
+        """POST /check, with the cycle lock the caller took."""
+        with self.working("check", token):
             return executor.check(self.rt.ctx).to_dict()
 
-    def on_CheckSteps(self, msg):
-        return executor.check(self.rt.ctx, given=(msg.snapshot, list(msg.steps)))
+    def sleep(self, token, ask_for_brief: bool) -> dict:
+        """POST /sleep, with the cycle lock the caller took."""
+        with self.working("sleep", token):
+            return executor.sleep_by_hand(self.rt.ctx, ask_for_brief=ask_for_brief).to_dict()
 
-    def on_Sleep(self, msg) -> dict:
-        with self.rt.holding(msg.token, "sleep"):
-            return executor.sleep_by_hand(self.rt.ctx, ask_for_brief=msg.ask_for_brief).to_dict()
+    def snapshot(self) -> dict:
+        return self.progress()
+
+
+def end_tick(rt, token, tick: dict, tended=None, checked=None, chain_open: bool = True) -> None:
+    """A tick's end, on the thread of its last part: the scheduler is told, the cycle let go; then the model's
+    keep-warm, and the skipped ripples (only after the steps: one kept for a brief that arrived since is then
+    seen answered)."""
+    with DOWN_OK:
+        rt.scheduler().ticked.defer({**tick, "finished_at": time.time(), "tend": None if tended is None else "ran",
+                                     "check": None if checked is None else checked.status})
+    rt.ctx.cycle.leave(token)
+    with DOWN_OK:
+        rt.lifecycle().tick.defer(chain_open)
+    with DOWN_OK:
+        rt.ripple().retry_skipped.defer()
+
+
+class SleeperProxy(ActorMemberMixin, pykka.ActorProxy[SleeperActor]):
+    rest = proxy_method(SleeperActor.rest)
+    check = proxy_method(SleeperActor.check)
+    sleep = proxy_method(SleeperActor.sleep)

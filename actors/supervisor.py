@@ -18,7 +18,8 @@ from typing import Optional
 
 import pykka
 
-from actors.messages import ChildFailed, ChildStopped, RestartChild, Tick
+from pykka.typing import ActorMemberMixin, proxy_method
+
 from hippocampus import sdnotify
 from hippocampus.transport_words import in_words
 
@@ -29,16 +30,28 @@ STOP_WAIT_SECONDS = 10     # an operator's restart gives a busy child this long 
 SHOWN = ("state", "restarts", "last_error", "last_error_at", "started_at")     # of a child, on the board
 
 
+class UnknownChild(LookupError):
+    """An operator's restart named no child."""
+
+
+class ChildRunning(RuntimeError):
+    """An operator's restart of a child that runs, without force."""
+
+
+class ChildDown(RuntimeError):
+    """The supervisor has stopped (or does not answer): nothing was restarted."""
+
+
 class Ticker(threading.Thread):
-    def __init__(self, target: pykka.ActorRef, every: float):
+    def __init__(self, supervisor: "SupervisorProxy", every: float):
         super().__init__(name="hippocampus-ticker", daemon=True)
-        self.target, self.every = target, every
+        self.supervisor, self.every = supervisor, every
         self.stopped = threading.Event()
 
     def run(self) -> None:
         while not self.stopped.wait(self.every):
             try:
-                self.target.tell(Tick(time.time()))
+                self.supervisor.beat.defer(time.time())
             except pykka.ActorDeadError:
                 return
 
@@ -50,6 +63,17 @@ class Registry(dict):
     def __init__(self) -> None:
         super().__init__()
         self.estates: dict = {}
+        self.proxies: dict = {}
+
+    def proxy(self, name: str):
+        """The child's pykka proxy (made once per instance), or None while it is down."""
+        ref = self.get(name)
+        if ref is None:
+            return None
+        proxy = self.proxies.get(name)
+        if proxy is None or proxy.actor_ref is not ref:
+            proxy = self.proxies[name] = ref.proxy()
+        return proxy
 
     def estate(self, name: str) -> dict:
         return self.estates.setdefault(name, {})
@@ -69,9 +93,10 @@ class Supervisor(pykka.ThreadingActor):
         self.ticker: Optional[Ticker] = None
 
     def on_start(self) -> None:
+        self._proxy = self.actor_ref.proxy()        # handed to the children and the ticker (private: not proxied)
         for name in self.specs:
             self._start_child(name)
-        self.ticker = Ticker(self.actor_ref, self.rt.cfg.supervisor.check_seconds)
+        self.ticker = Ticker(self._proxy, self.rt.cfg.supervisor.check_seconds)
         self.ticker.start()
         self._publish()
 
@@ -96,31 +121,28 @@ class Supervisor(pykka.ThreadingActor):
     def _start_child(self, name: str) -> None:
         cls, c = self.specs[name], self.children[name]
         if cls.wants_beat:
-            self.rt.tick_flags[name] = threading.Event()     # a new instance starts with no Tick queued
+            self.rt.tick_flags[name] = threading.Event()     # a new instance starts with no beat queued
         try:
-            ref = cls.start(self.actor_ref, self.rt)
+            ref = cls.start(self._proxy, self.rt)
         except Exception as exc:  # noqa: BLE001 - a constructor that raises is a crash like any other
             log.exception("%s could not be started", name)
-            self._failed(name, None, in_words(exc))
+            self.child_failed(name, None, in_words(exc))
             return
         self.registry[name] = ref
         c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None, dead_seen=None)
 
-    def on_receive(self, message):
+    def _handle_receive(self, message):
         try:
-            if isinstance(message, ChildFailed):
-                self._failed(message.name, message.urn, message.error)
-            elif isinstance(message, Tick):
-                self._tick(message)
-            elif isinstance(message, RestartChild):
-                return self._operator_restart(message.name, message.force)
-            elif isinstance(message, ChildStopped):
-                self._stopped(message)
-            return None
+            return super()._handle_receive(message)
         finally:
             self._publish()
 
-    def _failed(self, name: str, urn: Optional[str], error: str) -> None:
+    def ping(self) -> bool:
+        """Answered once on_start has started the children."""
+        return True
+
+    def child_failed(self, name: str, urn: Optional[str], error: str) -> None:
+        """A child's on_failure (or the liveness check): restart it after a backoff, or leave it failed."""
         c = self.children.get(name)
         if c is None or (urn is not None and urn != c["urn"]) or c["state"] == "failed":
             return
@@ -144,20 +166,21 @@ class Supervisor(pykka.ThreadingActor):
         # doubling per recent crash, capped (32x): with a high max_restarts a storm never waits for hours
         c["restart_due"] = now + self.backoff * (2 ** min(len(recent), MAX_DOUBLINGS))
 
-    def _tick(self, tick: Tick) -> None:
+    def beat(self, at: float) -> None:
+        """The ticker's beat: the liveness check, the restarts due, and the beat fanned out to the children."""
         sdnotify.watchdog_ping()        # from this thread: a supervisor that hangs stops the pings
         now = time.time()
         for name, c in self.children.items():
             if c["state"] == "running":
                 ref = self.registry.get(name)
                 if ref is None:
-                    self._failed(name, c["urn"], c["last_error"])
+                    self.child_failed(name, c["urn"], c["last_error"])
                 elif not ref.is_alive():
                     # a crashed child is marked stopped just before its ChildFailed comes: give that a moment
                     if c["dead_seen"] is None:
                         c["dead_seen"] = now
                     elif now - c["dead_seen"] >= LIVENESS_GRACE_S:
-                        self._failed(name, c["urn"], "the actor stopped on its own (it died while starting)")
+                        self.child_failed(name, c["urn"], "the actor stopped on its own (it died while starting)")
             if c["state"] == "restarting" and c["restart_due"] is not None and now >= c["restart_due"]:
                 c["recent"].append(now)
                 c["restarts"] += 1
@@ -167,40 +190,41 @@ class Supervisor(pykka.ThreadingActor):
                     log.info("actor %s restarted (%d restart(s))", name, c["restarts"])
         for name, cls in self.specs.items():
             if cls.wants_beat and self.children[name]["state"] == "running":
-                self._beat(name, tick)
+                self._beat(name, at)
 
-    def _beat(self, name: str, tick: Tick) -> None:
-        """Tell a child the beat, unless one is still queued or running (a busy child finds one Tick waiting)."""
-        ref, queued = self.registry.get(name), self.rt.tick_flags.get(name)
-        if ref is None or queued is None or queued.is_set():
+    def _beat(self, name: str, at: float) -> None:
+        """Tell a child the beat, unless one is still queued or running (a busy child finds one beat waiting)."""
+        queued = self.rt.tick_flags.get(name)
+        if queued is None or queued.is_set():
             return
         queued.set()
         try:
-            ref.tell(tick)
-        except pykka.ActorDeadError:
+            self.registry.proxy(name).beat.defer(at)
+        except (pykka.ActorDeadError, AttributeError):      # AttributeError: no proxy, it is down
             queued.clear()
 
-    def _operator_restart(self, name: str, force: bool) -> dict:
+    def restart_child(self, name: str, force: bool = False) -> str:
+        """An operator's restart, answered at once with the child's state (UnknownChild, ChildRunning)."""
         c = self.children.get(name)
         if c is None:
-            return {"status": 404, "detail": f"no actor named {name!r}; the actors are " + ", ".join(self.specs)}
+            raise UnknownChild(f"no actor named {name!r}; the actors are " + ", ".join(self.specs))
         if c["state"] == "running" and not force:
-            return {"status": 409, "detail": f"{name} is running; add ?force=true to restart it anyway"}
+            raise ChildRunning(f"{name} is running; add ?force=true to restart it anyway")
         if c["stopping"] is not None:           # one restart already waits for the old instance: this is it
-            return {"status": 202, "actor": name, "state": c["state"]}
+            return c["state"]
         ref = self.registry.pop(name, None)
         c["recent"].clear()
         if ref is None or not ref.is_alive():
             self._start_again(name)
-            return {"status": 202, "actor": name, "state": c["state"]}
+            return c["state"]
         c.update(state="restarting", restart_due=None, stopping=ref.actor_urn)
         log.info("actor %s: restart asked by the operator; its current work has up to %g s to end",
                  name, STOP_WAIT_SECONDS)
-        threading.Thread(target=self._await_stop, args=(name, ref), name=f"hippocampus-restart-{name}",
-                         daemon=True).start()
-        return {"status": 202, "actor": name, "state": c["state"]}
+        threading.Thread(target=self._await_stop, args=(name, ref, self._proxy),
+                         name=f"hippocampus-restart-{name}", daemon=True).start()
+        return c["state"]
 
-    def _await_stop(self, name: str, ref: pykka.ActorRef) -> None:
+    def _await_stop(self, name: str, ref: pykka.ActorRef, supervisor: "SupervisorProxy") -> None:
         """On a thread of its own: stop the old instance, waiting for its current work, then say so."""
         ended = True
         try:
@@ -210,17 +234,18 @@ class Supervisor(pykka.ThreadingActor):
         except pykka.ActorDeadError:
             pass
         with contextlib.suppress(pykka.ActorDeadError):       # the supervisor stopped meanwhile: nothing to start
-            self.actor_ref.tell(ChildStopped(name, ref.actor_urn, ended))
+            supervisor.child_stopped.defer(name, ref.actor_urn, ended)
 
-    def _stopped(self, msg: ChildStopped) -> None:
-        c = self.children.get(msg.name)
-        if c is None or c["stopping"] != msg.urn:
+    def child_stopped(self, name: str, urn: str, ended: bool) -> None:
+        """An instance an operator's restart stopped has ended (or was given up on): start the new one."""
+        c = self.children.get(name)
+        if c is None or c["stopping"] != urn:
             return
         c["stopping"] = None
-        if not msg.ended:
+        if not ended:
             log.warning("actor %s did not end its current work within %g s of the operator's restart; a new one "
-                        "starts beside it (the old one stops as soon as that work ends)", msg.name, STOP_WAIT_SECONDS)
-        self._start_again(msg.name)
+                        "starts beside it (the old one stops as soon as that work ends)", name, STOP_WAIT_SECONDS)
+        self._start_again(name)
 
     def _start_again(self, name: str) -> None:
         """The operator's restart: the crash count starts over; a constructor that raises is a crash."""
@@ -234,3 +259,11 @@ class Supervisor(pykka.ThreadingActor):
 
     def _publish(self) -> None:
         self.rt.board.put("actors", {name: {k: c[k] for k in SHOWN} for name, c in self.children.items()})
+
+
+class SupervisorProxy(ActorMemberMixin, pykka.ActorProxy[Supervisor]):
+    ping = proxy_method(Supervisor.ping)
+    beat = proxy_method(Supervisor.beat)
+    child_failed = proxy_method(Supervisor.child_failed)
+    restart_child = proxy_method(Supervisor.restart_child)
+    child_stopped = proxy_method(Supervisor.child_stopped)

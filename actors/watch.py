@@ -10,6 +10,9 @@ import logging
 import time
 from typing import Optional
 
+import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
+
 from hippocampus.cycle import copies
 from hippocampus.model import fit
 from hippocampus.transport_words import in_words
@@ -49,15 +52,13 @@ class WatchActor(Supervised):
             self._read()
         super().on_start()
 
-    def on_Tick(self, msg) -> None:
+    def on_beat(self, at: float) -> None:
         if self.due():
             self._read()
 
-    def on_Recheck(self, msg) -> None:
+    def recheck(self) -> None:
+        """Read again on the next beat."""
         self.asked = True
-
-    def on_Ping(self, msg) -> bool:
-        return True
 
     def _read(self) -> None:
         self.asked, self.last = False, time.monotonic()
@@ -120,8 +121,8 @@ class ModelWatch(WatchActor):
         self.say(self.reach.seen(bool(view["answering"]), view["error"], view["checked_at"]))
         return view
 
-    def on_Tick(self, msg) -> None:
-        super().on_Tick(msg)
+    def on_beat(self, at: float) -> None:
+        super().on_beat(at)
         up = self._up()
         if up is None:
             self._fit_for = None        # measured again as soon as it is back
@@ -174,3 +175,8 @@ class QueueWatch(WatchActor):
         if not view["error"] and self.rt.looks.watched():     # only a person looking needs the bedtime now:
             copies.read_slept(self.rt.ctx, view["drafts"])    # another copy's sleep moves the bedtime here too
         return view
+
+
+class WatchProxy(ActorMemberMixin, pykka.ActorProxy[WatchActor]):
+    recheck = proxy_method(WatchActor.recheck)
+    ping = proxy_method(WatchActor.ping)

@@ -5,11 +5,12 @@ Memory's health and the queue are the background reads' last answers.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Optional
 
 import pykka
 
-from actors.messages import Check, RestartChild, Sleep, Tend
+from actors.supervisor import ChildDown, ChildRunning, UnknownChild
 from hippocampus.config import redact
 from hippocampus.replay import service as replays
 from hippocampus.replay.service import Run
@@ -104,7 +105,7 @@ class Front:
     def queue_view(self) -> dict:
         """The queue watch's last view: Memory down, the last good read's drafts with `as_of` and `error`."""
         self.rt.looks.look()
-        self._queue.recheck()
+        self._recheck_queue()
         seen = dict(self._queue.published() or {})
         if seen.get("error"):
             seen["error"] = self._memory_words(seen["error"], "read")
@@ -118,18 +119,18 @@ class Front:
         return self.rt.ctx.clock.now()
 
     def sleep(self, without_brief: bool = False) -> dict:
-        return self._cycle("sleep", "sleeper", lambda tok: Sleep(not without_brief, tok))
+        return self._cycle("sleep", lambda tok: self.rt.sleeper().sleep(tok, not without_brief))
 
     def tend(self) -> dict:
-        return self._cycle("tend", "chain", lambda tok: Tend(True, tok))
+        return self._cycle("tend", lambda tok: self.rt.chain().tend(tok))
 
     def check(self) -> dict:
-        return self._cycle("check", "sleeper", lambda tok: Check(tok))
+        return self._cycle("check", lambda tok: self.rt.sleeper().check(tok))
 
     def nudge(self) -> dict:
         return self.rt.nudge()
 
-    def _cycle(self, what: str, actor: str, make) -> dict:
+    def _cycle(self, what: str, ask) -> dict:
         """Memory seen down is refused here; one gone down since the last look is found by the actor."""
         seen = self.memory()
         if seen["reachable"] is False and not seen.get("not_memory"):   # not Memory at all: the report says so
@@ -137,7 +138,7 @@ class Front:
         cfg = self.rt.cfg
         timeout = cfg.model.timeout_seconds * 4 + cfg.memory.timeout_seconds * 4 + 60
         try:
-            report = self.rt.request(what, actor, make, timeout=timeout)
+            report = self.rt.request(what, ask, timeout=timeout)
         except pykka.Timeout:
             raise StillRunning(f"the {what} is still running; the status shows its progress") from None
         except pykka.ActorDeadError as exc:
@@ -146,8 +147,13 @@ class Front:
             raise ActorDown(f"nothing was started: {exc}; restarting the actor brings it back") from None
         if report.get("status") == "memory_down":      # Memory went down since the watch last looked
             raise MemoryDown(self._memory_words(report.get("error") or "no answer", "started"))
-        self._queue.recheck()
+        self._recheck_queue()
         return {**report, "say": result(what, report)}
+
+    def _recheck_queue(self) -> None:
+        """The queue watch reads again on its next beat."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self._queue().recheck.defer()
 
     def _memory_words(self, error: str, verb: str) -> str:
         return (f"SerenMemory at {redact.url(self.rt.ctx.memory.url)} is not answering ({error}); nothing was {verb}. "
@@ -157,18 +163,11 @@ class Front:
         """Ask the supervisor for a restart and answer at once: it restarts in the background (a busy actor's
         work has a while to end first); /actors, /status and the log say when it is back."""
         name = (name or "").strip()
-        sup = self.rt.supervisor
-        if sup is None or not sup.is_alive():
-            raise ActorDown("the supervisor has stopped, so nothing was restarted; restart the service")
-        table = self.actors()
-        if name not in table:
-            raise UnknownActor(f"no actor named {name!r}; the actors are " + ", ".join(table))
-        if table[name].get("state") == "running" and not force:
-            raise ActorRunning(f"{name} is running; add ?force=true to restart it anyway")
         try:
-            sup.tell(RestartChild(name, force))
-        except pykka.ActorDeadError:
-            raise ActorDown("the supervisor has stopped, so nothing was restarted; restart the service") from None
+            self.rt.restart(name, force)
+        except (ChildDown, UnknownChild, ChildRunning) as exc:
+            raise {ChildDown: ActorDown, UnknownChild: UnknownActor, ChildRunning: ActorRunning}[type(exc)](
+                str(exc)) from None
         out = {"actor": name, "state": "restarting"}
         return {**out, "say": restart_words(name, out)}
 

@@ -12,12 +12,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("SEREN_MEMORY_UPDATES_ENABLED", "0")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from actors import faults  # noqa: E402
 from tests.harness.fake_model import FakeModel  # noqa: E402
 from tests.harness.memory_server import MemoryServer  # noqa: E402
 from tests.harness.reviewer import MemoryHand  # noqa: E402
-
-faults.allow()      # the test-only fault hooks (Runtime.inject_fault): on for the tests, off in the service
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +41,13 @@ def fake_model():
     fm = FakeModel().start()
     yield fm
     fm.stop()
+
+
+@pytest.fixture
+def crashes():
+    """The test's own crashing children: start_service(cfg, children=crashes.children), then crashes.crash(...)."""
+    from tests.harness.crashing import Crashes
+    return Crashes()
 
 
 @pytest.fixture

@@ -172,13 +172,17 @@ def _done(ctx, report):
     return report
 
 
-def tend(ctx, asked: Asked = Asked(check=False), given: Optional[tuple] = None) -> TendReport:
-    """The chain's part. given: the tick's (snapshot, chain steps); without it (POST /tend) it reads and decides."""
-    report = TendReport(started_at=ctx.clock.now(), redraft=asked.redraft)
+def tend(ctx, asked: Asked = Asked(check=False)) -> TendReport:
+    """POST /tend: read Memory, decide, run the chain's steps."""
+    return _tended(ctx, asked.redraft, lambda: plan(ctx, asked))
+
+
+def _tended(ctx, redraft, read: Callable) -> TendReport:
+    report = TendReport(started_at=ctx.clock.now(), redraft=redraft)
     t0 = time.monotonic()
     stopped: Optional[ServiceStopping] = None
     try:
-        snap, steps = given or plan(ctx, asked)
+        snap, steps = read()
         report.examined, report.under_review = len(snap.chains), [c.cluster_id for c in snap.under_review]
         _run(ctx, snap, steps, Out(tend=report))
     except ServiceStopping as exc:       # nothing was posted, the chain waits
@@ -208,13 +212,21 @@ def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:
     return report
 
 
-def check(ctx, given: Optional[tuple] = None) -> CheckReport:
-    """The sleeper's part. given: the tick's (snapshot, steps); without it (POST /check) it reads and decides."""
-    now = ctx.clock.now()
-    out = Out(check=CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0))
-    briefs.note_first_check(ctx, now)
+def check(ctx) -> CheckReport:
+    """POST /check: read Memory, decide, run the check's steps."""
+    briefs.note_first_check(ctx, ctx.clock.now())
+    return _checked(ctx, lambda: plan(ctx, Asked(tend=False)))
+
+
+def check_steps(ctx, snap: Snapshot, steps) -> CheckReport:
+    """The sleeper's part of a tick (purge, the brief gate, the sleep), on the tick's snapshot."""
+    return _checked(ctx, lambda: (snap, steps))
+
+
+def _checked(ctx, read: Callable) -> CheckReport:
+    out = Out(check=CheckReport(at=ctx.clock.now(), misses=ctx.state.get("brief_misses") or 0))
     try:
-        snap, steps = given or plan(ctx, Asked(tend=False))
+        snap, steps = read()
         _run(ctx, snap, steps, out)
         out.check.misses = ctx.state.get("brief_misses") or 0
     except ServiceStopping:
@@ -258,21 +270,52 @@ def _held_elsewhere(check: CheckReport) -> SleepRefused:
                         error=check.error or f"nothing was started: the check found {check.status}")
 
 
-def tick(ctx, asked: Asked, run_tend: Callable = None, run_check: Callable = None) -> tuple:
-    """One tick: (the tend's report, the check's, is a chain open now). run_tend, run_check: how each part is
-    run; None from one (it did not run) never counts as "no chain open" (a sleep would lose its model)."""
-    run_tend = run_tend or (lambda snap, steps: tend(ctx, given=(snap, steps)))
-    run_check = run_check or (lambda snap, steps: check(ctx, given=(snap, steps)))
+@dataclass
+class TickPart:
+    """What the chain's part of a tick hands the sleeper's: the snapshot, the steps left, the tend's report."""
+    snap: Optional[Snapshot] = None
+    rest: tuple = ()
+    tended: Optional[TendReport] = None         # None: the tend did not end (a stop, or it failed)
+    failed: Optional[CheckReport] = None        # Memory could not be read: nothing ran
+
+
+def tick_chain(ctx, asked: Asked) -> TickPart:
+    """The chain's part of a tick: the tick's one read of Memory, its one decision, the chain's steps."""
     now = ctx.clock.now()
     briefs.note_first_check(ctx, now)
     try:
         snap, steps = plan(ctx, asked)
     except MemoryError_ as exc:
-        return None, failed_check(ctx, CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0), exc), True
-    chain_part = tuple(s for s in steps if s.kind in CHAIN_STEPS)
-    tended = run_tend(snap, chain_part) if chain_part else TendReport(started_at=now)
-    checked = run_check(snap, tuple(s for s in steps if s.kind not in CHAIN_STEPS))
-    if tended is None or checked is None:
-        return tended, checked, True
-    drafted = bool(tended.resubmitted) or bool(checked.sleep and checked.sleep.draft_id)
-    return tended, checked, snap.chain_open or drafted
+        return TickPart(failed=failed_check(ctx, CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0),
+                                                 exc))
+    chain = tuple(s for s in steps if s.kind in CHAIN_STEPS)
+    tended = _part("tend", lambda: _tended(ctx, True, lambda: (snap, chain))) if chain else TendReport(started_at=now)
+    return TickPart(snap, tuple(s for s in steps if s.kind not in CHAIN_STEPS), tended)
+
+
+def tick_rest(ctx, part: TickPart) -> tuple:
+    """The sleeper's part of a tick: (the tend's report, the check's, is a chain open now). None from a part
+    (it did not end) never counts as "no chain open" (a sleep would lose its model)."""
+    if part.failed is not None:
+        return None, part.failed, True
+    checked = _part("check", lambda: check_steps(ctx, part.snap, part.rest))
+    if part.tended is None or checked is None:
+        return part.tended, checked, True
+    drafted = bool(part.tended.resubmitted) or bool(checked.sleep and checked.sleep.draft_id)
+    return part.tended, checked, part.snap.chain_open or drafted
+
+
+def tick(ctx, asked: Asked) -> tuple:
+    """One whole tick on this thread (the service runs its two parts on the chain and the sleeper)."""
+    return tick_rest(ctx, tick_chain(ctx, asked))
+
+
+def _part(what: str, run: Callable):
+    """A part of a tick: its report, or None when a stop cut it short or it failed (a tick never dies of one)."""
+    try:
+        return run()
+    except ServiceStopping:
+        return None
+    except Exception as exc:  # noqa: BLE001
+        log.error("the %s failed in the tick: %s", what, exc)
+        return None

@@ -25,12 +25,13 @@ STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a
 
 class Service:
     def __init__(self, cfg: Config, *, clock: Optional[Clock] = None, memory=None, port: Optional[int] = None,
-                 own_process: bool = False):
-        """own_process: this service is the whole process, so it may tune the process-wide garbage collector."""
+                 own_process: bool = False, children=None):
+        """own_process: this service is the whole process, so it may tune the process-wide garbage collector.
+        children: the actor classes the supervisor starts, when a test hands it its own."""
         self.cfg = cfg
         self.own_process = own_process
         try:
-            self.runtime = Runtime(cfg, clock=clock, memory=memory)
+            self.runtime = Runtime(cfg, clock=clock, memory=memory, children=children)
         except FolderRefused as exc:   # held, unwritable, or not private: as a failed bind, one line, exit 1
             raise BindError(str(exc), cfg.server.host, cfg.server.port) from None
         self.bearer = cfg.server.resolve_bearer()

@@ -124,14 +124,15 @@ def test_sleep_now_with_a_brief_drafts_and_the_queue_shows_it(make_config, start
     assert console.errors == [], console.errors
 
 
-def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, start_service, open_page):
-    svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}))
+def test_a_failed_actor_gets_a_restart_button_that_brings_it_back(make_config, start_service, open_page, crashes):
+    svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}),
+                        children=crashes.children)
     page, console = open_page(svc.url)
     loaded(page)
     # the parts' names are the details' words: closed until one is down
     expect(page.locator('#actorsList .actor[data-actor="ripple"][data-state="running"]')).to_be_attached()
     expect(page.locator("#detailsView")).not_to_have_attribute("open", "")
-    assert svc.runtime.inject_fault("ripple")
+    assert crashes.crash(svc.runtime, "ripple")
     actor = page.locator('#actorsList .actor[data-actor="ripple"]')
     expect(actor).to_have_attribute("data-state", "failed")
     expect(actor).to_contain_text("injected crash in ripple")
@@ -211,12 +212,13 @@ def shot(page, name: str) -> None:
     (ARTIFACTS / name).write_bytes(page.screenshot(full_page=True))
 
 
-def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_page):
+def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_page, crashes):
     seed_fragments(hand)
     seed_fragments(hand, topic="garden, roses")
     hand.short("a one-off about the weather", topic="weather")
     hand.brief("the fish dream and the roses came up a lot")
-    svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}))
+    svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05, "check_seconds": 0.05}),
+                        children=crashes.children)
     r = requests.post(svc.url + "/sleep", timeout=60)
     assert r.json().get("draft_id"), r.text
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -245,7 +247,7 @@ def test_screenshots_desktop_and_phone(make_config, start_service, hand, open_pa
 
     # when it broke: a failed actor, in red, with its Restart button
     phone.locator('.tab[data-tab="overview"]').click()
-    assert svc.runtime.inject_fault("ripple")
+    assert crashes.crash(svc.runtime, "ripple")
     expect(phone.locator('#actorsList .actor[data-actor="ripple"] button.restart')).to_be_visible()
     expect(phone.locator("#explainLabel")).to_have_text("Something is wrong")
     assert_plain(phone)

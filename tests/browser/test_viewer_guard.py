@@ -91,11 +91,11 @@ def ticks(svc) -> int:
     return (svc.runtime.board.get("scheduler") or {}).get("ticks", 0)
 
 
-def test_the_viewers_own_buttons_work_under_its_csp(make_config, start_service, hand, context, request_lines):
+def test_the_viewers_own_buttons_work_under_its_csp(make_config, start_service, hand, context, request_lines, crashes):
     for i in range(3):
         hand.short(f"the fish dream number {i} had a very long tail", topic="fish, dreams")
     svc = start_service(make_config(supervisor={"max_restarts": 0, "backoff_seconds": 0.05,
-                                                "check_seconds": 0.05}))
+                                                "check_seconds": 0.05}), children=crashes.children)
     context.add_init_script(CSP_WATCH)
     page = context.new_page()
     errors: list = []
@@ -125,7 +125,7 @@ def test_the_viewers_own_buttons_work_under_its_csp(make_config, start_service, 
     expect(page.locator("#actionResult")).to_contain_text("a note in Memory asks the main model for one")
     page.locator("#tendBtn").click()
     expect(page.locator("#actionResult")).to_contain_text("Tended")
-    assert svc.runtime.inject_fault("ripple")
+    assert crashes.crash(svc.runtime, "ripple")
     actor = page.locator('#actorsList .actor[data-actor="ripple"]')
     expect(actor).to_have_attribute("data-state", "failed")
     actor.locator("button.restart").click()

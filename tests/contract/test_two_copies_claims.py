@@ -72,7 +72,7 @@ def test_a_copy_that_meets_a_brief_another_copy_has_drafted_names_that_copy(make
     late = executor.plan(b, Asked(tend=False))
     assert executor.check(a).to_dict()["sleep"]["draft_id"]
     calls = len(fake_model.requests)
-    checked = executor.check(b, given=late).to_dict()
+    checked = executor.check_steps(b, *late).to_dict()
     assert checked["status"] == "other_copy" and checked["brief_id"] == brief, checked
     assert len(fake_model.requests) == calls and len(hand.drafts("pending")) == 1     # b spent nothing
     assert claims.sentence(checked["other"]) == (f"another copy of seren-hippocampus (pid {os.getpid()} on "

@@ -43,14 +43,14 @@ class StatusWatch(threading.Thread):
             self.stopped.wait(0.03)
 
 
-def test_a_hundred_crashes_during_a_cycle(make_config, start_service, hand, fake_model):
+def test_a_hundred_crashes_during_a_cycle(make_config, start_service, hand, fake_model, crashes):
     delays = Delays()
     delays.draft = delays.redraft = 0.4            # the cycle is still running while the crashes land
     fake_model.responder = delays.responder
     cfg = make_config(model={"url": fake_model.url},
                       sleep={"nudge_wait_seconds": 0}, events={"keep": 2000},
                       supervisor={"max_restarts": 1000, "backoff_seconds": 0.01, "check_seconds": 0.02})
-    svc = start_service(cfg)
+    svc = start_service(cfg, children=crashes.children)
     base, rt = svc.url, svc.runtime
     brief = seed(hand)
     watch = StatusWatch(base)
@@ -68,7 +68,7 @@ def test_a_hundred_crashes_during_a_cycle(make_config, start_service, hand, fake
                 row = table.get(name) or {}
                 # one crash at a time per actor: the last one has been restarted from
                 if total < CRASHES and row.get("state") == "running" and row.get("restarts") == injected[name]:
-                    if rt.inject_fault(name):
+                    if crashes.crash(rt, name):
                         injected[name] += 1
                         total += 1
             turn += 1

@@ -39,14 +39,14 @@ def wait_running(base: str, name: str, restarts: int, timeout: float = 10.0) -> 
     return wait_for(ok, timeout=timeout, what=f"{name} running with {restarts} restart(s)")
 
 
-def test_a_crashed_child_is_restarted_and_the_others_keep_answering(make_config, start_service):
-    svc = start_service(make_config(supervisor=FAST))
+def test_a_crashed_child_is_restarted_and_the_others_keep_answering(make_config, start_service, crashes):
+    svc = start_service(make_config(supervisor=FAST), children=crashes.children)
     base = svc.url
     table = actors(base)
     assert set(table) == CHILDREN
     assert all(a["state"] == "running" and a["restarts"] == 0 for a in table.values()), table
 
-    assert svc.runtime.inject_fault("chain") is True
+    assert crashes.crash(svc.runtime, "chain") is True
     # while the chain is down or coming back, the others answer
     r = requests.post(base + "/check", timeout=30)
     assert r.status_code == 200, r.text
@@ -71,13 +71,13 @@ def test_a_crashed_child_is_restarted_and_the_others_keep_answering(make_config,
     assert r.status_code == 200, r.text
 
 
-def test_a_crash_storm_ends_failed_and_the_operator_brings_it_back(make_config, start_service):
-    svc = start_service(make_config(supervisor=FAST))
+def test_a_crash_storm_ends_failed_and_the_operator_brings_it_back(make_config, start_service, crashes):
+    svc = start_service(make_config(supervisor=FAST), children=crashes.children)
     base = svc.url
     for n in range(1, 4):                      # max_restarts is 3: three crashes are restarted
-        assert svc.runtime.inject_fault("chain") is True
+        assert crashes.crash(svc.runtime, "chain") is True
         wait_running(base, "chain", n)
-    assert svc.runtime.inject_fault("chain") is True    # the fourth inside the window: failed
+    assert crashes.crash(svc.runtime, "chain") is True    # the fourth inside the window: failed
     wait_for(lambda: (actors(base).get("chain") or {}).get("state") == "failed", timeout=10, what="chain failed")
     time.sleep(0.3)                            # several supervisor ticks: it stays down
     a = actors(base)["chain"]
@@ -132,11 +132,11 @@ def test_operator_restart_answers_404_and_409_unless_forced(make_config, start_s
     assert r.status_code == 400, r.text
 
 
-def test_a_child_that_dies_in_on_start_is_caught_by_the_liveness_check(make_config, start_service):
-    svc = start_service(make_config(supervisor=FAST))
+def test_a_child_that_dies_in_on_start_is_caught_by_the_liveness_check(make_config, start_service, crashes):
+    svc = start_service(make_config(supervisor=FAST), children=crashes.children)
     base = svc.url
     # the crash restarts it; the new instance dies in on_start (no on_failure: only is_alive() sees it)
-    assert svc.runtime.inject_fault("ripple", "on_start") is True
+    assert crashes.crash(svc.runtime, "ripple", "on_start") is True
     wait_running(base, "ripple", 2)
     crashed = events_of(base, "actor_crashed")
     errors = [e["error"] for e in crashed if e["actor"] == "ripple"]
@@ -189,11 +189,11 @@ def test_status_never_waits_on_a_busy_sleep(make_config, start_service, fake_mod
     assert requests.get(base + "/status", timeout=5).json()["busy"] is None
 
 
-def test_shutdown_leaves_no_actor_and_no_thread(make_config, start_service):
-    svc = start_service(make_config(supervisor=FAST))
+def test_shutdown_leaves_no_actor_and_no_thread(make_config, start_service, crashes):
+    svc = start_service(make_config(supervisor=FAST), children=crashes.children)
     assert requests.get(svc.url + "/health", timeout=5).json()["ok"] is True
     assert len(pykka.ActorRegistry.get_all()) == 1 + len(CHILDREN)     # the supervisor and its children
-    svc.runtime.inject_fault("notifier")                     # a restart on the way out changes nothing
+    crashes.crash(svc.runtime, "notifier")                     # a restart on the way out changes nothing
     wait_running(svc.url, "notifier", 1)
     svc.request_stop(drain_seconds=5)
     assert svc.wait_stopped(30), "the service did not stop"
@@ -206,3 +206,26 @@ def test_shutdown_leaves_no_actor_and_no_thread(make_config, start_service):
         raise AssertionError("the listener is still open after the stop")
     except requests.ConnectionError:
         pass
+
+
+def test_a_tick_handed_to_a_sleeper_that_crashes_before_reading_it_lets_the_cycle_go(make_config, start_service,
+                                                                                     crashes):
+    """The chain hands the rest of a tick (and the cycle lock) to the sleeper; the sleeper dies of an earlier tell
+    before it reads it: the tick still ends (counted, the lock let go), and the restarted sleeper ticks again."""
+    svc = start_service(make_config(supervisor=FAST, sleep={"nudge_wait_seconds": 0}), children=crashes.children)
+    rt, release = svc.runtime, threading.Event()
+    try:
+        rt.sleeper().hold.defer(release)             # busy: what is told meanwhile queues behind the crash
+        assert crashes.crash(rt, "sleeper") is True
+        requests.post(svc.url + "/nudge", timeout=5)
+        wait_for(lambda: not rt.board.get("chain")["busy"] and rt.ctx.cycle.holder() is not None
+                 and rt.registry.get("sleeper").actor_inbox.qsize() == 2, timeout=10, what="the tick at the sleeper")
+    finally:
+        release.set()
+    wait_for(lambda: rt.board.get("scheduler")["ticks"] == 1, timeout=10, what="the tick to end")
+    assert rt.ctx.cycle.holder() is None and rt.board.get("scheduler")["ticking"] is False
+    wait_running(svc.url, "sleeper", 1)
+    requests.post(svc.url + "/nudge", timeout=5)
+    last = wait_for(lambda: rt.board.get("scheduler")["ticks"] == 2 and rt.board.get("scheduler")["last_tick"],
+                    timeout=10, what="the next tick")
+    assert last["check"] is not None, last

@@ -424,9 +424,9 @@ def test_a_server_that_never_answers_fails_once_then_waits_before_retrying(make_
 # ---------------------------------------------------------------- a crash of the lifecycle actor
 
 def test_a_crashed_lifecycle_actor_adopts_its_server_and_the_shutdown_stops_it(make_config, start_service, hand,
-                                                                              stand):
+                                                                              stand, crashes):
     cfg = make_config(model={"url": stand.url, "lifecycle": stand.lifecycle(keep_warm_seconds=3600)})
-    svc = start_service(cfg)
+    svc = start_service(cfg, children=crashes.children)
     base = svc.url
     seed(hand)
     report = sleep_now(base)
@@ -435,7 +435,7 @@ def test_a_crashed_lifecycle_actor_adopts_its_server_and_the_shutdown_stops_it(m
     pid = before["pid"]
     assert before["started_by_us"] is True and _pid_alive(pid)
     crashed_at = time.time()
-    assert svc.runtime.inject_fault("lifecycle") is True
+    assert crashes.crash(svc.runtime, "lifecycle") is True
     wait_for(lambda: [e for e in events(base, "actor_restarted") if e["actor"] == "lifecycle"], timeout=10,
              what="the lifecycle actor to restart")
     assert [e["actor"] for e in events(base, "actor_crashed")] == ["lifecycle"]

@@ -79,9 +79,9 @@ def test_an_mcp_memory_entry_nothing_answers_is_worded_plainly():
     plain(said)
 
 
-def test_a_crashed_actor_s_last_error_on_actors_names_no_class(make_config, start_service):
-    svc = start_service(make_config(supervisor={"backoff_seconds": 0.05, "check_seconds": 0.05}))
-    assert svc.runtime.inject_fault("ripple") is True
+def test_a_crashed_actor_s_last_error_on_actors_names_no_class(make_config, start_service, crashes):
+    svc = start_service(make_config(supervisor={"backoff_seconds": 0.05, "check_seconds": 0.05}), children=crashes.children)
+    assert crashes.crash(svc.runtime, "ripple") is True
     a = wait_for(lambda: (lambda a: a if a.get("restarts") == 1 and a.get("last_error") else None)(
         requests.get(svc.url + "/actors", timeout=5).json()["actors"]["ripple"]), timeout=10, what="the restart")
     assert a["last_error"] == "injected crash in ripple (tell)", a

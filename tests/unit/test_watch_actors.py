@@ -9,7 +9,6 @@ from types import SimpleNamespace
 import pytest
 
 from actors.board import Board
-from actors.messages import Ping, Recheck, Tick
 from actors.supervisor import Registry
 from actors.watch import WatchActor
 from hippocampus.config import Config
@@ -18,7 +17,7 @@ from hippocampus.demo.waiting import wait_for
 
 @pytest.fixture
 def rt():
-    return SimpleNamespace(cfg=Config(), board=Board(), registry=Registry(), faults={}, tick_flags={})
+    return SimpleNamespace(cfg=Config(), board=Board(), registry=Registry(), tick_flags={})
 
 
 class Gated(WatchActor):
@@ -47,16 +46,19 @@ def test_a_recheck_during_a_read_reads_once_more_and_a_hung_read_holds_no_other_
     gate = {"runs": [], "started": threading.Event(), "release": threading.Event()}
     slow, quick = Gated.start(None, rt, gate), Quick.start(None, rt)
     try:
-        slow.tell(Tick(0))
+        slow.proxy().beat.defer(0)
         assert gate["started"].wait(5)
-        for message in (Recheck(), Recheck(), Tick(1), Tick(2)):       # two asks during a run: one more run
-            slow.tell(message)
-        quick.tell(Tick(0))
+        told = slow.proxy()
+        told.recheck.defer()                    # two asks during a run: one more run
+        told.recheck.defer()
+        told.beat.defer(1)
+        told.beat.defer(2)
+        quick.proxy().beat.defer(0)
         wait_for(lambda: rt.board.get("quick") == {"read": True}, timeout=5, what="the other watch's view")
         assert rt.board.get("gated") == {}, "the slow watch published before its read ended"
         gate["release"].set()
         wait_for(lambda: (rt.board.get("gated") or {}).get("n") == 2, timeout=5, what="the second read")
-        slow.ask(Ping(), timeout=5)
+        slow.proxy().ping().get(timeout=5)
         assert len(gate["runs"]) == 2 and threading.current_thread().name not in gate["runs"]
     finally:
         gate["release"].set()
@@ -67,16 +69,16 @@ def test_a_recheck_during_a_read_reads_once_more_and_a_hung_read_holds_no_other_
 def test_an_idle_beat_puts_nothing_on_the_board(rt):
     quick = Quick.start(None, rt)
     try:
-        quick.tell(Tick(0))
-        quick.ask(Ping(), timeout=5)
+        quick.proxy().beat.defer(0)
+        quick.proxy().ping().get(timeout=5)
         version = rt.board.version
         for i in range(5):
-            quick.tell(Tick(i + 1))
-        quick.ask(Ping(), timeout=5)
+            quick.proxy().beat.defer(i + 1)
+        quick.proxy().ping().get(timeout=5)
         assert rt.board.version == version, "a beat with nothing new to read changed the board"
-        quick.tell(Recheck())
-        quick.tell(Tick(9))
-        quick.ask(Ping(), timeout=5)
+        quick.proxy().recheck.defer()
+        quick.proxy().beat.defer(9)
+        quick.proxy().ping().get(timeout=5)
         assert rt.board.version == version + 1, "a recheck's read did not reach the board"
     finally:
         quick.stop()
@@ -93,7 +95,7 @@ def test_a_wake_up_check_that_raises_is_shown_and_logged_and_the_watch_reads_aga
     monkeypatch.setattr(watch, "service_view", broken)
     w = watch.WakeupWatch.start(None, rt)
     try:
-        w.tell(Tick(0))
+        w.proxy().beat.defer(0)
         wait_for(lambda: (rt.board.get("wakeup") or {}).get("ok", 0) is None
                  and "failed" in (rt.board.get("wakeup") or {}).get("summary", ""), timeout=5, what="the failure")
         view = rt.board.get("wakeup")
@@ -102,8 +104,8 @@ def test_a_wake_up_check_that_raises_is_shown_and_logged_and_the_watch_reads_aga
         assert wakeup_line(view, 0).startswith("Wake-up: the wake-up check failed: "), wakeup_line(view, 0)
         assert any(r.getMessage() == "the wake-up check failed" and r.exc_info for r in caplog.records)
         monkeypatch.setattr(watch, "service_view", lambda cfg: {"ok": True, "summary": "would work", "lines": []})
-        w.tell(Recheck())
-        w.tell(Tick(1))
+        w.proxy().recheck.defer()
+        w.proxy().beat.defer(1)
         wait_for(lambda: (rt.board.get("wakeup") or {}).get("ok") is True, timeout=5, what="the next read")
     finally:
         w.stop()
@@ -131,8 +133,8 @@ def test_a_watch_reads_on_every_beat_while_someone_looks_and_at_its_own_pace_whe
     try:
         def beats(n: int, start: int) -> int:
             for i in range(n):
-                watch.tell(Tick(start + i))
-            watch.ask(Ping(), timeout=5)
+                watch.proxy().beat.defer(start + i)
+            watch.proxy().ping().get(timeout=5)
             return len(reads)
         assert beats(1, 0) == 1                 # the first beat reads
         assert beats(3, 1) == 1, "nobody looks: the beat read Memory anyway"
