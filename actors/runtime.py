@@ -28,6 +28,7 @@ from actors.messages import Ping
 from actors.notifier import NotifierActor
 from actors.proxies import Chain, Lifecycle, Notifier, Proxy, RippleProxy, Scheduler, Sleeper, Watch
 from actors.quality import QualityActor
+from actors.replay import ReplayActor
 from actors.ripple import RippleActor
 from actors.scheduler import SchedulerActor
 from actors.sleeper import SleeperActor
@@ -39,7 +40,7 @@ NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that
 FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
 
 CHILDREN = [NotifierActor, RippleActor, LifecycleActor, ChainActor, SleeperActor, SchedulerActor,
-            QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch]      # started in this order
+            QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch, ReplayActor]      # started in this order
 
 
 class Runtime:

@@ -10,6 +10,7 @@ from typing import Any, Optional
 import pykka
 
 from actors.messages import Check, RestartChild, Sleep, Tend
+from actors.replay import starter
 from hippocampus.config import redact
 from hippocampus.replay import service as replays
 from hippocampus.replay.service import Run
@@ -56,7 +57,7 @@ def said(row: dict, words=run_words) -> dict:
 class Front:
     def __init__(self, runtime) -> None:
         self.rt = runtime
-        self.replays = replays.Replays(runtime.ctx)
+        self.replays = replays.Replays(runtime.ctx, starter(runtime.registry))     # run on the replay actor
         self._queue = runtime.queue
         self._status = StatusCache(lambda: build_status(runtime), lambda: built_from(runtime))
         self.tally = Tally()

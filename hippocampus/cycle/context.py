@@ -41,6 +41,7 @@ class Context:
     others: set = field(default_factory=set)       # the other copies' claims already said in the log
     copies_alone: bool = False       # no other copy seen on this Memory at the last read (cycle/copies.py)
     copies_announced: bool = False   # this process's "copy" note is in Memory
+    capture: list = field(default_factory=list)    # the running sleep's or redraft's model calls (capture.py)
     meter: Any = None                # the running night's budget.Meter (None: no budget counts the calls)
 
     def emit(self, type_: str, **fields: Any) -> dict:
