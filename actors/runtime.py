@@ -61,6 +61,7 @@ class Runtime:
             voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock)
         self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model, voice=voice)
         self.board = Board()
+        self.ctx.wire(self.board.put)   # the plain objects publish what /status shows
         self.looks = Looks()            # a viewer or /status client looking: the watches read on every beat
         self.registry = Registry()
         self.faults: dict = {}          # test-only: "name:on_start" -> die in the next on_start

@@ -69,6 +69,8 @@ class VoiceCard:
     def history(self, limit: int = 10) -> list:
         return list(reversed(self.versions()))[:max(1, min(200, limit))]
 
+    publish = staticmethod(lambda version: None)   # the board's (Context.wire): the version, after each set
+
     def set(self, text: str, why: Optional[str] = None) -> dict:
         text = (text or "").strip()
         if not text:
@@ -93,6 +95,7 @@ class VoiceCard:
             except OSError as exc:
                 raise VoiceStorageError(f"the voice card could not be saved to {self.path} ({exc}); nothing "
                                         "changed: free disk space or fix the folder's permissions") from None
+            self.publish(entry["version"])
             return {**entry, "changed": True}
 
     def block(self) -> str:

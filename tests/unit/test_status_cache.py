@@ -35,6 +35,7 @@ def world(tmp_path):
     ctx = Context(cfg=cfg, memory=memory, state=State(None), events=EventLog(None, clock), clock=clock,
                   voice=VoiceCard(tmp_path / "voice.json", max_chars=2000, clock=clock))
     rt = SimpleNamespace(cfg=cfg, ctx=ctx, board=Board())
+    ctx.wire(rt.board.put)              # as the Runtime does: each owner publishes what /status shows
     builds = []
 
     def build():
