@@ -36,8 +36,9 @@ DEFAULTS: dict = {
     "redrafts_waiting_since": None,
 }
 HISTORY_KEEP = 40
+# what /status, /metrics and /history show (published to the board after every write)
 SHOWN = ("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "memory_slept_at", "brief_misses",
-         "last_sleep", "last_tend", "redrafts_waiting_since", "history")     # what /status, /metrics, /history show
+         "last_sleep", "last_tend", "redrafts_waiting_since", "history")
 
 
 def history_with(row: dict):
