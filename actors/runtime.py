@@ -28,6 +28,7 @@ from actors.lifecycle import LifecycleActor
 from actors.notifier import NotifierActor, NotifierProxy
 from actors.proxies import Child, Gate, RippleChild, SchedulerChild
 from actors.quality import QualityActor
+from actors.replay import ReplayActor
 from actors.ripple import RippleActor, RippleProxy
 from actors.scheduler import SchedulerActor, SchedulerProxy
 from actors.sleeper import SleeperActor, SleeperProxy
@@ -40,7 +41,7 @@ FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first
 RESTART_ANSWER_SECONDS = 10.0   # an operator's restart is answered at once: this long means the supervisor hangs
 
 CHILDREN = [NotifierActor, RippleActor, LifecycleActor, ChainActor, SleeperActor, SchedulerActor,
-            QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch]      # started in this order
+            QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch, ReplayActor]      # started in this order
 
 
 class Runtime:
@@ -63,6 +64,7 @@ class Runtime:
             voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock)
         self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model, voice=voice)
         self.board = Board()
+        self.ctx.wire(self.board.put)   # the plain objects publish what /status shows
         self.looks = Looks()            # a viewer or /status client looking: the watches read on every beat
         self.registry = Registry()
         self.tick_flags: dict = {}      # name -> threading.Event: a beat is queued (the ticker coalesces)

@@ -11,6 +11,7 @@ from typing import Any, Optional
 import pykka
 
 from actors.supervisor import ChildDown, ChildRunning, UnknownChild
+from actors.replay import starter
 from hippocampus.config import redact
 from hippocampus.replay import service as replays
 from hippocampus.replay.service import Run
@@ -57,7 +58,7 @@ def said(row: dict, words=run_words) -> dict:
 class Front:
     def __init__(self, runtime) -> None:
         self.rt = runtime
-        self.replays = replays.Replays(runtime.ctx)
+        self.replays = replays.Replays(runtime.ctx, starter(runtime.registry))     # run on the replay actor
         self._queue = runtime.queue
         self._status = StatusCache(lambda: build_status(runtime), lambda: built_from(runtime))
         self.tally = Tally()
@@ -82,14 +83,13 @@ class Front:
     def metrics(self) -> dict:
         """The counts since start and the published facts /metrics serves; no Memory call."""
         lifecycle = self.rt.board.get("lifecycle") or {}
-        snap = self.rt.ctx.last_snapshot
         return {"counts": self.tally.counts(), "model_up_seconds": lifecycle.get("up_seconds_total") or 0.0,
-                "last_sleep_ok_at": self.rt.ctx.state.get("last_sleep_ok_at"),
+                "last_sleep_ok_at": (self.rt.board.get("state") or {}).get("last_sleep_ok_at"),
                 "memory_reachable": bool(self.memory()["reachable"]),
-                "chain_open": bool(snap is not None and snap.chain_open)}
+                "chain_open": bool((self.rt.board.get("snapshot") or {}).get("chain_open"))}
 
     def history(self, limit: int) -> list:
-        rows = list(reversed(self.rt.ctx.state.get("history") or []))[:limit]
+        rows = list(reversed((self.rt.board.get("state") or {}).get("history") or []))[:limit]
         return redact.deep([said(r) for r in rows])
 
     def events(self, limit: int, type_: Optional[str] = None) -> list:

@@ -1,10 +1,12 @@
-"""What the domain objects share: config, clients, the clock, state, events and the model gate."""
+"""What the domain objects share: config, clients, the clock, state, events and the model gate; and what /status
+shows of them, published to the board by the object that changes it (wire)."""
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from hippocampus.clock import Clock
 from hippocampus.config import Config
@@ -24,6 +26,19 @@ def always_up() -> SimpleNamespace:
                            held_until=lambda now: None)
 
 
+class Progress(dict):
+    """What a running sleep is doing, published on every change."""
+    publish = staticmethod(lambda progress: None)
+
+    def update(self, *args, **kw) -> None:
+        super().update(*args, **kw)
+        self.publish(dict(self))
+
+    def clear(self) -> None:
+        super().clear()
+        self.publish({})
+
+
 @dataclass
 class Context:
     cfg: Config
@@ -35,13 +50,38 @@ class Context:
     gate: Any = field(default_factory=always_up)
     voice: Any = None            # hippocampus.voice.VoiceCard when enabled
     cycle: CycleLock = field(default_factory=CycleLock)
-    progress: dict = field(default_factory=dict)   # what a running sleep is doing, for /status
-    last_snapshot: Any = None    # the last Snapshot of Memory's drafts and briefs
+    progress: Progress = field(default_factory=Progress)   # what a running sleep is doing, for /status
+    snapshot: Any = None         # the last Snapshot of Memory's drafts and briefs (last_snapshot)
     stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
     others: set = field(default_factory=set)       # the other copies' claims already said in the log
     copies_alone: bool = False       # no other copy seen on this Memory at the last read (cycle/copies.py)
     copies_announced: bool = False   # this process's "copy" note is in Memory
+    capture: list = field(default_factory=list)    # the running sleep's or redraft's model calls (capture.py)
     meter: Any = None                # the running night's budget.Meter (None: no budget counts the calls)
+    publish: Callable[[str, Any], None] = lambda key, view: None     # the board's put (wire)
+
+    @property
+    def last_snapshot(self) -> Any:
+        return self.snapshot
+
+    @last_snapshot.setter
+    def last_snapshot(self, snap: Any) -> None:
+        self.snapshot = snap
+        self.publish("snapshot", None if snap is None else snap.summary())
+
+    def wire(self, put: Callable[[str, Any], None]) -> None:
+        """Have each object /status shows publish its view to the board (put(key, view)) on every change, from
+        now: the state, the cycle's holder, the sleep's progress, the last snapshot, the log's and the voice card's."""
+        self.publish = put
+        owners = {"state": (self.state, self.state.view()), "cycle": (self.cycle, self.cycle.describe()),
+                  "progress": (self.progress, dict(self.progress)),
+                  "events": (self.events, self.events.write_error)}
+        if self.voice is not None:
+            owners["voice"] = (self.voice, self.voice.version())
+        for key, (owner, now) in owners.items():
+            owner.publish = functools.partial(put, key)
+            put(key, now)
+        self.last_snapshot = self.snapshot
 
     def emit(self, type_: str, **fields: Any) -> dict:
         return self.events.emit(type_, **fields)

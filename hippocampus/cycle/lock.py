@@ -27,7 +27,8 @@ class Token:
 
 class CycleLock:
     """on_release(what): called outside the lock each time a holder lets go, so a nudge that came meanwhile
-    causes its tick at once."""
+    causes its tick at once. publish(describe()): the board's (Context.wire), on every enter and leave."""
+    publish = staticmethod(lambda busy: None)
 
     def __init__(self, on_release: Optional[Callable[[str], None]] = None) -> None:
         self._lock = threading.Lock()
@@ -41,6 +42,7 @@ class CycleLock:
                 raise Busy(self._held.what, self._held.since)
             self._n += 1
             self._held = Token(what, time.time(), self._n)
+            self.publish(self.describe())
             return self._held
 
     def leave(self, token: Token) -> None:
@@ -48,6 +50,7 @@ class CycleLock:
             released = self._held is token
             if released:
                 self._held = None
+                self.publish(None)
         if released and self.on_release is not None:
             try:
                 self.on_release(token.what)

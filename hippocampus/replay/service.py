@@ -1,12 +1,12 @@
 """Replay and the quality report as the running service offers them, through the facade (front.py).
 
-One replay at a time, on a thread of its own, never a request thread (slow replays would take every one and leave
-/health unanswered); one asked for while another runs is refused at once (ReplayBusy), never queued. The report is
-kept fresh by QualityWatch, which the quality actor drives: on news at most every MIN_GAP_SECONDS, and every
-REFRESH_SECONDS regardless; each refresh also scrubs the purges Memory's tombstones list from the files here.
-The runs kept are reached by every scrub (scrub.hold): a run done has its result and its packet copy scrubbed at
-once, one still running when its result is set, so no run ever answers with a purged text. Run ids are random
-(secrets.token_urlsafe), never guessable from the time.
+One replay at a time, on the replay actor (actors/replay.py), never a request thread (slow replays would take
+every one and leave /health unanswered); one asked for while another runs is refused at once (ReplayBusy), never
+queued. The report is kept fresh by QualityWatch, which the quality actor drives: on news at most every
+MIN_GAP_SECONDS, and every REFRESH_SECONDS regardless; each refresh also scrubs the purges Memory's tombstones list
+from the files here. The runs kept are reached by every scrub (scrub.hold): a run done has its result and its
+packet copy scrubbed at once, one still running when its result is set, so no run ever answers with a purged text.
+Run ids are random (secrets.token_urlsafe), never guessable from the time.
 """
 from __future__ import annotations
 
@@ -123,27 +123,14 @@ def _forget_run(run: Run, removal) -> bool:
     return changed
 
 
-def _work(run: Run, work: Callable[[], dict], finish: Callable[[Run, Optional[dict]], None]) -> None:
-    result = None
-    try:
-        result = work()
-    except Exception as exc:  # noqa: BLE001 - the caller reads the failure; the thread never dies loud
-        log.exception("the replay of draft %s failed", run.draft_id)
-        run.error = f"the replay failed inside the hippocampus: {transport_words.in_words(exc)}"
-        if "the service log has the details" not in run.error:
-            run.error += "; the service log has the details"
-    finally:
-        run.finished_at = time.time()
-        finish(run, result)
-        log.info("the replay of draft %s on %s ended after %.1f s", run.draft_id, run.candidate,
-                 run.finished_at - run.started_at)
-
-
 class Replays:
     """The service's replays over its context (cfg, memory, gate, stopping)."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, start: Optional[Callable] = None) -> None:
+        """start(replays, run, env, packet, cand): hands the run to the replay actor; by default (tests) it runs
+        on the caller's thread."""
         self.ctx = ctx
+        self.start = start or (lambda replays, *job: replays.work(*job))
         self._lock = threading.Lock()
         self._current: Optional[Run] = None
         self._runs: "OrderedDict[str, Run]" = OrderedDict()
@@ -151,7 +138,7 @@ class Replays:
 
     def replay(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
                timeout_seconds: Optional[float] = None, wait: Optional[float] = None) -> Run:
-        """One draft on a candidate, on a thread of its own, waited for at most `wait` seconds (WAIT_SECONDS): the
+        """One draft on a candidate, on the replay actor, waited for at most `wait` seconds (WAIT_SECONDS): the
         run, done or still running. Raises run.NotAllowed, run.NoPacket, ReplayBusy, and ServiceStopping when the
         stop comes meanwhile (the replay sends no further call)."""
         ctx = self.ctx
@@ -171,8 +158,11 @@ class Replays:
         packet = env.store.load(draft_id) or packet
         with self._lock:
             run.packet = copy.deepcopy(packet)
-        threading.Thread(target=_work, args=(run, lambda: run_packet(env, packet, cand, ctx.stopping.is_set),
-                                             self._finish), name="replay", daemon=True).start()
+        try:
+            self.start(self, run, env, packet, cand)
+        except Exception as exc:  # noqa: BLE001 - the actor is down: the run ends failed, the next one may start
+            run.error = f"the replay was not started: {transport_words.in_words(exc)}"
+            self._finish(run, None)
         deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         while not run.done.wait(min(STOP_LOOK_SECONDS, max(0.0, deadline - time.monotonic()))):
             if self.ctx.stopping.is_set():
@@ -181,9 +171,25 @@ class Replays:
                 break
         return run
 
+    def work(self, run: Run, env: ReplayEnv, packet: dict, cand) -> None:
+        """The replay itself (on the replay actor): its result or its failure kept, then done; never raises."""
+        result = None
+        try:
+            result = run_packet(env, packet, cand, self.ctx.stopping.is_set)
+        except Exception as exc:  # noqa: BLE001 - the caller reads the failure; the actor never dies of it
+            log.exception("the replay of draft %s failed", run.draft_id)
+            run.error = f"the replay failed inside the hippocampus: {transport_words.in_words(exc)}"
+            if "the service log has the details" not in run.error:
+                run.error += "; the service log has the details"
+        finally:
+            self._finish(run, result)
+            log.info("the replay of draft %s on %s ended after %.1f s", run.draft_id, run.candidate,
+                     run.finished_at - run.started_at)
+
     def _finish(self, run: Run, result: Optional[dict]) -> None:
         """The result kept, with every scrub made while it was being made applied first; then done."""
         with self._lock:
+            run.finished_at = time.time()
             for removal in run.pending:
                 if result is not None:
                     result = scrub_result(result, run.packet, removal)

@@ -1,5 +1,6 @@
-"""The status read model: built from the board (where the watches publish), the durable state and the tick's
-last snapshot; nothing here calls Memory or waits on a busy actor."""
+"""The status read model: built from the board alone, where each owner publishes what it shows (the actors and the
+watches; the state, the cycle's holder, a sleep's progress, the tick's last snapshot, the event log's and the voice
+card's: Context.wire); nothing here calls Memory, reads a file or waits on a busy actor."""
 from __future__ import annotations
 
 from hippocampus.config import redact
@@ -13,12 +14,9 @@ CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": Non
 
 
 def built_from(rt) -> tuple:
-    """What build_status reads, as cheap versions and references, and the clock's second ("in 4 h")."""
-    ctx = rt.ctx
-    return (rt.board.version, ctx.state.version, ctx.state.write_error, ctx.cycle.holder(), ctx.last_snapshot,
-            tuple(ctx.progress.items()), ctx.events.write_error,
-            ctx.voice.version() if ctx.voice is not None else None, int(ctx.clock.now()),
-            structured.refused(rt.cfg.model.url), size.chosen(rt.cfg.model.url) is not None)
+    """What build_status reads, as cheap versions, and the clock's second ("in 4 h")."""
+    return (rt.board.version, int(rt.ctx.clock.now()), structured.refused(rt.cfg.model.url),
+            size.chosen(rt.cfg.model.url) is not None)
 
 
 def review(seen) -> dict:
@@ -31,12 +29,11 @@ def review(seen) -> dict:
 
 
 def build_status(rt) -> dict:
-    """The read model: the board, the durable state and the last snapshot; no Memory call."""
+    """The read model: the board; no Memory call."""
     cfg, ctx = rt.cfg, rt.ctx
-    st = ctx.state.pick("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "memory_slept_at",
-                        "brief_misses", "last_sleep", "last_tend", "redrafts_waiting_since")
     now = ctx.clock.now()
     board = rt.board.all()
+    st = board.get("state") or {}
     sched = board.get("scheduler") or {}
     req = st.get("brief_request") or {}
     wanted = bool(req) and req.get("answered") is None
@@ -66,23 +63,22 @@ def build_status(rt) -> dict:
         "last_tend": st.get("last_tend"),
         "redrafts_waiting_since": st.get("redrafts_waiting_since"),
         "review": review(board.get("queue")),
-        "busy": ctx.cycle.describe(),
-        "chain": None if ctx.last_snapshot is None else ctx.last_snapshot.summary(),
+        "busy": board.get("cycle"),
+        "chain": board.get("snapshot"),
         "ticks": sched.get("ticks", 0),
-        "progress": dict(ctx.progress),
+        "progress": board.get("progress") or {},
         "actors": board.get("actors") or {},
         "memory": {**(board.get("memory_health") or MEMORY_FIRST), "url": redact.url(ctx.memory.url)},
         "model_url": redact.url(cfg.model.url) or None,
         "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
         "model_fit": board.get("model_fit") if cfg.model.configured else None,
         "model_structured": structured.view(cfg.model.structured, cfg.model.url) if cfg.model.configured else None,
-        "model_write": (grounded.view(cfg.model.write, cfg.model.url, ctx.state.pick("history")["history"] or [],
+        "model_write": (grounded.view(cfg.model.write, cfg.model.url, st.get("history") or [],
                                       grounded.model_key(cfg.model.name, redact.url(cfg.model.url)))
                         if cfg.model.configured else None),
-        "state_error": ctx.state.write_error,
-        "events_error": ctx.events.write_error,
-        "voice": ({"enabled": True, "version": ctx.voice.version()} if ctx.voice is not None
-                  else {"enabled": False}),
+        "state_error": st.get("write_error"),
+        "events_error": board.get("events"),
+        "voice": {"enabled": True, "version": board["voice"]} if "voice" in board else {"enabled": False},
     }
     s = redact.deep(s)       # every URL in it (the ripple's, an error's) without its user:password@ or ?key=
     with times_said() as times:

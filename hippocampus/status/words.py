@@ -28,7 +28,7 @@ ACTOR_WORDS = {"scheduler": "the part that keeps the schedule", "sleeper": "the 
                "ripple": "the part that wakes the main model", "notifier": "the part that sends the webhook",
                "quality": "the part that reads the reviews", "memory_health": "the part that watches Memory",
                "model_health": "the part that watches the model", "wakeup": "the part that checks the wake-up",
-               "queue": "the part that reads the review queue"}
+               "queue": "the part that reads the review queue", "replay": "the part that replays drafts"}
 
 
 def hhmm(ts: Optional[float]) -> str:

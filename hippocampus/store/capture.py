@@ -1,11 +1,11 @@
 """The replay packets' recorder: every model call of a sleep or a redraft, kept until its draft is posted, then
-saved as its packet (packets.py). Nothing here raises into the sleep: a packet is never worth a failed draft.
+saved as its packet (packets.py); the calls are kept on the context (ctx.capture), never in a module. Nothing
+here raises into the sleep: a packet is never worth a failed draft.
 """
 from __future__ import annotations
 
 import copy
 import logging
-import threading
 from typing import Any, Optional
 
 from hippocampus.store.packets import FOLDER, PacketStore
@@ -14,9 +14,6 @@ log = logging.getLogger("hippocampus.replay")
 
 VERSION = 1
 
-_lock = threading.Lock()
-_open: dict = {}            # state folder -> the calls of the run in progress there
-
 
 def store_for(cfg) -> PacketStore:
     return PacketStore(cfg.state_dir / FOLDER)
@@ -24,8 +21,7 @@ def store_for(cfg) -> PacketStore:
 
 def begin(ctx) -> None:
     """A sleep or a redraft starts: what an earlier run left unposted is dropped."""
-    with _lock:
-        _open[str(ctx.cfg.state_dir)] = []
+    ctx.capture = []
 
 
 def record(ctx, stage: str, topic: Optional[str], prompt: str, markers, candidates: list, *,
@@ -34,8 +30,7 @@ def record(ctx, stage: str, topic: Optional[str], prompt: str, markers, candidat
     try:
         call = _call(stage, topic, prompt, markers, candidates, answer, parsed, error)
         call.update(copy.deepcopy(more))
-        with _lock:
-            _open.setdefault(str(ctx.cfg.state_dir), []).append(call)
+        ctx.capture.append(call)        # one run at a time (the cycle lock); an append is atomic
     except Exception:  # noqa: BLE001 - capture never fails a sleep
         log.exception("could not capture a model call for its replay packet")
 
@@ -62,8 +57,7 @@ def _call(stage, topic, prompt, markers, candidates, answer, parsed, error) -> d
 
 def seal(ctx, draft_id: Optional[str], body: dict) -> None:
     """Memory took the draft: its calls become replays/<draft_id>.json."""
-    with _lock:
-        calls = _open.pop(str(ctx.cfg.state_dir), [])
+    calls, ctx.capture = ctx.capture, []
     if not calls or not draft_id:
         return
     try:

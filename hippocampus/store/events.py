@@ -44,10 +44,22 @@ class EventLog:
         self._listeners: list = []
         self._lines = 0                         # lines in the file
         self._rewrite = False                   # a write failed: the next one rewrites the whole file
-        self.write_error: Optional[str] = None
+        self._write_error: Optional[str] = None
         if self.path:
             self._load()
         self._seq = itertools.count(max(self._events, default=0) + 1)
+
+    publish = staticmethod(lambda error: None)     # the board's (Context.wire): write_error, when it changes
+
+    @property
+    def write_error(self) -> Optional[str]:
+        return self._write_error
+
+    @write_error.setter
+    def write_error(self, error: Optional[str]) -> None:
+        if error != self._write_error:
+            self._write_error = error
+            self.publish(error)
 
     def subscribe(self, listener: Callable[[dict], None]) -> None:
         self._listeners.append(listener)

@@ -36,6 +36,9 @@ DEFAULTS: dict = {
     "redrafts_waiting_since": None,
 }
 HISTORY_KEEP = 40
+# what /status, /metrics and /history show (published to the board after every write)
+SHOWN = ("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "memory_slept_at", "brief_misses",
+         "last_sleep", "last_tend", "redrafts_waiting_since", "history")
 
 
 def history_with(row: dict):
@@ -49,12 +52,13 @@ def history_with(row: dict):
 
 
 class State:
+    publish = staticmethod(lambda view: None)   # the board's (Context.wire): view() after every write
+
     def __init__(self, path: Optional[Path]):
         self.path = Path(path) if path else None
         self._lock = threading.RLock()          # readers and writers of the data: held briefly
         self._write_lock = threading.Lock()     # one disk write at a time, never held by a reader
         self.write_error: Optional[str] = None
-        self.version = 0                        # bumped by every write: the status is built anew after it
         self._data = copy.deepcopy(DEFAULTS)
         if self.path:
             loaded = private.read_or_set_aside(self.path, "state")
@@ -102,21 +106,25 @@ class State:
             return {k: copy.deepcopy(self._data.get(k)) for k in keys}
 
     def save(self) -> None:
-        """The data lock is held only to encode, never across the fsync: /status never waits on a slow disk."""
-        self.version += 1
-        if not self.path:
-            return
+        """The data lock is held only to encode, never across the fsync; then the view is published (in the order
+        of the writes: the last one published is the newest)."""
         with self._write_lock:
-            with self._lock:
-                raw = private.encode(self._data)
-            try:
-                private.write_text_atomic(self.path, raw)
-                self.write_error = None
-            except OSError as exc:
-                self.write_error = (f"the state file {self.path} could not be written ({exc}); "
-                                    "the service keeps running but a restart would lose recent progress: "
-                                    "free disk space or fix the folder's permissions")
-                log.error(self.write_error)
+            if self.path:
+                with self._lock:
+                    raw = private.encode(self._data)
+                try:
+                    private.write_text_atomic(self.path, raw)
+                    self.write_error = None
+                except OSError as exc:
+                    self.write_error = (f"the state file {self.path} could not be written ({exc}); "
+                                        "the service keeps running but a restart would lose recent progress: "
+                                        "free disk space or fix the folder's permissions")
+                    log.error(self.write_error)
+            self.publish(self.view())
+
+    def view(self) -> dict:
+        """What the status shows of the state: the SHOWN keys and the last write's error."""
+        return {**self.pick(*SHOWN), "write_error": self.write_error}
 
 
 def _known(keys) -> None:

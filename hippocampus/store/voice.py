@@ -28,7 +28,6 @@ class VoiceCard:
         self.max_chars = max_chars
         self.clock = clock
         self._lock = threading.Lock()
-        self._seen: Optional[tuple] = None      # (the file's stat, its version) at the last version()
 
     def _read(self) -> list:
         if not self.path.exists():
@@ -54,20 +53,14 @@ class VoiceCard:
         return v[-1] if v else None
 
     def version(self) -> int:
-        """The current card's version, read again only when the file has changed (the status asks often)."""
-        try:
-            st = self.path.stat()
-            sig: Optional[tuple] = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except OSError:
-            sig = None
-        seen = self._seen
-        if seen is None or seen[0] != sig:
-            cur = self.current()
-            seen = self._seen = (sig, int(cur["version"]) if cur else 0)
-        return seen[1]
+        """The current card's version (the status reads the one published after each set, never the file)."""
+        cur = self.current()
+        return int(cur["version"]) if cur else 0
 
     def history(self, limit: int = 10) -> list:
         return list(reversed(self.versions()))[:max(1, min(200, limit))]
+
+    publish = staticmethod(lambda version: None)   # the board's (Context.wire): the version, after each set
 
     def set(self, text: str, why: Optional[str] = None) -> dict:
         text = (text or "").strip()
@@ -93,6 +86,7 @@ class VoiceCard:
             except OSError as exc:
                 raise VoiceStorageError(f"the voice card could not be saved to {self.path} ({exc}); nothing "
                                         "changed: free disk space or fix the folder's permissions") from None
+            self.publish(entry["version"])
             return {**entry, "changed": True}
 
     def block(self) -> str:

@@ -24,8 +24,8 @@ from tests.harness.reviewer import wait_for
 ROOT = Path(__file__).resolve().parents[2]
 REVIEW_TOPIC = "hippocampus, review"
 REDRAFT = "THE CRITIQUE"
-CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality", "memory_health", "model_health",
-            "wakeup", "queue"}      # the last five are the watches (actors/watch.py)
+CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality", "replay",
+            "memory_health", "model_health", "wakeup", "queue"}      # the last five are the watches (actors/watch.py)
 
 
 # ---------------------------------------------------------------- the small model, by the prompt contract

@@ -14,8 +14,8 @@ import requests
 from tests.harness.reviewer import wait_for
 
 FAST = {"backoff_seconds": 0.05, "check_seconds": 0.05}
-CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality", "memory_health", "model_health",
-            "wakeup", "queue"}      # the last five are the watches (actors/watch.py)
+CHILDREN = {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality", "replay",
+            "memory_health", "model_health", "wakeup", "queue"}      # the last five are the watches (actors/watch.py)
 
 
 def actors(base: str) -> dict:

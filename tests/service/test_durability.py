@@ -112,7 +112,7 @@ def test_status_carries_the_whole_picture(make_config, start_service, hand):
     assert st["brief_wanted"] is False and st["brief_requested_at"] is None
     assert st["webhook"] is False
     assert set(st["actors"]) == {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality",
-                                 "memory_health", "model_health", "wakeup", "queue"}
+                                 "replay", "memory_health", "model_health", "wakeup", "queue"}
     assert all(a["state"] == "running" and a["restarts"] == 0 for a in st["actors"].values())
     assert isinstance(st["explain"], str) and st["explain"].endswith(".")
     assert st["explain"] == st["say"]["headline"]

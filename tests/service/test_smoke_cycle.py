@@ -35,4 +35,4 @@ def test_mechanical_sleep_on_a_brief_lands_and_closes(make_config, start_service
     st = requests.get(base + "/status").json()
     assert st["mode"] == "external" and "explain" in st
     assert set(st["actors"]) == {"scheduler", "chain", "sleeper", "lifecycle", "ripple", "notifier", "quality",
-                                 "memory_health", "model_health", "wakeup", "queue"}
+                                 "replay", "memory_health", "model_health", "wakeup", "queue"}

@@ -35,6 +35,7 @@ def world(tmp_path):
     ctx = Context(cfg=cfg, memory=memory, state=State(None), events=EventLog(None, clock), clock=clock,
                   voice=VoiceCard(tmp_path / "voice.json", max_chars=2000, clock=clock))
     rt = SimpleNamespace(cfg=cfg, ctx=ctx, board=Board())
+    ctx.wire(rt.board.put)              # as the Runtime does: each owner publishes what /status shows
     builds = []
 
     def build():
@@ -86,3 +87,24 @@ def test_a_caller_changing_its_status_changes_nobody_elses(world):
     mine["say"]["headline"] = "changed"
     assert "quality" not in world.cache.status()
     assert world.cache.status()["say"]["headline"] != "changed"
+
+
+def test_the_status_is_built_from_the_board_alone(world):
+    """Each owner publishes what the status shows: a context with nothing but the clock and Memory's address
+    builds the same status from the same board."""
+    world.ctx.state.set(brief_misses=3)
+    token = world.ctx.cycle.enter("sleep")
+    world.ctx.progress.update(what="sleeping", piles=2, piles_done=1)
+    world.ctx.last_snapshot = Snapshot(at=world.clock.now())
+    world.ctx.voice.set("I speak of myself as she.")
+    bare = SimpleNamespace(cfg=world.rt.cfg, board=world.rt.board,
+                           ctx=SimpleNamespace(clock=world.clock, memory=SimpleNamespace(url=world.ctx.memory.url)))
+    s = build_status(bare)
+    assert s == build_status(world.rt)
+    assert (s["brief_misses"], s["busy"]["what"], s["progress"]["piles_done"]) == (3, "sleep", 1)
+    assert s["voice"] == {"enabled": True, "version": 1}
+    assert s["chain"]["at"] == world.clock.now()
+    world.ctx.cycle.leave(token)
+    world.ctx.progress.clear()
+    s = build_status(bare)
+    assert s["busy"] is None and s["progress"] == {}
