@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from hippocampus.cycle import claims, copies, executor
+from hippocampus.status.lists import result
 from tests.harness.clock import FakeClock
 from tests.service.test_tend import scripted_model
 
@@ -134,4 +135,6 @@ def test_a_malformed_pull_is_a_failure_on_the_report_and_in_the_log(make_ctx, ha
     assert checked["status"] == "waiting_for_brief" and checked["sleep"] is None, checked
     assert checked["error"].startswith("the small model's pulled brief was ") and why in checked["error"], checked
     assert hand.all_briefs() == [] and hand.drafts() == []
+    said = result("check", checked)
+    assert said["level"] == "bad" and checked["error"] in said["text"], said       # what /check and check_now say
     assert any(why in r.getMessage() and r.levelname == "WARNING" for r in caplog.records), caplog.text
