@@ -3,19 +3,17 @@ counts misses, asks the main model for one, or (brief_pull) lets the small model
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
-import re
-from typing import Optional
+from typing import Callable, Optional
 
 from hippocampus.cycle import claims
 from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.drafter import call_model
 from hippocampus.cycle.reports import CheckReport
-from hippocampus.cycle.sleep import run_sleep
 from hippocampus.cycle.snapshot import Snapshot
-from hippocampus.drafting.schema import brief_format
+from hippocampus.drafting import pull as pulling
+from hippocampus import transport_words
 from hippocampus.stopping import ServiceStopping
 
 log = logging.getLogger("hippocampus.gate")
@@ -78,73 +76,56 @@ def note_first_check(ctx: Context, now: float) -> None:
         ctx.state.set(first_check_at=now)
 
 
-def miss(ctx: Context, snap: Snapshot, step, report: CheckReport) -> None:
-    """Past bedtime with no brief: count the miss, ask for one, or pull one and sleep on it."""
-    report.status = "waiting_for_brief"
+def no_brief(ctx: Context, step, report: CheckReport) -> bool:
+    """No brief: before bedtime (NOT_BEDTIME) the misses start again, past it (MISS) one more is counted and the main
+    model may be asked; an ask still open is renewed either way. True: the small model may pull a brief now."""
+    report.status = "waiting_for_brief" if step.misses else "not_bedtime"     # a miss counts from 1
     ctx.state.set(brief_misses=step.misses)
     try:
         if ctx.cfg.sleep.brief_request and (step.ask or brief_wanted(ctx)):
-            hold_request(ctx)              # renewed each miss while this copy's ask is open
+            hold_request(ctx)              # renewed at each check, so the claim outlives the wait for the brief
         if step.ask:
             request_brief(ctx)
-        if not step.pull or ctx.mechanical:
-            return
-        held = claims.claim(ctx, "brief_pull", "pulls a brief from the fragments")   # one pull at a time
+    except claims.Taken as exc:
+        report.status, report.other = "other_copy", exc.other
+        return False
+    return step.pull and not ctx.mechanical
+
+
+def pull(ctx: Context, snap: Snapshot, report: CheckReport, take: Callable) -> tuple:
+    """brief_pull: one copy at a time, the small model writes a brief from the fragments, unless one arrived since
+    the tick's snapshot (another copy's pull, done). (the brief, take(its id): this copy's claim on it, taken before
+    the pull's is let go; None when another copy has it), or (None, None) (the report says why)."""
+    try:
+        held = claims.claim(ctx, "brief_pull", "pulls a brief from the fragments")    # one pull at a time
         try:
-            pulled = pull_brief(ctx, snap, held)
-            mine = pulled and claims.claim(ctx, f"brief:{pulled['id']}", f"sleeps on brief {pulled['id']}")
+            brief = _pull(ctx, snap, held, report)
+            return brief, take(brief["id"]) if brief else None
         finally:
             held.release()
     except claims.Taken as exc:
         report.status, report.other = "other_copy", exc.other
-        return
-    if pulled:
-        report.status, report.brief_id = "sleeping_on_pulled_brief", pulled["id"]
-        ctx.state.set(brief_misses=0)
-        try:
-            report.sleep = run_sleep(ctx, pulled, snap, pulled=True, claim=mine)
-        finally:
-            mine.release()
+        return None, None
 
 
-PULL_PROMPT = """You are a steering assistant for a memory consolidator. Below are short-term memory fragments.
-Write a brief for tonight's sleep: what mattered, which running topics deserve long-term memory
-(promote_hints: short phrases copied word for word from the fragments or their topic tags) and which
-are one-offs (noise_hints). Answer with exact JSON only:
-{"summary": "...", "promote_hints": ["..."], "noise_hints": ["..."], "completed_intents": []}
-
-Fragments:
-%s
-
-JSON brief:"""
-
-
-def pull_brief(ctx: Context, snap: Snapshot, held: claims.Claim) -> Optional[dict]:
-    """brief_pull (headless installs): the small model writes a brief from the fragments, unless one arrived
-    since the tick's snapshot (another copy's pull, done)."""
+def _pull(ctx: Context, snap: Snapshot, held: claims.Claim, report: CheckReport) -> Optional[dict]:
     if {b.get("id") for b in ctx.memory.open_briefs()} - {b.get("id") for b in snap.briefs}:
         log.info("a brief arrived in Memory since this check began, so no pull: the next check sleeps on it")
         return None
-    shorts = ctx.memory.shorts(limit=50)
+    shorts = ctx.memory.shorts(limit=pulling.SHOWN)
     if not shorts:
         return None
-    lines = "\n".join(f"[{(s.get('metadata') or {}).get('topic') or 'untagged'}] {s.get('content', '')[:200]}"
-                      for s in shorts)
     try:
-        answer = call_model(ctx, PULL_PROMPT % lines, brief_format(ctx.cfg.model.max_tokens))
-        m = re.search(r"\{.*\}", answer.text, re.S)
-        data = json.loads(m.group(0)) if m else None
+        answer = call_model(ctx, pulling.prompt(shorts), pulling.response_format(ctx.cfg.model.max_tokens))
+        got, failure = pulling.read(answer.text, cut_off=answer.finish_reason == "length")
     except ServiceStopping:
         raise
-    except Exception as exc:  # noqa: BLE001 - a failed pull is logged and gives nothing
-        log.warning("the small model could not pull a brief: %s", exc)
-        return None
-    if not isinstance(data, dict) or not str(data.get("summary") or "").strip():
-        log.warning("the small model's pulled brief was not the JSON asked for")
+    except Exception as exc:  # noqa: BLE001 - a failed pull is on the report and gives nothing
+        got, failure = None, f"not written: {transport_words.in_words(exc)}"
+    if failure:
+        report.error = f"the small model's pulled brief was {failure}"
+        log.warning("%s", report.error)
         return None
     held.check()
-    hints = {k: [str(h) for h in data.get(k) or [] if isinstance(h, (str, int))][:12]
-             for k in ("promote_hints", "noise_hints")}
-    res = ctx.memory.submit_brief(str(data["summary"])[:2000], hints["promote_hints"], hints["noise_hints"])
-    return {"id": res.get("id"), "content": str(data["summary"]),
-            "metadata": {"created_at": ctx.clock.now(), **hints}}
+    res = ctx.memory.submit_brief(**got)
+    return {"id": res.get("id"), "content": got.pop("summary"), "metadata": {"created_at": ctx.clock.now(), **got}}

@@ -46,22 +46,28 @@ def _wait_chain(ctx, snap, step, out: Out) -> None:
 
 
 def _sleep(ctx, snap, step, out: Out) -> None:
+    """A brief's sleep, or (MISS) past bedtime with none, the miss and a brief the small model pulls (brief_pull):
+    either through the same holds (the model held after a failed start, a budget's rest, the brief's claim)."""
+    pull = step.kind == MISS
+    if pull and not briefs.no_brief(ctx, step, out.check):
+        return
     brief_id = (step.brief or {}).get("id")
     held = None if ctx.mechanical or out.by_hand else ctx.gate.held_until(ctx.clock.now())
-    if held:        # its sleep_failed said when the model is tried again: the ticks meanwhile add nothing
-        out.check.status, out.check.retry_at, out.check.brief_id = "waiting_for_model", held, brief_id
-        return
     rest = None if out.by_hand else ((ctx.state.get("last_sleep") or {}).get("budget") or {}).get("rest_until")
-    if rest and rest > ctx.clock.now():     # the last night ran out of its budget: the next waits for bedtime
-        out.check.status, out.check.retry_at, out.check.brief_id = "budget_rest", rest, brief_id
+    # held: its sleep_failed said when the model is tried again, the ticks meanwhile add nothing; rest: the last
+    # night ran out of its budget, the next waits for bedtime
+    wait = ("waiting_for_model", held) if held else ("budget_rest", rest) if rest and rest > ctx.clock.now() else None
+    if wait:
+        out.check.status, out.check.retry_at, out.check.brief_id = *wait, brief_id
         return
-    claim = _claim_brief(ctx, brief_id, out) if brief_id else None
-    if brief_id and claim is None:
+    brief, claim = (briefs.pull(ctx, snap, out.check, lambda bid: _claim_brief(ctx, bid, out)) if pull else
+                    (step.brief, _claim_brief(ctx, brief_id, out) if brief_id else None))
+    if claim is None and (pull or brief_id):
         return
-    out.check.status, out.check.brief_id = "sleeping", brief_id
+    out.check.status, out.check.brief_id = "sleeping_on_pulled_brief" if pull else "sleeping", (brief or {}).get("id")
     ctx.state.set(brief_misses=0)
     try:
-        out.check.sleep = sleep.run_sleep(ctx, step.brief, snap, purged=out.purged, claim=claim)
+        out.check.sleep = sleep.run_sleep(ctx, brief, snap, pulled=pull, purged=out.purged, claim=claim)
     finally:
         if claim is not None:
             claim.release()
@@ -103,16 +109,6 @@ def _chain_claimed(run: Callable) -> Callable:
     return step_run
 
 
-def _not_bedtime(ctx, snap, step, out: Out) -> None:
-    out.check.status = "not_bedtime"
-    ctx.state.set(brief_misses=0)
-    if ctx.cfg.sleep.brief_request and briefs.brief_wanted(ctx):   # a sleep by hand asked before bedtime
-        try:
-            briefs.hold_request(ctx)     # renewed at each check, so the claim outlives the wait for the brief
-        except claims.Taken as exc:
-            out.check.status, out.check.other = "other_copy", exc.other
-
-
 def _defer(ctx, snap, step, out: Out) -> None:
     out.tend.redraft = False
     out.tend.deferred.append(step.chain.cluster_id)
@@ -149,8 +145,8 @@ HANDLERS: dict = {
     PURGE: _purge,
     WAIT_CHAIN: _wait_chain,
     SLEEP: _sleep,
-    NOT_BEDTIME: _not_bedtime,
-    MISS: lambda ctx, snap, step, out: briefs.miss(ctx, snap, step, out.check),
+    NOT_BEDTIME: lambda ctx, snap, step, out: briefs.no_brief(ctx, step, out.check),
+    MISS: _sleep,
     ASK_BRIEF: _ask_brief,
 }
 

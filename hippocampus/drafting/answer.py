@@ -66,6 +66,13 @@ def _loads(text: str) -> Any:
     return None
 
 
+def json_value(body: str) -> Any:
+    """A cleaned answer as JSON: the whole of it, else the span from its first { to its last }; None if neither."""
+    a, b = body.find("{"), body.rfind("}")
+    obj = _loads(body)
+    return _loads(body[a:b + 1]) if obj is None and 0 <= a < b else obj
+
+
 def _balanced_end(s: str, i: int) -> Optional[int]:
     """The index after the bracket closing the one at s[i], or None (ran off the end)."""
     depth, in_str, esc = 0, False, False
@@ -299,10 +306,7 @@ def read_raw(text: Any, finish_reason: Optional[str], max_tokens: int, constrain
     raw_text = text if isinstance(text, str) else ""
     body = clean(raw_text)
     cut = finish_reason == "length"
-    a, b = body.find("{"), body.rfind("}")
-    obj = _loads(body)
-    if obj is None and 0 <= a < b:
-        obj = _loads(body[a:b + 1])
+    obj = json_value(body)
     if isinstance(obj, (dict, list)):
         return ([obj] if single is not None and single(obj) else _raw_ops(obj)), cut, None
     raw, found, ran_off = salvage(body)

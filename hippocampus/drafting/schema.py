@@ -156,25 +156,3 @@ def worst_case(schema: dict) -> Any:
         return schema.get("maximum", 0)
     return None
 
-
-BRIEF_FULL = {"summary": 1200, "hints": 8, "hint": 40}
-BRIEF_LEAST = {"summary": 40, "hints": 2, "hint": 12}
-
-
-def _brief_schema(share: float) -> dict:
-    size = _scaled(share, BRIEF_FULL, BRIEF_LEAST)
-    hints = {"type": "array", "items": _text(size["hint"]), "maxItems": size["hints"]}
-    props = {"summary": _text(size["summary"], 1), "promote_hints": hints, "noise_hints": hints,
-             "completed_intents": {"type": "array", "items": _text(64), "maxItems": 0}}
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
-
-
-def brief_format(max_tokens: int) -> dict:
-    """The `response_format` of the pulled brief's answer, sized like the drafts'."""
-    budget = int(max(16, int(max_tokens)) * SHARE)
-
-    def fits(share: float) -> bool:
-        return estimate_tokens(worst_case(_brief_schema(share))) <= budget
-
-    share = 1.0 if fits(1.0) else _largest_share(fits)
-    return {"type": "json_schema", "json_schema": {"name": "pulled_brief", "schema": _brief_schema(share)}}

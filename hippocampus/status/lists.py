@@ -246,7 +246,7 @@ CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a
 
 def check_words(r: dict) -> str:
     status = r.get("status")
-    head = CHECK.get(status, status or "checked")
+    head = CHECK.get(status, status or "checked") + (f"; {r['error']}" if r.get("error") else "")   # a failed pull
     if status == "error":
         return f"the check failed: {r.get('error')}"
     if r.get("sleep"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from hippocampus.drafting import schema
+from hippocampus.drafting import pull, schema
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import Markers, draft_prompt, redraft_prompt
 from hippocampus.model.structured import names_the_format, said
@@ -52,7 +52,7 @@ def test_the_longest_answer_the_schema_allows_fits_max_tokens(max_tokens, n_frag
 
 def test_the_brief_schema_fits_too():
     for max_tokens in (256, 512, 2000):
-        sch = schema.brief_format(max_tokens)["json_schema"]["schema"]
+        sch = pull.response_format(max_tokens)["json_schema"]["schema"]
         assert schema.estimate_tokens(schema.worst_case(sch)) <= max_tokens * schema.SHARE
 
 
