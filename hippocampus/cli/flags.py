@@ -14,6 +14,7 @@ from typing import Callable, Optional
 
 from hippocampus.config import Config
 from hippocampus.config.candidates import TIMEOUT_CAP
+from hippocampus.words import yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
 REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate "
@@ -26,19 +27,19 @@ class FlagError(ValueError):
     """A flag (or a combination of flags) the card would refuse."""
 
 
-_ON_OFF = {**dict.fromkeys(("on", "true", "yes", "1"), True), **dict.fromkeys(("off", "false", "no", "0"), False)}
-
-
 def _typed(convert: Callable, what: str) -> Callable:
     def parse(value: str):
         try:
-            return convert(value)
-        except (ValueError, KeyError):
-            raise argparse.ArgumentTypeError(f"expected {what}, not {value!r}") from None
+            out = convert(value)
+        except ValueError:
+            out = None
+        if out is None:
+            raise argparse.ArgumentTypeError(f"expected {what}, not {value!r}")
+        return out
     return parse
 
 
-_on_off = _typed(lambda v: _ON_OFF[v.strip().lower()], "on or off")
+_on_off = _typed(yes_no, "on or off")
 _seconds = _typed(float, "a number of seconds")
 _whole = _typed(int, "a whole number")
 

@@ -18,12 +18,11 @@ from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import candidates as replay_allowed
 from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
+from hippocampus.words import yes_no
 
 log = logging.getLogger("hippocampus.config")
 
 CONFIG_ENV = f"{ENV_PREFIX}_CONFIG"      # not a setting: where the settings are
-_TRUTHY = {"1", "true", "yes", "on"}
-_FALSY = {"0", "false", "no", "off"}
 EMPTY_MEANS_OFF = {"model.url"}
 KNOWN_PATHS = tuple(_all_paths(Config))
 # where a setting's value came from
@@ -125,11 +124,9 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
     if isinstance(default, bool):
-        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUTHY | _FALSY:
-            return value.strip().lower() in _TRUTHY
-        raise ValueError("is not true or false")
+        if yes_no(value) is None:
+            raise ValueError("is not true or false")
+        return yes_no(value)
     if isinstance(default, int):
         if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
             return int(value)

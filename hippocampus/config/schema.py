@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from hippocampus.config.pointers import resolve_pointer  # noqa: F401 - the family's token precedence
+from hippocampus.words import NO, YES
 
 ENV_PREFIX = "SEREN_HIPPOCAMPUS"
 DEFAULT_PATH = "~/seren-hippocampus/seren-hippocampus.yaml"
@@ -118,7 +119,7 @@ class ModelConfig:
     temperature: float = _field(0.2, min=0, max=2)
     extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
-                             aliases={"true": "on", "yes": "on", "false": "off", "no": "off"})
+                             aliases={**dict.fromkeys(YES, "on"), **dict.fromkeys(NO, "off")})
     write: str = _field("auto", choices=("free", "extractive", "auto"),    # the model writes, or only chooses
                         aliases={"extract": "extractive", "extracted": "extractive", "chooses": "extractive",
                                  "writes": "free", "write": "free"})

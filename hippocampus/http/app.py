@@ -9,13 +9,14 @@ import falcon
 from hippocampus.config.hosts import allowed_hosts, allowed_origins, mount_path
 from hippocampus.front import (ActorDown, ActorRunning, Busy, MemoryDown, NoPacket, NotAllowed, ReplayBusy,
                                ServiceStopping, StillRunning, UnknownActor, VoiceError, VoiceOff, VoiceStorageError)
-from hippocampus.http.auth import BearerAuth, RequestLog, escape_controls, escape_waitress_log
+from hippocampus.http.auth import BearerAuth, RequestLog, escape_waitress_log
 from hippocampus.http.guard import Guard
 from hippocampus.http.metrics import Metrics
 from hippocampus.http.openapi import OpenApi
 from hippocampus.http.resources import (ActorRestart, Actors, Call, Events, Health, History, Quality, Queue, Replay,
                                         ReplayRuns, Root, SleepRoute, Status, Voice, VoiceHistory)
 from hippocampus.http.viewer import Viewer
+from hippocampus.words import escape_controls
 
 log = logging.getLogger("hippocampus.http")
 # the facade's errors, mapped to HTTP once
