@@ -13,7 +13,7 @@ from importlib.util import find_spec
 from typing import Callable, Optional
 
 from hippocampus.config import Config
-from hippocampus.config.candidates import TIMEOUT_CAP
+from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.words import yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
                                        _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
-from hippocampus.config import candidates as replay_allowed
+from hippocampus.config import replay_endpoints
 from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
 from hippocampus.words import yes_no
@@ -280,7 +280,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     cfg.memory.url = cfg.memory.url.rstrip("/")
     cfg.model.url = cfg.model.url.rstrip("/")
     warnings.extend(pointer_problems(cfg, env))
-    warnings.extend(replay_allowed.problems(cfg))
+    warnings.extend(replay_endpoints.problems(cfg))
     cfg.path = path
     cfg.warnings = warnings
     cfg.sources = Sources(sources, variables)

@@ -18,7 +18,7 @@ from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.drafting.schema import brief_format
 from hippocampus.stopping import ServiceStopping
 
-log = logging.getLogger("hippocampus.gate")
+log = logging.getLogger("hippocampus.briefs")
 
 BRIEF_TOPIC = "hippocampus, brief"
 REQUEST_TTL = 6 * 3600

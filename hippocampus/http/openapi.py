@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, listed
+from hippocampus.config.replay_endpoints import CONFIGURED, TIMEOUT_CAP, listed
 from hippocampus.http.resources import NAME_CHARS
 from hippocampus.replay.service import WAIT_SECONDS
 

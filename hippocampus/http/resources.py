@@ -7,7 +7,7 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.candidates import TIMEOUT_CAP, NotAllowed, refusal
+from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, refusal
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
 from hippocampus.words import yes_no
