@@ -161,6 +161,8 @@ def _check(value: Any, rules: dict) -> tuple:
     if isinstance(value, str):
         low = value.strip().lower() if "choices" in rules else value
         value = aliases.get(low, low)
+    if isinstance(value, list) and rules.get("commas"):
+        value = [p.strip() for v in value for p in v.split(",") if p.strip()]
     if isinstance(value, list) and aliases:
         value = [aliases.get(v, v) for v in value]
     if "choices" in rules and value not in rules["choices"]:
@@ -279,6 +281,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
         cfg.model.lifecycle.manage = True
     cfg.memory.url = cfg.memory.url.rstrip("/")
     cfg.model.url = cfg.model.url.rstrip("/")
+    cfg.server.mcp_mount = "/" + (cfg.server.mcp_mount.strip().strip("/") or "mcp")
     warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_endpoints.problems(cfg))
     cfg.path = path

@@ -149,10 +149,9 @@ def test_raw_requests_without_bearer_get_401_and_get_is_405(make_config, start_s
     assert requests.get(svc.url + "/mcpx", headers=AUTH, timeout=5).status_code == 404
 
 
-def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service, monkeypatch):
-    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_MOUNT", "tools/mcp/")
-    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS", "good.example:*")
-    svc = start_service(make_config(server={"bearer_token": BEARER}))
+def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service):
+    env = {"SEREN_HIPPOCAMPUS_MCP_MOUNT": "tools/mcp/", "SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "good.example:*"}
+    svc = start_service(make_config(server={"bearer_token": BEARER}, environ=env))
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
     assert requests.post(svc.url + "/mcp", json=init, headers=RAW_HEADERS, timeout=5).status_code == 404
