@@ -11,17 +11,16 @@ from typing import Any, Iterator, Optional
 # ---------------------------------------------------------------- yes and no
 
 YES, NO = frozenset({"1", "true", "yes", "on", "t", "y"}), frozenset({"0", "false", "no", "off", "f", "n"})
+BOOLEAN = frozenset({"true", "false"})      # where a schema says boolean (HTTP's query flags): these words only
 
 
-def yes_no(value: Any) -> Optional[bool]:
-    """True or False for a yes or a no (a bool, 0 or 1, or a word of YES / NO in any case, spaces around it
+def yes_no(value: Any, words: frozenset = YES | NO) -> Optional[bool]:
+    """True or False for a yes or a no (a bool, 0 or 1, or one of `words` in any case, spaces around it
     ignored); None for anything else: the caller refuses it in its own words."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, (int, str)):
-        word = str(value).strip().lower()
-        return True if word in YES else False if word in NO else None
-    return None
+    word = str(value).strip().lower() if isinstance(value, (int, str)) else None
+    return word in YES if word in words else None
 
 
 # ---------------------------------------------------------------- a log line's escapes
@@ -70,13 +69,13 @@ def hhmm(ts: Optional[float], day: bool = False) -> str:
 # ---------------------------------------------------------------- sentences said in more than one place
 
 def busy(what: str, since: Optional[float]) -> str:
-    """A cycle that is running, as a refusal, the MCP answer and the narrator say it."""
-    return f"a {what} is already running since {hhmm(since)}"
+    """A cycle that is running, as HTTP's 409, the MCP answer and the narrator say it."""
+    return f"a {what} is running since {hhmm(since)}"
 
 
+# a sleep by hand that found no brief: the answer's message, the person's result line and MCP's message
 ASKED_FOR_BRIEF = ("no brief was waiting, so nothing was drafted blind: a note in Memory asks the main model for one, "
-                   "and the sleep runs at the check after it arrives")
-UNSTEERED = "sleep with without_brief=true to draft unsteered now"
+                   "and the sleep runs once it arrives")
 
 
 def another_copy(other: dict, default: str = "works on this Memory") -> str:

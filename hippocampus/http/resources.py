@@ -10,7 +10,7 @@ from hippocampus import SERVICE, __version__
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, refusal
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
-from hippocampus.words import yes_no
+from hippocampus.words import BOOLEAN, yes_no
 
 FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
 NAME_CHARS = 200
@@ -18,11 +18,11 @@ SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "
 
 
 def _flag(req: falcon.Request, name: str) -> bool:
-    """?name=true or false (the one yes/no reading, words.yes_no); absent is false, anything else is refused."""
+    """?name=true or false (any case: the schema's boolean); absent is false, anything else is refused."""
     value = req.get_param(name, default="false")
-    if yes_no(value) is None:
+    if yes_no(value, BOOLEAN) is None:
         raise falcon.HTTPBadRequest(description=f"?{name} takes true or false, not {value!r}")
-    return yes_no(value)
+    return yes_no(value, BOOLEAN)
 
 
 def _limit(req: falcon.Request, default: int, hi: int) -> int:

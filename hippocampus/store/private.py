@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from hippocampus.words import hhmm
+
 log = logging.getLogger("hippocampus.state")
 
 POSIX = os.name != "nt"
@@ -267,7 +269,7 @@ def _holder(path: Path) -> str:
     except (OSError, ValueError):
         who = {}
     since = who.get("since")
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since)) if isinstance(since, (int, float)) else "?"
+    when = hhmm(since, day=True) if isinstance(since, (int, float)) else "?"
     return f"pid {who.get('pid', '?')} on {who.get('host', '?')}, since {when}"
 
 

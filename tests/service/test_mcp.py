@@ -196,7 +196,7 @@ def test_sleep_now_while_a_sleep_runs_answers_busy(make_config, start_service, h
         t.join(30)
     for i in range(3):
         assert out[i]["ok"] is False and out[i]["busy"] is True, out[i]
-        assert out[i]["message"].startswith("a sleep or tend is already running (check since ")
+        assert out[i]["message"].startswith("a check is running since ")
         assert "nothing was started. sleep_status shows its progress." in out[i]["message"]
     assert out[3]["busy"]["what"] == "check" and out[3]["say"].startswith("A check is running since")
     assert result["r"].status_code == 200

@@ -56,6 +56,14 @@ def test_a_bool_and_zero_or_one_are_yes_and_no_a_float_is_not():
     assert yes_no(2) is None and yes_no(1.0) is None and yes_no(None) is None and yes_no([]) is None
 
 
+def test_where_the_schema_says_boolean_only_true_and_false_in_any_case():
+    """HTTP's query flags: the OpenAPI document says boolean, so 1 and yes are refused (400), TRUE is not."""
+    from hippocampus.words import BOOLEAN
+
+    assert (yes_no("TRUE", BOOLEAN), yes_no(" false", BOOLEAN)) == (True, False)
+    assert yes_no("1", BOOLEAN) is yes_no("yes", BOOLEAN) is yes_no("", BOOLEAN) is yes_no(1, BOOLEAN) is None
+
+
 def test_the_tristate_model_structured_takes_the_same_yes_and_no():
     for word, meant in WORDS:
         cfg = cm.build({"model": {"structured": word}}, environ={})
@@ -77,3 +85,53 @@ def test_an_mcp_tool_name_with_controls_is_one_log_line_escaped_as_http_escapes(
     with caplog.at_level(logging.INFO, logger="hippocampus.mcp"):
         line = server._short("a forged\\nline \x1b[2J")
     assert line == "a forged\\\\nline \\x1b[2J"
+
+
+def test_the_one_clock_says_hh_mm_and_hands_the_viewer_each_time_it_said():
+    import time
+
+    from hippocampus.words import hhmm, times_said
+
+    at = time.mktime((2026, 12, 5, 7, 4, 59, 0, 0, -1))
+    with times_said() as said:
+        assert hhmm(at) == "07:04" and hhmm(at, day=True) == "2026-12-05 07:04"
+        assert hhmm(None) == hhmm(0) == hhmm(1e300) == hhmm("soon") == "?"
+    assert said == {"07:04": at}                 # the viewer rewrites "07:04" in the person's own clock
+    assert hhmm(at) == "07:04"                   # outside a collection nothing is kept
+
+
+def test_busy_is_one_sentence_in_the_409_the_mcp_answer_and_the_headline():
+    import time
+
+    from hippocampus.cycle.lock import Busy
+    from hippocampus.mcp.tools import Tools
+    from hippocampus.status.narrator import narrate
+    from hippocampus.words import busy, hhmm
+
+    since = time.time() - 60
+    sentence = busy("sleep", since)
+    assert sentence == f"a sleep is running since {hhmm(since)}"
+    assert str(Busy("sleep", since)) == f"busy: {sentence}"
+
+    class Front:
+        def sleep(self, without_brief):
+            raise Busy("sleep", since)
+    out = Tools(Front()).sleep_now()
+    assert out["busy"] is True and out["message"].startswith(sentence + "; nothing was started")
+    said = narrate({"memory": {"reachable": True}, "busy": {"what": "sleep", "since": since}}, time.time())
+    assert said["headline"] == "A" + sentence[1:] + "."
+
+
+def test_asked_for_a_brief_and_another_copy_are_one_sentence_each():
+    from hippocampus.cycle import claims
+    from hippocampus.status.lists import result
+    from hippocampus.status.narrator import headline
+    from hippocampus.words import ASKED_FOR_BRIEF, another_copy
+
+    assert result("sleep", {"asked_for_brief": True})["text"] == "N" + ASKED_FOR_BRIEF[1:] + "."
+    other = {"pid": 41, "host": "box", "folder": "/s", "what": "sleeps on brief b1"}
+    assert claims.sentence(other) == another_copy(other) == \
+        "another copy of seren-hippocampus (pid 41 on box, state folder /s) sleeps on brief b1"
+    said, _, _ = headline({"memory": {"reachable": True}, "last_check": {"status": "other_copy", "other": other}}, 0)
+    assert said.startswith("A" + another_copy(other)[1:] + ": this copy leaves it to that one")
+    assert another_copy({}) == "another copy of seren-hippocampus works on this Memory"
