@@ -190,9 +190,9 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         put("voice.enabled", True)
     if given.get("mcp"):
         if all(find_spec(name) is not None for name in ("mcp", "a2wsgi")):     # found, not imported
-            say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
+            say(f"MCP: the [mcp] extra is installed; the endpoint is {cfg.server.mcp_mount}")
         else:
-            say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
+            say(f"MCP: the [mcp] extra is NOT installed, so {cfg.server.mcp_mount} only says how to get it: {MCP_HINT}")
         put("server.mcp_preload", True)
     return changed
 

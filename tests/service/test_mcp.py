@@ -163,6 +163,8 @@ def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service)
     r = requests.post(svc.url + "/tools/mcp/", json=init, headers={**RAW_HEADERS, "Host": "good.example:7424"},
                       timeout=5)
     assert r.status_code == 200, r.text
+    paths = requests.get(svc.url + "/openapi.json", headers=AUTH, timeout=5).json()["paths"]
+    assert "/tools/mcp" in paths and "/mcp" not in paths                # the document names where it is
 
 
 def test_without_the_extra_mcp_answers_404_naming_it(make_config, start_service, monkeypatch):
