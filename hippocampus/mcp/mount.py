@@ -75,6 +75,7 @@ class LazyMount:
 
     def __init__(self, app: falcon.App, front, *, post_only, on_mounted=lambda: None):
         self.app, self.front, self.post_only, self.on_mounted = app, front, post_only, on_mounted
+        self.path = path_pattern(front.config().server.mcp_mount)
         self.mounted = None
         self.started = False
         self._done = threading.Event()
@@ -83,7 +84,7 @@ class LazyMount:
 
     def offer(self, preload: bool = False, at_most: float = PRELOAD_AFTER_SECONDS) -> None:
         """Add /mcp; preload: mount once the service has answered its first request (or after `at_most` s)."""
-        self.app.add_sink(self._while_mounting, path_pattern(self.front.config().server.mcp_mount))
+        self.app.add_sink(self._while_mounting, self.path)
         if preload:
             answered = threading.Event()
             self.app.add_middleware(_FirstAnswer(answered))
@@ -113,7 +114,7 @@ class LazyMount:
                 self.mounted = mount_mcp(self.app, self.front)
             except ImportError as exc:
                 log.info("no MCP endpoint: %s", exc)
-                self.app.add_sink(not_installed, path_pattern(self.front.config().server.mcp_mount))     # /mcp says how to install it
+                self.app.add_sink(not_installed, self.path)     # /mcp says how to install it
         except Exception:  # noqa: BLE001 - the service runs on without /mcp
             log.exception("the MCP endpoint could not be mounted")
         finally:
