@@ -9,7 +9,7 @@ from __future__ import annotations
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
-from hippocampus.cycle import briefs as gate
+from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
 from actors.base import DOWN_OK, Supervised
@@ -40,7 +40,7 @@ class RippleActor(Supervised):
         for type_, event in list(self.kept.items()):
             if not self.ripple.busy(type_):
                 del self.kept[type_]
-                if type_ == "brief_requested" and gate.brief_wanted(self.rt.ctx) is None:
+                if type_ == "brief_requested" and briefs.brief_wanted(self.rt.ctx) is None:
                     # answered while it waited: firing it now wakes the main model for nothing
                     self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
                                                                       "dropped": "the brief arrived"})

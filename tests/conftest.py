@@ -55,14 +55,14 @@ def make_config(tmp_path, memory):
     """A Config pointed at the test's Memory, its state in tmp_path, external mode, mechanical unless told."""
     from hippocampus import config as cm
 
-    def make(data: dict | None = None, **sections):
+    def make(data: dict | None = None, environ: dict | None = None, **sections):
         base = {"memory": {"url": memory.url}, "model": {"url": ""},
                 "sleep": {"mode": "external", "state_path": str(tmp_path / "state" / "state.json"),
                           "promote_min_evidence": 2, "max_attempts": 3}}
         for block, values in {**(data or {}), **sections}.items():
             base.setdefault(block, {})
             base[block] = {**base[block], **values}
-        cfg = cm.build(base, environ={})
+        cfg = cm.build(base, environ=environ or {})       # the environment only as the test gives it
         assert not cfg.warnings, cfg.warnings
         return cfg
     return make

@@ -13,7 +13,8 @@ from importlib.util import find_spec
 from typing import Callable, Optional
 
 from hippocampus.config import Config
-from hippocampus.config.candidates import TIMEOUT_CAP
+from hippocampus.config.replay_endpoints import TIMEOUT_CAP
+from hippocampus.words import yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
 REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate "
@@ -26,19 +27,19 @@ class FlagError(ValueError):
     """A flag (or a combination of flags) the card would refuse."""
 
 
-_ON_OFF = {**dict.fromkeys(("on", "true", "yes", "1"), True), **dict.fromkeys(("off", "false", "no", "0"), False)}
-
-
 def _typed(convert: Callable, what: str) -> Callable:
     def parse(value: str):
         try:
-            return convert(value)
-        except (ValueError, KeyError):
-            raise argparse.ArgumentTypeError(f"expected {what}, not {value!r}") from None
+            out = convert(value)
+        except ValueError:
+            out = None
+        if out is None:
+            raise argparse.ArgumentTypeError(f"expected {what}, not {value!r}")
+        return out
     return parse
 
 
-_on_off = _typed(lambda v: _ON_OFF[v.strip().lower()], "on or off")
+_on_off = _typed(yes_no, "on or off")
 _seconds = _typed(float, "a number of seconds")
 _whole = _typed(int, "a whole number")
 
@@ -189,9 +190,9 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
         put("voice.enabled", True)
     if given.get("mcp"):
         if all(find_spec(name) is not None for name in ("mcp", "a2wsgi")):     # found, not imported
-            say("MCP: the [mcp] extra is installed; the endpoint is /mcp")
+            say(f"MCP: the [mcp] extra is installed; the endpoint is {cfg.server.mcp_mount}")
         else:
-            say(f"MCP: the [mcp] extra is NOT installed, so /mcp only says how to get it: {MCP_HINT}")
+            say(f"MCP: the [mcp] extra is NOT installed, so {cfg.server.mcp_mount} only says how to get it: {MCP_HINT}")
         put("server.mcp_preload", True)
     return changed
 

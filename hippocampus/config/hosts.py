@@ -1,17 +1,11 @@
-"""Host names and origins this service answers to, and where the MCP endpoint lives and the extra hosts and
-origins it takes from the environment: shared by the HTTP guard and the MCP mount (neither imports the other)."""
+"""Host names and origins this service answers to: shared by the HTTP guard and the MCP mount (neither imports the
+other). Where the MCP endpoint lives and its extra hosts and origins are settings (server.mcp_*)."""
 from __future__ import annotations
 
-import functools
 import ipaddress
-import os
 import re
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Optional
 
-from hippocampus.config.schema import ENV_PREFIX
-
-MOUNT_ENV, HOSTS_ENV, ORIGINS_ENV = (f"{ENV_PREFIX}_MCP_{n}" for n in ("MOUNT", "ALLOWED_HOSTS", "ALLOWED_ORIGINS"))
-DEFAULT_MOUNT = "/mcp"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 _NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")     # a DNS name or an IPv4 address
 _PORT = re.compile(r"[0-9]{0,5}")
@@ -90,21 +84,5 @@ def service_hosts(server_cfg, extra: Iterable[str] = ()) -> HostList:
     return HostList([*LOOPBACK, server_cfg.host, *server_cfg.allowed_hosts, *extra])
 
 
-def mount_path(environ: Optional[Mapping[str, str]] = None) -> str:
-    """The mount path: a leading slash added, a trailing one stripped; /mcp when unset or empty."""
-    env = os.environ if environ is None else environ
-    raw = (env.get(MOUNT_ENV) or "").strip().strip("/")
-    return "/" + raw if raw else DEFAULT_MOUNT
-
-
 def path_pattern(path: str) -> "re.Pattern[str]":
     return re.compile("^" + re.escape(path) + "/?$")
-
-
-def _comma_list(name: str, environ: Optional[Mapping[str, str]] = None) -> list:
-    env = os.environ if environ is None else environ
-    return [h.strip() for h in (env.get(name) or "").split(",") if h.strip()]
-
-
-allowed_hosts = functools.partial(_comma_list, HOSTS_ENV)
-allowed_origins = functools.partial(_comma_list, ORIGINS_ENV)

@@ -15,15 +15,14 @@ from typing import Any, Optional
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
                                        _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
-from hippocampus.config import candidates as replay_allowed
+from hippocampus.config import replay_endpoints
 from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
+from hippocampus.words import yes_no
 
 log = logging.getLogger("hippocampus.config")
 
 CONFIG_ENV = f"{ENV_PREFIX}_CONFIG"      # not a setting: where the settings are
-_TRUTHY = {"1", "true", "yes", "on"}
-_FALSY = {"0", "false", "no", "off"}
 EMPTY_MEANS_OFF = {"model.url"}
 KNOWN_PATHS = tuple(_all_paths(Config))
 # where a setting's value came from
@@ -125,11 +124,9 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
     if isinstance(default, bool):
-        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUTHY | _FALSY:
-            return value.strip().lower() in _TRUTHY
-        raise ValueError("is not true or false")
+        if yes_no(value) is None:
+            raise ValueError("is not true or false")
+        return yes_no(value)
     if isinstance(default, int):
         if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
             return int(value)
@@ -164,6 +161,8 @@ def _check(value: Any, rules: dict) -> tuple:
     if isinstance(value, str):
         low = value.strip().lower() if "choices" in rules else value
         value = aliases.get(low, low)
+    if isinstance(value, list) and rules.get("commas"):
+        value = [p.strip() for v in value for p in v.split(",") if p.strip()]
     if isinstance(value, list) and aliases:
         value = [aliases.get(v, v) for v in value]
     if "choices" in rules and value not in rules["choices"]:
@@ -282,8 +281,9 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
         cfg.model.lifecycle.manage = True
     cfg.memory.url = cfg.memory.url.rstrip("/")
     cfg.model.url = cfg.model.url.rstrip("/")
+    cfg.server.mcp_mount = "/" + (cfg.server.mcp_mount.strip().strip("/") or "mcp")
     warnings.extend(pointer_problems(cfg, env))
-    warnings.extend(replay_allowed.problems(cfg))
+    warnings.extend(replay_endpoints.problems(cfg))
     cfg.path = path
     cfg.warnings = warnings
     cfg.sources = Sources(sources, variables)

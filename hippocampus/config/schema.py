@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from hippocampus.config.pointers import resolve_pointer  # noqa: F401 - the family's token precedence
+from hippocampus.words import NO, YES
 
 ENV_PREFIX = "SEREN_HIPPOCAMPUS"
 DEFAULT_PATH = "~/seren-hippocampus/seren-hippocampus.yaml"
@@ -17,7 +18,7 @@ _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 def _field(default: Any, **rules: Any) -> Any:
     """A field with its rules: min / max (out of range: the default, or clamped with clamp=True), choices,
-    check (a callable, `form` naming it), aliases."""
+    check (a callable, `form` naming it), aliases, commas (a list's entries split at commas too)."""
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=rules)
     return field(default=default, metadata=rules)
@@ -45,8 +46,11 @@ class ServerConfig(_Pointed):
     mcp_preload: bool = _field(False)     # an MCP client calls this service: load /mcp right after the start
     threads: int = _field(8, min=1, max=256)
     max_body_bytes: int = _field(1_048_576, min=1024)
-    allowed_hosts: list = _field([])
-    allowed_origins: list = _field([])
+    allowed_hosts: list = _field([], commas=True)      # a list of hosts or origins: spaces or commas between
+    allowed_origins: list = _field([], commas=True)
+    mcp_mount: str = _field("/mcp")                     # where the MCP endpoint is ("tools/mcp/": /tools/mcp)
+    mcp_allowed_hosts: list = _field([], commas=True)   # added for /mcp only; either turns the MCP SDK's check on
+    mcp_allowed_origins: list = _field([], commas=True)
     connection_limit: int = _field(400, min=10, max=10_000)
     header_timeout_seconds: float = _field(5.0, min=0.5, max=300)
     body_timeout_seconds: float = _field(10.0, min=0.5, max=3600)        # a body's time, then it must keep
@@ -118,7 +122,7 @@ class ModelConfig:
     temperature: float = _field(0.2, min=0, max=2)
     extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
-                             aliases={"true": "on", "yes": "on", "false": "off", "no": "off"})
+                             aliases={**dict.fromkeys(YES, "on"), **dict.fromkeys(NO, "off")})
     write: str = _field("auto", choices=("free", "extractive", "auto"),    # the model writes, or only chooses
                         aliases={"extract": "extractive", "extracted": "extractive", "chooses": "extractive",
                                  "writes": "free", "write": "free"})

@@ -2,7 +2,6 @@
 counts misses, asks the main model for one, or (brief_pull) lets the small model write one."""
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from typing import Callable, Optional
 
@@ -15,8 +14,9 @@ from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.drafting import pull as pulling
 from hippocampus import transport_words
 from hippocampus.stopping import ServiceStopping
+from hippocampus.words import hhmm
 
-log = logging.getLogger("hippocampus.gate")
+log = logging.getLogger("hippocampus.briefs")
 
 BRIEF_TOPIC = "hippocampus, brief"
 REQUEST_TTL = 6 * 3600
@@ -38,7 +38,7 @@ def request_text(due_at: float, now: float, forced: bool) -> str:
         head = ("A sleep was started by hand. The hippocampus wants a brief before it drafts, "
                 "and will sleep at its next check after the brief arrives.")
     elif due_at > now:
-        head = f"The hippocampus wants a brief before it sleeps at {dt.datetime.fromtimestamp(due_at):%H:%M}."
+        head = f"The hippocampus wants a brief before it sleeps at {hhmm(due_at)}."
     else:
         head = "The hippocampus wants a brief before it sleeps, soon: bedtime has passed."
     return (head + " A brief says what mattered since the last sleep; promote_hints name running bits and "

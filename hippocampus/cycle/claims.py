@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 import uuid
 from typing import Optional
 
@@ -18,6 +17,7 @@ import psutil
 
 from hippocampus.cycle import notes as note_rules
 from hippocampus.memory import MemoryError_, MemoryRefused
+from hippocampus.words import another_copy, hhmm
 
 log = logging.getLogger("hippocampus.claims")
 
@@ -36,11 +36,7 @@ class Taken(Exception):
         super().__init__(sentence(other))
 
 
-def sentence(other: dict) -> str:
-    if other.get("pid") is None:            # no note names the copy (its claim vanished, or it is done)
-        return f"another copy of seren-hippocampus {other.get('what')}"
-    return (f"another copy of seren-hippocampus (pid {other.get('pid')} on {other.get('host')}, state folder "
-            f"{other.get('folder')}) {other.get('what')}")
+sentence = another_copy          # who the other copy is (its pid, host and folder when a note names it), and what
 
 
 def me(ctx) -> dict:
@@ -113,7 +109,7 @@ class Claim:
         note_id = note_rules.note_id(self.key, gen)
         for _ in range(2):          # a second time only after a squatter (a note that holds nothing) is deleted
             ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) {self.what} until "
-                                f"{_hhmm(until)}; nothing to do about it", topic=CLAIM_TOPIC, expires_at=until,
+                                f"{hhmm(until)}; nothing to do about it", topic=CLAIM_TOPIC, expires_at=until,
                                 trigger_type="event", trigger_value="seren-hippocampus claim", note_id=note_id,
                                 extra=fields)
             kept = ctx.memory.memory(note_id)         # Memory keeps the first note posted under this id
@@ -209,7 +205,7 @@ def claim(ctx, key: str, what: str) -> Claim:
         mark = (key, exc.other.get("copy"), exc.other.get("gen"))
         if mark not in ctx.others:             # said in the log once per copy and thing
             ctx.others.add(mark)
-            log.info("%s until %s; this copy leaves it to that one", sentence(exc.other), _hhmm(exc.other.get("until")))
+            log.info("%s until %s; this copy leaves it to that one", sentence(exc.other), hhmm(exc.other.get("until")))
         raise
     return c
 
@@ -227,8 +223,8 @@ def post_slept(ctx, at: float, next_at: float) -> None:
     try:
         old = [n["id"] for n in ctx.memory.list_near() if (n.get("metadata") or {}).get("topic") == SLEPT_TOPIC]
         fields = {**me(ctx), "slept_at": at}
-        ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) slept at {_hhmm(at)}; "
-                            f"the next sleep on this Memory is after {_hhmm(next_at)}; nothing to do about it",
+        ctx.memory.add_near(f"seren-hippocampus (pid {fields['pid']} on {fields['host']}) slept at {hhmm(at)}; "
+                            f"the next sleep on this Memory is after {hhmm(next_at)}; nothing to do about it",
                             topic=SLEPT_TOPIC, expires_at=next_at, trigger_type="event",
                             trigger_value="seren-hippocampus slept", extra=fields)
         for note_id in old:
@@ -266,13 +262,6 @@ def drafted_by(ctx, draft_id: str) -> Optional[dict]:
 
 
 def until_words(other: dict) -> str:
-    """" until 21:04:05" for a claim's until, or "" for none."""
+    """" until 21:04" for a claim's until, or "" for none."""
     at = note_rules.sane_time(other.get("until"))
-    return "" if at is None else f" until {_hhmm(at)}"
-
-
-def _hhmm(at) -> str:
-    try:
-        return time.strftime("%H:%M:%S", time.localtime(float(at)))
-    except (TypeError, ValueError, OverflowError, OSError):
-        return "?"
+    return "" if at is None else f" until {hhmm(at)}"

@@ -16,6 +16,7 @@ from hippocampus.cycle.snapshot import Snapshot, read_for
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_, MemoryUnavailable, NotSerenMemory
 from hippocampus.stopping import ServiceStopping
+from hippocampus.words import ASKED_FOR_BRIEF
 
 log = logging.getLogger("hippocampus.tick")
 
@@ -129,10 +130,8 @@ def _ask_brief(ctx, snap, step, out: Out) -> None:
         out.answer = SleepRefused("error", "no brief was waiting and Memory did not take the request for one; "
                                   "nothing was started", error=f"could not ask the main model for a brief: {exc}")
         return
-    out.answer = SleepRefused(
-        "asked_for_brief", "no brief was waiting, so the hippocampus asked the main model for one instead of "
-        "drafting blind; it sleeps at the check after the brief arrives (or sleep with without_brief=true to "
-        "draft unsteered now)", intent_id=req.get("intent_id"))
+    out.answer = SleepRefused("asked_for_brief", f"{ASKED_FOR_BRIEF} (or sleep with without_brief=true to draft "
+                              "unsteered now)", intent_id=req.get("intent_id"))
 
 
 HANDLERS: dict = {

@@ -8,14 +8,15 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from hippocampus.words import busy
+
 log = logging.getLogger("hippocampus.cycle")
 
 
 class Busy(Exception):
     def __init__(self, what: str, since: float):
         self.what, self.since = what, since
-        stamp = time.strftime("%H:%M:%S", time.localtime(since))
-        super().__init__(f"busy: {what} since {stamp}")
+        super().__init__(f"busy: {busy(what, since)}")
 
 
 @dataclass(frozen=True)

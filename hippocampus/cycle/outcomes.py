@@ -4,10 +4,10 @@ a line names what happened and what happens next, never a field name."""
 from __future__ import annotations
 
 import logging
-import time
 from typing import Optional
 
 from hippocampus.cycle.reports import SleepReport
+from hippocampus.words import hhmm
 
 log = logging.getLogger("hippocampus.sleep")
 
@@ -33,7 +33,7 @@ def _on_what(r: SleepReport) -> str:
 def retry_words(at: Optional[float]) -> str:
     if not at:
         return ""
-    return (f"; the model's start is tried again at {time.strftime('%H:%M:%S', time.localtime(at))} "
+    return (f"; the model's start is tried again at {hhmm(at)} "
             "(model.lifecycle.retry_after_seconds), and the checks until then start no sleep")
 
 
@@ -43,7 +43,7 @@ def budget_words(b: dict, brief_id: Optional[str] = None) -> str:
     kept = (f"; {n(len(left), 'pile')} not drafted ({n(sum(p.get('fragments') or 0 for p in left), 'fragment')}) "
             "stay in short-term for the next sleep" if left else "")
     brief = f", and brief {brief_id} stays open" if brief_id else ""
-    rest = (f"; the next sleep waits for bedtime, {time.strftime('%H:%M', time.localtime(b['rest_until']))}"
+    rest = (f"; the next sleep waits for bedtime, {hhmm(b['rest_until'])}"
             if b.get("rest_until") else "")
     return f"the night stopped drafting early: {b.get('reason')}{kept}{brief}{rest}"
 

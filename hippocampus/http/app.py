@@ -6,16 +6,16 @@ import logging
 
 import falcon
 
-from hippocampus.config.hosts import allowed_hosts, allowed_origins, mount_path
 from hippocampus.front import (ActorDown, ActorRunning, Busy, MemoryDown, NoPacket, NotAllowed, ReplayBusy,
                                ServiceStopping, StillRunning, UnknownActor, VoiceError, VoiceOff, VoiceStorageError)
-from hippocampus.http.auth import BearerAuth, RequestLog, escape_controls, escape_waitress_log
+from hippocampus.http.auth import BearerAuth, RequestLog, escape_waitress_log
 from hippocampus.http.guard import Guard
 from hippocampus.http.metrics import Metrics
 from hippocampus.http.openapi import OpenApi
 from hippocampus.http.resources import (ActorRestart, Actors, Call, Events, Health, History, Quality, Queue, Replay,
                                         ReplayRuns, Root, SleepRoute, Status, Voice, VoiceHistory)
 from hippocampus.http.viewer import Viewer
+from hippocampus.words import escape_controls
 
 log = logging.getLogger("hippocampus.http")
 # the facade's errors, mapped to HTTP once
@@ -58,8 +58,7 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
     escape_waitress_log()
     # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer; a body over
     # server.max_body_bytes never gets here (waitress answers it 413 from its head)
-    guard = Guard(front.config().server, bearer=bearer, mcp_path=mount_path(), mcp_hosts=allowed_hosts(),
-                  mcp_origins=allowed_origins())
+    guard = Guard(front.config().server, bearer=bearer)
     app = falcon.App(middleware=[RequestLog(), guard, BearerAuth(bearer)])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)

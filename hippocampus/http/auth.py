@@ -8,13 +8,12 @@ import time
 
 import falcon
 
+from hippocampus.words import escape_controls
+
 log = logging.getLogger("hippocampus.http")
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 # the MCP SDK's per-request session lines at INFO (stateless: every call is a session); the request line says it
 MCP_CHATTER = ("mcp.server.streamable_http", "mcp.server.streamable_http_manager")
-_ESCAPES = {n: f"\\x{n:02x}" for n in (*range(0x20), *range(0x7f, 0xa0))}      # C0, DEL, C1
-_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\",
-                 0x2028: "\\u2028", 0x2029: "\\u2029"})
 
 
 def needs_bearer(method: str, path: str) -> bool:
@@ -44,11 +43,6 @@ class BearerAuth:
             return
         if not bearer_matches(req.get_header("Authorization") or "", self.token):
             raise falcon.HTTPUnauthorized(description="unauthorized", challenges=["Bearer"])
-
-
-def escape_controls(text: str) -> str:
-    """Request data safe for a log line: control characters, U+2028/9 and the backslash become escapes."""
-    return text.translate(_ESCAPES)
 
 
 class RequestLog:

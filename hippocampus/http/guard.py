@@ -3,7 +3,7 @@ rebinding; a change whose Origin is not its own, or that says Sec-Fetch-Site: cr
 server.allowed_origins."""
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Optional
 
 import falcon
 
@@ -25,19 +25,18 @@ def post_only(resp: falcon.Response) -> None:
 class Guard:
     """Host allow-list, Origin check and CORS for every route (the MCP sink included)."""
 
-    def __init__(self, server_cfg, *, bearer: str = "", mcp_path: Optional[str] = None,
-                 mcp_hosts: Iterable[str] = (), mcp_origins: Iterable[str] = ()):
+    def __init__(self, server_cfg, *, bearer: str = ""):
         self.hosts = service_hosts(server_cfg)
         self.enforce_hosts = not bearer or bool(server_cfg.allowed_hosts)
         self.cors = {normal_origin(o) for o in server_cfg.allowed_origins if normal_origin(o)}
-        self.mcp_path = mcp_path.rstrip("/") if mcp_path else None
-        mcp_hosts, mcp_origins = list(mcp_hosts), [normal_origin(o) for o in mcp_origins]
+        self.mcp_path = server_cfg.mcp_mount
+        mcp_hosts, mcp_origins = server_cfg.mcp_allowed_hosts, list(map(normal_origin, server_cfg.mcp_allowed_origins))
         self.mcp_hosts = service_hosts(server_cfg, mcp_hosts)
         self.mcp_enforce = self.enforce_hosts or bool(mcp_hosts or mcp_origins)
         self.mcp_origins = self.cors | {o for o in mcp_origins if o}
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        mcp = self.mcp_path is not None and req.path.rstrip("/") == self.mcp_path
+        mcp = req.path.rstrip("/") == self.mcp_path
         host = req.get_header("Host")
         hosts, enforce = (self.mcp_hosts, self.mcp_enforce) if mcp else (self.hosts, self.enforce_hosts)
         # No Host is not a browser: nothing to rebind. A Host that is not one name or address with an optional

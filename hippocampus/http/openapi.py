@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, listed
+from hippocampus.config.replay_endpoints import CONFIGURED, TIMEOUT_CAP, listed
 from hippocampus.http.resources import NAME_CHARS
 from hippocampus.replay.service import WAIT_SECONDS
 
@@ -212,8 +212,9 @@ _BASE: dict = {
 }
 
 
-def document(*, bearer: bool, candidates: tuple = (), voice_max_chars: int = 1500) -> dict:
+def document(*, bearer: bool, candidates: tuple = (), voice_max_chars: int = 1500, mcp_mount: str = "/mcp") -> dict:
     spec = copy.deepcopy(_BASE)
+    spec["paths"][mcp_mount] = spec["paths"].pop("/mcp")      # where server.mcp_mount put it
     spec["components"]["schemas"]["VoiceCard"]["properties"]["text"]["maxLength"] = voice_max_chars
     for path, in_body in (("/replay", True), ("/replay/{draft_id}", False)):
         spec["paths"][path]["post"]["requestBody"] = _replay_body(tuple(candidates), in_body=in_body)
@@ -239,4 +240,5 @@ class OpenApi:
     def on_get(self, req, resp) -> None:
         cfg = self.front.config()
         candidates = ((CONFIGURED,) if cfg.model.configured else ()) + tuple(sorted(listed(cfg)))
-        resp.media = document(bearer=self.bearer, candidates=candidates, voice_max_chars=cfg.voice.max_chars)
+        resp.media = document(bearer=self.bearer, candidates=candidates, voice_max_chars=cfg.voice.max_chars,
+                              mcp_mount=cfg.server.mcp_mount)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.candidates import TIMEOUT_CAP, NotAllowed, refusal
+from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, refusal
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
+from hippocampus.words import BOOLEAN, yes_no
 
 FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
 NAME_CHARS = 200
@@ -17,11 +18,11 @@ SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "
 
 
 def _flag(req: falcon.Request, name: str) -> bool:
-    """?name=true or false (any case); absent is false, anything else is refused."""
+    """?name=true or false (any case: the schema's boolean); absent is false, anything else is refused."""
     value = req.get_param(name, default="false")
-    if value.lower() not in ("true", "false"):
+    if yes_no(value, BOOLEAN) is None:
         raise falcon.HTTPBadRequest(description=f"?{name} takes true or false, not {value!r}")
-    return value.lower() == "true"
+    return yes_no(value, BOOLEAN)
 
 
 def _limit(req: falcon.Request, default: int, hi: int) -> int:

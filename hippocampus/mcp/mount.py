@@ -1,7 +1,7 @@
 """Mount the MCP endpoint in the Falcon app: `mount_mcp(app, front)`, or on the first call: `LazyMount`.
 
-SEREN_HIPPOCAMPUS_MCP_MOUNT moves it (default /mcp). The HTTP guard covers it like every route; either
-SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS or ..._ALLOWED_ORIGINS also turns the SDK's DNS-rebinding check on.
+server.mcp_mount moves it (default /mcp). The HTTP guard covers it like every route; either
+server.mcp_allowed_hosts or server.mcp_allowed_origins also turns the SDK's DNS-rebinding check on.
 """
 from __future__ import annotations
 
@@ -9,12 +9,10 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Mapping, Optional
 
 import falcon
 
-from hippocampus.config.hosts import (allowed_hosts, allowed_origins, mount_path, normal_origin, path_pattern,
-                                     service_hosts)
+from hippocampus.config.hosts import normal_origin, path_pattern, service_hosts
 
 log = logging.getLogger("hippocampus.mcp")
 
@@ -22,9 +20,9 @@ NOT_INSTALLED = "MCP is not installed: pip install 'seren-hippocampus[mcp]'"
 PRELOAD_AFTER_SECONDS = 2.0     # a preload starts this long after the start if nothing asked for /health
 
 
-def security_settings(TransportSecuritySettings, server_cfg, environ: Optional[Mapping[str, str]] = None):
-    """The SDK's check: off unless either env list is set; then fed the guard's list (loopback included)."""
-    hosts, origins = allowed_hosts(environ), allowed_origins(environ)
+def security_settings(TransportSecuritySettings, server_cfg):
+    """The SDK's check: off unless either MCP list is set; then fed the guard's list (loopback included)."""
+    hosts, origins = server_cfg.mcp_allowed_hosts, list(server_cfg.mcp_allowed_origins)
     if not hosts and not origins:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     patterns = service_hosts(server_cfg, hosts).sdk_patterns()
@@ -35,7 +33,7 @@ def security_settings(TransportSecuritySettings, server_cfg, environ: Optional[M
                                      allowed_origins=sorted({normal_origin(o) for o in origins if o.strip()}))
 
 
-def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = None):
+def mount_mcp(app: falcon.App, front):
     """The tools, served and warmed up at /mcp: the Bridge (stopped at teardown); ImportError without the extra."""
     from hippocampus.mcp import sdk
 
@@ -46,10 +44,10 @@ def mount_mcp(app: falcon.App, front, *, environ: Optional[Mapping[str, str]] = 
     from hippocampus.mcp.bridge import Bridge, WsgiSink, warm_up
     from hippocampus.mcp.server import build_server
 
-    path = mount_path(environ)
+    path = front.config().server.mcp_mount
     manager = loaded.StreamableHTTPSessionManager(
         app=build_server(front, loaded), stateless=True, json_response=True,
-        security_settings=security_settings(loaded.TransportSecuritySettings, front.config().server, environ))
+        security_settings=security_settings(loaded.TransportSecuritySettings, front.config().server))
     bridge = Bridge(manager).start()
     warm_up(bridge, path)
     app.add_sink(WsgiSink(bridge), path_pattern(path))
@@ -77,6 +75,7 @@ class LazyMount:
 
     def __init__(self, app: falcon.App, front, *, post_only, on_mounted=lambda: None):
         self.app, self.front, self.post_only, self.on_mounted = app, front, post_only, on_mounted
+        self.path = path_pattern(front.config().server.mcp_mount)
         self.mounted = None
         self.started = False
         self._done = threading.Event()
@@ -85,7 +84,7 @@ class LazyMount:
 
     def offer(self, preload: bool = False, at_most: float = PRELOAD_AFTER_SECONDS) -> None:
         """Add /mcp; preload: mount once the service has answered its first request (or after `at_most` s)."""
-        self.app.add_sink(self._while_mounting, path_pattern(mount_path()))
+        self.app.add_sink(self._while_mounting, self.path)
         if preload:
             answered = threading.Event()
             self.app.add_middleware(_FirstAnswer(answered))
@@ -115,7 +114,7 @@ class LazyMount:
                 self.mounted = mount_mcp(self.app, self.front)
             except ImportError as exc:
                 log.info("no MCP endpoint: %s", exc)
-                self.app.add_sink(not_installed, path_pattern(mount_path()))     # /mcp says how to install it
+                self.app.add_sink(not_installed, self.path)     # /mcp says how to install it
         except Exception:  # noqa: BLE001 - the service runs on without /mcp
             log.exception("the MCP endpoint could not be mounted")
         finally:

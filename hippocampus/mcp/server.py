@@ -14,6 +14,7 @@ from typing import Any, Callable
 from hippocampus import __version__
 from hippocampus.front import FrontError, ServiceStopping, VoiceError, VoiceStorageError
 from hippocampus.transport_words import in_words
+from hippocampus.words import escape_controls, yes_no
 
 from hippocampus.mcp.tools import DESCRIPTIONS, INSTRUCTIONS, TOOL_NAMES, VOICE_TOOL_NAMES, Tools, hints
 
@@ -21,7 +22,6 @@ log = logging.getLogger("hippocampus.mcp")
 
 JSON_TYPES = {str: "string", int: "integer", bool: "boolean"}
 WORDS = {str: "text", int: "a whole number", bool: "true or false"}
-_TRUE, _FALSE = {"true", "yes", "on", "1", "t", "y"}, {"false", "no", "off", "0", "f", "n"}
 
 
 class ArgumentError(ValueError):
@@ -48,10 +48,8 @@ def input_schema(name: str, fn: Callable) -> dict:
 
 def _coerce(value: Any, kind: type, name: str) -> Any:
     if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, (int, str)) and str(value).strip().lower() in _TRUE | _FALSE:
-            return str(value).strip().lower() in _TRUE
+        if yes_no(value) is not None:
+            return yes_no(value)
     elif kind is int:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
@@ -98,11 +96,6 @@ def outcome(out, failed: bool) -> str:
     words = (out.get("say") if isinstance(out.get("say"), str) else out.get("message")) if isinstance(out, dict) \
         else None                 # sleep_status: its headline, not every card
     return "done" + (": " + _short(str(words)) if words else "")
-
-
-def escape_controls(text: str) -> str:
-    """A log line's words with no control character in them (a tool's name is the caller's text)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _short(text: str, most: int = 160) -> str:

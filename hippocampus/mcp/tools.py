@@ -4,12 +4,12 @@ Every answer is a dict with `ok` and a plain-words `message`; a busy cycle is a 
 nothing because of a failure an error result (hippocampus.mcp.server). No `from __future__ import annotations`:
 the schemas are read from the methods' real annotations.
 """
-import time
 from typing import Any, Callable, Optional
 
 from hippocampus.front import ActorRunning, Busy, NoPacket, NotAllowed, OtherCopy, ReplayBusy
 from hippocampus.replay.service import unknown_run, words
 from hippocampus.status.words import n
+from hippocampus.words import busy, hhmm
 
 TOOL_NAMES = ["sleep_status", "sleep_now", "tend_now", "check_now", "nudge", "sleep_history", "recent_events",
               "restart_actor", "replay_draft", "replay_result"]
@@ -69,10 +69,7 @@ def hints(name: str) -> dict:
 
 
 def when(ts: Optional[float]) -> Optional[str]:
-    try:
-        return None if ts is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(float(ts)))
-    except (TypeError, ValueError):
-        return None
+    return None if ts is None else hhmm(ts, day=True)
 
 
 def _clamp(value: Any, lo: int, hi: int, default: int) -> int:
@@ -98,10 +95,8 @@ class Tools:
         try:
             report = run()
         except Busy as exc:     # not an error: one cycle at a time, and this says which runs since when
-            since = when(exc.since)
-            return {"ok": False, "busy": True, "what": exc.what, "since": since,
-                    "message": f"a sleep or tend is already running ({exc.what} since {since}); nothing was "
-                               "started. sleep_status shows its progress."}
+            return {"ok": False, "busy": True, "what": exc.what, "since": when(exc.since),
+                    "message": f"{busy(exc.what, exc.since)}; nothing was started. sleep_status shows its progress."}
         say = report.pop("say", {"level": "ok", "text": ""})
         ok = say["level"] != "bad" and not report.get("refused")
         message = say["text"]

@@ -25,8 +25,8 @@ from hippocampus.drafting.extractive import parse_choices
 from hippocampus.drafting.prompt import Markers
 from hippocampus.replay import checks
 from hippocampus import transport_words
-from hippocampus.config import candidates, reach, redact
-from hippocampus.config.candidates import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401
+from hippocampus.config import reach, redact, replay_endpoints
+from hippocampus.config.replay_endpoints import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401
 from hippocampus.store.packets import PacketStore
 
 log = logging.getLogger("hippocampus.replay")
@@ -70,7 +70,7 @@ class ReplaySession(CancellableSession):
 
     def request(self, method, url, *args, **kwargs):
         kwargs["allow_redirects"] = False
-        if self._memory is not None and (candidates.same_service(url, self._memory.url)
+        if self._memory is not None and (replay_endpoints.same_service(url, self._memory.url)
                                          or self._memory.reached_by(url)):
             raise ReachesMemory(_memory_words(self._memory.url))
         self._refused = None
@@ -159,7 +159,7 @@ def unsent(call: dict) -> dict:
 def names(cfg: Any, cand: Candidate, asked: Optional[float] = None) -> dict:
     """How a failure names the candidate and the settings that fix it (the timeout named is the one that applied)."""
     listed = cand.label != CONFIGURED
-    own = candidates.listed(cfg).get(cand.label) if listed else None
+    own = replay_endpoints.listed(cfg).get(cand.label) if listed else None
     configured = min(TIMEOUT_CAP, float((own.timeout_seconds if own else None) or cfg.model.timeout_seconds))
     if cand.timeout_asked is not None or asked or cand.timeout_seconds != configured:   # the request gave it
         setting = f"the timeout_seconds this replay asked for{', capped' if cand.timeout_asked else ''}"

@@ -29,18 +29,6 @@ FIRE_MESSAGE = (f"{WOKEN}\n\nThis is only a wake-up check (seren-hippocampus che
                 "reply OK; nothing to do. Do not call any tools.")
 
 
-def find_program(program: str, dirs: list, exts: Optional[list] = None) -> Optional[str]:
-    """`program` in `dirs` (with PATHEXT endings on Windows); an absolute path must be a file."""
-    if os.path.isabs(program) or os.sep in program or (os.altsep and os.altsep in program):
-        return program if os.path.isfile(program) else None
-    for d in filter(None, dirs):
-        for ext in [""] + list(exts or []):
-            cand = os.path.join(d, program + ext)
-            if os.path.isfile(cand) and (exts or os.access(cand, os.X_OK)):
-                return cand
-    return None
-
-
 def checks(rcfg: RippleConfig, *, memory_url: str = "", probe: Optional[Probe] = None) -> list:
     probe = probe or Probe()
     kind = (rcfg.type or "").strip().lower()
@@ -90,7 +78,7 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
     lines = [line]
     mode = plan.mode if plan is not None else None
     argv = argv_of(rcfg, windows)
-    exe = _command_line(lines, argv, plan, home, windows, probe)
+    exe = _command_line(lines, argv, plan, home, probe)
     if mode == "sudo" and exe and probe.sudo_allows(plan.user, exe) is False:
         lines.append(Line("sudo", False, f"this service runs as {name}, not root, so it needs `sudo -n -u "
                                          f"{plan.user}` for {exe}, and sudo refuses without a password: add "
@@ -154,7 +142,7 @@ def _folder_line(lines: list, rcfg: RippleConfig, mode: Optional[str], home: Opt
     return cwd
 
 
-def _command_line(lines: list, argv: list, plan, home: Optional[str], windows: bool, probe: Probe) -> Optional[str]:
+def _command_line(lines: list, argv: list, plan, home: Optional[str], probe: Probe) -> Optional[str]:
     """Is the command's program where its account will look for it? Appends its line; returns its path."""
     if not argv:
         lines.append(Line("command", False, "ripple.command is empty: give --ripple-claude DIR, or --ripple-command"))
@@ -164,15 +152,10 @@ def _command_line(lines: list, argv: list, plan, home: Optional[str], windows: b
         lines.append(Line("command", True, f"'{program}' is looked up on {plan.user}'s session PATH when the "
                                            f"ripple starts, which cannot be read from here: --fire tries it"))
         return program
-    path = str(probe.environ.get("PATH") or probe.environ.get("Path") or "")
-    exts = ([e.lower() for e in str(probe.environ.get("PATHEXT") or ".EXE;.CMD;.BAT").split(";") if e]
-            if windows else None)
-    dirs = path.split(os.pathsep)
+    dirs = [str(probe.environ.get("PATH") or probe.environ.get("Path") or "")]
     if mode in ("runuser", "sudo") and home:
         dirs = [os.path.join(home, ".local", "bin"), os.path.join(home, "bin"), *dirs]
-    exe = find_program(program, dirs, exts)
-    if exe is None and mode == "direct":
-        exe = shutil.which(program, path=path or None)
+    exe = shutil.which(program, path=os.pathsep.join(d for d in dirs if d))     # PATHEXT's endings on Windows
     who = "this account" if plan is None else _WHO.get(mode, "{}'s PATH").format(plan.user)
     if exe:
         lines.append(Line("command", True, f"'{program}' is {exe} on {who}"))

@@ -8,6 +8,7 @@ from typing import Optional
 
 from hippocampus.drafting import guard
 from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, span, times_said
+from hippocampus.words import ASKED_FOR_BRIEF
 
 # an operation's kind, as a person says it (one, many)
 KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
@@ -259,8 +260,7 @@ def check_words(r: dict) -> str:
 def result(kind: str, r: dict) -> dict:
     """{"level", "text"} for the answer to a sleep, tend or check asked for by hand."""
     if r.get("asked_for_brief"):
-        return {"level": "ok", "text": "No brief was waiting, so nothing was drafted blind: a note in Memory asks "
-                                       "the main model for one, and the sleep runs once it arrives."}
+        return {"level": "ok", "text": cap(ASKED_FOR_BRIEF) + "."}
     if r.get("refused"):
         return {"level": "warn", "text": f"Nothing started: {r.get('message') or 'a chain is open'}."}
     if kind == "sleep" and r.get("status") == "error" and r.get("message"):     # refused before any sleep began

@@ -9,7 +9,8 @@ from hippocampus.model import timings
 from hippocampus.model.fit import fit_sentence
 from hippocampus.status.fresh import as_of, buttons, model_back, reviewed_since
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
-from hippocampus.status.words import ACTOR_WORDS, ago, hhmm, keyless, n, span, until
+from hippocampus.status.words import ACTOR_WORDS, ago, cap, hhmm, keyless, n, span, until
+from hippocampus.words import another_copy, busy as running
 
 BAD, BUSY, WAIT, OK = "bad", "busy", "wait", "ok"
 LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Right now"}
@@ -66,7 +67,7 @@ def headline(s: dict, now: float) -> tuple:
     if busy := s.get("busy"):
         prog = s.get("progress") or {}
         piles = f": {prog.get('piles_done', 0)} of {prog['piles']} pile(s) drafted" if prog.get("piles") else ""
-        return (f"A {busy.get('what')} is running since {hhmm(busy.get('since'))}{piles}.", BUSY, None)
+        return (f"{cap(running(busy.get('what'), busy.get('since')))}{piles}.", BUSY, None)
     return _waiting(s, now)
 
 
@@ -112,11 +113,9 @@ def _waiting(s: dict, now: float) -> tuple:
     check = s.get("last_check") or {}
     if check.get("status") == "other_copy":
         other = check.get("other") or {}
-        who = (f"Another copy of seren-hippocampus (pid {other['pid']} on {other.get('host')}, state folder "
-               f"{other.get('folder')})" if other.get("pid") else "Another copy of seren-hippocampus")
         until_ = f" until {hhmm(other['until'])}" if other.get("until") else ""
-        return (f"{who} {other.get('what') or 'works on this Memory'}{until_}: this copy leaves it to that one. Two "
-                "copies on one Memory take turns; stop one of them unless you meant to run both.", WAIT, None)
+        return (f"{cap(another_copy(other))}{until_}: this copy leaves it to that one. Two copies on one Memory "
+                "take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
     if chain.get("waiting_draft") and reviewed_since(s):
         return ("The draft under review was decided in Memory: the next check takes it from there (a nudge or "

@@ -1,25 +1,10 @@
 """Small word helpers the narrator shares: times, spans, counts, short ids. Pure."""
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import re
-import time
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
-_TIMES: contextvars.ContextVar = contextvars.ContextVar("hippocampus_times_said", default=None)
-
-
-@contextlib.contextmanager
-def times_said() -> Iterator[dict]:
-    """Collects each time hhmm writes, as {"HH:MM": epoch seconds}: the viewer shows each in the person's
-    own clock (12- or 24-hour, their locale) from the number, so both tabs read alike."""
-    times: dict = {}
-    token = _TIMES.set(times)
-    try:
-        yield times
-    finally:
-        _TIMES.reset(token)
+from hippocampus.words import hhmm, times_said  # noqa: F401 - the one clock, and the times it said for the viewer
 
 
 # what each actor does, for the headline: the actors' names are the details view's words
@@ -29,18 +14,6 @@ ACTOR_WORDS = {"scheduler": "the part that keeps the schedule", "sleeper": "the 
                "quality": "the part that reads the reviews", "memory_health": "the part that watches Memory",
                "model_health": "the part that watches the model", "wakeup": "the part that checks the wake-up",
                "queue": "the part that reads the review queue", "replay": "the part that replays drafts"}
-
-
-def hhmm(ts: Optional[float]) -> str:
-    """"?" for no time, or one no clock can show (a note in Memory said 1e300)."""
-    try:
-        text = time.strftime("%H:%M", time.localtime(ts)) if ts else "?"
-    except (TypeError, ValueError, OverflowError, OSError):
-        return "?"
-    said = _TIMES.get()
-    if said is not None and text != "?":
-        said[text] = float(ts)
-    return text
 
 
 def span(seconds: float) -> str:

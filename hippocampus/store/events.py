@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -214,7 +213,7 @@ class EventLog:
         try:
             raw = self.path.read_bytes()
         except OSError as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            aside = private.aside(self.path)
             log.error("the event log %s could not be read (%s); moving it aside to %s and starting clean",
                       self.path, exc, aside)
             with contextlib.suppress(OSError):

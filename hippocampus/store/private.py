@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from hippocampus.words import hhmm
+
 log = logging.getLogger("hippocampus.state")
 
 POSIX = os.name != "nt"
@@ -220,6 +222,11 @@ def _write_in(path: Path, raw: str, dir_fd: Optional[int]) -> None:
         os.replace(tmp, path)
 
 
+def aside(path: Path) -> Path:
+    """Where a file that cannot be read is moved: `<name>.corrupt-<YYYYmmdd-HHMMSS>` beside it."""
+    return path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
 def read_or_set_aside(path: Path, what: str) -> Optional[Any]:
     """The file's JSON; None if it does not exist or is corrupt (then renamed `<name>.corrupt-<timestamp>`)."""
     path = Path(path)
@@ -228,11 +235,11 @@ def read_or_set_aside(path: Path, what: str) -> Optional[Any]:
     try:
         return json.loads(read_bytes(path).decode("utf-8"))
     except (ValueError, UnicodeDecodeError, OSError) as exc:        # a link is set aside, never followed
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        moved = aside(path)
         try:
-            os.replace(path, aside)
+            os.replace(path, moved)
             log.error("the %s file %s could not be read (%s); moved it aside to %s and started clean",
-                      what, path, exc, aside)
+                      what, path, exc, moved)
         except OSError as exc2:
             log.error("the %s file %s could not be read (%s) nor moved aside (%s); starting clean",
                       what, path, exc, exc2)
@@ -267,7 +274,7 @@ def _holder(path: Path) -> str:
     except (OSError, ValueError):
         who = {}
     since = who.get("since")
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since)) if isinstance(since, (int, float)) else "?"
+    when = hhmm(since, day=True) if isinstance(since, (int, float)) else "?"
     return f"pid {who.get('pid', '?')} on {who.get('host', '?')}, since {when}"
 
 

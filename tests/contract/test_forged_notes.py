@@ -126,6 +126,6 @@ def test_a_sleep_by_hand_while_another_copy_holds_the_brief_says_who_and_until_w
     assert answer["message"] == (
         f"another copy of seren-hippocampus (pid {os.getpid()} on {socket.gethostname()}, state folder "
         f"{(tmp_path / 'b').resolve()}) sleeps on brief {brief} until "
-        f"{time.strftime('%H:%M:%S', time.localtime(held.note['until']))}, so this copy started nothing (two copies "
+        f"{time.strftime('%H:%M', time.localtime(held.note['until']))}, so this copy started nothing (two copies "
         "on one Memory take turns; stop one of them unless you meant to run both)"), answer
     assert hand.drafts("pending") == []                                        # a started nothing

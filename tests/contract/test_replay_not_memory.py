@@ -18,7 +18,7 @@ import pytest
 
 from hippocampus import config as cm
 from hippocampus.config import reach
-from hippocampus.config.candidates import Candidate, NotAllowed, choose, listed
+from hippocampus.config.replay_endpoints import Candidate, NotAllowed, choose, listed
 from hippocampus.replay.run import run_packet
 from hippocampus.store.capture import store_for
 from tests.contract.test_replay import env, first_draft, scripted, seed

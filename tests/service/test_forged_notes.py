@@ -63,7 +63,7 @@ def test_a_sleep_by_hand_while_another_copy_holds_the_brief_answers_who_and_unti
     other = make_ctx(sleep={"state_path": str(tmp_path / "other" / "state.json")})
     brief = seed(hand)
     held = claims.claim(other, f"brief:{brief}", f"sleeps on brief {brief}")
-    until = time.strftime("%H:%M:%S", time.localtime(held.note["until"]))
+    until = time.strftime("%H:%M", time.localtime(held.note["until"]))
     answer = post(svc.url, "/sleep")
     assert answer["status"] == "other_copy" and answer["refused"] is True, answer
     words = answer["say"]["text"]

@@ -145,9 +145,8 @@ def test_with_a_bearer_the_bearer_is_the_guard_unless_hosts_are_listed(make_conf
 
 # ---------------------------------------------------------------- the MCP endpoint's two env lists
 
-def test_the_mcp_env_lists_work_as_named_and_keep_loopback(make_config, start_service, monkeypatch):
-    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS", "box.lan:*")
-    svc = start_service(make_config())
+def test_the_mcp_env_lists_work_as_named_and_keep_loopback(make_config, start_service):
+    svc = start_service(make_config(environ={"SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "box.lan:*"}))
     assert svc.mcp is not None
     port = svc.port
     for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"box.lan:{port}"):
@@ -157,9 +156,7 @@ def test_the_mcp_env_lists_work_as_named_and_keep_loopback(make_config, start_se
     family(r, 421)
     assert requests.get(svc.url + "/status", headers={"Host": f"box.lan:{port}"}, timeout=10).status_code == 421
 
-    monkeypatch.delenv("SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS")
-    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS", "http://tool.lan:3000")
-    svc = start_service(make_config())
+    svc = start_service(make_config(environ={"SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS": "http://tool.lan:3000"}))
     assert svc.mcp is not None
     tool = {"Origin": "http://tool.lan:3000", "Sec-Fetch-Site": "cross-site"}
     assert send(svc, "POST", "/mcp", None, tool).status_code == 200
@@ -173,9 +170,11 @@ def test_the_sdk_check_is_fed_loopback(make_config):
 
     settings = functools.partial(security_settings, sdk.load().TransportSecuritySettings)
     cfg = make_config(server={"allowed_hosts": ["box.lan"]})
-    off = settings(cfg.server, {})
+    off = settings(cfg.server)
     assert off.enable_dns_rebinding_protection is False
-    on = settings(cfg.server, {"SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "tool.lan:7424"})
+    cfg = make_config(server={"allowed_hosts": ["box.lan"]},
+                      environ={"SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "tool.lan:7424"})
+    on = settings(cfg.server)
     assert on.enable_dns_rebinding_protection is True
     assert {"localhost:*", "127.0.0.1:*", "[::1]:*", "box.lan:*", "tool.lan:7424"} <= set(on.allowed_hosts)
     assert {"http://localhost:*", "https://127.0.0.1:*", "http://tool.lan:7424"} <= set(on.allowed_origins)

@@ -149,10 +149,9 @@ def test_raw_requests_without_bearer_get_401_and_get_is_405(make_config, start_s
     assert requests.get(svc.url + "/mcpx", headers=AUTH, timeout=5).status_code == 404
 
 
-def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service, monkeypatch):
-    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_MOUNT", "tools/mcp/")
-    monkeypatch.setenv("SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS", "good.example:*")
-    svc = start_service(make_config(server={"bearer_token": BEARER}))
+def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service):
+    env = {"SEREN_HIPPOCAMPUS_MCP_MOUNT": "tools/mcp/", "SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "good.example:*"}
+    svc = start_service(make_config(server={"bearer_token": BEARER}, environ=env))
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
     assert requests.post(svc.url + "/mcp", json=init, headers=RAW_HEADERS, timeout=5).status_code == 404
@@ -164,6 +163,8 @@ def test_the_mount_moves_and_the_host_check_turns_on(make_config, start_service,
     r = requests.post(svc.url + "/tools/mcp/", json=init, headers={**RAW_HEADERS, "Host": "good.example:7424"},
                       timeout=5)
     assert r.status_code == 200, r.text
+    paths = requests.get(svc.url + "/openapi.json", headers=AUTH, timeout=5).json()["paths"]
+    assert "/tools/mcp" in paths and "/mcp" not in paths                # the document names where it is
 
 
 def test_without_the_extra_mcp_answers_404_naming_it(make_config, start_service, monkeypatch):
@@ -197,7 +198,7 @@ def test_sleep_now_while_a_sleep_runs_answers_busy(make_config, start_service, h
         t.join(30)
     for i in range(3):
         assert out[i]["ok"] is False and out[i]["busy"] is True, out[i]
-        assert out[i]["message"].startswith("a sleep or tend is already running (check since ")
+        assert out[i]["message"].startswith("a check is running since ")
         assert "nothing was started. sleep_status shows its progress." in out[i]["message"]
     assert out[3]["busy"]["what"] == "check" and out[3]["say"].startswith("A check is running since")
     assert result["r"].status_code == 200

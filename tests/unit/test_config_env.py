@@ -58,3 +58,22 @@ def test_the_open_lan_variable_words_the_missing_bearer_line(tmp_path):
     opened = _load(tmp_path, {"SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN": "1"}, text)
     assert shut.warnings[0].endswith("the service refuses to start on 0.0.0.0:7424: beyond loopback it needs a bearer")
     assert opened.warnings[0].endswith("open to the network (allow_open_lan)")
+
+
+def test_the_mcp_mount_hosts_and_origins_are_settings_the_old_variables_still_set(tmp_path):
+    """server.mcp_mount / mcp_allowed_hosts / mcp_allowed_origins: in the yaml, or by the variables that set them
+    before they were settings (the server's bare-name rule), a comma list as before; check-config shows them."""
+    from hippocampus.cli.check import report
+
+    cfg = _load(tmp_path, {"SEREN_HIPPOCAMPUS_MCP_MOUNT": "tools/mcp/",
+                           "SEREN_HIPPOCAMPUS_MCP_ALLOWED_HOSTS": "box.lan:*, tool.lan:7424",
+                           "SEREN_HIPPOCAMPUS_MCP_ALLOWED_ORIGINS": "http://tool.lan:3000"})
+    assert cfg.warnings == []
+    assert (cfg.server.mcp_mount, cfg.server.mcp_allowed_hosts, cfg.server.mcp_allowed_origins) == \
+        ("/tools/mcp", ["box.lan:*", "tool.lan:7424"], ["http://tool.lan:3000"])
+    shown = report(cfg, offline=True)
+    assert shown["config"]["server"]["mcp_allowed_hosts"] == ["box.lan:*", "tool.lan:7424"]
+    assert shown["environment"]["server.mcp_mount"] == "SEREN_HIPPOCAMPUS_MCP_MOUNT"
+    cfg = _load(tmp_path, {}, text="server:\n  mcp_mount: ''\n  mcp_allowed_origins: [http://a.lan]\n")
+    assert cfg.warnings == [] and cfg.server.mcp_mount == "/mcp" and cfg.server.mcp_allowed_origins == ["http://a.lan"]
+    assert cfg.sources.of("server.mcp_allowed_origins") == "yaml" and cfg.sources.of("server.mcp_mount") == "yaml"

@@ -11,7 +11,7 @@ import pytest
 from hippocampus import config as cm
 from hippocampus.__main__ import build_parser
 from hippocampus.cli import commands as replay_cli
-from hippocampus.config.candidates import NotAllowed, choose, listed, same_service
+from hippocampus.config.replay_endpoints import NotAllowed, choose, listed, same_service
 from hippocampus.store.capture import store_for
 from hippocampus.replay.run import ReplayEnv, replay
 

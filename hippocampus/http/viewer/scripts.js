@@ -65,10 +65,12 @@ function setClass(id, cls, on){
   if (el && el.classList.contains(cls) !== !!on) el.classList.toggle(cls, !!on);
 }
 
+// the one clock: a time the service gives as epoch seconds, in this browser's locale (12- or 24-hour); hhmm
+// adds the day when it is not today
+function clock(ts){ return new Date(ts * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"}); }
 function hhmm(ts){
   if (!ts) return "";
-  const d = new Date(ts * 1000), now = new Date();
-  const t = d.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+  const d = new Date(ts * 1000), now = new Date(), t = clock(ts);
   if (d.toDateString() === now.toDateString()) return t;
   const tomorrow = new Date(now); tomorrow.setDate(now.getDate() + 1);
   const yesterday = new Date(now); yesterday.setDate(now.getDate() - 1);
@@ -96,9 +98,7 @@ function rel(ts){
   return diff > 0 ? "in " + span(diff) : span(diff) + " ago";
 }
 function relAbs(ts){ return ts ? rel(ts) + " (" + hhmm(ts) + ")" : ""; }
-// the person's clock: each "HH:MM" the service wrote comes with its epoch (`times`), shown here in this
-// browser's locale, as every other time on the page
-function clock(ts){ return new Date(ts * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"}); }
+// each "HH:MM" the service wrote comes with its epoch (`times`), shown in the one clock as every other time
 function lt(text, times){
   if (!text || !times) return text == null ? "" : String(text);
   return String(text).replace(/\b\d\d:\d\d\b/g, m => (m in times ? clock(times[m]) : m));
@@ -354,7 +354,7 @@ function renderEvents(ev){
     const err = e.error || e.why;
     return '<div class="row event" data-type="' + escapeHtml(e.type) + '">'
       + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(String(e.type).replace(/_/g, " ")) + '</span>'
-      + '<span class="muted when" title="' + escapeHtml(new Date((e.at || 0) * 1000).toLocaleString()) + '">' + escapeHtml(relAbs(e.at)) + '</span></div>'
+      + '<span class="muted when">' + escapeHtml(relAbs(e.at)) + '</span></div>'
       + (w.facts ? '<div class="row-sub">' + escapeHtml(lt(w.facts, e.times)) + '</div>' : "")
       + (err ? '<div class="row-sub err">' + escapeHtml(err) + '</div>' : "")
       + (w.outcome ? '<div class="row-sub muted">' + escapeHtml(w.outcome) + '</div>' : "")

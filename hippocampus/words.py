@@ -1,0 +1,87 @@
+"""What a person or the main model reads, written once: the sentences said in more than one place, the one clock,
+the one reading of yes and no, and a log line's escapes. It imports nothing of the hippocampus, so every layer may
+use it (the HTTP and the MCP front-ends, the config, the cycle, the narrator)."""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+from typing import Any, Iterator, Optional
+
+# ---------------------------------------------------------------- yes and no
+
+YES, NO = frozenset({"1", "true", "yes", "on", "t", "y"}), frozenset({"0", "false", "no", "off", "f", "n"})
+BOOLEAN = frozenset({"true", "false"})      # where a schema says boolean (HTTP's query flags): these words only
+
+
+def yes_no(value: Any, words: frozenset = YES | NO) -> Optional[bool]:
+    """True or False for a yes or a no (a bool, 0 or 1, or one of `words` in any case, spaces around it
+    ignored); None for anything else: the caller refuses it in its own words."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower() if isinstance(value, (int, str)) else None
+    return word in YES if word in words else None
+
+
+# ---------------------------------------------------------------- a log line's escapes
+
+_ESCAPES = {n: f"\\x{n:02x}" for n in (*range(0x20), *range(0x7f, 0xa0))}      # C0, DEL, C1
+_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\",
+                 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def escape_controls(text: str) -> str:
+    """A caller's text safe for a log line: control characters, U+2028/9 and the backslash become escapes (so an
+    escape in the log is never the caller's own backslash); any other letter, in any script, is kept."""
+    return text.translate(_ESCAPES)
+
+
+# ---------------------------------------------------------------- the clock
+
+_TIMES: contextvars.ContextVar = contextvars.ContextVar("hippocampus_times_said", default=None)
+
+
+@contextlib.contextmanager
+def times_said() -> Iterator[dict]:
+    """Collects each time hhmm writes, as {"HH:MM": epoch seconds}: the viewer shows each in the person's
+    own clock (12- or 24-hour, their locale) from the number, so both tabs read alike."""
+    times: dict = {}
+    token = _TIMES.set(times)
+    try:
+        yield times
+    finally:
+        _TIMES.reset(token)
+
+
+def hhmm(ts: Optional[float], day: bool = False) -> str:
+    """The one clock: "HH:MM" local ("YYYY-MM-DD HH:MM" with the day); "?" for no time, or one no clock can show
+    (a note in Memory said 1e300)."""
+    try:
+        text = time.strftime("%Y-%m-%d %H:%M" if day else "%H:%M", time.localtime(float(ts))) if ts else "?"
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"
+    said = _TIMES.get()
+    if said is not None and text != "?":
+        said[text[-5:]] = float(ts)
+    return text
+
+
+# ---------------------------------------------------------------- sentences said in more than one place
+
+def busy(what: str, since: Optional[float]) -> str:
+    """A cycle that is running, as HTTP's 409, the MCP answer and the narrator say it."""
+    return f"a {what} is running since {hhmm(since)}"
+
+
+# a sleep by hand that found no brief: the answer's message, the person's result line and MCP's message
+ASKED_FOR_BRIEF = ("no brief was waiting, so nothing was drafted blind: a note in Memory asks the main model for one, "
+                   "and the sleep runs once it arrives")
+
+
+def another_copy(other: dict, default: str = "works on this Memory") -> str:
+    """Who the other copy of the service on this Memory is (pid, host, state folder when a note names it), and what
+    it does."""
+    who = "another copy of seren-hippocampus"
+    if other.get("pid") is not None:
+        who += f" (pid {other.get('pid')} on {other.get('host')}, state folder {other.get('folder')})"
+    return f"{who} {other.get('what') or default}"
