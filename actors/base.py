@@ -14,7 +14,7 @@ import pykka
 
 from hippocampus.transport_words import in_words
 
-log = logging.getLogger("hippocampus.actors")
+log = logging.getLogger(__name__)
 DOWN_OK = contextlib.suppress(pykka.ActorDeadError)     # a tell to a child that is down (restarting) is dropped
 
 

@@ -35,7 +35,7 @@ from actors.sleeper import SleeperActor, SleeperProxy
 from actors.supervisor import ChildDown, Registry, Supervisor
 from actors.watch import MemoryWatch, ModelWatch, QueueWatch, WakeupWatch, WatchProxy
 
-log = logging.getLogger("hippocampus.runtime")
+log = logging.getLogger(__name__)
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
 FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
 RESTART_ANSWER_SECONDS = 10.0   # an operator's restart is answered at once: this long means the supervisor hangs

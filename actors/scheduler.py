@@ -18,7 +18,7 @@ from hippocampus.cycle.lock import Busy
 
 from actors.base import Supervised
 
-log = logging.getLogger("hippocampus.scheduler")
+log = logging.getLogger(__name__)
 
 
 class SchedulerActor(Supervised):

@@ -23,7 +23,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus import sdnotify
 from hippocampus.transport_words import in_words
 
-log = logging.getLogger("hippocampus.supervisor")
+log = logging.getLogger(__name__)
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
 LIVENESS_GRACE_S = 0.2      # a dead child's own ChildFailed gets this long to arrive before the check calls it
 STOP_WAIT_SECONDS = 10     # an operator's restart gives a busy child this long to end its work, then starts anew

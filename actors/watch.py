@@ -22,7 +22,7 @@ from hippocampus.status.read import CHECKING
 
 from actors.base import Supervised
 
-log = logging.getLogger("hippocampus.watch")
+log = logging.getLogger(__name__)
 
 
 class WatchActor(Supervised):

@@ -17,7 +17,7 @@ from hippocampus import outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
 
-log = logging.getLogger("hippocampus.memory")
+log = logging.getLogger(__name__)
 # SerenMemory's largest answers (500 shorts, 200 drafts with their operations) are a few MB: this is far past them
 ANSWER_CAP = 32 * outbound.MB
 

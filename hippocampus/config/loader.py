@@ -20,7 +20,7 @@ from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
 from hippocampus.words import yes_no
 
-log = logging.getLogger("hippocampus.config")
+log = logging.getLogger(__name__)
 
 CONFIG_ENV = f"{ENV_PREFIX}_CONFIG"      # not a setting: where the settings are
 EMPTY_MEANS_OFF = {"model.url"}

@@ -16,7 +16,7 @@ from hippocampus import transport_words
 from hippocampus.stopping import ServiceStopping
 from hippocampus.words import hhmm
 
-log = logging.getLogger("hippocampus.briefs")
+log = logging.getLogger(__name__)
 
 BRIEF_TOPIC = "hippocampus, brief"
 REQUEST_TTL = 6 * 3600

@@ -19,7 +19,7 @@ from hippocampus.cycle import notes as note_rules
 from hippocampus.memory import MemoryError_, MemoryRefused
 from hippocampus.words import another_copy, hhmm
 
-log = logging.getLogger("hippocampus.claims")
+log = logging.getLogger(__name__)
 
 CLAIM_TOPIC = "hippocampus, sleeping"
 SLEPT_TOPIC = note_rules.SLEPT_TOPIC

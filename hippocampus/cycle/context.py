@@ -17,7 +17,7 @@ from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 from hippocampus.stopping import StopFlag
 
-log = logging.getLogger("hippocampus.events")
+log = logging.getLogger(__name__)
 
 
 def always_up() -> SimpleNamespace:

@@ -20,7 +20,7 @@ from hippocampus.cycle import claims, notes as note_rules
 from hippocampus.cycle.bedtime import bedtime, memory_slept
 from hippocampus.memory import MemoryError_
 
-log = logging.getLogger("hippocampus.claims")
+log = logging.getLogger(__name__)
 
 COPY_TOPIC = "hippocampus, copy"
 ANNOUNCE_SECONDS = 7 * 86400.0      # a copy that stopped for good stops costing the others after this

@@ -21,7 +21,7 @@ from hippocampus.drafting.extractive import extract_cap, extract_format, parse_c
 from hippocampus.drafting.prompt import Steer, draft_prompt, extract_prompt, shown_date
 from hippocampus.drafting.schema import answer_cap, response_format
 
-log = logging.getLogger("hippocampus.sleep")
+log = logging.getLogger(__name__)
 
 
 @dataclass

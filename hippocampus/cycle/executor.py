@@ -18,7 +18,7 @@ from hippocampus.memory import MemoryError_, MemoryUnavailable, NotSerenMemory
 from hippocampus.stopping import ServiceStopping
 from hippocampus.words import ASKED_FOR_BRIEF
 
-log = logging.getLogger("hippocampus.tick")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 from hippocampus.words import busy
 
-log = logging.getLogger("hippocampus.cycle")
+log = logging.getLogger(__name__)
 
 
 class Busy(Exception):

@@ -9,7 +9,7 @@ from typing import Optional
 from hippocampus.cycle.reports import SleepReport
 from hippocampus.words import hhmm
 
-log = logging.getLogger("hippocampus.sleep")
+log = logging.getLogger(__name__)
 
 KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
          "supersede": ("replacement", "replacements"), "verbatim": ("kept word for word", "kept word for word")}

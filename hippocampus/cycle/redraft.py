@@ -21,7 +21,7 @@ from hippocampus.model import size
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 
-log = logging.getLogger("hippocampus.tend")
+log = logging.getLogger(__name__)
 
 
 def earlier_versions(attempts: list, latest: dict, op: dict) -> list:

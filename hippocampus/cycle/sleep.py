@@ -26,7 +26,7 @@ from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
 from hippocampus.model import timings
 
-log = logging.getLogger("hippocampus.sleep")
+log = logging.getLogger(__name__)
 REVIEW_TOPIC = "hippocampus, review"
 
 

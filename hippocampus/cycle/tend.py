@@ -15,7 +15,7 @@ from hippocampus.cycle.sleep import review_note_id
 from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.memory import MemoryError_, MemoryRefused
 
-log = logging.getLogger("hippocampus.tend")
+log = logging.getLogger(__name__)
 
 
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",

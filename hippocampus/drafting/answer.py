@@ -13,7 +13,7 @@ from typing import Any, Optional
 from hippocampus.drafting.prompt import Markers
 from hippocampus.transport_words import in_words
 
-log = logging.getLogger("hippocampus.sleep")
+log = logging.getLogger(__name__)
 
 KINDS = ("new_core", "attach", "supersede", "verbatim")
 RATIONALE_CHARS = 500

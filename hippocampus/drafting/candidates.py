@@ -6,7 +6,7 @@ from typing import Optional
 
 from hippocampus.memory import MemoryClient, MemoryError_
 
-log = logging.getLogger("hippocampus.sleep")
+log = logging.getLogger(__name__)
 RRF_K = 60
 
 

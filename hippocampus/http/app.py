@@ -17,7 +17,7 @@ from hippocampus.http.resources import (ActorRestart, Actors, Call, Events, Heal
 from hippocampus.http.viewer import Viewer
 from hippocampus.words import escape_controls
 
-log = logging.getLogger("hippocampus.http")
+log = logging.getLogger(__name__)
 # the facade's errors, mapped to HTTP once
 ERRORS = [(Busy, falcon.HTTPConflict), (MemoryDown, falcon.HTTPServiceUnavailable),
           (ActorDown, falcon.HTTPServiceUnavailable), (ServiceStopping, falcon.HTTPServiceUnavailable),

@@ -10,7 +10,7 @@ import falcon
 
 from hippocampus.words import escape_controls
 
-log = logging.getLogger("hippocampus.http")
+log = logging.getLogger(__name__)
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 # the MCP SDK's per-request session lines at INFO (stateless: every call is a session); the request line says it
 MCP_CHATTER = ("mcp.server.streamable_http", "mcp.server.streamable_http_manager")

@@ -11,7 +11,7 @@ from typing import Optional
 import falcon
 from a2wsgi import ASGIMiddleware
 
-log = logging.getLogger("hippocampus.mcp")
+log = logging.getLogger(__name__)
 
 
 # Hop-by-hop headers are the server's business (waitress refuses to be handed one); Falcon sets Content-Length.

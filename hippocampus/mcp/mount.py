@@ -14,7 +14,7 @@ import falcon
 
 from hippocampus.config.hosts import normal_origin, path_pattern, service_hosts
 
-log = logging.getLogger("hippocampus.mcp")
+log = logging.getLogger(__name__)
 
 NOT_INSTALLED = "MCP is not installed: pip install 'seren-hippocampus[mcp]'"
 PRELOAD_AFTER_SECONDS = 2.0     # a preload starts this long after the start if nothing asked for /health

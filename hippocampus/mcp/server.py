@@ -18,7 +18,7 @@ from hippocampus.words import escape_controls, yes_no
 
 from hippocampus.mcp.tools import DESCRIPTIONS, INSTRUCTIONS, TOOL_NAMES, VOICE_TOOL_NAMES, Tools, hints
 
-log = logging.getLogger("hippocampus.mcp")
+log = logging.getLogger(__name__)
 
 JSON_TYPES = {str: "string", int: "integer", bool: "boolean"}
 WORDS = {str: "text", int: "a whole number", bool: "true or false"}

@@ -33,7 +33,7 @@ def procs():
     return process
 
 
-log = logging.getLogger("hippocampus.lifecycle")
+log = logging.getLogger(__name__)
 STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a stop
 LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
 NOT_STARTED = "the service is stopping: the model server is not started"

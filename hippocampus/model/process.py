@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import psutil
 
-log = logging.getLogger("hippocampus.lifecycle")
+log = logging.getLogger(__name__)
 
 WINDOWS = os.name == "nt"
 SAME_START = 0.05           # seconds: two reads of one process's create time agree closer than this

@@ -17,7 +17,7 @@ import requests
 from hippocampus import outbound
 from hippocampus.config import redact
 
-log = logging.getLogger("hippocampus.model")
+log = logging.getLogger(__name__)
 SMALL = 1_500_000_000          # below this many parameters, auto drafts extractive
 TIMEOUT = 5.0                  # one deadline for both reads of the size (and never longer than model.timeout_seconds)
 CAP = outbound.MB              # /models and /props are a few KB; a larger answer is not the model's list

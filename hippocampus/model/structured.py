@@ -13,7 +13,7 @@ from typing import Optional
 
 from hippocampus.config import redact
 
-log = logging.getLogger("hippocampus.model")
+log = logging.getLogger(__name__)
 REFUSAL_WORDS = ("response_format", "json_schema", "json schema", "grammar", "guided_")
 
 _lock = threading.Lock()

@@ -29,7 +29,7 @@ from hippocampus.config import reach, redact, replay_endpoints
 from hippocampus.config.replay_endpoints import CONFIGURED, TIMEOUT_CAP, Candidate, NotAllowed, choose  # noqa: F401
 from hippocampus.store.packets import PacketStore
 
-log = logging.getLogger("hippocampus.replay")
+log = logging.getLogger(__name__)
 SERVED_CHARS = 120                  # the served model name is the candidate's own words: kept short
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 STOPPED = "the service is stopping: this call was not sent"

@@ -27,7 +27,7 @@ from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
 from hippocampus.replay.run import ReplayEnv, prepare, run_packet
 
-log = logging.getLogger("hippocampus.replay")
+log = logging.getLogger(__name__)
 KEEP = 5                            # finished runs kept for reading
 RUN_ID_BYTES = 16                   # a run id: 22 url-safe characters, random
 WAIT_SECONDS = 20.0                 # the longest a route or the MCP tool waits for a replay before "running"

@@ -30,7 +30,7 @@ SKIPPED = "the last ripple for this event is still running"
 MAX_ERROR = 400
 ANSWER_READ = 4096          # of any answer only this much is read (an error's reason is cut to MAX_ERROR)
 _NOT_SENT = ("delivered", "delivery_error", "ripple")    # bookkeeping of earlier deliveries and ripples
-log = logging.getLogger("hippocampus.ripple")
+log = logging.getLogger(__name__)
 
 WOKEN = ("You were woken by seren-hippocampus, the sleep cycle for your memory - not by a person. Nobody is at the "
          "keyboard and nobody is reading along, so do not address anyone, ask questions, or write as though someone "

@@ -17,7 +17,7 @@ from hippocampus import config as config_mod
 from hippocampus.config import redact
 from hippocampus.service.startup import exposure, use_system_trust
 
-log = logging.getLogger("hippocampus.host")
+log = logging.getLogger(__name__)
 
 
 class ServiceHost:

@@ -19,7 +19,7 @@ from hippocampus.http.server.server import ServerLoopDied  # noqa: F401 - what c
 from hippocampus.mcp.mount import LazyMount
 from hippocampus.store.private import FolderRefused
 
-log = logging.getLogger("hippocampus.server")
+log = logging.getLogger(__name__)
 STOP_DRAIN_SECONDS = 3.0    # the longest a stop waits for requests in flight (a model call is abandoned first)
 
 

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from hippocampus.store.packets import FOLDER, PacketStore
 
-log = logging.getLogger("hippocampus.replay")
+log = logging.getLogger(__name__)
 
 VERSION = 1
 

@@ -21,7 +21,7 @@ from hippocampus.store import private
 from hippocampus.config import redact
 from hippocampus.clock import Clock
 
-log = logging.getLogger("hippocampus.events")
+log = logging.getLogger(__name__)
 
 FILE_NAME = "events.jsonl"
 LEGACY_NAME = "events.json"                       # one JSON document, rewritten per event (until 2026-12)

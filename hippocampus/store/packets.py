@@ -18,7 +18,7 @@ from typing import Iterator, Optional
 
 from hippocampus.store import private
 
-log = logging.getLogger("hippocampus.replay")
+log = logging.getLogger(__name__)
 
 FOLDER = "replays"
 KEEP = 300

@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from hippocampus.words import hhmm
 
-log = logging.getLogger("hippocampus.state")
+log = logging.getLogger(__name__)
 
 POSIX = os.name != "nt"
 DIR_MODE = 0o700

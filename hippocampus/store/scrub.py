@@ -25,7 +25,7 @@ from hippocampus.store import private
 from hippocampus.store.capture import store_for
 from hippocampus.store.packets import FOLDER
 
-log = logging.getLogger("hippocampus.replay")
+log = logging.getLogger(__name__)
 
 PURGED = "[purged]"
 MIN_SUBSTRING = 4            # shorter forms are only replaced where they are a whole field

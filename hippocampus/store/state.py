@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from hippocampus.store import private
 
-log = logging.getLogger("hippocampus.state")
+log = logging.getLogger(__name__)
 
 DEFAULTS: dict = {
     "last_sleep": None,          # the last sleep report (any outcome)

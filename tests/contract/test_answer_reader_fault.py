@@ -31,7 +31,7 @@ def test_a_fault_reading_one_answer_costs_that_pile_only(make_ctx, hand, fake_mo
     fake_model.responder = scripted_model
     seed(hand)
     reader_fault.add("tea")
-    with caplog.at_level(logging.ERROR, logger="hippocampus.sleep"):
+    with caplog.at_level(logging.ERROR, logger="hippocampus"):
         report = executor.check(ctx).to_dict()["sleep"]
     assert report["error"] is None and report["draft_id"], report
     assert [f["topic"] for f in report["model_failures"]] == ["tea"], report

@@ -36,7 +36,7 @@ def test_the_breaker_stops_a_runaway_night_after_three_cut_answers(make_ctx, han
     frags = seed(hand, old=True)
     brief = hand.brief("a week of small things", promote=list(TOPICS))
     fake_model.replies = [RUNAWAY]
-    with caplog.at_level(logging.WARNING, logger="hippocampus.sleep"):
+    with caplog.at_level(logging.WARNING, logger="hippocampus"):
         report = executor.check(ctx).to_dict()["sleep"]
     assert len(fake_model.requests) == 3                          # three answers cut, then no fourth call
     assert report["error"] is None and report["draft_id"] is None and hand.drafts() == []

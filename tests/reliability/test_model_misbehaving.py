@@ -152,7 +152,7 @@ def test_hostile_answers_never_reach_memory(make_config, make_ctx, hand, fake_mo
 
     fake_model.responder = hostile
     ctx = make_ctx(make_config(model={"url": fake_model.url}, sleep={"candidate_cores": 1}))
-    with caplog.at_level(logging.INFO, logger="hippocampus.sleep"):
+    with caplog.at_level(logging.INFO, logger="hippocampus"):
         report = executor.check(ctx).to_dict()
     sleep = report["sleep"]
     assert sleep["error"] is None and sleep["draft_id"], sleep

@@ -71,7 +71,7 @@ def test_a_state_folder_laid_out_before_has_its_replays_and_files_made_private_a
     files = [p for p in folder.rglob("*") if p.is_file()]
     for p in files:
         os.chmod(p, 0o644)
-    caplog.set_level("INFO", logger="hippocampus.state")
+    caplog.set_level("INFO", logger="hippocampus.store")
     svc = start_service(cfg)
     assert requests.get(svc.url + "/health", timeout=5).status_code == 200
     assert {p.relative_to(folder).as_posix(): mode(p) for p in files} == \

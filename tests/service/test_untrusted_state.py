@@ -205,7 +205,7 @@ def test_an_edited_lifecycle_record_adopts_and_stops_no_other_process(make_confi
         record = {"pid": other.pid, "created": psutil.Process(other.pid).create_time(), "started_by_us": True,
                   "cmd": [str(stand.server)], "how": "command"}
         (folder / "state.json").write_text(json.dumps({"lifecycle": record}), encoding="utf-8")
-        caplog.set_level("INFO", logger="hippocampus.lifecycle")
+        caplog.set_level("INFO", logger="hippocampus.model")
         svc = start_service(cfg)
         snap = wait_for(lambda: requests.get(svc.url + "/status", timeout=10).json().get("model_lifecycle"),
                         timeout=10, what="the lifecycle's snapshot")
@@ -239,7 +239,7 @@ def test_a_replays_link_never_lets_the_service_trim_the_files_it_points_to(make_
     folder = cfg.sleep.resolved_state_path().parent
     folder.mkdir(mode=0o700)
     (folder / "replays").symlink_to(elsewhere, target_is_directory=True)
-    caplog.set_level("INFO", logger="hippocampus.replay")
+    caplog.set_level("INFO", logger="hippocampus")
     svc = start_service(cfg)
     seed(hand, ("tea", "garden"))
     requests.post(svc.url + "/nudge", timeout=5)

@@ -24,7 +24,7 @@ from waitress.utilities import Error, RequestEntityTooLarge
 
 from hippocampus.http.auth import bearer_matches, needs_bearer
 
-log = logging.getLogger("hippocampus.http")
+log = logging.getLogger(__name__)
 ACCEPTS_PER_TURN = 32      # connections taken from the kernel's queue in one turn of the loop
 NOTE_EVERY = 60.0          # seconds between two log lines about the same kind of refused connection
 BOTH_FRAMINGS = ("the request says both Content-Length and Transfer-Encoding, which disagree about where its "

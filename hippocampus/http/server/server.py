@@ -17,7 +17,7 @@ from hippocampus.http.server.bind import BindError, explain, release
 from hippocampus.http.server.clients import bound_clients
 from hippocampus.http.server.loop import loop
 
-log = logging.getLogger("hippocampus.server")
+log = logging.getLogger(__name__)
 
 
 class ServerLoopDied(RuntimeError):
