@@ -48,7 +48,7 @@ def test_a_path_with_newline_and_esc_is_one_escaped_line(make_config, start_serv
     lines = [ln for ln in text.splitlines() if "FORGED" in ln]
     assert len(lines) == 1, text
     line = lines[0]
-    assert line.startswith(tuple("0123456789")) and " INFO hippocampus.http: GET /x" in line, line
+    assert line.startswith(tuple("0123456789")) and " INFO hippocampus.http.auth: GET /x" in line, line
     assert "\\n2026-12-01" in line and "-> 404" in line, line
     assert "\\x1b[" in line and "\\x00" in line, line
     assert not any(c in text for c in "\x1b\x00\r"), repr(text)
