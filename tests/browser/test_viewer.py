@@ -55,7 +55,7 @@ def test_page_loads_clean_and_answers_the_three_questions(make_config, start_ser
     expect(page.locator("#explainText")).to_have_text(re.compile("^" + re.escape(explain.split(" has waited ")[0])))
     expect(page.locator("#memPill")).to_have_text("memory: reachable")
     expect(page.locator("#modelPill")).to_have_text("model: mechanical")
-    expect(page.locator('#actorsList .actor[data-state="running"]')).to_have_count(11)   # seven and the four watches
+    expect(page.locator('#actorsList .actor[data-state="running"]')).to_have_count(12)   # seven, the four watches and the replay actor (issue 42)
     # the wake-up line and the model card's rows: the narrator's words, laid out as they come
     say = requests.get(svc.url + "/status", timeout=10).json()["say"]
     assert say["wakeup"].startswith("Wake-up: off: nothing here wakes the main model"), say["wakeup"]
