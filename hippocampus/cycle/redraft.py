@@ -175,7 +175,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             except budget.BudgetSpent as exc:        # all or nothing: the tend's line says why
                 failures.append(_budget_spent(ctx, op, latest, exc))
                 break
-            new_ops, repeats = guard.drop_repeats(ops, new_ops)
+            new_ops, repeats = guard.drop_repeats(ops, new_ops, fold=True)    # a twin's fragments land with it
             checked = guard.merge(checked, guard.tally(repeats, into=tally or None))
             gone = gone or (not failure and not new_ops)
             if failure:

@@ -254,16 +254,21 @@ def _merge_duplicates(kept: list, res: Guarded) -> tuple:
     return out, moved
 
 
-def drop_repeats(earlier: list, ops: list) -> tuple:
-    """(ops without those repeating an operation already in the draft, findings): the check across piles."""
+def drop_repeats(earlier: list, ops: list, fold: bool = False) -> tuple:
+    """(ops without those repeating an operation already in the draft, findings): the check across piles. fold:
+    the operation kept also cites the fragments of the one dropped, so they land with it (a redraft's twins)."""
     dropped: list = []
     kept = []
     for i, op in enumerate(ops):
         twin = next((k for k, other in enumerate(earlier) if near_duplicate(_text_of(op), _text_of(other))), None)
         if twin is None:
             kept.append((i, op))
-        else:
-            dropped.append(Finding("duplicate", i, f"of op {twin} of the draft", _first_words(op), op.get("topic")))
+            continue
+        dropped.append(Finding("duplicate", i, f"of op {twin} of the draft", _first_words(op), op.get("topic")))
+        if fold:
+            sources = earlier[twin].setdefault("source_short_ids", [])
+            sources += [sid for sid in op.get("source_short_ids") or [] if sid not in sources]
+            earlier[twin]["evidence_count"] = max(1, len(sources))
     return [op for _, op in _relink(kept, {}, dropped)], dropped
 
 

@@ -181,10 +181,13 @@ def drafts(snap: Snapshot, world) -> list:
             nxt = attempts[k + 1] if k + 1 < len(attempts) else None
             if nxt is not None:
                 again = {op.get("redraft_of") for op in nxt.get("operations", [])}
-                # or withdrawn by the redraft, said on the next attempt, where the reviewer said it cannot land
+                # or withdrawn by the redraft, said on the next attempt, where the reviewer said it cannot land, or
+                # as the twin of another redraft (spec: withdraw for a duplicate) whose operation cites its fragments
                 gone = set((nxt.get("extra") or {}).get("withdrawn_ops") or [])
+                cited = {sid for op in nxt.get("operations", []) for sid in op.get("source_short_ids") or []}
                 missing = [op["index"] for op in denied if op["index"] not in again
-                           and not (op["index"] in gone and "cannot land" in (op.get("critique") or ""))]
+                           and not (op["index"] in gone and ("cannot land" in (op.get("critique") or "")
+                                                             or set(op.get("source_short_ids") or ()) <= cited))]
                 if missing:
                     out.append(Violation("a denied operation was dropped: not in the next attempt",
                                          {"chain": c, "draft": d["id"], "attempt": d.get("attempt"),

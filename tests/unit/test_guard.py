@@ -130,6 +130,15 @@ def test_repeats_across_piles_are_dropped():
     assert [f.rule for f in found] == ["duplicate"]
 
 
+def test_a_redraft_s_twin_gives_its_fragments_to_the_one_kept():
+    """Two denied operations redrafted to the same words: one is kept, citing both's fragments, so none is left
+    behind in short-term when it lands (the soak's night 24: the twin's fragments were lost from the chain)."""
+    earlier = [op("The rose garden bloomed early", ids=("s1",))]
+    kept, found = guard.drop_repeats(earlier, [op("The rose garden bloomed early", ids=("s2", "s1"))], fold=True)
+    assert kept == [] and [f.rule for f in found] == ["duplicate"]
+    assert earlier[0]["source_short_ids"] == ["s1", "s2"] and earlier[0]["evidence_count"] == 2
+
+
 def test_the_words_of_the_tally():
     t = guard.tally([guard.Finding("numbers", 0)] * 7 + [guard.Finding("duplicate", 1)] * 3
                     + [guard.Finding("placeholder", 2)] * 2, [guard.Finding("cited", 3)])
