@@ -26,6 +26,7 @@ from hippocampus.replay import quality
 from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
 from hippocampus.replay.run import ReplayEnv, prepare, run_packet
+from hippocampus.words import hhmm
 
 log = logging.getLogger(__name__)
 KEEP = 5                            # finished runs kept for reading
@@ -40,10 +41,6 @@ DRAFTS_READ = 1000
 BOARD_KEY = "quality"
 NOT_YET = {"ready": False, "groups": [], "error": None,
            "message": "the quality report is being read from Memory's drafts, in the background"}
-
-
-def _stamp(ts: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ts))
 
 
 @dataclass
@@ -73,14 +70,14 @@ class Run:
 
     def running_words(self) -> str:
         return (f"the replay of draft {self.draft_id} on {self.candidate} is still running (started "
-                f"{_stamp(self.started_at)}, {self.calls} call(s), all within {self.timeout_seconds:g} s)")
+                f"{hhmm(self.started_at)}, {self.calls} call(s), all within {self.timeout_seconds:g} s)")
 
 
 class ReplayBusy(Exception):
     def __init__(self, run: Run):
         self.run = run
         super().__init__(f"a replay is already running (draft {run.draft_id} on {run.candidate} since "
-                         f"{_stamp(run.started_at)}, run {run.id}); one runs at a time, so nothing was started: "
+                         f"{hhmm(run.started_at)}, run {run.id}); one runs at a time, so nothing was started: "
                          "ask again once it is done")
 
 
