@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed, read_raw
+from hippocampus.drafting.prompt import one_line
 from hippocampus.drafting.schema import SHARE, UNBOUNDED, cap_for, estimate_tokens, worst_case
 
 NAME_EXTRACT = "extract_operations"
@@ -73,10 +74,6 @@ def _marker(value: Any, prefix: str) -> Optional[str]:
         return None
     v = value.strip().strip("[]()").strip().lower()
     return f"{prefix}{int(v)}" if v.isdigit() else v
-
-
-def one_line(text: Any) -> str:
-    return " ".join(text.split()) if isinstance(text, str) else ""
 
 
 def words_of(markers: Any, m: str) -> str:
