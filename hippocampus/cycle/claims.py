@@ -16,7 +16,7 @@ from typing import Optional
 import psutil
 
 from hippocampus.cycle import notes as note_rules
-from hippocampus.memory import MemoryError_, MemoryRefused
+from hippocampus.memory import MemoryError_, gone_ok
 from hippocampus.words import another_copy, hhmm
 
 log = logging.getLogger(__name__)
@@ -122,11 +122,8 @@ class Claim:
             if other is not None and not note_rules.stale(other, ctx.clock.now(), socket.gethostname(), alive):
                 raise Taken(other)
             malformed(ctx, kept, why or "it holds no claim any more")
-            try:
+            with gone_ok():
                 ctx.memory.delete_near(note_id)
-            except MemoryRefused as exc:
-                if exc.status != 404:
-                    raise
         raise Taken({"what": f"could not claim {self.key}: a note that is no claim keeps its place in Memory"})
 
     def check(self) -> None:
@@ -252,13 +249,10 @@ def drafted_by(ctx, draft_id: str) -> Optional[dict]:
     (every draft this copy posted is in its state)."""
     if _alone(ctx):
         return None
-    try:
+    with gone_ok():
         extra = ctx.memory.draft(draft_id).get("extra") or {}
-    except MemoryRefused as exc:
-        if exc.status == 404:
-            return None
-        raise
-    return {k: extra[f"copy_{k}"] for k in COPY_KEYS if f"copy_{k}" in extra}
+        return {k: extra[f"copy_{k}"] for k in COPY_KEYS if f"copy_{k}" in extra}
+    return None
 
 
 def until_words(other: dict) -> str:
