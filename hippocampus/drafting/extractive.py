@@ -165,9 +165,10 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
         else:
             built.append((i, op))
     winner: dict = {}                          # words -> the index of the choice kept for them
+    by_index = dict(built)
     for i, op in built:
         w = op["source_short_ids"][0]
-        if w not in winner or (op["kind"] in TARGETED and ops_kind(built, winner[w]) not in TARGETED):
+        if w not in winner or (op["kind"] in TARGETED and by_index[winner[w]]["kind"] not in TARGETED):
             winner[w] = i
     kept, taken = [], set(winner)
     for i, op in built:
@@ -183,10 +184,6 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
         op["evidence_count"] = len(cited)
         kept.append((i, op))
     return [op for _, op in sorted(kept, key=lambda t: t[0])], dropped
-
-
-def ops_kind(built: list, index: int) -> str:
-    return next(op["kind"] for i, op in built if i == index)
 
 
 def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,
