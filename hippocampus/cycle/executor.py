@@ -238,11 +238,9 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
     try:
         snap, steps = plan(ctx, Asked(tend=False, check=False, by_hand=True, ask_for_brief=ask_for_brief))
         _run(ctx, snap, steps, out)
-    except MemoryUnavailable as exc:    # before any sleep began: Memory is down, and the answer says so (503)
-        if isinstance(exc, NotSerenMemory):
-            return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
-        return SleepRefused("memory_down", "nothing was started", error=str(exc).removeprefix("SerenMemory "))
     except MemoryError_ as exc:         # never a 500: nothing was started
+        if isinstance(exc, MemoryUnavailable) and not isinstance(exc, NotSerenMemory):    # Memory down: a 503
+            return SleepRefused("memory_down", "nothing was started", error=str(exc).removeprefix("SerenMemory "))
         return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
     if out.check.status == "chain_open":
         waiting = snap.open_chain
