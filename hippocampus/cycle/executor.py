@@ -2,6 +2,7 @@
 part (tend) and the rest (check, a sleep by hand) each end as a report; Memory is read again only if it changed."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -160,10 +161,8 @@ def _done(ctx, report):
     the briefs only if the part changed them."""
     if report.memory_changed:
         last = ctx.last_snapshot
-        try:
+        with contextlib.suppress(Exception):        # the next tick reads it again
             read_for(ctx, briefs=None if report.briefs_changed or last is None else last.briefs)
-        except Exception:  # noqa: BLE001 - the next tick reads it again
-            pass
     return report
 
 
