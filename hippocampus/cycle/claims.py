@@ -69,16 +69,23 @@ def malformed(ctx, note: dict, why: str) -> None:
                     "(delete it in Memory if nothing of yours wrote it)", str(note.get("id"))[:64], why)
 
 
-def _claims(ctx, key: str) -> list:
-    """The well-formed claim notes on `key`, as {gen, copy, pid, host, folder, what, until, id, created_at}."""
-    now, mine, out = ctx.clock.now(), me(ctx)["copy"], []
-    for n in ctx.memory.list_near():
-        c, why = note_rules.read_claim(n, key, now, mine)
+def _well_formed(ctx, notes: list, read) -> list:
+    """What `read` (notes.read_claim, notes.read_slept) makes of each note of its kind; a malformed one is said
+    (malformed) and left out."""
+    out = []
+    for n in notes:
+        got, why = read(n)
         if why:
             malformed(ctx, n, why)
-        elif c is not None:
-            out.append(c)
+        elif got is not None:
+            out.append(got)
     return out
+
+
+def _claims(ctx, key: str) -> list:
+    """The well-formed claim notes on `key`, as {gen, copy, pid, host, folder, what, until, id, created_at}."""
+    now, mine = ctx.clock.now(), me(ctx)["copy"]
+    return _well_formed(ctx, ctx.memory.list_near(), lambda n: note_rules.read_claim(n, key, now, mine))
 
 
 def _holding(ctx, found: list) -> Optional[dict]:
@@ -233,14 +240,8 @@ def post_slept(ctx, at: float, next_at: float) -> None:
 
 def slept_at(ctx, notes: list) -> Optional[float]:
     """The newest sleep on this Memory, from the copies' well-formed "slept" notes."""
-    now, times = ctx.clock.now(), []
-    for n in notes:
-        at, why = note_rules.read_slept(n, now)
-        if why:
-            malformed(ctx, n, why)
-        elif at is not None:
-            times.append(at)
-    return max(times, default=None)
+    now = ctx.clock.now()
+    return max(_well_formed(ctx, notes, lambda n: note_rules.read_slept(n, now)), default=None)
 
 
 def drafted_by(ctx, draft_id: str) -> Optional[dict]:
