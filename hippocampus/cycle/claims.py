@@ -164,7 +164,9 @@ class Alone:
         pass
 
 
-def _alone(ctx) -> bool:
+def alone(ctx) -> bool:
+    """No other copy on this Memory, as the last read of near-term found (cycle/copies.py; False before any: a copy
+    that knows nothing takes claims)."""
     return bool(getattr(ctx, "copies_alone", False))
 
 
@@ -172,7 +174,7 @@ def riding(ctx, key: str, what: str, until: float) -> tuple:
     """(note id, fields) that make a note this copy writes anyway (the brief request) its claim on `key` too,
     when it is alone on its Memory and so takes no claim of its own: a copy that starts later reads it as this
     copy's claim. (None, None) when claims are taken the usual way."""
-    if not _alone(ctx):
+    if not alone(ctx):
         return None, None
     gen = int(ctx.clock.now()) % note_rules.MAX_GEN
     return note_rules.note_id(key, gen), {**me(ctx), "claim": key, "gen": gen, "what": what, "until": until}
@@ -180,7 +182,7 @@ def riding(ctx, key: str, what: str, until: float) -> tuple:
 
 def release_mine(ctx, key: str) -> None:
     """Let go of this copy's claim on `key`, if it holds one (a claim left to lapse would show until its lease)."""
-    if _alone(ctx):
+    if alone(ctx):
         return
     try:
         top = _top(ctx, key)
@@ -194,7 +196,7 @@ def release_mine(ctx, key: str) -> None:
 def claim(ctx, key: str, what: str) -> Claim:
     """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken. A copy alone on its
     Memory takes it without a note."""
-    if _alone(ctx):
+    if alone(ctx):
         return Alone(key, what)
     found = _claims(ctx, key)
     top = _holding(ctx, found)
@@ -222,7 +224,7 @@ def stamp(ctx) -> dict:
 def post_slept(ctx, at: float, next_at: float) -> None:
     """Tell the other copies on this Memory that it slept: one near-term note, kept until the next bedtime,
     which their bedtime counts from too (so none asks for a brief again tonight). A copy alone posts none."""
-    if _alone(ctx):
+    if alone(ctx):
         return
     try:
         old = [n["id"] for n in ctx.memory.list_near() if (n.get("metadata") or {}).get("topic") == SLEPT_TOPIC]
@@ -248,7 +250,7 @@ def drafted_by(ctx, draft_id: str) -> Optional[dict]:
     """The copy that posted the draft under this id, as a claim names it ({} for a draft without the stamp),
     or None: there is no such draft (any status) in Memory; None without a look for a copy alone on its Memory
     (every draft this copy posted is in its state)."""
-    if _alone(ctx):
+    if alone(ctx):
         return None
     with gone_ok():
         extra = ctx.memory.draft(draft_id).get("extra") or {}

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed, read_raw
-from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _same, aimed, also_of, kind_of, one_line, words_of
+from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, also_of, kind_of, words_of
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
-from hippocampus.drafting.prompt import Markers, earlier_lines, redraft_material
+from hippocampus.drafting.prompt import Markers, earlier_lines, one_line, redraft_material
 from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
 
 NAME_REEXTRACT = "rechoose_operation"
@@ -125,10 +125,6 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
         lines += ["", "The critique says what to say: answer with one choice (withdrawing is not offered)."]
     lines += ["", "The critique, once more:", critique, "", FORMAT, "JSON:"]
     return "\n".join(lines), markers
-
-
-def _object(props: dict) -> dict:
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
 def _schema(words: list, frags: list, cores: list, also: int, withdraw: bool = True) -> dict:
