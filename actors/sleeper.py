@@ -37,8 +37,7 @@ class SleeperActor(Supervised):
         with self.working("sleep", token):
             return executor.sleep_by_hand(self.rt.ctx, ask_for_brief=ask_for_brief).to_dict()
 
-    def snapshot(self) -> dict:
-        return self.progress()
+    snapshot = Supervised.progress      # what it publishes: its progress
 
 
 def end_tick(rt, token, tick: dict, tended=None, checked=None, chain_open: bool = True) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -113,10 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[list] = None) -> int:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(encoding="utf-8")
-        except (AttributeError, ValueError):
-            pass
     args = build_parser().parse_args(argv)
     level = getattr(logging, (args.log_level or "INFO").upper(), logging.INFO)
     logs.configure(level, args.log_format)

@@ -6,6 +6,7 @@ slowly the answer comes, and reads at most ANSWER_CAP of it (hippocampus.outboun
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -57,6 +58,16 @@ class MemoryUnavailable(MemoryError_):
 class MemoryRefused(MemoryError_):
     def _message(self) -> str:
         return f"SerenMemory refused {self.method} {self.path} ({self.status}): {self.detail}"
+
+
+@contextlib.contextmanager
+def gone_ok():
+    """What Memory no longer has (404) is no trouble in this block, which ends there; any other refusal is raised."""
+    try:
+        yield
+    except MemoryRefused as exc:
+        if exc.status != 404:
+            raise
 
 
 class MemoryTooLarge(MemoryUnavailable):
@@ -162,12 +173,9 @@ class MemoryClient:
         return body[key] if key is not None else body
 
     def get_or_none(self, path: str) -> Any:
-        try:
+        with gone_ok():
             return self._call("GET", path)
-        except MemoryRefused as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return None
 
     def health(self) -> dict:
         return self._call("GET", "/health", timeout=min(self.timeout, 5.0))

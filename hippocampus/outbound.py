@@ -192,6 +192,11 @@ class Session(requests.Session):
         self.mount("https://", adapter)
 
 
+def session_or_own(session: Optional[requests.Session]) -> Any:
+    """For a `with`: the caller's session, left open; or, for None, a Session of its own, closed at the end."""
+    return contextlib.nullcontext(session) if session is not None else Session()
+
+
 def _socket_of(resp: requests.Response) -> Any:
     conn = getattr(resp.raw, "connection", None) or getattr(resp.raw, "_connection", None)
     return getattr(conn, "sock", None)

@@ -53,6 +53,11 @@ def times_said() -> Iterator[dict]:
         _TIMES.reset(token)
 
 
+def pct(rate: Optional[float]) -> str:
+    """A share as a person reads it: "42%", or "n/a" for none."""
+    return "n/a" if rate is None else f"{round(rate * 100)}%"
+
+
 def hhmm(ts: Optional[float], day: bool = False) -> str:
     """The one clock: "HH:MM" local ("YYYY-MM-DD HH:MM" with the day); "?" for no time, or one no clock can show
     (a note in Memory said 1e300)."""

@@ -9,6 +9,7 @@ this at load (config) and again at connect, on the socket's own peer address (a 
 """
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import threading
@@ -68,10 +69,8 @@ def resolve(host: str, port: int) -> frozenset:
 def own_addresses() -> frozenset:
     """This host's own addresses: its name's, and the ones it would send from (a UDP socket sends nothing)."""
     found = set()
-    try:
+    with contextlib.suppress(OSError):
         found |= resolve(socket.gethostname(), 0)
-    except OSError:
-        pass
     for probe, family in _PROBES:
         try:
             with socket.socket(family, socket.SOCK_DGRAM) as s:

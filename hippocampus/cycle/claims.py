@@ -16,7 +16,7 @@ from typing import Optional
 import psutil
 
 from hippocampus.cycle import notes as note_rules
-from hippocampus.memory import MemoryError_, MemoryRefused
+from hippocampus.memory import MemoryError_, gone_ok
 from hippocampus.words import another_copy, hhmm
 
 log = logging.getLogger(__name__)
@@ -69,16 +69,23 @@ def malformed(ctx, note: dict, why: str) -> None:
                     "(delete it in Memory if nothing of yours wrote it)", str(note.get("id"))[:64], why)
 
 
-def _claims(ctx, key: str) -> list:
-    """The well-formed claim notes on `key`, as {gen, copy, pid, host, folder, what, until, id, created_at}."""
-    now, mine, out = ctx.clock.now(), me(ctx)["copy"], []
-    for n in ctx.memory.list_near():
-        c, why = note_rules.read_claim(n, key, now, mine)
+def _well_formed(ctx, notes: list, read) -> list:
+    """What `read` (notes.read_claim, notes.read_slept) makes of each note of its kind; a malformed one is said
+    (malformed) and left out."""
+    out = []
+    for n in notes:
+        got, why = read(n)
         if why:
             malformed(ctx, n, why)
-        elif c is not None:
-            out.append(c)
+        elif got is not None:
+            out.append(got)
     return out
+
+
+def _claims(ctx, key: str) -> list:
+    """The well-formed claim notes on `key`, as {gen, copy, pid, host, folder, what, until, id, created_at}."""
+    now, mine = ctx.clock.now(), me(ctx)["copy"]
+    return _well_formed(ctx, ctx.memory.list_near(), lambda n: note_rules.read_claim(n, key, now, mine))
 
 
 def _holding(ctx, found: list) -> Optional[dict]:
@@ -122,11 +129,8 @@ class Claim:
             if other is not None and not note_rules.stale(other, ctx.clock.now(), socket.gethostname(), alive):
                 raise Taken(other)
             malformed(ctx, kept, why or "it holds no claim any more")
-            try:
+            with gone_ok():
                 ctx.memory.delete_near(note_id)
-            except MemoryRefused as exc:
-                if exc.status != 404:
-                    raise
         raise Taken({"what": f"could not claim {self.key}: a note that is no claim keeps its place in Memory"})
 
     def check(self) -> None:
@@ -160,7 +164,9 @@ class Alone:
         pass
 
 
-def _alone(ctx) -> bool:
+def alone(ctx) -> bool:
+    """No other copy on this Memory, as the last read of near-term found (cycle/copies.py; False before any: a copy
+    that knows nothing takes claims)."""
     return bool(getattr(ctx, "copies_alone", False))
 
 
@@ -168,7 +174,7 @@ def riding(ctx, key: str, what: str, until: float) -> tuple:
     """(note id, fields) that make a note this copy writes anyway (the brief request) its claim on `key` too,
     when it is alone on its Memory and so takes no claim of its own: a copy that starts later reads it as this
     copy's claim. (None, None) when claims are taken the usual way."""
-    if not _alone(ctx):
+    if not alone(ctx):
         return None, None
     gen = int(ctx.clock.now()) % note_rules.MAX_GEN
     return note_rules.note_id(key, gen), {**me(ctx), "claim": key, "gen": gen, "what": what, "until": until}
@@ -176,7 +182,7 @@ def riding(ctx, key: str, what: str, until: float) -> tuple:
 
 def release_mine(ctx, key: str) -> None:
     """Let go of this copy's claim on `key`, if it holds one (a claim left to lapse would show until its lease)."""
-    if _alone(ctx):
+    if alone(ctx):
         return
     try:
         top = _top(ctx, key)
@@ -190,7 +196,7 @@ def release_mine(ctx, key: str) -> None:
 def claim(ctx, key: str, what: str) -> Claim:
     """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken. A copy alone on its
     Memory takes it without a note."""
-    if _alone(ctx):
+    if alone(ctx):
         return Alone(key, what)
     found = _claims(ctx, key)
     top = _holding(ctx, found)
@@ -218,7 +224,7 @@ def stamp(ctx) -> dict:
 def post_slept(ctx, at: float, next_at: float) -> None:
     """Tell the other copies on this Memory that it slept: one near-term note, kept until the next bedtime,
     which their bedtime counts from too (so none asks for a brief again tonight). A copy alone posts none."""
-    if _alone(ctx):
+    if alone(ctx):
         return
     try:
         old = [n["id"] for n in ctx.memory.list_near() if (n.get("metadata") or {}).get("topic") == SLEPT_TOPIC]
@@ -236,29 +242,20 @@ def post_slept(ctx, at: float, next_at: float) -> None:
 
 def slept_at(ctx, notes: list) -> Optional[float]:
     """The newest sleep on this Memory, from the copies' well-formed "slept" notes."""
-    now, times = ctx.clock.now(), []
-    for n in notes:
-        at, why = note_rules.read_slept(n, now)
-        if why:
-            malformed(ctx, n, why)
-        elif at is not None:
-            times.append(at)
-    return max(times, default=None)
+    now = ctx.clock.now()
+    return max(_well_formed(ctx, notes, lambda n: note_rules.read_slept(n, now)), default=None)
 
 
 def drafted_by(ctx, draft_id: str) -> Optional[dict]:
     """The copy that posted the draft under this id, as a claim names it ({} for a draft without the stamp),
     or None: there is no such draft (any status) in Memory; None without a look for a copy alone on its Memory
     (every draft this copy posted is in its state)."""
-    if _alone(ctx):
+    if alone(ctx):
         return None
-    try:
+    with gone_ok():
         extra = ctx.memory.draft(draft_id).get("extra") or {}
-    except MemoryRefused as exc:
-        if exc.status == 404:
-            return None
-        raise
-    return {k: extra[f"copy_{k}"] for k in COPY_KEYS if f"copy_{k}" in extra}
+        return {k: extra[f"copy_{k}"] for k in COPY_KEYS if f"copy_{k}" in extra}
+    return None
 
 
 def until_words(other: dict) -> str:

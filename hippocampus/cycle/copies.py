@@ -27,11 +27,6 @@ ANNOUNCE_SECONDS = 7 * 86400.0      # a copy that stopped for good stops costing
 _announcing = threading.Lock()
 
 
-def alone(ctx) -> bool:
-    """What the last read of near-term found (False before any: a copy that knows nothing takes claims)."""
-    return bool(getattr(ctx, "copies_alone", False))
-
-
 def _mine(ctx, notes: list) -> Optional[dict]:
     me, now = claims.me(ctx), ctx.clock.now()
     for n in notes:
@@ -144,7 +139,7 @@ def read_slept(ctx, drafts: list) -> None:
         seen(ctx, near, drafts)
     except MemoryError_:
         return                      # the queue's own read says Memory is down
-    if alone(ctx):
+    if claims.alone(ctx):
         return
     now = ctx.clock.now()
     slept = claims.slept_at(ctx, near)

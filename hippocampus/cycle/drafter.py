@@ -140,12 +140,10 @@ def pile_sources(entries: list, candidates: list, extra: tuple = ()) -> guard.So
 
 
 def log_findings(topic: Optional[str], checked: guard.Guarded) -> None:
-    for f in checked.dropped:
-        log.info("the guard dropped an operation on '%s' (%s: %s): %r", topic or "untagged",
-                 guard.RULES.get(f.rule, f.rule), f.detail, f.content)
-    for f in checked.repaired:
-        log.info("the guard repaired an operation on '%s' (%s: %s): %r", topic or "untagged",
-                 guard.REPAIRS.get(f.rule, f.rule), f.detail, f.content)
+    for did, found, rules in (("dropped", checked.dropped, guard.RULES), ("repaired", checked.repaired, guard.REPAIRS)):
+        for f in found:
+            log.info("the guard %s an operation on '%s' (%s: %s): %r", did, topic or "untagged",
+                     rules.get(f.rule, f.rule), f.detail, f.content)
 
 
 def extend_ops(ops: list, more: list) -> None:

@@ -2,6 +2,7 @@
 part (tend) and the rest (check, a sleep by hand) each end as a report; Memory is read again only if it changed."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -160,10 +161,8 @@ def _done(ctx, report):
     the briefs only if the part changed them."""
     if report.memory_changed:
         last = ctx.last_snapshot
-        try:
+        with contextlib.suppress(Exception):        # the next tick reads it again
             read_for(ctx, briefs=None if report.briefs_changed or last is None else last.briefs)
-        except Exception:  # noqa: BLE001 - the next tick reads it again
-            pass
     return report
 
 
@@ -238,11 +237,9 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
     try:
         snap, steps = plan(ctx, Asked(tend=False, check=False, by_hand=True, ask_for_brief=ask_for_brief))
         _run(ctx, snap, steps, out)
-    except MemoryUnavailable as exc:    # before any sleep began: Memory is down, and the answer says so (503)
-        if isinstance(exc, NotSerenMemory):
-            return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
-        return SleepRefused("memory_down", "nothing was started", error=str(exc).removeprefix("SerenMemory "))
     except MemoryError_ as exc:         # never a 500: nothing was started
+        if isinstance(exc, MemoryUnavailable) and not isinstance(exc, NotSerenMemory):    # Memory down: a 503
+            return SleepRefused("memory_down", "nothing was started", error=str(exc).removeprefix("SerenMemory "))
         return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
     if out.check.status == "chain_open":
         waiting = snap.open_chain

@@ -8,10 +8,11 @@ pile the budget does not allow stops new starts, and it and the piles after it a
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator
 
 from hippocampus.cycle import budget
 from hippocampus.cycle.drafter import draft_pile
@@ -114,17 +115,11 @@ class _SharedGate:
         return getattr(self._gate, name)
 
 
-class shared_gate:
+@contextlib.contextmanager
+def shared_gate(ctx) -> Iterator[_SharedGate]:
     """ctx.gate is a _SharedGate for the block, then the one before."""
-
-    def __init__(self, ctx) -> None:
-        self.ctx, self.before = ctx, None
-
-    def __enter__(self) -> _SharedGate:
-        self.before = self.ctx.gate
-        self.ctx.gate = _SharedGate(self.before)
-        return self.ctx.gate
-
-    def __exit__(self, *exc) -> Optional[bool]:
-        self.ctx.gate = self.before
-        return None
+    before, ctx.gate = ctx.gate, _SharedGate(ctx.gate)
+    try:
+        yield ctx.gate
+    finally:
+        ctx.gate = before

@@ -13,7 +13,7 @@ from hippocampus.drafting import guard
 from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import review_note_id
 from hippocampus.cycle.snapshot import Snapshot
-from hippocampus.memory import MemoryError_, MemoryRefused
+from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +88,8 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
     if not record:
         return
     for did in (d for d in record["drafts"] if d not in record["closed"]):
-        try:
+        with gone_ok():
             ctx.memory.close_draft(did)
-        except MemoryRefused as exc:
-            if exc.status != 404:
-                raise
         record["closed"].append(did)
         _save(ctx, record)
     brief_id = record.get("brief_id")

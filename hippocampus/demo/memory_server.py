@@ -4,6 +4,7 @@ does. The demo runs one; the tests run one per session (tests/harness/ adds what
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -77,10 +78,8 @@ def memory_config(persist_dir: Path, *, short_term_seconds: int = EIGHT_DAYS, pr
     cfg.lifetimes.short_term_seconds = short_term_seconds
     cfg.consolidator.pruned_safety_days = pruned_safety_days
     cfg.server.bearer_token = bearer
-    try:
+    with contextlib.suppress(AttributeError):
         cfg.eidetic.enabled = False
-    except AttributeError:
-        pass
     return cfg
 
 
@@ -88,15 +87,11 @@ def close_store(store) -> None:
     """Close a MemoryStore and the chromadb client under it: seren-memory 5.4's close() never closes the client,
     whose System chromadb caches at class level (about 7 descriptors kept per replaced store)."""
     client = getattr(store, "_client", None)
-    try:
+    with contextlib.suppress(Exception):      # a half-closed store is still let go below
         store.close()
-    except Exception:  # noqa: BLE001 - a half-closed store is still let go below
-        pass
     if client is not None:
-        try:
+        with contextlib.suppress(Exception):
             client.close()
-        except Exception:  # noqa: BLE001
-            pass
 
 
 class MemoryServer:
@@ -119,12 +114,10 @@ class MemoryServer:
         self._thread.start()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self._thread.is_alive():
-            try:
+            with contextlib.suppress(requests.RequestException):
                 if requests.get(self.url + "/health", timeout=1).status_code == 200 and \
                         getattr(self.app.state, "store", None) is not None:
                     return self
-            except requests.RequestException:
-                pass
             time.sleep(0.05)
         raise RuntimeError("the throwaway SerenMemory did not come up")
 

@@ -65,10 +65,6 @@ def _cues(text: str, cues: tuple = CUES) -> set:
     return {c for c in cues if f" {c} " in low or f" {c}," in low or f" {c}." in low or f" {c};" in low}
 
 
-def _cue(text: str) -> bool:
-    return bool(_cues(text))
-
-
 def said_changed(text: str) -> bool:
     """The fragment says in words that something changed: a strong cue, or two of the weak ones."""
     return bool(_cues(text, STRONG)) or len(_cues(text)) >= 2
@@ -92,7 +88,7 @@ def suggest(fragments: dict, cores: dict, topic: Optional[str] = None) -> list:
                 new = [fs[sort][k] for k in fs[sort] if k not in cs[sort]]
                 old = [cs[sort][k] for k in cs[sort] if k not in fs[sort]]
                 if new and old:
-                    score = shared + (2 if _cue(ftext) else 0) + (1 if sort == "name" else 0)
+                    score = shared + (2 if _cues(ftext) else 0) + (1 if sort == "name" else 0)
                     scored.append((score, fm, cm, ", ".join(new), ", ".join(old), own))
                     break
             else:

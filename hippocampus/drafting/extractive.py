@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed, read_raw
+from hippocampus.drafting.prompt import one_line
 from hippocampus.drafting.schema import SHARE, UNBOUNDED, cap_for, estimate_tokens, worst_case
 
 NAME_EXTRACT = "extract_operations"
@@ -73,10 +74,6 @@ def _marker(value: Any, prefix: str) -> Optional[str]:
         return None
     v = value.strip().strip("[]()").strip().lower()
     return f"{prefix}{int(v)}" if v.isdigit() else v
-
-
-def one_line(text: Any) -> str:
-    return " ".join(text.split()) if isinstance(text, str) else ""
 
 
 def words_of(markers: Any, m: str) -> str:
@@ -168,9 +165,10 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
         else:
             built.append((i, op))
     winner: dict = {}                          # words -> the index of the choice kept for them
+    by_index = dict(built)
     for i, op in built:
         w = op["source_short_ids"][0]
-        if w not in winner or (op["kind"] in TARGETED and ops_kind(built, winner[w]) not in TARGETED):
+        if w not in winner or (op["kind"] in TARGETED and by_index[winner[w]]["kind"] not in TARGETED):
             winner[w] = i
     kept, taken = [], set(winner)
     for i, op in built:
@@ -186,10 +184,6 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
         op["evidence_count"] = len(cited)
         kept.append((i, op))
     return [op for _, op in sorted(kept, key=lambda t: t[0])], dropped
-
-
-def ops_kind(built: list, index: int) -> str:
-    return next(op["kind"] for i, op in built if i == index)
 
 
 def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,

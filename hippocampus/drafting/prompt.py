@@ -88,7 +88,7 @@ class Steer:
     noise: list = field(default_factory=list)
 
 
-def _one_line(text: object) -> str:
+def one_line(text: object) -> str:
     return " ".join(text.split()) if isinstance(text, str) else ""
 
 
@@ -111,7 +111,7 @@ def fragment_lines(entries: list, markers: Markers) -> list:
         markers.fragments[m] = entry.get("id")
         markers.entries[m] = entry
         date = shown_date(meta_of(entry).get("ts")) or "date unknown"
-        lines.append(f"[{m}] {_one_line(entry.get('content'))[:FRAGMENT_CHARS]} ({date})")
+        lines.append(f"[{m}] {one_line(entry.get('content'))[:FRAGMENT_CHARS]} ({date})")
     return lines
 
 
@@ -124,8 +124,8 @@ def core_lines(candidates: list, markers: Markers, core_chars: int) -> list:
         markers.cores[m] = core.get("id")
         sats = core.get("satellites")
         n = sats if isinstance(sats, int) and not isinstance(sats, bool) else 0
-        lines.append(f"[{m}] {_one_line(core.get('content'))[:max(1, int(core_chars))]} ({n} satellites)")
-        via = _one_line(core.get("via"))
+        lines.append(f"[{m}] {one_line(core.get('content'))[:max(1, int(core_chars))]} ({n} satellites)")
+        via = one_line(core.get("via"))
         if via:
             lines.append(f"    one of its episodes: {via[:VIA_CHARS]}")
     return lines or ["(none)"]
@@ -168,15 +168,19 @@ def shared_head(voice_block: str, rules: str, answer_format: str, steer: Optiona
     return _voice(voice_block) + [rules, "", answer_format, ""] + brief_lines(steer)
 
 
+def pile_lines(head: list, steer: Optional[Steer], topic: Optional[str], entries: list, candidates: list,
+               markers: Markers, core_chars: int) -> list:
+    """A pile's prompt up to its cores: the shared head, the hints, the topic, the fragments, the cores."""
+    return head + hint_lines(steer) + [f"Topic: {topic or 'untagged'}", "Fragments:"] \
+        + fragment_lines(entries, markers) + ["Existing cores:"] + core_lines(candidates, markers, core_chars)
+
+
 def draft_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[str], entries: list,
                  candidates: list, core_chars: int = 600) -> tuple:
     markers = Markers()
-    lines = shared_head(voice_block, DRAFT_RULES, ANSWER_FORMAT, steer) + hint_lines(steer)
-    lines.append(f"Topic: {topic or 'untagged'}")
-    lines += ["Fragments:"] + fragment_lines(entries, markers)
-    lines += ["Existing cores:"] + core_lines(candidates, markers, core_chars)
-    lines += ["", "JSON:"]
-    return "\n".join(lines), markers
+    lines = pile_lines(shared_head(voice_block, DRAFT_RULES, ANSWER_FORMAT, steer), steer, topic, entries,
+                       candidates, markers, core_chars)
+    return "\n".join(lines + ["", "JSON:"]), markers
 
 
 def redraft_material(op: dict, entries: list, candidates: list, markers: Markers, core_chars: int) -> tuple:
@@ -191,6 +195,13 @@ def redraft_material(op: dict, entries: list, candidates: list, markers: Markers
     return frags, cores, next((m for m, cid in markers.cores.items() if target and cid == target), None)
 
 
+def earlier_lines(earlier: list) -> list:
+    """A redraft's earlier versions, each with the critique it got."""
+    versions = [f"attempt {e.get('attempt')} ({e.get('kind')}): {one_line(e.get('content'))}"
+                f" — critique: {one_line(e.get('critique'))}" for e in earlier or [] if isinstance(e, dict)]
+    return ["Earlier versions:"] + (versions or ["(none)"])
+
+
 def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries: list,
                    candidates: list, core_chars: int = 600) -> tuple:
     markers = Markers()
@@ -201,10 +212,8 @@ def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, 
               f"  kind: {op.get('kind') or 'new_core'}",
               f"  target: [{shown}]" if shown else "  target: (none)",
               f"  topic: {op.get('topic') or 'untagged'}",
-              f"  content: {_one_line(op.get('content'))}", ""]
-    versions = [f"attempt {e.get('attempt')} ({e.get('kind')}): {_one_line(e.get('content'))}"
-                f" — critique: {_one_line(e.get('critique'))}" for e in earlier or [] if isinstance(e, dict)]
-    lines += ["Earlier versions:"] + (versions or ["(none)"])
+              f"  content: {one_line(op.get('content'))}", ""]
+    lines += earlier_lines(earlier)
     lines += ["", "Fragments:"] + (frags or ["(none left: an approved operation already took them; "
                                             "work from the content and the critique; give \"fragments\": [])"])
     lines += ["Existing cores:"] + cores
@@ -215,9 +224,9 @@ def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, 
 def suggestion_lines(entries_by_marker: dict, candidates: list, markers: Markers, topic: Optional[str]) -> list:
     """The fragments that may correct a shown core, each with the choice that would say so (the model decides)."""
     by_id = {c.get("id"): c for c in candidates if isinstance(c, dict)}
-    cores = {m: (_one_line(by_id.get(cid, {}).get("content")), by_id.get(cid, {}).get("topic"))
+    cores = {m: (one_line(by_id.get(cid, {}).get("content")), by_id.get(cid, {}).get("topic"))
              for m, cid in markers.cores.items()}
-    frags = {m: _one_line(e.get("content")) for m, e in entries_by_marker.items()}
+    frags = {m: one_line(e.get("content")) for m, e in entries_by_marker.items()}
     lines = []
     for s in suggest(frags, cores, topic):
         if s.held:
@@ -232,10 +241,8 @@ def extract_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[
                    candidates: list, core_chars: int = 600) -> tuple:
     """The extractive mode's prompt: the same fragments and cores, the rules of choosing, suggested corrections."""
     markers = Markers()
-    lines = shared_head(voice_block, EXTRACT_RULES, EXTRACT_FORMAT, steer) + hint_lines(steer)
-    lines.append(f"Topic: {topic or 'untagged'}")
-    lines += ["Fragments:"] + fragment_lines(entries, markers)
-    lines += ["Existing cores:"] + core_lines(candidates, markers, core_chars)
+    lines = pile_lines(shared_head(voice_block, EXTRACT_RULES, EXTRACT_FORMAT, steer), steer, topic, entries,
+                       candidates, markers, core_chars)
     suggested = suggestion_lines(markers.entries, list(candidates or []), markers, topic)
     lines += ([""] + suggested if suggested else []) + ["", "JSON:"]
     return "\n".join(lines), markers

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed, read_raw
-from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _same, aimed, also_of, kind_of, one_line, words_of
+from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, also_of, kind_of, words_of
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
-from hippocampus.drafting.prompt import Markers, redraft_material
+from hippocampus.drafting.prompt import Markers, earlier_lines, one_line, redraft_material
 from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
 
 NAME_REEXTRACT = "rechoose_operation"
@@ -108,9 +108,7 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
               f"  content: {one_line(op.get('content'))}"]
     again = _as_choice(op, markers, shown)
     lines += ([again] if again else []) + [""]
-    versions = [f"attempt {e.get('attempt')} ({e.get('kind')}): {one_line(e.get('content'))}"
-                f" — critique: {one_line(e.get('critique'))}" for e in earlier or [] if isinstance(e, dict)]
-    lines += ["Earlier versions:"] + (versions or ["(none)"])
+    lines += earlier_lines(earlier)
     lines += ["", "Fragments:"] + (frags or ["(none left: an approved operation already took them; "
                                             "choose the critique's words, with \"also\": [])"])
     lines += ["Existing cores:"] + cores
@@ -127,10 +125,6 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
         lines += ["", "The critique says what to say: answer with one choice (withdrawing is not offered)."]
     lines += ["", "The critique, once more:", critique, "", FORMAT, "JSON:"]
     return "\n".join(lines), markers
-
-
-def _object(props: dict) -> dict:
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
 def _schema(words: list, frags: list, cores: list, also: int, withdraw: bool = True) -> dict:

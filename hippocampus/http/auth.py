@@ -8,6 +8,7 @@ import time
 
 import falcon
 
+from hippocampus.config.redact import LogFilter
 from hippocampus.words import escape_controls
 
 log = logging.getLogger(__name__)
@@ -67,18 +68,9 @@ class RequestLog:
                 code or resp.status, ms)
 
 
-class EscapedMessages(logging.Filter):
+class EscapedMessages(LogFilter):
     """For waitress's own lines ("Exception while serving <path>"): the finished message, escaped."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            msg = record.getMessage()
-        except Exception:  # noqa: BLE001 - a bad record is logging's business, not ours
-            return True
-        safe = escape_controls(msg)
-        if safe != msg:
-            record.msg, record.args = safe, None
-        return True
+    rewrite = staticmethod(escape_controls)
 
 
 class QueueDepthLines(logging.Filter):

@@ -4,6 +4,7 @@ back, so Falcon's middleware (the bearer) covers it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from typing import Optional
@@ -75,10 +76,8 @@ class Bridge:
         if not self._thread.is_alive():
             return
         if self._stop is not None and not self.loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):         # the loop closed in between
                 self.loop.call_soon_threadsafe(self._stop.set)
-            except RuntimeError:         # the loop closed in between
-                pass
         self._thread.join(timeout)
 
 

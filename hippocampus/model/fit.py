@@ -70,12 +70,8 @@ def _json(resp: requests.Response) -> Optional[dict]:
 
 def measure(cfg, session: Optional[requests.Session] = None) -> dict:
     """{"n_ctx", "prompt_tokens", "max_tokens", "fits" (True, False or None: unknown), "error", "checked_at"}."""
-    own = outbound.Session() if session is None else None
-    try:
-        return _measure(cfg, session or own)
-    finally:
-        if own is not None:
-            own.close()
+    with outbound.session_or_own(session) as s:
+        return _measure(cfg, s)
 
 
 def _ask(session: requests.Session, method: str, url: str, **kw) -> requests.Response:

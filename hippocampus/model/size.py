@@ -16,6 +16,7 @@ import requests
 
 from hippocampus import outbound
 from hippocampus.config import redact
+from hippocampus.model.fit import server_root
 
 log = logging.getLogger(__name__)
 SMALL = 1_500_000_000          # below this many parameters, auto drafts extractive
@@ -25,11 +26,6 @@ FREE, EXTRACTIVE = "free", "extractive"
 
 _lock = threading.Lock()
 _chosen: dict = {}             # model URL -> {"mode", "why", "n_params"}
-
-
-def _root(url: str) -> str:
-    base = url.rstrip("/")
-    return base[:-3] if base.endswith("/v1") else base
 
 
 def _n_params(value: Any) -> Optional[int]:
@@ -73,7 +69,7 @@ def _read(url: str, session: Any) -> Optional[int]:
         n = _n_params((row.get("meta") or {}).get("n_params")) if isinstance(row, dict) else None
         if n:
             return n
-    props = _json(session.get(_root(url) + "/props", timeout=TIMEOUT))
+    props = _json(session.get(server_root(url) + "/props", timeout=TIMEOUT))
     if isinstance(props, dict):
         for where in (props, props.get("model") if isinstance(props.get("model"), dict) else {}):
             n = _n_params(where.get("n_params"))

@@ -11,6 +11,7 @@ from typing import Iterable, Optional
 
 from hippocampus.drafting.guard import RULES
 from hippocampus.replay import checks
+from hippocampus.words import pct
 
 GUARD = ("guard_dropped", "guard_repaired")       # kept from review by the grounding guard (the drafts' extra.guard)
 COLUMNS = ("proposed", "approved_first", "approved_after_redraft", "approved_edited", "denied_to_end", "waiting")
@@ -151,10 +152,6 @@ def report(drafts: list, packets: list, now: float) -> dict:
                     "proposed it"}
 
 
-def _pct(rate: Optional[float]) -> str:
-    return "n/a" if rate is None else f"{round(rate * 100)}%"
-
-
 def guard_words(g: dict) -> str:
     """"; 12 more dropped before review (numbers in none of their fragments: 7, ...)" or ""."""
     if not g.get("guard_dropped") and not g.get("guard_repaired"):
@@ -170,8 +167,8 @@ def group_words(g: dict) -> str:
     who = f"{g['model']} ({'card v' + str(g['voice']) if g.get('voice') else 'no voice card'})"
     return (f"{who}: {g['proposed']} proposed; {g['approved_first']} approved on the first attempt, "
             f"{g['approved_after_redraft']} after a redraft, {g['approved_edited']} with edits, "
-            f"{g['denied_to_end']} denied to the end, {g['waiting']} waiting; cut off {_pct(g['cut_off_rate'])} "
-            f"of {g['calls']} call(s), invented numbers in {_pct(g['invented_rate'])} of "
+            f"{g['denied_to_end']} denied to the end, {g['waiting']} waiting; cut off {pct(g['cut_off_rate'])} "
+            f"of {g['calls']} call(s), invented numbers in {pct(g['invented_rate'])} of "
             f"{g['ops_checked']} operation(s){guard_words(g)}")
 
 

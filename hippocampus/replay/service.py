@@ -81,18 +81,11 @@ class ReplayBusy(Exception):
                          "ask again once it is done")
 
 
-def new_run_id() -> str:
-    return secrets.token_urlsafe(RUN_ID_BYTES)
-
-
 def _purged_calls(packet: Optional[dict], removal) -> set:
     """The indexes of the calls that showed a purged memory or one of its fragments."""
-    out = set()
-    for i, call in enumerate((packet or {}).get("calls") or []):
-        if any(e.get("id") in removal.fragments for e in call.get("entries") or []) or \
-                any(c.get("id") in removal.ids for c in call.get("candidates") or []):
-            out.add(i)
-    return out
+    return {i for i, call in enumerate((packet or {}).get("calls") or [])
+            if any(e.get("id") in removal.fragments for e in call.get("entries") or [])
+            or any(c.get("id") in removal.ids for c in call.get("candidates") or [])}
 
 
 def scrub_result(result: dict, packet: Optional[dict], removal) -> dict:
@@ -144,7 +137,7 @@ class Replays:
         with self._lock:
             if self._current is not None and not self._current.done.is_set():
                 raise ReplayBusy(self._current)
-            run = Run(id=new_run_id(), draft_id=draft_id, candidate=cand.label,
+            run = Run(id=secrets.token_urlsafe(RUN_ID_BYTES), draft_id=draft_id, candidate=cand.label,
                       calls=len(packet.get("calls") or []), timeout_seconds=cand.timeout_seconds)
             self._current = run
             self._runs[run.id] = run

@@ -280,16 +280,13 @@ def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float,
     except Exception as exc:  # noqa: BLE001 - an answer, never a raise
         return None, f"the bearer for {who} could not be read ({tw.in_words(exc)}), so nothing was sent"
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
-    own = outbound.Session() if session is None else None
-    try:
-        resp = outbound.call(session or own, "POST", url, data=json.dumps(body, default=str).encode("utf-8"),
-                             headers=headers, deadline=outbound.Deadline(timeout), cap=ANSWER_READ, truncate=True,
-                             allow_redirects=False, connect_seconds=timeout)
-    except Exception as exc:  # noqa: BLE001 - an answer, never a raise
-        return None, tw.failed(exc, who, where, seconds=timeout, setting=setting)[1]
-    finally:
-        if own is not None:
-            own.close()
+    with outbound.session_or_own(session) as s:
+        try:
+            resp = outbound.call(s, "POST", url, data=json.dumps(body, default=str).encode("utf-8"),
+                                 headers=headers, deadline=outbound.Deadline(timeout), cap=ANSWER_READ, truncate=True,
+                                 allow_redirects=False, connect_seconds=timeout)
+        except Exception as exc:  # noqa: BLE001 - an answer, never a raise
+            return None, tw.failed(exc, who, where, seconds=timeout, setting=setting)[1]
     if 200 <= resp.status_code < 300:
         return resp.status_code, None
     if 300 <= resp.status_code < 400:

@@ -8,7 +8,7 @@ from typing import Optional
 
 from hippocampus.drafting import guard
 from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, span, times_said
-from hippocampus.words import ASKED_FOR_BRIEF
+from hippocampus.words import ASKED_FOR_BRIEF, pct
 
 # an operation's kind, as a person says it (one, many)
 KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
@@ -79,19 +79,15 @@ def _queue(drafts: list, now: float, error: Optional[str], as_of: Optional[float
             "say": {"level": "bad" if error else "ok", "note": note}}
 
 
-def _pct(rate: Optional[float]) -> str:
-    return "n/a" if rate is None else f"{round(rate * 100)}%"
-
-
 def group_say(g: dict) -> dict:
     counts = [f"{n(g.get('proposed') or 0, 'operation')} proposed", f"{g.get('approved_first')} approved first time",
               f"{g.get('approved_after_redraft')} after a redraft", f"{g.get('approved_edited')} with edits",
               f"{g.get('denied_to_end')} denied to the end"] + ([f"{g['waiting']} waiting"] if g.get("waiting") else [])
     calls = g.get("calls") or 0
-    rates = [f"cut off {_pct(g.get('cut_off_rate'))} of {n(calls, 'model call')}" if calls and
+    rates = [f"cut off {pct(g.get('cut_off_rate'))} of {n(calls, 'model call')}" if calls and
              g.get("cut_off_rate") is not None else "no model calls on record"]
     if g.get("invented_rate") is not None:
-        rates.append(f"invented numbers in {_pct(g.get('invented_rate'))}")
+        rates.append(f"invented numbers in {pct(g.get('invented_rate'))}")
     if g.get("guard_dropped"):
         rates.append(guard.sentence({"dropped": g.get("guard_reasons") or {"unreadable": g["guard_dropped"]}})
                      + " (kept from review)")

@@ -68,10 +68,6 @@ def hold(state_dir, holder) -> None:
         _holders.setdefault(str(state_dir), weakref.WeakSet()).add(holder)
 
 
-def _held(key: str) -> list:
-    return list(_holders.get(key, ()))
-
-
 def forget(ctx, purged: Iterable[str]) -> int:
     """After this service's purge: scrub the files of these ids and of any still owed. Returns the packets changed."""
     try:
@@ -98,7 +94,7 @@ def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
 def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
     key = str(ctx.cfg.state_dir)
     with _lock:
-        holders = _held(key)
+        holders = list(_holders.get(key, ()))
         kept = [p for h in holders for p in _packets_of(h)]
         if not store.paths() and not kept:
             _done.setdefault(key, set()).update(ids)      # no packet, so no copy of a text to find it by
