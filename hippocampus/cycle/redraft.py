@@ -149,6 +149,14 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     return checked.operations, not checked.operations, None, tally
 
 
+def _why_withdrawn(tally: dict, repeats: list) -> str:
+    """Why a denied operation left the chain, as the draft says it: the guard's rules and their details ("restates_core:
+    core 1a2b3c4d5e6f", "duplicate: of op 0 of the draft"), or the model's own withdrawal."""
+    found = [f"{e['rule']}: {e['detail']}" for e in (tally or {}).get("examples") or [] if e.get("outcome") == "dropped"]
+    found += [f"{f.rule}: {f.detail}" for f in repeats]
+    return "; ".join(found) or "withdrawn by the model"
+
+
 def _budget_spent(ctx: Context, op: dict, latest: dict, exc: budget.BudgetSpent) -> dict:
     ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=str(exc), draft_id=latest["id"],
              setting=exc.spent.setting)
@@ -162,7 +170,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     if ctx.mechanical:
         log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
         return None, 0, [], {}
-    latest, withdrawn, failures, ops, checked = step.latest, [], [], [], {}
+    latest, withdrawn, failures, ops, checked, why = step.latest, [], [], [], {}, {}
     voice_block, voice_version = ctx.voice_block()
     capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
@@ -185,7 +193,9 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
                          draft_id=latest["id"])
             elif gone:
                 withdrawn.append(op.get("index"))
-                log.info("op %s of draft %s was withdrawn by the redraft", op.get("index"), latest["id"])
+                why[str(op.get("index"))] = _why_withdrawn(tally, repeats)
+                log.info("op %s of draft %s was withdrawn by the redraft (%s)", op.get("index"), latest["id"],
+                         why[str(op.get("index"))])
             extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
@@ -207,7 +217,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
             "brief_id_used": latest.get("brief_id_used"),
             # the denied operations the redraft withdrew leave the chain here, said on the draft that drops them
-            "extra": {**stamp(ctx, None, voice_version), **({"withdrawn_ops": withdrawn} if withdrawn else {}),
+            "extra": {**stamp(ctx, None, voice_version), **({"withdrawn_ops": withdrawn, "withdrawn_why": why} if withdrawn else {}),
                       **({"guard": checked} if checked else {})}}
     draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
     capture.seal(ctx, draft_id, body)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -182,12 +183,19 @@ def drafts(snap: Snapshot, world) -> list:
             if nxt is not None:
                 again = {op.get("redraft_of") for op in nxt.get("operations", [])}
                 # or withdrawn by the redraft, said on the next attempt, where the reviewer said it cannot land, or
-                # as the twin of another redraft (spec: withdraw for a duplicate) whose operation cites its fragments
+                # (spec: withdraw for a duplicate or what is already covered) as the twin of another redraft whose
+                # operation cites its fragments, or as the restatement of a core Memory holds (the draft names it)
                 gone = set((nxt.get("extra") or {}).get("withdrawn_ops") or [])
+                why = (nxt.get("extra") or {}).get("withdrawn_why") or {}
                 cited = {sid for op in nxt.get("operations", []) for sid in op.get("source_short_ids") or []}
+                held = set(snap.long)
+
+                def covered(op) -> bool:
+                    named = re.findall(r"restates_core: core (\w+)", str(why.get(str(op["index"])) or ""))
+                    return ("cannot land" in (op.get("critique") or "") or set(op.get("source_short_ids") or ()) <= cited
+                            or any(any(i.startswith(n) for i in held) for n in named))
                 missing = [op["index"] for op in denied if op["index"] not in again
-                           and not (op["index"] in gone and ("cannot land" in (op.get("critique") or "")
-                                                             or set(op.get("source_short_ids") or ()) <= cited))]
+                           and not (op["index"] in gone and covered(op))]
                 if missing:
                     out.append(Violation("a denied operation was dropped: not in the next attempt",
                                          {"chain": c, "draft": d["id"], "attempt": d.get("attempt"),
