@@ -152,9 +152,15 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
 def _why_withdrawn(tally: dict, repeats: list) -> str:
     """Why a denied operation left the chain, as the draft says it: the guard's rules and their details ("restates_core:
     core 1a2b3c4d5e6f", "duplicate: of op 0 of the draft"), or the model's own withdrawal."""
-    found = [f"{e['rule']}: {e['detail']}" for e in (tally or {}).get("examples") or [] if e.get("outcome") == "dropped"]
+    found = [f"{e['rule']}: {e['detail']}" for e in (tally or {}).get("examples") or []
+             if e.get("outcome") == "dropped"]
     found += [f"{f.rule}: {f.detail}" for f in repeats]
     return "; ".join(found) or "withdrawn by the model"
+
+
+def _withdrawals(why: dict) -> dict:
+    """The denied operations the redraft withdrew leave the chain here, said (and why) on the draft that drops them."""
+    return {"withdrawn_ops": list(why), "withdrawn_why": {str(i): w for i, w in why.items()}} if why else {}
 
 
 def _budget_spent(ctx: Context, op: dict, latest: dict, exc: budget.BudgetSpent) -> dict:
@@ -170,7 +176,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     if ctx.mechanical:
         log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
         return None, 0, [], {}
-    latest, withdrawn, failures, ops, checked, why = step.latest, [], [], [], {}, {}
+    latest, failures, ops, checked, why = step.latest, [], [], {}, {}     # why: each withdrawn op's reason
     voice_block, voice_version = ctx.voice_block()
     capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
@@ -192,10 +198,8 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
                 ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
                          draft_id=latest["id"])
             elif gone:
-                withdrawn.append(op.get("index"))
-                why[str(op.get("index"))] = _why_withdrawn(tally, repeats)
-                log.info("op %s of draft %s was withdrawn by the redraft (%s)", op.get("index"), latest["id"],
-                         why[str(op.get("index"))])
+                why[op.get("index")] = said = _why_withdrawn(tally, repeats)
+                log.info("op %s of draft %s was withdrawn by the redraft (%s)", op.get("index"), latest["id"], said)
             extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
@@ -206,18 +210,17 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
                  repaired=sum(checked.get("repaired", {}).values()), reasons=checked.get("dropped"), words=words,
                  draft_id=latest["id"], stage="redraft")
     if failures:   # all or nothing: a part submitted would drop the rest for good
-        return None, len(withdrawn), failures, checked
+        return None, len(why), failures, checked
     ops = submittable(ctx, ops)
     if not ops:
-        return None, len(withdrawn), failures, checked
+        return None, len(why), failures, checked
     attempt = int(latest.get("attempt") or 1) + 1
     terminal = attempt >= ctx.cfg.sleep.max_attempts
     body = {"id": step_draft_id(step.cluster_id, attempt), "summary": f"redraft of {latest['id']} (attempt {attempt})",
             "operations": ops, "cluster_id": step.cluster_id, "attempt": attempt, "terminal": terminal,
             "previous_draft_ids": list(latest.get("previous_draft_ids") or []) + [latest["id"]],
             "brief_id_used": latest.get("brief_id_used"),
-            # the denied operations the redraft withdrew leave the chain here, said on the draft that drops them
-            "extra": {**stamp(ctx, None, voice_version), **({"withdrawn_ops": withdrawn, "withdrawn_why": why} if withdrawn else {}),
+            "extra": {**stamp(ctx, None, voice_version), **_withdrawals(why),
                       **({"guard": checked} if checked else {})}}
     draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
     capture.seal(ctx, draft_id, body)
@@ -225,4 +228,4 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,
              operations=len(ops), terminal=terminal)
     return {"draft_id": draft_id, "cluster_id": step.cluster_id, "attempt": attempt, "operations": len(ops),
-            "terminal": terminal}, len(withdrawn), failures, checked
+            "terminal": terminal}, len(why), failures, checked

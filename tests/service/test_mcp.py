@@ -365,9 +365,9 @@ def test_one_info_line_per_tool_call_and_the_transport_at_debug(make_config, sta
     lines = service_log.getvalue().splitlines()
     info = [ln for ln in lines if ln.startswith(("INFO", "WARNING", "ERROR")) and "MCP tools at" not in ln]
     assert len(info) == 3, lines                  # the one line at mount aside: one per call, none per request
-    assert info[0].startswith("INFO hippocampus.mcp: MCP tool sleep_status: done: "), info
-    assert info[1].startswith("INFO hippocampus.mcp: MCP tool restart_actor: not done: scheduler is running"), info
-    assert info[2].startswith("INFO hippocampus.mcp: MCP tool sleep_history: error: sleep_history was not run: "
+    assert info[0].startswith("INFO hippocampus.mcp.server: MCP tool sleep_status: done: "), info
+    assert info[1].startswith("INFO hippocampus.mcp.server: MCP tool restart_actor: not done: scheduler is running"), info
+    assert info[2].startswith("INFO hippocampus.mcp.server: MCP tool sleep_history: error: sleep_history was not run: "
                               "limit must be a whole number"), info
     debug = [ln for ln in lines if ln.startswith("DEBUG hippocampus.http")]
     assert any("POST /mcp -> 200" in ln for ln in debug), lines
