@@ -109,6 +109,12 @@ def test_memory_down_then_flapping_then_back(make_config, start_service, memory,
         proxy.stop()
 
 
+def behind(proxy, make_config, start_service, fake_model) -> str:
+    """The service on Memory through the proxy (a 1 s timeout), its URL."""
+    return start_service(make_config(memory={"url": proxy.url, "timeout_seconds": 1},
+                                     model={"url": fake_model.url}, sleep={"nudge_wait_seconds": 0})).url
+
+
 def chain_closed_in_memory(hand, brief: str) -> bool:
     """Every draft closed and the brief consumed. (Review notes are not checked here: a note whose POST
     timed out after it landed is not the hippocampus's to know about; test_kill9 checks them.)"""
@@ -126,9 +132,7 @@ def test_a_draft_that_reaches_memory_after_the_timeout_is_never_doubled(attempt,
     fake_model.responder = delays.responder
     proxy = MemoryProxy(memory.url).start()
     try:
-        svc = start_service(make_config(memory={"url": proxy.url, "timeout_seconds": 1},
-                                        model={"url": fake_model.url}, sleep={"nudge_wait_seconds": 0}))
-        base = svc.url
+        base = behind(proxy, make_config, start_service, fake_model)
         brief = seed(hand)
         if attempt == 2:
             requests.post(base + "/nudge", timeout=10)
@@ -159,9 +163,7 @@ def test_a_fragment_memory_did_not_show_is_not_left_out_of_the_redraft(make_conf
     fake_model.responder = Delays().responder
     proxy = MemoryProxy(memory.url).start()
     try:
-        svc = start_service(make_config(memory={"url": proxy.url, "timeout_seconds": 1},
-                                        model={"url": fake_model.url}, sleep={"nudge_wait_seconds": 0}))
-        base = svc.url
+        base = behind(proxy, make_config, start_service, fake_model)
         brief = seed(hand)
         garden = {s["id"] for s in hand.shorts() if "garden" in s["content"]}
         requests.post(base + "/nudge", timeout=10)

@@ -3,7 +3,6 @@ replay actor, actors/replay.py); one runs at a time; a run the actor could not t
 leaves the way free for the next."""
 from __future__ import annotations
 
-import socket
 
 import pytest
 
@@ -15,18 +14,13 @@ from hippocampus.store.capture import store_for
 from hippocampus.store.events import EventLog
 from hippocampus.store.state import State
 from tests.harness.clock import FakeClock
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.harness.memory_server import free_port
 
 
 @pytest.fixture
 def ctx(tmp_path):
-    cfg = cm.build({"memory": {"url": f"http://127.0.0.1:{closed_port()}"},
-                    "model": {"url": f"http://127.0.0.1:{closed_port()}/v1", "name": "small"},
+    cfg = cm.build({"memory": {"url": f"http://127.0.0.1:{free_port()}"},
+                    "model": {"url": f"http://127.0.0.1:{free_port()}/v1", "name": "small"},
                     "sleep": {"state_path": str(tmp_path / "state" / "state.json")}}, environ={})
     (tmp_path / "state").mkdir(mode=0o700)
     clock = FakeClock()
