@@ -53,6 +53,11 @@ def times_said() -> Iterator[dict]:
         _TIMES.reset(token)
 
 
+def cap(text: str) -> str:
+    """The first letter up, the rest as written (a setting's name or "Memory" keeps its case)."""
+    return text[:1].upper() + text[1:] if text else text
+
+
 def pct(rate: Optional[float]) -> str:
     """A share as a person reads it: "42%", or "n/a" for none."""
     return "n/a" if rate is None else f"{round(rate * 100)}%"
@@ -74,9 +79,13 @@ def hhmm(ts: Optional[float], day: bool = False) -> str:
 # ---------------------------------------------------------------- sentences said in more than one place
 
 def busy(what: str, since: Optional[float]) -> str:
-    """A cycle that is running, as HTTP's 409, the MCP answer and the narrator say it."""
-    return f"a {what} is running since {hhmm(since)}"
+    """A cycle that is running, as HTTP's 409, the MCP answer, the narrator and the note beside the buttons say
+    it."""
+    return f"a {what or 'cycle'} is running" + (f" since {hhmm(since)}" if since else "")
 
+
+# how the main model answers a request for a brief: the note in Memory, MCP's sleep_now and its answer
+WRITE_BRIEF = "write it with submit_brief on Memory, then nudge the hippocampus"
 
 # a sleep by hand that found no brief: the answer's message, the person's result line and MCP's message
 ASKED_FOR_BRIEF = ("no brief was waiting, so nothing was drafted blind: a note in Memory asks the main model for one, "

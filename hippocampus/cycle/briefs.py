@@ -14,7 +14,7 @@ from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.drafting import pull as pulling
 from hippocampus import transport_words
 from hippocampus.stopping import ServiceStopping
-from hippocampus.words import hhmm
+from hippocampus.words import WRITE_BRIEF, cap, hhmm
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def request_text(due_at: float, now: float, forced: bool) -> str:
         head = "The hippocampus wants a brief before it sleeps, soon: bedtime has passed."
     return (head + " A brief says what mattered since the last sleep; promote_hints name running bits and "
             "real lessons worth keeping (short phrases copied from the memories), noise_hints name "
-            "one-offs to let go. Write it with submit_brief on Memory, then nudge the hippocampus.")
+            f"one-offs to let go. {cap(WRITE_BRIEF)}.")
 
 
 def request_brief(ctx: Context, force: bool = False) -> dict:

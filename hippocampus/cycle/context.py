@@ -12,6 +12,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.cycle.lock import CycleLock
 from hippocampus.store.events import EventLog
+from hippocampus.store.scrub import Scrubs
 from hippocampus.memory import MemoryClient
 from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
@@ -57,6 +58,7 @@ class Context:
     copies_alone: bool = False       # no other copy seen on this Memory at the last read (cycle/copies.py)
     copies_announced: bool = False   # this process's "copy" note is in Memory
     capture: list = field(default_factory=list)    # the running sleep's or redraft's model calls (capture.py)
+    scrubs: Scrubs = field(default_factory=Scrubs)  # what this process remembers of its scrubs (store/scrub.py)
     meter: Any = None                # the running night's budget.Meter (None: no budget counts the calls)
     publish: Callable[[str, Any], None] = lambda key, view: None     # the board's put (wire)
 
@@ -71,13 +73,15 @@ class Context:
 
     def wire(self, put: Callable[[str, Any], None]) -> None:
         """Have each object /status shows publish its view to the board (put(key, view)) on every change, from
-        now: the state, the cycle's holder, the sleep's progress, the last snapshot, the log's and the voice card's."""
+        now: the state, the cycle's holder, the sleep's progress, the last snapshot, the log's, the voice card's and what the model said of itself."""
         self.publish = put
         owners = {"state": (self.state, self.state.view()), "cycle": (self.cycle, self.cycle.describe()),
                   "progress": (self.progress, dict(self.progress)),
                   "events": (self.events, self.events.write_error)}
         if self.voice is not None:
             owners["voice"] = (self.voice, self.voice.version())
+        if self.model is not None:
+            owners["model_learned"] = (self.model.learned, self.model.learned.view())
         for key, (owner, now) in owners.items():
             owner.publish = functools.partial(put, key)
             put(key, now)

@@ -68,11 +68,11 @@ def write_mode(ctx: Context) -> str:
     """model.write as this call drafts: free or extractive (auto: by the model's size, read once it is up, or by
     its measured grounding rate in the sleeps' history: hippocampus.model.grounded)."""
     setting, model = ctx.cfg.model.write, ctx.cfg.model
-    if setting == "auto" and model.lifecycle.managed and size.chosen(model.url) is None:
+    if setting == "auto" and model.lifecycle.managed and ctx.model.learned.chosen is None:
         ctx.stopping.check(STOPPED_MID_CALL)
         ctx.gate.ensure()           # a managed model is started here, so that its size can be read
         ctx.gate.release(0.0)       # (one this service does not start answers, or not, on its own)
-    pick = size.mode_for(setting, model.url, seconds=min(size.TIMEOUT, model.timeout_seconds))
+    pick = size.mode_for(setting, model.url, ctx.model.learned, seconds=min(size.TIMEOUT, model.timeout_seconds))
     if setting == "auto":
         pick = grounded.by_rate(pick, grounded.measure(ctx.state.get("history") or [], model_key(ctx)))
     return pick["mode"]

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 from hippocampus.front import ActorRunning, Busy, NoPacket, NotAllowed, OtherCopy, ReplayBusy
 from hippocampus.replay.service import unknown_run, words
 from hippocampus.status.words import n
-from hippocampus.words import busy, hhmm
+from hippocampus.words import WRITE_BRIEF, busy, hhmm
 
 TOOL_NAMES = ["sleep_status", "sleep_now", "tend_now", "check_now", "nudge", "sleep_history", "recent_events",
               "restart_actor", "replay_draft", "replay_result"]
@@ -25,7 +25,7 @@ DESCRIPTIONS = {
     "sleep_status": "What the sleep cycle is doing and what waits: the last sleep (or its failure), a brief "
                     "waiting, drafts waiting for review, bedtime, the model, in plain words (`say`). Never fails.",
     "sleep_now": "Start a sleep now. With no brief waiting it asks the main model for one instead of drafting "
-                 "blind (write it with submit_brief on Memory, then nudge); without_brief=true drafts unsteered. "
+                 f"blind ({WRITE_BRIEF}); without_brief=true drafts unsteered. "
                  "Busy if a sleep or tend is already running.",
     "tend_now": "Redraft denied operations from their critiques and close chains that landed, now (whatever the "
                 "tend cycle says). Busy if a sleep or tend is already running.",
@@ -101,8 +101,7 @@ class Tools:
         ok = say["level"] != "bad" and not report.get("refused")
         message = say["text"]
         if report.get("asked_for_brief"):
-            message += (" You are the main model: write it with submit_brief on Memory, then call nudge; "
-                        "sleep_now with without_brief=true drafts unsteered now.")
+            message += f" You are the main model: {WRITE_BRIEF}; sleep_now with without_brief=true drafts unsteered now."
         return {"ok": ok, "asked_for_brief": bool(report.get("asked_for_brief")), "refused": bool(report.get("refused")),
                 "status": report.get("status"), "report": report, "message": message}
 

@@ -19,6 +19,7 @@ from hippocampus import transport_words as tw
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model import fit, structured, timings
 from hippocampus.model.cancellable import CancellableSession
+from hippocampus.model.learned import Learned
 from hippocampus.stopping import ServiceStopping
 
 ABANDONED = "the model call in flight was abandoned; nothing was posted"
@@ -67,6 +68,7 @@ class ModelClient:
         self._session = session or CancellableSession()
         self.who, self.url_setting, self.timeout_setting = who, url_setting, timeout_setting
         self.abandoned = False
+        self.learned = Learned()               # what this server said of itself (a refused schema, its size)
         self.in_flight = 0
         self._counting = threading.Lock()      # piles drafted at once (model.parallel) count in and out together
 
@@ -96,7 +98,7 @@ class ModelClient:
         body.setdefault("cache_prompt", True)   # llama-server: reuse the prompt's shared head (extra_body may say no)
         if body["cache_prompt"] is None:        # extra_body's cache_prompt: null sends none
             del body["cache_prompt"]
-        if response_format and structured.wanted(self.cfg.structured, self.url):
+        if response_format and structured.wanted(self.cfg.structured, self.learned.refused):
             body["response_format"] = response_format
         if self.abandoned:
             raise ServiceStopping(ABANDONED)
@@ -122,7 +124,7 @@ class ModelClient:
         except FormatRefused as exc:
             if self.cfg.structured == "on":
                 raise ModelFailure(structured.refusal_failure(self.url, str(exc))) from None
-            structured.remember_refusal(self.url, str(exc))
+            structured.remember_refusal(self.learned, self.url, str(exc))
             return self._chat({k: v for k, v in body.items() if k != "response_format"}, deadline)
 
     def _chat(self, body: dict, deadline: outbound.Deadline) -> Answer:

@@ -64,11 +64,12 @@ def tally(proposed: int, grounded: int, into: Optional[dict] = None, *, mode: st
     return w
 
 
-def view(setting: str, url: str, history: Iterable[dict], model: str) -> dict:
-    """For /status: size.view, with auto's pick by the measured rate where that decides it."""
+def view(setting: str, known: Optional[dict], history: Iterable[dict], model: str) -> dict:
+    """For /status: size.view (known: the pick by size, model.learned's), with auto's pick by the measured rate
+    where that decides it."""
     from hippocampus.model import size
 
-    v = size.view(setting, url)
+    v = size.view(setting, known)
     if setting != "auto":
         return v
     return by_rate(v, measure(history, model))

@@ -2,14 +2,13 @@
 become them (extractive); auto chooses by the model's measured size.
 
 auto reads the number of parameters the server reports (llama-server: GET /v1/models `data[].meta.n_params`,
-else any `n_params` in GET /props) the first time a drafting call needs it, and remembers it per model URL for
-this process. Below SMALL parameters the model chooses (a model that small invents facts when it writes);
+else any `n_params` in GET /props) the first time a drafting call needs it, and remembers it on the model's
+client for this process (model.learned). Below SMALL parameters the model chooses (a model that small invents facts when it writes);
 a model that does not say its size writes (free), and /status and the log say which was chosen and why.
 """
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any, Optional
 
 import requests
@@ -23,9 +22,6 @@ SMALL = 1_500_000_000          # below this many parameters, auto drafts extract
 TIMEOUT = 5.0                  # one deadline for both reads of the size (and never longer than model.timeout_seconds)
 CAP = outbound.MB              # /models and /props are a few KB; a larger answer is not the model's list
 FREE, EXTRACTIVE = "free", "extractive"
-
-_lock = threading.Lock()
-_chosen: dict = {}             # model URL -> {"mode", "why", "n_params"}
 
 
 def _n_params(value: Any) -> Optional[int]:
@@ -103,29 +99,20 @@ def choose(setting: str, n_params: Optional[int]) -> dict:
                     "writes each operation's content (free)")}
 
 
-def chosen(url: str) -> Optional[dict]:
-    with _lock:
-        return _chosen.get(url.rstrip("/"))
-
-
-def mode_for(setting: str, url: str, session: Any = None, seconds: float = TIMEOUT) -> dict:
-    """The mode a drafting call uses: measured once per URL (auto); a server that cannot be reached is not
-    remembered (free for this call, asked again on the next)."""
+def mode_for(setting: str, url: str, learned, session: Any = None, seconds: float = TIMEOUT) -> dict:
+    """The mode a drafting call uses: measured once per client (auto), kept on `learned` (model.learned); a server
+    that cannot be reached is not remembered (free for this call, asked again on the next)."""
     if setting != "auto":
         return choose(setting, None)
-    known = chosen(url)
-    if known is not None:
-        return known
+    if learned.chosen is not None:
+        return learned.chosen
     try:
         n = read_n_params(url, session, seconds)
     except requests.RequestException as exc:
         return {**choose(setting, None), "why": f"model.write: auto: the model's size could not be read "
                                                  f"({type(exc).__name__}), so this call writes (free)"}
     pick = choose(setting, n)
-    with _lock:
-        first = url.rstrip("/") not in _chosen
-        _chosen[url.rstrip("/")] = pick
-    if first:
+    if learned.remember("chosen", pick):
         log.info("the model at %s: %s", redact.url(url), pick["why"])
     return pick
 
@@ -142,18 +129,12 @@ def probe(setting: str, url: str, session: Any = None) -> str:
     return f"{pick['mode']}: {pick['why']}"
 
 
-def view(setting: str, url: str) -> dict:
-    """For /status: the setting, the mode chosen and why (auto before its first drafting call: not yet)."""
+def view(setting: str, known: Optional[dict]) -> dict:
+    """For /status: the setting, the mode chosen (`known`: model.learned's) and why (auto before its first
+    drafting call: not yet)."""
     if setting != "auto":
         return {"setting": setting, **choose(setting, None)}
-    known = chosen(url)
     if known is None:
         return {"setting": setting, "mode": None, "n_params": None,
                 "why": "model.write: auto: chosen by the model's size at the first drafting call"}
     return {"setting": setting, **known}
-
-
-def forget() -> None:
-    """Tests: measure again."""
-    with _lock:
-        _chosen.clear()

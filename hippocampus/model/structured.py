@@ -1,14 +1,13 @@
 """model.structured: whether a drafting call sends its answer's JSON schema (`response_format` json_schema).
 
 auto (the default) sends it until a server refuses it (a 400 naming response_format, json_schema or a
-grammar), then the plain prompt: remembered per model URL for this process only, so a restart asks again
+grammar), then the plain prompt: remembered on the model's client for this process only (model.learned), so a restart asks again
 (the server may have been upgraded). on sends it always (a refusal is a model failure); off never.
 """
 from __future__ import annotations
 
 import json
 import logging
-import threading
 from typing import Optional
 
 from hippocampus.config import redact
@@ -16,23 +15,15 @@ from hippocampus.config import redact
 log = logging.getLogger(__name__)
 REFUSAL_WORDS = ("response_format", "json_schema", "json schema", "grammar", "guided_")
 
-_lock = threading.Lock()
-_refused: dict = {}            # model URL -> what the server said
-
 
 def names_the_format(status: int, body: str) -> bool:
     low = (body or "").lower()
     return status == 400 and any(w in low for w in REFUSAL_WORDS)
 
 
-def wanted(mode: str, url: str) -> bool:
-    return mode == "on" or (mode != "off" and refused(url) is None)
-
-
-def refused(url: str) -> Optional[str]:
-    """What the server at this URL said when it refused the schema, if it did."""
-    with _lock:
-        return _refused.get(url.rstrip("/"))
+def wanted(mode: str, refused: Optional[str]) -> bool:
+    """refused: what the server said when it refused the schema (model.learned), if it did."""
+    return mode == "on" or (mode != "off" and refused is None)
 
 
 def said(body: str) -> str:
@@ -45,17 +36,14 @@ def said(body: str) -> str:
     return str(msg if msg else body).strip()[:200]
 
 
-def view(mode: str, url: str) -> dict:
+def view(mode: str, refused: Optional[str]) -> dict:
     """For /status."""
-    return {"mode": mode, "refused": refused(url) if mode == "auto" else None}
+    return {"mode": mode, "refused": refused if mode == "auto" else None}
 
 
-def remember_refusal(url: str, said: str) -> None:
+def remember_refusal(learned, url: str, said: str) -> None:
     key = url.rstrip("/")
-    with _lock:
-        first = key not in _refused
-        _refused[key] = said[:200]
-    if first:
+    if learned.remember("refused", said[:200]):
         log.warning("the model at %s refused response_format (%s): drafting calls go without the JSON schema "
                     "from now on (model.structured: auto); a restart tries it again", redact.url(key), said[:200])
 

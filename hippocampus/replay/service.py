@@ -124,7 +124,7 @@ class Replays:
         self._lock = threading.Lock()
         self._current: Optional[Run] = None
         self._runs: "OrderedDict[str, Run]" = OrderedDict()
-        scrub.hold(ctx.cfg.state_dir, self)
+        scrub.hold(ctx, self)
 
     def replay(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
                timeout_seconds: Optional[float] = None, wait: Optional[float] = None) -> Run:

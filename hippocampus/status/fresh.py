@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hippocampus.status.words import hhmm
+from hippocampus.status.words import cap, hhmm
+from hippocampus.words import busy as running
 
 
 def buttons(s: dict, action: Optional[str]) -> dict:
@@ -17,7 +18,7 @@ def buttons(s: dict, action: Optional[str]) -> dict:
     if mem.get("reachable") is False:
         why = "Memory is not answering: nothing can start until it does."
     elif s.get("busy"):
-        why = f"A {(s.get('busy') or {}).get('what') or 'cycle'} is running: wait for it to end."
+        why = f"{cap(running(s['busy'].get('what'), s['busy'].get('since')))}: wait for it to end."
     chain = s.get("chain") or {}
     open_ = bool(chain.get("chain_open") or chain.get("waiting_draft") or chain.get("redrafts_due"))
     sleep_main = not why and action == "sleep" and not open_

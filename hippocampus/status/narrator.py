@@ -20,7 +20,7 @@ SEE_ABOVE = "see above"
 def narrate(s: dict, now: float) -> dict:
     text, level, action = headline(s, now)
     busy = s.get("busy")
-    busy_note = f"{busy.get('what') or 'busy'} running…" if busy else ""
+    busy_note = cap(running(busy.get("what"), busy.get("since"))) if busy else ""
     say = {"headline": text, "level": level, "label": LABELS[level], "action": action,
            "cards": cards(s, now, text), "pills": pills(s), "wakeup": wakeup_line(s.get("wakeup"), now, text),
            "busy": busy_note, "actors": actor_words(s.get("actors")), "buttons": buttons(s, action)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hippocampus.config import redact
 from hippocampus.cycle.bedtime import bedtime, is_catch_up, last_slept
-from hippocampus.model import grounded, size, structured
+from hippocampus.model import grounded, structured
 from hippocampus.status.narrator import narrate
 from hippocampus.status.watch import MEMORY_FIRST, MODEL_FIRST, QUEUE_FIRST, model_watched
 from hippocampus.status.words import times_said
@@ -15,8 +15,7 @@ CHECKING = {"ok": None, "summary": "checking...", "lines": [], "checked_at": Non
 
 def built_from(rt) -> tuple:
     """What build_status reads, as cheap versions, and the clock's second ("in 4 h")."""
-    return (rt.board.version, int(rt.ctx.clock.now()), structured.refused(rt.cfg.model.url),
-            size.chosen(rt.cfg.model.url) is not None)
+    return rt.board.version, int(rt.ctx.clock.now())
 
 
 def review(seen) -> dict:
@@ -38,6 +37,7 @@ def build_status(rt) -> dict:
     req = st.get("brief_request") or {}
     wanted = bool(req) and req.get("answered") is None
     last_check = st.get("last_check")
+    learned = board.get("model_learned") or {}
     s = {
         "service": "seren-hippocampus",
         "mode": cfg.sleep.mode,
@@ -72,8 +72,8 @@ def build_status(rt) -> dict:
         "model_url": redact.url(cfg.model.url) or None,
         "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
         "model_fit": board.get("model_fit") if cfg.model.configured else None,
-        "model_structured": structured.view(cfg.model.structured, cfg.model.url) if cfg.model.configured else None,
-        "model_write": (grounded.view(cfg.model.write, cfg.model.url, st.get("history") or [],
+        "model_structured": structured.view(cfg.model.structured, learned.get("refused")) if cfg.model.configured else None,
+        "model_write": (grounded.view(cfg.model.write, learned.get("chosen"), st.get("history") or [],
                                       grounded.model_key(cfg.model.name, redact.url(cfg.model.url)))
                         if cfg.model.configured else None),
         "state_error": st.get("write_error"),

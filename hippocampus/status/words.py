@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from hippocampus.words import hhmm, times_said  # noqa: F401 - the one clock, and the times it said for the viewer
+from hippocampus.words import cap, hhmm, times_said  # noqa: F401 - the one clock, the times it said for the viewer, cap
 
 
 # what each actor does, for the headline: the actors' names are the details view's words
@@ -40,10 +40,6 @@ def until(ts: Optional[float], now: float) -> str:
 def n(count: Any, word: str, many: str = "") -> str:
     c = count if isinstance(count, int) else len(count or [])
     return f"{c} {word if c == 1 else (many or word + 's')}"
-
-
-def cap(text: str) -> str:
-    return text[:1].upper() + text[1:] if text else text
 
 
 # a config key (model.lifecycle.retry_after_seconds) or a snake_case name (model_path), outside a URL, a path or quotes

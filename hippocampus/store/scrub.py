@@ -4,7 +4,7 @@ A purged memory's text and its fragments' text (found through Memory's drafts) a
 file holds them from the replay packets and every other file under the state folder (the event log and the
 state through their owners, so the next write does not bring the text back). The purges are this service's
 own and every tombstone Memory lists, so one made in Memory itself or while this service was down goes too.
-What this process keeps in memory is reached by the same scrub: every holder registered for the state folder
+What this process keeps in memory is reached by the same scrub: every holder registered on the service's context
 (hold(): the kept replay runs and their results) is handed the Removal once the files are clean, and its copies
 of packets are sources of the texts to remove as well as the files.
 """
@@ -36,10 +36,17 @@ ID_KEYS = frozenset({"id", "draft_id", "cluster_id", "brief_id", "redraft_of", "
                      "kind", "stamp", "served", "ts", "version"})
 NOTE = "the text of a purged memory and of its fragments was removed here; ids are kept"
 
-_lock = threading.RLock()    # one scrub at a time (the tick's and the quality reader's), and the ids done
-_done: dict = {}             # state folder -> the purged ids already scrubbed there (this process)
-_no_route: set = set()       # state folders whose Memory has no /tombstones (said once)
-_holders: dict = {}          # state folder -> WeakSet of holders (packets() -> list, forget(Removal) -> int)
+
+
+class Scrubs:
+    """What this process remembers of its scrubs: one per service, on its Context (ctx.scrubs), so a restart (a
+    new context) scrubs the purges Memory lists once again."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()     # one scrub at a time (the tick's and the quality reader's), and `done`
+        self.done: set = set()            # the purged ids already scrubbed here
+        self.no_route_said = False        # Memory has no /tombstones, and the log said so
+        self.holders = weakref.WeakSet()  # what this process keeps (packets() -> list, forget(Removal) -> int)
 
 
 @dataclass(frozen=True)
@@ -61,11 +68,11 @@ class Removal:
         return scrub_packet(packet, set(self.ids), set(self.texts), set(self.fragments), self.now, self.core_chars)
 
 
-def hold(state_dir, holder) -> None:
+def hold(ctx, holder) -> None:
     """Register something this process keeps (packets() -> its packet copies, forget(Removal) -> how many it
-    changed) to be reached by every scrub of this state folder; held weakly."""
-    with _lock:
-        _holders.setdefault(str(state_dir), weakref.WeakSet()).add(holder)
+    changed) to be reached by every scrub of the context's state folder; held weakly."""
+    with ctx.scrubs.lock:
+        ctx.scrubs.holders.add(holder)
 
 
 def forget(ctx, purged: Iterable[str]) -> int:
@@ -82,8 +89,8 @@ def forget(ctx, purged: Iterable[str]) -> int:
 def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
     """Scrub the files of every purge Memory lists not scrubbed here yet (drafts: Memory's, if just read)."""
     try:
-        with _lock:
-            done = set(_done.get(str(ctx.cfg.state_dir), ()))
+        with ctx.scrubs.lock:
+            done = set(ctx.scrubs.done)
         ids = [i for i in dict.fromkeys(tombstone_ids(ctx)) if i not in done]
         return _scrub(ctx, store_for(ctx.cfg), ids, drafts) if ids else 0
     except Exception:  # noqa: BLE001 - say loudly that the copy has not gone; the next pass tries again
@@ -92,12 +99,12 @@ def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
 
 
 def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
-    key = str(ctx.cfg.state_dir)
-    with _lock:
-        holders = list(_holders.get(key, ()))
+    scrubs = ctx.scrubs
+    with scrubs.lock:
+        holders = list(scrubs.holders)
         kept = [p for h in holders for p in _packets_of(h)]
         if not store.paths() and not kept:
-            _done.setdefault(key, set()).update(ids)      # no packet, so no copy of a text to find it by
+            scrubs.done.update(ids)      # no packet, so no copy of a text to find it by
             return 0
         readable = True
         if drafts is None:
@@ -125,7 +132,7 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         owed = set(store.owed())
         store.set_owed(sorted(owed | set(ids) if not readable else owed - set(ids)))
         if readable:
-            _done.setdefault(key, set()).update(ids)
+            scrubs.done.update(ids)
         if changed or others:
             log.info("removed the text of %d purged memory(ies) from %d replay packet(s)%s", len(ids), changed,
                      f" and from {', '.join(others)}" if others else "")
@@ -150,15 +157,14 @@ def _forget_in(holder, removal: Removal) -> int:
 
 def tombstone_ids(ctx) -> list:
     """The ids Memory says were purged (GET /tombstones: never any content); [] when it cannot say."""
-    key = str(ctx.cfg.state_dir)
     try:
         body = ctx.memory.request("GET", "/tombstones", timeout=TOMBSTONES_TIMEOUT)
     except MemoryError_ as exc:
         if getattr(exc, "status", None) == 404:
-            if key not in _no_route:
-                _no_route.add(key)
+            if not ctx.scrubs.no_route_said:
+                ctx.scrubs.no_route_said = True
                 log.info("this Memory lists no tombstones (GET /tombstones answers 404): only the purges this "
-                         "service runs are scrubbed from the files under %s", key)
+                         "service runs are scrubbed from the files under %s", ctx.cfg.state_dir)
             return []
         log.warning("Memory's tombstones could not be read (%s): a purge made in Memory itself is scrubbed "
                     "from the files here on a later pass", exc)

@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from hippocampus.cycle import executor
 from hippocampus.cycle.drafter import model_key
-from hippocampus.model import size
 
 INVENTED = json.dumps({"operations": [
     {"kind": "new_core", "content": "Sam is 41 and lives in Rome since 2019", "fragments": ["f1"], "target": None},
     {"kind": "new_core", "content": "Sam moved to Lyon in March for the new job", "fragments": ["f1"], "target": None}]})
 CHOICE = json.dumps({"operations": [{"words": "f1", "kind": "new_core", "target": None, "also": []}]})
-
-
-@pytest.fixture(autouse=True)
-def _measured_afresh():
-    size.forget()
-    yield
-    size.forget()
 
 
 def night(hand, day: int) -> None:

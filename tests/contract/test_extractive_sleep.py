@@ -70,36 +70,28 @@ def test_an_answer_of_choices_outside_the_pile_sends_nothing_made_up(make_ctx, h
 
 
 def test_auto_drafts_extractive_for_a_model_that_says_it_is_small(make_ctx, hand, fake_model):
-    size.forget()
-    try:
-        hand.short(LYON, topic="sam, home")
-        hand.short(DINNER, topic="sam, home")
-        hand.brief("Sam came by.")
-        fake_model.meta = {"n_params": 134_515_008, "n_vocab": 49152}
-        fake_model.responder = follows_the_suggestion
-        ctx = make_ctx(model={"url": fake_model.url, "write": "auto"})
-        executor.check(ctx)
-        assert fake_model.requests[-1]["response_format"]["json_schema"]["name"] == "extract_operations"
-        [draft] = hand.drafts("pending")
-        assert [o["content"] for o in draft["operations"]] == [LYON]
-        assert size.view("auto", fake_model.url)["mode"] == "extractive"
-    finally:
-        size.forget()
+    hand.short(LYON, topic="sam, home")
+    hand.short(DINNER, topic="sam, home")
+    hand.brief("Sam came by.")
+    fake_model.meta = {"n_params": 134_515_008, "n_vocab": 49152}
+    fake_model.responder = follows_the_suggestion
+    ctx = make_ctx(model={"url": fake_model.url, "write": "auto"})
+    executor.check(ctx)
+    assert fake_model.requests[-1]["response_format"]["json_schema"]["name"] == "extract_operations"
+    [draft] = hand.drafts("pending")
+    assert [o["content"] for o in draft["operations"]] == [LYON]
+    assert size.view("auto", ctx.model.learned.chosen)["mode"] == "extractive"
 
 
 def test_auto_writes_free_for_a_model_that_does_not_say_its_size(make_ctx, hand, fake_model):
-    size.forget()
-    try:
-        hand.short(LYON, topic="sam, home")
-        hand.short(DINNER, topic="sam, home")
-        hand.brief("Sam came by.")
-        fake_model.replies = [json.dumps({"operations": [{"kind": "new_core", "content": "Sam lives in Lyon.",
-                                                          "fragments": ["f1"]}]})]
-        ctx = make_ctx(model={"url": fake_model.url})
-        executor.check(ctx)
-        assert fake_model.requests[-1]["response_format"]["json_schema"]["name"] == "draft_operations"
-        [draft] = hand.drafts("pending")
-        assert [o["content"] for o in draft["operations"]] == ["Sam lives in Lyon."]
-        assert "does not say its size" in size.view("auto", fake_model.url)["why"]
-    finally:
-        size.forget()
+    hand.short(LYON, topic="sam, home")
+    hand.short(DINNER, topic="sam, home")
+    hand.brief("Sam came by.")
+    fake_model.replies = [json.dumps({"operations": [{"kind": "new_core", "content": "Sam lives in Lyon.",
+                                                      "fragments": ["f1"]}]})]
+    ctx = make_ctx(model={"url": fake_model.url})
+    executor.check(ctx)
+    assert fake_model.requests[-1]["response_format"]["json_schema"]["name"] == "draft_operations"
+    [draft] = hand.drafts("pending")
+    assert [o["content"] for o in draft["operations"]] == ["Sam lives in Lyon."]
+    assert "does not say its size" in size.view("auto", ctx.model.learned.chosen)["why"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 from hippocampus.cycle import executor
-from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
 from hippocampus.replay.service import QualityWatch
 from tests.contract.test_replay import FRAGMENTS, first_draft, garden_denied_and_redrafted, latest
@@ -89,7 +88,6 @@ def test_a_restart_scrubs_the_purges_made_while_it_was_down_once(make_ctx, hand,
     core = next(e for e in hand.long() if e["content"] == GARDEN)
     folder = ctx.cfg.state_dir
     assert holding(folder, [GARDEN])
-    scrub._done.clear()                                  # as after a restart: nothing remembered
     purge_in_memory(hand, core["id"])
     restarted = make_ctx(cfg=ctx.cfg)
     one_tick(restarted)

@@ -5,19 +5,10 @@ from __future__ import annotations
 import json
 import logging
 
-import pytest
 import requests
 
-from hippocampus.model import size
 
 CHOICE = json.dumps({"operations": [{"words": "f1", "kind": "new_core", "target": None, "also": []}]})
-
-
-@pytest.fixture(autouse=True)
-def _measured_afresh():
-    size.forget()
-    yield
-    size.forget()
 
 
 def drafting_row(svc) -> tuple:

@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import logging
 
-import pytest
 import requests
 
-from hippocampus.model import structured
 
 REFUSAL = {"status": 400, "content": {"message": "Invalid parameter: 'response_format' of type 'json_schema' is "
                                                  "not supported with this model.", "type": "invalid_request_error",
                                       "param": "response_format"}}
 ONE_OP = '{"operations": [{"kind": "new_core", "content": "Dreams of a fish with a long tail.", "fragments": ["f1"]}]}'
-
-
-def _forget_refusals() -> None:
-    """Drop every refusal the in-process service remembered."""
-    with structured._lock:
-        structured._refused.clear()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_memory_of_refusals():
-    _forget_refusals()
-    yield
-    _forget_refusals()
 
 
 def refusing(body: dict):

@@ -9,6 +9,7 @@ import requests
 
 from hippocampus import config
 from hippocampus.model import size
+from hippocampus.model.learned import Learned
 
 
 def _load(tmp_path, text: str, environ=None):
@@ -85,19 +86,17 @@ def test_the_size_is_read_from_v1_models_else_props(bodies, n):
     assert size.read_n_params("http://127.0.0.1:9999/v1", Server(bodies)) == n
 
 
-def test_auto_measures_once_per_url_and_a_server_not_reached_is_asked_again():
-    size.forget()
-    url = "http://127.0.0.1:9999/v1"
+def test_auto_measures_once_per_client_and_a_server_not_reached_is_asked_again():
+    url, learned = "http://127.0.0.1:9999/v1", Learned()
 
     class Down:
         def get(self, url, timeout):
             raise requests.ConnectionError("refused")
 
-    assert size.mode_for("auto", url, Down())["mode"] == "free"
-    assert size.view("auto", url)["mode"] is None               # not remembered: asked again
+    assert size.mode_for("auto", url, learned, Down())["mode"] == "free"
+    assert size.view("auto", learned.chosen)["mode"] is None    # not remembered: asked again
     server = Server({"/v1/models": {"data": [{"id": "smol", "meta": {"n_params": 134515008}}]}})
-    assert size.mode_for("auto", url, server)["mode"] == "extractive"
-    assert size.mode_for("auto", url, server)["mode"] == "extractive"
+    assert size.mode_for("auto", url, learned, server)["mode"] == "extractive"
+    assert size.mode_for("auto", url, learned, server)["mode"] == "extractive"
     assert server.asked == ["/v1/models"]
-    assert size.view("auto", url)["mode"] == "extractive"
-    size.forget()
+    assert size.view("auto", learned.chosen)["mode"] == "extractive"

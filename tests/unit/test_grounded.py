@@ -50,14 +50,12 @@ def test_a_small_model_stays_extractive_by_size_whatever_its_rate():
 
 @pytest.mark.parametrize("setting, mode", [("free", "free"), ("extractive", "extractive")])
 def test_a_set_mode_is_not_overruled_by_the_rate(setting, mode):
-    size.forget()
-    v = grounded.view(setting, "http://127.0.0.1:8080/v1", [night(30, 0)], ME)
+    v = grounded.view(setting, None, [night(30, 0)], ME)
     assert v["mode"] == mode and "grounded" not in v["why"]
 
 
 def test_status_says_the_rate_before_auto_s_first_drafting_call():
-    size.forget()
-    v = grounded.view("auto", "http://127.0.0.1:8080/v1", [night(30, 4)], ME)
+    v = grounded.view("auto", None, [night(30, 4)], ME)
     assert v["mode"] == "extractive" and v["why"].startswith("model.write: auto: 4 of 30 of its operations")
 
 

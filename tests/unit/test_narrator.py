@@ -7,6 +7,7 @@ import re
 import pytest
 
 from hippocampus.status.narrator import narrate
+from hippocampus.status.words import hhmm
 
 NOW = 1_800_000_000.0
 HEALTHY = {"memory": {"reachable": True, "url": "http://127.0.0.1:7420"}, "model_configured": True,
@@ -143,7 +144,7 @@ def test_the_busy_note_and_the_actors_words():
     say = narrate({**HEALTHY, "busy": {"what": "tend", "since": NOW},
                    "actors": {"ripple": {"state": "failed", "restarts": 1, "last_error": "boom",
                                          "last_error_at": NOW}}}, NOW)
-    assert say["busy"] == "tend running…"
+    assert say["busy"] == f"A tend is running since {hhmm(NOW)}"      # the one sentence (words.busy)
     assert say["actors"]["ripple"]["restarts"] == "1 restart"
     assert say["actors"]["ripple"]["error"].endswith(": boom")
     assert narrate(HEALTHY, NOW)["busy"] == ""
@@ -304,7 +305,7 @@ BUTTONS = [
     ("denied operations: Tend now", {"chain": {"chain_open": True, "redrafts_due": 1}}, (False, False),
      (True, False), ""),
     ("a sleep running: neither, disabled", {"busy": {"what": "sleep", "since": NOW - 5}}, (False, True),
-     (False, True), "A sleep is running: wait for it to end."),
+     (False, True), f"A sleep is running since {hhmm(NOW - 5)}: wait for it to end."),
     ("Memory down: neither, disabled", {"memory": {"reachable": False, "url": "http://m", "error": "refused"}},
      (False, True), (False, True), "Memory is not answering: nothing can start until it does."),
 ]

@@ -13,6 +13,8 @@ from hippocampus.config import Config
 from hippocampus.cycle.context import Context
 from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
+from hippocampus.model import size
+from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 from hippocampus.status.cache import StatusCache, encode
 from hippocampus.status.read import build_status, built_from
@@ -32,8 +34,9 @@ def world(tmp_path):
     cfg.model.url = f"http://127.0.0.1:{closed_port()}/v1"
     clock = FakeClock()
     memory = MemoryClient(f"http://127.0.0.1:{closed_port()}", timeout=1)
+    cfg.model.write = "auto"
     ctx = Context(cfg=cfg, memory=memory, state=State(None), events=EventLog(None, clock), clock=clock,
-                  voice=VoiceCard(tmp_path / "voice.json", max_chars=2000, clock=clock))
+                  voice=VoiceCard(tmp_path / "voice.json", max_chars=2000, clock=clock), model=ModelClient(cfg.model))
     rt = SimpleNamespace(cfg=cfg, ctx=ctx, board=Board())
     ctx.wire(rt.board.put)              # as the Runtime does: each owner publishes what /status shows
     builds = []
@@ -57,6 +60,9 @@ CHANGES = {
     "Memory is looked at again": lambda w: w.rt.board.put("memory_health", memory_health(w.ctx.memory)),
     "the model is looked at again": lambda w: w.rt.board.put("model_health", model_health(w.rt.cfg.model)),
     "the voice card is written": lambda w: w.ctx.voice.set("I speak of myself as she."),
+    # what the model server said of itself, learned by its client (model.learned)
+    "the model refuses the schema": lambda w: w.ctx.model.learned.remember("refused", "json_schema not supported"),
+    "auto chooses by the model's size": lambda w: w.ctx.model.learned.remember("chosen", size.choose("auto", 135_000_000)),
 }
 
 
@@ -97,12 +103,16 @@ def test_the_status_is_built_from_the_board_alone(world):
     world.ctx.progress.update(what="sleeping", piles=2, piles_done=1)
     world.ctx.last_snapshot = Snapshot(at=world.clock.now())
     world.ctx.voice.set("I speak of myself as she.")
+    world.ctx.model.learned.remember("refused", "json_schema not supported")
+    world.ctx.model.learned.remember("chosen", size.choose("auto", 134_515_008))
     bare = SimpleNamespace(cfg=world.rt.cfg, board=world.rt.board,
                            ctx=SimpleNamespace(clock=world.clock, memory=SimpleNamespace(url=world.ctx.memory.url)))
     s = build_status(bare)
     assert s == build_status(world.rt)
     assert (s["brief_misses"], s["busy"]["what"], s["progress"]["piles_done"]) == (3, "sleep", 1)
     assert s["voice"] == {"enabled": True, "version": 1}
+    assert s["model_structured"]["refused"] == "json_schema not supported"
+    assert (s["model_write"]["mode"], s["model_write"]["n_params"]) == ("extractive", 134_515_008)
     assert s["chain"]["at"] == world.clock.now()
     world.ctx.cycle.leave(token)
     world.ctx.progress.clear()
