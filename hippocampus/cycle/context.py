@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
@@ -57,6 +58,7 @@ class Context:
     others: set = field(default_factory=set)       # the other copies' claims already said in the log
     copies_alone: bool = False       # no other copy seen on this Memory at the last read (cycle/copies.py)
     copies_announced: bool = False   # this process's "copy" note is in Memory
+    announcing: Any = field(default_factory=threading.Lock)     # one "copy" note posted at a time (copies.py)
     capture: list = field(default_factory=list)    # the running sleep's or redraft's model calls (capture.py)
     scrubs: Scrubs = field(default_factory=Scrubs)  # what this process remembers of its scrubs (store/scrub.py)
     meter: Any = None                # the running night's budget.Meter (None: no budget counts the calls)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 from typing import Optional
 
 from hippocampus.cycle import claims, notes as note_rules
@@ -24,7 +23,6 @@ log = logging.getLogger(__name__)
 
 COPY_TOPIC = "hippocampus, copy"
 ANNOUNCE_SECONDS = 7 * 86400.0      # a copy that stopped for good stops costing the others after this
-_announcing = threading.Lock()
 
 
 def _mine(ctx, notes: list) -> Optional[dict]:
@@ -45,7 +43,7 @@ def renew_due(ctx, notes: list) -> bool:
 def announce(ctx, notes: Optional[list] = None) -> None:
     """Post this copy's "copy" note unless a fresh one of this process is there; older ones of this copy go.
     Memory's watch does it at start, a tick if that could not: one at a time."""
-    with _announcing:
+    with ctx.announcing:
         if not ctx.copies_announced or notes is not None:
             _announce(ctx, notes)
 
