@@ -80,7 +80,6 @@ class Runtime:
         self.memory_health: Child[WatchProxy] = child(MemoryWatch)
         self.wakeup: Child[WatchProxy] = child(WakeupWatch)
         self.queue: Child[WatchProxy] = child(QueueWatch)
-        self.ctx.cycle.on_release = self._released
         events.subscribe(self._deliver)
 
     @property
@@ -139,10 +138,6 @@ class Runtime:
             return self.supervisor.proxy().restart_child(name, force).get(timeout=RESTART_ANSWER_SECONDS)
         except (pykka.ActorDeadError, pykka.Timeout):
             raise ChildDown("the supervisor has stopped, so nothing was restarted; restart the service") from None
-
-    def _released(self, what: str) -> None:
-        with DOWN_OK:
-            self.scheduler().released.defer()
 
     def _deliver(self, event: dict) -> None:
         with DOWN_OK:

@@ -3,7 +3,8 @@ the scheduler never runs a tick's work nor waits on one.
 
 A tick holds the cycle lock from start to end. A nudge runs a tick now, after the rippled session that sent
 it has ended (bounded by nudge_wait_seconds); one that arrives while anything holds the cycle causes one
-tick as soon as the holder lets go (the lock tells `released`), and a burst of them causes one tick.
+tick at the first beat that finds the cycle free (supervisor.check_seconds), and a burst of them causes one
+tick. Nothing tells the scheduler a tick ended: the tick's record is the board's (ctx.ticks).
 """
 from __future__ import annotations
 
@@ -30,15 +31,12 @@ class SchedulerActor(Supervised):
         self.heartbeat = runtime.cfg.sleep.heartbeat()
         self.next_tick = time.monotonic() + self.heartbeat
         self.next_redraft = 0.0
-        self.ticking = False
-        self.ticks = 0
-        self.last_tick = None
         self.nudge_pending = False       # a nudge came that no tick has taken yet
         self.taken_at = 0.0              # when the last tick took the nudges (monotonic)
 
     def on_beat(self, at: float) -> None:
         if self.nudge_pending and self.rt.ctx.cycle.holder() is None:
-            self.released()              # a nudge that found the chain down (restarting) runs once it is back
+            self._nudged()               # a nudge that found the cycle held, or the chain down, runs now
         elif self.rt.cfg.sleep.mode == "thread" and time.monotonic() >= self.next_tick:
             self._tick(nudged=False)
 
@@ -47,12 +45,10 @@ class SchedulerActor(Supervised):
         if at < self.taken_at:
             return                       # taken by a tick that already ran
         self.nudge_pending = True
-        self.released()
+        self._nudged()
 
-    def released(self) -> None:
-        """The cycle lock was let go: a pending nudge runs its tick now."""
-        if not self.nudge_pending:
-            return
+    def _nudged(self) -> None:
+        """A pending nudge runs its tick now."""
         # first the rippled session that nudged ends (up to nudge_wait_seconds), but never past the start of a stop
         deadline = time.monotonic() + self.rt.cfg.sleep.nudge_wait_seconds
         while not self.rt.stopping:
@@ -60,11 +56,6 @@ class SchedulerActor(Supervised):
             if self.rt.ripple.settle(max(0.0, min(left, 0.25))) or left <= 0:
                 break
         self._tick(nudged=True)
-
-    def ticked(self, last_tick: dict) -> None:
-        """The sleeper's word that the tick it ended has ended (told before it lets the cycle go)."""
-        self.ticking, self.last_tick = False, last_tick
-        self.ticks += 1
 
     def _redraft_due(self, nudged: bool) -> Optional[bool]:
         """True: redraft now. None: the tend decides by sleep time (tend_cycle off). False: not now."""
@@ -83,25 +74,23 @@ class SchedulerActor(Supervised):
         try:
             token = self.rt.ctx.cycle.enter("tick")
         except Busy:
-            return                       # a nudge stays pending: the holder's release wakes us again
+            return                       # a nudge stays pending: a beat that finds the cycle free runs it
         if nudged:
             self.nudge_pending, self.taken_at = False, time.monotonic()
         self.next_tick = time.monotonic() + self.heartbeat
         try:
+            self.rt.ctx.ticks.started()
             self.rt.chain().tick.defer(token, nudged, self._redraft_due(nudged))
-            self.ticking = True
         except pykka.ActorDeadError:
             log.warning("no tick: the chain actor is down (restarting or failed)")
+            self.rt.ctx.ticks.ended()
             self.rt.ctx.cycle.leave(token)
 
     def snapshot(self) -> dict:
         wall_next = time.time() + max(0.0, self.next_tick - time.monotonic())
-        return {"ticking": self.ticking, "nudge_pending": self.nudge_pending, "ticks": self.ticks,
-                "last_tick": self.last_tick, "heartbeat": self.heartbeat,
+        return {"nudge_pending": self.nudge_pending, "heartbeat": self.heartbeat,
                 "next_tick_at": wall_next if self.rt.cfg.sleep.mode == "thread" else None}
 
 
 class SchedulerProxy(ActorMemberMixin, pykka.ActorProxy[SchedulerActor]):
     wake = proxy_method(SchedulerActor.wake)
-    released = proxy_method(SchedulerActor.released)
-    ticked = proxy_method(SchedulerActor.ticked)

@@ -41,12 +41,11 @@ class SleeperActor(Supervised):
 
 
 def end_tick(rt, token, tick: dict, tended=None, checked=None, chain_open: bool = True) -> None:
-    """A tick's end, on the thread of its last part: the scheduler is told, the cycle let go; then the model's
-    keep-warm, and the skipped ripples (only after the steps: one kept for a brief that arrived since is then
-    seen answered)."""
-    with DOWN_OK:
-        rt.scheduler().ticked.defer({**tick, "finished_at": time.time(), "tend": None if tended is None else "ran",
-                                     "check": None if checked is None else checked.status})
+    """A tick's end, on the thread of its last part: its record on the board (ctx.ticks), the cycle let go; then
+    the model's keep-warm, and the skipped ripples (only after the steps: one kept for a brief that arrived since
+    is then seen answered). Nothing goes back to the scheduler: its beat sees the cycle free."""
+    rt.ctx.ticks.ended({**tick, "finished_at": time.time(), "tend": None if tended is None else "ran",
+                        "check": None if checked is None else checked.status})
     rt.ctx.cycle.leave(token)
     with DOWN_OK:
         rt.lifecycle().tick.defer(chain_open)

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from hippocampus.clock import Clock
 from hippocampus.config import Config
 from hippocampus.cycle.lock import CycleLock
+from hippocampus.cycle.ticks import Ticks
 from hippocampus.store.events import EventLog
 from hippocampus.store.scrub import Scrubs
 from hippocampus.memory import MemoryClient
@@ -52,6 +53,7 @@ class Context:
     gate: Any = field(default_factory=always_up)
     voice: Any = None            # hippocampus.voice.VoiceCard when enabled
     cycle: CycleLock = field(default_factory=CycleLock)
+    ticks: Ticks = field(default_factory=Ticks)            # whether a tick runs, how many ended, the last one
     progress: Progress = field(default_factory=Progress)   # what a running sleep is doing, for /status
     snapshot: Any = None         # the last Snapshot of Memory's drafts and briefs (last_snapshot)
     stopping: StopFlag = field(default_factory=StopFlag)   # set once when the service stops
@@ -75,9 +77,10 @@ class Context:
 
     def wire(self, put: Callable[[str, Any], None]) -> None:
         """Have each object /status shows publish its view to the board (put(key, view)) on every change, from
-        now: the state, the cycle's holder, the sleep's progress, the last snapshot, the log's, the voice card's and what the model said of itself."""
+        now: the state, the cycle's holder, the ticks, the sleep's progress, the last snapshot, the log's, the voice card's and what the model said of itself."""
         self.publish = put
         owners = {"state": (self.state, self.state.view()), "cycle": (self.cycle, self.cycle.describe()),
+                  "ticks": (self.ticks, self.ticks.view()),
                   "progress": (self.progress, dict(self.progress)),
                   "events": (self.events, self.events.write_error)}
         if self.voice is not None:

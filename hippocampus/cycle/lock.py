@@ -2,15 +2,12 @@
 refused at once (HTTP 409, an MCP busy message), never queued behind a model call."""
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from hippocampus.words import busy
-
-log = logging.getLogger(__name__)
 
 
 class Busy(Exception):
@@ -27,15 +24,13 @@ class Token:
 
 
 class CycleLock:
-    """on_release(what): called outside the lock each time a holder lets go, so a nudge that came meanwhile
-    causes its tick at once. publish(describe()): the board's (Context.wire), on every enter and leave."""
+    """publish(describe()): the board's (Context.wire), on every enter and leave."""
     publish = staticmethod(lambda busy: None)
 
-    def __init__(self, on_release: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: Optional[Token] = None
         self._n = 0
-        self.on_release = on_release
 
     def enter(self, what: str) -> Token:
         with self._lock:
@@ -48,15 +43,9 @@ class CycleLock:
 
     def leave(self, token: Token) -> None:
         with self._lock:
-            released = self._held is token
-            if released:
+            if self._held is token:
                 self._held = None
                 self.publish(None)
-        if released and self.on_release is not None:
-            try:
-                self.on_release(token.what)
-            except Exception:  # noqa: BLE001 - a hook never keeps the cycle held
-                log.exception("after the %s let the cycle go", token.what)
 
     def holder(self) -> Optional[Token]:
         return self._held

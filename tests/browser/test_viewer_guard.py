@@ -88,7 +88,7 @@ def evil_site():
 
 
 def ticks(svc) -> int:
-    return (svc.runtime.board.get("scheduler") or {}).get("ticks", 0)
+    return (svc.runtime.board.get("ticks") or {}).get("ticks", 0)
 
 
 def test_the_viewers_own_buttons_work_under_its_csp(make_config, start_service, hand, context, request_lines, crashes):

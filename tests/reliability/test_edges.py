@@ -92,9 +92,9 @@ def test_a_hanging_webhook_and_ripple_endpoint_never_delay_the_sleep(make_config
         assert wall < 5.0, f"the sleep waited on a hanging receiver ({wall:.1f} s)"
         # the next tick is not held up either, and /status answers all along
         t0 = time.monotonic()
-        ticks = svc.runtime.board.get("scheduler")["ticks"]
+        ticks = svc.runtime.board.get("ticks")["ticks"]
         requests.post(base + "/nudge", timeout=10)
-        wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] > ticks, timeout=5, what="the nudged tick")
+        wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] > ticks, timeout=5, what="the nudged tick")
         assert time.monotonic() - t0 < 5.0
         assert status(base)["last_sleep"]["error"] is None
         # what each receiver did is recorded on the event: both gave up at their timeout
@@ -132,9 +132,9 @@ def test_a_ripple_script_that_never_exits_is_killed_at_its_timeout(make_config, 
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)                                          # killed and reaped, not a zombie
     # a nudge no longer waits for it (nudge_wait_seconds is 30)
-    ticks = svc.runtime.board.get("scheduler")["ticks"]
+    ticks = svc.runtime.board.get("ticks")["ticks"]
     requests.post(base + "/nudge", timeout=10)
-    wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] > ticks, timeout=5, what="the nudged tick")
+    wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] > ticks, timeout=5, what="the nudged tick")
 
 
 # ---------------------------------------------------------------- a model server that dies mid-answer

@@ -222,10 +222,10 @@ def test_a_tick_handed_to_a_sleeper_that_crashes_before_reading_it_lets_the_cycl
                  and rt.registry.get("sleeper").actor_inbox.qsize() == 2, timeout=10, what="the tick at the sleeper")
     finally:
         release.set()
-    wait_for(lambda: rt.board.get("scheduler")["ticks"] == 1, timeout=10, what="the tick to end")
-    assert rt.ctx.cycle.holder() is None and rt.board.get("scheduler")["ticking"] is False
+    wait_for(lambda: rt.board.get("ticks")["ticks"] == 1, timeout=10, what="the tick to end")
+    assert rt.ctx.cycle.holder() is None and rt.board.get("ticks")["ticking"] is False
     wait_running(svc.url, "sleeper", 1)
     requests.post(svc.url + "/nudge", timeout=5)
-    last = wait_for(lambda: rt.board.get("scheduler")["ticks"] == 2 and rt.board.get("scheduler")["last_tick"],
+    last = wait_for(lambda: rt.board.get("ticks")["ticks"] == 2 and rt.board.get("ticks")["last_tick"],
                     timeout=10, what="the next tick")
     assert last["check"] is not None, last

@@ -47,17 +47,17 @@ def test_external_mode_purges_a_flagged_memory_only_after_a_nudge(make_config, s
     assert requests.post(base + "/nudge", timeout=5).json()["ok"] is True
     wait_for(lambda: "chain_closed" in event_types(base), timeout=20, what="chain_closed")
     # the nudged tick has finished (its check ran after the tend)
-    wait_for(lambda: (svc.runtime.board.get("scheduler") or {}).get("ticks", 0) >= 1
-             and not svc.runtime.board.get("scheduler")["ticking"], timeout=20, what="the nudged tick")
+    wait_for(lambda: (svc.runtime.board.get("ticks") or {}).get("ticks", 0) >= 1
+             and not svc.runtime.board.get("ticks")["ticking"], timeout=20, what="the nudged tick")
     core = core_about(hand, "fish dream")
     assert core is not None
-    ticks_before = svc.runtime.board.get("scheduler")["ticks"]
+    ticks_before = svc.runtime.board.get("ticks")["ticks"]
 
     hand.forget(core["id"], reason="the user asked")
     time.sleep(1.0)                            # ~20 supervisor beats: external mode does nothing on its own
     assert hand.tombstones() == []
     assert "purged" not in event_types(base)
-    assert svc.runtime.board.get("scheduler")["ticks"] == ticks_before
+    assert svc.runtime.board.get("ticks")["ticks"] == ticks_before
 
     r = requests.post(base + "/nudge", timeout=5)
     assert r.status_code == 200 and r.json()["woke"] is True, r.text
@@ -82,7 +82,7 @@ def test_thread_mode_ticks_on_its_own(make_config, start_service, hand):
     hand.forget(core["id"], reason="the user asked")
     stones = wait_for(hand.tombstones, timeout=20, what="the tombstone from a tick")
     assert [t["id"] for t in stones] == [core["id"]]
-    wait_for(lambda: (svc.runtime.board.get("scheduler") or {}).get("ticks", 0) >= 2, timeout=10,
+    wait_for(lambda: (svc.runtime.board.get("ticks") or {}).get("ticks", 0) >= 2, timeout=10,
              what="two finished ticks")
     assert "nudged" not in event_types(base)
 

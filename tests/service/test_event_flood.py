@@ -31,6 +31,6 @@ def test_2000_nudges_leave_the_sleep_and_its_draft_in_the_events(make_config, st
     assert [e["count"] for e in nudged] == [2000], nudged      # one event for the burst, with its count
     assert nudged[0]["last_at"] >= nudged[0]["at"]
     # the ticks the storm caused are over, and the log still has both
-    wait_for(lambda: not (svc.runtime.board.get("scheduler") or {}).get("ticking"), timeout=30,
+    wait_for(lambda: not (svc.runtime.board.get("ticks") or {}).get("ticking"), timeout=30,
              what="the nudged ticks to end")
     assert {"draft_submitted", "sleep_done"} <= {e["type"] for e in events(base)}

@@ -40,7 +40,7 @@ def send(svc, method: str, path: str, body, headers: dict) -> requests.Response:
 
 
 def ticks(svc) -> int:
-    return (svc.runtime.board.get("scheduler") or {}).get("ticks", 0)
+    return (svc.runtime.board.get("ticks") or {}).get("ticks", 0)
 
 
 def nothing_happened(svc) -> None:

@@ -174,7 +174,7 @@ def gone(pid: int, timeout: float = 10.0) -> bool:
 
 
 def ticks(svc) -> int:
-    return (svc.runtime.board.get("scheduler") or {}).get("ticks", 0)
+    return (svc.runtime.board.get("ticks") or {}).get("ticks", 0)
 
 
 def sleep_now(base: str) -> dict:

@@ -81,8 +81,8 @@ def test_a_skipped_brief_request_is_not_fired_again_once_the_brief_arrived(make_
     dropped = wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("dropped"), timeout=5,
                        what="the kept wake-up to be dropped")
     assert dropped == "the brief arrived"
-    n = svc.runtime.board.get("scheduler")["ticks"]
-    wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] >= n + 5, timeout=10, what="five more ticks")
+    n = svc.runtime.board.get("ticks")["ticks"]
+    wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] >= n + 5, timeout=10, what="five more ticks")
     assert len(rec.runs()) == 1 and svc.runtime.board.get("ripple")["waiting_to_retry"] == []
     assert not event(base, two["seq"])["ripple"].get("ok")
 

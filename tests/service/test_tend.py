@@ -153,17 +153,17 @@ def _two_nudges_during_a_slow_redraft(make_config, start_service, hand, fake_mod
     first = pending_draft(hand, 1)
     deny_garden(hand, first, "The rose garden bloomed early")
     idle = wait_for(lambda: (lambda b: b if not b["ticking"] and b["ticks"] >= 1 else None)(
-        svc.runtime.board.get("scheduler")), timeout=10, what="the first tick to finish")
+        svc.runtime.board.get("ticks")), timeout=10, what="the first tick to finish")
     ticks_before = idle["ticks"]
     requests.post(base + "/nudge", timeout=5)
     wait_for(lambda: fake_model.in_flight, timeout=10, what="the slow redraft to start")
     requests.post(base + "/nudge", timeout=5)
     requests.post(base + "/nudge", timeout=5)
-    wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] >= ticks_before + 2, timeout=15,
+    wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] >= ticks_before + 2, timeout=15,
              what="a second tick after the first")
     assert pending_draft(hand, 2)
     time.sleep(0.3)   # a settle window: no third tick may follow (the two late nudges collapse into one)
-    assert svc.runtime.board.get("scheduler")["ticks"] == ticks_before + 2
+    assert svc.runtime.board.get("ticks")["ticks"] == ticks_before + 2
 
 
 def test_two_nudges_during_a_slow_redraft_cause_one_more_tick_external(make_config, start_service, hand,
@@ -187,8 +187,8 @@ def test_tend_cycle_off_no_redraft_on_the_timer_but_tend_and_nudge_do(make_confi
     requests.post(base + "/nudge", timeout=5)
     first = pending_draft(hand, 1)
     deny_garden(hand, first, "The rose garden bloomed early")
-    ticks = svc.runtime.board.get("scheduler")["ticks"]
-    wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] >= ticks + 5, timeout=10, what="five ticks")
+    ticks = svc.runtime.board.get("ticks")["ticks"]
+    wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] >= ticks + 5, timeout=10, what="five ticks")
     assert [d for d in hand.drafts() if d["attempt"] == 2] == []          # the timer never redrafts
     st = requests.get(base + "/status", timeout=5).json()
     assert st["redrafts_waiting_since"] and "redrafts" in st["explain"].lower()
@@ -259,10 +259,10 @@ def test_a_nudge_waits_for_the_rippled_script_and_never_kills_it(make_config, st
         wait_for(lambda: svc.runtime.ripple.running_count() == 1, timeout=5, what="the ripple to start")
         before = len(events(base, "nudged"))
         t0 = time.monotonic()
-        ticks = svc.runtime.board.get("scheduler")["ticks"]
+        ticks = svc.runtime.board.get("ticks")["ticks"]
         requests.post(base + "/nudge", timeout=5)
         assert len(events(base, "nudged")) == before + 1
-        wait_for(lambda: svc.runtime.board.get("scheduler")["ticks"] > ticks, timeout=10, what="the nudged tick")
+        wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] > ticks, timeout=10, what="the nudged tick")
         return time.monotonic() - t0, svc
     waited, first = run(wait=30, sleep_for=2)
     assert done.exists() and 1.5 <= waited < 5, waited           # ticked only after the script exited

@@ -17,12 +17,12 @@ BRIEF_NOTE = "hippocampus, brief"
 
 
 def ticks(svc) -> int:
-    return (svc.runtime.board.all().get("scheduler") or {}).get("ticks", 0)
+    return (svc.runtime.board.all().get("ticks") or {}).get("ticks", 0)
 
 
 def scheduler_settled(svc) -> bool:
     ref = svc.runtime.registry.get("scheduler")
-    board = svc.runtime.board.all().get("scheduler") or {}
+    board = svc.runtime.board.all().get("ticks") or {}
     return ref.actor_inbox.qsize() == 0 and not board.get("ticking") and svc.runtime.ctx.cycle.holder() is None
 
 

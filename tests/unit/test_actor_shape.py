@@ -68,6 +68,21 @@ def test_the_scheduler_only_tells_and_no_closure_crosses_an_actor():
     assert found == []
 
 
+def test_nothing_calls_back_into_the_scheduler():
+    """The scheduler hears only nudges (the door's wake); a tick's end is the board's record (ctx.ticks), and a
+    nudge that found the cycle held runs at the first beat that finds it free: no part of a tick, no lock's
+    release and no other actor tells the scheduler anything."""
+    told = []
+    for path, tree in product():
+        for n in ast.walk(tree):     # rt.scheduler().<method>, anywhere: only the nudge's wake
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Call) and \
+                    isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "scheduler" and n.attr != "wake":
+                told.append(f"{path.relative_to(ROOT)}:{n.lineno}: {ast.unparse(n)[:60]}")
+    assert told == []
+    from actors.scheduler import SchedulerProxy
+    assert [m for m in vars(SchedulerProxy) if not m.startswith("_")] == ["wake"]
+
+
 def test_a_tick_runs_on_the_chain_and_the_sleeper_only(make_config, start_service, monkeypatch):
     """A nudged tick against the test Memory: its read, its decision and its steps run on two threads, the
     chain's then the sleeper's; the scheduler's thread runs none of it."""
@@ -82,10 +97,10 @@ def test_a_tick_runs_on_the_chain_and_the_sleeper_only(make_config, start_servic
         monkeypatch.setattr(executor, name, recorded(getattr(executor, name)))
     svc = start_service(make_config(sleep={"nudge_wait_seconds": 0}))
     requests.post(svc.url + "/nudge", timeout=5)
-    wait_for(lambda: (svc.runtime.board.get("scheduler") or {}).get("ticks") == 1, timeout=10, what="the tick")
+    wait_for(lambda: (svc.runtime.board.get("ticks") or {}).get("ticks") == 1, timeout=10, what="the tick")
     assert [what for what, _ in seen] == ["plan", "check_steps"], seen
     threads = [thread for _, thread in seen]
     assert threads[0].startswith("ChainActor") and threads[1].startswith("SleeperActor"), threads
     assert not any(t.startswith("SchedulerActor") for t in threads)
-    last = svc.runtime.board.get("scheduler")["last_tick"]
+    last = svc.runtime.board.get("ticks")["last_tick"]         # the tick's record, not the scheduler's
     assert last["nudged"] is True and last["tend"] == "ran" and last["check"] == "waiting_for_brief", last
