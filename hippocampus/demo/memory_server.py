@@ -96,12 +96,11 @@ def close_store(store) -> None:
 class MemoryServer:
 
     def __init__(self, persist_dir: Path, port: Optional[int] = None, bearer: str = ""):
-        quiet_memory_env()
+        self.cfg = memory_config(persist_dir, bearer=bearer)        # first: it quiets SerenMemory before its import
         import uvicorn
         from seren_memory.app import create_app
 
         self.embedder = hash_embedder()
-        self.cfg = memory_config(persist_dir, bearer=bearer)
         self.app = create_app(self.cfg, embedding_function=self.embedder, _allow_store_reset=True)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
