@@ -71,7 +71,6 @@ class FakeModel:
         self.model_name = model_name
         self.meta: Optional[dict] = None
         self.server = _Server(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
         self.server.fake = self
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"

@@ -65,8 +65,7 @@ def quiet_memory_env() -> None:
     os.environ.setdefault("SEREN_MEMORY_LOG_LEVEL", "WARNING")
 
 
-def memory_config(persist_dir: Path, *, short_term_seconds: int = EIGHT_DAYS, pruned_safety_days: int = 1,
-                  bearer: str = ""):
+def memory_config(persist_dir: Path, *, short_term_seconds: int = EIGHT_DAYS, bearer: str = ""):
     """A MemoryConfig for a throwaway store in persist_dir: no update checks, no backups, no eidetic."""
     quiet_memory_env()
     from seren_memory.config import MemoryConfig
@@ -76,7 +75,7 @@ def memory_config(persist_dir: Path, *, short_term_seconds: int = EIGHT_DAYS, pr
     cfg.updates.enabled = False
     cfg.backup.enabled = False
     cfg.lifetimes.short_term_seconds = short_term_seconds
-    cfg.consolidator.pruned_safety_days = pruned_safety_days
+    cfg.consolidator.pruned_safety_days = 1
     cfg.server.bearer_token = bearer
     with contextlib.suppress(AttributeError):
         cfg.eidetic.enabled = False
@@ -97,12 +96,11 @@ def close_store(store) -> None:
 class MemoryServer:
 
     def __init__(self, persist_dir: Path, port: Optional[int] = None, bearer: str = ""):
-        quiet_memory_env()
+        self.cfg = memory_config(persist_dir, bearer=bearer)        # first: it quiets SerenMemory before its import
         import uvicorn
         from seren_memory.app import create_app
 
         self.embedder = hash_embedder()
-        self.cfg = memory_config(persist_dir, bearer=bearer)
         self.app = create_app(self.cfg, embedding_function=self.embedder, _allow_store_reset=True)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"

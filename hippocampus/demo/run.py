@@ -266,12 +266,9 @@ def _quiet_other_programs() -> None:
 def _their_prints(quiet: bool):
     """What SerenMemory prints as it starts and stops ("[seren-memory] store ready ...") kept off the narration;
     shown on stderr if the start fails. The narration prints nothing meanwhile (it waits for Memory)."""
-    if not quiet:
-        yield
-        return
     held = io.StringIO()
     try:
-        with contextlib.redirect_stdout(held):
+        with contextlib.redirect_stdout(held) if quiet else contextlib.nullcontext():
             yield
     except BaseException:
         sys.stderr.write(held.getvalue())

@@ -179,22 +179,21 @@ def route(rcfg: RippleConfig, platform: str = sys.platform) -> str:
     return "off"
 
 
-def wakeup_view(rcfg: RippleConfig, lines: list, *, platform: str = sys.platform,
-                checked_at: Optional[float] = None) -> dict:
+def wakeup_view(rcfg: RippleConfig, lines: list) -> dict:
     """/status's `wakeup` (without the last ripple per event, which the status adds)."""
     kind = (rcfg.type or "").strip().lower() or "off"
     bad = [ln for ln in lines if not ln.ok]
     if kind == "off":
         ok, summary = None, "off: nothing wakes the main model (ripple.type is empty)"
     elif not bad:
-        ok, summary = True, f"ok: {route(rcfg, platform)} ({len(lines)} checks)"
+        ok, summary = True, f"ok: {route(rcfg)} ({len(lines)} checks)"
     else:
         ok = False
         summary = f"would fail: {bad[0].check}: {bad[0].text}"
         if len(bad) > 1:
             summary += f" (and {len(bad) - 1} more: {', '.join(b.check for b in bad[1:])})"
     return {"ok": ok, "type": kind, "summary": summary, "lines": [dataclasses.asdict(ln) for ln in lines],
-            "checked_at": time.time() if checked_at is None else checked_at}
+            "checked_at": time.time()}
 
 
 def service_view(cfg) -> dict:

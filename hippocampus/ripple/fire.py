@@ -161,15 +161,12 @@ class Ripple:
             self._children = [p for p in self._children if p.poll() is None]
             return len(self._children)
 
-    def settle(self, timeout: float, poll: float = 0.05) -> bool:
-        """Wait until no script child started here is still running; never kills: False at the timeout."""
-        deadline = time.monotonic() + max(0.0, float(timeout))
-        while self.running_count():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(max(0.001, float(poll)), left))
-        return True
+    def settle(self, timeout: float) -> bool:
+        """Wait until no script child started here is still running (each one's reaper says when it ends);
+        never kills: False at the timeout."""
+        with self._ended:
+            return self._ended.wait_for(lambda: all(p.poll() is not None for p in self._children),
+                                        max(0.0, float(timeout)))
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Kill the children still running and wait (up to `timeout`) for them."""

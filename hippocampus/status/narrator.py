@@ -326,12 +326,10 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
             rows.append(["keep warm", span(ml["keep_warm_seconds"]), ""])
         if ml.get("last_error"):
             rows.append(["last error", _once(ml["last_error"], headline), "bad"])
-        if s.get("model_structured"):
-            rows.append(answer_format_row(s["model_structured"]))
-        if s.get("model_write"):
-            rows.append(drafting_row(s["model_write"]))
-        if s.get("model_fit"):
-            rows.append(context_row(s["model_fit"], headline))
+        for key, row in (("model_structured", answer_format_row), ("model_write", drafting_row),
+                         ("model_fit", lambda fit: context_row(fit, headline))):
+            if s.get(key):
+                rows.append(row(s[key]))
         if tokens := timings.words((s.get("last_sleep") or {}).get("tokens")):
             rows.append(["last sleep's tokens", tokens, ""])
     v = s.get("voice") or {}

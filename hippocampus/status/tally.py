@@ -9,12 +9,14 @@ import threading
 from collections import Counter
 
 
+# an event that ends a sleep or a model start -> what it counts as (None: a sleep_done, counted by what it did)
+SLEEP_ENDS = {"sleep_done": None, "sleep_failed": "failed", "sleep_interrupted": "interrupted"}
+MODEL_STARTS = {"model_started": "started", "model_start_failed": "failed"}
+
+
 def sleep_outcome(event: dict) -> str:
-    if event.get("type") == "sleep_failed":
-        return "failed"
-    if event.get("type") == "sleep_interrupted":
-        return "interrupted"
-    return "quiet" if event.get("quiet") or not event.get("draft_id") else "drafted"
+    ended = SLEEP_ENDS.get(event.get("type"))
+    return ended or ("quiet" if event.get("quiet") or not event.get("draft_id") else "drafted")
 
 
 def chain_outcome(event: dict) -> str:
@@ -37,7 +39,7 @@ class Tally:
     def seen(self, event: dict) -> None:
         kind = event.get("type")
         with self._lock:
-            if kind in ("sleep_done", "sleep_failed", "sleep_interrupted"):
+            if kind in SLEEP_ENDS:
                 self.sleeps[sleep_outcome(event)] += 1
             elif kind == "chain_closed":
                 self.chains[chain_outcome(event)] += 1
@@ -45,10 +47,8 @@ class Tally:
                 self.operations["denied"] += int(event.get("denied") or 0)
             elif kind in ("draft_submitted", "tend_resubmitted"):
                 self.drafts += 1
-            elif kind == "model_started":
-                self.model_starts["started"] += 1
-            elif kind == "model_start_failed":
-                self.model_starts["failed"] += 1
+            elif kind in MODEL_STARTS:
+                self.model_starts[MODEL_STARTS[kind]] += 1
 
     def counts(self) -> dict:
         with self._lock:

@@ -100,8 +100,7 @@ class Reach:
     up: Optional[bool] = None
     since: float = 0.0          # when it last flipped (or was first read)
 
-    def seen(self, up: bool, error: Optional[str], now: Optional[float] = None) -> Optional[Change]:
-        now = time.time() if now is None else now
+    def seen(self, up: bool, error: Optional[str], now: float) -> Optional[Change]:
         was = self.up
         if was is not None and up == was:
             return None
