@@ -58,6 +58,12 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+def n(count: Any, one: str, many: Optional[str] = None) -> str:
+    """A count and its noun: "1 pile", "3 piles", "2 operations" (count: a number, or a list's length)."""
+    c = count if isinstance(count, int) else len(count or [])
+    return f"{c} {one if c == 1 else (many or one + 's')}"
+
+
 def pct(rate: Optional[float]) -> str:
     """A share as a person reads it: "42%", or "n/a" for none."""
     return "n/a" if rate is None else f"{round(rate * 100)}%"

@@ -7,16 +7,12 @@ import logging
 from typing import Optional
 
 from hippocampus.cycle.reports import SleepReport
-from hippocampus.words import hhmm
+from hippocampus.words import hhmm, n
 
 log = logging.getLogger(__name__)
 
 KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
          "supersede": ("replacement", "replacements"), "verbatim": ("kept word for word", "kept word for word")}
-
-
-def n(count: int, one: str, many: Optional[str] = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def _kinds(kinds: dict) -> str:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Optional
 
-from hippocampus.words import cap, hhmm, times_said  # noqa: F401 - the one clock, the times it said for the viewer, cap
+from hippocampus.words import cap, hhmm, n, times_said  # noqa: F401 - said once in hippocampus.words
 
 
 # what each actor does, for the headline: the actors' names are the details view's words
@@ -35,11 +35,6 @@ def until(ts: Optional[float], now: float) -> str:
     if not ts:
         return "unknown"
     return f"in {span(ts - now)} ({hhmm(ts)})" if ts > now else f"due since {hhmm(ts)}"
-
-
-def n(count: Any, word: str, many: str = "") -> str:
-    c = count if isinstance(count, int) else len(count or [])
-    return f"{c} {word if c == 1 else (many or word + 's')}"
 
 
 # a config key (model.lifecycle.retry_after_seconds) or a snake_case name (model_path), outside a URL, a path or quotes
