@@ -117,8 +117,7 @@ def cut_route(url: str) -> tuple:
     return url, ""
 
 
-def _shown(url: str) -> str:
-    return redact.url(url)
+_shown = redact.url
 
 
 def _scheme_warning(setting: str, url: str, fixed: str) -> str:
@@ -215,16 +214,14 @@ def model(url: str, get: Fetch = fetch) -> Probe:
                            "OpenAI-compatible URL ending in /v1), or leave model.url blank for mechanical mode")
         return pr
     v1 = base + "/v1"
-    if is_model_list(listed.body):
-        pr.answered_by, pr.detail = MODEL, f"GET {_shown(base)}/models lists models"
-        if not urlsplit(base).path.rstrip("/").endswith("/v1") and is_model_list(get(v1 + "/models", "").body):
+    at_v1 = not urlsplit(base).path.rstrip("/").endswith("/v1") and is_model_list(get(v1 + "/models", "").body)
+    here = is_model_list(listed.body)
+    if here or at_v1:
+        pr.answered_by, pr.detail = MODEL, f"GET {_shown(base if here else v1)}/models lists models"
+        if at_v1:
             _no_v1(pr, url, v1)
         else:
             _reached(pr, "the model")
-        return pr
-    if not urlsplit(base).path.rstrip("/").endswith("/v1") and is_model_list(get(v1 + "/models", "").body):
-        pr.answered_by, pr.detail = MODEL, f"GET {_shown(v1)}/models lists models"
-        _no_v1(pr, url, v1)
         return pr
     pr.answered_by, pr.detail = kind_at(base, "", get)
     if pr.answered_by in (MEMORY, SELF):

@@ -36,10 +36,7 @@ def _children(node: Any) -> list:
         return []                           # a scalar
     out: list = []
     for item in value:
-        if isinstance(item, tuple):         # a mapping's (key, value)
-            out.extend(item)
-        else:
-            out.append(item)
+        out.extend(item if isinstance(item, tuple) else (item,))    # a mapping's (key, value), or a list's item
     return out
 
 
