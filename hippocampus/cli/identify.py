@@ -1,7 +1,8 @@
 """What answers at memory.url and model.url, told by the shape of its answers (check-config; issue 41, item 1).
 
 Invariant: a status below 500 proves nothing. A URL is SerenMemory only when its answers are SerenMemory's (GET /
-names "SerenMemory", or GET /health is {"ok": true, "ts": <number>}); a model server only when GET {url}/models
+names "SerenMemory", or GET /health is {"ok": true, "ts": <number>}, by the one rule the ripple's checks also use:
+ripple.claude_checks.memory_shaped); a model server only when GET {url}/models
 is an OpenAI model list ({"data": [...]}); this service only when GET / names seren-hippocampus. A URL's shape is
 read before anything is reached: a missing scheme and an appended route are warnings that name the URL to use,
 and the probe then tries that URL (so the answer says what the fixed URL would reach). Each GET waits SECONDS
@@ -19,6 +20,7 @@ from hippocampus import SERVICE, outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
 from hippocampus.model.answers import MODEL_EXAMPLE, is_model_list
+from hippocampus.ripple.claude_checks import memory_shaped as is_memory_health
 
 SECONDS = 3.0
 CAP = 256 * 1024
@@ -91,12 +93,6 @@ def is_memory_root(body: Any) -> bool:
 
 def is_self_root(body: Any) -> bool:
     return _service(body) == SERVICE
-
-
-def is_memory_health(body: Any) -> bool:
-    ts = body.get("ts") if isinstance(body, dict) else None
-    return isinstance(body, dict) and body.get("ok") is True and isinstance(ts, (int, float)) \
-        and not isinstance(ts, bool)
 
 
 # ---------------------------------------------------------------- a URL's shape

@@ -57,10 +57,8 @@ class Sources:
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
     """--config, then $SEREN_HIPPOCAMPUS_CONFIG, then the home default if it exists."""
     env = os.environ if environ is None else environ
-    if cli_path:
-        return os.path.expanduser(cli_path)
-    if env.get(CONFIG_ENV):
-        return os.path.expanduser(env[CONFIG_ENV])
+    if cli_path or env.get(CONFIG_ENV):
+        return os.path.expanduser(cli_path or env[CONFIG_ENV])
     home = os.path.expanduser(DEFAULT_PATH)
     return home if os.path.exists(home) else None
 
