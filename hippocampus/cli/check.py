@@ -67,10 +67,7 @@ def text_lines(rep: dict) -> list:
     if rep["environment"]:
         out.append("# from the environment: " + ", ".join(f"{p} (${v})" for p, v in rep["environment"].items()))
     out += [f"# {n}" for n in rep["notes"]]
-    if rep["model_context"]:
-        out.append(f"# model context: {rep['model_context']}")
-    if rep.get("model_drafting"):
-        out.append(f"# model drafting: {rep['model_drafting']}")
+    out += [f"# model {what}: {rep['model_' + what]}" for what in ("context", "drafting") if rep["model_" + what]]
     out += [f"warning: {w}" for w in rep["warnings"]]
     if not rep["warnings"]:
         out.append("no warnings")

@@ -90,10 +90,9 @@ def _lifecycle_probe(cfg) -> tuple:
 
 
 def _ripple_probe(cfg) -> tuple:
-    kind = (cfg.ripple.type or "").strip().lower()
-    if kind not in ("script", "endpoint"):
+    if cfg.ripple.type not in ("script", "endpoint"):      # the loader's choices: lower case, stripped
         return [], []
-    wanted = ("account", "command") if kind == "script" else ("url",)
+    wanted = ("account", "command") if cfg.ripple.type == "script" else ("url",)
     lines = [ln for ln in ripple_check.checks(cfg.ripple, memory_url=cfg.memory.url) if ln.check in wanted]
     warnings = [f"ripple {ln.check}: {ln.text} (seren-hippocampus check-ripple checks the whole wake-up)"
                 for ln in lines if not ln.ok]

@@ -137,10 +137,9 @@ def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
     root = get(top + "/", bearer)
     if root.error:
         return NOTHING, root.error
-    if is_memory_root(root.body):
-        return MEMORY, f"GET / names SerenMemory {root.body.get('version') or ''}".rstrip()
-    if is_self_root(root.body):
-        return SELF, f"GET / names {SERVICE} {root.body.get('version') or ''}".rstrip()
+    for kind, name, names_it in ((MEMORY, "SerenMemory", is_memory_root), (SELF, SERVICE, is_self_root)):
+        if names_it(root.body):
+            return kind, f"GET / names {name} {root.body.get('version') or ''}".rstrip()
     health = get(top + "/health", bearer)
     if is_memory_health(health.body):
         return MEMORY, 'GET /health answers {"ok": true, "ts": ...}'
