@@ -40,9 +40,9 @@ def _children(node: Any) -> list:
     return out
 
 
-def expanded_size(node: Any, sizes: Optional[dict] = None, open_: Optional[set] = None) -> int:
-    """How many values `node` stands for once every alias in it is written out (capped just past the budget)."""
-    sizes = {} if sizes is None else sizes
+def expanded_size(node: Any, sizes: dict, open_: Optional[set] = None) -> int:
+    """How many values `node` stands for once every alias in it is written out (capped just past the budget);
+    `sizes` memoizes it by node."""
     open_ = set() if open_ is None else open_
     key = id(node)
     if key in sizes:
@@ -64,9 +64,7 @@ def check(root: Any, known_blocks: frozenset = frozenset()) -> None:
     """AliasBomb naming the setting (`model.extra_body`) whose value expands past the budget. The key path
     goes down through the blocks of settings (`known_blocks`: `model`, `model.lifecycle`, ...) and stops at the
     first key that is not one: the setting a person wrote."""
-    if root is None:
-        return
-    sizes: dict = {}
+    sizes: dict = {}        # a None root (an empty file) is one value: within the budget
     try:
         if expanded_size(root, sizes) <= EXPANSION_BUDGET:
             return
