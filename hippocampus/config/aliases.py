@@ -69,11 +69,11 @@ def check(root: Any, known_blocks: frozenset = frozenset()) -> None:
         if expanded_size(root, sizes) <= EXPANSION_BUDGET:
             return
     except _Recursive:
-        raise AliasBomb(_culprit(root, known_blocks, sizes, recursive=True), recursive=True) from None
+        raise AliasBomb(_culprit(root, known_blocks, sizes), recursive=True) from None
     raise AliasBomb(_culprit(root, known_blocks, sizes))
 
 
-def _culprit(node: Any, known_blocks: frozenset, sizes: dict, recursive: bool = False) -> str:
+def _culprit(node: Any, known_blocks: frozenset, sizes: dict) -> str:
     path = ""
     while isinstance(getattr(node, "value", None), list) and getattr(node, "tag", "").endswith(":map"):
         nxt = None
