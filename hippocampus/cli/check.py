@@ -9,35 +9,31 @@ from typing import Optional
 
 from hippocampus.config import loader, redact
 
-FILE_FROM = {"flag": "--config", "environment": f"${loader.CONFIG_ENV}", "default": "the default place"}
-
 
 def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_from: str = "") -> dict:
     sources = cfg.sources or loader.Sources()
     sources.flagged(list(overrides or []))
-    warnings, notes, probes, context, drafting = list(cfg.warnings), [], [], None, None
     from hippocampus.cli import commands
 
     if offline:
-        notes.append("# offline: Memory, the model, its server and files and the ripple command were not probed")
+        notes = ["# offline: Memory, the model, its server and files and the ripple command were not probed"]
         w, probes = commands.shapes(cfg)
-        warnings += w
     else:
         w, notes, probes = commands.probe(cfg)
-        warnings += w
-        if cfg.model.configured and _model_as_set(probes):     # does the largest prompt fit the model's context
-            from hippocampus.model.fit import fit_sentence, measure
-            from hippocampus.status.narrator import context_row
+    warnings, context, drafting = list(cfg.warnings) + w, None, None
+    if not offline and cfg.model.configured and _model_as_set(probes):     # does the largest prompt fit its context
+        from hippocampus.model.fit import fit_sentence, measure
+        from hippocampus.status.narrator import context_row
 
-            fit = measure(cfg)
-            too_long = fit_sentence(fit)
-            if too_long:
-                warnings.append(f"the model's context is too small: {too_long}")
-            else:
-                context = context_row(fit)[1]
-            from hippocampus.model import size
+        fit = measure(cfg)
+        too_long = fit_sentence(fit)
+        if too_long:
+            warnings.append(f"the model's context is too small: {too_long}")
+        else:
+            context = context_row(fit)[1]
+        from hippocampus.model import size
 
-            drafting = size.probe(cfg.model.write, cfg.model.url)
+        drafting = size.probe(cfg.model.write, cfg.model.url)
     return {
         "config": redact.deep(loader.redacted(cfg)),
         "config_file": {"path": cfg.path, "from": config_from if cfg.path else None},
@@ -64,17 +60,14 @@ def _model_as_set(probes: list) -> bool:
 def text_lines(rep: dict) -> list:
     out = [json.dumps(rep["config"], indent=2, sort_keys=False)]
     where = rep["config_file"]
-    came = f" (from {FILE_FROM[where['from']]})" if where["from"] in ("environment",) else ""
+    came = f" (from ${loader.CONFIG_ENV})" if where["from"] == loader.FROM_ENV else ""
     out.append(f"# config file: {where['path'] or '(none: defaults)'}{came}")
     if rep["flags"]:
         out.append(f"# overridden by flags: {', '.join(rep['flags'])}")
     if rep["environment"]:
         out.append("# from the environment: " + ", ".join(f"{p} (${v})" for p, v in rep["environment"].items()))
     out += [f"# {n}" for n in rep["notes"]]
-    if rep["model_context"]:
-        out.append(f"# model context: {rep['model_context']}")
-    if rep.get("model_drafting"):
-        out.append(f"# model drafting: {rep['model_drafting']}")
+    out += [f"# model {what}: {rep['model_' + what]}" for what in ("context", "drafting") if rep["model_" + what]]
     out += [f"warning: {w}" for w in rep["warnings"]]
     if not rep["warnings"]:
         out.append("no warnings")

@@ -12,7 +12,6 @@ from typing import Optional
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
-from hippocampus.config import redact
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
 from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
@@ -24,6 +23,7 @@ from hippocampus.store.capture import store_for
 
 COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"), ("invented", "invented"),
            ("overlap", "overlap_landed"), ("seconds", "seconds"))
+ERROR = "seren-hippocampus: error"      # a subcommand's refusal; replay's own say "seren-hippocampus replay"
 
 
 def probe(cfg) -> tuple:
@@ -90,10 +90,9 @@ def _lifecycle_probe(cfg) -> tuple:
 
 
 def _ripple_probe(cfg) -> tuple:
-    kind = (cfg.ripple.type or "").strip().lower()
-    if kind not in ("script", "endpoint"):
+    if cfg.ripple.type not in ("script", "endpoint"):      # the loader's choices: lower case, stripped
         return [], []
-    wanted = ("account", "command") if kind == "script" else ("url",)
+    wanted = ("account", "command") if cfg.ripple.type == "script" else ("url",)
     lines = [ln for ln in ripple_check.checks(cfg.ripple, memory_url=cfg.memory.url) if ln.check in wanted]
     warnings = [f"ripple {ln.check}: {ln.text} (seren-hippocampus check-ripple checks the whole wake-up)"
                 for ln in lines if not ln.ok]
@@ -102,11 +101,8 @@ def _ripple_probe(cfg) -> tuple:
 
 
 def program(name: str) -> Optional[str]:
-    """A path given must be an executable file; a bare name is looked up on PATH."""
-    name = os.path.expanduser(name)
-    if os.path.isabs(name) or os.sep in name or (os.altsep and os.altsep in name):
-        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    return shutil.which(name)
+    """A path given must be an executable file; a bare name is looked up on PATH (shutil.which does both)."""
+    return shutil.which(os.path.expanduser(name))
 
 
 def _missing(name: str) -> str:
@@ -127,17 +123,12 @@ def _first_word(line: str) -> str:
     return argv[0] if argv else ""
 
 
-def _error(text: str) -> int:
-    print(f"seren-hippocampus: error: {text}", file=sys.stderr)
-    return 2
-
-
 def ripple_claude(args: argparse.Namespace) -> int:
     run_as = (args.run_as or "").strip() or claude_setup.invoking_account()
     try:
         cr = claude_setup.build(args.folder, claude_json=args.claude_json, run_as=run_as)
     except claude_setup.ClaudeSetupError as exc:
-        return _error(str(exc))
+        return _fail(str(exc), who=ERROR)
     if args.yaml is not None:
         print("\n".join(claude_setup.yaml_lines(cr, args.yaml)))
     else:
@@ -153,7 +144,7 @@ def check_ripple(args: argparse.Namespace) -> int:
     try:
         overrides = flags_mod.apply_flags(cfg, args)
     except flags_mod.FlagError as exc:
-        return _error(str(exc))
+        return _fail(str(exc), who=ERROR)
     for w in cfg.warnings:
         print(f"warning: {w}", file=sys.stderr)
     name, _ = ripple_check.Probe().whoami() if cfg.ripple.type == "script" else ("", False)
@@ -173,8 +164,8 @@ def check_ripple(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _fail(text: str, code: int) -> int:
-    print(f"seren-hippocampus replay: {text}", file=sys.stderr)
+def _fail(text: str, code: int = 2, who: str = "seren-hippocampus replay") -> int:
+    print(f"{who}: {text}", file=sys.stderr)
     return code
 
 

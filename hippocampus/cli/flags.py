@@ -200,13 +200,12 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
 def _apply_sleep(given: dict, put) -> None:
     if "tend_cycle" in given:
         put("sleep.tend_cycle", bool(given["tend_cycle"]))
-    if "tend_every" in given:
-        every = float(given["tend_every"])
+    if "tend_every" in given:       # argparse has made it a float (_seconds), as it makes the others ints (_whole)
         if given.get("tend_cycle") is False:
             raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
-        if every < 60:
+        if given["tend_every"] < 60:
             raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
-        put("sleep.tend_interval_seconds", every)
+        put("sleep.tend_interval_seconds", given["tend_every"])
     for flag, key in (("budget_calls", "calls"), ("budget_answer_tokens", "answer_tokens"),
                       ("budget_seconds", "wall_seconds"), ("budget_cut_in_a_row", "cut_in_a_row")):
         if flag in given:
@@ -221,16 +220,11 @@ def _apply_model(model, given: dict, put) -> None:
                        ("model_args", "model.lifecycle.server_args")))
     if lc.built and not lc.manage:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
-    if "model_max_tokens" in given:
-        n = int(given["model_max_tokens"])
-        if n < 256:
-            raise FlagError(f"--model-max-tokens must be at least 256, not {n}")
-        put("model.max_tokens", n)
-    if "model_parallel" in given:
-        n = int(given["model_parallel"])
-        if not 1 <= n <= 8:
-            raise FlagError(f"--model-parallel must be 1 to 8, not {n}")
-        put("model.parallel", n)
+    if given.get("model_max_tokens", 256) < 256:
+        raise FlagError(f"--model-max-tokens must be at least 256, not {given['model_max_tokens']}")
+    if not 1 <= given.get("model_parallel", 1) <= 8:
+        raise FlagError(f"--model-parallel must be 1 to 8, not {given['model_parallel']}")
+    _copy(given, put, (("model_max_tokens", "model.max_tokens", int), ("model_parallel", "model.parallel", int)))
     if given.get("model_handover"):
         if not lc.managed:
             raise FlagError("--model-handover needs a model this service starts: give --model-server and "

@@ -1,7 +1,8 @@
 """What answers at memory.url and model.url, told by the shape of its answers (check-config; issue 41, item 1).
 
 Invariant: a status below 500 proves nothing. A URL is SerenMemory only when its answers are SerenMemory's (GET /
-names "SerenMemory", or GET /health is {"ok": true, "ts": <number>}); a model server only when GET {url}/models
+names "SerenMemory", or GET /health is {"ok": true, "ts": <number>}, by the one rule the ripple's checks also use:
+ripple.claude_checks.memory_shaped); a model server only when GET {url}/models
 is an OpenAI model list ({"data": [...]}); this service only when GET / names seren-hippocampus. A URL's shape is
 read before anything is reached: a missing scheme and an appended route are warnings that name the URL to use,
 and the probe then tries that URL (so the answer says what the fixed URL would reach). Each GET waits SECONDS
@@ -19,6 +20,7 @@ from hippocampus import SERVICE, outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
 from hippocampus.model.answers import MODEL_EXAMPLE, is_model_list
+from hippocampus.ripple.claude_checks import memory_shaped as is_memory_health
 
 SECONDS = 3.0
 CAP = 256 * 1024
@@ -93,12 +95,6 @@ def is_self_root(body: Any) -> bool:
     return _service(body) == SERVICE
 
 
-def is_memory_health(body: Any) -> bool:
-    ts = body.get("ts") if isinstance(body, dict) else None
-    return isinstance(body, dict) and body.get("ok") is True and isinstance(ts, (int, float)) \
-        and not isinstance(ts, bool)
-
-
 # ---------------------------------------------------------------- a URL's shape
 
 def with_scheme(url: str) -> str:
@@ -117,8 +113,7 @@ def cut_route(url: str) -> tuple:
     return url, ""
 
 
-def _shown(url: str) -> str:
-    return redact.url(url)
+_shown = redact.url
 
 
 def _scheme_warning(setting: str, url: str, fixed: str) -> str:
@@ -142,10 +137,9 @@ def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
     root = get(top + "/", bearer)
     if root.error:
         return NOTHING, root.error
-    if is_memory_root(root.body):
-        return MEMORY, f"GET / names SerenMemory {root.body.get('version') or ''}".rstrip()
-    if is_self_root(root.body):
-        return SELF, f"GET / names {SERVICE} {root.body.get('version') or ''}".rstrip()
+    for kind, name, names_it in ((MEMORY, "SerenMemory", is_memory_root), (SELF, SERVICE, is_self_root)):
+        if names_it(root.body):
+            return kind, f"GET / names {name} {root.body.get('version') or ''}".rstrip()
     health = get(top + "/health", bearer)
     if is_memory_health(health.body):
         return MEMORY, 'GET /health answers {"ok": true, "ts": ...}'
@@ -215,16 +209,14 @@ def model(url: str, get: Fetch = fetch) -> Probe:
                            "OpenAI-compatible URL ending in /v1), or leave model.url blank for mechanical mode")
         return pr
     v1 = base + "/v1"
-    if is_model_list(listed.body):
-        pr.answered_by, pr.detail = MODEL, f"GET {_shown(base)}/models lists models"
-        if not urlsplit(base).path.rstrip("/").endswith("/v1") and is_model_list(get(v1 + "/models", "").body):
+    at_v1 = not urlsplit(base).path.rstrip("/").endswith("/v1") and is_model_list(get(v1 + "/models", "").body)
+    here = is_model_list(listed.body)
+    if here or at_v1:
+        pr.answered_by, pr.detail = MODEL, f"GET {_shown(base if here else v1)}/models lists models"
+        if at_v1:
             _no_v1(pr, url, v1)
         else:
             _reached(pr, "the model")
-        return pr
-    if not urlsplit(base).path.rstrip("/").endswith("/v1") and is_model_list(get(v1 + "/models", "").body):
-        pr.answered_by, pr.detail = MODEL, f"GET {_shown(v1)}/models lists models"
-        _no_v1(pr, url, v1)
         return pr
     pr.answered_by, pr.detail = kind_at(base, "", get)
     if pr.answered_by in (MEMORY, SELF):

@@ -36,16 +36,13 @@ def _children(node: Any) -> list:
         return []                           # a scalar
     out: list = []
     for item in value:
-        if isinstance(item, tuple):         # a mapping's (key, value)
-            out.extend(item)
-        else:
-            out.append(item)
+        out.extend(item if isinstance(item, tuple) else (item,))    # a mapping's (key, value), or a list's item
     return out
 
 
-def expanded_size(node: Any, sizes: Optional[dict] = None, open_: Optional[set] = None) -> int:
-    """How many values `node` stands for once every alias in it is written out (capped just past the budget)."""
-    sizes = {} if sizes is None else sizes
+def expanded_size(node: Any, sizes: dict, open_: Optional[set] = None) -> int:
+    """How many values `node` stands for once every alias in it is written out (capped just past the budget);
+    `sizes` memoizes it by node."""
     open_ = set() if open_ is None else open_
     key = id(node)
     if key in sizes:
@@ -67,18 +64,16 @@ def check(root: Any, known_blocks: frozenset = frozenset()) -> None:
     """AliasBomb naming the setting (`model.extra_body`) whose value expands past the budget. The key path
     goes down through the blocks of settings (`known_blocks`: `model`, `model.lifecycle`, ...) and stops at the
     first key that is not one: the setting a person wrote."""
-    if root is None:
-        return
-    sizes: dict = {}
+    sizes: dict = {}        # a None root (an empty file) is one value: within the budget
     try:
         if expanded_size(root, sizes) <= EXPANSION_BUDGET:
             return
     except _Recursive:
-        raise AliasBomb(_culprit(root, known_blocks, sizes, recursive=True), recursive=True) from None
+        raise AliasBomb(_culprit(root, known_blocks, sizes), recursive=True) from None
     raise AliasBomb(_culprit(root, known_blocks, sizes))
 
 
-def _culprit(node: Any, known_blocks: frozenset, sizes: dict, recursive: bool = False) -> str:
+def _culprit(node: Any, known_blocks: frozenset, sizes: dict) -> str:
     path = ""
     while isinstance(getattr(node, "value", None), list) and getattr(node, "tag", "").endswith(":map"):
         nxt = None

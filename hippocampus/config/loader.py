@@ -57,10 +57,8 @@ class Sources:
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
     """--config, then $SEREN_HIPPOCAMPUS_CONFIG, then the home default if it exists."""
     env = os.environ if environ is None else environ
-    if cli_path:
-        return os.path.expanduser(cli_path)
-    if env.get(CONFIG_ENV):
-        return os.path.expanduser(env[CONFIG_ENV])
+    if cli_path or env.get(CONFIG_ENV):
+        return os.path.expanduser(cli_path or env[CONFIG_ENV])
     home = os.path.expanduser(DEFAULT_PATH)
     return home if os.path.exists(home) else None
 
@@ -183,9 +181,8 @@ def _check(value: Any, rules: dict) -> tuple:
     return value, clamped
 
 
-def _build(cls: type, data: Any, prefix: str, warnings: list, sources: Optional[dict] = None) -> Any:
+def _build(cls: type, data: Any, prefix: str, warnings: list, sources: dict) -> Any:
     """The block `cls` from yaml `data`; each setting the yaml set is marked "yaml" in `sources`."""
-    sources = {} if sources is None else sources
     obj = cls()
     if data is None:
         return obj
@@ -249,15 +246,12 @@ def env_override(path: str, environ: Optional[dict] = None) -> tuple:
     return None, None
 
 
-def _env_overrides(obj: Any, environ: dict, warnings: list, prefix: str = "", sources: Optional[dict] = None,
-                   variables: Optional[dict] = None) -> None:
+def _env_overrides(obj: Any, environ: dict, warnings: list, sources: dict, variables: dict, prefix: str = "") -> None:
     """Each setting whose variable is set (env_names) takes its value, checked like yaml; marked "environment"."""
-    sources = {} if sources is None else sources
-    variables = {} if variables is None else variables
     for f in _settings(obj):
         current = getattr(obj, f.name)
         if dataclasses.is_dataclass(current):
-            _env_overrides(current, environ, warnings, f"{prefix}{f.name}.", sources, variables)
+            _env_overrides(current, environ, warnings, sources, variables, f"{prefix}{f.name}.")
             continue
         name, raw = env_override(prefix + f.name, environ)
         if name is None:
@@ -276,7 +270,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     sources: dict = {}
     variables: dict = {}
     cfg = _build(Config, data, "", warnings, sources)
-    _env_overrides(cfg, env, warnings, sources=sources, variables=variables)
+    _env_overrides(cfg, env, warnings, sources, variables)
     if cfg.model.lifecycle.built:
         cfg.model.lifecycle.manage = True
     cfg.memory.url = cfg.memory.url.rstrip("/")

@@ -33,9 +33,7 @@ def _hold_back(record: logging.LogRecord) -> bool:
 def _quiet_resolve(**kw: Any) -> tuple:
     from seren_meninges.credentials import resolve_token
 
-    logger = logging.getLogger(LIBRARY_LOGGER)
-    if _hold_back not in logger.filters:
-        logger.addFilter(_hold_back)
+    logging.getLogger(LIBRARY_LOGGER).addFilter(_hold_back)      # once: addFilter skips one already there
     outer = getattr(_held, "sink", None)
     _held.sink = lines = []
     try:

@@ -66,6 +66,12 @@ def resolve(host: str, port: int) -> frozenset:
     return found
 
 
+def addresses(host: str, port: int) -> frozenset:
+    """What the host resolves to, and the host itself when it is an address literal."""
+    literal = address(host)
+    return resolve(host, port) | ({literal} if literal is not None else set())
+
+
 def own_addresses() -> frozenset:
     """This host's own addresses: its name's, and the ones it would send from (a UDP socket sends nothing)."""
     found = set()
@@ -97,11 +103,7 @@ class Memory:
     def _addresses(self) -> tuple:
         """(Memory's addresses, this host's own addresses, whether Memory is on this host)."""
         host, port = self.at
-        own = own_addresses()
-        ips = resolve(host, port)
-        literal = address(host)
-        if literal is not None:
-            ips = ips | {literal}
+        own, ips = own_addresses(), addresses(host, port)
         return ips, own, host == "localhost" or any(this_host(ip, own) for ip in ips)
 
     def is_memory(self, ip, port: int) -> bool:
@@ -120,9 +122,4 @@ class Memory:
         at = where(url)
         if at is None or self.at is None or at[1] != self.at[1]:
             return False
-        host, port = at
-        ips = set(resolve(host, port))
-        literal = address(host)
-        if literal is not None:
-            ips.add(literal)
-        return self._any(ips, port)
+        return self._any(addresses(*at), at[1])

@@ -8,8 +8,6 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from typing import Any, Optional
-from urllib.parse import urlsplit
-
 from hippocampus.config import reach
 
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
@@ -57,15 +55,11 @@ class Candidate:
 
 
 def _where(url: str) -> Optional[tuple]:
-    """(host, port), every loopback name as the one host ""; None without a host."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
+    """(host, port) as reach.where has them, every loopback name as the one host ""; None without a host."""
+    at = reach.where(url)
+    if at is None:
         return None
-    host = (parts.hostname or "").lower()
-    if not host:
-        return None
+    host, port = at
     try:
         loopback = host in LOOPBACK_NAMES or ipaddress.ip_address(host).is_loopback
     except ValueError:      # a name, not an address

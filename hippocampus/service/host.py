@@ -138,8 +138,7 @@ class ServiceHost:
                 self._thread.join(left())
             import pykka
 
-            if pykka.ActorRegistry.get_all():
-                pykka.ActorRegistry.stop_all(block=True, timeout=left())
+            pykka.ActorRegistry.stop_all(block=True, timeout=left())       # none left: nothing to do
         except Exception:  # noqa: BLE001
             log.exception("the stop failed")
         took = time.monotonic() - t0

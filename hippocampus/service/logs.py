@@ -17,10 +17,7 @@ PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR
 
 def priority(levelno: int) -> int:
     """The syslog priority of a level (sd-daemon(3)'s prefixes): the nearest standard level at or below it."""
-    for level in sorted(PRIORITY, reverse=True):
-        if levelno >= level:
-            return PRIORITY[level]
-    return 7
+    return next((PRIORITY[level] for level in sorted(PRIORITY, reverse=True) if levelno >= level), 7)
 
 
 def under_journal(stream=None) -> bool:
@@ -71,11 +68,8 @@ def configure(level: int, fmt: str = "text") -> None:
 
 
 def _json_on() -> bool:
-    for handler in logging.getLogger().handlers:
-        f = handler.formatter
-        if isinstance(f, JsonFormatter) or isinstance(f, JournalFormatter) and isinstance(f.inner, JsonFormatter):
-            return True
-    return False
+    formatters = [handler.formatter for handler in logging.getLogger().handlers]
+    return any(isinstance(f.inner if isinstance(f, JournalFormatter) else f, JsonFormatter) for f in formatters)
 
 
 def console(line: str, level: int = logging.INFO) -> None:

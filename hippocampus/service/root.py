@@ -103,8 +103,7 @@ class Service:
 
 def expects_mcp(cfg: Config) -> bool:
     """An MCP client will call this service (--mcp, or a script ripple allowed `mcp__` tools): load /mcp early."""
-    preload = bool(getattr(cfg.server, "mcp_preload", False))
-    return preload or cfg.ripple.type == "script" and any("mcp__" in str(arg) for arg in cfg.ripple.command)
+    return cfg.server.mcp_preload or cfg.ripple.type == "script" and any("mcp__" in str(a) for a in cfg.ripple.command)
 
 
 def _freeze_startup_objects(collect: bool = True) -> None:
