@@ -19,21 +19,14 @@ _lock = threading.Lock()
 _last_ping = 0.0
 
 
-def _address() -> Optional[str]:
-    addr = os.environ.get("NOTIFY_SOCKET", "")
-    if not addr:
-        return None
-    return "\0" + addr[1:] if addr.startswith("@") else addr     # '@': Linux's abstract namespace
-
-
 def notify(*fields: str) -> bool:
     """Send 'KEY=value' lines to systemd; True when sent. Never raises: a lost notification is logged."""
-    addr = _address()
-    if addr is None or not hasattr(socket, "AF_UNIX"):
+    addr = os.environ.get("NOTIFY_SOCKET", "")
+    if not addr or not hasattr(socket, "AF_UNIX"):
         return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
-            s.connect(addr)
+            s.connect("\0" + addr[1:] if addr.startswith("@") else addr)      # '@': Linux's abstract namespace
             s.sendall("\n".join(fields).encode("utf-8"))
         return True
     except OSError as exc:
