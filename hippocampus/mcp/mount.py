@@ -100,9 +100,7 @@ class LazyMount:
         """The mounted endpoint (mounted now if no call has yet), or None without the [mcp] extra."""
         with self._lock:
             begin = not (self.started or self._done.is_set() or self._stopped)
-            self.started = self.started or begin
-            if self._stopped and not self.started:
-                self._done.set()                # stopped before any call: nothing to mount
+            self.started = self.started or begin      # stopped before any call: stop() has set _done
         if begin:
             threading.Thread(target=self._mount, name="mcp-mount", daemon=True).start()
         self._done.wait(120)
