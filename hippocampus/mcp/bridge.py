@@ -94,10 +94,8 @@ class WsgiSink:
         req.context.mcp_transport = True    # its request line at DEBUG: each tool call logs its own at INFO
         if req.method != "POST":
             # a GET would open an endless event stream pinning a waitress thread; stateless, there is none to send
-            resp.status = falcon.HTTP_405
-            resp.set_header("Allow", "POST")
-            resp.media = {"detail": "this MCP endpoint takes POST only (stateless, JSON answers)"}
-            return
+            raise falcon.HTTPMethodNotAllowed(["POST"], description="this MCP endpoint takes POST only (stateless, "
+                                                                    "JSON answers)")
         if not self.bridge.running:
             raise falcon.HTTPServiceUnavailable(description="the MCP endpoint is stopping")
         resp.status, headers, resp.data = call_wsgi(self.bridge.wsgi, req.env)

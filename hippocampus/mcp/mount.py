@@ -137,8 +137,7 @@ class LazyMount:
     def _while_mounting(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
         """/mcp until mounted: a POST starts the mount, waits for it, and is answered by the mounted endpoint."""
         if req.method != "POST":
-            self.post_only(resp)
-            return
+            self.post_only()                    # raises the 405
         mounted = self.wait()
         if mounted is None:
             not_installed(req, resp)
