@@ -99,8 +99,7 @@ def _detail(resp: requests.Response) -> str:
     except ValueError:
         return (resp.text or resp.reason or "").strip()[:300]
     if isinstance(body, dict):
-        d = body.get("detail", body.get("error", body))
-        return (d if isinstance(d, str) else str(d))[:300]
+        body = body.get("detail", body.get("error", body))
     return str(body)[:300]
 
 

@@ -197,11 +197,6 @@ def session_or_own(session: Optional[requests.Session]) -> Any:
     return contextlib.nullcontext(session) if session is not None else Session()
 
 
-def _socket_of(resp: requests.Response) -> Any:
-    conn = getattr(resp.raw, "connection", None) or getattr(resp.raw, "_connection", None)
-    return getattr(conn, "sock", None)
-
-
 def read(resp: requests.Response, deadline: Deadline, cap: int, *, truncate: bool = False) -> bytes:
     """The body, read in pieces within the deadline; past `cap`: AnswerTooLarge (or, with `truncate`, the first
     `cap` bytes, the rest never read). It is also left on resp, for resp.text and resp.json()."""
@@ -235,7 +230,8 @@ def call(session: requests.Session, method: str, url: str, *, deadline: Deadline
     try:
         resp = session.request(method, url, headers=headers, stream=True,
                                timeout=(min(connect_seconds, left), left), **kw)
-        deadline.add(_socket_of(resp))  # a session made elsewhere: its body is cut all the same
+        conn = getattr(resp.raw, "connection", None) or getattr(resp.raw, "_connection", None)
+        deadline.add(getattr(conn, "sock", None))   # a session made elsewhere: its body is cut all the same
         if cap > 0:
             read(resp, deadline, cap, truncate=truncate)
         else:
