@@ -37,8 +37,7 @@ def lift_handlers(page: str) -> str:
         mine: list = []
 
         def one(h: re.Match) -> str:
-            handlers.append((h.group(1).lower(), html.unescape(h.group(2) if h.group(2) is not None
-                                                               else h.group(3))))
+            handlers.append((h.group(1).lower(), html.unescape(h.group(2) or h.group(3) or "")))
             mine.append(str(len(handlers) - 1))
             return ""
         out = _HANDLER.sub(one, m.group(0))
