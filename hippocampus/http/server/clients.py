@@ -80,8 +80,7 @@ def client_key(addr) -> str:
         ip = ipaddress.ip_address(str(host).split("%", 1)[0])
     except ValueError:
         return str(host)
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    ip = getattr(ip, "ipv4_mapped", None) or ip     # an IPv6 address of an IPv4 one: that IPv4 address
     if ip.is_loopback:
         return LOOPBACK
     if ip.version == 6:
