@@ -125,11 +125,8 @@ class _Watch:
             with self._cond:
                 while self._heap and self._heap[0][2] is None:
                     heapq.heappop(self._heap)
-                if not self._heap:
-                    self._cond.wait()
-                    continue
-                wait = self._heap[0][0] - time.monotonic()
-                if wait > 0:
+                wait = self._heap[0][0] - time.monotonic() if self._heap else None     # None: nothing armed
+                if wait is None or wait > 0:
                     self._cond.wait(wait)
                     continue
                 due = heapq.heappop(self._heap)[2]
@@ -242,10 +239,8 @@ def call(session: requests.Session, method: str, url: str, *, deadline: Deadline
     except Exception as exc:
         if resp is not None:
             resp.close()
-        if isinstance(exc, (AnswerTooLarge, DeadlinePassed, requests.ConnectTimeout)) \
-                or not isinstance(exc, (OSError, requests.RequestException)):
-            raise
-        if deadline.cut or deadline.passed():
+        cut = isinstance(exc, OSError) and (deadline.cut or deadline.passed())  # requests' errors are OSErrors
+        if cut and not isinstance(exc, (AnswerTooLarge, DeadlinePassed, requests.ConnectTimeout)):
             raise DeadlinePassed(deadline.seconds) from None
         raise
     finally:
