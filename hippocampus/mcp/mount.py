@@ -108,11 +108,10 @@ class LazyMount:
 
     def _mount(self) -> None:
         try:
-            try:
-                self.mounted = mount_mcp(self.app, self.front)
-            except ImportError as exc:
-                log.info("no MCP endpoint: %s", exc)
-                self.app.add_sink(not_installed, self.path)     # /mcp says how to install it
+            self.mounted = mount_mcp(self.app, self.front)
+        except ImportError as exc:
+            log.info("no MCP endpoint: %s", exc)
+            self.app.add_sink(not_installed, self.path)     # /mcp says how to install it
         except Exception:  # noqa: BLE001 - the service runs on without /mcp
             log.exception("the MCP endpoint could not be mounted")
         finally:

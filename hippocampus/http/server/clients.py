@@ -267,8 +267,7 @@ def close_longest_idle(candidates: list, spare=None) -> bool:
             for since in (ch.idle_since(),) if since is not None]
     if not idle:
         return False
-    oldest = min(idle)[2]
-    oldest.will_close = True                        # writable() is now true: the loop closes it next turn
+    min(idle)[2].will_close = True                  # writable() is now true: the loop closes it next turn
     return True
 
 
