@@ -71,13 +71,6 @@ def descriptor_limit() -> str:
     return f"open files limit {name(soft)} (hard {name(hard)})"
 
 
-def check_config(cfg, overrides: Optional[list] = None, offline: bool = False, as_json: bool = False,
-                 config_from: str = "") -> int:
-    from hippocampus.cli.check import check_config as check
-
-    return check(cfg, overrides, offline=offline, as_json=as_json, config_from=config_from)
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seren-hippocampus", description="The sleep cycle for SerenMemory.")
     p.add_argument("--version", action="version", version=f"{SERVICE} {__version__}",
@@ -144,6 +137,8 @@ def main(argv: Optional[list] = None) -> int:
         print(f"seren-hippocampus: error: {exc}", file=sys.stderr)
         return 2
     if checking:
+        from hippocampus.cli.check import check_config
+
         return check_config(cfg, overrides, offline=args.offline, as_json=args.json,
                             config_from=config_mod.loader.path_from(args.config))
     if overrides:

@@ -14,7 +14,6 @@ from actors.supervisor import ChildDown, ChildRunning, UnknownChild
 from actors.replay import starter
 from hippocampus.config import redact
 from hippocampus.replay import service as replays
-from hippocampus.replay.service import Run
 from hippocampus.status.lists import event_say, restart_words, result, run_words
 from hippocampus.status.cache import StatusCache
 from hippocampus.status.tally import Tally
@@ -94,13 +93,6 @@ class Front:
 
     def events(self, limit: int, type_: Optional[str] = None) -> list:
         return [said(e, event_say) for e in self.rt.events.list(limit=limit, type_=type_)]
-
-    def queue(self) -> list:
-        """What waits for review, as the queue watch last published it; a look has it read again on the next beat."""
-        seen = self.queue_view()
-        if seen.get("error"):
-            raise MemoryDown(self._memory_words(seen["error"], "read"))
-        return seen.get("drafts") or []
 
     def queue_view(self) -> dict:
         """The queue watch's last view: Memory down, the last good read's drafts with `as_of` and `error`."""
@@ -192,17 +184,6 @@ class Front:
     @property
     def voice_max_chars(self) -> int:
         return self._card().max_chars
-
-    def replay(self, draft_id: str, candidate: Optional[str] = None, model: Optional[str] = None,
-               timeout_seconds: Optional[float] = None) -> Run:
-        """One draft's saved prompts on a candidate, on the replay worker; the run, done or still running."""
-        return self.replays.replay(draft_id, candidate, model, timeout_seconds)
-
-    def replay_run(self, run_id: str) -> Optional[Run]:
-        return self.replays.run(run_id)
-
-    def replay_runs(self) -> dict:
-        return self.replays.runs()
 
     def quality(self) -> dict:
         return replays.report(self.rt.board.get(replays.BOARD_KEY))

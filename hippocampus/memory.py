@@ -99,8 +99,7 @@ def _detail(resp: requests.Response) -> str:
     except ValueError:
         return (resp.text or resp.reason or "").strip()[:300]
     if isinstance(body, dict):
-        d = body.get("detail", body.get("error", body))
-        return (d if isinstance(d, str) else str(d))[:300]
+        body = body.get("detail", body.get("error", body))
     return str(body)[:300]
 
 
@@ -141,7 +140,7 @@ class MemoryClient:
     def request(self, method: str, path: str, *, params: Optional[dict] = None,
                 json: Any = None, timeout: Optional[float] = None) -> Any:
         try:
-            resp = self._send(method, path, params, json, timeout or self.timeout)
+            resp = send(self._s(), method, self.url + path, params=params, json=json, timeout=timeout or self.timeout)
         except outbound.AnswerTooLarge as exc:
             raise MemoryTooLarge(method, path, None, exc.cap_words) from None
         except requests.RequestException as exc:
@@ -155,9 +154,6 @@ class MemoryClient:
             return resp.json()
         except ValueError:
             raise NotSerenMemory(self.url, method, path, resp.status_code, tw.body_kind(resp, sample=True)) from None
-
-    def _send(self, method: str, path: str, params: Optional[dict], json: Any, timeout: float) -> requests.Response:
-        return send(self._s(), method, self.url + path, params=params, json=json, timeout=timeout)
 
     def _shaped(self, body: Any, method: str, path: str, key: Optional[str] = None) -> Any:
         """body, if it is a SerenMemory object (with the list `key`, when given)."""

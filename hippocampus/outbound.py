@@ -125,11 +125,8 @@ class _Watch:
             with self._cond:
                 while self._heap and self._heap[0][2] is None:
                     heapq.heappop(self._heap)
-                if not self._heap:
-                    self._cond.wait()
-                    continue
-                wait = self._heap[0][0] - time.monotonic()
-                if wait > 0:
+                wait = self._heap[0][0] - time.monotonic() if self._heap else None     # None: nothing armed
+                if wait is None or wait > 0:
                     self._cond.wait(wait)
                     continue
                 due = heapq.heappop(self._heap)[2]
@@ -197,11 +194,6 @@ def session_or_own(session: Optional[requests.Session]) -> Any:
     return contextlib.nullcontext(session) if session is not None else Session()
 
 
-def _socket_of(resp: requests.Response) -> Any:
-    conn = getattr(resp.raw, "connection", None) or getattr(resp.raw, "_connection", None)
-    return getattr(conn, "sock", None)
-
-
 def read(resp: requests.Response, deadline: Deadline, cap: int, *, truncate: bool = False) -> bytes:
     """The body, read in pieces within the deadline; past `cap`: AnswerTooLarge (or, with `truncate`, the first
     `cap` bytes, the rest never read). It is also left on resp, for resp.text and resp.json()."""
@@ -235,7 +227,8 @@ def call(session: requests.Session, method: str, url: str, *, deadline: Deadline
     try:
         resp = session.request(method, url, headers=headers, stream=True,
                                timeout=(min(connect_seconds, left), left), **kw)
-        deadline.add(_socket_of(resp))  # a session made elsewhere: its body is cut all the same
+        conn = getattr(resp.raw, "connection", None) or getattr(resp.raw, "_connection", None)
+        deadline.add(getattr(conn, "sock", None))   # a session made elsewhere: its body is cut all the same
         if cap > 0:
             read(resp, deadline, cap, truncate=truncate)
         else:
@@ -246,10 +239,8 @@ def call(session: requests.Session, method: str, url: str, *, deadline: Deadline
     except Exception as exc:
         if resp is not None:
             resp.close()
-        if isinstance(exc, (AnswerTooLarge, DeadlinePassed, requests.ConnectTimeout)) \
-                or not isinstance(exc, (OSError, requests.RequestException)):
-            raise
-        if deadline.cut or deadline.passed():
+        cut = isinstance(exc, OSError) and (deadline.cut or deadline.passed())  # requests' errors are OSErrors
+        if cut and not isinstance(exc, (AnswerTooLarge, DeadlinePassed, requests.ConnectTimeout)):
             raise DeadlinePassed(deadline.seconds) from None
         raise
     finally:

@@ -19,21 +19,14 @@ _lock = threading.Lock()
 _last_ping = 0.0
 
 
-def _address() -> Optional[str]:
-    addr = os.environ.get("NOTIFY_SOCKET", "")
-    if not addr:
-        return None
-    return "\0" + addr[1:] if addr.startswith("@") else addr     # '@': Linux's abstract namespace
-
-
 def notify(*fields: str) -> bool:
     """Send 'KEY=value' lines to systemd; True when sent. Never raises: a lost notification is logged."""
-    addr = _address()
-    if addr is None or not hasattr(socket, "AF_UNIX"):
+    addr = os.environ.get("NOTIFY_SOCKET", "")
+    if not addr or not hasattr(socket, "AF_UNIX"):
         return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
-            s.connect(addr)
+            s.connect("\0" + addr[1:] if addr.startswith("@") else addr)      # '@': Linux's abstract namespace
             s.sendall("\n".join(fields).encode("utf-8"))
         return True
     except OSError as exc:
@@ -41,23 +34,16 @@ def notify(*fields: str) -> bool:
         return False
 
 
-def watchdog_seconds() -> Optional[float]:
-    """The watchdog interval systemd asks for ($WATCHDOG_USEC, for this process), or None."""
+def watchdog_ping(now: Optional[float] = None) -> bool:
+    """WATCHDOG=1, at most four times per interval systemd asks for ($WATCHDOG_USEC, for this process; none
+    without it): a beat may come far more often."""
+    global _last_ping
     usec, pid = os.environ.get("WATCHDOG_USEC", ""), os.environ.get("WATCHDOG_PID", "")
     if not usec.isdigit() or int(usec) <= 0 or (pid and pid != str(os.getpid())):
-        return None
-    return int(usec) / 1e6
-
-
-def watchdog_ping(now: Optional[float] = None) -> bool:
-    """WATCHDOG=1, at most four times per interval (a beat may come far more often)."""
-    global _last_ping
-    every = watchdog_seconds()
-    if every is None:
         return False
     now = time.monotonic() if now is None else now
     with _lock:
-        if now - _last_ping < every / 4:
+        if now - _last_ping < int(usec) / 1e6 / 4:
             return False
         _last_ping = now
     return notify("WATCHDOG=1")

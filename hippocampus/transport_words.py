@@ -58,8 +58,7 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(e))
         yield e
-        todo.extend(a for a in getattr(e, "args", ()) if isinstance(a, BaseException))
-        todo.extend(x for x in (getattr(e, "reason", None), e.__cause__, e.__context__)
+        todo.extend(x for x in (*getattr(e, "args", ()), getattr(e, "reason", None), e.__cause__, e.__context__)
                     if isinstance(x, BaseException))
 
 

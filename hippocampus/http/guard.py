@@ -15,11 +15,9 @@ CORS_HEADERS = "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-S
 MCP_POST_ONLY = "this MCP endpoint takes POST only (stateless, JSON answers)"
 
 
-def post_only(resp: falcon.Response) -> None:
-    """What the MCP endpoint says to anything but a POST: answered here, it needs no SDK."""
-    resp.status = falcon.HTTP_405
-    resp.set_header("Allow", "POST")
-    resp.media = {"detail": MCP_POST_ONLY}
+def post_only() -> None:
+    """What the MCP endpoint says to anything but a POST (405, Allow: POST): answered here, it needs no SDK."""
+    raise falcon.HTTPMethodNotAllowed(["POST"], description=MCP_POST_ONLY)
 
 
 class Guard:
@@ -59,9 +57,7 @@ class Guard:
             resp.complete = True
             return
         if mcp and req.method == "OPTIONS":         # answered here: an OPTIONS never loads the MCP SDK
-            post_only(resp)
-            resp.complete = True
-            return
+            post_only()
         if req.method in READS:
             return
         self._check_origin(origin, req.get_header("Sec-Fetch-Site"), host,

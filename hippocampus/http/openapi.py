@@ -87,8 +87,7 @@ def _replay_body(candidates: tuple, *, in_body: bool) -> dict:
 _REPLAY_SAYS = {"says": {400: "a url, an extra_body, a field not named here, or a candidate not listed in "
                               "replay.candidates: refused, nothing was sent",
                          409: "busy: a replay is already running, or (no candidate named) there is no configured "
-                              "model to replay on; nothing was started",
-                         503: "the service is stopping"},
+                              "model to replay on; nothing was started"},
                 "more": {"202": _json(_OBJECT, "{ok, running: true, run, result, detail}: still running after "
                                                f"{WAIT_SECONDS:g} s; GET the result path for it")}}
 _REPLAY_OK = _json(_OBJECT, "{run, draft_id, landed, original, candidate, timeout_note}: what was read from each "

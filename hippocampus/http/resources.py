@@ -191,7 +191,7 @@ class Replay(Route):
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
         args = _replay_args(body, self.front.config())
         try:
-            run = self.front.replay(draft_id, **args)
+            run = self.front.replays.replay(draft_id, **args)
         except NotAllowed as exc:
             if args["candidate"] is None:   # nothing named: the configuration is at fault, not the request
                 raise falcon.HTTPConflict(description=str(exc)) from None
@@ -205,9 +205,9 @@ class ReplayRuns(Replay):
     def on_get(self, req, resp):
         run_id = req.get_param("run")
         if run_id is None:
-            resp.media = self.front.replay_runs()
+            resp.media = self.front.replays.runs()
             return
-        run = self.front.replay_run(run_id)
+        run = self.front.replays.run(run_id)
         if run is None:
             raise falcon.HTTPNotFound(description=unknown_run(run_id))
         _answer(resp, run)

@@ -24,13 +24,13 @@ class Bridge:
 
     def __init__(self, manager, name: str = "mcp-loop"):
         self.manager = manager
-        self.loop = asyncio.new_event_loop()
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.wsgi: Optional[ASGIMiddleware] = None      # made on the loop, before start() returns
         self._ready = threading.Event()
         self._stop: Optional[asyncio.Event] = None
         self._error: Optional[BaseException] = None
         self.running = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.wsgi = ASGIMiddleware(manager.handle_request, loop=self.loop)
 
     def start(self, timeout: float = 10.0) -> "Bridge":
         self._thread.start()
@@ -41,36 +41,23 @@ class Bridge:
         return self
 
     def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
         try:
-            self.loop.run_until_complete(self._main())
+            asyncio.run(self._main())       # at its end it cancels what is left (sse-starlette's watcher task)
         except BaseException as exc:  # noqa: BLE001 - reported to start() or logged
             self._error = exc
             log.exception("the MCP loop stopped with an error")
         finally:
             self.running = False
             self._ready.set()
-            self._close_loop()
 
     async def _main(self) -> None:
-        self._stop = asyncio.Event()
+        self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()            # set last: a _stop means a loop to set it on
+        self.wsgi = ASGIMiddleware(self.manager.handle_request, loop=self.loop)
         async with self.manager.run():
             self.running = True
             self._ready.set()
             await self._stop.wait()
-
-    def _close_loop(self) -> None:
-        try:
-            pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
-            for t in pending:            # sse-starlette leaves a watcher task behind
-                t.cancel()
-            if pending:
-                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-        except Exception:  # noqa: BLE001
-            log.debug("closing the MCP loop", exc_info=True)
-        finally:
-            self.loop.close()
 
     def stop(self, timeout: float = 5.0) -> None:
         if not self._thread.is_alive():
@@ -107,10 +94,8 @@ class WsgiSink:
         req.context.mcp_transport = True    # its request line at DEBUG: each tool call logs its own at INFO
         if req.method != "POST":
             # a GET would open an endless event stream pinning a waitress thread; stateless, there is none to send
-            resp.status = falcon.HTTP_405
-            resp.set_header("Allow", "POST")
-            resp.media = {"detail": "this MCP endpoint takes POST only (stateless, JSON answers)"}
-            return
+            raise falcon.HTTPMethodNotAllowed(["POST"], description="this MCP endpoint takes POST only (stateless, "
+                                                                    "JSON answers)")
         if not self.bridge.running:
             raise falcon.HTTPServiceUnavailable(description="the MCP endpoint is stopping")
         resp.status, headers, resp.data = call_wsgi(self.bridge.wsgi, req.env)

@@ -100,9 +100,7 @@ class LazyMount:
         """The mounted endpoint (mounted now if no call has yet), or None without the [mcp] extra."""
         with self._lock:
             begin = not (self.started or self._done.is_set() or self._stopped)
-            self.started = self.started or begin
-            if self._stopped and not self.started:
-                self._done.set()                # stopped before any call: nothing to mount
+            self.started = self.started or begin      # stopped before any call: stop() has set _done
         if begin:
             threading.Thread(target=self._mount, name="mcp-mount", daemon=True).start()
         self._done.wait(120)
@@ -110,11 +108,10 @@ class LazyMount:
 
     def _mount(self) -> None:
         try:
-            try:
-                self.mounted = mount_mcp(self.app, self.front)
-            except ImportError as exc:
-                log.info("no MCP endpoint: %s", exc)
-                self.app.add_sink(not_installed, self.path)     # /mcp says how to install it
+            self.mounted = mount_mcp(self.app, self.front)
+        except ImportError as exc:
+            log.info("no MCP endpoint: %s", exc)
+            self.app.add_sink(not_installed, self.path)     # /mcp says how to install it
         except Exception:  # noqa: BLE001 - the service runs on without /mcp
             log.exception("the MCP endpoint could not be mounted")
         finally:
@@ -139,8 +136,7 @@ class LazyMount:
     def _while_mounting(self, req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
         """/mcp until mounted: a POST starts the mount, waits for it, and is answered by the mounted endpoint."""
         if req.method != "POST":
-            self.post_only(resp)
-            return
+            self.post_only()                    # raises the 405
         mounted = self.wait()
         if mounted is None:
             not_installed(req, resp)

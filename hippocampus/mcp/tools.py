@@ -175,7 +175,7 @@ class Tools:
         if not (draft_id or "").strip():
             return {"ok": False, "message": "give the draft id to replay (list_drafts on Memory shows them)"}
         try:
-            run = self.front.replay(draft_id.strip(), candidate or None, model or None)
+            run = self.front.replays.replay(draft_id.strip(), candidate or None, model or None)
         except NoPacket as exc:
             return {"ok": False, "found": False, "message": str(exc)}
         except ReplayBusy as exc:
@@ -186,7 +186,7 @@ class Tools:
         return _replay_answer(run)
 
     def replay_result(self, run: str) -> dict[str, Any]:
-        found = self.front.replay_run(run)
+        found = self.front.replays.run(run)
         if found is None:
             return {"ok": False, "found": False, "message": unknown_run(run)}
         return _replay_answer(found)

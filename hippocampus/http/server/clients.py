@@ -80,8 +80,7 @@ def client_key(addr) -> str:
         ip = ipaddress.ip_address(str(host).split("%", 1)[0])
     except ValueError:
         return str(host)
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    ip = getattr(ip, "ipv4_mapped", None) or ip     # an IPv6 address of an IPv4 one: that IPv4 address
     if ip.is_loopback:
         return LOOPBACK
     if ip.version == 6:
@@ -268,8 +267,7 @@ def close_longest_idle(candidates: list, spare=None) -> bool:
             for since in (ch.idle_since(),) if since is not None]
     if not idle:
         return False
-    oldest = min(idle)[2]
-    oldest.will_close = True                        # writable() is now true: the loop closes it next turn
+    min(idle)[2].will_close = True                  # writable() is now true: the loop closes it next turn
     return True
 
 

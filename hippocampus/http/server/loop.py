@@ -1,6 +1,7 @@
 """waitress's loop on the platform's best selector (epoll on Linux), with registrations kept between turns."""
 from __future__ import annotations
 
+import contextlib
 import selectors
 
 from waitress import wasyncore
@@ -28,10 +29,8 @@ class KeptSelector:
 
     def _forget(self, fd: int) -> None:
         self.registered.pop(fd, None)
-        try:
+        with contextlib.suppress(KeyError, ValueError, OSError):     # closed already: the kernel let it go
             self.selector.unregister(fd)
-        except (KeyError, ValueError, OSError):
-            pass                            # closed already: the kernel let it go
 
     def turn(self, timeout: float, channels: dict) -> None:
         """One turn of the loop over waitress's map (fd -> dispatcher)."""
