@@ -9,16 +9,15 @@ no more operations than its pile has fragments. A choice outside what was shown 
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from hippocampus.drafting.answer import Parsed, read_raw
+from hippocampus.drafting.answer import _NONE, Parsed, read_raw
 from hippocampus.drafting.prompt import one_line
 from hippocampus.drafting.schema import SHARE, UNBOUNDED, cap_for, estimate_tokens, worst_case
 
 NAME_EXTRACT = "extract_operations"
 NEW, TARGETED = ("new_core",), ("attach", "supersede")
 MAX_OPERATIONS = 8
-_NONE = ("", "null", "none", "n/a")
 
 
 def _object(props: dict) -> dict:
@@ -32,16 +31,18 @@ def _schema(frags: list, cores: list, ops: int, also: int, held: Optional[dict] 
     held = {f: c for f, c in (held or {}).items() if f in frags and c in cores}
     free = [f for f in frags if f not in held]
     others = {"type": "array", "items": {"enum": frags}, "maxItems": max(0, min(also, len(frags) - 1))}
-    variants = [_object({"words": {"enum": free}, "kind": {"enum": list(NEW)}, "target": {"type": "null"},
-                         "also": others})] if free else []
-    if cores and free:
-        variants.append(_object({"words": {"enum": free}, "kind": {"enum": list(TARGETED)},
-                                 "target": {"enum": cores}, "also": others}))
-    for f, c in held.items():
-        variants.append(_object({"words": {"enum": [f]}, "kind": {"enum": ["supersede"]}, "target": {"enum": [c]},
-                                 "also": others}))
-    item = variants[0] if len(variants) == 1 else {"anyOf": variants}
-    return _object({"operations": {"type": "array", "items": item, "maxItems": ops}})
+    return _object({"operations": {"type": "array", "items": choice_item(free, cores, others, held), "maxItems": ops}})
+
+
+def choice_item(words: list, cores: list, others: dict, held: Optional[dict] = None) -> dict:
+    """One choice: of `words` as a new_core, or as the attach or supersede of a shown core; a held fragment (held:
+    fragment -> core) only as the supersede of its core. `others`: the schema of its "also"."""
+    def variant(chosen: list, kinds: tuple, targets: Optional[list]) -> dict:
+        return _object({"words": {"enum": chosen}, "kind": {"enum": list(kinds)},
+                        "target": {"enum": targets} if targets else {"type": "null"}, "also": others})
+    variants = ([variant(words, NEW, None)] + ([variant(words, TARGETED, cores)] if cores else [])) if words else []
+    variants += [variant([f], ("supersede",), [c]) for f, c in (held or {}).items()]
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
 
 
 def extract_schema(markers: Any, max_tokens: int) -> dict:
@@ -188,14 +189,15 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
 
 def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,
                   core_texts: Optional[dict] = None, constrained: bool = False,
-                  ceiling: Optional[int] = None) -> Parsed:
-    """The operations built from one answer of choices (never raises)."""
+                  ceiling: Optional[int] = None, build: Optional[Callable[[list], tuple]] = None) -> Parsed:
+    """The operations built from one answer of choices (never raises): (operations, dropped) by `build(choices)`,
+    by default operations()."""
     try:
         raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained,
                                  single=lambda obj: isinstance(obj, dict) and "words" in obj, ceiling=ceiling)
         if why is not None:
             return Parsed([], cut, [], why)
-        ops, dropped = operations(raw, markers, core_texts)
+        ops, dropped = build(raw) if build else operations(raw, markers, core_texts)
         return Parsed(ops, cut, dropped, None)
     except Exception as exc:  # noqa: BLE001 - never raise on a model's answer
         return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc}"[:300])

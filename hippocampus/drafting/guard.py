@@ -16,9 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hippocampus.drafting.grounding import Known, missing_specifics, near_duplicate, norm, word_share
-from hippocampus.drafting.grounding import content_words
-from hippocampus.drafting.grounding import names, numbers, quoted, specifics  # noqa: F401 - the API
+from hippocampus.drafting.grounding import Known, content_words, missing_specifics, near_duplicate, norm, word_share
+from hippocampus.drafting.grounding import names  # noqa: F401 - the API
 
 WORD_SHARE = 0.5           # of an operation's content words found in its sources
 CHARS_PER_TOKEN = 8        # generous: no answer within model.max_tokens is longer than this many characters a token

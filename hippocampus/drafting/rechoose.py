@@ -15,10 +15,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from hippocampus.drafting.answer import Parsed, read_raw
+from hippocampus.drafting.answer import Parsed
 from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, also_of, kind_of, words_of
+from hippocampus.drafting.extractive import choice_item, parse_choices
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
-from hippocampus.drafting.prompt import Markers, earlier_lines, one_line, redraft_material
+from hippocampus.drafting.prompt import Markers, _voice, earlier_lines, one_line, redraft_material
 from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
 
 NAME_REEXTRACT = "rechoose_operation"
@@ -101,8 +102,7 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
     for i, w in enumerate(wordings(critique), 1):
         markers.quotes[f"q{i}"] = w
     markers.withdraw = not (markers.quotes and tells_what_to_say(critique))
-    voice = (voice_block or "").strip()
-    lines = ([voice, ""] if voice else []) + [RULES, "", "THE CRITIQUE:", critique, ""]
+    lines = _voice(voice_block) + [RULES, "", "THE CRITIQUE:", critique, ""]
     kind = op.get("kind") or "new_core"
     lines += ["What you proposed:", f"  kind: {kind}", f"  target: [{shown}]" if shown else "  target: (none)",
               f"  content: {one_line(op.get('content'))}"]
@@ -132,13 +132,7 @@ def _schema(words: list, frags: list, cores: list, also: int, withdraw: bool = T
         return _object({"operations": {"type": "array", "maxItems": 0}})
     others = ({"type": "array", "items": {"enum": frags}, "maxItems": max(0, min(also, len(frags)))} if frags
               else {"type": "array", "maxItems": 0})
-    variants = [_object({"words": {"enum": words}, "kind": {"enum": list(NEW)}, "target": {"type": "null"},
-                         "also": others})]
-    if cores:
-        variants.append(_object({"words": {"enum": words}, "kind": {"enum": list(TARGETED)},
-                                 "target": {"enum": cores}, "also": others}))
-    item = variants[0] if len(variants) == 1 else {"anyOf": variants}
-    return _object({"operations": {"type": "array", "items": item, "maxItems": 1,
+    return _object({"operations": {"type": "array", "items": choice_item(words, cores, others), "maxItems": 1,
                                    **({} if withdraw else {"minItems": 1})}})
 
 
@@ -191,11 +185,7 @@ def choice(raw: Any, markers: RedraftMarkers) -> tuple:
 def parse(text: str, *, finish_reason: Optional[str], markers: RedraftMarkers, max_tokens: int,
           redraft_of: Optional[int] = None, core_texts: Optional[dict] = None, constrained: bool = False) -> Parsed:
     """The operation one answer chooses (none: withdrawn); never raises. core_texts: marker -> the core's text."""
-    try:
-        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained,
-                                 single=lambda obj: isinstance(obj, dict) and "words" in obj)
-        if why is not None:
-            return Parsed([], cut, [], why)
+    def build(raw: list) -> tuple:
         ops, dropped = [], []
         for i, item in enumerate(raw):
             op, why = choice(item, markers)
@@ -210,6 +200,6 @@ def parse(text: str, *, finish_reason: Optional[str], markers: RedraftMarkers, m
             if redraft_of is not None:
                 op["redraft_of"] = redraft_of
             ops.append(op)
-        return Parsed(ops, cut, dropped, None)
-    except Exception as exc:  # noqa: BLE001 - never raise on a model's answer
-        return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc}"[:300])
+        return ops, dropped
+    return parse_choices(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
+                         constrained=constrained, build=build)
