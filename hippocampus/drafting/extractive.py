@@ -87,32 +87,26 @@ def kind_of(raw: dict) -> str:
     return str(raw.get("kind") or "").strip().lower().replace("-", "_").replace(" ", "_")
 
 
-def aimed(raw: dict, kind: str, markers: Any) -> tuple:
-    """(the shown core marker an attach or supersede targets, or None; why the choice is dropped, or None)."""
+def aimed(raw: dict, kind: str, markers: Any, cited: list) -> tuple:
+    """(the shown core marker an attach or supersede targets, or None; why the choice is dropped, or None), the
+    choice's `also` added to `cited` (shown fragments, once each)."""
     target = raw.get("target")
     target = None if isinstance(target, str) and target.strip().lower() in _NONE else target
-    if kind not in TARGETED:
-        return None, None
-    core = _marker(target, "c")
-    if core not in markers.cores:
+    core = _marker(target, "c") if kind in TARGETED else None
+    if kind in TARGETED and core not in markers.cores:
         return None, (f"{kind} of a core it was not shown: {str(target)[:40]!r}" if target is not None
                       else f"{kind} without a target")
-    return core, None
-
-
-def also_of(raw: dict, markers: Any, cited: list) -> Optional[str]:
-    """The choice's `also` added to `cited` (shown fragments, once each); why the choice is dropped, or None."""
     also = raw.get("also") or []
     also = [also] if isinstance(also, (str, int)) else also
     if not isinstance(also, list):
-        return "also is not a list"
+        return None, "also is not a list"
     for item in also:
         m = _marker(item, "f")
         if m not in markers.fragments:
-            return f"cites a fragment it was not shown: {str(item)[:40]!r}"
+            return None, f"cites a fragment it was not shown: {str(item)[:40]!r}"
         if m not in cited:
             cited.append(m)
-    return None
+    return core, None
 
 
 def choice(raw: Any, markers: Any) -> tuple:
@@ -130,11 +124,8 @@ def choice(raw: Any, markers: Any) -> tuple:
     content = words_of(markers, words)
     if not content:
         return None, f"{words} has no words"
-    core, why = aimed(raw, kind, markers)
-    if why:
-        return None, why
     cited = [words]
-    why = also_of(raw, markers, cited)
+    core, why = aimed(raw, kind, markers, cited)
     if why:
         return None, why
     op = {"kind": kind, "content": content, "target_core_id": markers.cores[core] if core else None,

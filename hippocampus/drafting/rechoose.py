@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from hippocampus.drafting.answer import Parsed
-from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, also_of, kind_of, words_of
+from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, kind_of, words_of
 from hippocampus.drafting.extractive import choice_item, parse_choices
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
 from hippocampus.drafting.prompt import Markers, _voice, earlier_lines, one_line, redraft_material
@@ -169,10 +169,7 @@ def choice(raw: Any, markers: RedraftMarkers) -> tuple:
     kind = kind_of(raw)
     if kind not in NEW + TARGETED:
         return None, f"unknown kind {kind[:30]!r}"
-    core, why = aimed(raw, kind, markers)
-    if why:
-        return None, why
-    why = also_of(raw, markers, cited)
+    core, why = aimed(raw, kind, markers, cited)
     if why:
         return None, why
     whose = f"the critique's words [{w}]" if w in markers.quotes else f"the words of [{w}]"
