@@ -11,6 +11,7 @@ writes becomes the memory, so a small model cannot invent a fact in a redraft ei
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -19,7 +20,7 @@ from hippocampus.drafting.answer import Parsed
 from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, kind_of, words_of
 from hippocampus.drafting.extractive import choice_item, parse_choices
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
-from hippocampus.drafting.prompt import Markers, _voice, earlier_lines, one_line, redraft_material
+from hippocampus.drafting.prompt import Markers, _voice, one_line, redraft_material
 from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
 
 NAME_REEXTRACT = "rechoose_operation"
@@ -84,12 +85,8 @@ def _as_choice(op: dict, markers: RedraftMarkers, target: Optional[str]) -> str:
     ids = {v: k for k, v in markers.fragments.items()}
     also = [ids[s] for s in op.get("source_short_ids") or [] if s in ids and ids[s] != words]
     kind = op.get("kind") if op.get("kind") in NEW + TARGETED else "new_core"
-    aim = f'"{target}"' if target and kind in TARGETED else "null"
-    return f'  as a choice: {{"words": "{words}", "kind": "{kind}", "target": {aim}, "also": {_list(also)}}}'
-
-
-def _list(items: list) -> str:
-    return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+    aim = target if target and kind in TARGETED else None
+    return "  as a choice: " + json.dumps({"words": words, "kind": kind, "target": aim, "also": also})
 
 
 def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries: list, candidates: list,
@@ -98,7 +95,8 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
     critique's wordings each with the choice that takes it."""
     markers = RedraftMarkers()
     critique = (critique or "").strip()
-    frags, cores, shown = redraft_material(op, entries, candidates, markers, core_chars)
+    material, shown = redraft_material(op, earlier, entries, candidates, markers, core_chars,
+                                       "choose the critique's words, with \"also\": []")
     for i, w in enumerate(wordings(critique), 1):
         markers.quotes[f"q{i}"] = w
     markers.withdraw = not (markers.quotes and tells_what_to_say(critique))
@@ -108,19 +106,14 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
               f"  content: {one_line(op.get('content'))}"]
     again = _as_choice(op, markers, shown)
     lines += ([again] if again else []) + [""]
-    lines += earlier_lines(earlier)
-    lines += ["", "Fragments:"] + (frags or ["(none left: an approved operation already took them; "
-                                            "choose the critique's words, with \"also\": [])"])
-    lines += ["Existing cores:"] + cores
+    lines += material
     if markers.quotes:
         ids = {v: k for k, v in markers.fragments.items()}
         own = [ids[s] for s in op.get("source_short_ids") or [] if s in ids] or list(markers.fragments)[:1]
-        aim = f'"{shown}"' if shown and kind in TARGETED else "null"
         kept = kind if kind in NEW + TARGETED and (shown or kind in NEW) else "new_core"
+        use = {"kind": kept, "target": shown if kept in TARGETED else None, "also": own}
         lines += ["", "Wording the critique gives (its words become the memory as they are):"]
-        lines += [f'[{q}] {w}\n  to use it: {{"words": "{q}", "kind": "{kept}", "target": '
-                  f'{aim if kept in TARGETED else "null"}, "also": {_list(own)}}}'
-                  for q, w in markers.quotes.items()]
+        lines += [f"[{q}] {w}\n  to use it: " + json.dumps({"words": q, **use}) for q, w in markers.quotes.items()]
     if not markers.withdraw:
         lines += ["", "The critique says what to say: answer with one choice (withdrawing is not offered)."]
     lines += ["", "The critique, once more:", critique, "", FORMAT, "JSON:"]
