@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 from hippocampus.drafting.answer import _NONE, Parsed, read_raw
 from hippocampus.drafting.prompt import one_line
-from hippocampus.drafting.schema import SHARE, UNBOUNDED, cap_for, estimate_tokens, worst_case
+from hippocampus.drafting.schema import UNBOUNDED, cap_for, estimate_tokens, first_fitting, worst_case
 
 NAME_EXTRACT = "extract_operations"
 NEW, TARGETED = ("new_core",), ("attach", "supersede")
@@ -48,14 +48,9 @@ def choice_item(words: list, cores: list, others: dict, held: Optional[dict] = N
 def extract_schema(markers: Any, max_tokens: int) -> dict:
     """As many choices as the pile has fragments (up to MAX_OPERATIONS) and as many `also` as fit the budget."""
     frags, cores, held = list(markers.fragments), list(markers.cores), getattr(markers, "held", None)
-    budget = int(max(16, int(max_tokens)) * SHARE)
     cap = max(1, min(MAX_OPERATIONS, len(frags)))
-    for ops in range(cap, 0, -1):
-        for also in range(max(0, len(frags) - 1), -1, -1):
-            s = _schema(frags, cores, ops, also, held)
-            if estimate_tokens(worst_case(s)) <= budget:
-                return s
-    return _schema(frags, cores, 1, 0, held)
+    return first_fitting((_schema(frags, cores, ops, also, held) for ops in range(cap, 0, -1)
+                          for also in range(max(0, len(frags) - 1), -1, -1)), max_tokens)
 
 
 def extract_cap(markers: Any, ceiling: int) -> int:

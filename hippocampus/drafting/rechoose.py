@@ -21,7 +21,7 @@ from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _sa
 from hippocampus.drafting.extractive import choice_item, parse_choices
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
 from hippocampus.drafting.prompt import Markers, _voice, one_line, redraft_material
-from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
+from hippocampus.drafting.schema import first_fitting
 
 NAME_REEXTRACT = "rechoose_operation"
 MAX_WORDINGS = 3
@@ -134,12 +134,8 @@ def schema(markers: RedraftMarkers, max_tokens: int) -> dict:
     citing as many fragments as fit the budget."""
     frags, cores = list(markers.fragments), list(markers.cores)
     words = frags + list(markers.quotes)
-    budget = int(max(16, int(max_tokens)) * SHARE)
-    for also in range(len(frags), -1, -1):
-        s = _schema(words, frags, cores, also, markers.withdraw)
-        if estimate_tokens(worst_case(s)) <= budget:
-            return s
-    return _schema(words, frags, cores, 0, markers.withdraw)
+    return first_fitting((_schema(words, frags, cores, also, markers.withdraw) for also in range(len(frags), -1, -1)),
+                         max_tokens)
 
 
 def response_format(markers: RedraftMarkers, max_tokens: int) -> dict:
