@@ -40,7 +40,8 @@ def choice_item(words: list, cores: list, others: dict, held: Optional[dict] = N
     def variant(chosen: list, kinds: tuple, targets: Optional[list]) -> dict:
         return _object({"words": {"enum": chosen}, "kind": {"enum": list(kinds)},
                         "target": {"enum": targets} if targets else {"type": "null"}, "also": others})
-    variants = ([variant(words, NEW, None)] + ([variant(words, TARGETED, cores)] if cores else [])) if words else []
+    variants = [variant(words, NEW, None)] if words else []
+    variants += [variant(words, TARGETED, cores)] if words and cores else []
     variants += [variant([f], ("supersede",), [c]) for f, c in (held or {}).items()]
     return variants[0] if len(variants) == 1 else {"anyOf": variants}
 
