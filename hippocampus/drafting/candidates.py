@@ -16,33 +16,28 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
     if wanted <= 0:
         return []
     queries = [t[:1500] for t in texts if t and t.strip()][:8]
-    if len(queries) > 1:            # one search for the pile: each search is an embedding in Memory
-        queries = [" ".join(queries)[:1500]]
-    scores, rows, via = {}, {}, {}      # core id -> fused score, its row, the satellite it was found by
-    failures = 0
-    for q in queries:
-        try:
-            hits = memory.search_long(q, n=wanted)
-        except MemoryError_ as exc:
-            failures += 1
-            log.warning("candidate search failed (%s)", exc)
-            continue
-        for rank, hit in enumerate(h for h in hits if h.get("tier", "long") == "long"):
-            meta = hit.get("metadata") or {}
-            if meta.get("superseded_by") or meta.get("forget_flag"):
-                continue        # replaced, or about to be purged: an attach to it could never land
-            if meta.get("kind") == "satellite":
-                cid = meta.get("core_id")
-                if not cid:
-                    continue
-                via.setdefault(cid, hit.get("content", ""))
-            else:
-                cid = hit.get("id")
-                rows[cid] = hit
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
-    if failures and not scores:
+    if not queries:
+        return []
+    try:                            # one search for the pile: each search is an embedding in Memory
+        hits = memory.search_long(" ".join(queries)[:1500], n=wanted)
+    except MemoryError_ as exc:
+        log.warning("candidate search failed (%s)", exc)
         log.warning("candidate search failed for every query; proposing without existing cores")
         return []
+    scores, rows, via = {}, {}, {}      # core id -> fused score, its row, the satellite it was found by
+    for rank, hit in enumerate(h for h in hits if h.get("tier", "long") == "long"):
+        meta = hit.get("metadata") or {}
+        if meta.get("superseded_by") or meta.get("forget_flag"):
+            continue        # replaced, or about to be purged: an attach to it could never land
+        if meta.get("kind") == "satellite":
+            cid = meta.get("core_id")
+            if not cid:
+                continue
+            via.setdefault(cid, hit.get("content", ""))
+        else:
+            cid = hit.get("id")
+            rows[cid] = hit
+        scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
     out = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row: Optional[dict] = rows.get(cid)

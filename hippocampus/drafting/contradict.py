@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from hippocampus.drafting.cluster import tags
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.U)
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+|\n)\s*[\"'“‘(]*([^\W\d_][\w'’-]*)", re.U)
@@ -56,10 +58,6 @@ def content_words(text: str) -> set:
             and not w.isdigit()}
 
 
-def _tags(topic: Optional[str]) -> set:
-    return {t.strip().lower() for t in (topic or "").split(",") if t.strip()}
-
-
 def _cues(text: str, cues: tuple = CUES) -> set:
     low = f" {(text or '').lower()} "
     return {c for c in cues if f" {c} " in low or f" {c}," in low or f" {c}." in low or f" {c};" in low}
@@ -80,7 +78,7 @@ def suggest(fragments: dict, cores: dict, topic: Optional[str] = None) -> list:
         fw, fs = content_words(ftext), specifics(ftext)
         for cm, (ctext, ctopic) in cores.items():
             cw, cs = content_words(ctext), specifics(ctext)
-            own = bool(_tags(topic) & _tags(ctopic))
+            own = bool(tags(topic) & tags(ctopic))
             shared = len(fw & cw) + (1 if own else 0)
             if not shared:
                 continue

@@ -9,16 +9,15 @@ no more operations than its pile has fragments. A choice outside what was shown 
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from hippocampus.drafting.answer import Parsed, read_raw
+from hippocampus.drafting.answer import _NONE, Parsed, read_raw
 from hippocampus.drafting.prompt import one_line
-from hippocampus.drafting.schema import SHARE, UNBOUNDED, cap_for, estimate_tokens, worst_case
+from hippocampus.drafting.schema import UNBOUNDED, cap_for, estimate_tokens, first_fitting, worst_case
 
 NAME_EXTRACT = "extract_operations"
 NEW, TARGETED = ("new_core",), ("attach", "supersede")
 MAX_OPERATIONS = 8
-_NONE = ("", "null", "none", "n/a")
 
 
 def _object(props: dict) -> dict:
@@ -32,29 +31,27 @@ def _schema(frags: list, cores: list, ops: int, also: int, held: Optional[dict] 
     held = {f: c for f, c in (held or {}).items() if f in frags and c in cores}
     free = [f for f in frags if f not in held]
     others = {"type": "array", "items": {"enum": frags}, "maxItems": max(0, min(also, len(frags) - 1))}
-    variants = [_object({"words": {"enum": free}, "kind": {"enum": list(NEW)}, "target": {"type": "null"},
-                         "also": others})] if free else []
-    if cores and free:
-        variants.append(_object({"words": {"enum": free}, "kind": {"enum": list(TARGETED)},
-                                 "target": {"enum": cores}, "also": others}))
-    for f, c in held.items():
-        variants.append(_object({"words": {"enum": [f]}, "kind": {"enum": ["supersede"]}, "target": {"enum": [c]},
-                                 "also": others}))
-    item = variants[0] if len(variants) == 1 else {"anyOf": variants}
-    return _object({"operations": {"type": "array", "items": item, "maxItems": ops}})
+    return _object({"operations": {"type": "array", "items": choice_item(free, cores, others, held), "maxItems": ops}})
+
+
+def choice_item(words: list, cores: list, others: dict, held: Optional[dict] = None) -> dict:
+    """One choice: of `words` as a new_core, or as the attach or supersede of a shown core; a held fragment (held:
+    fragment -> core) only as the supersede of its core. `others`: the schema of its "also"."""
+    def variant(chosen: list, kinds: tuple, targets: Optional[list]) -> dict:
+        return _object({"words": {"enum": chosen}, "kind": {"enum": list(kinds)},
+                        "target": {"enum": targets} if targets else {"type": "null"}, "also": others})
+    variants = [variant(words, NEW, None)] if words else []
+    variants += [variant(words, TARGETED, cores)] if words and cores else []
+    variants += [variant([f], ("supersede",), [c]) for f, c in (held or {}).items()]
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
 
 
 def extract_schema(markers: Any, max_tokens: int) -> dict:
     """As many choices as the pile has fragments (up to MAX_OPERATIONS) and as many `also` as fit the budget."""
     frags, cores, held = list(markers.fragments), list(markers.cores), getattr(markers, "held", None)
-    budget = int(max(16, int(max_tokens)) * SHARE)
     cap = max(1, min(MAX_OPERATIONS, len(frags)))
-    for ops in range(cap, 0, -1):
-        for also in range(max(0, len(frags) - 1), -1, -1):
-            s = _schema(frags, cores, ops, also, held)
-            if estimate_tokens(worst_case(s)) <= budget:
-                return s
-    return _schema(frags, cores, 1, 0, held)
+    return first_fitting((_schema(frags, cores, ops, also, held) for ops in range(cap, 0, -1)
+                          for also in range(max(0, len(frags) - 1), -1, -1)), max_tokens)
 
 
 def extract_cap(markers: Any, ceiling: int) -> int:
@@ -86,32 +83,26 @@ def kind_of(raw: dict) -> str:
     return str(raw.get("kind") or "").strip().lower().replace("-", "_").replace(" ", "_")
 
 
-def aimed(raw: dict, kind: str, markers: Any) -> tuple:
-    """(the shown core marker an attach or supersede targets, or None; why the choice is dropped, or None)."""
+def aimed(raw: dict, kind: str, markers: Any, cited: list) -> tuple:
+    """(the shown core marker an attach or supersede targets, or None; why the choice is dropped, or None), the
+    choice's `also` added to `cited` (shown fragments, once each)."""
     target = raw.get("target")
     target = None if isinstance(target, str) and target.strip().lower() in _NONE else target
-    if kind not in TARGETED:
-        return None, None
-    core = _marker(target, "c")
-    if core not in markers.cores:
+    core = _marker(target, "c") if kind in TARGETED else None
+    if kind in TARGETED and core not in markers.cores:
         return None, (f"{kind} of a core it was not shown: {str(target)[:40]!r}" if target is not None
                       else f"{kind} without a target")
-    return core, None
-
-
-def also_of(raw: dict, markers: Any, cited: list) -> Optional[str]:
-    """The choice's `also` added to `cited` (shown fragments, once each); why the choice is dropped, or None."""
     also = raw.get("also") or []
     also = [also] if isinstance(also, (str, int)) else also
     if not isinstance(also, list):
-        return "also is not a list"
+        return None, "also is not a list"
     for item in also:
         m = _marker(item, "f")
         if m not in markers.fragments:
-            return f"cites a fragment it was not shown: {str(item)[:40]!r}"
+            return None, f"cites a fragment it was not shown: {str(item)[:40]!r}"
         if m not in cited:
             cited.append(m)
-    return None
+    return core, None
 
 
 def choice(raw: Any, markers: Any) -> tuple:
@@ -129,11 +120,8 @@ def choice(raw: Any, markers: Any) -> tuple:
     content = words_of(markers, words)
     if not content:
         return None, f"{words} has no words"
-    core, why = aimed(raw, kind, markers)
-    if why:
-        return None, why
     cited = [words]
-    why = also_of(raw, markers, cited)
+    core, why = aimed(raw, kind, markers, cited)
     if why:
         return None, why
     op = {"kind": kind, "content": content, "target_core_id": markers.cores[core] if core else None,
@@ -188,14 +176,15 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
 
 def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,
                   core_texts: Optional[dict] = None, constrained: bool = False,
-                  ceiling: Optional[int] = None) -> Parsed:
-    """The operations built from one answer of choices (never raises)."""
+                  ceiling: Optional[int] = None, build: Optional[Callable[[list], tuple]] = None) -> Parsed:
+    """The operations built from one answer of choices (never raises): (operations, dropped) by `build(choices)`,
+    by default operations()."""
     try:
         raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained,
                                  single=lambda obj: isinstance(obj, dict) and "words" in obj, ceiling=ceiling)
         if why is not None:
             return Parsed([], cut, [], why)
-        ops, dropped = operations(raw, markers, core_texts)
+        ops, dropped = build(raw) if build else operations(raw, markers, core_texts)
         return Parsed(ops, cut, dropped, None)
     except Exception as exc:  # noqa: BLE001 - never raise on a model's answer
         return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc}"[:300])

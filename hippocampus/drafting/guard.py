@@ -16,9 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hippocampus.drafting.grounding import Known, missing_specifics, near_duplicate, norm, word_share
-from hippocampus.drafting.grounding import content_words
-from hippocampus.drafting.grounding import names, numbers, quoted, specifics  # noqa: F401 - the API
+from hippocampus.drafting.grounding import Known, content_words, missing_specifics, near_duplicate, norm, word_share
+from hippocampus.drafting.grounding import names  # noqa: F401 - the API
 
 WORD_SHARE = 0.5           # of an operation's content words found in its sources
 CHARS_PER_TOKEN = 8        # generous: no answer within model.max_tokens is longer than this many characters a token
@@ -314,13 +313,8 @@ def _listed(counts: dict, words: dict) -> str:
 
 def sentence(t: Optional[dict]) -> str:
     """"12 operations dropped: numbers in none of their fragments (7), ...; 2 repaired: ..." or ""."""
-    t = t or {}
-    parts = []
-    dropped, repaired = t.get("dropped") or {}, t.get("repaired") or {}
-    if dropped:
-        total = sum(dropped.values())
-        parts.append(f"{total} operation{'' if total == 1 else 's'} dropped: {_listed(dropped, RULES)}")
-    if repaired:
-        total = sum(repaired.values())
-        parts.append(f"{total} repaired ({_listed(repaired, REPAIRS)})")
-    return "; ".join(parts)
+    dropped, repaired = (t or {}).get("dropped") or {}, (t or {}).get("repaired") or {}
+    n, m = sum(dropped.values()), sum(repaired.values())
+    parts = [f"{n} operation{'' if n == 1 else 's'} dropped: {_listed(dropped, RULES)}" if dropped else "",
+             f"{m} repaired ({_listed(repaired, REPAIRS)})" if repaired else ""]
+    return "; ".join(p for p in parts if p)

@@ -183,41 +183,38 @@ def draft_prompt(*, voice_block: str, steer: Optional[Steer], topic: Optional[st
     return "\n".join(lines + ["", "JSON:"]), markers
 
 
-def redraft_material(op: dict, entries: list, candidates: list, markers: Markers, core_chars: int) -> tuple:
-    """(fragment lines, core lines, the marker of the denied operation's target) for a redraft: the target is shown
-    even when the search no longer finds it (a placeholder stands for its words)."""
+def redraft_material(op: dict, earlier: list, entries: list, candidates: list, markers: Markers, core_chars: int,
+                     none_left: str) -> tuple:
+    """(the lines of a redraft's earlier versions, each with the critique it got, its fragments and the cores; the
+    marker of the denied operation's target). The target is shown even when the search no longer finds it (a
+    placeholder stands for its words); `none_left`: what to do when an approved operation took every fragment."""
     target = op.get("target_core_id")
     cands = list(candidates or [])
     if target and all(not isinstance(c, dict) or c.get("id") != target for c in cands):
         cands.append({"id": target, "content": OLD_TARGET_PLACEHOLDER})
     frags = fragment_lines(entries, markers)
     cores = core_lines(cands, markers, core_chars)
-    return frags, cores, next((m for m, cid in markers.cores.items() if target and cid == target), None)
-
-
-def earlier_lines(earlier: list) -> list:
-    """A redraft's earlier versions, each with the critique it got."""
     versions = [f"attempt {e.get('attempt')} ({e.get('kind')}): {one_line(e.get('content'))}"
                 f" — critique: {one_line(e.get('critique'))}" for e in earlier or [] if isinstance(e, dict)]
-    return ["Earlier versions:"] + (versions or ["(none)"])
+    lines = (["Earlier versions:"] + (versions or ["(none)"]) + ["", "Fragments:"]
+             + (frags or [f"(none left: an approved operation already took them; {none_left})"])
+             + ["Existing cores:"] + cores)
+    return lines, next((m for m, cid in markers.cores.items() if target and cid == target), None)
 
 
 def redraft_prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries: list,
                    candidates: list, core_chars: int = 600) -> tuple:
     markers = Markers()
     critique = (critique or "").strip()
-    frags, cores, shown = redraft_material(op, entries, candidates, markers, core_chars)
+    material, shown = redraft_material(op, earlier, entries, candidates, markers, core_chars,
+                                       'work from the content and the critique; give "fragments": []')
     lines = shared_head(voice_block, REDRAFT_RULES, ANSWER_FORMAT) + ["THE CRITIQUE:", critique, ""]
     lines += ["What you proposed:",
               f"  kind: {op.get('kind') or 'new_core'}",
               f"  target: [{shown}]" if shown else "  target: (none)",
               f"  topic: {op.get('topic') or 'untagged'}",
               f"  content: {one_line(op.get('content'))}", ""]
-    lines += earlier_lines(earlier)
-    lines += ["", "Fragments:"] + (frags or ["(none left: an approved operation already took them; "
-                                            "work from the content and the critique; give \"fragments\": [])"])
-    lines += ["Existing cores:"] + cores
-    lines += ["", "The critique, once more:", critique, "", "JSON:"]
+    lines += material + ["", "The critique, once more:", critique, "", "JSON:"]
     return "\n".join(lines), markers
 
 

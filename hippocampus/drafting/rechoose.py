@@ -11,15 +11,17 @@ writes becomes the memory, so a small model cannot invent a fact in a redraft ei
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from hippocampus.drafting.answer import Parsed, read_raw
-from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, also_of, kind_of, words_of
+from hippocampus.drafting.answer import Parsed
+from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, kind_of, words_of
+from hippocampus.drafting.extractive import choice_item, parse_choices
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
-from hippocampus.drafting.prompt import Markers, earlier_lines, one_line, redraft_material
-from hippocampus.drafting.schema import SHARE, estimate_tokens, worst_case
+from hippocampus.drafting.prompt import Markers, _voice, one_line, redraft_material
+from hippocampus.drafting.schema import first_fitting
 
 NAME_REEXTRACT = "rechoose_operation"
 MAX_WORDINGS = 3
@@ -83,12 +85,8 @@ def _as_choice(op: dict, markers: RedraftMarkers, target: Optional[str]) -> str:
     ids = {v: k for k, v in markers.fragments.items()}
     also = [ids[s] for s in op.get("source_short_ids") or [] if s in ids and ids[s] != words]
     kind = op.get("kind") if op.get("kind") in NEW + TARGETED else "new_core"
-    aim = f'"{target}"' if target and kind in TARGETED else "null"
-    return f'  as a choice: {{"words": "{words}", "kind": "{kind}", "target": {aim}, "also": {_list(also)}}}'
-
-
-def _list(items: list) -> str:
-    return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+    aim = target if target and kind in TARGETED else None
+    return "  as a choice: " + json.dumps({"words": words, "kind": kind, "target": aim, "also": also})
 
 
 def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries: list, candidates: list,
@@ -97,30 +95,25 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
     critique's wordings each with the choice that takes it."""
     markers = RedraftMarkers()
     critique = (critique or "").strip()
-    frags, cores, shown = redraft_material(op, entries, candidates, markers, core_chars)
+    material, shown = redraft_material(op, earlier, entries, candidates, markers, core_chars,
+                                       "choose the critique's words, with \"also\": []")
     for i, w in enumerate(wordings(critique), 1):
         markers.quotes[f"q{i}"] = w
     markers.withdraw = not (markers.quotes and tells_what_to_say(critique))
-    voice = (voice_block or "").strip()
-    lines = ([voice, ""] if voice else []) + [RULES, "", "THE CRITIQUE:", critique, ""]
+    lines = _voice(voice_block) + [RULES, "", "THE CRITIQUE:", critique, ""]
     kind = op.get("kind") or "new_core"
     lines += ["What you proposed:", f"  kind: {kind}", f"  target: [{shown}]" if shown else "  target: (none)",
               f"  content: {one_line(op.get('content'))}"]
     again = _as_choice(op, markers, shown)
     lines += ([again] if again else []) + [""]
-    lines += earlier_lines(earlier)
-    lines += ["", "Fragments:"] + (frags or ["(none left: an approved operation already took them; "
-                                            "choose the critique's words, with \"also\": [])"])
-    lines += ["Existing cores:"] + cores
+    lines += material
     if markers.quotes:
         ids = {v: k for k, v in markers.fragments.items()}
         own = [ids[s] for s in op.get("source_short_ids") or [] if s in ids] or list(markers.fragments)[:1]
-        aim = f'"{shown}"' if shown and kind in TARGETED else "null"
         kept = kind if kind in NEW + TARGETED and (shown or kind in NEW) else "new_core"
+        use = {"kind": kept, "target": shown if kept in TARGETED else None, "also": own}
         lines += ["", "Wording the critique gives (its words become the memory as they are):"]
-        lines += [f'[{q}] {w}\n  to use it: {{"words": "{q}", "kind": "{kept}", "target": '
-                  f'{aim if kept in TARGETED else "null"}, "also": {_list(own)}}}'
-                  for q, w in markers.quotes.items()]
+        lines += [f"[{q}] {w}\n  to use it: " + json.dumps({"words": q, **use}) for q, w in markers.quotes.items()]
     if not markers.withdraw:
         lines += ["", "The critique says what to say: answer with one choice (withdrawing is not offered)."]
     lines += ["", "The critique, once more:", critique, "", FORMAT, "JSON:"]
@@ -132,13 +125,7 @@ def _schema(words: list, frags: list, cores: list, also: int, withdraw: bool = T
         return _object({"operations": {"type": "array", "maxItems": 0}})
     others = ({"type": "array", "items": {"enum": frags}, "maxItems": max(0, min(also, len(frags)))} if frags
               else {"type": "array", "maxItems": 0})
-    variants = [_object({"words": {"enum": words}, "kind": {"enum": list(NEW)}, "target": {"type": "null"},
-                         "also": others})]
-    if cores:
-        variants.append(_object({"words": {"enum": words}, "kind": {"enum": list(TARGETED)},
-                                 "target": {"enum": cores}, "also": others}))
-    item = variants[0] if len(variants) == 1 else {"anyOf": variants}
-    return _object({"operations": {"type": "array", "items": item, "maxItems": 1,
+    return _object({"operations": {"type": "array", "items": choice_item(words, cores, others), "maxItems": 1,
                                    **({} if withdraw else {"minItems": 1})}})
 
 
@@ -147,12 +134,8 @@ def schema(markers: RedraftMarkers, max_tokens: int) -> dict:
     citing as many fragments as fit the budget."""
     frags, cores = list(markers.fragments), list(markers.cores)
     words = frags + list(markers.quotes)
-    budget = int(max(16, int(max_tokens)) * SHARE)
-    for also in range(len(frags), -1, -1):
-        s = _schema(words, frags, cores, also, markers.withdraw)
-        if estimate_tokens(worst_case(s)) <= budget:
-            return s
-    return _schema(words, frags, cores, 0, markers.withdraw)
+    return first_fitting((_schema(words, frags, cores, also, markers.withdraw) for also in range(len(frags), -1, -1)),
+                         max_tokens)
 
 
 def response_format(markers: RedraftMarkers, max_tokens: int) -> dict:
@@ -175,10 +158,7 @@ def choice(raw: Any, markers: RedraftMarkers) -> tuple:
     kind = kind_of(raw)
     if kind not in NEW + TARGETED:
         return None, f"unknown kind {kind[:30]!r}"
-    core, why = aimed(raw, kind, markers)
-    if why:
-        return None, why
-    why = also_of(raw, markers, cited)
+    core, why = aimed(raw, kind, markers, cited)
     if why:
         return None, why
     whose = f"the critique's words [{w}]" if w in markers.quotes else f"the words of [{w}]"
@@ -191,11 +171,7 @@ def choice(raw: Any, markers: RedraftMarkers) -> tuple:
 def parse(text: str, *, finish_reason: Optional[str], markers: RedraftMarkers, max_tokens: int,
           redraft_of: Optional[int] = None, core_texts: Optional[dict] = None, constrained: bool = False) -> Parsed:
     """The operation one answer chooses (none: withdrawn); never raises. core_texts: marker -> the core's text."""
-    try:
-        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained,
-                                 single=lambda obj: isinstance(obj, dict) and "words" in obj)
-        if why is not None:
-            return Parsed([], cut, [], why)
+    def build(raw: list) -> tuple:
         ops, dropped = [], []
         for i, item in enumerate(raw):
             op, why = choice(item, markers)
@@ -210,6 +186,6 @@ def parse(text: str, *, finish_reason: Optional[str], markers: RedraftMarkers, m
             if redraft_of is not None:
                 op["redraft_of"] = redraft_of
             ops.append(op)
-        return Parsed(ops, cut, dropped, None)
-    except Exception as exc:  # noqa: BLE001 - never raise on a model's answer
-        return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc}"[:300])
+        return ops, dropped
+    return parse_choices(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
+                         constrained=constrained, build=build)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 from hippocampus.drafting.prompt import Markers
 
@@ -42,6 +42,16 @@ def estimate_tokens(value: Any) -> int:
     if isinstance(value, str):
         return VALUE_TOKENS + math.ceil(len(value) / CHARS_PER_TOKEN)
     return VALUE_TOKENS
+
+
+def first_fitting(schemas: Iterable[dict], max_tokens: int) -> dict:
+    """The first of `schemas` (one at least, largest first) whose longest answer is within SHARE of max_tokens,
+    else the last, the smallest."""
+    budget = int(max(16, int(max_tokens)) * SHARE)
+    for s in schemas:
+        if estimate_tokens(worst_case(s)) <= budget:
+            break
+    return s
 
 
 def _scaled(share: float, full: dict = FULL, least: dict = LEAST) -> dict:

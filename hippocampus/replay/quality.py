@@ -129,8 +129,8 @@ def report(drafts: list, packets: list, now: float) -> dict:
     for attempts in by_chain.values():
         for d in attempts:
             g = groups.setdefault(key(d.get("extra")), _blank(*key(d.get("extra"))))
-            g["drafts"] += 1
             for target in (g, total):
+                target["drafts"] += 1
                 _add_guard(target, d.get("extra"))
         for root, path in lineages(attempts):
             g = groups.setdefault(key(root.get("extra")), _blank(*key(root.get("extra"))))
@@ -144,7 +144,6 @@ def report(drafts: list, packets: list, now: float) -> dict:
         for target in (groups.setdefault(tuple(s["key"]), _blank(*s["key"])), total):
             for c in PACKET_COUNTS:
                 target[c] += int(s.get(c) or 0)
-    total["drafts"] = sum(len(a) for a in by_chain.values())
     rows = sorted((_rates(g) for g in groups.values()), key=lambda g: (-g["drafts"], str(g["model"]), str(g["voice"])))
     return {"ready": True, "at": now, "drafts": total["drafts"], "chains": len(by_chain), "packets": len(packets),
             "groups": rows, "total": _rates(total), "error": None,

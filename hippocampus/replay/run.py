@@ -112,42 +112,30 @@ def _tokens(usage: Any) -> Optional[dict]:
 
 
 def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int, constrained: bool = False):
-    """The answer read as the sleep (or the redraft) read it."""
+    """The answer read as the sleep (or the redraft) read it, against the markers it was shown."""
     redraft = call.get("stage") == "redraft"
-    markers = Markers(fragments={e["marker"]: e.get("id") for e in call.get("entries") or [] if e.get("marker")},
-                      cores={c["marker"]: c.get("id") for c in call.get("candidates") or [] if c.get("marker")})
-    if call.get("write") == "extractive" and not redraft:        # an answer of choices (model.write)
-        markers.entries = {e["marker"]: e for e in call.get("entries") or [] if e.get("marker")}
-        parsed = parse_choices(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
-                               constrained=constrained, core_texts={c["marker"]: c.get("content") or ""
-                                                                    for c in call.get("candidates") or []
-                                                                    if c.get("marker")})
-    elif call.get("write") == "extractive":                     # a redraft of choices: the critique's wordings too
-        parsed = rechoose_answer(call, text, finish_reason, max_tokens, constrained)
-    else:
-        parsed = parse_answer(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
+    shown = {e["marker"]: e for e in call.get("entries") or [] if e.get("marker")}
+    cores = {c["marker"]: c for c in call.get("candidates") or [] if c.get("marker")}
+    marked = {"fragments": {m: e.get("id") for m, e in shown.items()}, "entries": shown,
+              "cores": {m: c.get("id") for m, c in cores.items()}}
+    core_texts = {m: c.get("content") or "" for m, c in cores.items()}
+    if call.get("write") != "extractive":
+        parsed = parse_answer(text, finish_reason=finish_reason, markers=Markers(**marked), max_tokens=max_tokens,
                               redraft_of=call.get("redraft_of") if redraft else None, constrained=constrained)
+    elif redraft:                       # a redraft of choices (model.write): the critique's wordings too
+        quotes = enumerate(rechoose.wordings(call.get("critique")), 1)
+        markers = rechoose.RedraftMarkers(**marked, quotes={f"q{i}": w for i, w in quotes})
+        parsed = rechoose.parse(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
+                                redraft_of=call.get("redraft_of"), constrained=constrained, core_texts=core_texts)
+    else:                               # an answer of choices (model.write)
+        parsed = parse_choices(text, finish_reason=finish_reason, markers=Markers(**marked), max_tokens=max_tokens,
+                               constrained=constrained, core_texts=core_texts)
     for op in parsed.operations:
         if redraft:
             op.pop("restated_content", None)
         if not op.get("topic"):
             op["topic"] = call.get("topic")
     return parsed
-
-
-def rechoose_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens: int, constrained: bool):
-    """An extractive redraft's answer, read against the markers it was shown (the wordings from its critique)."""
-    shown = [e for e in call.get("entries") or [] if e.get("marker")]
-    markers = rechoose.RedraftMarkers(fragments={e["marker"]: e.get("id") for e in shown},
-                                      cores={c["marker"]: c.get("id") for c in call.get("candidates") or []
-                                             if c.get("marker")},
-                                      entries={e["marker"]: e for e in shown},
-                                      quotes={f"q{i}": w for i, w in enumerate(rechoose.wordings(call.get("critique")),
-                                                                              1)})
-    return rechoose.parse(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
-                          redraft_of=call.get("redraft_of"), constrained=constrained,
-                          core_texts={c["marker"]: c.get("content") or "" for c in call.get("candidates") or []
-                                      if c.get("marker")})
 
 
 def unsent(call: dict) -> dict:
