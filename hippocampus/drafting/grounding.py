@@ -91,7 +91,13 @@ def near_duplicate(a: str, b: str) -> bool:
 
 def _num(token: str) -> str:
     token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
-    return "".join(p if _SEP.fullmatch(p) else str(int(p)) for p in re.split(f"({_SEP.pattern})", token) if p)
+    return "".join(p if _SEP.fullmatch(p) else _digits(p) for p in re.split(f"({_SEP.pattern})", token) if p)
+
+
+def _digits(run: str) -> str:
+    """A run of digits in any script as ASCII without leading zeros: what str(int(run)) gives, for a run of any
+    length (int() refuses more than 4,300 digits, and a fragment may hold a longer one)."""
+    return "".join(str(unicodedata.decimal(c)) for c in run).lstrip("0") or "0"
 
 
 def numbers(text: str) -> list:

@@ -100,6 +100,16 @@ def test_a_2_000_000_character_operation_is_dropped_and_named():
     assert guard.sentence(guard.tally(res.dropped)) == "1 operation dropped: longer than the answer cap allows"
 
 
+def test_a_number_longer_than_int_reads_is_compared_not_raised():
+    """A fragment may hold a run of 5,000 digits (int() refuses past 4,300): the guard compares it like any
+    number, so the sleep drafts instead of failing on it every night."""
+    long = "7" * 5000
+    frags = {"n1": f"The serial on the old router was {long} (2026-03-03)"}
+    assert len(run(op(f"The old router's serial was {long}", ids=("n1",)), frags=frags, cores={}).operations) == 1
+    res = run(op(f"The old router's serial was {long[:-1]}8", ids=("n1",)), frags=frags, cores={})
+    assert [f.rule for f in res.dropped] == ["numbers"]
+
+
 def test_target_op_indexes_count_the_kept_list():
     res = run(op("We did 99 routes"), op("Anna and I did 12 routes at the climbing gym"),
               op("Did 12 routes with Anna", kind="attach", target_op=1))
