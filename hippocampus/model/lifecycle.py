@@ -38,7 +38,7 @@ STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a
 LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
 NOT_STARTED = "the service is stopping: the model server is not started"
 STOPPED, STARTING, READY, STOPPING, FAILED = "stopped", "starting", "ready", "stopping", "failed"
-_CLEARED = {"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}
+_CLEARED = {"pid": None, "created": None, "booted": None, "started_by_us": False, "cmd": None, "how": None}
 
 
 def log_tail(path: Path, offset: int, n: int = 10) -> str:

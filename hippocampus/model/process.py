@@ -2,8 +2,11 @@
 
 watchdog.py stops the server when the pipe from this process closes, so a service killed with -9 leaves no
 server behind. The pipes live here (_WATCHED), so an actor restart adopts its server with the pipe intact,
-while a server a previous run recorded is stopped, not adopted. The create time guards against a recycled pid;
-a record from the state file is only a claim (lifecycle.py adopts a pid only when runs_command() says it runs
+while a server a previous run recorded is stopped, not adopted. The start time guards against a recycled pid:
+on Linux the boot's id and the seconds from boot to the start (/proc), which no clock adjustment moves (psutil's
+create time is the whole-second boot time plus those seconds, so an NTP step or slew across a second, or a Jetson
+setting its clock after boot, moved it, and the service took its own server for another's and left it running);
+elsewhere the create time, which the system keeps as it was. A record from the state file is only a claim (lifecycle.py adopts a pid only when runs_command() says it runs
 the configured command and the model's health URL answers).
 """
 from __future__ import annotations
@@ -34,6 +37,16 @@ class LaunchFailed(OSError):
     """The watchdog could not start the server (and said why)."""
 
 
+def since_boot(pid: int) -> Optional[list]:
+    """[this boot's id, seconds from boot to the process's start] where /proc says (Linux), else None."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])    # field 22: starttime
+        return [boot, ticks / os.sysconf("SC_CLK_TCK")]
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 def split_command(line: str) -> Any:
     """A command line for Popen: whole on Windows, shlex-split elsewhere."""
     return line if WINDOWS else shlex.split(line)
@@ -52,6 +65,7 @@ class ServerProcess:
     created: Optional[float]
     popen: Optional[subprocess.Popen] = None
     watchdog: Optional[int] = None      # the watchdog's pid
+    booted: Optional[list] = None       # since_boot(pid) at launch (Linux)
 
     def alive(self) -> bool:
         if self.popen is not None:
@@ -68,14 +82,17 @@ class ServerProcess:
         """The live process, only while it is the one we started."""
         try:
             p = psutil.Process(self.pid)
-            if self.created is not None and abs(p.create_time() - self.created) > SAME_START:
+            now = since_boot(self.pid) if self.booted else None
+            if now is not None and (now[0] != self.booted[0] or abs(now[1] - self.booted[1]) > SAME_START):
+                return None                     # another boot's, or the pid was recycled: not ours
+            if now is None and self.created is not None and abs(p.create_time() - self.created) > SAME_START:
                 return None                     # the pid was recycled: not ours
             return p if p.status() != psutil.STATUS_ZOMBIE else None
         except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
             return None
 
     def record(self) -> dict:
-        return {"pid": self.pid, "created": self.created, "watchdog": self.watchdog}
+        return {"pid": self.pid, "created": self.created, "watchdog": self.watchdog, "booted": self.booted}
 
     def stop(self, grace_seconds: float) -> None:
         """Terminate the process and every process under it; kill what is still there after the grace."""
@@ -140,7 +157,7 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
         raise LaunchFailed(said or f"the server's watchdog exited with code {dog.returncode} before starting it")
     pid = int(said)
     _WATCHED[pid] = dog
-    return ServerProcess(pid, _created(pid), dog, dog.pid)
+    return ServerProcess(pid, _created(pid), dog, dog.pid, since_boot(pid))
 
 
 def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
@@ -150,7 +167,10 @@ def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
     if not pid:
         return None
     dog = _WATCHED.get(int(pid))
-    proc = ServerProcess(int(pid), record.get("created"), dog, record.get("watchdog"))
+    booted = record.get("booted")           # the state file is only a claim: a malformed one is not read
+    well_formed = isinstance(booted, list) and len(booted) == 2 and isinstance(booted[0], str) and \
+        isinstance(booted[1], (int, float)) and not isinstance(booted[1], bool)
+    proc = ServerProcess(int(pid), record.get("created"), dog, record.get("watchdog"), booted if well_formed else None)
     if record.get("created") is None and dog is None and not _command_matches(int(pid), record.get("cmd")):
         return None
     if not proc.alive():

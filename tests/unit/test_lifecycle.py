@@ -19,6 +19,7 @@ import requests
 from tests.harness.clock import FakeClock
 from hippocampus.config import LifecycleConfig, ModelConfig
 from hippocampus.model.lifecycle import ModelLifecycle
+from hippocampus.model.process import since_boot
 from tests.harness.clock import pid_alive as _pid_alive
 from hippocampus.model.client import ModelUnavailable
 
@@ -166,7 +167,8 @@ def test_ensure_starts_waits_through_loading_and_idle_tick_stops(rig):
     assert snap["state"] == "ready" and snap["started_by_us"] is True and snap["via"] == "local"
     pid = snap["pid"]
     assert rig.saves[-1] == {"pid": pid, "created": rig.saves[-1]["created"], "started_by_us": True,
-                             "cmd": lc.built_command(), "how": "command", "watchdog": lc.server.popen.pid}
+                             "cmd": lc.built_command(), "how": "command", "watchdog": lc.server.popen.pid,
+                             "booted": since_boot(pid)}
     assert psutil.Process(pid).ppid() == lc.server.popen.pid       # the server runs under its watchdog
     assert abs(rig.saves[-1]["created"] - psutil.Process(pid).create_time()) < 0.01   # the recycled-pid guard
     started = rig.kinds("model_started")
@@ -347,7 +349,8 @@ def test_adopting_a_dead_pid_clears_it(rig):
     b = rig.make(persisted={"pid": p.pid, "started_by_us": True, "cmd": ["x"], "how": "command"})
     b.adopt()
     assert b.snapshot()["started_by_us"] is False and b.snapshot()["pid"] is None
-    assert rig.saves == [{"pid": None, "created": None, "started_by_us": False, "cmd": None, "how": None}]
+    assert rig.saves == [{"pid": None, "created": None, "booted": None, "started_by_us": False, "cmd": None,
+                          "how": None}]
 
 
 def test_a_pid_that_is_not_ours_is_not_adopted(rig):
@@ -357,6 +360,25 @@ def test_a_pid_that_is_not_ours_is_not_adopted(rig):
     b.adopt()
     b.tick(chain_open=False)
     assert b.snapshot()["started_by_us"] is False and p.poll() is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="psutil's create time is derived from btime on Linux")
+def test_a_clock_adjustment_does_not_make_the_service_forget_its_own_server(rig, monkeypatch):
+    """Found by the long soak: the wall clock was slewed across a second while a server ran, psutil's create time
+    (the whole-second boot time plus the start) moved by one, and the next model call took the service's own
+    server for somebody else's: never handed over, never stopped. The start is compared as time since boot."""
+    from psutil import _pslinux
+
+    lc = rig.make(keep_warm_seconds=300)
+    lc.ensure()
+    pid = lc.snapshot()["pid"]
+    booted = _pslinux.boot_time()
+    monkeypatch.setattr(_pslinux, "boot_time", lambda: booted + 1)        # as after NTP moved the clock
+    assert abs(psutil.Process(pid).create_time() - rig.saves[-1]["created"]) > 0.9
+    lc.ensure()
+    assert lc.snapshot()["started_by_us"] is True and lc.snapshot()["pid"] == pid
+    lc.tick(chain_open=False)
+    assert gone(pid) and rig.kinds("model_stopped")
 
 
 def test_a_recycled_pid_is_told_apart_by_its_create_time(rig):
