@@ -28,7 +28,7 @@ from actors.lifecycle import LifecycleActor
 from actors.notifier import NotifierActor, NotifierProxy
 from actors.proxies import Child, Gate, RippleChild, SchedulerChild
 from actors.quality import QualityActor
-from actors.replay import ReplayActor
+from actors.replay import ReplayActor, ReplayProxy
 from actors.ripple import RippleActor, RippleProxy
 from actors.scheduler import SchedulerActor, SchedulerProxy
 from actors.sleeper import SleeperActor, SleeperProxy
@@ -80,6 +80,7 @@ class Runtime:
         self.memory_health: Child[WatchProxy] = child(MemoryWatch)
         self.wakeup: Child[WatchProxy] = child(WakeupWatch)
         self.queue: Child[WatchProxy] = child(QueueWatch)
+        self.replay: Child[ReplayProxy] = child(ReplayActor)
         events.subscribe(self._deliver)
 
     @property

@@ -4,7 +4,7 @@ A child that crashes is restarted after a backoff; one that crashes more than ma
 window_seconds is `failed`, left down until an operator restarts it. Children are reached through the
 registry, never through a ref kept from before a restart. An operator's restart never blocks the supervisor nor
 the one who asked: a running child is told to stop, a thread of its own waits up to STOP_WAIT_SECONDS for its
-current work to end, and the new instance starts when that thread says so (ChildStopped); restarts asked while
+current work to end, and the new instance starts when that thread says so (child_stopped); restarts asked while
 one waits are the same restart.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from hippocampus.transport_words import in_words
 
 log = logging.getLogger(__name__)
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
-LIVENESS_GRACE_S = 0.2      # a dead child's own ChildFailed gets this long to arrive before the check calls it
+LIVENESS_GRACE_S = 0.2      # a dead child's own child_failed gets this long to arrive before the check calls it
 STOP_WAIT_SECONDS = 10     # an operator's restart gives a busy child this long to end its work, then starts anew
 SHOWN = ("state", "restarts", "last_error", "last_error_at", "started_at")     # of a child, on the board
 
@@ -176,7 +176,7 @@ class Supervisor(pykka.ThreadingActor):
                 if ref is None:
                     self.child_failed(name, c["urn"], c["last_error"])
                 elif not ref.is_alive():
-                    # a crashed child is marked stopped just before its ChildFailed comes: give that a moment
+                    # a crashed child is marked stopped just before its child_failed comes: give that a moment
                     if c["dead_seen"] is None:
                         c["dead_seen"] = now
                     elif now - c["dead_seen"] >= LIVENESS_GRACE_S:
@@ -194,13 +194,13 @@ class Supervisor(pykka.ThreadingActor):
 
     def _beat(self, name: str, at: float) -> None:
         """Tell a child the beat, unless one is still queued or running (a busy child finds one beat waiting)."""
-        queued = self.rt.tick_flags.get(name)
-        if queued is None or queued.is_set():
+        queued, proxy = self.rt.tick_flags.get(name), self.registry.proxy(name)
+        if queued is None or queued.is_set() or proxy is None:
             return
         queued.set()
         try:
-            self.registry.proxy(name).beat.defer(at)
-        except (pykka.ActorDeadError, AttributeError):      # AttributeError: no proxy, it is down
+            proxy.beat.defer(at)
+        except pykka.ActorDeadError:
             queued.clear()
 
     def restart_child(self, name: str, force: bool = False) -> str:

@@ -57,7 +57,7 @@ def said(row: dict, words=run_words) -> dict:
 class Front:
     def __init__(self, runtime) -> None:
         self.rt = runtime
-        self.replays = replays.Replays(runtime.ctx, starter(runtime.registry))     # run on the replay actor
+        self.replays = replays.Replays(runtime.ctx, starter(runtime.replay))     # run on the replay actor
         self._queue = runtime.queue
         self._status = StatusCache(lambda: build_status(runtime), lambda: built_from(runtime))
         self.tally = Tally()

@@ -77,7 +77,8 @@ class Context:
 
     def wire(self, put: Callable[[str, Any], None]) -> None:
         """Have each object /status shows publish its view to the board (put(key, view)) on every change, from
-        now: the state, the cycle's holder, the ticks, the sleep's progress, the last snapshot, the log's, the voice card's and what the model said of itself."""
+        now: the state, the cycle's holder, the ticks, the sleep's progress, the last snapshot, the log's, the voice
+        card's and what the model server said of itself."""
         self.publish = put
         owners = {"state": (self.state, self.state.view()), "cycle": (self.cycle, self.cycle.describe()),
                   "ticks": (self.ticks, self.ticks.view()),

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from hippocampus.drafting.answer import clean, json_value
-from hippocampus.drafting.schema import SHARE, _largest_share, _scaled, _text, estimate_tokens, worst_case
+from hippocampus.drafting.schema import _largest_share, _scaled, _text, within
 
 FULL = {"summary": 1200, "hints": 8, "hint": 40}
 LEAST = {"summary": 40, "hints": 2, "hint": 12}
@@ -38,10 +38,8 @@ def _schema(share: float) -> dict:
 
 def response_format(max_tokens: int) -> dict:
     """The pulled brief's `response_format`: its longest answer within SHARE of model.max_tokens."""
-    budget = int(max(16, int(max_tokens)) * SHARE)
-
     def fits(share: float) -> bool:
-        return estimate_tokens(worst_case(_schema(share))) <= budget
+        return within(_schema(share), max_tokens)
     return {"type": "json_schema", "json_schema": {"name": "pulled_brief",
                                                    "schema": _schema(1.0 if fits(1.0) else _largest_share(fits))}}
 

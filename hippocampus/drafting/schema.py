@@ -44,12 +44,16 @@ def estimate_tokens(value: Any) -> int:
     return VALUE_TOKENS
 
 
+def within(schema: dict, max_tokens: int) -> bool:
+    """Whether the longest answer `schema` allows is within SHARE of max_tokens."""
+    return estimate_tokens(worst_case(schema)) <= int(max(16, int(max_tokens)) * SHARE)
+
+
 def first_fitting(schemas: Iterable[dict], max_tokens: int) -> dict:
     """The first of `schemas` (one at least, largest first) whose longest answer is within SHARE of max_tokens,
     else the last, the smallest."""
-    budget = int(max(16, int(max_tokens)) * SHARE)
     for s in schemas:
-        if estimate_tokens(worst_case(s)) <= budget:
+        if within(s, max_tokens):
             break
     return s
 

@@ -101,7 +101,8 @@ class Tools:
         ok = say["level"] != "bad" and not report.get("refused")
         message = say["text"]
         if report.get("asked_for_brief"):
-            message += f" You are the main model: {WRITE_BRIEF}; sleep_now with without_brief=true drafts unsteered now."
+            message += (f" You are the main model: {WRITE_BRIEF}; sleep_now with without_brief=true drafts "
+                        "unsteered now.")
         return {"ok": ok, "asked_for_brief": bool(report.get("asked_for_brief")), "refused": bool(report.get("refused")),
                 "status": report.get("status"), "report": report, "message": message}
 

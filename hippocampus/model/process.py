@@ -6,8 +6,9 @@ while a server a previous run recorded is stopped, not adopted. The start time g
 on Linux the boot's id and the seconds from boot to the start (/proc), which no clock adjustment moves (psutil's
 create time is the whole-second boot time plus those seconds, so an NTP step or slew across a second, or a Jetson
 setting its clock after boot, moved it, and the service took its own server for another's and left it running);
-elsewhere the create time, which the system keeps as it was. A record from the state file is only a claim (lifecycle.py adopts a pid only when runs_command() says it runs
-the configured command and the model's health URL answers).
+elsewhere the create time, which the system keeps as it was. A record from the state file is only a claim
+(lifecycle.py adopts a pid only when runs_command() says it runs the configured command and the model's health
+URL answers).
 """
 from __future__ import annotations
 

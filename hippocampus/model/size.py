@@ -3,8 +3,9 @@ become them (extractive); auto chooses by the model's measured size.
 
 auto reads the number of parameters the server reports (llama-server: GET /v1/models `data[].meta.n_params`,
 else any `n_params` in GET /props) the first time a drafting call needs it, and remembers it on the model's
-client for this process (model.learned). Below SMALL parameters the model chooses (a model that small invents facts when it writes);
-a model that does not say its size writes (free), and /status and the log say which was chosen and why.
+client for this process (model.learned). Below SMALL parameters the model chooses (a model that small invents
+facts when it writes); a model that does not say its size writes (free), and /status and the log say which was
+chosen and why.
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """model.structured: whether a drafting call sends its answer's JSON schema (`response_format` json_schema).
 
 auto (the default) sends it until a server refuses it (a 400 naming response_format, json_schema or a
-grammar), then the plain prompt: remembered on the model's client for this process only (model.learned), so a restart asks again
-(the server may have been upgraded). on sends it always (a refusal is a model failure); off never.
+grammar), then the plain prompt: remembered on the model's client for this process only (model.learned), so a
+restart asks again (the server may have been upgraded). on sends it always (a refusal is a model failure); off
+never.
 """
 from __future__ import annotations
 

@@ -72,7 +72,8 @@ def build_status(rt) -> dict:
         "model_url": redact.url(cfg.model.url) or None,
         "model_health": (board.get("model_health") or MODEL_FIRST) if model_watched(cfg.model) else None,
         "model_fit": board.get("model_fit") if cfg.model.configured else None,
-        "model_structured": structured.view(cfg.model.structured, learned.get("refused")) if cfg.model.configured else None,
+        "model_structured": (structured.view(cfg.model.structured, learned.get("refused"))
+                             if cfg.model.configured else None),
         "model_write": (grounded.view(cfg.model.write, learned.get("chosen"), st.get("history") or [],
                                       grounded.model_key(cfg.model.name, redact.url(cfg.model.url)))
                         if cfg.model.configured else None),

@@ -37,7 +37,6 @@ ID_KEYS = frozenset({"id", "draft_id", "cluster_id", "brief_id", "redraft_of", "
 NOTE = "the text of a purged memory and of its fragments was removed here; ids are kept"
 
 
-
 class Scrubs:
     """What this process remembers of its scrubs: one per service, on its Context (ctx.scrubs), so a restart (a
     new context) scrubs the purges Memory lists once again."""

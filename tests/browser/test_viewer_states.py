@@ -60,7 +60,8 @@ def test_the_main_button_fits_each_state_and_no_id_shows(make_config, start_serv
         asleep = threading.Thread(target=lambda: answers.append(requests.post(svc.url + "/sleep", timeout=90)))
         asleep.start()
         try:
-            expect(page.locator("#busyNote")).to_contain_text(re.compile(r"is running since \d\d:\d\d: wait for it to end"))
+            expect(page.locator("#busyNote")).to_contain_text(
+                re.compile(r"is running since \d\d:\d\d: wait for it to end"))
             _main_button(page, "none")
             expect(page.locator("#sleepBtn")).to_be_disabled()
             expect(page.locator("#tendBtn")).to_be_disabled()

@@ -62,7 +62,8 @@ CHANGES = {
     "the voice card is written": lambda w: w.ctx.voice.set("I speak of myself as she."),
     # what the model server said of itself, learned by its client (model.learned)
     "the model refuses the schema": lambda w: w.ctx.model.learned.remember("refused", "json_schema not supported"),
-    "auto chooses by the model's size": lambda w: w.ctx.model.learned.remember("chosen", size.choose("auto", 135_000_000)),
+    "auto chooses by the model's size": lambda w: w.ctx.model.learned.remember("chosen",
+                                                                             size.choose("auto", 135_000_000)),
 }
 
 
