@@ -55,13 +55,13 @@ def server_root(model_url: str) -> str:
     return base[:-3] if base.endswith("/v1") else base
 
 
-def json_object(resp: requests.Response) -> Optional[dict]:
-    """A 200's body when it is a JSON object, else None."""
+def json_object(resp: requests.Response, any_status: bool = False) -> Optional[dict]:
+    """The body when it is a JSON object (a 200's only, unless any_status), else None."""
     try:
         data = resp.json()
     except ValueError:
         return None
-    return data if resp.status_code == 200 and isinstance(data, dict) else None
+    return data if (any_status or resp.status_code == 200) and isinstance(data, dict) else None
 
 
 def _ask(session: requests.Session, method: str, url: str, **kw) -> requests.Response:

@@ -101,13 +101,10 @@ def mode_for(setting: str, url: str, learned, session: Any = None, seconds: floa
 
 def probe(setting: str, url: str, session: Any = None) -> str:
     """check-config's line: the mode a drafting call would use now, and why (measured, not remembered)."""
-    if setting != "auto":
-        pick = choose(setting, None)
-    else:
-        try:
-            pick = choose(setting, read_n_params(url, session))
-        except requests.RequestException as exc:
-            return f"auto: the model's size could not be read ({type(exc).__name__}); a sleep reads it again"
+    try:
+        pick = choose(setting, read_n_params(url, session) if setting == "auto" else None)
+    except requests.RequestException as exc:
+        return f"auto: the model's size could not be read ({type(exc).__name__}); a sleep reads it again"
     return f"{pick['mode']}: {pick['why']}"
 
 
