@@ -181,8 +181,8 @@ class ModelLifecycle:
         return {"managed": self.lc.managed, "via": via, "state": self.state,
                 "started_by_us": self.started_by_us, "pid": self.pid, "health_url": self.health_url,
                 "last_used": self.last_used, "keep_warm_seconds": self.lc.keep_warm_seconds,
-                "up_seconds_total": round(self.up_seconds_total + self._up(), 1), "busy_seconds_total": round(self.busy_seconds_total, 1),
-                "last_error": self.last_error}
+                "up_seconds_total": round(self.up_seconds_total + self._up(), 1),
+                "busy_seconds_total": round(self.busy_seconds_total, 1), "last_error": self.last_error}
 
     def built_command(self) -> list:
         server, model = os.path.expanduser(self.lc.server), os.path.expanduser(self.lc.model_path)
