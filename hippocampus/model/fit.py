@@ -131,10 +131,6 @@ def refused(body: object, max_tokens: int, ceiling: Optional[int] = None) -> Opt
 
 
 def refused_answer(resp: requests.Response, max_tokens: int, ceiling: Optional[int] = None) -> Optional[str]:
-    """The plain words of a 400 that refused the prompt as too long; None for any other answer."""
-    if resp.status_code != 400:
-        return None
-    try:
-        return refused(resp.json(), max_tokens, ceiling)
-    except ValueError:          # not JSON: not llama-server's refusal
-        return None
+    """The plain words of a 400 that refused the prompt as too long; None for any other answer (one not JSON is
+    not llama-server's refusal)."""
+    return refused(json_object(resp, any_status=True), max_tokens, ceiling) if resp.status_code == 400 else None
