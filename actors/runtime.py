@@ -19,6 +19,7 @@ from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
 from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
+from hippocampus.store.voice import VoiceCard
 from hippocampus.status.looks import Looks
 
 from actors.base import DOWN_OK
@@ -57,11 +58,7 @@ class Runtime:
         events = EventLog(state_path.with_name(EVENTS_FILE), clock, keep=cfg.events.keep)
         memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
         model = ModelClient(cfg.model) if cfg.model.configured else None
-        voice = None
-        if cfg.voice.enabled:
-            from hippocampus.store.voice import VoiceCard
-
-            voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock)
+        voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock) if cfg.voice.enabled else None
         self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model, voice=voice)
         self.board = Board()
         self.ctx.wire(self.board.put)   # the plain objects publish what /status shows

@@ -107,11 +107,9 @@ class Supervisor(pykka.ThreadingActor):
             ref = self.registry.get(name)
             if ref is not None:
                 try:
-                    ref.stop(block=True, timeout=10)
+                    ref.stop(block=True, timeout=10)        # a child already dead answers False
                 except pykka.Timeout:
                     log.error("%s did not stop within 10 s", name)
-                except pykka.ActorDeadError:
-                    pass
             self.children[name]["state"] = "stopped"
             self.registry.pop(name, None)
         self._publish()
@@ -177,9 +175,8 @@ class Supervisor(pykka.ThreadingActor):
                     self.child_failed(name, c["urn"], c["last_error"])
                 elif not ref.is_alive():
                     # a crashed child is marked stopped just before its child_failed comes: give that a moment
-                    if c["dead_seen"] is None:
-                        c["dead_seen"] = now
-                    elif now - c["dead_seen"] >= LIVENESS_GRACE_S:
+                    c["dead_seen"] = c["dead_seen"] or now
+                    if now - c["dead_seen"] >= LIVENESS_GRACE_S:
                         self.child_failed(name, c["urn"], "the actor stopped on its own (it died while starting)")
             if c["state"] == "restarting" and c["restart_due"] is not None and now >= c["restart_due"]:
                 c["recent"].append(now)
@@ -226,13 +223,11 @@ class Supervisor(pykka.ThreadingActor):
 
     def _await_stop(self, name: str, ref: pykka.ActorRef, supervisor: "SupervisorProxy") -> None:
         """On a thread of its own: stop the old instance, waiting for its current work, then say so."""
-        ended = True
         try:
-            ref.stop(block=True, timeout=STOP_WAIT_SECONDS)
+            ref.stop(block=True, timeout=STOP_WAIT_SECONDS)     # one already dead answers False
+            ended = True
         except pykka.Timeout:
             ended = False
-        except pykka.ActorDeadError:
-            pass
         with contextlib.suppress(pykka.ActorDeadError):       # the supervisor stopped meanwhile: nothing to start
             supervisor.child_stopped.defer(name, ref.actor_urn, ended)
 

@@ -43,9 +43,8 @@ class WatchActor(Supervised):
         raise NotImplementedError
 
     def due(self) -> bool:
-        if self.asked or (self.looked_at and self.rt.looks.watched()):
-            return True
-        return self.every > 0 and time.monotonic() - self.last >= self.every
+        return (self.asked or (self.looked_at and self.rt.looks.watched())
+                or (self.every > 0 and time.monotonic() - self.last >= self.every))
 
     def on_start(self) -> None:
         if self.at_start:

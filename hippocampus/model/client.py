@@ -91,11 +91,10 @@ class ModelClient:
         """One call; `response_format` (the answer's schema) is sent as model.structured says; one wall-clock
         deadline bounds it: `deadline` (a caller's, spanning several calls), else `timeout` s from now, else
         cfg.timeout_seconds (a schema refused and the call sent again plain: the same deadline)."""
-        body: dict = {"model": self.cfg.name, "messages": [{"role": "user", "content": prompt}],
+        # llama-server's cache_prompt: reuse the prompt's shared head (extra_body may say no); extra_body adds keys
+        body: dict = {"cache_prompt": True, **(self.cfg.extra_body or {}), "model": self.cfg.name,
+                      "messages": [{"role": "user", "content": prompt}],
                       "max_tokens": int(max_tokens or self.cfg.max_tokens), "temperature": self.cfg.temperature}
-        for k, v in (self.cfg.extra_body or {}).items():
-            body.setdefault(k, v)
-        body.setdefault("cache_prompt", True)   # llama-server: reuse the prompt's shared head (extra_body may say no)
         if body["cache_prompt"] is None:        # extra_body's cache_prompt: null sends none
             del body["cache_prompt"]
         if response_format and structured.wanted(self.cfg.structured, self.learned.refused):

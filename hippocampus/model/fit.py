@@ -37,11 +37,6 @@ def largest_prompt(cfg) -> str:
     return largest_pile(cfg)[0]
 
 
-def largest_cap(cfg) -> int:
-    """The answer's cap of the biggest pile (sized to it, never above model.max_tokens)."""
-    return answer_cap(largest_pile(cfg)[1], cfg.model.max_tokens)
-
-
 def largest_pile(cfg) -> tuple:
     """(the prompt, its markers) of the biggest pile this config lets a sleep build."""
     s = cfg.sleep
@@ -60,40 +55,37 @@ def server_root(model_url: str) -> str:
     return base[:-3] if base.endswith("/v1") else base
 
 
-def _json(resp: requests.Response) -> Optional[dict]:
+def json_object(resp: requests.Response, any_status: bool = False) -> Optional[dict]:
+    """The body when it is a JSON object (a 200's only, unless any_status), else None."""
     try:
         data = resp.json()
     except ValueError:
         return None
-    return data if resp.status_code == 200 and isinstance(data, dict) else None
-
-
-def measure(cfg, session: Optional[requests.Session] = None) -> dict:
-    """{"n_ctx", "prompt_tokens", "max_tokens", "fits" (True, False or None: unknown), "error", "checked_at"}."""
-    with outbound.session_or_own(session) as s:
-        return _measure(cfg, s)
+    return data if (any_status or resp.status_code == 200) and isinstance(data, dict) else None
 
 
 def _ask(session: requests.Session, method: str, url: str, **kw) -> requests.Response:
     return outbound.call(session, method, url, deadline=outbound.Deadline(TIMEOUT), cap=ANSWER_CAP, **kw)
 
 
-def _measure(cfg, session: requests.Session) -> dict:
-    out = {"n_ctx": None, "prompt_tokens": None, "max_tokens": largest_cap(cfg), "fits": None,
-           "error": None, "checked_at": time.time(), "ceiling": cfg.model.max_tokens}
+def measure(cfg, session: Optional[requests.Session] = None) -> dict:
+    """{"n_ctx", "prompt_tokens", "max_tokens", "fits" (True, False or None: unknown), "error", "checked_at"}."""
+    prompt, markers = largest_pile(cfg)     # the prompt counted in the server's chat template, when it has one
+    out = {"n_ctx": None, "prompt_tokens": None, "max_tokens": answer_cap(markers, cfg.model.max_tokens),
+           "fits": None, "error": None, "checked_at": time.time(), "ceiling": cfg.model.max_tokens}
     root = server_root(cfg.model.url)
     try:
-        props = _json(_ask(session, "GET", root + "/props")) or {}
-        n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
-        if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
-            out["n_ctx"] = n_ctx
-            prompt = largest_prompt(cfg)        # counted in the server's chat template, when it has one
-            templated = _json(_ask(session, "POST", root + "/apply-template",
-                                   json={"messages": [{"role": "user", "content": prompt}]})) or {}
-            text = templated.get("prompt") if isinstance(templated.get("prompt"), str) else prompt
-            said = _json(_ask(session, "POST", root + "/tokenize", json={"content": text, "add_special": True}))
-            tokens = (said or {}).get("tokens")
-            out["prompt_tokens"] = len(tokens) if isinstance(tokens, list) else None
+        with outbound.session_or_own(session) as s:
+            props = json_object(_ask(s, "GET", root + "/props")) or {}
+            n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
+            if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
+                out["n_ctx"] = n_ctx
+                templated = json_object(_ask(s, "POST", root + "/apply-template",
+                                             json={"messages": [{"role": "user", "content": prompt}]})) or {}
+                text = templated.get("prompt") if isinstance(templated.get("prompt"), str) else prompt
+                said = json_object(_ask(s, "POST", root + "/tokenize", json={"content": text, "add_special": True}))
+                tokens = (said or {}).get("tokens")
+                out["prompt_tokens"] = len(tokens) if isinstance(tokens, list) else None
     except requests.RequestException as exc:
         did = transport_words.failed_predicate(exc, seconds=TIMEOUT)[1]
         out["error"] = f"the context size could not be checked: the model server at {redact.url(root)} {did}"
@@ -139,10 +131,6 @@ def refused(body: object, max_tokens: int, ceiling: Optional[int] = None) -> Opt
 
 
 def refused_answer(resp: requests.Response, max_tokens: int, ceiling: Optional[int] = None) -> Optional[str]:
-    """The plain words of a 400 that refused the prompt as too long; None for any other answer."""
-    if resp.status_code != 400:
-        return None
-    try:
-        return refused(resp.json(), max_tokens, ceiling)
-    except ValueError:          # not JSON: not llama-server's refusal
-        return None
+    """The plain words of a 400 that refused the prompt as too long; None for any other answer (one not JSON is
+    not llama-server's refusal)."""
+    return refused(json_object(resp, any_status=True), max_tokens, ceiling) if resp.status_code == 400 else None

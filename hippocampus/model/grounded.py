@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from hippocampus.model.size import EXTRACTIVE, FREE
+from hippocampus.model import size
 
 RATE = 0.5          # below this share of its operations grounded, the model chooses instead of writing
 LEAST = 10          # operations measured before the rate counts
@@ -30,7 +30,7 @@ def measure(history: Iterable[dict], model: str, nights: int = NIGHTS) -> dict:
     out = {"proposed": 0, "grounded": 0, "nights": 0}
     for r in sleeps:
         w = r.get("write") if isinstance(r.get("write"), dict) else {}
-        if w.get("mode") != FREE or w.get("model") != model:
+        if w.get("mode") != size.FREE or w.get("model") != model:
             continue
         proposed, grounded = w.get("proposed"), w.get("grounded")
         if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (proposed, grounded)):
@@ -50,7 +50,7 @@ def by_rate(by_size: dict, m: Optional[dict]) -> dict:
     if not too_ungrounded(m):
         return {**by_size, "grounding": m} if m and m.get("proposed") else dict(by_size)
     nights = f"{m['nights']} night{'' if m['nights'] == 1 else 's'}"
-    return {**by_size, "mode": EXTRACTIVE, "grounding": m,
+    return {**by_size, "mode": size.EXTRACTIVE, "grounding": m,
             "why": (f"model.write: auto: {m['grounded']} of {m['proposed']} of its operations were grounded "
                     f"(over its last {nights} writing them, below {round(RATE * 100)}%), so it chooses fragments "
                     "and their own words become the memories (extractive)")}
@@ -67,8 +67,6 @@ def tally(proposed: int, grounded: int, into: Optional[dict] = None, *, mode: st
 def view(setting: str, known: Optional[dict], history: Iterable[dict], model: str) -> dict:
     """For /status: size.view (known: the pick by size, model.learned's), with auto's pick by the measured rate
     where that decides it."""
-    from hippocampus.model import size
-
     v = size.view(setting, known)
     if setting != "auto":
         return v

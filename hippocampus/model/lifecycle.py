@@ -132,15 +132,13 @@ class ModelLifecycle:
 
     def tick(self, chain_open: bool) -> None:
         with self._lock:
-            if not self.started_by_us:
-                return
             if not chain_open:
-                self.stop_now("the cycle is over")
-                return
-            now = self._clock.now()
-            idle = now - (self.last_used if self.last_used is not None else (self._launched_at or now))
-            if idle >= self.lc.keep_warm_seconds:
-                self._stop(idle_seconds=round(idle, 1))
+                self.stop_now("the cycle is over")      # only a server we started
+            elif self.started_by_us:
+                now = self._clock.now()
+                idle = now - (self.last_used if self.last_used is not None else (self._launched_at or now))
+                if idle >= self.lc.keep_warm_seconds:
+                    self._stop(idle_seconds=round(idle, 1))
 
     def handover(self) -> bool:
         return bool(self.lc.handover and self.started_by_us) and self.stop_now("handing over to the main model")
@@ -180,14 +178,11 @@ class ModelLifecycle:
 
     def snapshot(self) -> dict:
         via = ("observatory" if self.lc.via_observatory else "local") if self.lc.managed else None
-        up = self.up_seconds_total
-        if self.started_by_us and self._launched_at is not None:
-            up += max(0.0, self._clock.now() - self._launched_at)
         return {"managed": self.lc.managed, "via": via, "state": self.state,
                 "started_by_us": self.started_by_us, "pid": self.pid, "health_url": self.health_url,
                 "last_used": self.last_used, "keep_warm_seconds": self.lc.keep_warm_seconds,
-                "up_seconds_total": round(up, 1), "busy_seconds_total": round(self.busy_seconds_total, 1),
-                "last_error": self.last_error}
+                "up_seconds_total": round(self.up_seconds_total + self._up(), 1),
+                "busy_seconds_total": round(self.busy_seconds_total, 1), "last_error": self.last_error}
 
     def built_command(self) -> list:
         server, model = os.path.expanduser(self.lc.server), os.path.expanduser(self.lc.model_path)
@@ -328,9 +323,13 @@ class ModelLifecycle:
         except Exception as exc:  # noqa: BLE001
             log.warning("model lifecycle: could not stop pid %s: %s: %s", self.pid, type(exc).__name__, exc)
 
+    def _up(self) -> float:
+        """How long the server we started has been up (0: none is; _launched_at is set only while one is)."""
+        return 0.0 if self._launched_at is None else max(0.0, self._clock.now() - self._launched_at)
+
     def _forget(self) -> float:
         """Drop our hold on the server; returns how long it was up."""
-        up = 0.0 if self._launched_at is None else max(0.0, self._clock.now() - self._launched_at)
+        up = self._up()
         self.up_seconds_total += up
         had = self.started_by_us or self.server is not None
         self.server, self._launched_at, self.started_by_us = None, None, False

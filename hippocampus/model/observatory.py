@@ -4,6 +4,7 @@ from __future__ import annotations
 import requests
 
 from hippocampus.config import LifecycleConfig, redact, resolve_pointer
+from hippocampus.model.fit import json_object
 
 HOLDER = "seren-hippocampus"
 
@@ -17,11 +18,7 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str) -> dict:
     token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
     url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
     resp = requests.post(url, json=body, timeout=timeout, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        data = resp.json()
-    except ValueError:
-        data = None
-    data = data if isinstance(data, dict) else {}
+    data = json_object(resp, any_status=True) or {}
     if resp.status_code >= 400 or not data:
         detail = data.get("error") or data.get("detail") or resp.text[:200]
         raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")

@@ -16,26 +16,14 @@ import requests
 
 from hippocampus import outbound
 from hippocampus.config import redact
-from hippocampus.model.fit import server_root
+from hippocampus.model.fit import json_object, server_root
+from hippocampus.model.timings import count
 
 log = logging.getLogger(__name__)
 SMALL = 1_500_000_000          # below this many parameters, auto drafts extractive
 TIMEOUT = 5.0                  # one deadline for both reads of the size (and never longer than model.timeout_seconds)
 CAP = outbound.MB              # /models and /props are a few KB; a larger answer is not the model's list
 FREE, EXTRACTIVE = "free", "extractive"
-
-
-def _n_params(value: Any) -> Optional[int]:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        return None
-    return int(value)
-
-
-def _json(resp) -> Any:
-    try:
-        return resp.json() if resp.status_code == 200 else None
-    except ValueError:
-        return None
 
 
 class _Bounded:
@@ -51,27 +39,20 @@ class _Bounded:
 def read_n_params(url: str, session: Any = None, seconds: float = TIMEOUT) -> Optional[int]:
     """The parameters the server at this URL says its model has; None: it does not say. Raises
     requests.RequestException when the server cannot be reached (or not within `seconds`)."""
-    own = session is None
-    session = _Bounded(seconds) if own else session
-    try:
-        return _read(url, session)
-    finally:
-        if own:
-            session.session.close()
-
-
-def _read(url: str, session: Any) -> Optional[int]:
-    models = _json(session.get(url.rstrip("/") + "/models", timeout=TIMEOUT))
-    for row in (models or {}).get("data") or [] if isinstance(models, dict) else []:
-        n = _n_params((row.get("meta") or {}).get("n_params")) if isinstance(row, dict) else None
+    if session is None:
+        own = _Bounded(seconds)
+        with own.session:
+            return read_n_params(url, own)
+    models = json_object(session.get(url.rstrip("/") + "/models", timeout=TIMEOUT)) or {}
+    for row in models.get("data") or []:
+        n = count((row.get("meta") or {}).get("n_params")) if isinstance(row, dict) else None
         if n:
             return n
-    props = _json(session.get(server_root(url) + "/props", timeout=TIMEOUT))
-    if isinstance(props, dict):
-        for where in (props, props.get("model") if isinstance(props.get("model"), dict) else {}):
-            n = _n_params(where.get("n_params"))
-            if n:
-                return n
+    props = json_object(session.get(server_root(url) + "/props", timeout=TIMEOUT)) or {}
+    for where in (props, props.get("model") if isinstance(props.get("model"), dict) else {}):
+        n = count(where.get("n_params"))
+        if n:
+            return n
     return None
 
 
@@ -120,13 +101,10 @@ def mode_for(setting: str, url: str, learned, session: Any = None, seconds: floa
 
 def probe(setting: str, url: str, session: Any = None) -> str:
     """check-config's line: the mode a drafting call would use now, and why (measured, not remembered)."""
-    if setting != "auto":
-        pick = choose(setting, None)
-    else:
-        try:
-            pick = choose(setting, read_n_params(url, session))
-        except requests.RequestException as exc:
-            return f"auto: the model's size could not be read ({type(exc).__name__}); a sleep reads it again"
+    try:
+        pick = choose(setting, read_n_params(url, session) if setting == "auto" else None)
+    except requests.RequestException as exc:
+        return f"auto: the model's size could not be read ({type(exc).__name__}); a sleep reads it again"
     return f"{pick['mode']}: {pick['why']}"
 
 

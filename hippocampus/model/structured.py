@@ -43,10 +43,10 @@ def view(mode: str, refused: Optional[str]) -> dict:
 
 
 def remember_refusal(learned, url: str, said: str) -> None:
-    key = url.rstrip("/")
     if learned.remember("refused", said[:200]):
         log.warning("the model at %s refused response_format (%s): drafting calls go without the JSON schema "
-                    "from now on (model.structured: auto); a restart tries it again", redact.url(key), said[:200])
+                    "from now on (model.structured: auto); a restart tries it again", redact.url(url.rstrip("/")),
+                    said[:200])
 
 
 def refusal_failure(url: str, said: str) -> str:

@@ -12,7 +12,8 @@ from typing import Any, Optional
 KEYS = ("prompt", "evaluated", "cached", "answer")
 
 
-def _count(value: Any) -> Optional[int]:
+def count(value: Any) -> Optional[int]:
+    """A whole count of a number that is not negative (nor a bool), else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         return None
     return int(value)
@@ -24,7 +25,7 @@ def read(data: Any) -> Optional[dict]:
         return None
     t = data.get("timings")
     if isinstance(t, dict):
-        evaluated, cached, answer = (_count(t.get(k)) for k in ("prompt_n", "cache_n", "predicted_n"))
+        evaluated, cached, answer = (count(t.get(k)) for k in ("prompt_n", "cache_n", "predicted_n"))
         if evaluated is not None:
             cached = cached or 0
             ms = sum(float(t.get(k) or 0) for k in ("prompt_ms", "predicted_ms")
@@ -32,12 +33,12 @@ def read(data: Any) -> Optional[dict]:
             return {"prompt": evaluated + cached, "evaluated": evaluated, "cached": cached, "answer": answer or 0,
                     "ms": ms}          # the server's own time for the call (not summed: a night's wall says it)
     u = data.get("usage")
-    if isinstance(u, dict) and _count(u.get("prompt_tokens")) is not None:
-        prompt = _count(u.get("prompt_tokens"))
+    if isinstance(u, dict) and count(u.get("prompt_tokens")) is not None:
+        prompt = count(u.get("prompt_tokens"))
         details = u.get("prompt_tokens_details")
-        cached = min(prompt, _count(details.get("cached_tokens")) or 0) if isinstance(details, dict) else 0
+        cached = min(prompt, count(details.get("cached_tokens")) or 0) if isinstance(details, dict) else 0
         return {"prompt": prompt, "evaluated": prompt - cached, "cached": cached,
-                "answer": _count(u.get("completion_tokens")) or 0}
+                "answer": count(u.get("completion_tokens")) or 0}
     return None
 
 
