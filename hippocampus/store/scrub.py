@@ -153,14 +153,13 @@ def tombstone_ids(ctx) -> list:
     try:
         body = ctx.memory.request("GET", "/tombstones", timeout=TOMBSTONES_TIMEOUT)
     except MemoryError_ as exc:
-        if getattr(exc, "status", None) == 404:
-            if not ctx.scrubs.no_route_said:
-                ctx.scrubs.no_route_said = True
-                log.info("this Memory lists no tombstones (GET /tombstones answers 404): only the purges this "
-                         "service runs are scrubbed from the files under %s", ctx.cfg.state_dir)
-            return []
-        log.warning("Memory's tombstones could not be read (%s): a purge made in Memory itself is scrubbed "
-                    "from the files here on a later pass", exc)
+        if getattr(exc, "status", None) != 404:
+            log.warning("Memory's tombstones could not be read (%s): a purge made in Memory itself is scrubbed "
+                        "from the files here on a later pass", exc)
+        elif not ctx.scrubs.no_route_said:
+            ctx.scrubs.no_route_said = True
+            log.info("this Memory lists no tombstones (GET /tombstones answers 404): only the purges this "
+                     "service runs are scrubbed from the files under %s", ctx.cfg.state_dir)
         return []
     entries = body.get("entries") if isinstance(body, dict) else None
     return [str(t["id"]) for t in entries or [] if isinstance(t, dict) and t.get("id")]
