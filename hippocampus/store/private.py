@@ -48,9 +48,8 @@ def make_dir(folder: Path) -> None:
     folder = Path(folder)
     if folder.is_dir():
         return
-    folder.parent.mkdir(parents=True, exist_ok=True)
     try:
-        folder.mkdir(mode=DIR_MODE)
+        folder.mkdir(mode=DIR_MODE, parents=True)      # the parents as the umask makes them, the folder 0700
     except FileExistsError:
         if not folder.is_dir():
             raise
