@@ -64,23 +64,20 @@ class EventLog:
         self._listeners.append(listener)
 
     def emit(self, type_: str, **fields: Any) -> dict:
-        fields = redact.deep(fields)            # an error that quotes a URL keeps no user:password@ or ?key=
-        with self._write_lock:
-            with self._lock:
-                event = self._new(type_, self.clock.now(), fields)
-                line = _line(event)
-            self._append(line, sync=type_ not in ROUTINE)
-        self._tell(event)
-        return event
+        return self._record(type_, None, fields)
 
     def bump(self, type_: str, within: float, **fields: Any) -> dict:
         """A burst as one event: the open `type_` event gets count + 1 and last_at now, if its last one was at
         most `within` s ago and nothing that matters happened since; else a new one. Listeners hear it once."""
-        fields = redact.deep(fields)
+        return self._record(type_, within, fields)
+
+    def _record(self, type_: str, within: Optional[float], fields: dict) -> dict:
+        """emit (within None: always a new event, with no count and no burst) or bump."""
+        fields = redact.deep(fields)            # an error that quotes a URL keeps no user:password@ or ?key=
         with self._write_lock:
             with self._lock:
                 now = self.clock.now()
-                event = self._events.get(self._bursts.get(type_))
+                event = self._events.get(self._bursts.get(type_)) if within is not None else None
                 folded = event is not None and event["seq"] > self._last_mattering and \
                     now - float(event.get("last_at") or event["at"]) <= within
                 if folded:
@@ -89,8 +86,9 @@ class EventLog:
                     line = _line({"patch": event["seq"], "set": change})
                     event = dict(event)
                 else:
-                    event = self._new(type_, now, {**fields, "count": 1, "last_at": now})
-                    self._bursts[type_] = event["seq"]
+                    event = self._new(type_, now, fields if within is None else {**fields, "count": 1, "last_at": now})
+                    if within is not None:
+                        self._bursts[type_] = event["seq"]
                     line = _line(event)
             self._append(line, sync=type_ not in ROUTINE)
         if not folded:

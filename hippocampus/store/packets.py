@@ -43,10 +43,6 @@ class PacketStore:
         path = self.path(draft_id)
         return self.read_path(path) if path is not None else None
 
-    def _dir(self):
-        """The folder's descriptor (None without dir_fd support); OSError if it is missing or a link."""
-        return private.folder_fd(self.folder, follow=False)
-
     def _listed(self, fd: Optional[int]) -> list:
         """(mtime, name) of every packet file: regular files named as save() names them."""
         out = []
@@ -62,7 +58,7 @@ class PacketStore:
     def paths(self) -> list:
         """Every packet file, newest first."""
         try:
-            with self._dir() as fd:
+            with private.folder_fd(self.folder, follow=False) as fd:
                 return [self.folder / name for _, name in self._listed(fd)]
         except OSError as exc:
             self._say_link(exc)
@@ -99,11 +95,11 @@ class PacketStore:
             return False
         try:
             private.make_dir(self.folder)
-            with self._dir() as fd:
+            with private.folder_fd(self.folder, follow=False) as fd:
                 private.write_atomic(path, packet, dir_fd=fd)
                 for _, name in self._listed(fd)[self.keep:]:
                     with contextlib.suppress(OSError):
-                        os.unlink(name, dir_fd=fd) if fd is not None else (self.folder / name).unlink()
+                        os.unlink(private.at(self.folder / name, fd), dir_fd=fd)
         except OSError as exc:
             self._say_link(exc)
             log.warning("the replay packet for draft %s could not be written (%s)", packet.get("draft_id"), exc)
@@ -115,11 +111,9 @@ class PacketStore:
         path = Path(path)
         try:
             with private.folder_fd(path.parent, follow=False) as fd:
-                where = {"dir_fd": fd} if fd is not None else {}
-                name = path.name if fd is not None else path
-                st = os.stat(name, follow_symlinks=False, **where)
+                st = os.stat(private.at(path, fd), follow_symlinks=False, dir_fd=fd)
                 private.write_atomic(path, packet, dir_fd=fd)
-                os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), **where)
+                os.utime(private.at(path, fd), ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=fd)
             return True
         except OSError as exc:
             log.error("the replay packet %s could not be rewritten (%s)", path.name, exc)
@@ -127,7 +121,7 @@ class PacketStore:
 
     def owed(self) -> list:
         try:
-            with self._dir() as fd:
+            with private.folder_fd(self.folder, follow=False) as fd:
                 data = json.loads(private.read_bytes(self.folder / OWED, dir_fd=fd).decode("utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):       # none owed, or a file that says nothing
             return []
@@ -138,10 +132,10 @@ class PacketStore:
         try:
             if ids:
                 private.make_dir(self.folder)
-                with self._dir() as fd:
+                with private.folder_fd(self.folder, follow=False) as fd:
                     private.write_atomic(path, sorted(set(ids)), dir_fd=fd)
             elif os.path.lexists(path):
-                with self._dir() as fd:
-                    os.unlink(OWED, dir_fd=fd) if fd is not None else path.unlink()
+                with private.folder_fd(self.folder, follow=False) as fd:
+                    os.unlink(private.at(path, fd), dir_fd=fd)
         except OSError as exc:
             log.error("could not record the purges still to scrub from the replay packets (%s)", exc)

@@ -48,9 +48,8 @@ def make_dir(folder: Path) -> None:
     folder = Path(folder)
     if folder.is_dir():
         return
-    folder.parent.mkdir(parents=True, exist_ok=True)
     try:
-        folder.mkdir(mode=DIR_MODE)
+        folder.mkdir(mode=DIR_MODE, parents=True)      # the parents as the umask makes them, the folder 0700
     except FileExistsError:
         if not folder.is_dir():
             raise
@@ -95,15 +94,17 @@ def folder_fd(folder: Path, *, follow: bool = True):
         os.close(fd)
 
 
+def at(path: Path, dir_fd: Optional[int]):
+    """What names the file for an os call given dir_fd: its name in that folder, or its whole path without one."""
+    return Path(path).name if dir_fd is not None else path
+
+
 def open_file(path: Path, flags: int, *, dir_fd: Optional[int] = None) -> int:
     """os.open of a file in the state folder, never through a link (created 0600)."""
-    path = Path(path)
     try:
-        if dir_fd is not None:
-            return os.open(path.name, flags | _NOFOLLOW | _BINARY, FILE_MODE, dir_fd=dir_fd)
-        return os.open(path, flags | _NOFOLLOW | _BINARY, FILE_MODE)
+        return os.open(at(path, dir_fd), flags | _NOFOLLOW | _BINARY, FILE_MODE, dir_fd=dir_fd)
     except OSError as exc:
-        raise _link_error(exc, path) from None
+        raise _link_error(exc, Path(path)) from None
 
 
 def read_bytes(path: Path, *, dir_fd: Optional[int] = None) -> bytes:
@@ -112,32 +113,11 @@ def read_bytes(path: Path, *, dir_fd: Optional[int] = None) -> bytes:
         return fh.read()
 
 
-def check_folder(folder: Path) -> None:
-    """FolderRefused if the folder belongs to another account or others may write in it (POSIX): whoever
-    can write there can plant links and files the service would trust."""
-    if not POSIX:
-        return
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return                                          # not there: making it or holding it says why
-    me = os.geteuid()
-    if st.st_uid != me:
-        raise FolderRefused(
-            f"the state folder {folder} belongs to another account (uid {st.st_uid}; this service runs as uid "
-            f"{me}): run `chown {me} {folder}` and `chmod 700 {folder}`, or set sleep.state_path to a folder "
-            "of this account's own")
-    mode = stat.S_IMODE(st.st_mode)
-    if mode & 0o022:
-        raise FolderRefused(
-            f"the state folder {folder} can be written by other accounts (mode {mode:03o}): run "
-            f"`chmod 700 {folder}`, or set sleep.state_path to a private folder")
-
-
 def prepare(folder: Path) -> None:
-    """At start-up: make the folder, refuse one another account owns or others may write in (FolderRefused),
-    and make private what an older version wrote in it 0644 (files) or 0755 (replays/). The folder itself may
-    not be ours: it is never changed; readable by others, it is warned about."""
+    """At start-up: make the folder, refuse one another account owns or others may write in (FolderRefused:
+    whoever can write there can plant links and files the service would trust), and make private what an older
+    version wrote in it 0644 (files) or 0755 (replays/). The folder itself may not be ours: it is never changed;
+    readable by others, it is warned about."""
     folder = Path(folder)
     try:
         make_dir(folder)
@@ -146,7 +126,21 @@ def prepare(folder: Path) -> None:
                             "writable by this account, or set sleep.state_path to a folder it can write") from None
     if not POSIX:
         return
-    check_folder(folder)
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return
+    me = os.geteuid()
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid != me:
+        raise FolderRefused(
+            f"the state folder {folder} belongs to another account (uid {st.st_uid}; this service runs as uid "
+            f"{me}): run `chown {me} {folder}` and `chmod 700 {folder}`, or set sleep.state_path to a folder "
+            "of this account's own")
+    if mode & 0o022:
+        raise FolderRefused(
+            f"the state folder {folder} can be written by other accounts (mode {mode:03o}): run "
+            f"`chmod 700 {folder}`, or set sleep.state_path to a private folder")
     files = {folder / n for n in OURS} | {p for pattern in OURS_LIKE for p in folder.glob(pattern)}
     folders: list = []
     for name in OUR_FOLDERS:
@@ -159,11 +153,7 @@ def prepare(folder: Path) -> None:
     if tightened:
         shown = ", ".join(tightened[:NAMED]) + (f" and {len(tightened) - NAMED} more" if len(tightened) > NAMED else "")
         log.info("made private in %s (folders 0700, files 0600): %s", folder, shown)
-    try:
-        mode = stat.S_IMODE(folder.stat().st_mode)
-    except OSError:
-        return
-    if mode & 0o077:
+    if mode & 0o077:                 # the folder itself is never changed (tightening is of what is in it)
         log.warning("the state folder %s is open to other accounts (mode %03o); what the service keeps in it is "
                     "private, and `chmod 700 %s` closes the folder too", folder, mode, folder)
 
@@ -198,28 +188,19 @@ def write_text_atomic(path: Path, raw: str, *, dir_fd: Optional[int] = None) -> 
     already opened (else its descriptor is opened here). The caller holds no lock a reader needs: an fsync
     can take seconds."""
     path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
     if dir_fd is None:
         make_dir(path.parent)
-        with folder_fd(path.parent) as fd:
-            return _write_in(path, raw, fd)
-    return _write_in(path, raw, dir_fd)
-
-
-def _write_in(path: Path, raw: str, dir_fd: Optional[int]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with contextlib.suppress(FileNotFoundError):        # a leftover, or a link planted there: ours to replace
-        os.unlink(tmp.name, dir_fd=dir_fd) if dir_fd is not None else os.unlink(tmp)
-    fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
-    if POSIX:
-        os.fchmod(fd, FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(raw)
-        fh.flush()
-        os.fsync(fh.fileno())
-    if dir_fd is not None:
-        os.replace(tmp.name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)   # a link at `path` is replaced
-    else:
-        os.replace(tmp, path)
+    with folder_fd(path.parent) if dir_fd is None else contextlib.nullcontext(dir_fd) as fd:
+        with contextlib.suppress(FileNotFoundError):        # a leftover, or a link planted there: ours to replace
+            os.unlink(at(tmp, fd), dir_fd=fd)
+        with os.fdopen(open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=fd), "w", encoding="utf-8") as fh:
+            if POSIX:
+                os.fchmod(fh.fileno(), FILE_MODE)
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(at(tmp, fd), at(path, fd), src_dir_fd=fd, dst_dir_fd=fd)     # a link at `path` is replaced
 
 
 def aside(path: Path) -> Path:

@@ -76,32 +76,40 @@ def hold(ctx, holder) -> None:
 
 def forget(ctx, purged: Iterable[str]) -> int:
     """After this service's purge: scrub the files of these ids and of any still owed. Returns the packets changed."""
-    try:
+    def scrub() -> int:
         store = store_for(ctx.cfg)
         ids = list(dict.fromkeys(store.owed() + [i for i in purged or [] if i]))
         return _scrub(ctx, store, ids) if ids else 0
-    except Exception:  # noqa: BLE001 - the purge itself has landed; say loudly that the copy has not gone
-        log.exception("could not scrub the replay packets after a purge")
-        return 0
+    # the purge itself has landed; say loudly that the copy has not gone
+    return _logged(scrub, 0, "could not scrub the replay packets after a purge")
 
 
 def forget_tombstones(ctx, drafts: Optional[list] = None) -> int:
     """Scrub the files of every purge Memory lists not scrubbed here yet (drafts: Memory's, if just read)."""
-    try:
+    def scrub() -> int:
         with ctx.scrubs.lock:
             done = set(ctx.scrubs.done)
         ids = [i for i in dict.fromkeys(tombstone_ids(ctx)) if i not in done]
         return _scrub(ctx, store_for(ctx.cfg), ids, drafts) if ids else 0
-    except Exception:  # noqa: BLE001 - say loudly that the copy has not gone; the next pass tries again
-        log.exception("could not scrub the files of the purges Memory lists")
-        return 0
+    # say loudly that the copy has not gone; the next pass tries again
+    return _logged(scrub, 0, "could not scrub the files of the purges Memory lists")
+
+
+def _logged(call: Callable[[], Any], default: Any, message: str) -> Any:
+    """call(), or default once `message` is logged with the error: a scrub, a holder never fails its caller."""
+    try:
+        return call()
+    except Exception:  # noqa: BLE001 - what did not go is said loudly, the caller goes on
+        log.exception(message)
+        return default
 
 
 def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
     scrubs = ctx.scrubs
     with scrubs.lock:
         holders = list(scrubs.holders)
-        kept = [p for h in holders for p in _packets_of(h)]
+        kept = [p for h in holders        # one holder never stops the scrub of the files
+                for p in _logged(lambda: list(h.packets()), [], "could not read the packets a replay holder keeps")]
         if not store.paths() and not kept:
             scrubs.done.update(ids)      # no packet, so no copy of a text to find it by
             return 0
@@ -116,16 +124,18 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         core_chars = ctx.cfg.sleep.core_chars
         packets = list(store.packets())
         texts, fragments = what_to_remove([p for _, p in packets] + kept, set(ids), drafts)
-        others = scrub_folder(ctx, texts, _patterns(texts, core_chars))    # before the packets: texts are read there
+        patterns = _patterns(texts, core_chars)
+        others = scrub_folder(ctx, texts, patterns)    # before the packets: texts are read there
         changed = 0
         for path, packet in packets:
             if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars) and \
                     store.rewrite(path, packet):
                 changed += 1
-        patterns = _patterns(texts, core_chars)
         removal = Removal(ids=frozenset(ids), texts=frozenset(texts), fragments=frozenset(fragments),
                           patterns=tuple(patterns), now=ctx.clock.now(), core_chars=core_chars)
-        held = sum(_forget_in(h, removal) for h in holders)    # after the files: a copy taken now is clean
+        # after the files: a copy taken now is clean
+        held = sum(_logged(lambda: int(h.forget(removal) or 0), 0, "the text of a purged memory could not be removed "
+                           "from the replay runs kept in memory") for h in holders)
         if held:
             others.append(f"{held} kept replay run(s)")
         owed = set(store.owed())
@@ -138,35 +148,18 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         return changed
 
 
-def _packets_of(holder) -> list:
-    try:
-        return list(holder.packets())
-    except Exception:  # noqa: BLE001 - one holder never stops the scrub of the files
-        log.exception("could not read the packets a replay holder keeps")
-        return []
-
-
-def _forget_in(holder, removal: Removal) -> int:
-    try:
-        return int(holder.forget(removal) or 0)
-    except Exception:  # noqa: BLE001 - say loudly that a copy has not gone
-        log.exception("the text of a purged memory could not be removed from the replay runs kept in memory")
-        return 0
-
-
 def tombstone_ids(ctx) -> list:
     """The ids Memory says were purged (GET /tombstones: never any content); [] when it cannot say."""
     try:
         body = ctx.memory.request("GET", "/tombstones", timeout=TOMBSTONES_TIMEOUT)
     except MemoryError_ as exc:
-        if getattr(exc, "status", None) == 404:
-            if not ctx.scrubs.no_route_said:
-                ctx.scrubs.no_route_said = True
-                log.info("this Memory lists no tombstones (GET /tombstones answers 404): only the purges this "
-                         "service runs are scrubbed from the files under %s", ctx.cfg.state_dir)
-            return []
-        log.warning("Memory's tombstones could not be read (%s): a purge made in Memory itself is scrubbed "
-                    "from the files here on a later pass", exc)
+        if getattr(exc, "status", None) != 404:
+            log.warning("Memory's tombstones could not be read (%s): a purge made in Memory itself is scrubbed "
+                        "from the files here on a later pass", exc)
+        elif not ctx.scrubs.no_route_said:
+            ctx.scrubs.no_route_said = True
+            log.info("this Memory lists no tombstones (GET /tombstones answers 404): only the purges this "
+                     "service runs are scrubbed from the files under %s", ctx.cfg.state_dir)
         return []
     entries = body.get("entries") if isinstance(body, dict) else None
     return [str(t["id"]) for t in entries or [] if isinstance(t, dict) and t.get("id")]

@@ -77,13 +77,9 @@ class State:
             self._data.update(values)
         self.save()
 
-    def mutate(self, key: str, fn) -> Any:
+    def mutate(self, key: str, fn) -> None:
         """Apply fn to a copy of the value and store what it returns; saved."""
-        with self._lock:
-            value = fn(copy.deepcopy(self._data[key]))
-            self._data[key] = value
-        self.save()
-        return value
+        self.mutate_many(**{key: fn})
 
     def mutate_many(self, **fns) -> None:
         """mutate() for several keys in one write: a crash keeps all of the changes or none of them."""
@@ -97,8 +93,7 @@ class State:
         self.mutate("history", history_with(row))
 
     def snapshot(self) -> dict:
-        with self._lock:
-            return copy.deepcopy(self._data)
+        return self.pick(*DEFAULTS)
 
     def pick(self, *keys: str) -> dict:
         """A copy of just these keys: cheaper than snapshot() once history and the lists have grown."""

@@ -49,8 +49,7 @@ class VoiceCard:
             return []
 
     def current(self) -> Optional[dict]:
-        v = self.versions()
-        return v[-1] if v else None
+        return next(reversed(self.versions()), None)
 
     def version(self) -> int:
         """The current card's version (the status reads the one published after each set, never the file)."""
