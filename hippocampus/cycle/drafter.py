@@ -146,6 +146,16 @@ def log_findings(topic: Optional[str], checked: guard.Guarded) -> None:
                      rules.get(f.rule, f.rule), f.detail, f.content)
 
 
+def say_dropped(ctx: Context, logger: logging.Logger, tally: dict, before: str, **fields) -> None:
+    """The guard's drops and repairs (a tally, {} for none) before `before` is sent: in the caller's log and as
+    an event."""
+    if tally:
+        words = guard.sentence(tally)
+        logger.warning("the grounding guard, before %s is sent: %s", before, words)
+        ctx.emit("operations_dropped", dropped=sum(tally.get("dropped", {}).values()),
+                 repaired=sum(tally.get("repaired", {}).values()), reasons=tally.get("dropped"), words=words, **fields)
+
+
 def extend_ops(ops: list, more: list) -> None:
     """Append `more` to `ops`, its target_op indexes shifted to count from the start of `ops`."""
     for op in more:

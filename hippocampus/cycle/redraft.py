@@ -9,8 +9,8 @@ from typing import Optional
 from hippocampus.cycle import budget
 from hippocampus.cycle.chains import Next, chain_cores, ops_with
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.drafter import call_model, extend_ops, log_findings, pile_sources, stamp, step_draft_id, \
-    submittable, write_mode
+from hippocampus.cycle.drafter import call_model, extend_ops, log_findings, pile_sources, say_dropped, stamp, \
+    step_draft_id, submittable, write_mode
 from hippocampus.drafting import guard, rechoose
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
@@ -203,12 +203,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
-    if checked:
-        words = guard.sentence(checked)
-        log.warning("the grounding guard, before the redraft of %s is sent: %s", latest["id"], words)
-        ctx.emit("operations_dropped", dropped=sum(checked.get("dropped", {}).values()),
-                 repaired=sum(checked.get("repaired", {}).values()), reasons=checked.get("dropped"), words=words,
-                 draft_id=latest["id"], stage="redraft")
+    say_dropped(ctx, log, checked, f"the redraft of {latest['id']}", draft_id=latest["id"], stage="redraft")
     if failures:   # all or nothing: a part submitted would drop the rest for good
         return None, len(why), failures, checked
     ops = submittable(ctx, ops)

@@ -19,7 +19,7 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import extend_ops, model_key, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import extend_ops, model_key, say_dropped, stamp, step_draft_id, submittable
 from hippocampus.drafting import guard
 from hippocampus.model import grounded
 from hippocampus.drafting.prompt import Steer
@@ -127,6 +127,10 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
     return answered
 
 
+# what a sleep's draft tells its chain's close (tend.close_chain): catch_up, the first sleep in a while (its landing
+# keeps old fragments); keep_shorts, a promoted pile was passed over (its landing ages nothing out); keep_brief, the
+# budget stopped the night (its landing leaves the brief open)
+CHAIN_FLAGS = ("catch_up", "keep_shorts", "keep_brief")
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
                 "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed", "other",
                 "guard", "kept_back", "budget", "write")
@@ -149,11 +153,9 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
     record = ctx.state.get("submitting") if done and report.draft_id else None
     if record:
         changes["submitting"] = lambda _: None
-        changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
-        if record.get("keep_shorts"):       # a promoted pile was passed over: its landing ages nothing out
-            changes["chain_keep_shorts"] = lambda k: {**k, record["cluster_id"]: True}
-        if record.get("keep_brief"):        # the budget stopped the night: its landing leaves the brief open
-            changes["chain_keep_brief"] = lambda k: {**k, record["cluster_id"]: True}
+        for flag in CHAIN_FLAGS:            # kept by cluster id until the chain's close reads them
+            if record.get(flag):
+                changes[f"chain_{flag}"] = lambda c: {**c, record["cluster_id"]: True}
     ctx.state.mutate_many(**changes)
     if done:
         claims.post_slept(ctx, report.finished_at, bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now()))
@@ -306,12 +308,7 @@ def _kept_back(pile, res) -> dict:
 
 def _say_guard(ctx: Context, report: SleepReport) -> None:
     """The guard's drops and repairs, and the promoted piles kept back, as events and in the log."""
-    if report.guard.get("dropped") or report.guard.get("repaired"):
-        words = guard.sentence(report.guard)
-        log.warning("the grounding guard, before anything is sent: %s", words)
-        ctx.emit("operations_dropped", dropped=sum(report.guard.get("dropped", {}).values()),
-                 repaired=sum(report.guard.get("repaired", {}).values()), reasons=report.guard.get("dropped"),
-                 words=words, brief_id=report.brief_id)
+    say_dropped(ctx, log, report.guard, "anything", brief_id=report.brief_id)
     if report.kept_back:
         words = kept_back_words(report.kept_back)
         log.warning("%s", words)
