@@ -100,15 +100,13 @@ def _chain_claimed(run: Callable) -> Callable:
             held = claims.claim(ctx, f"chain:{cid}", f"tends chain {cid}")
         except claims.Taken:
             return
-        if isinstance(held, claims.Alone):       # no other copy to have moved it since this tick's snapshot
-            run(ctx, snap, step, out)
-            return
-        try:
-            now = ctx.memory.draft_chain(step.chain.latest["id"])
-            if len(now) == len(step.chain.attempts) and (now[-1].get("status") == step.chain.latest.get("status")):
+        try:        # alone (now None): no other copy to have moved it since this tick's snapshot
+            now = None if isinstance(held, claims.Alone) else ctx.memory.draft_chain(step.chain.latest["id"])
+            if now is None or (len(now) == len(step.chain.attempts)
+                               and now[-1].get("status") == step.chain.latest.get("status")):
                 run(ctx, snap, step, out)
         finally:
-            held.release()
+            held.release()          # nothing to let go for a copy alone
     return step_run
 
 

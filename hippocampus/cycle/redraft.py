@@ -2,6 +2,7 @@
 one they replace (redraft_of), never rewording a core."""
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Optional
@@ -9,7 +10,7 @@ from typing import Optional
 from hippocampus.cycle import budget
 from hippocampus.cycle.chains import Next, chain_cores, ops_with
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.drafter import call_model, extend_ops, log_findings, pile_sources, say_dropped, stamp, \
+from hippocampus.cycle.drafter import ask, extend_ops, log_findings, pile_sources, say_dropped, stamp, \
     step_draft_id, submittable, write_mode
 from hippocampus.drafting import guard, rechoose
 from hippocampus.drafting.answer import parse_answer
@@ -109,21 +110,12 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     ceiling = ctx.cfg.model.max_tokens
     cap = ceiling if extractive else answer_cap(markers, ceiling, redraft=True)   # sized to what the redraft holds
     fmt = rechoose.response_format(markers, cap) if extractive else response_format(markers, cap, redraft=True)
+    parse = functools.partial(rechoose.parse if extractive else parse_answer, redraft_of=op.get("index"),
+                              **({} if extractive else {"ceiling": ceiling}))
     try:
-        answer = call_model(ctx, prompt, fmt, cap)
+        answer, parsed = ask(ctx, "redraft", op.get("topic"), prompt, markers, candidates, fmt, cap, parse, shown)
     except ModelFailure as exc:
-        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
-                       response_format=fmt, **shown)
         return [], False, str(exc), {}
-    constrained = answer.response_format is not None
-    if extractive:
-        by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
-        parsed = rechoose.parse(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                                max_tokens=cap, redraft_of=op.get("index"), constrained=constrained,
-                                core_texts={m: by_id.get(cid) or "" for m, cid in markers.cores.items()})
-    else:
-        parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                              max_tokens=cap, redraft_of=op.get("index"), ceiling=ceiling, constrained=constrained)
     if parsed.failure:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                        **shown)
