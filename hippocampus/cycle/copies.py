@@ -137,9 +137,13 @@ def read_slept(ctx, drafts: list) -> None:
         seen(ctx, near, drafts)
     except MemoryError_:
         return                      # the queue's own read says Memory is down
-    if claims.alone(ctx):
-        return
-    now = ctx.clock.now()
+    if not claims.alone(ctx):
+        heard_slept(ctx, near)
+
+
+def heard_slept(ctx, near: list) -> None:
+    """Another copy's newer sleep, from the well-formed "slept" notes among `near`, kept in the state (memory_slept_at)
+    for bedtime."""
     slept = claims.slept_at(ctx, near)
-    if slept is not None and slept > (memory_slept(ctx.state, now) or 0):
+    if slept is not None and slept > (memory_slept(ctx.state, ctx.clock.now()) or 0):
         ctx.state.set(memory_slept_at=slept)

@@ -120,7 +120,6 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                        **shown)
         return [], False, parsed.failure, {}
-    new_ops = []
     for new in parsed.operations:
         new.pop("restated_content", None)
         if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
@@ -129,11 +128,10 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         if not new.get("topic"):
             new["topic"] = op.get("topic")
         new["redraft_of"] = op.get("index")
-        new_ops.append(new)
     sources = pile_sources(entries, candidates, extra=(op.get("critique") or "", op.get("content") or ""))
     for sid in op.get("source_short_ids") or []:        # its own fragments, even those an approval took
         sources.fragments.setdefault(sid, "")
-    checked = guard.check(new_ops, sources, max_tokens=ctx.cfg.model.max_tokens)
+    checked = guard.check(parsed.operations, sources, max_tokens=ctx.cfg.model.max_tokens)
     tally = guard.tally(guard.reader_findings(parsed.dropped, op.get("topic")) + checked.dropped, checked.repaired)
     capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                    guard=tally, **shown)

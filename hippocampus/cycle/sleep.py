@@ -99,17 +99,14 @@ def resume_submit(ctx: Context, snap) -> None:
 
 def _adopt_review_note(ctx: Context, record: dict) -> None:
     """A review note that reached Memory before the restart could record it is adopted, never written twice."""
-    cluster_id = record["cluster_id"]
+    cluster_id, draft_id = record["cluster_id"], record["draft_id"]
     if (ctx.state.get("review_notes") or {}).get(cluster_id):
         return
-    try:
-        notes = ctx.memory.list_near()
-    except MemoryError_:
-        return
-    for n in notes:
-        if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and record["draft_id"] in (n.get("content") or ""):
-            ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
-            return
+    with contextlib.suppress(MemoryError_):         # unread: the note is written again, under its one id
+        for n in ctx.memory.list_near():
+            if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and draft_id in (n.get("content") or ""):
+                ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
+                return
 
 
 def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:
@@ -324,20 +321,18 @@ def kept_back_words(kept: list) -> str:
 def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
     """A failure if the model could not draft; else the brief is consumed (or set aside) and the tidy runs. A
     night the budget stopped keeps its brief and ages nothing out."""
-    if report.budget:
-        report.tidy = ctx.memory.tidy(age_out=False, near=True, sweep=not report.catch_up, purge=False)
-        return
-    if report.model_failures:
+    if report.model_failures and not report.budget:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
-    if brief and not pulled:
+    if brief and not pulled and not report.budget:
         if report.brief_unmatched:
             ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
             log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
         else:
             ctx.memory.consume_brief(brief["id"], None)
             ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
-    age_out = not report.catch_up and not report.kept_back     # a promoted pile passed over keeps its fragments
+    # a promoted pile passed over keeps its fragments, as does a night the budget stopped
+    age_out = not (report.catch_up or report.kept_back or report.budget)
     report.tidy = ctx.memory.tidy(age_out=age_out, near=True, sweep=not report.catch_up, purge=False)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from hippocampus.cycle import claims, copies
-from hippocampus.cycle.bedtime import bedtime, memory_slept
+from hippocampus.cycle import copies
+from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.chains import CLOSE, REDRAFT, REVIEW, Next, brief_of, plan
 
 BRIEF_READ_LIMIT = 50
@@ -105,9 +105,7 @@ def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
             copies.announce(ctx, near)
     copies.seen(ctx, near, drafts)
     if due and near is not None:
-        slept = claims.slept_at(ctx, near)        # well-formed notes only
-        if slept is not None and slept > (memory_slept(ctx.state, now) or 0):
-            ctx.state.set(memory_slept_at=slept)
+        copies.heard_slept(ctx, near)
     times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
     taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()
                       if isinstance(r, dict) and r.get("brief_id"))
