@@ -92,7 +92,6 @@ def _other_note(ctx, note: dict, mine: str, now: float) -> bool:
     meta = note.get("metadata") if isinstance(note, dict) else None
     if not isinstance(meta, dict):
         return False
-    here = socket.gethostname()
     if "claim" in meta:
         found, why = note_rules.read_claim(note, meta.get("claim"), now, mine)
     elif meta.get("topic") == note_rules.SLEPT_TOPIC:
@@ -104,7 +103,7 @@ def _other_note(ctx, note: dict, mine: str, now: float) -> bool:
         claims.malformed(ctx, note, why)
     if found is None or found.get("copy") == mine:
         return False
-    return note_rules.stale(found, now, here, claims.alive) is None if found["host"] else True
+    return not found["host"] or note_rules.stale(found, now, socket.gethostname(), claims.alive) is None
 
 
 def _other_draft(draft: dict, me: dict) -> bool:

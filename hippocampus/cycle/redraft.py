@@ -194,9 +194,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     finally:
         ctx.progress.clear()
     say_dropped(ctx, log, checked, f"the redraft of {latest['id']}", draft_id=latest["id"], stage="redraft")
-    if failures:   # all or nothing: a part submitted would drop the rest for good
-        return None, len(why), failures, checked
-    ops = submittable(ctx, ops)
+    ops = [] if failures else submittable(ctx, ops)     # all or nothing: a part submitted would drop the rest for good
     if not ops:
         return None, len(why), failures, checked
     attempt = int(latest.get("attempt") or 1) + 1
