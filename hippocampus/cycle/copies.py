@@ -92,7 +92,6 @@ def _other_note(ctx, note: dict, mine: str, now: float) -> bool:
     meta = note.get("metadata") if isinstance(note, dict) else None
     if not isinstance(meta, dict):
         return False
-    here = socket.gethostname()
     if "claim" in meta:
         found, why = note_rules.read_claim(note, meta.get("claim"), now, mine)
     elif meta.get("topic") == note_rules.SLEPT_TOPIC:
@@ -104,7 +103,7 @@ def _other_note(ctx, note: dict, mine: str, now: float) -> bool:
         claims.malformed(ctx, note, why)
     if found is None or found.get("copy") == mine:
         return False
-    return note_rules.stale(found, now, here, claims.alive) is None if found["host"] else True
+    return not found["host"] or note_rules.stale(found, now, socket.gethostname(), claims.alive) is None
 
 
 def _other_draft(draft: dict, me: dict) -> bool:
@@ -137,9 +136,13 @@ def read_slept(ctx, drafts: list) -> None:
         seen(ctx, near, drafts)
     except MemoryError_:
         return                      # the queue's own read says Memory is down
-    if claims.alone(ctx):
-        return
-    now = ctx.clock.now()
+    if not claims.alone(ctx):
+        heard_slept(ctx, near)
+
+
+def heard_slept(ctx, near: list) -> None:
+    """Another copy's newer sleep, from the well-formed "slept" notes among `near`, kept in the state (memory_slept_at)
+    for bedtime."""
     slept = claims.slept_at(ctx, near)
-    if slept is not None and slept > (memory_slept(ctx.state, now) or 0):
+    if slept is not None and slept > (memory_slept(ctx.state, ctx.clock.now()) or 0):
         ctx.state.set(memory_slept_at=slept)

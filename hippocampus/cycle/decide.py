@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from hippocampus.cycle import chains
 from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.snapshot import Snapshot
 
@@ -57,8 +58,9 @@ def decide(snap: Snapshot, state: Mapping, cfg, now: float, asked: Asked = Asked
     if asked.check:
         steps.append(Step(PURGE))
     if asked.tend:
-        steps.extend(Step(CLOSE, chain=c) for c in snap.landed if c.cluster_id not in closing)
-        due = [c for c in snap.redrafts_due if c.cluster_id not in closing]   # a recorded cull: being closed
+        steps.extend(Step(CLOSE, chain=c) for c in snap.chains_to(chains.CLOSE) if c.cluster_id not in closing)
+        # a chain whose cull is recorded is being closed
+        due = [c for c in snap.chains_to(chains.REDRAFT) if c.cluster_id not in closing]
         redraft = asked.redraft
         if redraft is None and due:          # sleep time: bedtime passed, or a new brief waiting
             redraft = now >= bedtime(cfg, state, now) or snap.brief is not None

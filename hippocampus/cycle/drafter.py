@@ -2,11 +2,12 @@
 fails and keeps its brief); any other trouble is a model failure recorded against that pile."""
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from hippocampus.config import redact
 from hippocampus.cycle import budget, claims
@@ -94,21 +95,11 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     max_tokens = extract_cap(markers, ceiling) if extractive else answer_cap(markers, ceiling)   # sized to the pile
     written = {"write": size.EXTRACTIVE} if extractive else {}      # a replay reads its answer as choices
     fmt = extract_format(markers, max_tokens) if extractive else response_format(markers, max_tokens)
+    parse = functools.partial(parse_choices if extractive else parse_answer, ceiling=ceiling)
     try:
-        answer = call_model(ctx, prompt, fmt, max_tokens)
+        answer, parsed = ask(ctx, "draft", pile.topic, prompt, markers, candidates, fmt, max_tokens, parse, written)
     except ModelFailure as exc:
-        capture.record(ctx, "draft", pile.topic, prompt, markers, candidates, error=str(exc), response_format=fmt,
-                       **written)
         return PileResult(failure=str(exc), write=size.EXTRACTIVE if extractive else size.FREE)
-    constrained = answer.response_format is not None
-    if extractive:
-        by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
-        parsed = parse_choices(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                               max_tokens=max_tokens, constrained=constrained, ceiling=ceiling,
-                               core_texts={m: by_id.get(cid) or "" for m, cid in markers.cores.items()})
-    else:
-        parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                              max_tokens=max_tokens, constrained=constrained, ceiling=ceiling)
     for op in parsed.operations:
         if not op.get("topic"):
             op["topic"] = pile.topic
@@ -128,6 +119,25 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
                       timings=answer.timings)
 
 
+def ask(ctx: Context, stage: str, topic: Optional[str], prompt: str, markers, candidates: list, fmt: dict, cap: int,
+        parse: Callable, shown: dict) -> tuple:
+    """(the model's answer, parse's reading of it) for a draft's or a redraft's prompt; a failed call is recorded
+    for a replay and raised (ModelFailure). parse(text, ...) is given the answer's finish_reason, the markers, the
+    cap, whether the answer was held to its schema and, for an answer of choices (shown["write"] extractive), the
+    shown cores' texts by marker."""
+    try:
+        answer = call_model(ctx, prompt, fmt, cap)
+    except ModelFailure as exc:
+        capture.record(ctx, stage, topic, prompt, markers, candidates, error=str(exc), response_format=fmt, **shown)
+        raise
+    read = {"finish_reason": answer.finish_reason, "markers": markers, "max_tokens": cap,
+            "constrained": answer.response_format is not None}
+    if shown.get("write") == size.EXTRACTIVE:
+        by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
+        read["core_texts"] = {m: by_id.get(cid) or "" for m, cid in markers.cores.items()}
+    return answer, parse(answer.text, **read)
+
+
 def pile_sources(entries: list, candidates: list, extra: tuple = ()) -> guard.Sources:
     """What a pile's operations may draw on: each fragment with the date shown beside it, the cores shown."""
     frags = {}
@@ -144,6 +154,16 @@ def log_findings(topic: Optional[str], checked: guard.Guarded) -> None:
         for f in found:
             log.info("the guard %s an operation on '%s' (%s: %s): %r", did, topic or "untagged",
                      rules.get(f.rule, f.rule), f.detail, f.content)
+
+
+def say_dropped(ctx: Context, logger: logging.Logger, tally: dict, before: str, **fields) -> None:
+    """The guard's drops and repairs (a tally, {} for none) before `before` is sent: in the caller's log and as
+    an event."""
+    if tally:
+        words = guard.sentence(tally)
+        logger.warning("the grounding guard, before %s is sent: %s", before, words)
+        ctx.emit("operations_dropped", dropped=sum(tally.get("dropped", {}).values()),
+                 repaired=sum(tally.get("repaired", {}).values()), reasons=tally.get("dropped"), words=words, **fields)
 
 
 def extend_ops(ops: list, more: list) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from hippocampus.cycle import briefs, claims, sleep, tend as tending
+from hippocampus.cycle.chains import REVIEW
 from hippocampus.cycle.drafter import step_draft_id
 from hippocampus.cycle.decide import (ASK_BRIEF, CHAIN_STEPS, CLOSE, DEFER, FINISH_CLOSE, FINISH_SUBMIT, MISS,
                                       NOT_BEDTIME, PURGE, REDRAFT, SLEEP, WAIT_CHAIN, Asked, decide)
@@ -99,15 +100,13 @@ def _chain_claimed(run: Callable) -> Callable:
             held = claims.claim(ctx, f"chain:{cid}", f"tends chain {cid}")
         except claims.Taken:
             return
-        if isinstance(held, claims.Alone):       # no other copy to have moved it since this tick's snapshot
-            run(ctx, snap, step, out)
-            return
-        try:
-            now = ctx.memory.draft_chain(step.chain.latest["id"])
-            if len(now) == len(step.chain.attempts) and (now[-1].get("status") == step.chain.latest.get("status")):
+        try:        # alone (now None): no other copy to have moved it since this tick's snapshot
+            now = None if isinstance(held, claims.Alone) else ctx.memory.draft_chain(step.chain.latest["id"])
+            if now is None or (len(now) == len(step.chain.attempts)
+                               and now[-1].get("status") == step.chain.latest.get("status")):
                 run(ctx, snap, step, out)
         finally:
-            held.release()
+            held.release()          # nothing to let go for a copy alone
     return step_run
 
 
@@ -177,7 +176,7 @@ def _tended(ctx, redraft, read: Callable) -> TendReport:
     stopped: Optional[ServiceStopping] = None
     try:
         snap, steps = read()
-        report.examined, report.under_review = len(snap.chains), [c.cluster_id for c in snap.under_review]
+        report.examined, report.under_review = len(snap.chains), [c.cluster_id for c in snap.chains_to(REVIEW)]
         _run(ctx, snap, steps, Out(tend=report))
     except ServiceStopping as exc:       # nothing was posted, the chain waits
         stopped, report.interrupted = exc, str(exc)
@@ -278,8 +277,7 @@ def tick_chain(ctx, asked: Asked) -> TickPart:
     try:
         snap, steps = plan(ctx, asked)
     except MemoryError_ as exc:
-        return TickPart(failed=failed_check(ctx, CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0),
-                                                 exc))
+        return TickPart(failed=failed_check(ctx, CheckReport(at=now, misses=ctx.state.get("brief_misses") or 0), exc))
     chain = tuple(s for s in steps if s.kind in CHAIN_STEPS)
     tended = _part("tend", lambda: _tended(ctx, True, lambda: (snap, chain))) if chain else TendReport(started_at=now)
     return TickPart(snap, tuple(s for s in steps if s.kind not in CHAIN_STEPS), tended)

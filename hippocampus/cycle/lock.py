@@ -20,7 +20,6 @@ class Busy(Exception):
 class Token:
     what: str
     since: float
-    n: int
 
 
 class CycleLock:
@@ -30,14 +29,12 @@ class CycleLock:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: Optional[Token] = None
-        self._n = 0
 
     def enter(self, what: str) -> Token:
         with self._lock:
             if self._held is not None:
                 raise Busy(self._held.what, self._held.since)
-            self._n += 1
-            self._held = Token(what, time.time(), self._n)
+            self._held = Token(what, time.time())
             self.publish(self.describe())
             return self._held
 

@@ -39,8 +39,7 @@ def budget_words(b: dict, brief_id: Optional[str] = None) -> str:
     kept = (f"; {n(len(left), 'pile')} not drafted ({n(sum(p.get('fragments') or 0 for p in left), 'fragment')}) "
             "stay in short-term for the next sleep" if left else "")
     brief = f", and brief {brief_id} stays open" if brief_id else ""
-    rest = (f"; the next sleep waits for bedtime, {hhmm(b['rest_until'])}"
-            if b.get("rest_until") else "")
+    rest = f"; the next sleep waits for bedtime, {hhmm(b['rest_until'])}" if b.get("rest_until") else ""
     return f"the night stopped drafting early: {b.get('reason')}{kept}{brief}{rest}"
 
 

@@ -2,6 +2,7 @@
 one they replace (redraft_of), never rewording a core."""
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Optional
@@ -9,8 +10,8 @@ from typing import Optional
 from hippocampus.cycle import budget
 from hippocampus.cycle.chains import Next, chain_cores, ops_with
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.drafter import call_model, extend_ops, log_findings, pile_sources, stamp, step_draft_id, \
-    submittable, write_mode
+from hippocampus.cycle.drafter import ask, extend_ops, log_findings, pile_sources, say_dropped, stamp, \
+    step_draft_id, submittable, write_mode
 from hippocampus.drafting import guard, rechoose
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
@@ -109,26 +110,16 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     ceiling = ctx.cfg.model.max_tokens
     cap = ceiling if extractive else answer_cap(markers, ceiling, redraft=True)   # sized to what the redraft holds
     fmt = rechoose.response_format(markers, cap) if extractive else response_format(markers, cap, redraft=True)
+    parse = functools.partial(rechoose.parse if extractive else parse_answer, redraft_of=op.get("index"),
+                              **({} if extractive else {"ceiling": ceiling}))
     try:
-        answer = call_model(ctx, prompt, fmt, cap)
+        answer, parsed = ask(ctx, "redraft", op.get("topic"), prompt, markers, candidates, fmt, cap, parse, shown)
     except ModelFailure as exc:
-        capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, error=str(exc),
-                       response_format=fmt, **shown)
         return [], False, str(exc), {}
-    constrained = answer.response_format is not None
-    if extractive:
-        by_id = {c.get("id"): c.get("content") for c in candidates if isinstance(c, dict)}
-        parsed = rechoose.parse(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                                max_tokens=cap, redraft_of=op.get("index"), constrained=constrained,
-                                core_texts={m: by_id.get(cid) or "" for m, cid in markers.cores.items()})
-    else:
-        parsed = parse_answer(answer.text, finish_reason=answer.finish_reason, markers=markers,
-                              max_tokens=cap, redraft_of=op.get("index"), ceiling=ceiling, constrained=constrained)
     if parsed.failure:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                        **shown)
         return [], False, parsed.failure, {}
-    new_ops = []
     for new in parsed.operations:
         new.pop("restated_content", None)
         if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
@@ -137,11 +128,10 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         if not new.get("topic"):
             new["topic"] = op.get("topic")
         new["redraft_of"] = op.get("index")
-        new_ops.append(new)
     sources = pile_sources(entries, candidates, extra=(op.get("critique") or "", op.get("content") or ""))
     for sid in op.get("source_short_ids") or []:        # its own fragments, even those an approval took
         sources.fragments.setdefault(sid, "")
-    checked = guard.check(new_ops, sources, max_tokens=ctx.cfg.model.max_tokens)
+    checked = guard.check(parsed.operations, sources, max_tokens=ctx.cfg.model.max_tokens)
     tally = guard.tally(guard.reader_findings(parsed.dropped, op.get("topic")) + checked.dropped, checked.repaired)
     capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                    guard=tally, **shown)
@@ -203,15 +193,8 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             extend_ops(ops, new_ops)
     finally:
         ctx.progress.clear()
-    if checked:
-        words = guard.sentence(checked)
-        log.warning("the grounding guard, before the redraft of %s is sent: %s", latest["id"], words)
-        ctx.emit("operations_dropped", dropped=sum(checked.get("dropped", {}).values()),
-                 repaired=sum(checked.get("repaired", {}).values()), reasons=checked.get("dropped"), words=words,
-                 draft_id=latest["id"], stage="redraft")
-    if failures:   # all or nothing: a part submitted would drop the rest for good
-        return None, len(why), failures, checked
-    ops = submittable(ctx, ops)
+    say_dropped(ctx, log, checked, f"the redraft of {latest['id']}", draft_id=latest["id"], stage="redraft")
+    ops = [] if failures else submittable(ctx, ops)     # all or nothing: a part submitted would drop the rest for good
     if not ops:
         return None, len(why), failures, checked
     attempt = int(latest.get("attempt") or 1) + 1

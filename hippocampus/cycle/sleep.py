@@ -19,7 +19,7 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import extend_ops, model_key, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import extend_ops, model_key, say_dropped, stamp, step_draft_id, submittable
 from hippocampus.drafting import guard
 from hippocampus.model import grounded
 from hippocampus.drafting.prompt import Steer
@@ -99,17 +99,14 @@ def resume_submit(ctx: Context, snap) -> None:
 
 def _adopt_review_note(ctx: Context, record: dict) -> None:
     """A review note that reached Memory before the restart could record it is adopted, never written twice."""
-    cluster_id = record["cluster_id"]
+    cluster_id, draft_id = record["cluster_id"], record["draft_id"]
     if (ctx.state.get("review_notes") or {}).get(cluster_id):
         return
-    try:
-        notes = ctx.memory.list_near()
-    except MemoryError_:
-        return
-    for n in notes:
-        if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and record["draft_id"] in (n.get("content") or ""):
-            ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
-            return
+    with contextlib.suppress(MemoryError_):         # unread: the note is written again, under its one id
+        for n in ctx.memory.list_near():
+            if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and draft_id in (n.get("content") or ""):
+                ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
+                return
 
 
 def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:
@@ -127,6 +124,10 @@ def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> 
     return answered
 
 
+# what a sleep's draft tells its chain's close (tend.close_chain): catch_up, the first sleep in a while (its landing
+# keeps old fragments); keep_shorts, a promoted pile was passed over (its landing ages nothing out); keep_brief, the
+# budget stopped the night (its landing leaves the brief open)
+CHAIN_FLAGS = ("catch_up", "keep_shorts", "keep_brief")
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "operations",
                 "purged", "draft_id", "quiet", "catch_up", "brief_id", "cut_off", "clusters", "resumed", "other",
                 "guard", "kept_back", "budget", "write")
@@ -149,11 +150,9 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
     record = ctx.state.get("submitting") if done and report.draft_id else None
     if record:
         changes["submitting"] = lambda _: None
-        changes["chain_catch_up"] = lambda c: {**c, record["cluster_id"]: bool(record.get("catch_up"))}
-        if record.get("keep_shorts"):       # a promoted pile was passed over: its landing ages nothing out
-            changes["chain_keep_shorts"] = lambda k: {**k, record["cluster_id"]: True}
-        if record.get("keep_brief"):        # the budget stopped the night: its landing leaves the brief open
-            changes["chain_keep_brief"] = lambda k: {**k, record["cluster_id"]: True}
+        for flag in CHAIN_FLAGS:            # kept by cluster id until the chain's close reads them
+            if record.get(flag):
+                changes[f"chain_{flag}"] = lambda c: {**c, record["cluster_id"]: True}
     ctx.state.mutate_many(**changes)
     if done:
         claims.post_slept(ctx, report.finished_at, bedtime(ctx.cfg.sleep, ctx.state, ctx.clock.now()))
@@ -306,12 +305,7 @@ def _kept_back(pile, res) -> dict:
 
 def _say_guard(ctx: Context, report: SleepReport) -> None:
     """The guard's drops and repairs, and the promoted piles kept back, as events and in the log."""
-    if report.guard.get("dropped") or report.guard.get("repaired"):
-        words = guard.sentence(report.guard)
-        log.warning("the grounding guard, before anything is sent: %s", words)
-        ctx.emit("operations_dropped", dropped=sum(report.guard.get("dropped", {}).values()),
-                 repaired=sum(report.guard.get("repaired", {}).values()), reasons=report.guard.get("dropped"),
-                 words=words, brief_id=report.brief_id)
+    say_dropped(ctx, log, report.guard, "anything", brief_id=report.brief_id)
     if report.kept_back:
         words = kept_back_words(report.kept_back)
         log.warning("%s", words)
@@ -327,20 +321,18 @@ def kept_back_words(kept: list) -> str:
 def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
     """A failure if the model could not draft; else the brief is consumed (or set aside) and the tidy runs. A
     night the budget stopped keeps its brief and ages nothing out."""
-    if report.budget:
-        report.tidy = ctx.memory.tidy(age_out=False, near=True, sweep=not report.catch_up, purge=False)
-        return
-    if report.model_failures:
+    if report.model_failures and not report.budget:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
-    if brief and not pulled:
+    if brief and not pulled and not report.budget:
         if report.brief_unmatched:
             ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
             log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
         else:
             ctx.memory.consume_brief(brief["id"], None)
             ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
-    age_out = not report.catch_up and not report.kept_back     # a promoted pile passed over keeps its fragments
+    # a promoted pile passed over keeps its fragments, as does a night the budget stopped
+    age_out = not (report.catch_up or report.kept_back or report.budget)
     report.tidy = ctx.memory.tidy(age_out=age_out, near=True, sweep=not report.catch_up, purge=False)
 
 

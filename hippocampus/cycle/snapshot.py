@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from hippocampus.cycle import claims, copies
-from hippocampus.cycle.bedtime import bedtime, memory_slept
+from hippocampus.cycle import copies
+from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.chains import CLOSE, REDRAFT, REVIEW, Next, brief_of, plan
 
 BRIEF_READ_LIMIT = 50
@@ -33,17 +33,9 @@ class Snapshot:
     def chain_open(self) -> bool:
         return self.open_chain is not None
 
-    @property
-    def under_review(self) -> list:
-        return [c for c in self.chains if c.action == REVIEW]
-
-    @property
-    def redrafts_due(self) -> list:
-        return [c for c in self.chains if c.action == REDRAFT]
-
-    @property
-    def landed(self) -> list:
-        return [c for c in self.chains if c.action == CLOSE]
+    def chains_to(self, action: str) -> list:
+        """The chains whose next step is `action`: under review (REVIEW), a redraft due (REDRAFT), landed (CLOSE)."""
+        return [c for c in self.chains if c.action == action]
 
     @property
     def briefs_in_chains(self) -> set:
@@ -72,12 +64,12 @@ class Snapshot:
 
     def summary(self) -> dict:
         """What /status and the viewer show of it."""
-        waiting = self.under_review[0].latest if self.under_review else None
-        open_chain = self.open_chain
+        review, open_chain = self.chains_to(REVIEW), self.open_chain
+        waiting = review[0].latest if review else None
         return {"at": self.at, "chain_open": self.chain_open, "chains": len(self.chains),
                 "chain_brief_id": None if open_chain is None else brief_of(open_chain.attempts),
-                "under_review": len(self.under_review), "redrafts_due": len(self.redrafts_due),
-                "landed": len(self.landed), "open_briefs": len(self.briefs),
+                "under_review": len(review), "redrafts_due": len(self.chains_to(REDRAFT)),
+                "landed": len(self.chains_to(CLOSE)), "open_briefs": len(self.briefs),
                 "brief_id": (self.brief or {}).get("id"),
                 "waiting_draft": None if waiting is None else {
                     "id": waiting.get("id"), "operations": len(waiting.get("operations") or []),
@@ -113,9 +105,7 @@ def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
             copies.announce(ctx, near)
     copies.seen(ctx, near, drafts)
     if due and near is not None:
-        slept = claims.slept_at(ctx, near)        # well-formed notes only
-        if slept is not None and slept > (memory_slept(ctx.state, now) or 0):
-            ctx.state.set(memory_slept_at=slept)
+        copies.heard_slept(ctx, near)
     times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
     taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()
                       if isinstance(r, dict) and r.get("brief_id"))

@@ -11,7 +11,7 @@ from hippocampus.cycle.context import Context
 from hippocampus.cycle.redraft import redraft_chain
 from hippocampus.drafting import guard
 from hippocampus.cycle.reports import TendReport
-from hippocampus.cycle.sleep import review_note_id
+from hippocampus.cycle.sleep import CHAIN_FLAGS, review_note_id
 from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
 
@@ -68,9 +68,7 @@ def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str]
         "closed": [], "brief_id": brief_of(attempts), "last_draft_id": attempts[-1]["id"], "consumed": False,
         "retired": False, "note_deleted": False, "attempts": len(attempts),
         "landed": sum(len(ops_with(d, "approved")) for d in attempts), "denied": denied_left,
-        "catch_up": bool((ctx.state.get("chain_catch_up") or {}).get(cid, False)),
-        "keep_shorts": bool((ctx.state.get("chain_keep_shorts") or {}).get(cid, False)),
-        "keep_brief": bool((ctx.state.get("chain_keep_brief") or {}).get(cid, False)),
+        **{flag: bool((ctx.state.get(f"chain_{flag}") or {}).get(cid, False)) for flag in CHAIN_FLAGS},
     }
     _save(ctx, record)
     finish_closing(ctx, cid, report, snap)
@@ -121,11 +119,8 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
     ctx.emit_once("chain_closed", "cluster_id", cluster_id=cid, draft_id=record["last_draft_id"],
                   brief_id=brief_id, attempts=record["attempts"], landed=record["landed"],
                   denied=record["denied"], aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None)
-    ctx.state.mutate_many(brief_misses=lambda _: 0,
-                          closing=lambda c: {k: v for k, v in c.items() if k != cid},
-                          chain_catch_up=lambda c: {k: v for k, v in c.items() if k != cid},
-                          chain_keep_shorts=lambda c: {k: v for k, v in c.items() if k != cid},
-                          chain_keep_brief=lambda c: {k: v for k, v in c.items() if k != cid})
+    ctx.state.mutate_many(brief_misses=lambda _: 0, **dict.fromkeys(
+        ["closing"] + [f"chain_{flag}" for flag in CHAIN_FLAGS], lambda c: {k: v for k, v in c.items() if k != cid}))
     report.closed.append(cid)
     log.info(outcomes.chain_closed_line(record))
 
