@@ -87,6 +87,12 @@ class HeadTrickle:
             if slot[1] is not None:
                 slot[1].close()
 
+    def running(self) -> bool:
+        return self._t.is_alive()
+
+    def wait(self, seconds: float) -> None:
+        self._t.join(seconds)
+
     def counts(self) -> dict:
         return {"slots": len(self.slots), "opened": self.opened, "closed": self.closed,
                 "bytes_sent": self.bytes_sent, "passes": self.passes}
@@ -116,15 +122,16 @@ class HeadTrickleProcess:
             self.proc.kill()
             self.proc.wait(10)
         self._reader.join(10)
+        self.proc.stdout.close()
 
 
 def main(argv: list) -> None:
     a = json.loads(argv[0])
     attack = HeadTrickle(a["port"], a["sources"], a["per_source"], every=a["every"], lasts=a["lasts"])
     try:
-        while attack._t.is_alive():
+        while attack.running():
             print(json.dumps(attack.counts()), flush=True)
-            attack._t.join(0.2)
+            attack.wait(0.2)
         print(json.dumps(attack.counts()), flush=True)
     finally:
         attack.stop()
