@@ -86,11 +86,8 @@ def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False
     for ops in range(cap, 0, -1):
         if fits(make(ops, FULL)):
             return make(ops, FULL)
-    for cited in range(n_fragments, 1, -1):     # a big pile in a small budget: fewer citations per operation
-        if fits(make(1, LEAST, cited)):
-            break
-    else:
-        cited = min(1, n_fragments)
+    # a big pile in a small budget: fewer citations per operation
+    cited = next((c for c in range(n_fragments, 1, -1) if fits(make(1, LEAST, c))), min(1, n_fragments))
     share = _largest_share(lambda mid: fits(make(1, _scaled(mid), cited)))   # one operation, fields that fit
     return make(1, _scaled(share), cited)
 
