@@ -121,15 +121,15 @@ def salvage(text: str) -> tuple:
         out.append(obj)
 
 
-def _marker(value: Any, prefix: str) -> Optional[str]:
+def _marker(value: Any, prefix: str, numbered: bool = True) -> Optional[str]:
+    """A marker as written ("f2", "[F2]"), lower-cased; a bare number (2, "2") is the prefix's where `numbered` (a
+    draft's core target is not: a number there is no core marker)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{prefix}{value}" if prefix == "f" else None
+        return f"{prefix}{value}" if numbered else None
     if not isinstance(value, str):
         return None
     v = value.strip().strip("[]()").strip().lower()
-    if prefix == "f" and v.isdigit():
-        return f"f{int(v)}"
-    return v
+    return f"{prefix}{int(v)}" if numbered and v.isdigit() else v
 
 
 def _fragments(raw: Any, markers: Markers) -> tuple:
@@ -155,7 +155,7 @@ def _target(op: dict, markers: Markers) -> tuple:
     if isinstance(raw, str) and raw.strip().lower() in _NONE:
         raw = None
     if raw is not None:
-        m = _marker(raw, "c")
+        m = _marker(raw, "c", numbered=False)
         if m in markers.cores:
             return markers.cores[m], None, None
         if isinstance(raw, str) and raw.strip() in markers.cores.values():

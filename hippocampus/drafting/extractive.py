@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from hippocampus.drafting.answer import _NONE, Parsed, parse_with
+from hippocampus.drafting.answer import _NONE, Parsed, _marker, parse_with
 from hippocampus.drafting.prompt import one_line
 from hippocampus.drafting.schema import UNBOUNDED, cap_for, estimate_tokens, first_fitting, worst_case
 
@@ -62,15 +62,6 @@ def extract_cap(markers: Any, ceiling: int) -> int:
 
 def extract_format(markers: Any, max_tokens: int) -> dict:
     return {"type": "json_schema", "json_schema": {"name": NAME_EXTRACT, "schema": extract_schema(markers, max_tokens)}}
-
-
-def _marker(value: Any, prefix: str) -> Optional[str]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{prefix}{value}"
-    if not isinstance(value, str):
-        return None
-    v = value.strip().strip("[]()").strip().lower()
-    return f"{prefix}{int(v)}" if v.isdigit() else v
 
 
 def words_of(markers: Any, m: str) -> str:

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from hippocampus.drafting.answer import Parsed
-from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, kind_of, words_of
+from hippocampus.drafting.answer import Parsed, _marker
+from hippocampus.drafting.extractive import NEW, TARGETED, _object, _same, aimed, kind_of, words_of
 from hippocampus.drafting.extractive import choice_item, parse_choices
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
 from hippocampus.drafting.prompt import Markers, _voice, one_line, redraft_material
