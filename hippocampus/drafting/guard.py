@@ -11,6 +11,7 @@ two duplicates become one citing both) or dropped; either is a Finding whose rul
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections import Counter
@@ -63,10 +64,6 @@ class Finding:
     detail: str = ""            # what was missing or changed ("12, Tuesday")
     content: str = ""           # its first words
     topic: Optional[str] = None
-
-    def to_dict(self) -> dict:
-        return {"rule": self.rule, "op": self.op, "detail": self.detail, "content": self.content,
-                "topic": self.topic}
 
 
 @dataclass
@@ -293,7 +290,7 @@ def tally(dropped: Iterable[Finding] = (), repaired: Iterable[Finding] = (), int
         for f in found:
             t[key][f.rule] = t[key].get(f.rule, 0) + 1
             if len(t["examples"]) < EXAMPLES:
-                t["examples"].append({"outcome": key, **f.to_dict()})
+                t["examples"].append({"outcome": key, **dataclasses.asdict(f)})
     return t
 
 
