@@ -8,7 +8,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from hippocampus.drafting.prompt import Markers
 from hippocampus.transport_words import in_words
@@ -121,15 +121,15 @@ def salvage(text: str) -> tuple:
         out.append(obj)
 
 
-def _marker(value: Any, prefix: str) -> Optional[str]:
+def _marker(value: Any, prefix: str, numbered: bool = True) -> Optional[str]:
+    """A marker as written ("f2", "[F2]"), lower-cased; a bare number (2, "2") is the prefix's where `numbered` (a
+    draft's core target is not: a number there is no core marker)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{prefix}{value}" if prefix == "f" else None
+        return f"{prefix}{value}" if numbered else None
     if not isinstance(value, str):
         return None
     v = value.strip().strip("[]()").strip().lower()
-    if prefix == "f" and v.isdigit():
-        return f"f{int(v)}"
-    return v
+    return f"{prefix}{int(v)}" if numbered and v.isdigit() else v
 
 
 def _fragments(raw: Any, markers: Markers) -> tuple:
@@ -155,7 +155,7 @@ def _target(op: dict, markers: Markers) -> tuple:
     if isinstance(raw, str) and raw.strip().lower() in _NONE:
         raw = None
     if raw is not None:
-        m = _marker(raw, "c")
+        m = _marker(raw, "c", numbered=False)
         if m in markers.cores:
             return markers.cores[m], None, None
         if isinstance(raw, str) and raw.strip() in markers.cores.values():
@@ -321,12 +321,22 @@ def parse_answer(text: str, *, finish_reason: Optional[str], markers: Markers, m
                  redraft_of: Optional[int] = None, constrained: bool = False,
                  ceiling: Optional[int] = None) -> Parsed:
     """The operations read from one answer; `constrained`: it was held to the answer's schema."""
+    def build(raw: list) -> tuple:
+        dropped: list = []
+        return _operations(raw, markers, redraft_of, dropped), dropped
+    return parse_with(build, text, finish_reason, max_tokens, constrained, ceiling=ceiling)
+
+
+def parse_with(build: Callable[[list], tuple], text: str, finish_reason: Optional[str], max_tokens: int,
+               constrained: bool, single: Any = None, ceiling: Optional[int] = None) -> Parsed:
+    """The operations `build(the raw operations)` -> (operations, dropped) makes of one answer (read_raw reads it;
+    `single` as there); never raises on a model's answer."""
     try:
-        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained, ceiling=ceiling)
+        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained, single, ceiling)
         if why is not None:
             return Parsed([], cut, [], why)
-        dropped: list = []
-        return Parsed(_operations(raw, markers, redraft_of, dropped), cut, dropped, None)
+        ops, dropped = build(raw)
+        return Parsed(ops, cut, dropped, None)
     except Exception as exc:  # never raise on a model's answer
         log.exception("reading the model's answer raised")
         return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {in_words(exc)}"[:300])

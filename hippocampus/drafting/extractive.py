@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from hippocampus.drafting.answer import _NONE, Parsed, read_raw
+from hippocampus.drafting.answer import _NONE, Parsed, _marker, parse_with
 from hippocampus.drafting.prompt import one_line
 from hippocampus.drafting.schema import UNBOUNDED, cap_for, estimate_tokens, first_fitting, worst_case
 
@@ -62,15 +62,6 @@ def extract_cap(markers: Any, ceiling: int) -> int:
 
 def extract_format(markers: Any, max_tokens: int) -> dict:
     return {"type": "json_schema", "json_schema": {"name": NAME_EXTRACT, "schema": extract_schema(markers, max_tokens)}}
-
-
-def _marker(value: Any, prefix: str) -> Optional[str]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{prefix}{value}"
-    if not isinstance(value, str):
-        return None
-    v = value.strip().strip("[]()").strip().lower()
-    return f"{prefix}{int(v)}" if v.isdigit() else v
 
 
 def words_of(markers: Any, m: str) -> str:
@@ -153,11 +144,8 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
         else:
             built.append((i, op))
     winner: dict = {}                          # words -> the index of the choice kept for them
-    by_index = dict(built)
-    for i, op in built:
-        w = op["source_short_ids"][0]
-        if w not in winner or (op["kind"] in TARGETED and by_index[winner[w]]["kind"] not in TARGETED):
-            winner[w] = i
+    for i, op in sorted(built, key=lambda t: t[1]["kind"] not in TARGETED):     # stable: targeted first
+        winner.setdefault(op["source_short_ids"][0], i)
     kept, taken = [], set(winner)
     for i, op in built:
         words = op["source_short_ids"][0]
@@ -170,8 +158,8 @@ def operations(raw_ops: list, markers: Any, core_texts: Optional[dict] = None) -
         op["rationale"] = _rationale(op["kind"], core, cited)
         op["source_short_ids"] = [markers.fragments[m] for m in cited]
         op["evidence_count"] = len(cited)
-        kept.append((i, op))
-    return [op for _, op in sorted(kept, key=lambda t: t[0])], dropped
+        kept.append(op)
+    return kept, dropped
 
 
 def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_tokens: int,
@@ -179,12 +167,5 @@ def parse_choices(text: str, *, finish_reason: Optional[str], markers: Any, max_
                   ceiling: Optional[int] = None, build: Optional[Callable[[list], tuple]] = None) -> Parsed:
     """The operations built from one answer of choices (never raises): (operations, dropped) by `build(choices)`,
     by default operations()."""
-    try:
-        raw, cut, why = read_raw(text, finish_reason, max_tokens, constrained,
-                                 single=lambda obj: isinstance(obj, dict) and "words" in obj, ceiling=ceiling)
-        if why is not None:
-            return Parsed([], cut, [], why)
-        ops, dropped = build(raw) if build else operations(raw, markers, core_texts)
-        return Parsed(ops, cut, dropped, None)
-    except Exception as exc:  # noqa: BLE001 - never raise on a model's answer
-        return Parsed([], finish_reason == "length", [], f"could not read the model's answer: {exc}"[:300])
+    return parse_with(build or (lambda raw: operations(raw, markers, core_texts)), text, finish_reason, max_tokens,
+                      constrained, single=lambda obj: isinstance(obj, dict) and "words" in obj, ceiling=ceiling)

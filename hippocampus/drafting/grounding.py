@@ -49,10 +49,7 @@ def norm(text: str) -> str:
 
 def _stem(word: str) -> str:
     w = word.casefold()
-    for suf in _SUFFIXES:
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            return w[: -len(suf)]
-    return w
+    return next((w[:-len(suf)] for suf in _SUFFIXES if w.endswith(suf) and len(w) - len(suf) >= 3), w)
 
 
 def content_words(text: str) -> set:

@@ -11,6 +11,8 @@ two duplicates become one citing both) or dropped; either is a Finding whose rul
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -63,10 +65,6 @@ class Finding:
     content: str = ""           # its first words
     topic: Optional[str] = None
 
-    def to_dict(self) -> dict:
-        return {"rule": self.rule, "op": self.op, "detail": self.detail, "content": self.content,
-                "topic": self.topic}
-
 
 @dataclass
 class Sources:
@@ -100,8 +98,9 @@ def _text_of(op: dict) -> str:
     return str(op.get("content") or "").strip()
 
 
-def _first_words(op: dict) -> str:
-    return " ".join(str(op.get("content") or "").split())[:80]
+def _finding(i: int, op: dict, rule: str, detail: str = "") -> Finding:
+    """A finding on the operation at place i of its answer, which its first words name."""
+    return Finding(rule, i, detail, " ".join(str(op.get("content") or "").split())[:80], op.get("topic"))
 
 
 def _targets(op: dict, ops: list, sources: Sources) -> list:
@@ -124,8 +123,7 @@ def _cite(op: dict, ids: list) -> None:
 
 def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
     """(the operation, grounded or repaired, or None; findings dropped, findings repaired)."""
-    def f(rule: str, detail: str = "") -> Finding:
-        return Finding(rule, i, detail, _first_words(op), op.get("topic"))
+    f = functools.partial(_finding, i, op)
 
     def texts(ids: list) -> list:
         return [sources.fragments[s] for s in ids] + _targets(op, ops, sources) + list(sources.extra)
@@ -181,7 +179,7 @@ def _relink(kept: list, moved: dict, dropped: list) -> list:
         if t is not None:
             t = moved.get(t, t)
             if t not in alive or t == i:
-                dropped.append(Finding("orphan", i, f"op {t}", _first_words(op), op.get("topic")))
+                dropped.append(_finding(i, op, "orphan", f"op {t}"))
                 continue
             op["target_op"] = t
         out.append((i, op))
@@ -205,7 +203,7 @@ def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int 
     kept: list = []
     for i, raw in enumerate(ops):
         op = dict(raw)
-        f = lambda rule, detail="": Finding(rule, i, detail, _first_words(op), op.get("topic"))  # noqa: E731
+        f = functools.partial(_finding, i, op)
         longest = max(len(str(op.get("content") or "")), len(str(op.get("restated_content") or "")))
         if longest > cap_chars:
             res.dropped.append(f("oversize", f"{longest} characters; model.max_tokens {max_tokens} allows "
@@ -225,8 +223,7 @@ def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int 
     kept = _relink(kept, moved, res.dropped)
     cap = max(1, len(sources.fragments))
     if len(kept) > cap:
-        res.dropped += [Finding("over_cap", i, f"{cap} fragment(s)", _first_words(op), op.get("topic"))
-                        for i, op in kept[cap:]]
+        res.dropped += [_finding(i, op, "over_cap", f"{cap} fragment(s)") for i, op in kept[cap:]]
         kept = _relink([(n, op) for n, (_, op) in enumerate(kept[:cap])], {}, res.dropped)
     res.operations = [op for _, op in kept]
     return res
@@ -246,9 +243,9 @@ def _merge_duplicates(kept: list, res: Guarded) -> tuple:
             if len(str(op.get("content") or "")) > len(str(other.get("content") or "")):
                 other["content"] = op["content"]
             _cite(other, ids)
-            res.repaired.append(Finding("merged", i, f"into op {k}", _first_words(op), op.get("topic")))
+            res.repaired.append(_finding(i, op, "merged", f"into op {k}"))
         else:
-            res.dropped.append(Finding("duplicate", i, f"of op {k}", _first_words(op), op.get("topic")))
+            res.dropped.append(_finding(i, op, "duplicate", f"of op {k}"))
         moved[i] = k
     return out, moved
 
@@ -263,7 +260,7 @@ def drop_repeats(earlier: list, ops: list, fold: bool = False) -> tuple:
         if twin is None:
             kept.append((i, op))
             continue
-        dropped.append(Finding("duplicate", i, f"of op {twin} of the draft", _first_words(op), op.get("topic")))
+        dropped.append(_finding(i, op, "duplicate", f"of op {twin} of the draft"))
         if fold:
             sources = earlier[twin].setdefault("source_short_ids", [])
             sources += [sid for sid in op.get("source_short_ids") or [] if sid not in sources]
@@ -293,13 +290,12 @@ def tally(dropped: Iterable[Finding] = (), repaired: Iterable[Finding] = (), int
         for f in found:
             t[key][f.rule] = t[key].get(f.rule, 0) + 1
             if len(t["examples"]) < EXAMPLES:
-                t["examples"].append({"outcome": key, **f.to_dict()})
+                t["examples"].append({"outcome": key, **dataclasses.asdict(f)})
     return t
 
 
 def merge(a: Optional[dict], b: Optional[dict]) -> dict:
-    out = {"dropped": dict(Counter((a or {}).get("dropped") or {}) + Counter((b or {}).get("dropped") or {})),
-           "repaired": dict(Counter((a or {}).get("repaired") or {}) + Counter((b or {}).get("repaired") or {}))}
+    out = {k: dict(Counter((a or {}).get(k) or {}) + Counter((b or {}).get(k) or {})) for k in ("dropped", "repaired")}
     out["examples"] = (list((a or {}).get("examples") or []) + list((b or {}).get("examples") or []))[:EXAMPLES]
     return out if out["dropped"] or out["repaired"] else {}
 

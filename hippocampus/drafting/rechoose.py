@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from hippocampus.drafting.answer import Parsed
-from hippocampus.drafting.extractive import NEW, TARGETED, _marker, _object, _same, aimed, kind_of, words_of
+from hippocampus.drafting.answer import Parsed, _marker
+from hippocampus.drafting.extractive import NEW, TARGETED, _object, _same, aimed, kind_of, words_of
 from hippocampus.drafting.extractive import choice_item, parse_choices
 from hippocampus.drafting.grounding import _QUOTED, content_words, norm
 from hippocampus.drafting.prompt import Markers, _voice, one_line, redraft_material
@@ -56,13 +56,8 @@ def wordings(critique: Any) -> list:
     """The wordings a critique gives, in order, each once: its quoted words, and the rest of a line after a cue
     ("say: ...", "write: ..."), without the quotes around it. Only words with some content count."""
     text = norm(critique if isinstance(critique, str) else "")
-    found = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
-    for line in text.splitlines():
-        m = _CUE.search(line)
-        if m:
-            found.append(m.group(1))
     out: list = []
-    for w in found:
+    for w in [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)] + _cued(text):
         w = one_line(w).strip(" \"'“”‘’«»„「」『』")[:WORDING_CHARS].strip()
         if content_words(w) and w.casefold() not in (o.casefold() for o in out):
             out.append(w)
@@ -71,8 +66,12 @@ def wordings(critique: Any) -> list:
 
 def tells_what_to_say(critique: Any) -> bool:
     """The critique words the content itself ("say: ..."): the operation is said, not withdrawn."""
-    text = norm(critique if isinstance(critique, str) else "")
-    return any((m := _CUE.search(line)) and content_words(m.group(1)) for line in text.splitlines())
+    return any(content_words(w) for w in _cued(norm(critique if isinstance(critique, str) else "")))
+
+
+def _cued(text: str) -> list:
+    """The rest of each line after a cue ("say: ...")."""
+    return [m.group(1) for m in map(_CUE.search, text.splitlines()) if m]
 
 
 def _as_choice(op: dict, markers: RedraftMarkers, target: Optional[str]) -> str:

@@ -4,8 +4,8 @@ answer allowed stays within SHARE of model.max_tokens (the margin is for whitesp
 """
 from __future__ import annotations
 
+import bisect
 import math
-from dataclasses import dataclass
 from typing import Any, Iterable
 
 from hippocampus.drafting.prompt import Markers
@@ -18,19 +18,10 @@ KEY_TOKENS = 5             # one key with its quotes, the colon and the comma
 VALUE_TOKENS = 2           # a string's quotes, a number, null, a bracket pair
 MAX_OPERATIONS = 8
 UNBOUNDED = 1 << 20        # a budget no schema of ours reaches: its full lengths
+STEPS = 1 << 20            # the shares a field's lengths are scaled by: k / STEPS
 FLOOR = 128                # no pile's answer cap is below this (a server that does not hold the answer to the schema)
 FULL = {"content": 300, "topic": 60, "rationale": 160}     # the lengths when the budget allows them
 LEAST = {"content": 24, "topic": 12, "rationale": 12}      # never below: an operation needs some words
-
-
-@dataclass(frozen=True)
-class Sizes:
-    operations: int
-    content: int
-    topic: int
-    rationale: int
-    restated: int          # 0: restated_content is not offered (a redraft)
-    cited: int = 1 << 30   # the most fragments one operation may list (fewer than shown only in a tight budget)
 
 
 def estimate_tokens(value: Any) -> int:
@@ -63,46 +54,37 @@ def _scaled(share: float, full: dict = FULL, least: dict = LEAST) -> dict:
 
 
 def _largest_share(fits) -> float:
-    """The largest share of the full lengths in [0, 1) that fits, by bisection."""
-    lo, hi = 0.0, 1.0
-    for _ in range(20):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
+    """The largest share of the full lengths in [0, 1), in steps of 1/STEPS, that fits (0 if none), by bisection."""
+    fitting = bisect.bisect(range(STEPS), False, key=lambda k: not fits(k / STEPS))
+    return max(0, fitting - 1) / STEPS
 
 
-def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False) -> Sizes:
-    """As many operations at full lengths as fit (up to the reader's own cap), else one with shorter fields."""
-    budget = int(max(16, int(max_tokens)) * SHARE)
+def sizes(max_tokens: int, n_fragments: int, n_cores: int, redraft: bool = False) -> tuple:
+    """(operations, lengths, cited): as many operations at full lengths as fit (up to the reader's own cap), else
+    one with shorter fields; cited, the most fragments one operation may list, is fewer than shown only in a tight
+    budget."""
     cap = max(1, min(MAX_OPERATIONS, n_fragments + 1 if redraft else n_fragments))   # a draft: one per fragment
 
-    def make(ops: int, lengths: dict, cited: int = n_fragments) -> Sizes:
-        return Sizes(ops, lengths["content"], lengths["topic"], lengths["rationale"],
-                     0 if redraft else lengths["content"], cited)
+    def fits(ops: int, lengths: dict, cited: int = n_fragments) -> bool:
+        return within(_schema(ops, lengths, cited, n_fragments, n_cores, redraft), max_tokens)
 
-    def fits(s: Sizes) -> bool:
-        return estimate_tokens(worst_case(_schema(s, n_fragments, n_cores, redraft))) <= budget
-
-    for ops in range(cap, 0, -1):
-        if fits(make(ops, FULL)):
-            return make(ops, FULL)
-    for cited in range(n_fragments, 1, -1):     # a big pile in a small budget: fewer citations per operation
-        if fits(make(1, LEAST, cited)):
-            break
-    else:
-        cited = min(1, n_fragments)
-    share = _largest_share(lambda mid: fits(make(1, _scaled(mid), cited)))   # one operation, fields that fit
-    return make(1, _scaled(share), cited)
+    ops = next((n for n in range(cap, 0, -1) if fits(n, FULL)), 0)
+    if ops:
+        return ops, FULL, n_fragments
+    # a big pile in a small budget: fewer citations per operation
+    cited = next((c for c in range(n_fragments, 1, -1) if fits(1, LEAST, c)), min(1, n_fragments))
+    share = _largest_share(lambda mid: fits(1, _scaled(mid), cited))   # one operation, fields that fit
+    return 1, _scaled(share), cited
 
 
 def _text(max_chars: int, least: int = 0) -> dict:
     return {"type": "string", "maxLength": int(max_chars), **({"minLength": least} if least else {})}
 
 
-def _schema(s: Sizes, n_fragments: int, n_cores: int, redraft: bool) -> dict:
+def _schema(ops: int, lengths: dict, cited: int, n_fragments: int, n_cores: int, redraft: bool) -> dict:
     frag_markers = [f"f{i}" for i in range(1, n_fragments + 1)]
     core_markers = [f"c{i}" for i in range(1, n_cores + 1)]
-    fragments: dict = {"type": "array", "maxItems": min(len(frag_markers), s.cited)}
+    fragments: dict = {"type": "array", "maxItems": min(len(frag_markers), cited)}
     if frag_markers:
         fragments["items"] = {"enum": frag_markers}
         if not redraft:                        # a redraft may stand on its own operation's fragments
@@ -111,25 +93,25 @@ def _schema(s: Sizes, n_fragments: int, n_cores: int, redraft: bool) -> dict:
         fragments["items"] = {"type": "string", "maxLength": 0}
     op: dict = {
         "kind": {"enum": list(KINDS)},
-        "content": _text(s.content, 1),
-        "topic": _text(s.topic),
+        "content": _text(lengths["content"], 1),
+        "topic": _text(lengths["topic"]),
         "fragments": fragments,
         "target": {"enum": core_markers + [None]} if core_markers else {"type": "null"},
-        "target_op": ({"anyOf": [{"type": "integer", "minimum": 0, "maximum": s.operations - 2},
-                                 {"type": "null"}]} if s.operations > 1 else {"type": "null"}),
+        "target_op": ({"anyOf": [{"type": "integer", "minimum": 0, "maximum": ops - 2},
+                                 {"type": "null"}]} if ops > 1 else {"type": "null"}),
     }
-    if s.restated:
-        op["restated_content"] = {"anyOf": [_text(s.restated, 1), {"type": "null"}]}
-    op["rationale"] = _text(s.rationale)
+    if not redraft:                            # a redraft never restates a core
+        op["restated_content"] = {"anyOf": [_text(lengths["content"], 1), {"type": "null"}]}
+    op["rationale"] = _text(lengths["rationale"])
     item = {"type": "object", "properties": op, "required": list(op), "additionalProperties": False}
     return {"type": "object",
-            "properties": {"operations": {"type": "array", "items": item, "maxItems": s.operations}},
+            "properties": {"operations": {"type": "array", "items": item, "maxItems": ops}},
             "required": ["operations"], "additionalProperties": False}
 
 
 def answer_schema(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:
     n_frag, n_cores = len(markers.fragments), len(markers.cores)
-    return _schema(sizes(max_tokens, n_frag, n_cores, redraft), n_frag, n_cores, redraft)
+    return _schema(*sizes(max_tokens, n_frag, n_cores, redraft), n_frag, n_cores, redraft)
 
 
 def cap_for(worst_tokens: int, ceiling: int) -> int:
