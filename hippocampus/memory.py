@@ -149,7 +149,8 @@ class MemoryClient:
         if resp.status_code >= 500:
             raise MemoryUnavailable(method, path, resp.status_code, _detail(resp))
         if resp.status_code >= 400:
-            raise MemoryRefused(method, path, resp.status_code, _detail(resp))
+            missing = resp.status_code == 404 and path == "/drafts"       # a Memory from before the drafts
+            raise MemoryRefused(method, path, resp.status_code, NO_DRAFTS if missing else _detail(resp))
         try:
             return resp.json()
         except ValueError:
@@ -198,19 +199,11 @@ class MemoryClient:
     def consume_brief(self, brief_id: str, draft_id: Optional[str] = None) -> dict:
         return self._call("POST", f"/brief/{brief_id}/consume", json={"draft_id": draft_id})
 
-    def _drafts_call(self, method: str, path: str, **kw: Any) -> Any:
-        try:
-            return self.request(method, path, **kw)
-        except MemoryRefused as exc:
-            if exc.status == 404 and path == "/drafts":
-                raise MemoryRefused(method, path, 404, NO_DRAFTS) from None
-            raise
-
     def drafts(self, status: Optional[str] = None, limit: int = 200) -> list:
         params: dict = {"limit": limit}
         if status:
             params["status"] = status
-        return self._shaped(self._drafts_call("GET", "/drafts", params=params), "GET", "/drafts", "entries")["entries"]
+        return self._call("GET", "/drafts", "entries", params=params)
 
     def draft(self, draft_id: str) -> dict:
         return self._call("GET", f"/drafts/{draft_id}")
@@ -219,7 +212,7 @@ class MemoryClient:
         return self._call("GET", f"/drafts/{draft_id}/chain", "attempts")
 
     def submit_draft(self, body: dict) -> dict:
-        return self._shaped(self._drafts_call("POST", "/drafts", json=body), "POST", "/drafts")
+        return self._call("POST", "/drafts", json=body)
 
     def close_draft(self, draft_id: str) -> dict:
         return self._call("POST", f"/drafts/{draft_id}/close")
