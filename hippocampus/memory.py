@@ -39,14 +39,12 @@ def send(session: requests.Session, method: str, url: str, *, timeout: float, ca
 
 
 class MemoryError_(Exception):
-    """Base for both Memory errors (the _ keeps it from shadowing the builtin)."""
+    """Base for both Memory errors (the _ keeps it from shadowing the builtin); never raised itself: each kind
+    words its own _message()."""
 
     def __init__(self, method: str, path: str, status: Optional[int], detail: str):
         self.method, self.path, self.status, self.detail = method, path, status, detail
         super().__init__(self._message())
-
-    def _message(self) -> str:
-        return f"{self.method} {self.path} -> {self.status}: {self.detail}"
 
 
 class MemoryUnavailable(MemoryError_):
