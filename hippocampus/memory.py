@@ -39,14 +39,12 @@ def send(session: requests.Session, method: str, url: str, *, timeout: float, ca
 
 
 class MemoryError_(Exception):
-    """Base for both Memory errors (the _ keeps it from shadowing the builtin)."""
+    """Base for both Memory errors (the _ keeps it from shadowing the builtin); never raised itself: each kind
+    words its own _message()."""
 
     def __init__(self, method: str, path: str, status: Optional[int], detail: str):
         self.method, self.path, self.status, self.detail = method, path, status, detail
         super().__init__(self._message())
-
-    def _message(self) -> str:
-        return f"{self.method} {self.path} -> {self.status}: {self.detail}"
 
 
 class MemoryUnavailable(MemoryError_):
@@ -149,7 +147,8 @@ class MemoryClient:
         if resp.status_code >= 500:
             raise MemoryUnavailable(method, path, resp.status_code, _detail(resp))
         if resp.status_code >= 400:
-            raise MemoryRefused(method, path, resp.status_code, _detail(resp))
+            missing = resp.status_code == 404 and path == "/drafts"       # a Memory from before the drafts
+            raise MemoryRefused(method, path, resp.status_code, NO_DRAFTS if missing else _detail(resp))
         try:
             return resp.json()
         except ValueError:
@@ -198,19 +197,11 @@ class MemoryClient:
     def consume_brief(self, brief_id: str, draft_id: Optional[str] = None) -> dict:
         return self._call("POST", f"/brief/{brief_id}/consume", json={"draft_id": draft_id})
 
-    def _drafts_call(self, method: str, path: str, **kw: Any) -> Any:
-        try:
-            return self.request(method, path, **kw)
-        except MemoryRefused as exc:
-            if exc.status == 404 and path == "/drafts":
-                raise MemoryRefused(method, path, 404, NO_DRAFTS) from None
-            raise
-
     def drafts(self, status: Optional[str] = None, limit: int = 200) -> list:
         params: dict = {"limit": limit}
         if status:
             params["status"] = status
-        return self._shaped(self._drafts_call("GET", "/drafts", params=params), "GET", "/drafts", "entries")["entries"]
+        return self._call("GET", "/drafts", "entries", params=params)
 
     def draft(self, draft_id: str) -> dict:
         return self._call("GET", f"/drafts/{draft_id}")
@@ -219,7 +210,7 @@ class MemoryClient:
         return self._call("GET", f"/drafts/{draft_id}/chain", "attempts")
 
     def submit_draft(self, body: dict) -> dict:
-        return self._shaped(self._drafts_call("POST", "/drafts", json=body), "POST", "/drafts")
+        return self._call("POST", "/drafts", json=body)
 
     def close_draft(self, draft_id: str) -> dict:
         return self._call("POST", f"/drafts/{draft_id}/close")

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
-import ssl
 from typing import Any, Iterator, Optional
 
 REFUSED = "refused"
@@ -73,8 +71,7 @@ def cause(exc: BaseException) -> str:
         return TIMED_OUT
     if "ConnectionRefusedError" in names or any(s in text for s in _REFUSED_TEXT):
         return REFUSED
-    if "NameResolutionError" in names or any(isinstance(e, socket.gaierror) for e in chain) \
-            or any(s in text for s in _NO_HOST_TEXT):
+    if names & {"NameResolutionError", "gaierror"} or any(s in text for s in _NO_HOST_TEXT):
         return NO_HOST
     # urllib3 2 makes every NewConnectionError a ConnectTimeoutError: only a connect that timed out is one here
     if "ConnectTimeout" in names or ("ConnectTimeoutError" in names and "timed out" in text):
@@ -83,13 +80,12 @@ def cause(exc: BaseException) -> str:
         return BROKEN
     if names & {"ReadTimeout", "ReadTimeoutError", "TimeoutError", "timeout"} or "timed out" in text:
         return TIMED_OUT
-    if names & {"SSLError", "SSLCertVerificationError"} or any(isinstance(e, ssl.SSLError) for e in chain):
+    if names & {"SSLError", "SSLCertVerificationError"}:        # ssl's and requests' (the MRO's names)
         return TLS
     if "RemoteDisconnected" in names or any(s in text for s in _CLOSED_TEXT):
         return CLOSED
     if names & {"ChunkedEncodingError", "IncompleteRead", "ProtocolError", "ConnectionResetError",
                 "BrokenPipeError", "ConnectionAbortedError", "InvalidChunkLength"} \
-            or any(isinstance(e, http.client.IncompleteRead) for e in chain) \
             or any(s in text for s in _HUNG_UP_TEXT + _RESET_TEXT):
         return HUNG_UP
     return BROKEN

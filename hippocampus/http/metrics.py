@@ -21,9 +21,13 @@ def _labelled(name: str, what: str, label: str, values: tuple, counts: dict) -> 
     return family
 
 
-class _Collector:
+class Metrics:
+    """The route, and the registry's one collector: each scrape reads the door afresh."""
+
     def __init__(self, front) -> None:
         self.front = front
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self)
 
     def collect(self):
         m = self.front.metrics()
@@ -48,12 +52,6 @@ class _Collector:
                                 value=1 if m["memory_reachable"] else 0)
         yield GaugeMetricFamily("hippocampus_chain_open", "1 while a draft's chain is open in Memory",
                                 value=1 if m["chain_open"] else 0)
-
-
-class Metrics:
-    def __init__(self, front) -> None:
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(_Collector(front))
 
     def on_get(self, req, resp) -> None:
         resp.content_type = CONTENT_TYPE_LATEST

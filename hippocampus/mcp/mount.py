@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
 
 import falcon
 
@@ -55,15 +54,6 @@ def mount_mcp(app: falcon.App, front):
     return bridge
 
 
-@dataclass
-class _FirstAnswer:
-    """Falcon middleware: sets the event once the service has answered its first request."""
-    answered: threading.Event
-
-    def process_response(self, req, resp, resource, req_succeeded) -> None:
-        self.answered.set()
-
-
 def not_installed(req: falcon.Request, resp: falcon.Response, **kwargs) -> None:
     raise falcon.HTTPNotFound(description=NOT_INSTALLED)
 
@@ -79,6 +69,7 @@ class LazyMount:
         self.mounted = None
         self.started = False
         self._done = threading.Event()
+        self._answered = threading.Event()      # the service answered its first request (set by preload's middleware)
         self._lock = threading.Lock()
         self._stopped = False
 
@@ -86,12 +77,14 @@ class LazyMount:
         """Add /mcp; preload: mount once the service has answered its first request (or after `at_most` s)."""
         self.app.add_sink(self._while_mounting, self.path)
         if preload:
-            answered = threading.Event()
-            self.app.add_middleware(_FirstAnswer(answered))
-            threading.Thread(target=self._preload, args=(answered, at_most), name="mcp-preload", daemon=True).start()
+            self.app.add_middleware(self)           # process_response: the first answer starts the preload
+            threading.Thread(target=self._preload, args=(at_most,), name="mcp-preload", daemon=True).start()
 
-    def _preload(self, answered: threading.Event, at_most: float) -> None:
-        answered.wait(at_most)
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        self._answered.set()
+
+    def _preload(self, at_most: float) -> None:
+        self._answered.wait(at_most)
         t0 = time.monotonic()
         if self.wait() is not None:
             log.info("MCP endpoint loaded ahead of the first call in %.2f s", time.monotonic() - t0)

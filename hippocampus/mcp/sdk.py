@@ -66,11 +66,8 @@ def _register_package(name: str) -> bool:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(f"No module named {name!r}")
-    module = types.ModuleType(name, f"{name}: registered by hippocampus.mcp.sdk without its __init__")
-    module.__path__ = list(spec.submodule_search_locations)
-    module.__spec__ = importlib.util.spec_from_loader(name, loader=None, is_package=True)
-    module.__spec__.submodule_search_locations = module.__path__
-    module.__package__ = name
+    module = importlib.util.module_from_spec(spec)      # its attributes (__path__, __spec__...), never executed
+    module.__doc__ = f"{name}: registered by hippocampus.mcp.sdk without its __init__"
     sys.modules[name] = module
     parent, _, child = name.rpartition(".")
     if parent:

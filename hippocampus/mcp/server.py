@@ -91,10 +91,9 @@ def outcome(out, failed: bool) -> str:
     """The log's words for how a call ended: done, a refusal or busy answer (ok false), or an error."""
     if failed:
         return "error: " + _short(str(out))
-    if isinstance(out, dict) and out.get("ok") is False:
+    if out.get("ok") is False:          # every tool answers a dict
         return ("busy: " if out.get("busy") else "not done: ") + _short(str(out.get("message") or ""))
-    words = (out.get("say") if isinstance(out.get("say"), str) else out.get("message")) if isinstance(out, dict) \
-        else None                 # sleep_status: its headline, not every card
+    words = out.get("say") if isinstance(out.get("say"), str) else out.get("message")  # sleep_status: its headline
     return "done" + (": " + _short(str(words)) if words else "")
 
 

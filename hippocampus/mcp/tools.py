@@ -72,11 +72,9 @@ def when(ts: Optional[float]) -> Optional[str]:
     return None if ts is None else hhmm(ts, day=True)
 
 
-def _clamp(value: Any, lo: int, hi: int, default: int) -> int:
-    try:
-        return max(lo, min(hi, int(value)))
-    except (TypeError, ValueError):
-        return default
+def _clamp(value: int, lo: int, hi: int) -> int:
+    """A limit held to lo..hi (server.arguments() has made it a whole number, or refused the call)."""
+    return max(lo, min(hi, value))
 
 
 class Tools:
@@ -122,7 +120,7 @@ class Tools:
         return self.front.nudge()
 
     def sleep_history(self, limit: int = 10) -> dict[str, Any]:
-        rows = self.front.history(_clamp(limit, 1, 40, 10))
+        rows = self.front.history(_clamp(limit, 1, 40))
         entries = [{"when": when(r.get("started_at")), **r} for r in rows]
         sleeps = [r for r in rows if r.get("kind") == "sleep"]
         failed = sum(1 for r in sleeps if r.get("error"))
@@ -131,7 +129,7 @@ class Tools:
         return {"ok": True, "count": len(entries), "entries": entries, "message": msg}
 
     def recent_events(self, limit: int = 20, type: str = "") -> dict[str, Any]:  # noqa: A002 - the parameter name
-        entries = self.front.events(_clamp(limit, 1, 500, 20), (type or "").strip() or None)
+        entries = self.front.events(_clamp(limit, 1, 500), (type or "").strip() or None)
         for e in entries:
             e["when"] = when(e.get("at"))
         what = f" of type {type}" if type else ""
@@ -168,7 +166,7 @@ class Tools:
 
     def voice_card_history(self, limit: int = 10) -> dict[str, Any]:
         versions = [{"version": v.get("version"), "text": v.get("text"), "why": v.get("why"),
-                     "set": when(v.get("set_at"))} for v in self.front.voice_history(_clamp(limit, 1, 200, 10))]
+                     "set": when(v.get("set_at"))} for v in self.front.voice_history(_clamp(limit, 1, 200))]
         msg = f"{n(versions, 'version')}, newest first." if versions else "No card yet."
         return {"ok": True, "count": len(versions), "versions": versions, "message": msg}
 
