@@ -15,11 +15,9 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
     sources.flagged(list(overrides or []))
     from hippocampus.cli import commands
 
+    w, notes, probes = commands.probe(cfg, reach=not offline)
     if offline:
         notes = ["# offline: Memory, the model, its server and files and the ripple command were not probed"]
-        w, probes = commands.shapes(cfg)
-    else:
-        w, notes, probes = commands.probe(cfg)
     warnings, context, drafting = list(cfg.warnings) + w, None, None
     if not offline and cfg.model.configured and _model_as_set(probes):     # does the largest prompt fit its context
         from hippocampus.model.fit import fit_sentence, measure

@@ -26,25 +26,20 @@ COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"),
 ERROR = "seren-hippocampus: error"      # a subcommand's refusal; replay's own say "seren-hippocampus replay"
 
 
-def probe(cfg) -> tuple:
+def probe(cfg, reach: bool = True) -> tuple:
     """(warnings, notes, probes): a warning per thing that cannot be reached or is not what its setting says, with
     its fix; a note per one that is; what memory.url and model.url turned out to be (identify.Probe, as dicts). A
     managed model is down between sleeps by design, so its URL's shape, server binary and model file are looked at
-    instead."""
-    mem = identify.memory(cfg.memory.url, cfg.memory.resolve_bearer())
-    model = _model_probe(cfg.model)
+    instead. Not reaching (check-config --offline): the URLs' shapes alone, nothing reached or probed."""
+    mem = (identify.memory(cfg.memory.url, cfg.memory.resolve_bearer()) if reach
+           else identify.memory_shape(cfg.memory.url))
+    model = _model_probe(cfg.model, reach)
     warnings, notes = mem.warnings + model.warnings, mem.notes + model.notes
-    for check in (_lifecycle_probe, _ripple_probe):
+    for check in (_lifecycle_probe, _ripple_probe) if reach else ():
         w, n = check(cfg)
         warnings += w
         notes += n
     return warnings, notes, [mem.as_dict(), model.as_dict()]
-
-
-def shapes(cfg) -> tuple:
-    """(warnings, probes) from the URLs' shapes alone, nothing reached (check-config --offline)."""
-    mem, model = identify.memory_shape(cfg.memory.url), _model_probe(cfg.model, reach=False)
-    return mem.warnings + model.warnings, [mem.as_dict(), model.as_dict()]
 
 
 def _model_probe(mcfg, reach: bool = True) -> identify.Probe:

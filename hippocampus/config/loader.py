@@ -12,8 +12,8 @@ import shlex
 from pathlib import Path
 from typing import Any, Optional
 
-from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
-                                       _all_paths, _block_type, _settings)
+from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, SECRET_KEYS, Config,
+                                       MemoryConfig, _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import replay_endpoints
 from hippocampus.config.pointers import pointer_problems
@@ -297,11 +297,6 @@ def load(cli_path: Optional[str] = None, *, environ: Optional[dict] = None, anno
 
 def redacted(cfg: Config) -> dict:
     """The resolved config as a plain mapping with every secret hidden."""
-    def walk(obj: Any) -> Any:
-        if dataclasses.is_dataclass(obj):
-            return {f.name: ("(set)" if getattr(obj, f.name) else "") if f.name in SECRET_KEYS
-                    else walk(getattr(obj, f.name)) for f in _settings(obj)}
-        if isinstance(obj, list):
-            return [walk(v) for v in obj]
-        return {k: walk(v) for k, v in obj.items()} if isinstance(obj, dict) else obj
-    return walk(cfg)
+    def shown(pairs: list) -> dict:
+        return {k: ("(set)" if v else "") if k in SECRET_KEYS else v for k, v in pairs if k not in NOT_SETTINGS}
+    return dataclasses.asdict(cfg, dict_factory=shown)
