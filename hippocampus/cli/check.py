@@ -20,17 +20,15 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
         notes = ["# offline: Memory, the model, its server and files and the ripple command were not probed"]
     warnings, context, drafting = list(cfg.warnings) + w, None, None
     if not offline and cfg.model.configured and _model_as_set(probes):     # does the largest prompt fit its context
-        from hippocampus.model.fit import fit_sentence, measure
+        from hippocampus.model import fit as model_fit, size
         from hippocampus.status.narrator import context_row
 
-        fit = measure(cfg)
-        too_long = fit_sentence(fit)
+        fit = model_fit.measure(cfg)
+        too_long = model_fit.fit_sentence(fit)
         if too_long:
             warnings.append(f"the model's context is too small: {too_long}")
         else:
             context = context_row(fit)[1]
-        from hippocampus.model import size
-
         drafting = size.probe(cfg.model.write, cfg.model.url)
     return {
         "config": redact.deep(loader.redacted(cfg)),

@@ -63,10 +63,9 @@ def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None)
     return home if os.path.exists(home) else None
 
 
-def path_from(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> str:
+def path_from(cli_path: Optional[str] = None) -> str:
     """Where resolve_path found the file: "flag", "environment" or "default"."""
-    env = os.environ if environ is None else environ
-    return FROM_FLAG if cli_path else FROM_ENV if env.get(CONFIG_ENV) else FROM_DEFAULT
+    return FROM_FLAG if cli_path else FROM_ENV if os.environ.get(CONFIG_ENV) else FROM_DEFAULT
 
 
 def _read_yaml(path: str, warnings: list) -> dict:
@@ -194,8 +193,7 @@ def _build(cls: type, data: Any, prefix: str, warnings: list, sources: dict) -> 
         for alias, long_key in MEMORY_ALIASES.items():
             if alias in data:
                 v = data.pop(alias)
-                if not data.get(long_key):
-                    data[long_key] = v
+                data[long_key] = data.get(long_key) or v       # the long key, when it holds a value, wins
     known = {f.name: f for f in _settings(cls)}
     for key, raw in data.items():
         path = f"{prefix}{key}"
