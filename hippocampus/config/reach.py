@@ -78,15 +78,10 @@ def own_addresses() -> frozenset:
     with contextlib.suppress(OSError):
         found |= resolve(socket.gethostname(), 0)
     for probe, family in _PROBES:
-        try:
-            with socket.socket(family, socket.SOCK_DGRAM) as s:
-                s.connect((probe, 9))
-                ip = address(s.getsockname()[0])
-        except OSError:
-            continue
-        if ip is not None:
-            found.add(ip)
-    return frozenset(found)
+        with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((probe, 9))
+            found.add(address(s.getsockname()[0]))
+    return frozenset(found - {None})
 
 
 def this_host(ip, own: frozenset) -> bool:
