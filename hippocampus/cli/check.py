@@ -73,8 +73,5 @@ def text_lines(rep: dict) -> list:
 def check_config(cfg, overrides: Optional[list] = None, offline: bool = False, as_json: bool = False,
                  config_from: str = "") -> int:
     rep = report(cfg, overrides, offline, config_from)
-    if as_json:
-        print(json.dumps(rep, indent=2))
-    else:
-        print("\n".join(text_lines(rep)))
+    print(json.dumps(rep, indent=2) if as_json else "\n".join(text_lines(rep)))
     return 1 if rep["warnings"] else 0

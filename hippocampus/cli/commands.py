@@ -124,11 +124,9 @@ def ripple_claude(args: argparse.Namespace) -> int:
         cr = claude_setup.build(args.folder, claude_json=args.claude_json, run_as=run_as)
     except claude_setup.ClaudeSetupError as exc:
         return _fail(str(exc), who=ERROR)
-    if args.yaml is not None:
-        print("\n".join(claude_setup.yaml_lines(cr, args.yaml)))
-    else:
-        lines = ["ripple:", "  type: script", *claude_setup.yaml_lines(cr, 2), f"  run_as: {json.dumps(run_as)}"]
-        print("\n".join(lines))
+    lines = (claude_setup.yaml_lines(cr, args.yaml) if args.yaml is not None else
+             ["ripple:", "  type: script", *claude_setup.yaml_lines(cr, 2), f"  run_as: {json.dumps(run_as)}"])
+    print("\n".join(lines))
     print(f"# {len(cr.servers)} MCP server(s) for {cr.cwd}: {cr.registered.scopes()} "
           f"(from {cr.registered.settings})", file=sys.stderr)
     return 0

@@ -56,10 +56,9 @@ def resolve(host: str, port: int) -> frozenset:
         hit = _cache.get(key)
     if hit is not None and now - hit[0] < CACHE_SECONDS:
         return hit[1]
-    try:
+    infos = []
+    with contextlib.suppress(OSError, UnicodeError, ValueError):
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError, ValueError):
-        infos = []
     found = frozenset(a for a in (address(info[4][0]) for info in infos) if a is not None)
     with _lock:
         _cache[key] = (now, found)
