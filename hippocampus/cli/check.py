@@ -15,24 +15,20 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
     sources.flagged(list(overrides or []))
     from hippocampus.cli import commands
 
+    w, notes, probes = commands.probe(cfg, reach=not offline)
     if offline:
         notes = ["# offline: Memory, the model, its server and files and the ripple command were not probed"]
-        w, probes = commands.shapes(cfg)
-    else:
-        w, notes, probes = commands.probe(cfg)
     warnings, context, drafting = list(cfg.warnings) + w, None, None
     if not offline and cfg.model.configured and _model_as_set(probes):     # does the largest prompt fit its context
-        from hippocampus.model.fit import fit_sentence, measure
+        from hippocampus.model import fit as model_fit, size
         from hippocampus.status.narrator import context_row
 
-        fit = measure(cfg)
-        too_long = fit_sentence(fit)
+        fit = model_fit.measure(cfg)
+        too_long = model_fit.fit_sentence(fit)
         if too_long:
             warnings.append(f"the model's context is too small: {too_long}")
         else:
             context = context_row(fit)[1]
-        from hippocampus.model import size
-
         drafting = size.probe(cfg.model.write, cfg.model.url)
     return {
         "config": redact.deep(loader.redacted(cfg)),
@@ -77,8 +73,5 @@ def text_lines(rep: dict) -> list:
 def check_config(cfg, overrides: Optional[list] = None, offline: bool = False, as_json: bool = False,
                  config_from: str = "") -> int:
     rep = report(cfg, overrides, offline, config_from)
-    if as_json:
-        print(json.dumps(rep, indent=2))
-    else:
-        print("\n".join(text_lines(rep)))
+    print(json.dumps(rep, indent=2) if as_json else "\n".join(text_lines(rep)))
     return 1 if rep["warnings"] else 0

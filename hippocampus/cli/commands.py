@@ -26,25 +26,20 @@ COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"),
 ERROR = "seren-hippocampus: error"      # a subcommand's refusal; replay's own say "seren-hippocampus replay"
 
 
-def probe(cfg) -> tuple:
+def probe(cfg, reach: bool = True) -> tuple:
     """(warnings, notes, probes): a warning per thing that cannot be reached or is not what its setting says, with
     its fix; a note per one that is; what memory.url and model.url turned out to be (identify.Probe, as dicts). A
     managed model is down between sleeps by design, so its URL's shape, server binary and model file are looked at
-    instead."""
-    mem = identify.memory(cfg.memory.url, cfg.memory.resolve_bearer())
-    model = _model_probe(cfg.model)
+    instead. Not reaching (check-config --offline): the URLs' shapes alone, nothing reached or probed."""
+    mem = (identify.memory(cfg.memory.url, cfg.memory.resolve_bearer()) if reach
+           else identify.memory_shape(cfg.memory.url))
+    model = _model_probe(cfg.model, reach)
     warnings, notes = mem.warnings + model.warnings, mem.notes + model.notes
-    for check in (_lifecycle_probe, _ripple_probe):
+    for check in (_lifecycle_probe, _ripple_probe) if reach else ():
         w, n = check(cfg)
         warnings += w
         notes += n
     return warnings, notes, [mem.as_dict(), model.as_dict()]
-
-
-def shapes(cfg) -> tuple:
-    """(warnings, probes) from the URLs' shapes alone, nothing reached (check-config --offline)."""
-    mem, model = identify.memory_shape(cfg.memory.url), _model_probe(cfg.model, reach=False)
-    return mem.warnings + model.warnings, [mem.as_dict(), model.as_dict()]
 
 
 def _model_probe(mcfg, reach: bool = True) -> identify.Probe:
@@ -129,11 +124,9 @@ def ripple_claude(args: argparse.Namespace) -> int:
         cr = claude_setup.build(args.folder, claude_json=args.claude_json, run_as=run_as)
     except claude_setup.ClaudeSetupError as exc:
         return _fail(str(exc), who=ERROR)
-    if args.yaml is not None:
-        print("\n".join(claude_setup.yaml_lines(cr, args.yaml)))
-    else:
-        lines = ["ripple:", "  type: script", *claude_setup.yaml_lines(cr, 2), f"  run_as: {json.dumps(run_as)}"]
-        print("\n".join(lines))
+    lines = (claude_setup.yaml_lines(cr, args.yaml) if args.yaml is not None else
+             ["ripple:", "  type: script", *claude_setup.yaml_lines(cr, 2), f"  run_as: {json.dumps(run_as)}"])
+    print("\n".join(lines))
     print(f"# {len(cr.servers)} MCP server(s) for {cr.cwd}: {cr.registered.scopes()} "
           f"(from {cr.registered.settings})", file=sys.stderr)
     return 0

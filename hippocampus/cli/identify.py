@@ -243,8 +243,7 @@ def _no_v1(pr: Probe, url: str, v1: str) -> None:
     """The server lists its models at v1: that is the URL to set (in the route's warning, when one was cut)."""
     pr.fix = v1
     if pr.warnings:         # a scheme or a route: their fix is the URL with /v1
-        pr.warnings = [w.replace(f"set it to {_shown(pr.tried)} ", f"set it to {_shown(v1)} ")
-                       .replace(f"set it to {_shown(pr.tried)};", f"set it to {_shown(v1)};") for w in pr.warnings]
+        pr.warnings = [w.replace(f"set it to {_shown(pr.tried)}", f"set it to {_shown(v1)}") for w in pr.warnings]
         return
     pr.warnings.append(f"model.url {_shown(url)} has no /v1: set it to {_shown(v1)} (an OpenAI-compatible URL ends in "
                        "/v1; the service adds /chat/completions to it)")

@@ -34,10 +34,8 @@ def _children(node: Any) -> list:
     value = getattr(node, "value", None)
     if not isinstance(value, list):
         return []                           # a scalar
-    out: list = []
-    for item in value:
-        out.extend(item if isinstance(item, tuple) else (item,))    # a mapping's (key, value), or a list's item
-    return out
+    # a mapping's items are (key, value) pairs, a list's are nodes
+    return [child for item in value for child in (item if isinstance(item, tuple) else (item,))]
 
 
 def expanded_size(node: Any, sizes: dict, open_: Optional[set] = None) -> int:

@@ -48,17 +48,9 @@ def split_host(value: str) -> tuple[str, Optional[str]]:
 
 class HostList:
     def __init__(self, entries: Iterable[str]):
-        self.any_port: set = set()
-        self.exact: set = set()
-        for raw in entries:
-            raw = str(raw).strip()
-            if not raw:
-                continue
-            name, port = split_host(raw)
-            if port in (None, "*"):
-                self.any_port.add(name)
-            else:
-                self.exact.add((name, port))
+        pairs = [split_host(str(raw)) for raw in entries if str(raw).strip()]
+        self.any_port = {name for name, port in pairs if port in (None, "*")}
+        self.exact = {(name, port) for name, port in pairs if port not in (None, "*")}
 
     def allows(self, host_header: str) -> bool:
         parsed = parse_host_header(host_header)
@@ -69,10 +61,8 @@ class HostList:
 
     def sdk_patterns(self) -> list:
         """The same list in the MCP SDK's spelling (exact values, or name:* for any port)."""
-        out = []
-        for name in sorted(self.any_port):
-            out += [name, name + ":*"]
-        return out + [f"{n}:{p}" for n, p in sorted(self.exact)]
+        return ([spelled for name in sorted(self.any_port) for spelled in (name, name + ":*")]
+                + [f"{n}:{p}" for n, p in sorted(self.exact)])
 
 
 def normal_origin(value: str) -> str:

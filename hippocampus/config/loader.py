@@ -12,8 +12,8 @@ import shlex
 from pathlib import Path
 from typing import Any, Optional
 
-from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, SECRET_KEYS, Config, MemoryConfig,
-                                       _all_paths, _block_type, _settings)
+from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, SECRET_KEYS, Config,
+                                       MemoryConfig, _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import replay_endpoints
 from hippocampus.config.pointers import pointer_problems
@@ -63,10 +63,9 @@ def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None)
     return home if os.path.exists(home) else None
 
 
-def path_from(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> str:
+def path_from(cli_path: Optional[str] = None) -> str:
     """Where resolve_path found the file: "flag", "environment" or "default"."""
-    env = os.environ if environ is None else environ
-    return FROM_FLAG if cli_path else FROM_ENV if env.get(CONFIG_ENV) else FROM_DEFAULT
+    return FROM_FLAG if cli_path else FROM_ENV if os.environ.get(CONFIG_ENV) else FROM_DEFAULT
 
 
 def _read_yaml(path: str, warnings: list) -> dict:
@@ -194,8 +193,7 @@ def _build(cls: type, data: Any, prefix: str, warnings: list, sources: dict) -> 
         for alias, long_key in MEMORY_ALIASES.items():
             if alias in data:
                 v = data.pop(alias)
-                if not data.get(long_key):
-                    data[long_key] = v
+                data[long_key] = data.get(long_key) or v       # the long key, when it holds a value, wins
     known = {f.name: f for f in _settings(cls)}
     for key, raw in data.items():
         path = f"{prefix}{key}"
@@ -297,11 +295,6 @@ def load(cli_path: Optional[str] = None, *, environ: Optional[dict] = None, anno
 
 def redacted(cfg: Config) -> dict:
     """The resolved config as a plain mapping with every secret hidden."""
-    def walk(obj: Any) -> Any:
-        if dataclasses.is_dataclass(obj):
-            return {f.name: ("(set)" if getattr(obj, f.name) else "") if f.name in SECRET_KEYS
-                    else walk(getattr(obj, f.name)) for f in _settings(obj)}
-        if isinstance(obj, list):
-            return [walk(v) for v in obj]
-        return {k: walk(v) for k, v in obj.items()} if isinstance(obj, dict) else obj
-    return walk(cfg)
+    def shown(pairs: list) -> dict:
+        return {k: ("(set)" if v else "") if k in SECRET_KEYS else v for k, v in pairs if k not in NOT_SETTINGS}
+    return dataclasses.asdict(cfg, dict_factory=shown)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 import operator
-import os
 import threading
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 LIBRARY_LOGGER = "seren_meninges.credentials"
 
@@ -92,13 +91,12 @@ def _server_consequence(server: Any) -> str:
     return f"the service refuses to start on {where}: beyond loopback it needs a bearer"
 
 
-def pointer_problems(cfg: Any, environ: Optional[Mapping[str, str]] = None) -> list:
-    """One line per block whose bearer pointer resolves to nothing."""
-    env = os.environ if environ is None else environ
+def pointer_problems(cfg: Any, environ: Mapping[str, str]) -> list:
+    """One line per block whose bearer pointer resolves to nothing (environ: the loader's environment)."""
     out = []
     for path, prefix, meaning in POINTERS:
         block = operator.attrgetter(path)(cfg)
-        what, instead = block_problem(block, path, prefix, env)
+        what, instead = block_problem(block, path, prefix, environ)
         if instead:
             out.append(f"{what}: the {instead} is used instead")
         elif what is not None:

@@ -56,10 +56,9 @@ def resolve(host: str, port: int) -> frozenset:
         hit = _cache.get(key)
     if hit is not None and now - hit[0] < CACHE_SECONDS:
         return hit[1]
-    try:
+    infos = []
+    with contextlib.suppress(OSError, UnicodeError, ValueError):
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError, ValueError):
-        infos = []
     found = frozenset(a for a in (address(info[4][0]) for info in infos) if a is not None)
     with _lock:
         _cache[key] = (now, found)
@@ -78,15 +77,10 @@ def own_addresses() -> frozenset:
     with contextlib.suppress(OSError):
         found |= resolve(socket.gethostname(), 0)
     for probe, family in _PROBES:
-        try:
-            with socket.socket(family, socket.SOCK_DGRAM) as s:
-                s.connect((probe, 9))
-                ip = address(s.getsockname()[0])
-        except OSError:
-            continue
-        if ip is not None:
-            found.add(ip)
-    return frozenset(found)
+        with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((probe, 9))
+            found.add(address(s.getsockname()[0]))
+    return frozenset(found - {None})
 
 
 def this_host(ip, own: frozenset) -> bool:
@@ -100,26 +94,20 @@ class Memory:
         self.url = memory_url
         self.at = where(memory_url)
 
-    def _addresses(self) -> tuple:
-        """(Memory's addresses, this host's own addresses, whether Memory is on this host)."""
-        host, port = self.at
-        own, ips = own_addresses(), addresses(host, port)
-        return ips, own, host == "localhost" or any(this_host(ip, own) for ip in ips)
-
     def is_memory(self, ip, port: int) -> bool:
         """The address (a string or an ip_address) and port are one Memory answers on."""
         return self._any([ip], port)
 
     def _any(self, ips, port: int) -> bool:
+        """One of the addresses, at this port, is Memory's; when Memory is on this host, every address of it is."""
         if self.at is None or port != self.at[1]:
             return False
-        mine, own, local = self._addresses()
+        own, mine = own_addresses(), addresses(*self.at)
+        local = self.at[0] == "localhost" or any(this_host(ip, own) for ip in mine)
         return any(ip is not None and (ip in mine or (local and this_host(ip, own)))
                    for ip in (address(str(i)) for i in ips))
 
     def reached_by(self, url: str) -> bool:
         """The URL's host, resolved, is one of Memory's addresses at Memory's port."""
         at = where(url)
-        if at is None or self.at is None or at[1] != self.at[1]:
-            return False
-        return self._any(addresses(*at), at[1])
+        return at is not None and self.at is not None and at[1] == self.at[1] and self._any(addresses(*at), at[1])

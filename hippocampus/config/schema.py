@@ -260,12 +260,9 @@ def _settings(obj: Any) -> list:
 
 def _all_paths(cls: type, prefix: str = "") -> list[str]:
     out = []
-    for f in _settings(cls):
-        p = f"{prefix}{f.name}"
-        out.append(p)
+    for f in _settings(cls):       # a block's path, then its settings'
         sub = _block_type(cls, f.name)
-        if sub is not None:
-            out.extend(_all_paths(sub, p + "."))
+        out += [prefix + f.name] + (_all_paths(sub, f"{prefix}{f.name}.") if sub is not None else [])
     return out
 
 
