@@ -260,8 +260,7 @@ def pills(s: dict) -> dict:
     memory = {True: ("memory: reachable", "ok"), False: ("memory: unreachable", "hot")}.get(
         mem.get("reachable"), ("memory: checking…", ""))
     card = _model(s)
-    state = "hot" if card["level"] == BAD else "ok" if card["main"] in ("Answering",) or \
-        card["main"].startswith("Managed") else ""
+    state = "hot" if card["level"] == BAD else "ok" if card["main"].startswith(("Answering", "Managed")) else ""
     return {"memory": {"text": memory[0], "state": memory[1]},
             "model": {"text": "model: " + card["main"].lower(), "state": state}}
 
