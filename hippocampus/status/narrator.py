@@ -284,8 +284,7 @@ def ripple_end(r: dict) -> str:
 
 def wakeup_line(w: dict, now: float, headline: str = "") -> str:
     """"Wake-up: <would it work> · last: <the last ripple per event, newest first>"."""
-    if not w:
-        return "Wake-up: not checked yet"
+    w = w or {}
     summary = w.get("summary") or "not checked yet"
     if w.get("type") == "off":
         summary = "off: nothing here wakes the main model; it sees what waits the next time it reads its memories"
