@@ -55,10 +55,8 @@ def find_project(projects: Mapping, folder: str, platform: str) -> Optional[str]
     if not isinstance(projects, Mapping) or not folder:
         return None
     keys = [k for k in projects if isinstance(k, str)]
-    exact = next((k for k in keys if normalise(k, platform) == normalise(folder, platform)), None)
-    if exact is not None or not folds_case(platform):
-        return exact
-    return next((k for k in keys if project_key(k, platform) == project_key(folder, platform)), None)
+    return next((k for same in (normalise, project_key) for k in keys if same(k, platform) == same(folder, platform)),
+                None)
 
 
 def invoking_account(environ: Optional[Mapping] = None) -> str:

@@ -21,16 +21,12 @@ class StatusCache:
 
     def _current(self) -> tuple:
         key = self._key()
-        entry = self._entry
-        if entry[0] == key:
-            return entry
-        with self._lock:
-            entry = self._entry
-            if entry[0] != key:
-                status = self._build()
-                entry = (key, status, encode(status))
-                self._entry = entry
-        return entry
+        if self._entry[0] != key:
+            with self._lock:                        # the check again: another build may have made it fresh
+                if self._entry[0] != key:
+                    status = self._build()
+                    self._entry = (key, status, encode(status))
+        return self._entry
 
     def body(self) -> bytes:
         return self._current()[2]

@@ -21,8 +21,7 @@ def buttons(s: dict, action: Optional[str]) -> dict:
         why = f"{cap(running(s['busy'].get('what'), s['busy'].get('since')))}: wait for it to end."
     chain = s.get("chain") or {}
     open_ = bool(chain.get("chain_open") or chain.get("waiting_draft") or chain.get("redrafts_due"))
-    sleep_main = not why and action == "sleep" and not open_
-    return {"sleep": {"primary": sleep_main, "disabled": bool(why)},
+    return {"sleep": {"primary": not why and action == "sleep" and not open_, "disabled": bool(why)},
             "tend": {"primary": not why and action == "tend", "disabled": bool(why)}, "why": why}
 
 

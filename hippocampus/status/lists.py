@@ -48,28 +48,25 @@ def draft_line(d: dict) -> str:
 def queue(drafts: list, now: float, error: Optional[str] = None, as_of: Optional[float] = None) -> dict:
     """The /queue answer: each draft waiting for review, its line, and the note over them; Memory down, what
     its last answer said, as of when (`times`: each "HH:MM" in the words, as its epoch, for the viewer)."""
+    out, note = [], "Memory is not answering, so what waits for review cannot be read until it does."
     with times_said() as times:
-        if error and not as_of:
-            # the headline names Memory and why it does not answer: the note says only what that means here
-            return {"count": 0, "drafts": [], "error": error, "as_of": None, "times": times,
-                    "say": {"level": "bad", "note": "Memory is not answering, so what waits for review cannot be "
-                                                    "read until it does."}}
-        out = []
-        for d in drafts:
-            ops = d.get("operations") or []
-            row = {"id": d.get("id"), "summary": d.get("summary"), "attempt": d.get("attempt"),
-                   "terminal": d.get("terminal"), "created_at": d.get("created_at"),
-                   "age_seconds": max(0.0, now - float(d.get("created_at") or now)), "operations": len(ops),
-                   "pending": sum(1 for o in ops if o.get("status", "pending") == "pending"),
-                   "kinds": sorted({o.get("kind") for o in ops})}
-            out.append({**row, "say": draft_line(row), "title": summary_words(row["summary"]),
-                        "kind_words": [kind_words(k) for k in row["kinds"]]})
-        waiting = sum(d["pending"] for d in out)
-        note = f"{n(out, 'draft')}, {n(waiting, 'operation')} waiting for a decision." if out \
-            else "Nothing waits for review."
-        if error:
-            note = (f"Memory is not answering: as of {hhmm(as_of)}, when it last answered, "
-                    + (note[0].lower() + note[1:] if out else "nothing waited for review."))
+        # Memory down and never read: the headline names it and why, so the note says only what that means here
+        if as_of or not error:
+            for d in drafts:
+                ops = d.get("operations") or []
+                row = {"id": d.get("id"), "summary": d.get("summary"), "attempt": d.get("attempt"),
+                       "terminal": d.get("terminal"), "created_at": d.get("created_at"),
+                       "age_seconds": max(0.0, now - float(d.get("created_at") or now)), "operations": len(ops),
+                       "pending": sum(1 for o in ops if o.get("status", "pending") == "pending"),
+                       "kinds": sorted({o.get("kind") for o in ops})}
+                out.append({**row, "say": draft_line(row), "title": summary_words(row["summary"]),
+                            "kind_words": [kind_words(k) for k in row["kinds"]]})
+            waiting = sum(d["pending"] for d in out)
+            note = f"{n(out, 'draft')}, {n(waiting, 'operation')} waiting for a decision." if out \
+                else "Nothing waits for review."
+            if error:
+                note = (f"Memory is not answering: as of {hhmm(as_of)}, when it last answered, "
+                        + (note[0].lower() + note[1:] if out else "nothing waited for review."))
     return {"count": len(out), "drafts": out, "error": error, "as_of": as_of, "times": times,
             "say": {"level": "bad" if error else "ok", "note": note}}
 

@@ -145,8 +145,10 @@ def _waiting(s: dict, now: float) -> tuple:
 
 
 def cards(s: dict, now: float, headline: str = "") -> dict:
-    return {"last_sleep": _last_sleep(s, now, headline), "bedtime": _bedtime(s, now), "brief": _brief(s, now),
-            "last_tend": _last_tend(s, now, headline), "tick": _tick(s, now), "model": _model(s)}
+    brief = _brief(s, now)
+    brief["sub"] += as_of(s)
+    return {"last_sleep": _last_run(s, now, headline, "sleep", _check_tail(s, now)), "bedtime": _bedtime(s, now),
+            "brief": brief, "last_tend": _last_run(s, now, headline, "tend"), "tick": _tick(s, now), "model": _model(s)}
 
 
 def _line(main: str, sub: str, level: str = OK) -> dict:
@@ -174,14 +176,19 @@ def _error_words(s: dict, error: str, headline: str, words: str) -> str:
     return words
 
 
-def _last_sleep(s: dict, now: float, headline: str = "") -> dict:
-    last = s.get("last_sleep")
-    tail = _check_tail(s, now)
+# the last sleep's or tend's card says the first of these the run did
+RUN_MAIN = {"sleep": (("error", "Failed"), ("budget", "Stopped early"), ("draft_id", "Drafted"), ("quiet", "Quiet"),
+                      ("interrupted", "Interrupted"), (None, "Ran")),
+            "tend": (("error", "Failed"), ("resubmitted", "Did work"), ("closed", "Did work"), (None, "Quiet"))}
+
+
+def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> dict:
+    """The last sleep's or tend's card: what it did, when, and (for a sleep) what the last check found."""
+    last = s.get(f"last_{kind}")
     if not last:
-        return _line("Never", "no sleep has run yet" + tail)
-    main = "Failed" if last.get("error") else "Stopped early" if last.get("budget") else "Drafted" \
-        if last.get("draft_id") else "Quiet" if last.get("quiet") else "Interrupted" if last.get("interrupted") else "Ran"
-    words = _error_words(s, last.get("error"), headline, sleep_words(last))
+        return _line("Never", f"no {kind} has run yet{tail}")
+    main = next(word for key, word in RUN_MAIN[kind] if key is None or last.get(key))
+    words = _error_words(s, last.get("error"), headline, (tend_words if kind == "tend" else sleep_words)(last))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
                  BAD if last.get("error") else OK)
 
@@ -198,12 +205,6 @@ def _bedtime(s: dict, now: float) -> dict:
 
 
 def _brief(s: dict, now: float) -> dict:
-    line = _brief_line(s, now)
-    line["sub"] += as_of(s)
-    return line
-
-
-def _brief_line(s: dict, now: float) -> dict:
     chain = s.get("chain") or {}
     misses = f" · {n(s['brief_misses'], 'check')} past bedtime without one" if s.get("brief_misses") else ""
     if chain.get("chain_brief_id") and chain.get("chain_open"):
@@ -221,17 +222,6 @@ def _brief_line(s: dict, now: float) -> dict:
         return _line("Wanted", f"asked the main model {ago(s.get('brief_requested_at'), now)}; waiting{misses}",
                      WAIT)
     return _line("Not asked for yet", f"a brief from the main model starts a sleep{misses}")
-
-
-def _last_tend(s: dict, now: float, headline: str = "") -> dict:
-    last = s.get("last_tend")
-    if not last:
-        return _line("Never", "no tend has run yet")
-    main = "Failed" if last.get("error") else "Did work" if (last.get("resubmitted") or last.get("closed")) \
-        else "Quiet"
-    words = _error_words(s, last.get("error"), headline, tend_words(last))
-    return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}",
-                 BAD if last.get("error") else OK)
 
 
 def _tick(s: dict, now: float) -> dict:
@@ -270,8 +260,7 @@ def pills(s: dict) -> dict:
     memory = {True: ("memory: reachable", "ok"), False: ("memory: unreachable", "hot")}.get(
         mem.get("reachable"), ("memory: checking…", ""))
     card = _model(s)
-    state = "hot" if card["level"] == BAD else "ok" if card["main"] in ("Answering",) or \
-        card["main"].startswith("Managed") else ""
+    state = "hot" if card["level"] == BAD else "ok" if card["main"].startswith(("Answering", "Managed")) else ""
     return {"memory": {"text": memory[0], "state": memory[1]},
             "model": {"text": "model: " + card["main"].lower(), "state": state}}
 
@@ -295,8 +284,7 @@ def ripple_end(r: dict) -> str:
 
 def wakeup_line(w: dict, now: float, headline: str = "") -> str:
     """"Wake-up: <would it work> · last: <the last ripple per event, newest first>"."""
-    if not w:
-        return "Wake-up: not checked yet"
+    w = w or {}
     summary = w.get("summary") or "not checked yet"
     if w.get("type") == "off":
         summary = "off: nothing here wakes the main model; it sees what waits the next time it reads its memories"

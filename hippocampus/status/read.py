@@ -33,10 +33,8 @@ def build_status(rt) -> dict:
     now = ctx.clock.now()
     board = rt.board.all()
     st = board.get("state") or {}
-    sched = board.get("scheduler") or {}
     req = st.get("brief_request") or {}
     wanted = bool(req) and req.get("answered") is None
-    last_check = st.get("last_check")
     learned = board.get("model_learned") or {}
     s = {
         "service": "seren-hippocampus",
@@ -48,11 +46,11 @@ def build_status(rt) -> dict:
         "tick_seconds": cfg.sleep.heartbeat(),
         "model_configured": cfg.model.configured,
         "model_lifecycle": board.get("lifecycle"),
-        "next_tick_at": sched.get("next_tick_at"),
+        "next_tick_at": (board.get("scheduler") or {}).get("next_tick_at"),
         "ticking": (board.get("ticks") or {}).get("ticking", False),
         "bedtime_at": bedtime(cfg.sleep, st, now),
         "brief_misses": st.get("brief_misses", 0),
-        "last_check": last_check,
+        "last_check": st.get("last_check"),
         "catch_up_next": is_catch_up(cfg.sleep, last_slept(st, now), now),
         "brief_wanted": wanted,
         "brief_requested_at": req.get("asked_at") if wanted else None,

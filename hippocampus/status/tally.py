@@ -14,19 +14,6 @@ SLEEP_ENDS = {"sleep_done": None, "sleep_failed": "failed", "sleep_interrupted":
 MODEL_STARTS = {"model_started": "started", "model_start_failed": "failed"}
 
 
-def sleep_outcome(event: dict) -> str:
-    ended = SLEEP_ENDS.get(event.get("type"))
-    return ended or ("quiet" if event.get("quiet") or not event.get("draft_id") else "drafted")
-
-
-def chain_outcome(event: dict) -> str:
-    """landed: every operation approved; partly: some landed, some still denied; denied: none landed."""
-    landed, denied = int(event.get("landed") or 0), int(event.get("denied") or 0)
-    if not denied:
-        return "landed"
-    return "partly" if landed else "denied"
-
-
 class Tally:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -40,11 +27,14 @@ class Tally:
         kind = event.get("type")
         with self._lock:
             if kind in SLEEP_ENDS:
-                self.sleeps[sleep_outcome(event)] += 1
+                quiet = event.get("quiet") or not event.get("draft_id")
+                self.sleeps[SLEEP_ENDS[kind] or ("quiet" if quiet else "drafted")] += 1
             elif kind == "chain_closed":
-                self.chains[chain_outcome(event)] += 1
-                self.operations["approved"] += int(event.get("landed") or 0)
-                self.operations["denied"] += int(event.get("denied") or 0)
+                # landed: every operation approved; partly: some landed, some still denied; denied: none landed
+                landed, denied = int(event.get("landed") or 0), int(event.get("denied") or 0)
+                self.chains["partly" if landed and denied else "denied" if denied else "landed"] += 1
+                self.operations["approved"] += landed
+                self.operations["denied"] += denied
             elif kind in ("draft_submitted", "tend_resubmitted"):
                 self.drafts += 1
             elif kind in MODEL_STARTS:
