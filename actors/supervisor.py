@@ -180,11 +180,7 @@ class Supervisor(pykka.ThreadingActor):
                         self.child_failed(name, c["urn"], "the actor stopped on its own (it died while starting)")
             if c["state"] == "restarting" and c["restart_due"] is not None and now >= c["restart_due"]:
                 c["recent"].append(now)
-                c["restarts"] += 1
-                self._start_child(name)
-                if c["state"] == "running":
-                    self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"])
-                    log.info("actor %s restarted (%d restart(s))", name, c["restarts"])
+                self._restart(name)
         for name, cls in self.specs.items():
             if cls.wants_beat and self.children[name]["state"] == "running":
                 self._beat(name, at)
@@ -244,13 +240,17 @@ class Supervisor(pykka.ThreadingActor):
 
     def _start_again(self, name: str) -> None:
         """The operator's restart: the crash count starts over; a constructor that raises is a crash."""
+        self.children[name].update(state="stopped", restart_due=None)
+        self._restart(name, by="operator")
+
+    def _restart(self, name: str, **by: str) -> None:
+        """A new instance, counted; said (event and log) once it runs. by: the operator's restart's by=."""
         c = self.children[name]
-        c.update(state="stopped", restart_due=None)
         c["restarts"] += 1
         self._start_child(name)
         if c["state"] == "running":
-            self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], by="operator")
-            log.info("actor %s restarted by the operator (%d restart(s))", name, c["restarts"])
+            self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], **by)
+            log.info("actor %s restarted%s (%d restart(s))", name, " by the operator" if by else "", c["restarts"])
 
     def _publish(self) -> None:
         self.rt.board.put("actors", {name: {k: c[k] for k in SHOWN} for name, c in self.children.items()})
