@@ -23,6 +23,8 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus import sdnotify
 from hippocampus.transport_words import in_words
 
+from actors.base import Publishing
+
 log = logging.getLogger(__name__)
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
 LIVENESS_GRACE_S = 0.2      # a dead child's own child_failed gets this long to arrive before the check calls it
@@ -79,7 +81,7 @@ class Registry(dict):
         return self.estates.setdefault(name, {})
 
 
-class Supervisor(pykka.ThreadingActor):
+class Supervisor(Publishing):
     def __init__(self, runtime, children: list) -> None:
         super().__init__()
         self.rt = runtime
@@ -98,7 +100,7 @@ class Supervisor(pykka.ThreadingActor):
             self._start_child(name)
         self.ticker = Ticker(self._proxy, self.rt.cfg.supervisor.check_seconds)
         self.ticker.start()
-        self._publish()
+        self.publish()
 
     def on_stop(self, *exc) -> None:
         if self.ticker:
@@ -112,7 +114,7 @@ class Supervisor(pykka.ThreadingActor):
                     log.error("%s did not stop within 10 s", name)
             self.children[name]["state"] = "stopped"
             self.registry.pop(name, None)
-        self._publish()
+        self.publish()
 
     on_failure = on_stop        # a crash of the supervisor stops its children too
 
@@ -128,12 +130,6 @@ class Supervisor(pykka.ThreadingActor):
             return
         self.registry[name] = ref
         c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None, dead_seen=None)
-
-    def _handle_receive(self, message):
-        try:
-            return super()._handle_receive(message)
-        finally:
-            self._publish()
 
     def ping(self) -> bool:
         """Answered once on_start has started the children."""
@@ -252,7 +248,7 @@ class Supervisor(pykka.ThreadingActor):
             self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], **by)
             log.info("actor %s restarted%s (%d restart(s))", name, " by the operator" if by else "", c["restarts"])
 
-    def _publish(self) -> None:
+    def publish(self) -> None:
         self.rt.board.put("actors", {name: {k: c[k] for k in SHOWN} for name, c in self.children.items()})
 
 
