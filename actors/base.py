@@ -18,7 +18,17 @@ log = logging.getLogger(__name__)
 DOWN_OK = contextlib.suppress(pykka.ActorDeadError)     # a tell to a child that is down (restarting) is dropped
 
 
-class Supervised(pykka.ThreadingActor):
+class Publishing(pykka.ThreadingActor):
+    """An actor that publishes (its publish()) after every message it reads, whatever the message did."""
+
+    def _handle_receive(self, message):
+        try:
+            return super()._handle_receive(message)
+        finally:
+            self.publish()
+
+
+class Supervised(Publishing):
     name = "child"
     wants_beat = False      # wants the supervisor's fanned-out beat
 
@@ -40,12 +50,6 @@ class Supervised(pykka.ThreadingActor):
             log.exception("%s could not let go of what it was told", self.name)
         with DOWN_OK:
             self._supervisor.child_failed.defer(self.name, self.actor_urn, in_words(exc))
-
-    def _handle_receive(self, message):
-        try:
-            return super()._handle_receive(message)
-        finally:
-            self.publish()
 
     def dropped(self, method: str, *args) -> None:
         """A tell this instance dies without reading: what it carried (a tick's cycle lock) is let go here."""

@@ -45,13 +45,6 @@ class RippleChild(Child):
     def running_count(self) -> int:
         return int(self.published().get("running") or 0)
 
-    def settle(self, timeout: float, poll: float = 0.05) -> bool:
-        """Wait (up to timeout) until no wake-up started here is still running."""
-        deadline = time.monotonic() + max(0.0, timeout)
-        while self.running_count() and time.monotonic() < deadline:
-            time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
-        return not self.running_count()
-
 
 class SchedulerChild(Child):
     def nudge_pending(self) -> bool:

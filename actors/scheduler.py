@@ -20,6 +20,7 @@ from hippocampus.cycle.lock import Busy
 from actors.base import Supervised
 
 log = logging.getLogger(__name__)
+SETTLE_POLL_SECONDS = 0.05     # how often a nudge looks whether the wake-up that sent it has ended
 
 
 class SchedulerActor(Supervised):
@@ -51,10 +52,8 @@ class SchedulerActor(Supervised):
         """A pending nudge runs its tick now."""
         # first the rippled session that nudged ends (up to nudge_wait_seconds), but never past the start of a stop
         deadline = time.monotonic() + self.rt.cfg.sleep.nudge_wait_seconds
-        while not self.rt.stopping:
-            left = deadline - time.monotonic()
-            if self.rt.ripple.settle(max(0.0, min(left, 0.25))) or left <= 0:
-                break
+        while self.rt.ripple.running_count() and not self.rt.stopping and time.monotonic() < deadline:
+            self.rt.ctx.stopping.wait(min(SETTLE_POLL_SECONDS, deadline - time.monotonic()))
         self._tick(nudged=True)
 
     def _redraft_due(self, nudged: bool) -> Optional[bool]:

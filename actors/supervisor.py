@@ -23,6 +23,8 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus import sdnotify
 from hippocampus.transport_words import in_words
 
+from actors.base import Publishing
+
 log = logging.getLogger(__name__)
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
 LIVENESS_GRACE_S = 0.2      # a dead child's own child_failed gets this long to arrive before the check calls it
@@ -79,7 +81,7 @@ class Registry(dict):
         return self.estates.setdefault(name, {})
 
 
-class Supervisor(pykka.ThreadingActor):
+class Supervisor(Publishing):
     def __init__(self, runtime, children: list) -> None:
         super().__init__()
         self.rt = runtime
@@ -98,7 +100,7 @@ class Supervisor(pykka.ThreadingActor):
             self._start_child(name)
         self.ticker = Ticker(self._proxy, self.rt.cfg.supervisor.check_seconds)
         self.ticker.start()
-        self._publish()
+        self.publish()
 
     def on_stop(self, *exc) -> None:
         if self.ticker:
@@ -112,7 +114,7 @@ class Supervisor(pykka.ThreadingActor):
                     log.error("%s did not stop within 10 s", name)
             self.children[name]["state"] = "stopped"
             self.registry.pop(name, None)
-        self._publish()
+        self.publish()
 
     on_failure = on_stop        # a crash of the supervisor stops its children too
 
@@ -128,12 +130,6 @@ class Supervisor(pykka.ThreadingActor):
             return
         self.registry[name] = ref
         c.update(state="running", started_at=time.time(), urn=ref.actor_urn, restart_due=None, dead_seen=None)
-
-    def _handle_receive(self, message):
-        try:
-            return super()._handle_receive(message)
-        finally:
-            self._publish()
 
     def ping(self) -> bool:
         """Answered once on_start has started the children."""
@@ -180,11 +176,7 @@ class Supervisor(pykka.ThreadingActor):
                         self.child_failed(name, c["urn"], "the actor stopped on its own (it died while starting)")
             if c["state"] == "restarting" and c["restart_due"] is not None and now >= c["restart_due"]:
                 c["recent"].append(now)
-                c["restarts"] += 1
-                self._start_child(name)
-                if c["state"] == "running":
-                    self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"])
-                    log.info("actor %s restarted (%d restart(s))", name, c["restarts"])
+                self._restart(name)
         for name, cls in self.specs.items():
             if cls.wants_beat and self.children[name]["state"] == "running":
                 self._beat(name, at)
@@ -244,15 +236,19 @@ class Supervisor(pykka.ThreadingActor):
 
     def _start_again(self, name: str) -> None:
         """The operator's restart: the crash count starts over; a constructor that raises is a crash."""
+        self.children[name].update(state="stopped", restart_due=None)
+        self._restart(name, by="operator")
+
+    def _restart(self, name: str, **by: str) -> None:
+        """A new instance, counted; said (event and log) once it runs. by: the operator's restart's by=."""
         c = self.children[name]
-        c.update(state="stopped", restart_due=None)
         c["restarts"] += 1
         self._start_child(name)
         if c["state"] == "running":
-            self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], by="operator")
-            log.info("actor %s restarted by the operator (%d restart(s))", name, c["restarts"])
+            self.rt.events.emit("actor_restarted", actor=name, restarts=c["restarts"], **by)
+            log.info("actor %s restarted%s (%d restart(s))", name, " by the operator" if by else "", c["restarts"])
 
-    def _publish(self) -> None:
+    def publish(self) -> None:
         self.rt.board.put("actors", {name: {k: c[k] for k in SHOWN} for name, c in self.children.items()})
 
 

@@ -108,8 +108,7 @@ class ModelWatch(WatchActor):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        self.fit: Optional[dict] = None
-        self._fit_for, self._fit_at, self._fit_published = None, 0.0, None
+        self._fit_for, self._fit_at = None, 0.0
         self.reach = health.Reach("The model", "model", runtime.cfg.model.url, health.MODEL_WAITS)
 
     def due(self) -> bool:
@@ -127,7 +126,7 @@ class ModelWatch(WatchActor):
             self._fit_for = None        # measured again as soon as it is back
         elif up != self._fit_for or time.monotonic() - self._fit_at >= self.FIT_SECONDS:
             self._fit_for, self._fit_at = up, time.monotonic()
-            self.fit = fit.measure(self.rt.cfg)
+            self.rt.board.put("model_fit", fit.measure(self.rt.cfg))
 
     def _up(self):
         """Which server is up now, or None."""
@@ -138,12 +137,6 @@ class ModelWatch(WatchActor):
             return "watched" if (self.view or {}).get("answering") else None
         lc = self.rt.board.get("lifecycle") or {}
         return ("managed", lc.get("pid")) if lc.get("state") == "ready" else None
-
-    def publish(self) -> None:
-        super().publish()
-        if self.fit is not None and self.fit is not self._fit_published:
-            self._fit_published = self.fit
-            self.rt.board.put("model_fit", self.fit)
 
 
 class WakeupWatch(WatchActor):

@@ -32,13 +32,9 @@ def _filler(chars: int, seed: int) -> str:
     return " ".join(out)[:chars]
 
 
-def largest_prompt(cfg) -> str:
-    """The drafting prompt for the biggest pile this config lets a sleep build (its rules and voice card too)."""
-    return largest_pile(cfg)[0]
-
-
 def largest_pile(cfg) -> tuple:
-    """(the prompt, its markers) of the biggest pile this config lets a sleep build."""
+    """(the drafting prompt, its markers) of the biggest pile this config lets a sleep build (its rules and voice
+    card too)."""
     s = cfg.sleep
     entries = [{"id": f"st-{i}", "content": _filler(FRAGMENT_CHARS, i), "metadata": {"ts": 0}}
                for i in range(s.pile_max)]

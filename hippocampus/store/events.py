@@ -160,15 +160,11 @@ class EventLog:
             return
         try:
             private.make_dir(self.path.parent)
-            fd = private.open_append(self.path)
-            try:
-                view = memoryview(line)
-                while view:
-                    view = view[os.write(fd, view):]
+            with open(private.open_append(self.path), "ab") as fh:     # buffered: a short write is carried on
+                fh.write(line)
+                fh.flush()
                 if sync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
+                    os.fsync(fh.fileno())
         except OSError as exc:
             self._failed(exc)
             return

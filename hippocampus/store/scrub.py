@@ -269,19 +269,16 @@ def scrub_folder(ctx, texts: set, patterns: list) -> list:
     folder = Path(ctx.cfg.state_dir)
     clean = cleaner(texts, patterns)
     changed = []
-    state_path = getattr(ctx.state, "path", None)
-    events_path = getattr(ctx.events, "path", None)
-    if state_path is not None and _scrub_state(ctx.state, clean, patterns):
-        changed.append(Path(state_path).name)
-    if events_path is not None and ctx.events.scrub(clean, lambda raw: holds(raw, patterns)):
-        changed.append(Path(events_path).name)
-    owned = {Path(p) for p in (state_path, events_path) if p is not None}
-    voice_path = getattr(ctx.voice, "path", None)
+    owned = (ctx.state.path, ctx.events.path)      # None: kept in memory only
+    if owned[0] is not None and _scrub_state(ctx.state, clean, patterns):
+        changed.append(owned[0].name)
+    if owned[1] is not None and ctx.events.scrub(clean, lambda raw: holds(raw, patterns)):
+        changed.append(owned[1].name)
     paths = [Path(root) / n for root, _, names in os.walk(folder) for n in names]     # symlinks are not followed
     for path in paths:
         if path.is_symlink() or path in owned or path.parent == folder / FOLDER and path.suffix == ".json":
             continue                   # the state and the events are done above, the packets by scrub_packet
-        lock = getattr(ctx.voice, "_lock", None) if voice_path is not None and path == Path(voice_path) else None
+        lock = ctx.voice._lock if ctx.voice is not None and path == ctx.voice.path else None
         if _scrub_file(path, clean, patterns, lock):
             changed.append(path.relative_to(folder).as_posix())
     return changed

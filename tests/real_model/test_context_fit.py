@@ -29,7 +29,7 @@ def servers_count(srv, cfg) -> int:
     """What the server itself counts for the largest prompt: the n_prompt_tokens of its refusal, or the
     prompt_tokens of its answer (one token long) when it takes it."""
     r = requests.post(srv.url + "/v1/chat/completions", timeout=60, json={
-        "messages": [{"role": "user", "content": fit.largest_prompt(cfg)}], "max_tokens": 1})
+        "messages": [{"role": "user", "content": fit.largest_pile(cfg)[0]}], "max_tokens": 1})
     if r.status_code == 400:
         return r.json()["error"]["n_prompt_tokens"]
     assert r.status_code == 200, r.text

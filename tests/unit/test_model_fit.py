@@ -52,7 +52,7 @@ def test_any_other_body_is_not_read_as_a_context_refusal(body):
 def test_the_largest_prompt_grows_with_the_pile_and_is_the_drafting_prompt():
     small = cm.build({"sleep": {"pile_max": 2, "candidate_cores": 0}}, environ={})
     big = cm.build({"sleep": {"pile_max": 20, "candidate_cores": 8}}, environ={})
-    p_small, p_big = fit.largest_prompt(small), fit.largest_prompt(big)
+    p_small, p_big = fit.largest_pile(small)[0], fit.largest_pile(big)[0]
     assert "[f2]" in p_small and "[f3]" not in p_small and "(none)" in p_small
     assert "[f20]" in p_big and "[c8]" in p_big and "JSON:" in p_big
     assert len(p_big) > len(p_small) + 18 * 300
