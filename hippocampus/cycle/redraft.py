@@ -123,8 +123,7 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
             new["source_short_ids"] = list(op.get("source_short_ids") or [])
             new["evidence_count"] = max(1, len(new["source_short_ids"]))
-        if not new.get("topic"):
-            new["topic"] = op.get("topic")
+        new["topic"] = new.get("topic") or op.get("topic")
         new["redraft_of"] = op.get("index")
     sources = pile_sources(entries, candidates, extra=(op.get("critique") or "", op.get("content") or ""))
     for sid in op.get("source_short_ids") or []:        # its own fragments, even those an approval took
