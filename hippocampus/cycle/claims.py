@@ -96,11 +96,6 @@ def _holding(ctx, found: list) -> Optional[dict]:
                               or not note_rules.stale(c, now, here, alive)])
 
 
-def _top(ctx, key: str) -> Optional[dict]:
-    """The claim on `key` that holds: the newest well-formed one that is live, or this copy's."""
-    return _holding(ctx, _claims(ctx, key))
-
-
 def _next_gen(found: list) -> int:
     top = note_rules.newest(found)
     return 0 if top is None else (top["gen"] + 1) % note_rules.MAX_GEN
@@ -135,7 +130,7 @@ class Claim:
 
     def check(self) -> None:
         """Right before a model call or a post: still ours (Taken if not); renewed when half the lease is gone."""
-        top = _top(self.ctx, self.key)
+        top = _holding(self.ctx, _claims(self.ctx, self.key))
         if top is None or top.get("copy") != me(self.ctx)["copy"]:
             raise Taken(top or {"what": "may have taken this over (this copy's claim note is gone from Memory)"})
         self.note = top
@@ -151,11 +146,8 @@ class Claim:
             log.warning("could not delete the claim note %s (it expires on its own): %s", self.note.get("id"), exc)
 
 
-class Alone:
+class Alone(Claim):
     """The claim of a copy that has seen no other on its Memory (cycle/copies.py): nothing to post or check."""
-
-    def __init__(self, key: str, what: str):
-        self.key, self.what, self.note = key, what, {}
 
     def check(self) -> None:
         pass
@@ -185,7 +177,7 @@ def release_mine(ctx, key: str) -> None:
     if alone(ctx):
         return
     try:
-        top = _top(ctx, key)
+        top = _holding(ctx, _claims(ctx, key))
     except MemoryError_ as exc:
         log.warning("could not read the claim on %s (it expires on its own): %s", key, exc)
         return
@@ -197,7 +189,7 @@ def claim(ctx, key: str, what: str) -> Claim:
     """Take the claim on `key` for this copy (one of ours already there is adopted), or Taken. A copy alone on its
     Memory takes it without a note."""
     if alone(ctx):
-        return Alone(key, what)
+        return Alone(ctx, key, what, {})
     found = _claims(ctx, key)
     top = _holding(ctx, found)
     c = Claim(ctx, key, what, top or {})

@@ -35,14 +35,10 @@ def _mine(ctx, notes: list) -> Optional[dict]:
     return None
 
 
-def renew_due(ctx, notes: list) -> bool:
-    """This copy announced itself, but its note is gone or past half its week (a service that runs for weeks)."""
-    return ctx.copies_announced and _mine(ctx, notes) is None
-
-
 def announce(ctx, notes: Optional[list] = None) -> None:
-    """Post this copy's "copy" note unless a fresh one of this process is there; older ones of this copy go.
-    Memory's watch does it at start, a tick if that could not: one at a time."""
+    """Post this copy's "copy" note unless a fresh one of this process is there (gone, or past half its week: posted
+    again); older ones of this copy go. Memory's watch does it at start, a tick if that could not, and a tick that
+    read the notes renews it: one at a time."""
     with ctx.announcing:
         if not ctx.copies_announced or notes is not None:
             _announce(ctx, notes)

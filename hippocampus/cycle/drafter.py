@@ -101,8 +101,7 @@ def draft_pile(ctx: Context, pile, steer: Optional[Steer], voice_block: str) -> 
     except ModelFailure as exc:
         return PileResult(failure=str(exc), write=size.EXTRACTIVE if extractive else size.FREE)
     for op in parsed.operations:
-        if not op.get("topic"):
-            op["topic"] = pile.topic
+        op["topic"] = op.get("topic") or pile.topic
     checked = guard.check(parsed.operations, pile_sources(pile.entries, candidates),
                           max_tokens=ctx.cfg.model.max_tokens)
     tally = guard.tally(guard.reader_findings(parsed.dropped, pile.topic) + checked.dropped, checked.repaired)

@@ -16,7 +16,7 @@ from hippocampus.cycle.decide import (ASK_BRIEF, CHAIN_STEPS, CLOSE, DEFER, FINI
 from hippocampus.cycle.reports import CheckReport, SleepRefused, SleepReport, TendReport
 from hippocampus.cycle.snapshot import Snapshot, read_for
 from hippocampus import transport_words
-from hippocampus.memory import MemoryError_, MemoryUnavailable, NotSerenMemory
+from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable, NotSerenMemory
 from hippocampus.stopping import ServiceStopping
 from hippocampus.words import ASKED_FOR_BRIEF
 
@@ -40,7 +40,7 @@ def plan(ctx, asked: Asked) -> tuple:
 
 
 def _purge(ctx, snap, step, out: Out) -> None:
-    out.purged, _ = sleep.purge(ctx)
+    out.purged = sleep.purge(ctx)
     out.check.purged = len(out.purged)
 
 
@@ -119,14 +119,12 @@ def _ask_brief(ctx, snap, step, out: Out) -> None:
     try:
         briefs.hold_request(ctx)         # kept as the tick's ask keeps it
         req = briefs.request_brief(ctx, force=True)
-    except MemoryUnavailable:
-        raise                        # Memory is down: the sleep by hand says so, nothing was started
     except claims.Taken as exc:      # that copy's note asks already: a second would wake the main model twice
         out.answer = SleepRefused("other_copy", f"no brief was waiting, and {claims.sentence(exc.other)} already, "
                                   "so this copy asked nothing and started nothing; the sleep starts at a check "
                                   "after that brief arrives (or sleep with without_brief=true to draft unsteered now)")
         return
-    except MemoryError_ as exc:      # never a 500: nothing was started
+    except MemoryRefused as exc:     # never a 500: nothing was started (Memory down: the sleep by hand says so)
         out.answer = SleepRefused("error", "no brief was waiting and Memory did not take the request for one; "
                                   "nothing was started", error=f"could not ask the main model for a brief: {exc}")
         return

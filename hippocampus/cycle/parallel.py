@@ -106,9 +106,7 @@ class _SharedGate:
     def release(self, busy_seconds: float) -> None:
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
-            busy = time.monotonic() - self._since if self._in_flight == 0 else 0.0
-            if self._in_flight == 0:
-                self._since = 0.0
+            busy = time.monotonic() - self._since if self._in_flight == 0 else 0.0     # _since: set by the next ensure
         self._gate.release(busy)
 
     def __getattr__(self, name: str):

@@ -17,7 +17,7 @@ from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
 from hippocampus.drafting.prompt import redraft_prompt
 from hippocampus.drafting.schema import answer_cap, response_format
-from hippocampus.memory import MemoryError_, MemoryUnavailable
+from hippocampus.memory import MemoryRefused, MemoryUnavailable
 from hippocampus.model import size
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
@@ -47,9 +47,7 @@ def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
     Memory that did not answer raises: a fragment it did not show is not a fragment an approval took."""
     try:
         row = ctx.memory.memory(memory_id)
-    except MemoryUnavailable:
-        raise
-    except MemoryError_:
+    except MemoryRefused:          # a Memory that did not answer (MemoryUnavailable) raises
         return None
     return row if row and row.get("tier") == tier else None
 
@@ -125,8 +123,7 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
             new["source_short_ids"] = list(op.get("source_short_ids") or [])
             new["evidence_count"] = max(1, len(new["source_short_ids"]))
-        if not new.get("topic"):
-            new["topic"] = op.get("topic")
+        new["topic"] = new.get("topic") or op.get("topic")
         new["redraft_of"] = op.get("index")
     sources = pile_sources(entries, candidates, extra=(op.get("critique") or "", op.get("content") or ""))
     for sid in op.get("source_short_ids") or []:        # its own fragments, even those an approval took

@@ -9,7 +9,7 @@ import uuid
 from collections import Counter
 from typing import Optional
 
-from hippocampus.cycle import budget, claims, outcomes, parallel
+from hippocampus.cycle import briefs, budget, claims, outcomes, parallel
 from hippocampus.cycle.bedtime import bedtime, bedtime_at, is_catch_up, last_slept
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.reports import SleepReport
@@ -41,8 +41,8 @@ def draft_summary(ops: list) -> str:
     return (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + " across " + ", ".join(topics))[:200]
 
 
-def purge(ctx: Context) -> tuple:
-    """Execute the flags Memory holds."""
+def purge(ctx: Context) -> list:
+    """Execute the flags Memory holds: the ids purged."""
     res = ctx.memory.purge_flagged()
     purged = [t.get("id") for t in res.get("purged", []) or [] if isinstance(t, dict)]
     restored = [r.get("id") for r in res.get("restored", []) or [] if isinstance(r, dict) and not r.get("error")]
@@ -52,7 +52,7 @@ def purge(ctx: Context) -> tuple:
     if restored:
         ctx.emit("restored", count=len(restored), ids=restored)
     scrub.forget(ctx, purged)          # nor a copy in the replay packets
-    return purged, restored
+    return purged
 
 
 def finish_submit(ctx: Context, record: dict) -> None:
@@ -110,8 +110,8 @@ def _adopt_review_note(ctx: Context, record: dict) -> None:
 
 
 def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:
-    req = ctx.state.get("brief_request")
-    if not req or req.get("answered") is not None:
+    req = briefs.brief_wanted(ctx)
+    if not req:
         return None
     answered = bool(brief) and not pulled
     if req.get("intent_id"):
@@ -200,7 +200,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
            snap, claim: Optional[claims.Claim] = None) -> None:
     cfg = ctx.cfg
     if purged is None:
-        purged, _ = purge(ctx)
+        purged = purge(ctx)
     report.purged = len(purged)
     if report.catch_up:
         ctx.emit("catch_up", since=last_slept(ctx.state, ctx.clock.now()))

@@ -101,7 +101,7 @@ def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
         if not ctx.copies_announced:
             copies.announce(ctx)            # posted before the read, so two copies starting together meet
         near = ctx.memory.list_near()
-        if copies.renew_due(ctx, near):
+        if ctx.copies_announced:        # posted again if its note is gone or past half its week (runs for weeks)
             copies.announce(ctx, near)
     copies.seen(ctx, near, drafts)
     if due and near is not None:
