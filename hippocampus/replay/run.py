@@ -243,14 +243,12 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
              redact.url(cand.url), len(packet.get("calls") or []), cand.timeout_seconds)
     theirs = []
     deadline = Deadline(cand.timeout_seconds, said["deadline"])    # one for the run: its calls' sockets cut on time
-    try:
+    with session:
         for call in packet.get("calls") or []:
             if stopped is not None and stopped():
                 theirs.append({**unsent(call), "error": STOPPED})
             else:
                 theirs.append(send(client, env.gate, call, cand, deadline))
-    finally:
-        session.close()
     landed, reviewed, landed_error = landed_texts(env, packet)
     ours = _original_calls(packet)
     served = next((c["served"] for c in theirs if c.get("served")), None)

@@ -265,7 +265,7 @@ class QualityWatch:
         self.store = store_for(ctx.cfg)
         self.clock = clock
         self.report: Optional[dict] = None
-        self._cache: dict = {}          # file name -> (mtime_ns, summary)
+        self._cache: dict = {}          # (file name, mtime_ns) -> summary
         self._last: Optional[float] = None
         self._marker = None
 
@@ -297,14 +297,12 @@ class QualityWatch:
         fresh: dict = {}
         for path in self.store.paths():
             try:
-                mtime = path.stat().st_mtime_ns
+                at = (path.name, path.stat().st_mtime_ns)
             except OSError:
                 continue
-            cached = self._cache.get(path.name)
-            if cached is None or cached[0] != mtime:
-                packet = self.store.read_path(path)
-                cached = None if packet is None else (mtime, quality.summarize_packet(packet))
-            if cached is not None:
-                fresh[path.name] = cached
-        self._cache = fresh             # a file gone is forgotten
-        return [summary for _, summary in fresh.values()]
+            if at not in self._cache and (packet := self.store.read_path(path)) is not None:
+                self._cache[at] = quality.summarize_packet(packet)
+            if at in self._cache:
+                fresh[at] = self._cache[at]
+        self._cache = fresh             # a file gone (or rewritten since) is forgotten
+        return list(fresh.values())
