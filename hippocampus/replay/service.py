@@ -21,7 +21,6 @@ from typing import Callable, Optional
 
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_
-from hippocampus.stopping import ServiceStopping
 from hippocampus.replay import quality
 from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
@@ -155,8 +154,7 @@ class Replays:
             self._finish(run, None)
         deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         while not run.done.wait(min(STOP_LOOK_SECONDS, max(0.0, deadline - time.monotonic()))):
-            if self.ctx.stopping.is_set():
-                raise ServiceStopping("the replay was cut short (it sends no further call)")
+            self.ctx.stopping.check("the replay was cut short (it sends no further call)")
             if time.monotonic() >= deadline:
                 break
         return run
