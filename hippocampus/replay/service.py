@@ -94,8 +94,7 @@ def scrub_result(result: dict, packet: Optional[dict], removal) -> dict:
     for i in _purged_calls(packet, removal):
         for op in (calls[i].get("ops") or []) if i < len(calls) else []:
             if isinstance(op, dict):
-                op["content"] = scrub.PURGED
-                op["restated_content"] = None
+                op.update(content=scrub.PURGED, restated_content=None)
                 op.pop("rationale", None)
     if out != result:
         out["scrubbed"] = True
