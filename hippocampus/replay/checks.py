@@ -60,13 +60,16 @@ def overlap_landed(ops: list, landed: list) -> Optional[float]:
     return round(sum(max(jaccard(t, x) for x in landed) for t in texts) / len(texts), 3)
 
 
+def call_counts(calls: list) -> dict:
+    """The calls, those that failed (an error, or an answer that could not be read) and those cut off."""
+    return {"calls": len(calls), "failed_calls": sum(1 for c in calls if c.get("error") or c.get("failure")),
+            "cut_off": sum(1 for c in calls if c.get("cut_off"))}
+
+
 def side(calls: list, landed: list) -> dict:
     """One side's checks over its calls (each with its ops, error, failure, cut_off, seconds and what it was shown)."""
     ops = [op for call in calls for op in call.get("ops") or []]
     invented = [t for call in calls for t in invented_numbers(call.get("ops") or [], call.get("shown") or [])]
     seconds = sum(float(c.get("seconds") or 0.0) for c in calls)
-    return {"calls": len(calls), "valid": len(ops),
-            "failed_calls": sum(1 for c in calls if c.get("error") or c.get("failure")),
-            "cut_off": sum(1 for c in calls if c.get("cut_off")),
-            "invented_numbers": sorted(invented), "invented": len(invented),
+    return {**call_counts(calls), "valid": len(ops), "invented_numbers": sorted(invented), "invented": len(invented),
             "overlap_landed": overlap_landed(ops, landed), "seconds": round(seconds, 3)}

@@ -92,9 +92,7 @@ def summarize_packet(packet: dict) -> dict:
     calls = packet.get("calls") or []
     invented = [bool(checks.invented_numbers([op], checks.shown_texts(call)))
                 for call in calls for op in call.get("ops") or []]
-    return {"draft_id": packet.get("draft_id"), "key": key(packet.get("stamp")), "calls": len(calls),
-            "cut_off": sum(1 for c in calls if c.get("cut_off")),
-            "failed_calls": sum(1 for c in calls if c.get("error") or c.get("failure")),
+    return {"draft_id": packet.get("draft_id"), "key": key(packet.get("stamp")), **checks.call_counts(calls),
             "ops_checked": len(invented), "invented_ops": sum(invented)}
 
 

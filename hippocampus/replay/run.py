@@ -87,14 +87,8 @@ class ReplaySession(CancellableSession):
         return resp
 
 
-class NoPacket(KeyError):
-    def __init__(self, draft_id: str):
-        super().__init__(draft_id)
-        self.draft_id = draft_id
-
-    def __str__(self) -> str:
-        return (f"no replay packet for draft '{self.draft_id}' - drafts from before replays, drafts written "
-                "mechanically (no model call), or pruned (the newest 300 are kept)")
+class NoPacket(LookupError):
+    """No replay packet for the draft; its message is the sentence."""
 
 
 @dataclasses.dataclass
@@ -228,7 +222,8 @@ def prepare(env: ReplayEnv, draft_id: str, candidate: Optional[str] = None, mode
     cand = choose(env.cfg, candidate, model, timeout_seconds)
     packet = env.store.load(draft_id)
     if packet is None:
-        raise NoPacket(draft_id)
+        raise NoPacket(f"no replay packet for draft '{draft_id}' - drafts from before replays, drafts written "
+                       "mechanically (no model call), or pruned (the newest 300 are kept)")
     return packet, cand
 
 
@@ -248,14 +243,12 @@ def run_packet(env: ReplayEnv, packet: dict, cand: Candidate, stopped: Optional[
              redact.url(cand.url), len(packet.get("calls") or []), cand.timeout_seconds)
     theirs = []
     deadline = Deadline(cand.timeout_seconds, said["deadline"])    # one for the run: its calls' sockets cut on time
-    try:
+    with session:
         for call in packet.get("calls") or []:
             if stopped is not None and stopped():
                 theirs.append({**unsent(call), "error": STOPPED})
             else:
                 theirs.append(send(client, env.gate, call, cand, deadline))
-    finally:
-        session.close()
     landed, reviewed, landed_error = landed_texts(env, packet)
     ours = _original_calls(packet)
     served = next((c["served"] for c in theirs if c.get("served")), None)

@@ -21,7 +21,6 @@ from typing import Callable, Optional
 
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_
-from hippocampus.stopping import ServiceStopping
 from hippocampus.replay import quality
 from hippocampus.store import scrub
 from hippocampus.store.capture import store_for
@@ -95,8 +94,7 @@ def scrub_result(result: dict, packet: Optional[dict], removal) -> dict:
     for i in _purged_calls(packet, removal):
         for op in (calls[i].get("ops") or []) if i < len(calls) else []:
             if isinstance(op, dict):
-                op["content"] = scrub.PURGED
-                op["restated_content"] = None
+                op.update(content=scrub.PURGED, restated_content=None)
                 op.pop("rationale", None)
     if out != result:
         out["scrubbed"] = True
@@ -155,8 +153,7 @@ class Replays:
             self._finish(run, None)
         deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         while not run.done.wait(min(STOP_LOOK_SECONDS, max(0.0, deadline - time.monotonic()))):
-            if self.ctx.stopping.is_set():
-                raise ServiceStopping("the replay was cut short (it sends no further call)")
+            self.ctx.stopping.check("the replay was cut short (it sends no further call)")
             if time.monotonic() >= deadline:
                 break
         return run
@@ -265,7 +262,7 @@ class QualityWatch:
         self.store = store_for(ctx.cfg)
         self.clock = clock
         self.report: Optional[dict] = None
-        self._cache: dict = {}          # file name -> (mtime_ns, summary)
+        self._cache: dict = {}          # (file name, mtime_ns) -> summary
         self._last: Optional[float] = None
         self._marker = None
 
@@ -297,14 +294,12 @@ class QualityWatch:
         fresh: dict = {}
         for path in self.store.paths():
             try:
-                mtime = path.stat().st_mtime_ns
+                at = (path.name, path.stat().st_mtime_ns)
             except OSError:
                 continue
-            cached = self._cache.get(path.name)
-            if cached is None or cached[0] != mtime:
-                packet = self.store.read_path(path)
-                cached = None if packet is None else (mtime, quality.summarize_packet(packet))
-            if cached is not None:
-                fresh[path.name] = cached
-        self._cache = fresh             # a file gone is forgotten
-        return [summary for _, summary in fresh.values()]
+            if at not in self._cache and (packet := self.store.read_path(path)) is not None:
+                self._cache[at] = quality.summarize_packet(packet)
+            if at in self._cache:
+                fresh[at] = self._cache[at]
+        self._cache = fresh             # a file gone (or rewritten since) is forgotten
+        return list(fresh.values())

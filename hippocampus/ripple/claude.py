@@ -59,11 +59,10 @@ def find_project(projects: Mapping, folder: str, platform: str) -> Optional[str]
                 None)
 
 
-def invoking_account(environ: Optional[Mapping] = None) -> str:
+def invoking_account(environ: Mapping = os.environ) -> str:
     """The account that runs this command: $SUDO_USER, then the login name, then $USERNAME on Windows."""
-    env = os.environ if environ is None else environ
-    sudo_user = (env.get("SUDO_USER") or "").strip()
-    return sudo_user if sudo_user and sudo_user != "root" else _current_account(env)
+    sudo_user = (environ.get("SUDO_USER") or "").strip()
+    return sudo_user if sudo_user and sudo_user != "root" else _current_account(environ)
 
 
 def bare(name: str) -> str:
@@ -71,11 +70,10 @@ def bare(name: str) -> str:
     return (name or "").strip().split("\\")[-1].split("@")[0].lower()
 
 
-def home_of(user: str, environ: Optional[Mapping] = None) -> Optional[str]:
+def home_of(user: str, environ: Mapping = os.environ) -> Optional[str]:
     """Another account's home folder, None when there is no such account (Windows: under %PUBLIC%'s parent)."""
-    env = os.environ if environ is None else environ
     if os.name == "nt":
-        public = (env.get("PUBLIC") or "").strip()
+        public = (environ.get("PUBLIC") or "").strip()
         return ntpath.join(ntpath.dirname(public.rstrip("\\/")) if public else "C:\\Users", bare(user))
     try:
         import pwd
@@ -85,12 +83,11 @@ def home_of(user: str, environ: Optional[Mapping] = None) -> Optional[str]:
         return None
 
 
-def settings_path(explicit: Optional[str] = None, *, run_as: str = "", environ: Optional[Mapping] = None,
+def settings_path(explicit: Optional[str] = None, *, run_as: str = "", environ: Mapping = os.environ,
                   current: Optional[str] = None,
                   lookup_home: Optional[Callable[[str], Optional[str]]] = None) -> Path:
     """The ~/.claude.json to read: --claude-json, $SEREN_CLAUDE_JSON, run_as's own, then this account's."""
-    env = os.environ if environ is None else environ
-    given = explicit or (env.get(ENV_CLAUDE_JSON) or "").strip()
+    given = explicit or (environ.get(ENV_CLAUDE_JSON) or "").strip()
     if given:
         return Path(os.path.abspath(os.path.expanduser(given)))
     me = current if current is not None else _current_account()
@@ -105,16 +102,15 @@ def whoami() -> tuple:
     return runas.whoami()
 
 
-def _current_account(environ: Optional[Mapping] = None) -> str:
-    env = os.environ if environ is None else environ
+def _current_account(environ: Mapping = os.environ) -> str:
     if os.name == "nt":
-        return (env.get("USERNAME") or "").strip()
+        return (environ.get("USERNAME") or "").strip()
     try:
         import pwd
 
         return pwd.getpwuid(os.geteuid()).pw_name
     except (ImportError, KeyError):
-        return (env.get("USER") or env.get("LOGNAME") or "").strip()
+        return (environ.get("USER") or environ.get("LOGNAME") or "").strip()
 
 
 def _read_json(path: Path, what: str) -> dict:
@@ -153,9 +149,8 @@ class Registered:
         return "; ".join(bits) or "none"
 
 
-def registered(folder: str, settings: Path, *, platform: Optional[str] = None) -> Registered:
+def registered(folder: str, settings: Path, *, platform: str = sys.platform) -> Registered:
     """The servers registered for `folder` (which must exist) in `settings` and its .mcp.json."""
-    platform = platform or sys.platform
     if not settings.is_file():
         raise ClaudeSetupError(
             f"no Claude Code settings at {settings}: run `claude` once in {folder} to create them, and "
@@ -207,7 +202,7 @@ class ClaudeRipple:
 
 
 def build(folder: str, *, claude_json: Optional[str] = None, run_as: str = "",
-          environ: Optional[Mapping] = None, platform: Optional[str] = None) -> ClaudeRipple:
+          environ: Mapping = os.environ, platform: str = sys.platform) -> ClaudeRipple:
     """The ripple command for waking Claude Code in `folder`, or ClaudeSetupError saying what to run."""
     if not (folder or "").strip():
         raise ClaudeSetupError("--ripple-claude needs a project folder: the folder you run `claude` in")

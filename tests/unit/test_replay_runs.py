@@ -10,6 +10,7 @@ from hippocampus import config as cm
 from hippocampus.cycle.context import Context
 from hippocampus.memory import MemoryClient
 from hippocampus.replay.service import ReplayBusy, Replays
+from hippocampus.stopping import ServiceStopping
 from hippocampus.store.capture import store_for
 from hippocampus.store.events import EventLog
 from hippocampus.store.state import State
@@ -59,3 +60,10 @@ def test_a_run_the_actor_could_not_take_ends_failed_at_once_and_the_next_may_sta
     assert replays.runs()["runs"][0]["failed"] is True
     replays.start = lambda r, *job: r.work(*job)
     assert replays.replay("d1", wait=5).done.is_set()
+
+
+def test_a_stop_while_waiting_for_a_run_is_said_as_the_stop(ctx):
+    replays = Replays(ctx, start=lambda r, *job: None)          # the actor never runs it
+    ctx.stopping.set()
+    with pytest.raises(ServiceStopping, match="the service is stopping: the replay was cut short"):
+        replays.replay("d1", wait=5)
