@@ -136,13 +136,14 @@ class Supervisor(Publishing):
         return True
 
     def child_failed(self, name: str, urn: Optional[str], error: str) -> None:
-        """A child's on_failure (or the liveness check): restart it after a backoff, or leave it failed."""
+        """A child's on_failure (or the liveness check), or its constructor raising (urn None): restart it after a
+        backoff, or leave it failed."""
         c = self.children.get(name)
         if c is None or (urn is not None and urn != c["urn"]) or c["state"] == "failed":
             return
         now = time.time()
         c.update(last_error=error, last_error_at=now)
-        if c["state"] == "restarting":          # the liveness check saw it first: now with the real error
+        if c["state"] == "restarting" and urn is not None:  # the liveness check saw it first: now with the real error
             return
         self.registry.pop(name, None)
         recent = c["recent"]

@@ -106,6 +106,32 @@ def test_a_crash_storm_ends_failed_and_the_operator_brings_it_back(make_config, 
     assert requests.post(base + "/tend", timeout=30).status_code == 200
 
 
+def test_a_child_that_cannot_be_built_backs_off_and_ends_failed(make_config, start_service, crashes):
+    """A restart whose constructor raises is a crash like any other: backed off, counted, and after max_restarts
+    left failed for the operator, not retried at every beat for ever with the error logged each time."""
+    svc = start_service(make_config(supervisor=FAST), children=crashes.children)
+    base = svc.url
+    crashes.refused.add("chain")
+    assert crashes.crash(svc.runtime, "chain") is True
+    def failed():
+        a = actors(base).get("chain") or {}
+        return a if a.get("state") == "failed" else None
+    a = wait_for(failed, timeout=10, what="chain failed after its restarts could not build it")
+    assert a["restarts"] == 3, a                                  # max_restarts 3: three tries, then down
+    assert crashes.built_refused["chain"] == 3, crashes.built_refused
+    assert "injected constructor fault in chain" in (a["last_error"] or ""), a
+    crashed = [e for e in events_of(base, "actor_crashed") if e["actor"] == "chain"]
+    assert len(crashed) == 4, crashed                             # the tell, then each refused construction
+    assert [e["actor"] for e in events_of(base, "actor_failed")] == ["chain"]
+    assert requests.get(base + "/status", timeout=5).json()["actors"]["chain"]["state"] == "failed"
+    # once whatever stopped it is mended, the operator's restart brings it back
+    crashes.refused.discard("chain")
+    assert requests.post(base + "/actors/chain/restart", timeout=20).status_code == 202
+    wait_running(base, "chain", 4)
+    assert crashes.built_refused["chain"] == 3
+    assert requests.post(base + "/tend", timeout=30).status_code == 200
+
+
 def test_operator_restart_answers_404_and_409_unless_forced(make_config, start_service):
     svc = start_service(make_config(supervisor=FAST))
     base = svc.url
