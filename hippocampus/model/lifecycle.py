@@ -219,6 +219,9 @@ class ModelLifecycle:
             cmd = procs().split_command(self.lc.start) if self.lc.start else self.built_command()
         except FileNotFoundError as exc:
             self._fail(str(exc))
+        except ValueError as exc:       # shlex: an unclosed quote
+            setting = "model.lifecycle.start" if self.lc.start else "model.lifecycle.server_args"
+            self._fail(f"{setting} cannot be read as a command line ({exc}): close its quotes")
         try:
             self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
             server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None,

@@ -560,3 +560,19 @@ def test_a_broken_emit_or_save_does_not_break_the_lifecycle(rig):
     pid = lc.pid
     lc.shutdown()
     assert gone(pid) and lc.snapshot()["state"] == "stopped"
+
+
+@pytest.mark.parametrize("setting, lifecycle", [
+    ("model.lifecycle.start", {"start": "llama-server -m 'my model.gguf", "manage": True}),
+    ("model.lifecycle.server_args", {"server_args": "-ngl 99 --alias 'small"}),
+])
+def test_a_command_line_with_an_unclosed_quote_fails_the_start_in_words_and_waits(rig, setting, lifecycle):
+    lc = rig.make(retry_after_seconds=900, **lifecycle)
+    with pytest.raises(ModelUnavailable) as ei:
+        lc.ensure()
+    assert setting in str(ei.value) and "quot" in str(ei.value)
+    assert lc.snapshot()["state"] == "failed" and lc.snapshot()["last_error"] == str(ei.value)
+    assert len(rig.kinds("model_start_failed")) == 1 and rig.saves == []
+    rig.clock.advance(60)
+    with pytest.raises(ModelUnavailable, match="next attempt is in 840 s"):
+        lc.ensure()
