@@ -166,7 +166,7 @@ class ModelLifecycle:
                 self._save(dict(_CLEARED))
                 return
             server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)
-            alive = self._probe() == 200 if observed else server is not None
+            alive = self._probe() in (200, 503) if observed else server is not None     # 503: still loading
             if not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
                 self._save(dict(_CLEARED))
@@ -243,9 +243,10 @@ class ModelLifecycle:
         if not data.get("ok") or not data.get("ready"):
             self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}")
         self._how, self.server = "observatory", None
-        self.started_by_us = bool(data.get("started"))  # already_running: borrowed, never stopped
+        # already_running: borrowed, never stopped, unless it is the one we had it start (adopted, or loading)
+        self.started_by_us = self.started_by_us or bool(data.get("started"))
         if self.started_by_us:
-            self._launched_at = self._clock.now()
+            self._launched_at = self._launched_at if self._launched_at is not None else self._clock.now()
             self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:

@@ -576,3 +576,15 @@ def test_a_command_line_with_an_unclosed_quote_fails_the_start_in_words_and_wait
     rig.clock.advance(60)
     with pytest.raises(ModelUnavailable, match="next attempt is in 840 s"):
         lc.ensure()
+
+
+def test_a_restart_while_the_observatory_model_loads_keeps_it_ours_and_stops_it(rig, observatory):
+    # the previous run had the Observatory start the model and died while it loaded (its /health answers 503)
+    lc = _via(rig, observatory, persisted={"started_by_us": True, "how": "observatory"})
+    lc.adopt()
+    assert lc.snapshot()["started_by_us"] is True
+    observatory.answer = {"ok": True, "ready": True, "started": False, "already_running": True}
+    lc.ensure()                                    # the Observatory says it was running already: it is still ours
+    lc.tick(chain_open=False)
+    assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop"
+    assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over"
