@@ -166,7 +166,7 @@ class ModelLifecycle:
                 self._save(dict(_CLEARED))
                 return
             server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)
-            alive = self._probe() == 200 if observed else server is not None
+            alive = self._probe() in (200, 503) if observed else server is not None     # 503: still loading
             if not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
                 self._save(dict(_CLEARED))
@@ -219,6 +219,9 @@ class ModelLifecycle:
             cmd = procs().split_command(self.lc.start) if self.lc.start else self.built_command()
         except FileNotFoundError as exc:
             self._fail(str(exc))
+        except ValueError as exc:       # shlex: an unclosed quote
+            setting = "model.lifecycle.start" if self.lc.start else "model.lifecycle.server_args"
+            self._fail(f"{setting} cannot be read as a command line ({exc}): close its quotes")
         try:
             self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
             server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None,
@@ -240,9 +243,10 @@ class ModelLifecycle:
         if not data.get("ok") or not data.get("ready"):
             self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}")
         self._how, self.server = "observatory", None
-        self.started_by_us = bool(data.get("started"))  # already_running: borrowed, never stopped
+        # already_running: borrowed, never stopped, unless it is the one we had it start (adopted, or loading)
+        self.started_by_us = self.started_by_us or bool(data.get("started"))
         if self.started_by_us:
-            self._launched_at = self._clock.now()
+            self._launched_at = self._launched_at if self._launched_at is not None else self._clock.now()
             self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:

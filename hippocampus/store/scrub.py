@@ -128,9 +128,11 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         others = scrub_folder(ctx, texts, patterns)    # before the packets: texts are read there
         changed = 0
         for path, packet in packets:
-            if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars) and \
-                    store.rewrite(path, packet):
-                changed += 1
+            if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars):
+                if store.rewrite(path, packet):
+                    changed += 1
+                else:
+                    readable = False        # the text is still in that file: owed, and tried again next time
         removal = Removal(ids=frozenset(ids), texts=frozenset(texts), fragments=frozenset(fragments),
                           patterns=tuple(patterns), now=ctx.clock.now(), core_chars=core_chars)
         # after the files: a copy taken now is clean

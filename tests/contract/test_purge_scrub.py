@@ -114,3 +114,21 @@ def test_in_the_running_service_a_purge_in_memory_is_scrubbed_after_a_nudge(make
     purge_in_memory(hand, core["id"])
     requests.post(svc.url + "/nudge", timeout=5)             # a tick, and the quality reader's pass after it
     wait_for(lambda: holding(folder, secrets) == {}, timeout=15, what="the packets to forget the purged text")
+
+
+def test_a_packet_that_could_not_be_rewritten_is_scrubbed_on_the_next_tick(make_ctx, hand, fake_model):
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
+    hand.approve_all(latest(hand, 2)["id"])
+    executor.tend(ctx)
+    core = next(e for e in hand.long() if e["content"] == GARDEN)
+    folder = ctx.cfg.state_dir
+    packet = next(iter(holding(folder, [GARDEN])))       # the redraft's packet
+    assert packet.startswith("replays/")
+    blocker = folder / (packet + ".tmp")
+    blocker.mkdir()                      # the packet's rewrite fails (as on a full disk): it still holds the text
+    purge_in_memory(hand, core["id"])
+    one_tick(ctx)
+    assert packet in holding(folder, [GARDEN])
+    blocker.rmdir()                      # the disk has room again
+    one_tick(ctx)
+    assert holding(folder, [GARDEN] + FRAGMENTS["garden"]) == {}

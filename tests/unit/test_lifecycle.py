@@ -560,3 +560,31 @@ def test_a_broken_emit_or_save_does_not_break_the_lifecycle(rig):
     pid = lc.pid
     lc.shutdown()
     assert gone(pid) and lc.snapshot()["state"] == "stopped"
+
+
+@pytest.mark.parametrize("setting, lifecycle", [
+    ("model.lifecycle.start", {"start": "llama-server -m 'my model.gguf", "manage": True}),
+    ("model.lifecycle.server_args", {"server_args": "-ngl 99 --alias 'small"}),
+])
+def test_a_command_line_with_an_unclosed_quote_fails_the_start_in_words_and_waits(rig, setting, lifecycle):
+    lc = rig.make(retry_after_seconds=900, **lifecycle)
+    with pytest.raises(ModelUnavailable) as ei:
+        lc.ensure()
+    assert setting in str(ei.value) and "quot" in str(ei.value)
+    assert lc.snapshot()["state"] == "failed" and lc.snapshot()["last_error"] == str(ei.value)
+    assert len(rig.kinds("model_start_failed")) == 1 and rig.saves == []
+    rig.clock.advance(60)
+    with pytest.raises(ModelUnavailable, match="next attempt is in 840 s"):
+        lc.ensure()
+
+
+def test_a_restart_while_the_observatory_model_loads_keeps_it_ours_and_stops_it(rig, observatory):
+    # the previous run had the Observatory start the model and died while it loaded (its /health answers 503)
+    lc = _via(rig, observatory, persisted={"started_by_us": True, "how": "observatory"})
+    lc.adopt()
+    assert lc.snapshot()["started_by_us"] is True
+    observatory.answer = {"ok": True, "ready": True, "started": False, "already_running": True}
+    lc.ensure()                                    # the Observatory says it was running already: it is still ours
+    lc.tick(chain_open=False)
+    assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop"
+    assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over"
