@@ -133,7 +133,9 @@ def _coerce(value: Any, default: Any) -> Any:
     if isinstance(default, float):
         if isinstance(value, (int, float, str)) and not isinstance(value, bool):
             with contextlib.suppress(ValueError):
-                return float(value)         # float() takes the spaces around a number in a string
+                number = float(value)       # float() takes the spaces around a number in a string
+                if number == number:        # NaN ("nan", yaml's .nan) passes every min and max: not a number
+                    return number
         raise ValueError("is not a number")
     if isinstance(default, str):
         if isinstance(value, (dict, list)):
