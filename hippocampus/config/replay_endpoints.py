@@ -81,7 +81,7 @@ def reaches_memory(url: str, memory_url: str) -> bool:
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:     # NaN too
         warnings.append(f"'{where}.timeout_seconds' = {value!r} is not a number of seconds above 0; "
                         "using model.timeout_seconds")
         return None

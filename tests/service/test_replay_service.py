@@ -46,6 +46,11 @@ def test_replay_of_an_unknown_draft_is_404_with_a_plain_detail(make_config, star
         "'file:///etc/passwd' is not one of them (listed: gone)")
     r = requests.post(svc.url + "/replay/x", json={"timeout_seconds": -1}, timeout=10)
     assert r.status_code == 400
+    # NaN (Python's json reads it) is no number of seconds either: taken, every call of the run is past its deadline
+    r = requests.post(svc.url + "/replay/x", data='{"candidate": "gone", "timeout_seconds": NaN}',
+                      headers={"Content-Type": "application/json"}, timeout=10)
+    assert (r.status_code, r.json()["detail"]) == (400, "'timeout_seconds' is a number of seconds above 0 (at most "
+                                                        "300: a larger one is capped)")
 
 
 def test_the_quality_report_is_read_in_the_background_and_replay_runs_over_http_and_mcp(
