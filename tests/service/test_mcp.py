@@ -332,6 +332,17 @@ def test_a_missing_argument_is_refused_in_plain_words(make_config, start_service
         "There is no tool named 'sleep_later' here; the tools are: sleep_status, sleep_now")
 
 
+@pytest.mark.parametrize("limit", ["--5", "\u00b2", "9" * 5000])
+def test_a_limit_that_only_looks_like_digits_is_refused_not_a_crash(make_config, start_service, service_log, limit):
+    """Found: isdigit() took "--5" (signs stripped), "²" and 5,000 digits, then int() raised: the tool "failed" with
+    Python's words and the log had a traceback, for a plain wrong argument."""
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    s, headers = _raw_session(svc.url + "/mcp")
+    res = _call(s, svc.url + "/mcp", headers, "sleep_history", {"limit": limit})
+    assert res["isError"] is True
+    assert res["content"][0]["text"].startswith("sleep_history was not run: limit must be a whole number, not ")
+    assert "Traceback" not in service_log.getvalue()
+
 @pytest.fixture
 def service_log():
     """The hippocampus's lines, DEBUG and up, as a log file would get them."""
