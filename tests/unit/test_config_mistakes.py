@@ -169,3 +169,17 @@ def test_a_timeout_that_is_not_a_number_is_named_and_memory_is_still_reached(tmp
     assert len(cfg.warnings) == 1 and "is not a number" in cfg.warnings[0], cfg.warnings
     # NaN taken as a timeout: every call's deadline is already past, and Memory "does not answer" while it is up
     assert MemoryClient(cfg.memory.url, timeout=cfg.memory.timeout_seconds).health()["ok"] is True
+
+
+@pytest.mark.parametrize("text, environ", [
+    ("memory:\n  timeout_seconds: .inf\n", {}),
+    ("", {"SEREN_HIPPOCAMPUS_MEMORY_TIMEOUT_SECONDS": "inf"}),
+])
+def test_an_endless_timeout_is_named_and_memory_is_still_read(tmp_path, memory, text, environ):
+    from hippocampus.memory import MemoryClient
+
+    cfg = _load(tmp_path, f"memory:\n  url: {memory.url}\n" + text.replace("memory:\n", ""), environ)
+    assert cfg.memory.timeout_seconds == 30.0
+    assert len(cfg.warnings) == 1 and "is not a finite number" in cfg.warnings[0], cfg.warnings
+    # inf taken as a timeout: the socket refuses it (OverflowError, no MemoryError_), and the deadline watcher dies
+    assert MemoryClient(cfg.memory.url, timeout=cfg.memory.timeout_seconds).shorts() == []
