@@ -101,6 +101,10 @@ def _parse(cfg: Any) -> tuple:
         if not name:
             warnings.append("a replay candidate with a blank name is left out: give each entry a name")
             continue
+        if name == CONFIGURED:          # choose() takes this name for the configured model, never for the entry
+            warnings.append(f"'{where}': '{CONFIGURED}' names the configured model (model.url) in a replay, so this "
+                            "entry could never be chosen; it is left out: give it another name")
+            continue
         if not isinstance(entry, dict):
             warnings.append(f"'{where}' should be a block with url (and model, extra_body, timeout_seconds), "
                             f"not {entry!r}; it is left out")
