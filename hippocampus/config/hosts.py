@@ -35,8 +35,11 @@ def parse_host_header(value: str) -> Optional[tuple[str, Optional[str]]]:
 
 
 def split_host(value: str) -> tuple[str, Optional[str]]:
-    """'Box.LAN:7424' -> ('box.lan', '7424'); '[::1]:80' -> ('[::1]', '80'); a bare IPv6 gets brackets."""
+    """'Box.LAN:7424' -> ('box.lan', '7424'); '[::1]:80' -> ('[::1]', '80'); a bare IPv6 gets brackets; an
+    origin or URL written for a host ('http://box.lan:7424/') is its host and port."""
     v = value.strip().lower()
+    if "://" in v:
+        v = v.split("://", 1)[1].split("/", 1)[0]
     if v.startswith("["):
         name, _, rest = v.partition("]")
         return name + "]", (rest[1:] if rest.startswith(":") else None) or None

@@ -128,6 +128,16 @@ def test_allowed_hosts_extends_the_list(make_config, start_service):
         assert r.status_code == status, (host, r.status_code, r.text)
 
 
+def test_an_allowed_host_written_as_an_origin_is_its_host(make_config, start_service):
+    """Found: allowed_hosts: [http://box.lan:9999] (an origin, as allowed_origins takes) matched no Host at all,
+    silently: box.lan:9999 got 421 'add it to server.allowed_hosts' though it was there."""
+    svc = start_service(make_config(server={"allowed_hosts": ["https://Box.lan/", "http://other.lan:9999"]}))
+    port = svc.port
+    for host, status in ((f"box.lan:{port}", 200), ("other.lan:9999", 200), (f"other.lan:{port}", 421),
+                         (f"evil.example:{port}", 421)):
+        r = requests.get(svc.url + "/status", headers={"Host": host}, timeout=10)
+        assert r.status_code == status, (host, r.status_code, r.text)
+
 def test_with_a_bearer_the_bearer_is_the_guard_unless_hosts_are_listed(make_config, start_service):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     svc = start_service(make_config(server={"bearer_token": TOKEN}))
