@@ -187,7 +187,9 @@ class Replay(Route):
             raise falcon.HTTPBadRequest(description=f"the path names the draft ({draft_id!r}): send no 'draft_id' "
                                                     f"in the body (or POST /replay with it there)")
         draft_id = draft_id or body.get("draft_id")
-        if not draft_id or not isinstance(draft_id, str):
+        if draft_id is not None and not isinstance(draft_id, str):
+            raise falcon.HTTPBadRequest(description=f"'draft_id' is the draft's id as text, not {draft_id!r:.80}")
+        if not draft_id:
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
         args = _replay_args(body, self.front.config())
         try:

@@ -40,6 +40,9 @@ def test_replay_of_an_unknown_draft_is_404_with_a_plain_detail(make_config, star
     assert r.json() == {"detail": "no replay packet for draft 'unknown' - drafts from before replays, drafts "
                                   "written mechanically (no model call), or pruned (the newest 300 are kept)"}
     assert requests.post(svc.url + "/replay", json={}, timeout=10).json() == {"detail": "'draft_id' is required"}
+    for given in (5, ["d1"], {"id": "d1"}):     # sent, but not as text: 'required' would send one looking for a typo
+        r = requests.post(svc.url + "/replay", json={"draft_id": given}, timeout=10)
+        assert (r.status_code, r.json()) == (400, {"detail": f"'draft_id' is the draft's id as text, not {given!r}"})
     r = requests.post(svc.url + "/replay/x", json={"url": "file:///etc/passwd"}, timeout=10)
     assert r.status_code == 400 and r.json()["detail"].startswith(
         "replay reaches only the configured model and the candidates listed in replay.candidates; "
