@@ -69,7 +69,12 @@ class HostList:
 
 
 def normal_origin(value: str) -> str:
-    return str(value).strip().lower().rstrip("/")
+    """An origin as a browser sends it: lower case, no trailing /, no port that is its scheme's own."""
+    v = str(value).strip().lower().rstrip("/")
+    for scheme, port in (("http://", ":80"), ("https://", ":443")):
+        if v.startswith(scheme) and v.endswith(port):
+            return v[:-len(port)]
+    return v
 
 
 def service_hosts(server_cfg, extra: Iterable[str] = ()) -> HostList:

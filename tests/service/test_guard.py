@@ -215,6 +215,15 @@ def test_no_cors_header_unless_an_origin_is_named(open_svc, make_config, start_s
     assert "Access-Control-Allow-Origin" not in r.headers
 
 
+def test_an_allowed_origin_written_with_its_default_port_is_the_origin_a_browser_sends(make_config, start_service):
+    """Found: allowed_origins: [https://dash.lan:443] never matched: a browser's Origin leaves the scheme's own port
+    out (https://dash.lan), so the page named as allowed got 403 and no CORS header."""
+    svc = start_service(make_config(server={"allowed_origins": ["https://dash.lan:443", "http://box.lan:80/"]}))
+    for origin in ("https://dash.lan", "http://box.lan"):
+        r = requests.post(svc.url + "/nudge", headers={"Origin": origin, "Sec-Fetch-Site": "cross-site"}, timeout=10)
+        assert r.status_code == 200 and r.headers["Access-Control-Allow-Origin"] == origin, (origin, r.text)
+    family(requests.post(svc.url + "/nudge", headers={"Origin": "http://dash.lan:8080"}, timeout=10), 403)
+
 # ---------------------------------------------------------------- the viewer's headers
 
 def test_the_viewer_cannot_be_framed_and_runs_only_its_own_script(open_svc):
