@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 from typing import Any, Optional
+from urllib.parse import urlsplit
 
 import requests
 
@@ -101,6 +102,23 @@ def _detail(resp: requests.Response) -> str:
     return str(body)[:300]
 
 
+def unusable_url(url: str) -> Optional[str]:
+    """What is wrong with a memory.url no request can be made to, and the fix; None for one that can be called."""
+    if not url.strip():
+        return "memory.url is blank: set it to SerenMemory's address, like http://127.0.0.1:7420"
+    if "://" not in url:
+        return (f"memory.url {redact.url(url)} has no scheme, so nothing can reach it: set it to "
+                f"{redact.url('http://' + url.lstrip('/'))}")
+    try:
+        parts = urlsplit(url)
+        # .port raises ValueError for a port that is not a number or past 65535
+        ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.port != -1
+    except ValueError:                  # that, or an unclosed [
+        ok = False
+    return None if ok else (f"memory.url {redact.url(url)} is not a URL this service can call (http:// or "
+                            "https://, a host, and a port): point it at SerenMemory, like http://127.0.0.1:7420")
+
+
 def _settle_environment(s: requests.Session, url: str) -> None:
     """What requests reads from the environment on every request (proxies, a CA bundle, ~/.netrc), read once:
     that scan of os.environ was a tenth of a Memory call's CPU."""
@@ -117,6 +135,7 @@ class MemoryClient:
     def __init__(self, url: str, bearer: str = "", timeout: float = 30.0,
                  session: Optional[requests.Session] = None):
         self.url = url.rstrip("/")
+        self.unusable = unusable_url(self.url)      # said by every call: no request is tried
         self.timeout = timeout
         self._bearer = bearer
         self._local = threading.local()
@@ -137,6 +156,8 @@ class MemoryClient:
 
     def request(self, method: str, path: str, *, params: Optional[dict] = None,
                 json: Any = None, timeout: Optional[float] = None) -> Any:
+        if self.unusable:
+            raise MemoryUnavailable(method, path, None, self.unusable)
         try:
             resp = send(self._s(), method, self.url + path, params=params, json=json, timeout=timeout or self.timeout)
         except outbound.AnswerTooLarge as exc:

@@ -35,8 +35,11 @@ def parse_host_header(value: str) -> Optional[tuple[str, Optional[str]]]:
 
 
 def split_host(value: str) -> tuple[str, Optional[str]]:
-    """'Box.LAN:7424' -> ('box.lan', '7424'); '[::1]:80' -> ('[::1]', '80'); a bare IPv6 gets brackets."""
+    """'Box.LAN:7424' -> ('box.lan', '7424'); '[::1]:80' -> ('[::1]', '80'); a bare IPv6 gets brackets; an
+    origin or URL written for a host ('http://box.lan:7424/') is its host and port."""
     v = value.strip().lower()
+    if "://" in v:
+        v = v.split("://", 1)[1].split("/", 1)[0]
     if v.startswith("["):
         name, _, rest = v.partition("]")
         return name + "]", (rest[1:] if rest.startswith(":") else None) or None
@@ -66,7 +69,12 @@ class HostList:
 
 
 def normal_origin(value: str) -> str:
-    return str(value).strip().lower().rstrip("/")
+    """An origin as a browser sends it: lower case, no trailing /, no port that is its scheme's own."""
+    v = str(value).strip().lower().rstrip("/")
+    for scheme, port in (("http://", ":80"), ("https://", ":443")):
+        if v.startswith(scheme) and v.endswith(port):
+            return v[:-len(port)]
+    return v
 
 
 def service_hosts(server_cfg, extra: Iterable[str] = ()) -> HostList:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import re
 import shlex
@@ -133,7 +134,9 @@ def _coerce(value: Any, default: Any) -> Any:
     if isinstance(default, float):
         if isinstance(value, (int, float, str)) and not isinstance(value, bool):
             with contextlib.suppress(ValueError):
-                return float(value)         # float() takes the spaces around a number in a string
+                number = float(value)       # float() takes the spaces around a number in a string
+                if number == number:        # NaN ("nan", yaml's .nan) passes every min and max: not a number
+                    return number
         raise ValueError("is not a number")
     if isinstance(default, str):
         if isinstance(value, (dict, list)):
@@ -175,6 +178,8 @@ def _check(value: Any, rules: dict) -> tuple:
             if not rules.get("clamp"):
                 raise ValueError(f"must be at most {hi}")
             value, clamped = type(value)(hi), f"is above {hi}, the most this setting takes"
+        if value in (math.inf, -math.inf):      # no bound took it: no clock or socket takes an endless one
+            raise ValueError("is not a finite number")
     if "check" in rules and not rules["check"](value):
         raise ValueError("is not " + rules.get("form", "in the expected form"))
     return value, clamped

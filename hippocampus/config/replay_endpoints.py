@@ -81,7 +81,7 @@ def reaches_memory(url: str, memory_url: str) -> bool:
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:     # NaN too
         warnings.append(f"'{where}.timeout_seconds' = {value!r} is not a number of seconds above 0; "
                         "using model.timeout_seconds")
         return None
@@ -100,6 +100,10 @@ def _parse(cfg: Any) -> tuple:
         name, where = str(key).strip(), f"replay.candidates.{key}"
         if not name:
             warnings.append("a replay candidate with a blank name is left out: give each entry a name")
+            continue
+        if name == CONFIGURED:          # choose() takes this name for the configured model, never for the entry
+            warnings.append(f"'{where}': '{CONFIGURED}' names the configured model (model.url) in a replay, so this "
+                            "entry could never be chosen; it is left out: give it another name")
             continue
         if not isinstance(entry, dict):
             warnings.append(f"'{where}' should be a block with url (and model, extra_body, timeout_seconds), "

@@ -59,7 +59,7 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
     # the log outermost (421, 403 and 401 are logged), then who may call at all, then the bearer; a body over
     # server.max_body_bytes never gets here (waitress answers it 413 from its head)
     guard = Guard(front.config().server, bearer=bearer)
-    app = falcon.App(middleware=[RequestLog(), guard, BearerAuth(bearer)])
+    app = falcon.App(middleware=[RequestLog(), guard, BearerAuth(bearer, front.config().server.mcp_mount)])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(Exception, _unexpected)

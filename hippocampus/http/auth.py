@@ -17,9 +17,11 @@ READS = frozenset({"GET", "HEAD", "OPTIONS"})
 MCP_CHATTER = ("mcp.server.streamable_http", "mcp.server.streamable_http_manager")
 
 
-def needs_bearer(method: str, path: str) -> bool:
-    """All but the public paths and OPTIONS (asked of a request head too, before its body is read)."""
+def needs_bearer(method: str, path: str, mcp_path: str = "") -> bool:
+    """All but the public paths and OPTIONS (asked of a request head too, before its body is read); the MCP
+    endpoint (`mcp_path`, server.mcp_mount) even where it is mounted under a public path."""
     public = path in ("/", "/health", "/viewer") or path.startswith(("/health/", "/viewer/"))
+    public = public and not (mcp_path and path.rstrip("/") == mcp_path)
     return not (public or method == "OPTIONS")
 
 
@@ -36,11 +38,12 @@ def bearer_matches(header: str, token: bytes) -> bool:
 class BearerAuth:
     """It never reads the body (the MCP sink reads it itself): a body without a good bearer was 401 from its head."""
 
-    def __init__(self, token: str):
+    def __init__(self, token: str, mcp_path: str = ""):
         self.token = token.encode() if token else b""
+        self.mcp_path = mcp_path
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if not self.token or not needs_bearer(req.method, req.path):
+        if not self.token or not needs_bearer(req.method, req.path, self.mcp_path):
             return
         if not bearer_matches(req.get_header("Authorization") or "", self.token):
             raise falcon.HTTPUnauthorized(description="unauthorized", challenges=["Bearer"])

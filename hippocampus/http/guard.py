@@ -72,7 +72,7 @@ class Guard:
                 "a page on another site may not change anything here (Sec-Fetch-Site: cross-site)"))
         if not origin:
             return
-        own = {f"http://{host}".lower(), f"https://{host}".lower()} if host else set()
+        own = {normal_origin(f"http://{host}"), normal_origin(f"https://{host}")} if host else set()
         if normal_origin(origin) not in own:
             raise falcon.HTTPForbidden(description=(
                 f"the Origin {origin!r} is not this service's own: a page on another site may not change "

@@ -157,7 +157,7 @@ def _replay_args(body: dict, cfg) -> dict:
     if unknown:
         raise falcon.HTTPBadRequest(description=f"{', '.join(map(repr, unknown))} is not a replay field: send {SHAPE}")
     timeout = body.get("timeout_seconds")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
         raise falcon.HTTPBadRequest(description=f"'timeout_seconds' is a number of seconds above 0 (at most "
                                                 f"{TIMEOUT_CAP:g}: a larger one is capped)")
     return {"candidate": _text(body, "candidate"), "model": _text(body, "model"), "timeout_seconds": timeout}
@@ -187,7 +187,9 @@ class Replay(Route):
             raise falcon.HTTPBadRequest(description=f"the path names the draft ({draft_id!r}): send no 'draft_id' "
                                                     f"in the body (or POST /replay with it there)")
         draft_id = draft_id or body.get("draft_id")
-        if not draft_id or not isinstance(draft_id, str):
+        if draft_id is not None and not isinstance(draft_id, str):
+            raise falcon.HTTPBadRequest(description=f"'draft_id' is the draft's id as text, not {draft_id!r:.80}")
+        if not draft_id:
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
         args = _replay_args(body, self.front.config())
         try:

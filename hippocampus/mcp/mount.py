@@ -67,6 +67,7 @@ class LazyMount:
         self.app, self.front, self.post_only, self.on_mounted = app, front, post_only, on_mounted
         self.path = path_pattern(front.config().server.mcp_mount)
         self.mounted = None
+        self.failed = ""                        # why a mount with the SDK there failed (the log has the rest)
         self.started = False
         self._done = threading.Event()
         self._answered = threading.Event()      # the service answered its first request (set by preload's middleware)
@@ -105,7 +106,8 @@ class LazyMount:
         except ImportError as exc:
             log.info("no MCP endpoint: %s", exc)
             self.app.add_sink(not_installed, self.path)     # /mcp says how to install it
-        except Exception:  # noqa: BLE001 - the service runs on without /mcp
+        except Exception as exc:  # noqa: BLE001 - the service runs on without /mcp
+            self.failed = str(exc) or type(exc).__name__
             log.exception("the MCP endpoint could not be mounted")
         finally:
             self.on_mounted()
@@ -131,6 +133,10 @@ class LazyMount:
         if req.method != "POST":
             self.post_only()                    # raises the 405
         mounted = self.wait()
+        if mounted is None and self.failed:
+            raise falcon.HTTPServiceUnavailable(description=(
+                f"the MCP endpoint could not be started ({self.failed}); the service log has the details, and a "
+                "restart of the service tries again"))
         if mounted is None:
             not_installed(req, resp)
         from hippocampus.mcp.bridge import WsgiSink

@@ -5,9 +5,11 @@ builds); each call runs on a worker thread, failures as error results.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import logging
+import re
 import time
 from typing import Any, Callable
 
@@ -55,8 +57,9 @@ def _coerce(value: Any, kind: type, name: str) -> Any:
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-            return int(value.strip())
+        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+            with contextlib.suppress(ValueError):       # past Python's 4,300 digits
+                return int(value.strip())
     elif isinstance(value, str):
         return value
     raise ArgumentError(f"{name} must be {WORDS[kind]}, not {json.dumps(value)}")

@@ -128,6 +128,16 @@ def test_allowed_hosts_extends_the_list(make_config, start_service):
         assert r.status_code == status, (host, r.status_code, r.text)
 
 
+def test_an_allowed_host_written_as_an_origin_is_its_host(make_config, start_service):
+    """Found: allowed_hosts: [http://box.lan:9999] (an origin, as allowed_origins takes) matched no Host at all,
+    silently: box.lan:9999 got 421 'add it to server.allowed_hosts' though it was there."""
+    svc = start_service(make_config(server={"allowed_hosts": ["https://Box.lan/", "http://other.lan:9999"]}))
+    port = svc.port
+    for host, status in ((f"box.lan:{port}", 200), ("other.lan:9999", 200), (f"other.lan:{port}", 421),
+                         (f"evil.example:{port}", 421)):
+        r = requests.get(svc.url + "/status", headers={"Host": host}, timeout=10)
+        assert r.status_code == status, (host, r.status_code, r.text)
+
 def test_with_a_bearer_the_bearer_is_the_guard_unless_hosts_are_listed(make_config, start_service):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     svc = start_service(make_config(server={"bearer_token": TOKEN}))
@@ -204,6 +214,15 @@ def test_no_cors_header_unless_an_origin_is_named(open_svc, make_config, start_s
     family(r, 403)
     assert "Access-Control-Allow-Origin" not in r.headers
 
+
+def test_an_allowed_origin_written_with_its_default_port_is_the_origin_a_browser_sends(make_config, start_service):
+    """Found: allowed_origins: [https://dash.lan:443] never matched: a browser's Origin leaves the scheme's own port
+    out (https://dash.lan), so the page named as allowed got 403 and no CORS header."""
+    svc = start_service(make_config(server={"allowed_origins": ["https://dash.lan:443", "http://box.lan:80/"]}))
+    for origin in ("https://dash.lan", "http://box.lan"):
+        r = requests.post(svc.url + "/nudge", headers={"Origin": origin, "Sec-Fetch-Site": "cross-site"}, timeout=10)
+        assert r.status_code == 200 and r.headers["Access-Control-Allow-Origin"] == origin, (origin, r.text)
+    family(requests.post(svc.url + "/nudge", headers={"Origin": "http://dash.lan:8080"}, timeout=10), 403)
 
 # ---------------------------------------------------------------- the viewer's headers
 

@@ -332,6 +332,32 @@ def test_a_missing_argument_is_refused_in_plain_words(make_config, start_service
         "There is no tool named 'sleep_later' here; the tools are: sleep_status, sleep_now")
 
 
+@pytest.mark.parametrize("limit", ["--5", "\u00b2", "9" * 5000])
+def test_a_limit_that_only_looks_like_digits_is_refused_not_a_crash(make_config, start_service, service_log, limit):
+    """Found: isdigit() took "--5" (signs stripped), "²" and 5,000 digits, then int() raised: the tool "failed" with
+    Python's words and the log had a traceback, for a plain wrong argument."""
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    s, headers = _raw_session(svc.url + "/mcp")
+    res = _call(s, svc.url + "/mcp", headers, "sleep_history", {"limit": limit})
+    assert res["isError"] is True
+    assert res["content"][0]["text"].startswith("sleep_history was not run: limit must be a whole number, not ")
+    assert "Traceback" not in service_log.getvalue()
+
+@pytest.mark.parametrize("mount", ["/health/mcp", "/viewer/tools"])
+def test_the_mcp_endpoint_under_a_public_path_still_needs_the_bearer(make_config, start_service, mount):
+    """Found: server.mcp_mount under /health/ or /viewer/ (public for the page and the probe) served every tool,
+    sleep_now and set_voice_card included, to a caller with no bearer."""
+    svc = start_service(make_config(server={"bearer_token": BEARER, "mcp_mount": mount}))
+    url = svc.url + mount
+    listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    bare = {k: v for k, v in RAW_HEADERS.items() if k != "Authorization"}
+    r = requests.post(url, json=listed, headers={**bare, "MCP-Protocol-Version": "2025-06-18"}, timeout=30)
+    assert (r.status_code, r.json()) == (401, {"detail": "unauthorized"}), r.text[:300]
+    s, headers = _raw_session(url)                  # with the bearer: the tools, as at /mcp
+    r = s.post(url, json=listed, headers=headers, timeout=30)
+    assert r.status_code == 200 and "sleep_now" in {t["name"] for t in r.json()["result"]["tools"]}
+    assert requests.get(svc.url + "/health", timeout=10).status_code == 200      # the probe stays public
+
 @pytest.fixture
 def service_log():
     """The hippocampus's lines, DEBUG and up, as a log file would get them."""

@@ -38,3 +38,21 @@ def test_without_preload_a_health_leaves_the_sdk_unloaded(make_config, start_ser
     svc = start_service(make_config())
     assert requests.get(svc.url + "/health", timeout=5).status_code == 200
     assert not svc.lazy_mcp.started and svc.lazy_mcp.mounted is None
+
+
+def test_an_endpoint_that_failed_to_start_says_so_not_that_mcp_is_missing(make_config, start_service, monkeypatch):
+    """Found: a mount that failed for any reason but a missing SDK (the session manager not starting within its
+    10 s on a slow box) answered every POST /mcp 404 'MCP is not installed: pip install ...', with the SDK there."""
+    from hippocampus.mcp import mount
+
+    def slow_start(app, front):
+        raise RuntimeError("the MCP session manager did not start within 10 s")
+    monkeypatch.setattr(mount, "mount_mcp", slow_start)
+    svc = start_service(make_config())
+    for _ in range(2):                              # the same answer every time, not a mount tried per call
+        r = requests.post(svc.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                          headers={"Accept": "application/json, text/event-stream"}, timeout=30)
+        assert r.status_code == 503, r.text
+        assert r.json() == {"detail": "the MCP endpoint could not be started (the MCP session manager did not "
+                                      "start within 10 s); the service log has the details, and a restart of the "
+                                      "service tries again"}

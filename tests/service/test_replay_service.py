@@ -40,12 +40,20 @@ def test_replay_of_an_unknown_draft_is_404_with_a_plain_detail(make_config, star
     assert r.json() == {"detail": "no replay packet for draft 'unknown' - drafts from before replays, drafts "
                                   "written mechanically (no model call), or pruned (the newest 300 are kept)"}
     assert requests.post(svc.url + "/replay", json={}, timeout=10).json() == {"detail": "'draft_id' is required"}
+    for given in (5, ["d1"], {"id": "d1"}):     # sent, but not as text: 'required' would send one looking for a typo
+        r = requests.post(svc.url + "/replay", json={"draft_id": given}, timeout=10)
+        assert (r.status_code, r.json()) == (400, {"detail": f"'draft_id' is the draft's id as text, not {given!r}"})
     r = requests.post(svc.url + "/replay/x", json={"url": "file:///etc/passwd"}, timeout=10)
     assert r.status_code == 400 and r.json()["detail"].startswith(
         "replay reaches only the configured model and the candidates listed in replay.candidates; "
         "'file:///etc/passwd' is not one of them (listed: gone)")
     r = requests.post(svc.url + "/replay/x", json={"timeout_seconds": -1}, timeout=10)
     assert r.status_code == 400
+    # NaN (Python's json reads it) is no number of seconds either: taken, every call of the run is past its deadline
+    r = requests.post(svc.url + "/replay/x", data='{"candidate": "gone", "timeout_seconds": NaN}',
+                      headers={"Content-Type": "application/json"}, timeout=10)
+    assert (r.status_code, r.json()["detail"]) == (400, "'timeout_seconds' is a number of seconds above 0 (at most "
+                                                        "300: a larger one is capped)")
 
 
 def test_the_quality_report_is_read_in_the_background_and_replay_runs_over_http_and_mcp(

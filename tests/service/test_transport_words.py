@@ -177,3 +177,24 @@ def test_a_replay_on_a_refused_candidate_names_the_candidate_s_setting(make_ctx,
         slow.close()
     assert call["error"] == (f"candidate 'slow' at {slow.url} did not answer within the replay's one deadline of "
                              "0.5 s (replay.candidates.slow.timeout_seconds)"), call
+
+
+def test_a_memory_url_without_a_scheme_is_worded_with_the_fix_on_status(make_config, start_service, memory):
+    """Found: memory.url 127.0.0.1:7420 (no http://) said only 'could not be reached', with Memory up."""
+    bare = memory.url.split("://", 1)[1]
+    cfg = make_config(memory={"url": bare}, supervisor={"check_seconds": 0.05})
+    svc = start_service(cfg)
+    st = wait_for(lambda: (lambda st: st if "is not answering" in st["explain"] else None)(
+        requests.get(svc.url + "/status", timeout=10).json()), timeout=30, interval=0.1,
+        what="the status to word the URL")
+    assert f"{bare} has no scheme, so nothing can reach it: set it to http://{bare})" in st["explain"], \
+        st["explain"]
+    plain(st["explain"])
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:notaport", "ftp://127.0.0.1:7420"])
+def test_a_memory_url_that_cannot_be_called_is_a_memory_error_in_plain_words(url):
+    with pytest.raises(MemoryError_) as got:         # before: a bare ValueError out of the client, for some
+        MemoryClient(url, timeout=1).health()
+    assert "is not a URL this service can call" in str(got.value), str(got.value)
+    plain(str(got.value))

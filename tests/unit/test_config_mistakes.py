@@ -152,3 +152,34 @@ def test_the_loader_is_its_own_module_and_config_keeps_its_names():
     assert {"load", "build", "Config", "resolve_pointer", "_all_paths"} <= set(dir(config))
     with pytest.raises(AttributeError):
         config.no_such_name  # noqa: B018
+
+
+# ---------------------------------------------------------------- not a number
+
+@pytest.mark.parametrize("text, environ", [
+    ("memory:\n  timeout_seconds: .nan\n", {}),              # yaml's own float NaN
+    ("memory:\n  timeout_seconds: nan\n", {}),               # a string float() reads as NaN
+    ("", {"SEREN_HIPPOCAMPUS_MEMORY_TIMEOUT_SECONDS": "NaN"}),
+])
+def test_a_timeout_that_is_not_a_number_is_named_and_memory_is_still_reached(tmp_path, memory, text, environ):
+    from hippocampus.memory import MemoryClient
+
+    cfg = _load(tmp_path, f"memory:\n  url: {memory.url}\n" + text.replace("memory:\n", ""), environ)
+    assert cfg.memory.timeout_seconds == 30.0
+    assert len(cfg.warnings) == 1 and "is not a number" in cfg.warnings[0], cfg.warnings
+    # NaN taken as a timeout: every call's deadline is already past, and Memory "does not answer" while it is up
+    assert MemoryClient(cfg.memory.url, timeout=cfg.memory.timeout_seconds).health()["ok"] is True
+
+
+@pytest.mark.parametrize("text, environ", [
+    ("memory:\n  timeout_seconds: .inf\n", {}),
+    ("", {"SEREN_HIPPOCAMPUS_MEMORY_TIMEOUT_SECONDS": "inf"}),
+])
+def test_an_endless_timeout_is_named_and_memory_is_still_read(tmp_path, memory, text, environ):
+    from hippocampus.memory import MemoryClient
+
+    cfg = _load(tmp_path, f"memory:\n  url: {memory.url}\n" + text.replace("memory:\n", ""), environ)
+    assert cfg.memory.timeout_seconds == 30.0
+    assert len(cfg.warnings) == 1 and "is not a finite number" in cfg.warnings[0], cfg.warnings
+    # inf taken as a timeout: the socket refuses it (OverflowError, no MemoryError_), and the deadline watcher dies
+    assert MemoryClient(cfg.memory.url, timeout=cfg.memory.timeout_seconds).shorts() == []

@@ -133,3 +133,20 @@ def test_the_cli_refuses_a_url_and_an_unlisted_candidate_and_sends_nothing(tmp_p
     assert replay_cli.replay_command(args, io.StringIO()) == 1
     assert REFUSED + "'elsewhere' is not one of them (listed: small2)" in capsys.readouterr().err
     assert listener["connections"] == 0
+
+
+def test_a_candidate_timeout_that_is_not_a_number_is_named_and_the_model_timeout_used(tmp_path):
+    cfg = build(tmp_path, candidates={"nan": {"url": "http://127.0.0.1:8091/v1", "timeout_seconds": float("nan")}})
+    assert cfg.warnings == ["'replay.candidates.nan.timeout_seconds' = nan is not a number of seconds above 0; "
+                            "using model.timeout_seconds"]
+    assert choose(cfg, "nan").timeout_seconds == cfg.model.timeout_seconds      # NaN: every call past its deadline
+
+
+def test_a_candidate_listed_as_model_is_named_not_shadowed_by_the_configured_model(tmp_path):
+    """'model' is the configured model's name in a replay: a listed entry of that name could never be reached."""
+    cfg = build(tmp_path, candidates={"model": {"url": "http://127.0.0.1:8091/v1", "model": "qwen"}})
+    assert cfg.warnings == ["'replay.candidates.model': 'model' names the configured model (model.url) in a "
+                            "replay, so this entry could never be chosen; it is left out: give it another name"]
+    assert listed(cfg) == {}
+    chosen = choose(cfg, "model")
+    assert (chosen.url, chosen.name) == ("http://127.0.0.1:8090/v1", "small")       # what 'model' reaches

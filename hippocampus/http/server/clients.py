@@ -44,6 +44,7 @@ class HeadParser(HTTPRequestParser):
     whole body before the app runs): both framings are 400, a body without the bearer 401."""
 
     bearer = b""                 # the token; empty: no bearer configured
+    mcp_path = ""                # server.mcp_mount: behind the bearer wherever it is mounted
     head_done_at = None          # time.monotonic() when the head was complete: the body's deadline runs from it
 
     def parse_header(self, header_plus: bytes) -> None:
@@ -59,7 +60,7 @@ class HeadParser(HTTPRequestParser):
         if self.headers_finished and not had_head:
             self.head_done_at = time.monotonic()
             if (self.bearer and not self.completed and self.error is None
-                    and needs_bearer(self.command, self.path)
+                    and needs_bearer(self.command, self.path, self.mcp_path)
                     and not bearer_matches(self.headers.get("AUTHORIZATION", ""), self.bearer)):
                 # the app's own answer (BearerAuth), word for word
                 self.error = FamilyError(401, "Unauthorized", "unauthorized", [("WWW-Authenticate", "Bearer")])
@@ -273,7 +274,8 @@ def close_longest_idle(candidates: list, spare=None) -> bool:
 
 def bound_clients(server, server_cfg, bearer: str = ""):
     """Every connection `server` accepts from now on a BoundedChannel with server_cfg's bounds and `bearer`."""
-    parser = type("HeadParser", (HeadParser,), {"bearer": bearer.encode() if bearer else b""})
+    parser = type("HeadParser", (HeadParser,), {"bearer": bearer.encode() if bearer else b"",
+                                                "mcp_path": server_cfg.mcp_mount})
     channel = type("BoundedChannel", (BoundedChannel,), {
         "parser_class": parser,
         "header_timeout": float(server_cfg.header_timeout_seconds),
