@@ -155,6 +155,9 @@ def _coerce(value: Any, default: Any) -> Any:
     return value
 
 
+LONGEST = 1e9        # seconds no setting needs past (~31 years), under what a socket or a wait takes (~9.2e9)
+
+
 def _check(value: Any, rules: dict) -> tuple:
     """(the value to use, why it differs from the value given, or None). ValueError: not usable."""
     aliases = rules.get("aliases") or {}
@@ -180,6 +183,8 @@ def _check(value: Any, rules: dict) -> tuple:
             value, clamped = type(value)(hi), f"is above {hi}, the most this setting takes"
         if value in (math.inf, -math.inf):      # no bound took it: no clock or socket takes an endless one
             raise ValueError("is not a finite number")
+        if isinstance(value, float) and abs(value) > LONGEST:   # nor seconds past ~9.2e9 (OverflowError in a wait)
+            raise ValueError(f"is past {LONGEST:g}, longer than any clock here waits (about 31 years)")
     if "check" in rules and not rules["check"](value):
         raise ValueError("is not " + rules.get("form", "in the expected form"))
     return value, clamped

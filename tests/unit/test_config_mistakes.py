@@ -183,3 +183,17 @@ def test_an_endless_timeout_is_named_and_memory_is_still_read(tmp_path, memory, 
     assert len(cfg.warnings) == 1 and "is not a finite number" in cfg.warnings[0], cfg.warnings
     # inf taken as a timeout: the socket refuses it (OverflowError, no MemoryError_), and the deadline watcher dies
     assert MemoryClient(cfg.memory.url, timeout=cfg.memory.timeout_seconds).shorts() == []
+
+
+@pytest.mark.parametrize("text, environ", [
+    ("memory:\n  timeout_seconds: 1e10\n", {}),
+    ("", {"SEREN_HIPPOCAMPUS_MEMORY_TIMEOUT_SECONDS": "99999999999"}),
+])
+def test_a_timeout_longer_than_any_clock_waits_is_named_and_memory_is_still_read(tmp_path, memory, text, environ):
+    """Finite, but past what a socket or a thread's wait takes (about 9.2e9 s): the same OverflowError as inf."""
+    from hippocampus.memory import MemoryClient
+
+    cfg = _load(tmp_path, f"memory:\n  url: {memory.url}\n" + text.replace("memory:\n", ""), environ)
+    assert cfg.memory.timeout_seconds == 30.0
+    assert len(cfg.warnings) == 1 and "longer than any clock here waits" in cfg.warnings[0], cfg.warnings
+    assert MemoryClient(cfg.memory.url, timeout=cfg.memory.timeout_seconds).shorts() == []
