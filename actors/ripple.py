@@ -28,7 +28,8 @@ class RippleActor(Supervised):
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
     def on_stop(self) -> None:
-        self.ripple.shutdown()
+        if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
+            self.ripple.shutdown()
 
     def ended(self, event_type: str) -> None:
         pass                    # the snapshot published after every message carries the exit code
