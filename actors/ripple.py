@@ -1,8 +1,8 @@
 """The ripple actor: owns the Ripple, which wakes the main model, one run at a time per event.
 
 A ripple skipped because the last one for its event still runs is kept and fired again on the next tick.
-The Ripple outlives a crash of this actor (left to the next instance in the registry's estate), so a
-wake-up still running is never started twice.
+The Ripple and the ripples kept outlive a crash or restart of this actor (left to the next instance in the
+registry's estate), so a wake-up still running is never started twice and one kept is never lost.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ class RippleActor(Supervised):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        self.kept: dict = {}        # event type -> the newest event whose ripple was skipped
         estate = runtime.registry.estate(self.name)
+        self.kept: dict = estate.setdefault("kept", {})     # event type -> the newest event whose ripple was skipped
         if "wakeups" not in estate:
             estate["wakeups"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
         self.ripple = estate["wakeups"]
@@ -39,8 +39,7 @@ class RippleActor(Supervised):
 
     def retry_skipped(self) -> None:
         for type_, event in list(self.kept.items()):
-            if not self.ripple.busy(type_):
-                del self.kept[type_]
+            if not self.ripple.busy(type_) and self.kept.pop(type_, None) is not None:   # one instance fires it
                 if type_ == "brief_requested" and briefs.brief_wanted(self.rt.ctx) is None:
                     # answered while it waited: firing it now wakes the main model for nothing
                     self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),

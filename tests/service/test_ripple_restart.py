@@ -44,3 +44,31 @@ def test_a_forced_restart_of_the_ripple_actor_leaves_the_running_wake_up_alone(m
     last = wait_for(lambda: (svc.runtime.board.get("ripple") or {}).get("last", {}).get("draft_submitted"),
                     timeout=10, what="the wake-up's end on the board")
     assert last.get("status") == 0 or last.get("ok") is True, last
+
+
+def test_a_ripple_kept_for_retry_still_fires_after_the_ripple_actor_restarts(make_config, start_service, tmp_path):
+    rec = Recorder(tmp_path, delay=3.0)
+    cfg = make_config(supervisor=FAST, sleep={"mode": "thread", "tick_seconds": 0.2, "brief_request": False},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["draft_submitted"]})
+    svc = start_service(cfg)
+    base = svc.url
+    one = svc.runtime.ctx.emit("draft_submitted", draft_id="d-one", operations=1)
+    two = svc.runtime.ctx.emit("draft_submitted", draft_id="d-two", operations=1)
+    first = wait_for(lambda: event(base, one["seq"]).get("ripple"), timeout=10, what="the first wake-up")
+    assert first["ok"] is True, first
+    skipped = wait_for(lambda: event(base, two["seq"]).get("ripple"), timeout=10, what="the second's outcome")
+    assert skipped.get("skipped"), skipped
+    wait_for(lambda: (svc.runtime.board.get("ripple") or {}).get("waiting_to_retry") == ["draft_submitted"],
+             timeout=5, what="the second kept for retry")
+
+    r = requests.post(base + "/actors/ripple/restart", params={"force": "true"}, timeout=5)
+    assert r.status_code == 202, r.text
+    wait_for(lambda: ripple_row(base)["state"] == "running" and ripple_row(base)["restarts"] == 1, timeout=15,
+             what="the ripple actor running again")
+    assert not (rec.out / f"{first['pid']}.json").exists(), "the first ended before the restart; proves nothing"
+    # the wake-up for d-two, skipped while d-one's ran, fires once that one ends, restart or not
+    retried = wait_for(lambda: (lambda o: o if o.get("ok") else None)(event(base, two["seq"])["ripple"]),
+                       timeout=20, what="the kept wake-up to fire after the restart")
+    assert retried["retried"] is True and retried["pid"] != first["pid"]
+    assert rec.run(retried["pid"], timeout=15)["argv"][2] == "d-two"
