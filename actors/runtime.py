@@ -151,6 +151,8 @@ class Runtime:
         with DOWN_OK:
             self.scheduler().wake.defer(time.monotonic())
             woke = True
+        if not woke:        # the scheduler is down: its next instance finds the nudge pending (its estate)
+            self.registry.estate(SchedulerActor.name)["nudge_pending"] = True
         self.ctx.events.bump("nudged", within=NUDGE_BURST_SECONDS, woke=woke)   # a burst is one event
         return {"ok": True, "woke": woke,
                 "message": "carrying on now" if woke else "noted; the next tick carries on"}

@@ -31,3 +31,20 @@ def test_a_pending_nudge_survives_a_restart_of_the_scheduler(make_config, start_
         ctx.cycle.leave(held)
     wait_for(lambda: ticks(svc) == before + 1, timeout=10, what="the nudged tick once the cycle was free")
     assert not svc.runtime.scheduler.nudge_pending()
+
+
+def test_a_nudge_while_the_scheduler_is_down_is_noted_and_runs_when_it_is_back(make_config, start_service,
+                                                                               crashes):
+    svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0}, sleep={"nudge_wait_seconds": 0}),
+                        children=crashes.children)
+    base = svc.url
+    before = ticks(svc)
+    assert crashes.crash(svc.runtime, "scheduler") is True
+    wait_for(lambda: scheduler_row(base)["state"] == "failed", timeout=10, what="the scheduler left down")
+    said = requests.post(base + "/nudge", timeout=5).json()
+    assert said["woke"] is False and "noted" in said["message"], said
+    r = requests.post(base + "/actors/scheduler/restart", timeout=5)
+    assert r.status_code == 202, r.text
+    wait_for(lambda: scheduler_row(base)["state"] == "running", timeout=15, what="the scheduler running again")
+    # "noted; the next tick carries on": in external mode that tick is the nudge's own, once the scheduler is back
+    wait_for(lambda: ticks(svc) == before + 1, timeout=10, what="the noted nudge's tick")
