@@ -72,3 +72,23 @@ def test_a_ripple_kept_for_retry_still_fires_after_the_ripple_actor_restarts(mak
                        timeout=20, what="the kept wake-up to fire after the restart")
     assert retried["retried"] is True and retried["pid"] != first["pid"]
     assert rec.run(retried["pid"], timeout=15)["argv"][2] == "d-two"
+
+
+def test_an_event_while_the_notifier_is_down_still_wakes_once_it_is_back(make_config, start_service, crashes,
+                                                                       tmp_path):
+    rec = Recorder(tmp_path)
+    cfg = make_config(supervisor={**FAST, "max_restarts": 0},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["draft_submitted"]})
+    svc = start_service(cfg, children=crashes.children)
+    base = svc.url
+    assert crashes.crash(svc.runtime, "notifier") is True
+    wait_for(lambda: requests.get(base + "/actors", timeout=5).json()["actors"]["notifier"]["state"] == "failed",
+             timeout=10, what="the notifier left down")
+    ev = svc.runtime.ctx.emit("draft_submitted", draft_id="d-down", operations=1)
+    r = requests.post(base + "/actors/notifier/restart", timeout=5)
+    assert r.status_code == 202, r.text
+    # the draft landed while the notifier was down: the main model is still woken for it once the notifier is back
+    woke = wait_for(lambda: event(base, ev["seq"]).get("ripple"), timeout=10, what="the wake-up for d-down")
+    assert woke["ok"] is True, woke
+    assert rec.run(woke["pid"])["argv"][2] == "d-down"
