@@ -10,7 +10,8 @@ from pykka.typing import ActorMemberMixin, proxy_method
 
 from hippocampus.ripple.fire import Webhook
 
-from actors.base import DOWN_OK, Supervised
+from actors import ripple
+from actors.base import Supervised
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
 
@@ -44,8 +45,10 @@ class NotifierActor(Supervised):
             self._deliver(left.popleft())
 
     def _deliver(self, event: dict) -> None:
-        with DOWN_OK:
+        try:
             self.rt.ripple().fire.defer(event)      # the ripple actor knows which events it wakes the model for
+        except pykka.ActorDeadError:                # down: its next instance fires it
+            ripple.keep_missed(self.rt, event)
         if self.webhook.wants(event["type"]):
             outcome = self.webhook.deliver(event)
             if outcome.get("delivered"):

@@ -6,6 +6,8 @@ registry's estate), so a wake-up still running is never started twice and one ke
 """
 from __future__ import annotations
 
+import collections
+
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
@@ -13,6 +15,8 @@ from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
 from actors.base import DOWN_OK, Supervised
+
+MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
 
 
 class RippleActor(Supervised):
@@ -26,6 +30,16 @@ class RippleActor(Supervised):
             estate["wakeups"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
         self.ripple = estate["wakeups"]
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
+
+    def on_start(self) -> None:
+        left = missed(self.rt.registry)
+        while left:                 # told while no instance was up, or left unread by the last: fired first
+            self.fire(left.popleft())
+        super().on_start()
+
+    def dropped(self, method: str, *args) -> None:
+        if method == "fire":
+            keep_missed(self.rt, args[0])
 
     def on_stop(self) -> None:
         if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
@@ -61,6 +75,18 @@ class RippleActor(Supervised):
     def snapshot(self) -> dict:
         return {"type": self.rt.cfg.ripple.type or "off", "running": self.ripple.running_count(),
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
+
+
+def missed(registry) -> collections.deque:
+    """The events no ripple actor has read (it was down, or died before reading them): the next one fires them."""
+    return registry.estate(RippleActor.name).setdefault("missed", collections.deque(maxlen=MISSED_MAX))
+
+
+def keep_missed(rt, event: dict) -> None:
+    """An event for a ripple actor that is down, kept for the next one if it is one that wakes the model."""
+    wakeups = rt.registry.estate(RippleActor.name).get("wakeups")
+    if wakeups is None or wakeups.wants(event["type"]):
+        missed(rt.registry).append(event)
 
 
 class RippleProxy(ActorMemberMixin, pykka.ActorProxy[RippleActor]):

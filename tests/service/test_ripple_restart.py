@@ -9,6 +9,7 @@ import psutil
 import pytest
 import requests
 
+from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
 from tests.service.test_ripple_service import Recorder, event
 
@@ -89,6 +90,28 @@ def test_an_event_while_the_notifier_is_down_still_wakes_once_it_is_back(make_co
     r = requests.post(base + "/actors/notifier/restart", timeout=5)
     assert r.status_code == 202, r.text
     # the draft landed while the notifier was down: the main model is still woken for it once the notifier is back
+    woke = wait_for(lambda: event(base, ev["seq"]).get("ripple"), timeout=10, what="the wake-up for d-down")
+    assert woke["ok"] is True, woke
+    assert rec.run(woke["pid"])["argv"][2] == "d-down"
+
+
+def test_an_event_while_the_ripple_actor_is_down_still_wakes_once_it_is_back(make_config, start_service, crashes,
+                                                                           tmp_path):
+    rec, hook = Recorder(tmp_path), Receiver()
+    cfg = make_config(supervisor={**FAST, "max_restarts": 0},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["draft_submitted"]},
+                      notify={"webhook_url": hook.base + "/hook", "events": ["draft_submitted"]})
+    svc = start_service(cfg, children=crashes.children)
+    base = svc.url
+    assert crashes.crash(svc.runtime, "ripple") is True
+    wait_for(lambda: ripple_row(base)["state"] == "failed", timeout=10, what="the ripple actor left down")
+    ev = svc.runtime.ctx.emit("draft_submitted", draft_id="d-down", operations=1)
+    # the notifier has passed it on (to the ripple first, then the webhook) while the ripple actor was down
+    wait_for(lambda: event(base, ev["seq"]).get("delivery"), timeout=10, what="the webhook's delivery")
+    hook.close()
+    r = requests.post(base + "/actors/ripple/restart", timeout=5)
+    assert r.status_code == 202, r.text
     woke = wait_for(lambda: event(base, ev["seq"]).get("ripple"), timeout=10, what="the wake-up for d-down")
     assert woke["ok"] is True, woke
     assert rec.run(woke["pid"])["argv"][2] == "d-down"
