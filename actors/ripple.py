@@ -32,10 +32,16 @@ class RippleActor(Supervised):
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
     def on_start(self) -> None:
-        left = missed(self.rt.registry)
-        while left:                 # told while no instance was up, or left unread by the last: fired first
-            self.fire(left.popleft())
+        self._fire_missed()
         super().on_start()
+
+    def _fire_missed(self) -> None:
+        """Told while no instance was up, or left unread by the last: fired first."""
+        left = missed(self.rt.registry)
+        while left:
+            event = left.popleft()
+            if self.ripple.wants(event["type"]):
+                self._fire(event)
 
     def dropped(self, method: str, *args) -> None:
         if method == "fire":
@@ -49,6 +55,7 @@ class RippleActor(Supervised):
         pass                    # the snapshot published after every message carries the exit code
 
     def fire(self, event: dict):
+        self._fire_missed()         # one kept in the moment between this instance's start and its registration
         return self._fire(event) if self.ripple.wants(event["type"]) else None
 
     def retry_skipped(self) -> None:
