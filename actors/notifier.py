@@ -1,12 +1,19 @@
-"""The notifier actor: owns the Webhook; carries each event to it, best effort, and to the ripple."""
+"""The notifier actor: owns the Webhook; carries each event to it, best effort, and to the ripple. An event told
+while it is down (restarting, or failed until the operator's restart) waits in the registry's estate for the next
+instance, which carries it first."""
 from __future__ import annotations
+
+import collections
 
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
 from hippocampus.ripple.fire import Webhook
 
-from actors.base import DOWN_OK, Supervised
+from actors import ripple
+from actors.base import Supervised
+
+WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
 
 
 class NotifierActor(Supervised):
@@ -19,9 +26,29 @@ class NotifierActor(Supervised):
         self.delivered = 0
         self.failed = 0
 
+    def on_start(self) -> None:
+        self._flush()
+        super().on_start()
+
     def deliver(self, event: dict) -> None:
-        with DOWN_OK:
+        self._flush()
+        self._deliver(event)
+
+    def dropped(self, method: str, *args) -> None:
+        if method == "deliver":
+            waiting(self.rt.registry).append(args[0])
+
+    def _flush(self) -> None:
+        """The events told while no instance was up (or left unread by the last one), in order, first."""
+        left = waiting(self.rt.registry)
+        while left:
+            self._deliver(left.popleft())
+
+    def _deliver(self, event: dict) -> None:
+        try:
             self.rt.ripple().fire.defer(event)      # the ripple actor knows which events it wakes the model for
+        except pykka.ActorDeadError:                # down: its next instance fires it
+            ripple.keep_missed(self.rt, event)
         if self.webhook.wants(event["type"]):
             outcome = self.webhook.deliver(event)
             if outcome.get("delivered"):
@@ -32,6 +59,11 @@ class NotifierActor(Supervised):
 
     def snapshot(self) -> dict:
         return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}
+
+
+def waiting(registry) -> collections.deque:
+    """The events no notifier has carried yet (it was down, or died before reading them): the next one does."""
+    return registry.estate(NotifierActor.name).setdefault("waiting", collections.deque(maxlen=WAITING_MAX))
 
 
 class NotifierProxy(ActorMemberMixin, pykka.ActorProxy[NotifierActor]):

@@ -73,6 +73,9 @@ class Gate(Child[LifecycleProxy]):
                         raise
         except pykka.ActorDeadError:
             self.stopping.check(WAITING)      # the stop took the lifecycle actor down: not "restarting"
+            if ((self.board.get("actors") or {}).get(self.name) or {}).get("state") == "failed":   # left down
+                raise ModelUnavailable(f"the model {self.name} actor is down (it crashed too often); "
+                                       f"POST /actors/{self.name}/restart brings it back") from None
             raise ModelUnavailable("the model lifecycle actor is restarting; the next check tries again") from None
         except pykka.Timeout:
             raise ModelUnavailable(f"the model did not come up within {self.timeout:g} s") from None

@@ -1,10 +1,12 @@
 """The ripple actor: owns the Ripple, which wakes the main model, one run at a time per event.
 
 A ripple skipped because the last one for its event still runs is kept and fired again on the next tick.
-The Ripple outlives a crash of this actor (left to the next instance in the registry's estate), so a
-wake-up still running is never started twice.
+The Ripple and the ripples kept outlive a crash or restart of this actor (left to the next instance in the
+registry's estate), so a wake-up still running is never started twice and one kept is never lost.
 """
 from __future__ import annotations
+
+import collections
 
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
@@ -14,32 +16,51 @@ from hippocampus.ripple.fire import Ripple
 
 from actors.base import DOWN_OK, Supervised
 
+MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
+
 
 class RippleActor(Supervised):
     name = "ripple"
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        self.kept: dict = {}        # event type -> the newest event whose ripple was skipped
         estate = runtime.registry.estate(self.name)
+        self.kept: dict = estate.setdefault("kept", {})     # event type -> the newest event whose ripple was skipped
         if "wakeups" not in estate:
             estate["wakeups"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
         self.ripple = estate["wakeups"]
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
+    def on_start(self) -> None:
+        self._fire_missed()
+        super().on_start()
+
+    def _fire_missed(self) -> None:
+        """Told while no instance was up, or left unread by the last: fired first."""
+        left = missed(self.rt.registry)
+        while left:
+            event = left.popleft()
+            if self.ripple.wants(event["type"]):
+                self._fire(event)
+
+    def dropped(self, method: str, *args) -> None:
+        if method == "fire":
+            keep_missed(self.rt, args[0])
+
     def on_stop(self) -> None:
-        self.ripple.shutdown()
+        if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
+            self.ripple.shutdown()
 
     def ended(self, event_type: str) -> None:
         pass                    # the snapshot published after every message carries the exit code
 
     def fire(self, event: dict):
+        self._fire_missed()         # one kept in the moment between this instance's start and its registration
         return self._fire(event) if self.ripple.wants(event["type"]) else None
 
     def retry_skipped(self) -> None:
         for type_, event in list(self.kept.items()):
-            if not self.ripple.busy(type_):
-                del self.kept[type_]
+            if not self.ripple.busy(type_) and self.kept.pop(type_, None) is not None:   # one instance fires it
                 if type_ == "brief_requested" and briefs.brief_wanted(self.rt.ctx) is None:
                     # answered while it waited: firing it now wakes the main model for nothing
                     self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
@@ -61,6 +82,18 @@ class RippleActor(Supervised):
     def snapshot(self) -> dict:
         return {"type": self.rt.cfg.ripple.type or "off", "running": self.ripple.running_count(),
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
+
+
+def missed(registry) -> collections.deque:
+    """The events no ripple actor has read (it was down, or died before reading them): the next one fires them."""
+    return registry.estate(RippleActor.name).setdefault("missed", collections.deque(maxlen=MISSED_MAX))
+
+
+def keep_missed(rt, event: dict) -> None:
+    """An event for a ripple actor that is down, kept for the next one if it is one that wakes the model."""
+    wakeups = rt.registry.estate(RippleActor.name).get("wakeups")
+    if wakeups is None or wakeups.wants(event["type"]):
+        missed(rt.registry).append(event)
 
 
 class RippleProxy(ActorMemberMixin, pykka.ActorProxy[RippleActor]):

@@ -26,6 +26,7 @@ from actors.base import DOWN_OK
 from actors.board import Board
 from actors.chain import ChainActor, ChainProxy
 from actors.lifecycle import LifecycleActor
+from actors import notifier
 from actors.notifier import NotifierActor, NotifierProxy
 from actors.proxies import Child, Gate, RippleChild, SchedulerChild
 from actors.quality import QualityActor
@@ -138,8 +139,10 @@ class Runtime:
             raise ChildDown("the supervisor has stopped, so nothing was restarted; restart the service") from None
 
     def _deliver(self, event: dict) -> None:
-        with DOWN_OK:
+        try:
             self.notifier().deliver.defer(event)
+        except pykka.ActorDeadError:        # down: the next instance carries it (notifier.waiting)
+            notifier.waiting(self.registry).append(event)
 
     def ripple_ended(self, event_type: str) -> None:
         """From the ripple's reaper thread: a wake-up's child ended (the ripple actor publishes its exit code)."""
@@ -151,6 +154,8 @@ class Runtime:
         with DOWN_OK:
             self.scheduler().wake.defer(time.monotonic())
             woke = True
+        if not woke:        # the scheduler is down: its next instance finds the nudge pending (its estate)
+            self.registry.estate(SchedulerActor.name)["nudge_pending"] = True
         self.ctx.events.bump("nudged", within=NUDGE_BURST_SECONDS, woke=woke)   # a burst is one event
         return {"ok": True, "woke": woke,
                 "message": "carrying on now" if woke else "noted; the next tick carries on"}

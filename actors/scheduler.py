@@ -32,8 +32,17 @@ class SchedulerActor(Supervised):
         self.heartbeat = runtime.cfg.sleep.heartbeat()
         self.next_tick = time.monotonic() + self.heartbeat
         self.next_redraft = 0.0
-        self.nudge_pending = False       # a nudge came that no tick has taken yet
+        self._estate = runtime.registry.estate(self.name)      # what the next instance is left
         self.taken_at = 0.0              # when the last tick took the nudges (monotonic)
+
+    @property
+    def nudge_pending(self) -> bool:
+        """A nudge came that no tick has taken yet (kept in the estate: a restart of this actor keeps it)."""
+        return bool(self._estate.get("nudge_pending"))
+
+    @nudge_pending.setter
+    def nudge_pending(self, pending: bool) -> None:
+        self._estate["nudge_pending"] = pending
 
     def on_beat(self, at: float) -> None:
         if self.nudge_pending and self.rt.ctx.cycle.holder() is None:
