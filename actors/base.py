@@ -6,6 +6,7 @@ A tell that raises kills the child; its on_failure tells the supervisor, which r
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import time
@@ -16,6 +17,18 @@ from hippocampus.transport_words import in_words
 
 log = logging.getLogger(__name__)
 DOWN_OK = contextlib.suppress(pykka.ActorDeadError)     # a tell to a child that is down (restarting) is dropped
+
+
+def kept_for(registry, name: str, most: int) -> collections.deque:
+    """The tells kept for the child `name` while it was down (or left unread when it died), in the registry's
+    estate: its next instance reads them first. Past `most`, the oldest go."""
+    return registry.estate(name).setdefault("kept_tells", collections.deque(maxlen=most))
+
+
+def take_all(kept: collections.deque):
+    """Each kept tell once, oldest first (a new one may join while they are read)."""
+    while kept:
+        yield kept.popleft()
 
 
 class Publishing(pykka.ThreadingActor):

@@ -3,15 +3,13 @@ while it is down (restarting, or failed until the operator's restart) waits in t
 instance, which carries it first."""
 from __future__ import annotations
 
-import collections
-
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
-from actors.base import Supervised
+from actors.base import Supervised, kept_for, take_all
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
 
@@ -40,9 +38,8 @@ class NotifierActor(Supervised):
 
     def _flush(self) -> None:
         """The events told while no instance was up (or left unread by the last one), in order, first."""
-        left = waiting(self.rt.registry)
-        while left:
-            self._deliver(left.popleft())
+        for event in take_all(waiting(self.rt.registry)):
+            self._deliver(event)
 
     def _deliver(self, event: dict) -> None:
         try:
@@ -61,9 +58,9 @@ class NotifierActor(Supervised):
         return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}
 
 
-def waiting(registry) -> collections.deque:
+def waiting(registry):
     """The events no notifier has carried yet (it was down, or died before reading them): the next one does."""
-    return registry.estate(NotifierActor.name).setdefault("waiting", collections.deque(maxlen=WAITING_MAX))
+    return kept_for(registry, NotifierActor.name, WAITING_MAX)
 
 
 class NotifierProxy(ActorMemberMixin, pykka.ActorProxy[NotifierActor]):

@@ -6,15 +6,13 @@ registry's estate), so a wake-up still running is never started twice and one ke
 """
 from __future__ import annotations
 
-import collections
-
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
 from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
-from actors.base import DOWN_OK, Supervised
+from actors.base import DOWN_OK, Supervised, kept_for, take_all
 
 MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
 
@@ -37,9 +35,7 @@ class RippleActor(Supervised):
 
     def _fire_missed(self) -> None:
         """Told while no instance was up, or left unread by the last: fired first."""
-        left = missed(self.rt.registry)
-        while left:
-            event = left.popleft()
+        for event in take_all(missed(self.rt.registry)):
             if self.ripple.wants(event["type"]):
                 self._fire(event)
 
@@ -84,9 +80,9 @@ class RippleActor(Supervised):
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
 
 
-def missed(registry) -> collections.deque:
+def missed(registry):
     """The events no ripple actor has read (it was down, or died before reading them): the next one fires them."""
-    return registry.estate(RippleActor.name).setdefault("missed", collections.deque(maxlen=MISSED_MAX))
+    return kept_for(registry, RippleActor.name, MISSED_MAX)
 
 
 def keep_missed(rt, event: dict) -> None:

@@ -11,13 +11,13 @@ import logging
 import os
 import threading
 from typing import Any, Optional
-from urllib.parse import urlsplit
 
 import requests
 
 from hippocampus import outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
+from hippocampus.config.reach import where, with_scheme
 
 log = logging.getLogger(__name__)
 # SerenMemory's largest answers (500 shorts, 200 drafts with their operations) are a few MB: this is far past them
@@ -108,13 +108,9 @@ def unusable_url(url: str) -> Optional[str]:
         return "memory.url is blank: set it to SerenMemory's address, like http://127.0.0.1:7420"
     if "://" not in url:
         return (f"memory.url {redact.url(url)} has no scheme, so nothing can reach it: set it to "
-                f"{redact.url('http://' + url.lstrip('/'))}")
-    try:
-        parts = urlsplit(url)
-        # .port raises ValueError for a port that is not a number or past 65535
-        ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.port != -1
-    except ValueError:                  # that, or an unclosed [
-        ok = False
+                f"{redact.url(with_scheme(url))}")
+    # where(): None for no host, a port that is not a number or past 65535, or an unclosed [
+    ok = url.split("://", 1)[0].strip().lower() in ("http", "https") and where(url) is not None
     return None if ok else (f"memory.url {redact.url(url)} is not a URL this service can call (http:// or "
                             "https://, a host, and a port): point it at SerenMemory, like http://127.0.0.1:7420")
 

@@ -19,6 +19,7 @@ import requests
 from hippocampus import SERVICE, outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
+from hippocampus.config.reach import with_scheme
 from hippocampus.model.answers import MODEL_EXAMPLE, is_model_list
 from hippocampus.ripple.claude_checks import memory_shaped as is_memory_health
 
@@ -96,12 +97,6 @@ def is_self_root(body: Any) -> bool:
 
 
 # ---------------------------------------------------------------- a URL's shape
-
-def with_scheme(url: str) -> str:
-    """The URL with http:// put in front when it has no scheme (localhost:7420 -> http://localhost:7420)."""
-    u = url.strip()
-    return u if "://" in u else "http://" + u.lstrip("/")
-
 
 def cut_route(url: str) -> tuple:
     """(the URL without an appended OpenAI route, the route cut or '')."""

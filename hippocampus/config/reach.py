@@ -48,6 +48,12 @@ def where(url: str) -> Optional[tuple]:
     return (host, port) if host else None
 
 
+def with_scheme(url: str) -> str:
+    """The URL with http:// put in front when it has no scheme (localhost:7420 -> http://localhost:7420)."""
+    u = url.strip()
+    return u if "://" in u else "http://" + u.lstrip("/")
+
+
 def resolve(host: str, port: int) -> frozenset:
     """Every address the host resolves to as a connection would resolve it (getaddrinfo); empty when it does not."""
     key = (host, port)
