@@ -78,10 +78,15 @@ def reaches_memory(url: str, memory_url: str) -> bool:
     return same_service(url, memory_url) or reach.Memory(memory_url).reached_by(url)
 
 
+def seconds_above_zero(value: Any) -> bool:
+    """A replay's timeout_seconds as given (a setting, or a request's body): a number above 0 (not NaN)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:     # NaN too
+    if not seconds_above_zero(value):
         warnings.append(f"'{where}.timeout_seconds' = {value!r} is not a number of seconds above 0; "
                         "using model.timeout_seconds")
         return None
