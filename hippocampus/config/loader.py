@@ -16,7 +16,7 @@ from typing import Any, Optional
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, SECRET_KEYS, Config,
                                        MemoryConfig, _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
-from hippocampus.config import replay_endpoints
+from hippocampus.config import names, replay_endpoints
 from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
 from hippocampus.words import yes_no
@@ -286,6 +286,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     cfg.server.mcp_mount = "/" + (cfg.server.mcp_mount.strip().strip("/") or "mcp")
     warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_endpoints.problems(cfg))
+    warnings.extend(names.problems(cfg))
     cfg.path = path
     cfg.warnings = warnings
     cfg.sources = Sources(sources, variables)
