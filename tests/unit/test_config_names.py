@@ -77,3 +77,43 @@ def test_check_config_refuses_an_mcp_mount_on_a_route(tmp_path):
     assert code == 1 and rep["config"]["server"]["mcp_mount"] == "/mcp"
     assert any(w.startswith("'server.mcp_mount' = '/status' is a path the service already answers (/status)")
                for w in rep["warnings"]), rep["warnings"]
+
+
+# ---------------------------------------------------------------- notify.events and ripple.events
+
+KNOWN = ("actor_crashed, actor_failed, actor_restarted, brief_consumed, brief_requested, brief_unmatched, catch_up, "
+         "chain_closed, chain_ended, draft_failed, draft_submitted, kept_for_next_sleep, memory_back, memory_down, "
+         "model_back, model_down, model_start_failed, model_started, model_stopped, nudged, operations_dropped, "
+         "purged, redraft_failed, restored, sleep_budget_spent, sleep_done, sleep_failed, sleep_interrupted, "
+         "tend_interrupted, tend_resubmitted")
+
+
+@pytest.mark.parametrize("block", ["notify", "ripple"])
+def test_a_misspelled_event_is_left_out_named_with_the_known_ones(tmp_path, block):
+    cfg = _load(tmp_path, f"{block}:\n  events: [draft_sumbitted, sleep_failed, docket_submitted, bedtime]\n")
+    assert getattr(cfg, block).events == ["sleep_failed", "draft_submitted"]
+    assert cfg.warnings == [
+        f"'{block}.events' names 'draft_sumbitted', which is not an event this service sends, so it would never "
+        f"fire; it is left out - did you mean draft_submitted? The events are: {KNOWN}",
+        f"'{block}.events' names 'bedtime', which is not an event this service sends, so it would never fire; it "
+        f"is left out. The events are: {KNOWN}"]
+
+
+def test_every_event_the_service_sends_is_known_and_no_other():
+    """The names the code emits (read from the source) are the names the settings take."""
+    import re
+
+    from hippocampus.config import names
+
+    emitted = set()
+    for path in [*ROOT.glob("hippocampus/**/*.py"), *ROOT.glob("actors/**/*.py")]:
+        emitted |= set(re.findall(r"\b_?(?:emit|emit_once|bump)\(\s*\"([a-z_]+)\"", path.read_text(encoding="utf-8")))
+    emitted |= {f"{kind}_{flip}" for kind in ("memory", "model") for flip in ("down", "back")}   # the watches' flips
+    assert sorted(emitted) == sorted(names.EVENTS) == KNOWN.split(", ")
+
+
+def test_check_config_refuses_a_misspelled_ripple_event(tmp_path):
+    code, rep = _check_config(tmp_path, "ripple:\n  events: [brief_requestd, draft_submitted]\n")
+    assert code == 1 and rep["config"]["ripple"]["events"] == ["draft_submitted"]
+    assert any(w.startswith("'ripple.events' names 'brief_requestd', which is not an event this service sends")
+               for w in rep["warnings"]), rep["warnings"]
