@@ -71,10 +71,17 @@ def create_app(front, *, bearer: str = "") -> falcon.App:
                         ("/events", Events), ("/history", History), ("/queue", Queue), ("/actors", Actors),
                         ("/actors/{name}/restart", ActorRestart), ("/voice", Voice), ("/voice/history", VoiceHistory),
                         ("/replay", ReplayRuns), ("/replay/{draft_id}", Replay), ("/quality", Quality)):
-        app.add_route(path, route(front))
+        _add(app, path, route(front))
     for call in ("tend", "check", "nudge"):
-        app.add_route(f"/{call}", Call(front, call))
-    app.add_route("/openapi.json", OpenApi(front, bearer=bool(bearer)))
-    app.add_route("/metrics", Metrics(front))
-    app.add_route("/viewer", Viewer())      # public: the page holds nothing
+        _add(app, f"/{call}", Call(front, call))
+    _add(app, "/openapi.json", OpenApi(front, bearer=bool(bearer)))
+    _add(app, "/metrics", Metrics(front))
+    _add(app, "/viewer", Viewer())      # public: the page holds nothing
     return app
+
+
+def _add(app: falcon.App, path: str, resource) -> None:
+    """A route that answers GET answers HEAD alike: GET's status and headers, and Falcon sends no body."""
+    if hasattr(resource, "on_get") and not hasattr(resource, "on_head"):
+        resource.on_head = resource.on_get
+    app.add_route(path, resource)
