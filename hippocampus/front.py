@@ -25,6 +25,7 @@ from hippocampus.replay.run import NoPacket, NotAllowed  # noqa: F401
 from hippocampus.replay.service import ReplayBusy  # noqa: F401
 from hippocampus.stopping import ServiceStopping
 from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
+from hippocampus.words import control_at
 
 
 
@@ -172,6 +173,11 @@ class Front:
         return self._card().current() or {"version": 0, "text": None}
 
     def set_voice(self, text: str, why: Optional[str]) -> dict:
+        for what, value in (("the card", text), ("the why", why)):
+            where = control_at(value or "")
+            if where:           # shown in the viewer and put into every draft prompt
+                raise VoiceError(f"{what} holds {where} (a control character): it is plain text; newlines and "
+                                 "tabs are fine, other control characters are not. Nothing was changed")
         return self._card().set(text, why)
 
     def voice_history(self, limit: int) -> list:

@@ -36,6 +36,16 @@ def escape_controls(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
+def control_at(text: str, allowed: str = "\t\n\r") -> Optional[str]:
+    """Where `text` holds its first control character (C0, DEL, C1; not those `allowed`): "'\\x1b' at line 2,
+    column 9", or None."""
+    for i, ch in enumerate(text):
+        if (ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0) and ch not in allowed:
+            line, start = text.count("\n", 0, i) + 1, text.rfind("\n", 0, i) + 1
+            return f"'{escape_controls(ch)}' at line {line}, column {i - start + 1}"
+    return None
+
+
 # ---------------------------------------------------------------- the clock
 
 _TIMES: contextvars.ContextVar = contextvars.ContextVar("hippocampus_times_said", default=None)

@@ -129,3 +129,23 @@ def test_mcp_voice_tools_when_enabled(make_config, start_service, fake_model):
     hist = requests.get(svc.url + "/voice/history", timeout=5).json()
     assert [v["version"] for v in hist["versions"]] == [2, 1]
     wait_for(lambda: requests.get(svc.url + "/voice", timeout=5).json()["version"] == 2, what="the card")
+
+
+def test_a_control_character_in_the_card_is_refused_named_and_where(make_config, start_service, fake_model):
+    """Found: an escape sequence or a NUL in the card was kept, shown in the viewer and put into every draft
+    prompt. A card is plain text: newlines and tabs are fine (a CRLF from Windows too), nothing else is."""
+    svc = start_service(voice_config(make_config, fake_model))
+    for body, said in (({"text": "I am Seren.\nI write \x1b[31min red"}, "the card holds '\\x1b' at line 2, column 9"),
+                       ({"text": "I am Seren\x00"}, "the card holds '\\x00' at line 1, column 11"),
+                       ({"text": "I am Seren\u0085 and more"}, "the card holds '\\x85' at line 1, column 11"),
+                       ({"text": CARD_1, "why": "first\x07"}, "the why holds '\\x07' at line 1, column 6")):
+        r = requests.put(svc.url + "/voice", json=body, timeout=5)
+        assert (r.status_code, r.json()["detail"]) == (400, said + " (a control character): it is plain text; "
+                                                       "newlines and tabs are fine, other control characters are "
+                                                       "not. Nothing was changed"), r.text
+    assert requests.get(svc.url + "/voice/history", timeout=5).json()["count"] == 0
+    out = call_tools(svc.url + "/mcp", [("set_voice_card", {"text": "I am \x1bSeren"})], bearer="")
+    assert out[0]["is_error"] is True and "the card holds '\\x1b' at line 1, column 6" in out[0]["text"]
+    card = "I am Seren.\r\n\tShe/her.\nFirst person."
+    r = requests.put(svc.url + "/voice", json={"text": card, "why": "lines\tand tabs"}, timeout=5)
+    assert r.status_code == 200 and requests.get(svc.url + "/voice", timeout=5).json()["text"] == card
