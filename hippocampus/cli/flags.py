@@ -13,6 +13,7 @@ from importlib.util import find_spec
 from typing import Callable, Optional
 
 from hippocampus.config import Config
+from hippocampus.config.loader import LONGEST
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.words import yes_no
 
@@ -40,7 +41,8 @@ def _typed(convert: Callable, what: str) -> Callable:
 
 
 _on_off = _typed(yes_no, "on or off")
-_seconds = _typed(float, "a number of seconds")
+_seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
+                  "a number of seconds")
 _whole = _typed(int, "a whole number")
 
 

@@ -1,0 +1,28 @@
+"""The card's number-of-seconds flags take what the yaml takes: a finite number no longer than any clock here
+waits (the loader refuses NaN, infinity and past 1e9 s; a NaN in /status or check-config --json is not JSON)."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("flag, given", [("--tend-every", "nan"), ("--tend-every", "inf"),
+                                         ("--budget-seconds", "NaN"), ("--budget-seconds", "1e400"),
+                                         ("--tend-every", "1e300")])
+def test_a_seconds_flag_that_is_not_a_finite_number_is_refused(capsys, flag, given):
+    from hippocampus.__main__ import build_parser
+
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["check-config", flag, given])
+    assert stopped.value.code == 2
+    assert f"{flag}: expected a number of seconds, not {given!r}" in capsys.readouterr().err
+
+
+def test_a_finite_seconds_flag_is_taken():
+    from hippocampus import config as cm
+    from hippocampus.__main__ import build_parser
+    from hippocampus.cli.flags import apply_flags
+
+    cfg = cm.build({}, environ={})
+    apply_flags(cfg, build_parser().parse_args(["serve", "--tend-every", "90", "--budget-seconds", "0"]),
+                say=lambda line: None)
+    assert (cfg.sleep.tend_interval_seconds, cfg.sleep.budget.wall_seconds) == (90.0, 0.0)
