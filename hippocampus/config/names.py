@@ -1,6 +1,6 @@
 """Settings that name what the service already has: server.mcp_mount must be a path no route answers (the
-route and the MCP endpoint would shadow each other), notify.events and ripple.events name events it sends.
-`problems(cfg)` puts each mistake right (the default mount; the unknown event left out) and says so."""
+route and the MCP endpoint would shadow each other), notify.events, ripple.events and ripple.messages' keys name
+events it sends. `problems(cfg)` puts each mistake right (the default mount; the unknown name left out), says so."""
 from __future__ import annotations
 
 import difflib
@@ -11,6 +11,7 @@ ROUTES = ("/", "/health", "/status", "/sleep", "/events", "/history", "/queue", 
           "/voice", "/voice/history", "/replay", "/replay/{draft_id}", "/quality", "/tend", "/check", "/nudge",
           "/openapi.json", "/metrics", "/viewer")
 MCP_MOUNT = "/mcp"
+TERMINAL = "tend_resubmitted_terminal"      # ripple.messages' one more key: the last redraft's own wording
 # every event the service sends (the test holds them to the code's emits)
 EVENTS = ("actor_crashed", "actor_failed", "actor_restarted", "brief_consumed", "brief_requested", "brief_unmatched",
           "catch_up", "chain_closed", "chain_ended", "draft_failed", "draft_submitted", "kept_for_next_sleep",
@@ -41,10 +42,17 @@ def problems(cfg: Any) -> list:
         server.mcp_mount = MCP_MOUNT
     for block in ("notify", "ripple"):
         settings = getattr(cfg, block)
-        for name in [e for e in settings.events if e not in EVENTS]:
-            near = difflib.get_close_matches(name, EVENTS, n=1, cutoff=0.75)
-            out.append(f"'{block}.events' names {name!r}, which is not an event this service sends, so it would "
-                       f"never fire; it is left out{' - did you mean ' + near[0] + '?' if near else '.'} "
-                       f"The events are: {', '.join(EVENTS)}")
+        out += [_unknown(f"'{block}.events' names {e!r}", "fire", e) for e in settings.events if e not in EVENTS]
         settings.events = [e for e in settings.events if e in EVENTS]
+    messages = cfg.ripple.messages
+    unknown = [k for k in messages if k not in (*EVENTS, TERMINAL)]
+    out += [_unknown(f"'ripple.messages' has a message for {k!r}", "be used", str(k), f" (and {TERMINAL}, the last "
+                     "redraft's)") for k in unknown]
+    cfg.ripple.messages = {k: v for k, v in messages.items() if k not in unknown}
     return out
+
+
+def _unknown(named: str, would: str, name: str, more: str = "") -> str:
+    near = difflib.get_close_matches(name, EVENTS, n=1, cutoff=0.75)
+    return (f"{named}, which is not an event this service sends, so it would never {would}; it is left out"
+            f"{' - did you mean ' + near[0] + '?' if near else '.'} The events are: {', '.join(EVENTS)}{more}")

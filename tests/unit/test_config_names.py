@@ -117,3 +117,14 @@ def test_check_config_refuses_a_misspelled_ripple_event(tmp_path):
     assert code == 1 and rep["config"]["ripple"]["events"] == ["draft_submitted"]
     assert any(w.startswith("'ripple.events' names 'brief_requestd', which is not an event this service sends")
                for w in rep["warnings"]), rep["warnings"]
+
+
+def test_a_message_for_a_misspelled_event_is_left_out_named(tmp_path):
+    """Found: ripple.messages: {draft_submited: ...} was kept and never used: the model got the default text."""
+    cfg = _load(tmp_path, "ripple:\n  messages:\n    draft_submited: Review {draft_id}, please.\n"
+                          "    tend_resubmitted_terminal: The last one.\n    brief_requested: Brief?\n")
+    assert cfg.ripple.messages == {"tend_resubmitted_terminal": "The last one.", "brief_requested": "Brief?"}
+    assert cfg.warnings == [
+        f"'ripple.messages' has a message for 'draft_submited', which is not an event this service sends, so it "
+        f"would never be used; it is left out - did you mean draft_submitted? The events are: {KNOWN} (and "
+        f"tend_resubmitted_terminal, the last redraft's)"]
