@@ -12,7 +12,7 @@ import pykka
 
 from actors.supervisor import ChildDown, ChildRunning, UnknownChild
 from actors.replay import starter
-from hippocampus.config import redact
+from hippocampus.config import names, redact
 from hippocampus.replay import service as replays
 from hippocampus.status.lists import event_say, restart_words, result, run_words
 from hippocampus.status.cache import StatusCache
@@ -39,6 +39,7 @@ class StillRunning(FrontError): pass        # noqa: E701
 class UnknownActor(FrontError): pass        # noqa: E701
 class ActorRunning(FrontError): pass        # noqa: E701
 class OtherCopy(FrontError): pass           # noqa: E701 - another copy of the service holds it
+class UnknownEvent(FrontError): pass        # noqa: E701
 
 
 class VoiceOff(FrontError):
@@ -93,7 +94,10 @@ class Front:
         return redact.deep([said(r) for r in rows])
 
     def events(self, limit: int, type_: Optional[str] = None) -> list:
-        return [said(e, event_say) for e in self.rt.events.list(limit=limit, type_=type_)]
+        found = [said(e, event_say) for e in self.rt.events.list(limit=limit, type_=type_)]
+        if type_ and not found and type_ not in names.EVENTS:    # a misspelling is not "none of them"
+            raise UnknownEvent(names.not_an_event(type_))
+        return found
 
     def queue_view(self) -> dict:
         """The queue watch's last view: Memory down, the last good read's drafts with `as_of` and `error`."""

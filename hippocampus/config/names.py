@@ -53,6 +53,15 @@ def problems(cfg: Any) -> list:
 
 
 def _unknown(named: str, would: str, name: str, more: str = "") -> str:
-    near = difflib.get_close_matches(name, EVENTS, n=1, cutoff=0.75)
     return (f"{named}, which is not an event this service sends, so it would never {would}; it is left out"
-            f"{' - did you mean ' + near[0] + '?' if near else '.'} The events are: {', '.join(EVENTS)}{more}")
+            f"{_meant(name)} The events are: {', '.join(EVENTS)}{more}")
+
+
+def not_an_event(name: str) -> str:
+    """A filter's words for a type no event has (GET /events?type=, recent_events)."""
+    return f"{name!r} is not an event this service sends{_meant(name)} The events are: {', '.join(EVENTS)}"
+
+
+def _meant(name: str) -> str:
+    near = difflib.get_close_matches(name, EVENTS, n=1, cutoff=0.75)
+    return f" - did you mean {near[0]}?" if near else "."

@@ -7,7 +7,8 @@ import logging
 import falcon
 
 from hippocampus.front import (ActorDown, ActorRunning, Busy, MemoryDown, NoPacket, NotAllowed, ReplayBusy,
-                               ServiceStopping, StillRunning, UnknownActor, VoiceError, VoiceOff, VoiceStorageError)
+                               ServiceStopping, StillRunning, UnknownActor, UnknownEvent, VoiceError, VoiceOff,
+                               VoiceStorageError)
 from hippocampus.http.auth import BearerAuth, RequestLog, escape_waitress_log
 from hippocampus.http.guard import Guard
 from hippocampus.http.metrics import Metrics
@@ -23,7 +24,7 @@ ERRORS = [(Busy, falcon.HTTPConflict), (MemoryDown, falcon.HTTPServiceUnavailabl
           (ActorDown, falcon.HTTPServiceUnavailable), (ServiceStopping, falcon.HTTPServiceUnavailable),
           (UnknownActor, falcon.HTTPNotFound), (ActorRunning, falcon.HTTPConflict), (VoiceOff, falcon.HTTPNotFound),
           (VoiceError, falcon.HTTPBadRequest), (VoiceStorageError, falcon.HTTPServiceUnavailable),
-          (NotAllowed, falcon.HTTPBadRequest), (NoPacket, falcon.HTTPNotFound)]
+          (NotAllowed, falcon.HTTPBadRequest), (NoPacket, falcon.HTTPNotFound), (UnknownEvent, falcon.HTTPBadRequest)]
 
 
 def _serialize_error(req, resp, exc: falcon.HTTPError) -> None:
