@@ -77,6 +77,21 @@ def normal_origin(value: str) -> str:
     return v
 
 
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/?#\s@]+")      # scheme://host[:port], as a browser sends it
+
+
+def origin_problems(server_cfg) -> list:
+    """An origin no browser sends (no scheme, a path) would never match a page: left out of its list, and said."""
+    out = []
+    for key in ("allowed_origins", "mcp_allowed_origins"):
+        given = getattr(server_cfg, key)
+        bad = [o for o in given if not _ORIGIN.fullmatch(normal_origin(o))]
+        out += [f"'server.{key}' has {o!r}, which is not an origin as a browser sends it (scheme://host[:port], no "
+                f"path, like http://dash.lan:3000), so no page would ever match it; it is left out" for o in bad]
+        setattr(server_cfg, key, [o for o in given if o not in bad])
+    return out
+
+
 def service_hosts(server_cfg, extra: Iterable[str] = ()) -> HostList:
     """Loopback, the configured host, server.allowed_hosts, and any extra entries."""
     return HostList([*LOOPBACK, server_cfg.host, *server_cfg.allowed_hosts, *extra])

@@ -128,3 +128,17 @@ def test_a_message_for_a_misspelled_event_is_left_out_named(tmp_path):
         f"'ripple.messages' has a message for 'draft_submited', which is not an event this service sends, so it "
         f"would never be used; it is left out - did you mean draft_submitted? The events are: {KNOWN} (and "
         f"tend_resubmitted_terminal, the last redraft's)"]
+
+
+# ---------------------------------------------------------------- origins
+
+@pytest.mark.parametrize("key", ["allowed_origins", "mcp_allowed_origins"])
+def test_an_origin_no_browser_sends_is_left_out_named(tmp_path, key):
+    """Found: 'dash.lan:3000' (no scheme) or 'http://dash.lan:3000/page' (a path) was kept and never matched a
+    page's Origin: its POSTs were refused 403, told to list the origin in the setting that already listed it."""
+    cfg = _load(tmp_path, f"server:\n  {key}: [dash.lan:3000, 'http://dash.lan:3000/page', 'HTTP://ok.lan:3000/']\n")
+    assert getattr(cfg.server, key) == ["HTTP://ok.lan:3000/"]
+    assert cfg.warnings == [
+        f"'server.{key}' has {given!r}, which is not an origin as a browser sends it (scheme://host[:port], no "
+        f"path, like http://dash.lan:3000), so no page would ever match it; it is left out"
+        for given in ("dash.lan:3000", "http://dash.lan:3000/page")]
