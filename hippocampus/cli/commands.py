@@ -12,6 +12,7 @@ from typing import Optional
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
+from hippocampus.config.reach import with_scheme
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
 from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
@@ -35,6 +36,9 @@ def probe(cfg, reach: bool = True) -> tuple:
            else identify.memory_shape(cfg.memory.url))
     model = _model_probe(cfg.model, reach)
     warnings, notes = mem.warnings + model.warnings, mem.notes + model.notes
+    hook = cfg.notify.webhook_url.strip()
+    if hook and hook != with_scheme(hook):      # the rule memory.url and model.url are held to
+        warnings.append(identify._scheme_warning("notify.webhook_url", hook, with_scheme(hook)))
     for check in (_lifecycle_probe, _ripple_probe) if reach else ():
         w, n = check(cfg)
         warnings += w

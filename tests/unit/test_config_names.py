@@ -142,3 +142,14 @@ def test_an_origin_no_browser_sends_is_left_out_named(tmp_path, key):
         f"'server.{key}' has {given!r}, which is not an origin as a browser sends it (scheme://host[:port], no "
         f"path, like http://dash.lan:3000), so no page would ever match it; it is left out"
         for given in ("dash.lan:3000", "http://dash.lan:3000/page")]
+
+
+def test_check_config_names_a_webhook_url_with_no_scheme(tmp_path):
+    """Found: notify.webhook_url: hooks.lan:9000/hook passed check-config with no warning; every event's webhook
+    then failed ('No scheme supplied'), as memory.url and model.url without one are warned of."""
+    code, rep = _check_config(tmp_path, "notify:\n  webhook_url: hooks.lan:9000/hook\n")
+    assert code == 1
+    assert "notify.webhook_url hooks.lan:9000/hook has no scheme, so nothing can reach it: set it to " \
+           "http://hooks.lan:9000/hook (http:// or https:// in front)" in rep["warnings"], rep["warnings"]
+    code, rep = _check_config(tmp_path, "notify:\n  webhook_url: http://hooks.lan:9000/hook\n")
+    assert code == 0 and rep["warnings"] == []
