@@ -29,6 +29,9 @@ from hippocampus.words import control_at
 
 
 
+WHY_CHARS = 500         # of a voice card's why, store/voice.py keeps this much
+
+
 class FrontError(Exception):
     """What a front-end tells the person, as it is."""
 
@@ -182,6 +185,9 @@ class Front:
             if where:           # shown in the viewer and put into every draft prompt
                 raise VoiceError(f"{what} holds {where} (a control character): it is plain text; newlines and "
                                  "tabs are fine, other control characters are not. Nothing was changed")
+        if len((why or "").strip()) > WHY_CHARS:
+            raise VoiceError(f"the why is {len(why.strip())} characters; it is kept whole with the card, so at most "
+                             f"{WHY_CHARS}: say it shorter. Nothing was changed")
         return self._card().set(text, why)
 
     def voice_history(self, limit: int) -> list:

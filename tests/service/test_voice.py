@@ -149,3 +149,15 @@ def test_a_control_character_in_the_card_is_refused_named_and_where(make_config,
     card = "I am Seren.\r\n\tShe/her.\nFirst person."
     r = requests.put(svc.url + "/voice", json={"text": card, "why": "lines\tand tabs"}, timeout=5)
     assert r.status_code == 200 and requests.get(svc.url + "/voice", timeout=5).json()["text"] == card
+
+
+def test_a_why_longer_than_is_kept_is_refused_not_cut(make_config, start_service, fake_model):
+    """Found: a why of 5,000 characters was kept as its first 500, and the answer did not say so ('every version
+    keeps its text, when, and why')."""
+    svc = start_service(voice_config(make_config, fake_model))
+    r = requests.put(svc.url + "/voice", json={"text": CARD_1, "why": "w" * 501}, timeout=5)
+    assert (r.status_code, r.json()["detail"]) == (400, "the why is 501 characters; it is kept whole with the "
+                                                        "card, so at most 500: say it shorter. Nothing was changed")
+    assert requests.get(svc.url + "/voice/history", timeout=5).json()["count"] == 0
+    r = requests.put(svc.url + "/voice", json={"text": CARD_1, "why": "w" * 500}, timeout=5)
+    assert r.status_code == 200 and r.json()["why"] == "w" * 500
