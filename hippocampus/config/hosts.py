@@ -80,16 +80,32 @@ def normal_origin(value: str) -> str:
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/?#\s@]+")      # scheme://host[:port], as a browser sends it
 
 
-def origin_problems(server_cfg) -> list:
-    """An origin no browser sends (no scheme, a path) would never match a page: left out of its list, and said."""
+def entry_problems(server_cfg) -> list:
+    """An origin no browser sends (no scheme, a path), or a host no Host header names (a wildcard, a space), would
+    never match: left out of its list, and said."""
     out = []
-    for key in ("allowed_origins", "mcp_allowed_origins"):
+    for key, fits, what in (("allowed_origins", _origin_ok, ORIGIN_IS), ("mcp_allowed_origins", _origin_ok, ORIGIN_IS),
+                            ("allowed_hosts", _host_ok, HOST_IS), ("mcp_allowed_hosts", _host_ok, HOST_IS)):
         given = getattr(server_cfg, key)
-        bad = [o for o in given if not _ORIGIN.fullmatch(normal_origin(o))]
-        out += [f"'server.{key}' has {o!r}, which is not an origin as a browser sends it (scheme://host[:port], no "
-                f"path, like http://dash.lan:3000), so no page would ever match it; it is left out" for o in bad]
+        bad = [o for o in given if not fits(str(o))]
+        out += [f"'server.{key}' has {o!r}, which is {what}; it is left out" for o in bad]
         setattr(server_cfg, key, [o for o in given if o not in bad])
     return out
+
+
+ORIGIN_IS = ("not an origin as a browser sends it (scheme://host[:port], no path, like http://dash.lan:3000), so no "
+             "page would ever match it")
+HOST_IS = ("not a host name or address with an optional :port (or :*), so no request's Host would ever match it "
+           "(each name is listed whole: no wildcards)")
+
+
+def _origin_ok(value: str) -> bool:
+    return bool(_ORIGIN.fullmatch(normal_origin(value)))
+
+
+def _host_ok(value: str) -> bool:
+    name, port = split_host(value)
+    return parse_host_header(name) is not None and (port in (None, "*") or bool(_PORT.fullmatch(port)))
 
 
 def service_hosts(server_cfg, extra: Iterable[str] = ()) -> HostList:

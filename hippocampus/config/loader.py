@@ -17,7 +17,7 @@ from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES,
                                        MemoryConfig, _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import names, replay_endpoints
-from hippocampus.config.hosts import origin_problems
+from hippocampus.config.hosts import entry_problems
 from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
 from hippocampus.words import yes_no
@@ -288,7 +288,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_endpoints.problems(cfg))
     warnings.extend(names.problems(cfg))
-    warnings.extend(origin_problems(cfg.server))
+    warnings.extend(entry_problems(cfg.server))
     cfg.path = path
     cfg.warnings = warnings
     cfg.sources = Sources(sources, variables)

@@ -153,3 +153,15 @@ def test_check_config_names_a_webhook_url_with_no_scheme(tmp_path):
            "http://hooks.lan:9000/hook (http:// or https:// in front)" in rep["warnings"], rep["warnings"]
     code, rep = _check_config(tmp_path, "notify:\n  webhook_url: http://hooks.lan:9000/hook\n")
     assert code == 0 and rep["warnings"] == []
+
+
+@pytest.mark.parametrize("key", ["allowed_hosts", "mcp_allowed_hosts"])
+def test_a_host_entry_no_host_header_can_match_is_left_out_named(tmp_path, key):
+    """Found: allowed_hosts: ['*'] (or '*.lan', 'box lan') was kept and matched no Host: every request by that name
+    got 421 'add it to server.allowed_hosts', though the operator had, as they thought."""
+    cfg = _load(tmp_path, f"server:\n  {key}: ['*', '*.lan:7424', 'http://Box.lan:9999/', 'box.lan:*', '[::1]']\n")
+    assert getattr(cfg.server, key) == ["http://Box.lan:9999/", "box.lan:*", "[::1]"]
+    assert cfg.warnings == [
+        f"'server.{key}' has {given!r}, which is not a host name or address with an optional :port (or :*), so "
+        f"no request's Host would ever match it (each name is listed whole: no wildcards); it is left out"
+        for given in ("*", "*.lan:7424")]
