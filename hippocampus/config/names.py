@@ -4,6 +4,7 @@ events it sends. `problems(cfg)` puts each mistake right (the default mount; the
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any, Optional
 
 # the HTTP app's routes (tests/unit/test_config_names.py holds them to http/app.py's)
@@ -11,6 +12,7 @@ ROUTES = ("/", "/health", "/status", "/sleep", "/events", "/history", "/queue", 
           "/voice", "/voice/history", "/replay", "/replay/{draft_id}", "/quality", "/tend", "/check", "/nudge",
           "/openapi.json", "/metrics", "/viewer")
 MCP_MOUNT = "/mcp"
+_PATH = re.compile(r"(/[A-Za-z0-9._~-]+)+")         # a mount a client's URL can name as it is written
 TERMINAL = "tend_resubmitted_terminal"      # ripple.messages' one more key: the last redraft's own wording
 # every event the service sends (the test holds them to the code's emits)
 EVENTS = ("actor_crashed", "actor_failed", "actor_restarted", "brief_consumed", "brief_requested", "brief_unmatched",
@@ -34,6 +36,10 @@ def route_at(path: str) -> Optional[str]:
 def problems(cfg: Any) -> list:
     out = []
     server = cfg.server
+    if not _PATH.fullmatch(server.mcp_mount):
+        out.append(f"'server.mcp_mount' = {server.mcp_mount!r} is not a URL path (letters, digits, - . _ ~ and /, "
+                   f"like /tools/mcp; no scheme, host, query or space); using the default {MCP_MOUNT!r}")
+        server.mcp_mount = MCP_MOUNT
     route = route_at(server.mcp_mount)
     if route:
         out.append(f"'server.mcp_mount' = {server.mcp_mount!r} is a path the service already answers ({route}): "

@@ -62,6 +62,18 @@ def test_an_mcp_mount_of_its_own_is_taken(tmp_path, given, used):
     assert (cfg.server.mcp_mount, cfg.warnings) == (used, [])
 
 
+@pytest.mark.parametrize("given, shown", [("http://127.0.0.1:7424/tools/mcp", "/http://127.0.0.1:7424/tools/mcp"),
+                                          ("/mcp?x=1", "/mcp?x=1"), ("/my tools", "/my tools"), ("/mcp#a", "/mcp#a")])
+def test_an_mcp_mount_that_is_no_path_is_refused_named(tmp_path, given, shown):
+    """Found: the endpoint's whole URL (or a query, a space) was taken as the mount: the client asking at that
+    URL got 404 and nothing said why."""
+    cfg = _load(tmp_path, f"server:\n  mcp_mount: {given!r}\n")
+    assert cfg.server.mcp_mount == "/mcp"
+    assert cfg.warnings == [
+        f"'server.mcp_mount' = {shown!r} is not a URL path (letters, digits, - . _ ~ and /, like /tools/mcp; no "
+        f"scheme, host, query or space); using the default '/mcp'"]
+
+
 def test_the_routes_the_config_knows_are_the_apps():
     from falcon import inspect
 
