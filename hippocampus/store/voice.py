@@ -40,7 +40,10 @@ class VoiceCard:
             versions = data.get("versions") if isinstance(data, dict) else None
             if not isinstance(versions, list):
                 raise ValueError("no versions list")
-            return self._fine([v for v in versions if isinstance(v, dict)])
+            versions = [v for v in versions if isinstance(v, dict)]
+            if not all(type(v.get("version")) is int and isinstance(v.get("text"), str) for v in versions):
+                raise ValueError("a version without its number or its text")
+            return self._fine(versions)
         except (ValueError, OSError, UnicodeDecodeError) as exc:
             error = (f"the voice card history {self.path} is unreadable ({exc}); "
                      "not overwriting a history: fix or move the file")

@@ -152,3 +152,19 @@ def test_an_unreadable_card_file_is_kept_and_said(make_config, start_service, fa
     r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
     assert r.status_code == 200 and r.json()["version"] == 1, r.text
     assert requests.get(svc.url + "/status", timeout=5).json()["voice"] == {"enabled": True, "version": 1}
+
+
+def test_a_card_file_with_a_version_missing_its_number_is_said_not_a_crash(make_config, start_service, fake_model):
+    """A hand edit that left a version without its number (or its text): the service starts, says why."""
+    cfg = voice_config(make_config, fake_model)
+    path = cfg.sleep.resolved_state_path().with_name("voice.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    edited = json.dumps({"versions": [{"version": 1, "text": CARD_1}, {"text": CARD_2}]}).encode()
+    path.write_bytes(edited)
+    svc = start_service(cfg)
+    status = requests.get(svc.url + "/status", timeout=5).json()
+    assert str(path) in status["voice"]["error"] and "fix or move the file" in status["voice"]["error"]
+    r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
+    assert r.status_code == 400 and "not overwriting a history" in r.json()["detail"], r.text
+    assert requests.get(svc.url + "/voice", timeout=5).json() == {"version": 0, "text": None}
+    assert path.read_bytes() == edited
