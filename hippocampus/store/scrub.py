@@ -10,6 +10,7 @@ of packets are sources of the texts to remove as well as the files.
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import logging
 import os
@@ -287,10 +288,17 @@ def scrub_folder(ctx, texts: set, patterns: list) -> tuple:
         if path.is_symlink() or path in owned or path.parent == folder / FOLDER and path.suffix == ".json":
             continue                   # the state and the events are done above, the packets by scrub_packet
         lock = ctx.voice._lock if ctx.voice is not None and path == ctx.voice.path else None
-        done = _scrub_file(path, clean, patterns, lock)
+        done = _scrub_file(path, clean, patterns, lock, ours=_ours(path, folder))
         if done is not None:
             (changed if done else failed).append(path.relative_to(folder).as_posix())
     return changed, failed
+
+
+def _ours(path: Path, folder: Path) -> bool:
+    """A file this service writes in its state folder (the folder may be shared with other programs)."""
+    if path.parent == folder:
+        return path.name in private.OURS or any(fnmatch.fnmatchcase(path.name, p) for p in private.OURS_LIKE)
+    return folder / FOLDER in path.parents
 
 
 def _file_holds(path: Path, patterns: list) -> bool:
@@ -312,8 +320,9 @@ def _scrub_state(state, clean, patterns: list) -> bool:
     return stale
 
 
-def _scrub_file(path: Path, clean, patterns: list, lock=None) -> Optional[bool]:
-    """None: the file held no text; True: it was removed; False: the rewrite failed (logged)."""
+def _scrub_file(path: Path, clean, patterns: list, lock=None, ours: bool = True) -> Optional[bool]:
+    """None: the file held no text (or is another program's binary file: named in the log); True: it was removed;
+    False: the rewrite failed (logged)."""
     if not _file_holds(path, patterns):
         return None
     with lock or threading.Lock():
@@ -327,6 +336,11 @@ def _scrub_file(path: Path, clean, patterns: list, lock=None) -> Optional[bool]:
                 st = path.stat()
                 private.write_atomic(path, clean(data))
                 os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            elif not ours and b"\0" in raw:     # another program's binary file: a shorter word breaks it
+                log.warning("%s holds the text of a purged memory, but it is another program's binary file (a "
+                            "database?), so it was left as it is: remove the text with the program that wrote it, "
+                            "or keep that program's files out of this service's state folder", path)
+                return None
             else:
                 for p in patterns:
                     raw = raw.replace(p.encode("utf-8"), PURGED.encode("utf-8"))

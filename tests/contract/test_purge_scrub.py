@@ -4,7 +4,9 @@ leaves no copy of its text under this service's state folder after one tick and 
 (issue 28, item 3). On the real SerenMemory, no threads."""
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 
 import pytest
@@ -176,3 +178,25 @@ def test_a_file_that_could_not_be_rewritten_keeps_the_purge_owed_until_it_is_cle
     restarted = make_ctx(ctx.cfg)            # and the service restarted before it wrote that file again
     one_tick(restarted)
     assert holding(folder, [GARDEN] + FRAGMENTS["garden"]) == {}
+
+
+def test_another_programs_database_under_the_state_folder_is_named_not_corrupted(make_ctx, hand, fake_model, caplog):
+    """The state folder may be shared: a database there holding the purged text is left whole (a byte replace of
+    a shorter word breaks its pages), and the log names it; every file of ours is scrubbed as ever."""
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
+    hand.approve_all(latest(hand, 2)["id"])
+    executor.tend(ctx)
+    core = next(e for e in hand.long() if e["content"] == GARDEN)
+    db_path = ctx.cfg.state_dir / "notes-app" / "notes.sqlite"
+    db_path.parent.mkdir()
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+        db.executemany("INSERT INTO notes VALUES (?)", [(f"{i}: {GARDEN}, said the note",) for i in range(50)])
+        db.commit()
+    purge_in_memory(hand, core["id"])
+    one_tick(ctx)
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("SELECT count(*) FROM notes").fetchone() == (50,)
+    assert holding(ctx.cfg.state_dir, [GARDEN] + FRAGMENTS["garden"]) == {"notes-app/notes.sqlite": [GARDEN]}
+    assert any(str(db_path) in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
