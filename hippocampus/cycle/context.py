@@ -85,7 +85,7 @@ class Context:
                   "progress": (self.progress, dict(self.progress)),
                   "events": (self.events, self.events.write_error)}
         if self.voice is not None:
-            owners["voice"] = (self.voice, self.voice.version())
+            owners["voice"] = (self.voice, self.voice.view())
         if self.model is not None:
             owners["model_learned"] = (self.model.learned, self.model.learned.view())
         for key, (owner, now) in owners.items():

@@ -101,7 +101,7 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
             log.warning("the brief %s that opened chain %s is gone from Memory", brief_id, cid)
         _save(ctx, record, "consumed")
     if brief_id and not record["retired"]:
-        _retire_older_briefs(ctx, brief_id, snap.briefs)
+        _retire_older_briefs(ctx, record, snap.briefs)
         _save(ctx, record, "retired")
     if not record["note_deleted"]:
         note_id = (ctx.state.get("review_notes") or {}).get(cid) or review_note_id(cid)   # or another copy's
@@ -125,14 +125,21 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
     log.info(outcomes.chain_closed_line(record))
 
 
-def _retire_older_briefs(ctx: Context, used_id: str, open_briefs: tuple) -> None:
-    """Open briefs written before the one this chain used are answered by it: consume them too."""
-    times = ctx.state.get("brief_times") or {}
-    used_at = times.get(used_id)
-    for b in open_briefs:
-        if b.get("id") == used_id:
-            continue
-        created = (b.get("metadata") or {}).get("created_at")
-        if used_at is not None and created is not None and float(created) < float(used_at):
-            ctx.memory.consume_brief(b["id"], f"superseded-by-{used_id}")
-            ctx.emit("brief_consumed", brief_id=b["id"], draft_id=None, superseded_by=used_id)
+def _retire_older_briefs(ctx: Context, record: dict, open_briefs: tuple) -> None:
+    """Open briefs written before the one this chain used are answered by it: consume them too. Which ones is
+    recorded first, so a restart that finds them consumed in Memory (no longer open) still says so, once."""
+    used_id = record["brief_id"]
+    if "retiring" not in record:
+        used_at = (ctx.state.get("brief_times") or {}).get(used_id)
+        created = {b.get("id"): (b.get("metadata") or {}).get("created_at") for b in open_briefs}
+        record["retiring"] = [i for i, at in created.items() if i != used_id and used_at is not None
+                              and at is not None and float(at) < float(used_at)]
+        _save(ctx, record)
+    for bid in record["retiring"]:
+        try:
+            ctx.memory.consume_brief(bid, f"superseded-by-{used_id}")
+        except MemoryRefused as exc:
+            if exc.status != 404:
+                raise
+            continue                    # gone from Memory: nothing was consumed here
+        ctx.emit_once("brief_consumed", "brief_id", brief_id=bid, draft_id=None, superseded_by=used_id)

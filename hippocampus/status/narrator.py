@@ -321,7 +321,8 @@ def model_rows(s: dict, card: dict, now: float, headline: str = "") -> list:
         if tokens := timings.words((s.get("last_sleep") or {}).get("tokens")):
             rows.append(["last sleep's tokens", tokens, ""])
     v = s.get("voice") or {}
-    rows.append(["voice card", (f"version {v['version']}" if v.get("version") else "on, not written yet")
+    rows.append(["voice card", v["error"], "bad"] if v.get("error") else
+                ["voice card", (f"version {v['version']}" if v.get("version") else "on, not written yet")
                  if v.get("enabled") else "off (opt-in)", ""])
     return rows
 

@@ -77,7 +77,7 @@ def build_status(rt) -> dict:
                         if cfg.model.configured else None),
         "state_error": st.get("write_error"),
         "events_error": board.get("events"),
-        "voice": {"enabled": True, "version": board["voice"]} if "voice" in board else {"enabled": False},
+        "voice": {"enabled": True, **board["voice"]} if "voice" in board else {"enabled": False},
     }
     s = redact.deep(s)       # every URL in it (the ripple's, an error's) without its user:password@ or ?key=
     with times_said() as times:

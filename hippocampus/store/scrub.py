@@ -10,6 +10,7 @@ of packets are sources of the texts to remove as well as the files.
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import logging
 import os
@@ -125,7 +126,12 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         packets = list(store.packets())
         texts, fragments = what_to_remove([p for _, p in packets] + kept, set(ids), drafts)
         patterns = _patterns(texts, core_chars)
-        others = scrub_folder(ctx, texts, patterns)    # before the packets: texts are read there
+        others, failed = scrub_folder(ctx, texts, patterns)    # before the packets: texts are read there
+        if failed:          # the packets say what to remove: kept as they are until those files are clean
+            log.warning("the text of %d purged memory(ies) is still in %s; the replay packets keep it too until "
+                        "that is gone, and the next tick tries again: free disk space or fix the folder's "
+                        "permissions", len(ids), ", ".join(failed))
+            readable, packets = False, []
         changed = 0
         for path, packet in packets:
             if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars):
@@ -264,26 +270,35 @@ def holds(raw: bytes, patterns: list) -> bool:
     return any(p.encode("utf-8") in raw for p in patterns)
 
 
-def scrub_folder(ctx, texts: set, patterns: list) -> list:
-    """Every file under the state folder but the packets: the names of those that held a text."""
+def scrub_folder(ctx, texts: set, patterns: list) -> tuple:
+    """Every file under the state folder but the packets: (the names of those that held a text, the names of
+    those that still hold it: their rewrite failed)."""
     if not texts or not patterns:
-        return []
+        return [], []
     folder = Path(ctx.cfg.state_dir)
     clean = cleaner(texts, patterns)
-    changed = []
+    changed, failed = [], []
     owned = (ctx.state.path, ctx.events.path)      # None: kept in memory only
     if owned[0] is not None and _scrub_state(ctx.state, clean, patterns):
-        changed.append(owned[0].name)
+        (failed if ctx.state.write_error else changed).append(owned[0].name)
     if owned[1] is not None and ctx.events.scrub(clean, lambda raw: holds(raw, patterns)):
-        changed.append(owned[1].name)
+        (failed if ctx.events.write_error else changed).append(owned[1].name)
     paths = [Path(root) / n for root, _, names in os.walk(folder) for n in names]     # symlinks are not followed
     for path in paths:
         if path.is_symlink() or path in owned or path.parent == folder / FOLDER and path.suffix == ".json":
             continue                   # the state and the events are done above, the packets by scrub_packet
         lock = ctx.voice._lock if ctx.voice is not None and path == ctx.voice.path else None
-        if _scrub_file(path, clean, patterns, lock):
-            changed.append(path.relative_to(folder).as_posix())
-    return changed
+        done = _scrub_file(path, clean, patterns, lock, ours=_ours(path, folder))
+        if done is not None:
+            (changed if done else failed).append(path.relative_to(folder).as_posix())
+    return changed, failed
+
+
+def _ours(path: Path, folder: Path) -> bool:
+    """A file this service writes in its state folder (the folder may be shared with other programs)."""
+    if path.parent == folder:
+        return path.name in private.OURS or any(fnmatch.fnmatchcase(path.name, p) for p in private.OURS_LIKE)
+    return folder / FOLDER in path.parents
 
 
 def _file_holds(path: Path, patterns: list) -> bool:
@@ -305,9 +320,11 @@ def _scrub_state(state, clean, patterns: list) -> bool:
     return stale
 
 
-def _scrub_file(path: Path, clean, patterns: list, lock=None) -> bool:
+def _scrub_file(path: Path, clean, patterns: list, lock=None, ours: bool = True) -> Optional[bool]:
+    """None: the file held no text (or is another program's binary file: named in the log); True: it was removed;
+    False: the rewrite failed (logged)."""
     if not _file_holds(path, patterns):
-        return False
+        return None
     with lock or threading.Lock():
         try:
             raw = path.read_bytes()
@@ -319,6 +336,11 @@ def _scrub_file(path: Path, clean, patterns: list, lock=None) -> bool:
                 st = path.stat()
                 private.write_atomic(path, clean(data))
                 os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            elif not ours and b"\0" in raw:     # another program's binary file: a shorter word breaks it
+                log.warning("%s holds the text of a purged memory, but it is another program's binary file (a "
+                            "database?), so it was left as it is: remove the text with the program that wrote it, "
+                            "or keep that program's files out of this service's state folder", path)
+                return None
             else:
                 for p in patterns:
                     raw = raw.replace(p.encode("utf-8"), PURGED.encode("utf-8"))

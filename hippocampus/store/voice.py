@@ -4,6 +4,7 @@ is overwritten: every version keeps its text, when and why, in voice.json beside
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Optional
@@ -11,6 +12,7 @@ from typing import Optional
 from hippocampus.clock import Clock
 from hippocampus.store.private import write_atomic
 
+log = logging.getLogger(__name__)
 KEEP = 200
 
 
@@ -28,19 +30,41 @@ class VoiceCard:
         self.max_chars = max_chars
         self.clock = clock
         self._lock = threading.Lock()
+        self.error: Optional[str] = None        # what /status says of a file that cannot be read
 
     def _read(self) -> list:
         if not self.path.exists():
-            return []
+            return self._fine([])
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             versions = data.get("versions") if isinstance(data, dict) else None
             if not isinstance(versions, list):
                 raise ValueError("no versions list")
-            return [v for v in versions if isinstance(v, dict)]
+            versions = [v for v in versions if isinstance(v, dict)]
+            if not all(type(v.get("version")) is int and isinstance(v.get("text"), str) for v in versions):
+                raise ValueError("a version without its number or its text")
+            return self._fine(versions)
         except (ValueError, OSError, UnicodeDecodeError) as exc:
-            raise VoiceError(f"the voice card history {self.path} is unreadable ({exc}); "
-                             "not overwriting a history: fix or move the file") from None
+            error = (f"the voice card history {self.path} is unreadable ({exc}); "
+                     "not overwriting a history: fix or move the file")
+            if error != self.error:         # said once, not on every read
+                self.error = error
+                log.error("%s; until then the drafts go without a card", error)
+                self.publish({"version": 0, "error": error})
+            raise VoiceError(error) from None
+
+    def _fine(self, versions: list) -> list:
+        """The file reads again (fixed or moved by hand): the status's word goes."""
+        if self.error is not None:
+            self.error = None
+            log.info("the voice card history %s reads again", self.path)
+            self.publish({"version": int(versions[-1]["version"]) if versions else 0})
+        return versions
+
+    def view(self) -> dict:
+        """What /status shows: the current card's version, and why the file cannot be read."""
+        version = self.version()
+        return {"version": version, **({"error": self.error} if self.error else {})}
 
     def versions(self) -> list:
         try:
@@ -59,7 +83,7 @@ class VoiceCard:
     def history(self, limit: int = 10) -> list:
         return list(reversed(self.versions()))[:max(1, min(200, limit))]
 
-    publish = staticmethod(lambda version: None)   # the board's (Context.wire): the version, after each set
+    publish = staticmethod(lambda view: None)   # the board's (Context.wire): view(), after each set
 
     def set(self, text: str, why: Optional[str] = None) -> dict:
         text = (text or "").strip()
@@ -85,7 +109,7 @@ class VoiceCard:
             except OSError as exc:
                 raise VoiceStorageError(f"the voice card could not be saved to {self.path} ({exc}); nothing "
                                         "changed: free disk space or fix the folder's permissions") from None
-            self.publish(entry["version"])
+            self.publish({"version": entry["version"]})
             return {**entry, "changed": True}
 
     def block(self) -> str:

@@ -140,3 +140,57 @@ def test_the_tick_that_finishes_a_cut_short_cull_does_not_sleep_on_that_chains_b
     assert check["status"] != "sleeping" and check["brief_id"] != brief, check
     firsts = [d for d in hand.drafts() if int(d.get("attempt") or 1) == 1 and d.get("brief_id_used") == brief]
     assert [d["id"] for d in firsts] == [draft_id], firsts
+
+
+@pytest.mark.parametrize("nth", KILL_AFTER)
+def test_an_older_brief_the_cull_retires_is_said_consumed_once_whatever_write_it_is_killed_after(
+        make_config, make_ctx, hand, nth):
+    """A chain that lands consumes the briefs written before its own ('superseded'): one brief_consumed each."""
+    cfg = make_config()
+    older = hand.brief("the owl, first ask")
+    brief, draft_id = landed_chain(cfg, make_ctx, hand, deny=False)
+    assert older != brief
+    dying = make_ctx(cfg)
+    kill = KillAfter(dying, nth)
+    try:
+        executor.tend(dying)
+    except Killed:
+        pass
+    for _ in range(2):                                          # the restart, and the tick after it
+        executor.tend(make_ctx(cfg))
+    where = f"killed after write {nth} of {kill.writes}"
+    consumed = sorted(e["brief_id"] for e in on_disk(cfg) if e["type"] == "brief_consumed")
+    assert consumed == sorted([brief, older]), where
+    assert hand.open_briefs() == [], where
+
+
+class DiesAnswered(CountingMemory):
+    """Dies the moment Memory has answered the nth consume (kill -9 between Memory's change and the event)."""
+
+    def __init__(self, *a, nth: int, **kw):
+        super().__init__(*a, **kw)
+        self.nth = nth
+
+    def request(self, method, path, **kw):
+        out = super().request(method, path, **kw)
+        if path.endswith("/consume"):
+            self.nth -= 1
+            if self.nth == 0:
+                raise Killed(f"{method} {path} answered")
+        return out
+
+
+@pytest.mark.parametrize("nth", [1, 2])
+def test_a_cull_killed_just_after_memory_consumed_a_brief_still_says_it_once(make_config, make_ctx, hand, nth):
+    cfg = make_config()
+    older = hand.brief("the owl, first ask")
+    brief, draft_id = landed_chain(cfg, make_ctx, hand, deny=False)
+    dying = make_ctx(cfg)
+    dying.memory = DiesAnswered(cfg.memory.url, nth=nth)
+    with pytest.raises(Killed):
+        executor.tend(dying)
+    for _ in range(2):
+        executor.tend(make_ctx(cfg))
+    consumed = sorted(e["brief_id"] for e in on_disk(cfg) if e["type"] == "brief_consumed")
+    assert consumed == sorted([brief, older])
+    assert hand.open_briefs() == []

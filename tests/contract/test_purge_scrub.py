@@ -4,7 +4,12 @@ leaves no copy of its text under this service's state folder after one tick and 
 (issue 28, item 3). On the real SerenMemory, no threads."""
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
+import subprocess
+
+import pytest
 
 from hippocampus.cycle import executor
 from hippocampus.store.capture import store_for
@@ -132,3 +137,66 @@ def test_a_packet_that_could_not_be_rewritten_is_scrubbed_on_the_next_tick(make_
     blocker.rmdir()                      # the disk has room again
     one_tick(ctx)
     assert holding(folder, [GARDEN] + FRAGMENTS["garden"]) == {}
+
+
+def _quote_garden(ctx, name: str) -> None:
+    """The garden's text where each of our own files would hold it."""
+    if name == "voice.json":
+        from hippocampus.store.voice import VoiceCard
+        VoiceCard(ctx.cfg.state_dir / name, 2000, ctx.clock).set(f"I am Wren. Never say '{GARDEN}' twice.")
+    elif name == "events.jsonl":
+        ctx.emit("draft_failed", topic="garden", why=f"the model answered {json.dumps(GARDEN)} twice")
+    elif name == "state.json":
+        ctx.state.add_history({"kind": "tend", "error": f"the model answered {json.dumps(GARDEN)} twice"})
+    else:                                                   # the model server's own output
+        with open(ctx.cfg.state_dir / name, "a", encoding="utf-8") as fh:
+            fh.write(f"prompt: {GARDEN}\n")
+
+
+@pytest.mark.parametrize("name", ["voice.json", "events.jsonl", "state.json", "model.log"])
+def test_a_file_that_could_not_be_rewritten_keeps_the_purge_owed_until_it_is_clean(make_ctx, hand, fake_model, name):
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
+    hand.approve_all(latest(hand, 2)["id"])
+    executor.tend(ctx)
+    core = next(e for e in hand.long() if e["content"] == GARDEN)
+    folder = ctx.cfg.state_dir
+    _quote_garden(ctx, name)
+    assert name in holding(folder, [GARDEN])
+    if name == "model.log":                  # rewritten in place (its writer appends): an immutable file
+        if subprocess.run(["chattr", "+i", str(folder / name)], capture_output=True).returncode:
+            pytest.skip("chattr +i is not available here")
+        unblock = lambda: subprocess.run(["chattr", "-i", str(folder / name)], check=True)   # noqa: E731
+    else:                                    # written atomically: its .tmp cannot be made (as on a full disk)
+        (folder / (name + ".tmp")).mkdir()
+        unblock = (folder / (name + ".tmp")).rmdir
+    try:
+        purge_in_memory(hand, core["id"])
+        one_tick(ctx)
+        assert name in holding(folder, [GARDEN])
+    finally:
+        unblock()                            # the disk has room again
+    restarted = make_ctx(ctx.cfg)            # and the service restarted before it wrote that file again
+    one_tick(restarted)
+    assert holding(folder, [GARDEN] + FRAGMENTS["garden"]) == {}
+
+
+def test_another_programs_database_under_the_state_folder_is_named_not_corrupted(make_ctx, hand, fake_model, caplog):
+    """The state folder may be shared: a database there holding the purged text is left whole (a byte replace of
+    a shorter word breaks its pages), and the log names it; every file of ours is scrubbed as ever."""
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
+    hand.approve_all(latest(hand, 2)["id"])
+    executor.tend(ctx)
+    core = next(e for e in hand.long() if e["content"] == GARDEN)
+    db_path = ctx.cfg.state_dir / "notes-app" / "notes.sqlite"
+    db_path.parent.mkdir()
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+        db.executemany("INSERT INTO notes VALUES (?)", [(f"{i}: {GARDEN}, said the note",) for i in range(50)])
+        db.commit()
+    purge_in_memory(hand, core["id"])
+    one_tick(ctx)
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("SELECT count(*) FROM notes").fetchone() == (50,)
+    assert holding(ctx.cfg.state_dir, [GARDEN] + FRAGMENTS["garden"]) == {"notes-app/notes.sqlite": [GARDEN]}
+    assert any(str(db_path) in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)

@@ -161,3 +161,42 @@ def test_a_why_longer_than_is_kept_is_refused_not_cut(make_config, start_service
     assert requests.get(svc.url + "/voice/history", timeout=5).json()["count"] == 0
     r = requests.put(svc.url + "/voice", json={"text": CARD_1, "why": "w" * 500}, timeout=5)
     assert r.status_code == 200 and r.json()["why"] == "w" * 500
+
+
+def test_an_unreadable_card_file_is_kept_and_said(make_config, start_service, fake_model, caplog):
+    """The drafts go without the card: the log and /status say why and what to do; the file is never overwritten."""
+    cfg = voice_config(make_config, fake_model)
+    path = cfg.sleep.resolved_state_path().with_name("voice.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torn = b'{"versions": [{"version": 1, "text": "I am Seren, she/h'      # a hand edit cut short
+    path.write_bytes(torn)
+    svc = start_service(cfg)
+    said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR" and str(path) in r.getMessage()]
+    assert len(said) == 1 and "fix or move the file" in said[0], said
+    status = requests.get(svc.url + "/status", timeout=5).json()
+    assert str(path) in status["voice"]["error"] and "fix or move the file" in status["voice"]["error"]
+    row = next(r for r in status["say"]["cards"]["model"]["rows"] if r[0] == "voice card")
+    assert str(path) in row[1] and row[2] == "bad", row
+    r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
+    assert r.status_code == 400 and "not overwriting a history" in r.json()["detail"], r.text
+    assert path.read_bytes() == torn
+    path.rename(path.with_name("voice.json.saved"))                        # moved by hand
+    r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
+    assert r.status_code == 200 and r.json()["version"] == 1, r.text
+    assert requests.get(svc.url + "/status", timeout=5).json()["voice"] == {"enabled": True, "version": 1}
+
+
+def test_a_card_file_with_a_version_missing_its_number_is_said_not_a_crash(make_config, start_service, fake_model):
+    """A hand edit that left a version without its number (or its text): the service starts, says why."""
+    cfg = voice_config(make_config, fake_model)
+    path = cfg.sleep.resolved_state_path().with_name("voice.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    edited = json.dumps({"versions": [{"version": 1, "text": CARD_1}, {"text": CARD_2}]}).encode()
+    path.write_bytes(edited)
+    svc = start_service(cfg)
+    status = requests.get(svc.url + "/status", timeout=5).json()
+    assert str(path) in status["voice"]["error"] and "fix or move the file" in status["voice"]["error"]
+    r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
+    assert r.status_code == 400 and "not overwriting a history" in r.json()["detail"], r.text
+    assert requests.get(svc.url + "/voice", timeout=5).json() == {"version": 0, "text": None}
+    assert path.read_bytes() == edited
