@@ -25,11 +25,7 @@ from hippocampus.replay.run import NoPacket, NotAllowed  # noqa: F401
 from hippocampus.replay.service import ReplayBusy  # noqa: F401
 from hippocampus.stopping import ServiceStopping
 from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
-from hippocampus.words import control_at
 
-
-
-WHY_CHARS = 500         # of a voice card's why, store/voice.py keeps this much
 
 
 class FrontError(Exception):
@@ -180,14 +176,6 @@ class Front:
         return self._card().current() or {"version": 0, "text": None}
 
     def set_voice(self, text: str, why: Optional[str]) -> dict:
-        for what, value in (("the card", text), ("the why", why)):
-            where = control_at(value or "")
-            if where:           # shown in the viewer and put into every draft prompt
-                raise VoiceError(f"{what} holds {where} (a control character): it is plain text; newlines and "
-                                 "tabs are fine, other control characters are not. Nothing was changed")
-        if len((why or "").strip()) > WHY_CHARS:
-            raise VoiceError(f"the why is {len(why.strip())} characters; it is kept whole with the card, so at most "
-                             f"{WHY_CHARS}: say it shorter. Nothing was changed")
         return self._card().set(text, why)
 
     def voice_history(self, limit: int) -> list:

@@ -11,9 +11,11 @@ from typing import Optional
 
 from hippocampus.clock import Clock
 from hippocampus.store.private import write_atomic
+from hippocampus.words import control_at
 
 log = logging.getLogger(__name__)
 KEEP = 200
+WHY_CHARS = 500         # a version's why is kept whole, so it is held to this
 
 
 class VoiceError(ValueError):
@@ -86,6 +88,14 @@ class VoiceCard:
     publish = staticmethod(lambda view: None)   # the board's (Context.wire): view(), after each set
 
     def set(self, text: str, why: Optional[str] = None) -> dict:
+        for what, value in (("the card", text), ("the why", why)):
+            where = control_at(value or "")
+            if where:           # shown in the viewer and put into every draft prompt
+                raise VoiceError(f"{what} holds {where} (a control character): it is plain text; newlines and "
+                                 "tabs are fine, other control characters are not. Nothing was changed")
+        if len((why or "").strip()) > WHY_CHARS:
+            raise VoiceError(f"the why is {len(why.strip())} characters; it is kept whole with the card, so at most "
+                             f"{WHY_CHARS}: say it shorter. Nothing was changed")
         text = (text or "").strip()
         if not text:
             raise VoiceError("an empty card: write how your memories should speak (voice, pronouns, "
@@ -102,7 +112,7 @@ class VoiceCard:
             if versions and versions[-1].get("text") == text:
                 return {**versions[-1], "changed": False}
             entry = {"version": (int(versions[-1]["version"]) if versions else 0) + 1, "text": text,
-                     "set_at": self.clock.now(), "why": (why or "").strip()[:500] or None}
+                     "set_at": self.clock.now(), "why": (why or "").strip() or None}
             versions.append(entry)
             try:
                 write_atomic(self.path, {"versions": versions[-KEEP:]})
