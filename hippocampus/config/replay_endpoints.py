@@ -9,6 +9,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Optional
 from hippocampus.config import reach
+from hippocampus.config.schema import finite
 
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
 ENTRY_KEYS = ("url", "model", "extra_body", "timeout_seconds")
@@ -126,8 +127,9 @@ def _parse(cfg: Any) -> tuple:
                             "never a replay candidate, so it is left out")
             continue
         extra = entry.get("extra_body", cfg.model.extra_body)
-        if not isinstance(extra, dict):
-            warnings.append(f"'{where}.extra_body' is not a mapping; using model.extra_body")
+        if not isinstance(extra, dict) or not finite(extra):
+            warnings.append(f"'{where}.extra_body' is not a mapping of finite numbers and text (no .nan or .inf, "
+                            "which JSON cannot carry); using model.extra_body")
             extra = cfg.model.extra_body
         model = entry.get("model")
         out[name] = Listed(name=name, url=url, model=str(model).strip() if model else name, extra_body=dict(extra),

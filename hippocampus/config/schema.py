@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,15 @@ def _field(default: Any, **rules: Any) -> Any:
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=rules)
     return field(default=default, metadata=rules)
+
+
+def finite(value: Any) -> bool:
+    """No NaN or infinity anywhere in `value` (a mapping sent as JSON, which has neither)."""
+    if isinstance(value, dict):
+        return all(finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(finite(v) for v in value)
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -120,7 +130,8 @@ class ModelConfig:
     max_tokens: int = _field(2000, min=16)
     parallel: int = _field(1, min=1, max=8)     # piles drafted at once: llama-server needs as many slots (-np N)
     temperature: float = _field(0.2, min=0, max=2)
-    extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}})
+    extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}}, check=finite,
+                              form="a mapping of finite numbers and text (no .nan or .inf, which JSON cannot carry)")
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
                              aliases={**dict.fromkeys(YES, "on"), **dict.fromkeys(NO, "off")})
     write: str = _field("auto", choices=("free", "extractive", "auto"),    # the model writes, or only chooses

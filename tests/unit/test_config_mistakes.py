@@ -186,3 +186,20 @@ def test_an_endless_timeout_is_named_and_memory_is_still_read(tmp_path, memory, 
     assert len(cfg.warnings) == 1 and words in cfg.warnings[0], cfg.warnings
     # taken as a timeout: the socket refuses it (OverflowError, no MemoryError_), and the deadline watcher dies
     assert MemoryClient(cfg.memory.url, timeout=cfg.memory.timeout_seconds).shorts() == []
+
+
+@pytest.mark.parametrize("text", [
+    "model:\n  extra_body:\n    temperature: .nan\n",
+    "model:\n  extra_body:\n    chat_template_kwargs: {enable_thinking: false, budget: .inf}\n",
+    "model:\n  extra_body:\n    samplers: [1.0, -.inf]\n",
+])
+def test_a_number_json_cannot_carry_in_extra_body_is_named_and_the_default_used(tmp_path, text):
+    """Found: NaN or infinity inside model.extra_body loaded silently; every model call then sent a body no JSON
+    reader takes, and `check-config --json` printed a document that is not JSON."""
+    import json
+
+    cfg = _load(tmp_path, text)
+    assert cfg.model.extra_body == Config().model.extra_body
+    assert len(cfg.warnings) == 1 and "model.extra_body" in cfg.warnings[0] \
+        and "which JSON cannot carry" in cfg.warnings[0], cfg.warnings
+    json.dumps(config.redacted(cfg), allow_nan=False)

@@ -142,6 +142,13 @@ def test_a_candidate_timeout_that_is_not_a_number_is_named_and_the_model_timeout
     assert choose(cfg, "nan").timeout_seconds == cfg.model.timeout_seconds      # NaN: every call past its deadline
 
 
+def test_a_candidate_extra_body_json_cannot_carry_is_named_and_the_models_used(tmp_path):
+    """Found: NaN inside a candidate's extra_body was kept, and every replay to it sent a body no JSON reader takes."""
+    cfg = build(tmp_path, candidates={"hot": {"url": "http://127.0.0.1:8091/v1", "extra_body": {"top_p": float("nan")}}})
+    assert cfg.warnings == ["'replay.candidates.hot.extra_body' is not a mapping of finite numbers and text (no .nan "
+                            "or .inf, which JSON cannot carry); using model.extra_body"]
+    assert choose(cfg, "hot").extra_body == cfg.model.extra_body
+
 def test_a_candidate_listed_as_model_is_named_not_shadowed_by_the_configured_model(tmp_path):
     """'model' is the configured model's name in a replay: a listed entry of that name could never be reached."""
     cfg = build(tmp_path, candidates={"model": {"url": "http://127.0.0.1:8091/v1", "model": "qwen"}})
