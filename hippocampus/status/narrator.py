@@ -74,13 +74,16 @@ def headline(s: dict, now: float) -> tuple:
 def _broken(s: dict, now: float) -> Optional[tuple]:
     last = s.get("last_sleep") or {}
     if last.get("error"):
+        briefed = bool(last.get("brief_id"))        # a sleep by hand without a brief kept none
         if model_back(s, last.get("finished_at")) and "model" in str(last["error"]):
+            again = "the next check sleeps on the same brief" if briefed else "Sleep now tries it again"
             return (f"The last sleep failed at {hhmm(last.get('finished_at'))} because the model did not answer; it "
-                    "answers again now, so the next check sleeps on the same brief.", WAIT, "sleep")
-        then = (f"; the model's start is tried again at {hhmm(last['retry_at'])}"
-                if (last.get("retry_at") or 0) > now else " for the next check")
-        return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
-                f"{then}.", BAD, "sleep")
+                    f"answers again now, so {again}.", WAIT, "sleep")
+        retry = (last.get("retry_at") or 0) > now
+        then = f"; the model's start is tried again at {hhmm(last['retry_at'])}" if retry else ""
+        kept = (f"Its brief is kept{then or ' for the next check'}" if briefed
+                else f"No brief was involved{then or ', and Sleep now tries it again'}")
+        return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. {kept}.", BAD, "sleep")
     if (spent := last.get("budget") or {}).get("rest_until", 0) > now and not last.get("draft_id"):
         return (f"The last sleep stopped drafting early at {hhmm(last.get('finished_at'))}: {spent.get('reason')}. "
                 f"Its brief and undrafted fragments are kept; the next sleep waits for bedtime, "

@@ -326,3 +326,17 @@ def test_memory_down_says_as_of_when_memory_last_answered():
                                              "up_at": NOW - 600}}, NOW)
     assert say["cards"]["brief"]["sub"].endswith(f" · as of {hhmm(NOW - 600)}")
     assert times[hhmm(NOW - 600)] == NOW - 600          # the viewer shows it in the person's clock
+
+
+@pytest.mark.parametrize("brief_id,model_back", [(None, False), (None, True), ("b1", False), ("b1", True)])
+def test_a_failed_sleep_says_its_brief_is_kept_only_when_it_had_one(brief_id, model_back):
+    """A sleep by hand without a brief (POST /sleep?without_brief=true) that failed kept no brief: the headline
+    must not say it did, nor that the next check sleeps on it."""
+    last = {"error": "the model could not draft: untagged: HTTP 500", "finished_at": NOW - 60, "brief_id": brief_id}
+    state = {**HEALTHY, "last_sleep": last}
+    if model_back:
+        state["model_health"] = {"answering": True, "checked_at": NOW - 5}
+    say = narrate(state, NOW)
+    said = say["headline"].lower()
+    assert ("brief" in said and "no brief" not in said) is (brief_id is not None), say["headline"]
+    assert say["level"] in ("bad", "wait") and say["action"] == "sleep"
