@@ -80,6 +80,10 @@ EVENTS = [
      "the part that wakes the main model · 1 restart", "webhook not sent (HTTP 500)"),
     ("a ripple kept", {"type": "chain_closed", "landed": 3, "denied": 0, "ripple": {"skipped": True}},
      "3 landed", "ripple kept: the last one still runs"),
+    # found: a kept ripple the brief made needless went on saying "kept" in the History for good
+    ("a kept ripple dropped", {"type": "brief_requested", "nudge": 1,
+                               "ripple": {"skipped": True, "dropped": "the brief arrived"}},
+     "asked again (1 reminder so far)", "ripple not fired: the brief arrived"),
     ("a ripple refused", {"type": "sleep_done", "quiet": True, "catch_up": True,
                                          "ripple": {"refused": True, "error": "run_as"}},
      "quiet · catch-up", "ripple refused (run_as)"),
