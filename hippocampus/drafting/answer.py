@@ -93,7 +93,8 @@ def _balanced_end(s: str, i: int) -> Optional[int]:
 
 
 def salvage(text: str) -> tuple:
-    """(objects, found, cut_off) from the "operations" list, one element at a time."""
+    """(objects, found, cut_off) from the "operations" list, one element at a time; one complete but not readable
+    is None in its place (the reader drops it), so the rest are kept and their places still count."""
     key = _OPS_KEY.search(text)
     if key is None:
         return [], False, False
@@ -114,10 +115,9 @@ def salvage(text: str) -> tuple:
             obj, i = _DECODER.raw_decode(text, i)
         except (ValueError, RecursionError):
             end = _balanced_end(text, i) if text[i] in "{[" else None
-            obj = None if end is None else _loads(text[i:end])
-            if obj is None:
+            if end is None:
                 return out, True, True
-            i = end
+            obj, i = _loads(text[i:end]), end     # complete but unreadable: None, dropped as not an object
         out.append(obj)
 
 

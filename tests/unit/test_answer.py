@@ -123,6 +123,20 @@ def test_cut_off_before_first_op_names_max_tokens():
         assert "model.max_tokens (777)" in p.failure and "raise model.max_tokens" in p.failure
 
 
+def test_a_malformed_operation_in_a_finished_answer_is_dropped_not_a_cut_off():
+    """Found: one operation missing a comma, in an answer that ended on its own (finish_reason stop), made the
+    whole answer 'cut off at model.max_tokens ... raise model.max_tokens', and the operations after it were lost."""
+    bad = '{"kind": "new_core", "content": "Likes tea" "fragments": ["f1"]}'
+    good = json.dumps(op(content="Likes fish.", fragments=["f2"]))
+    p = parse('{"operations": [%s, %s]}' % (bad, good))
+    assert not p.cut_off and p.failure is None, p
+    assert [o["content"] for o in p.operations] == ["Likes fish."] and p.dropped == ["op 0: not an object"]
+    p = parse('{"operations": [%s]}' % bad)
+    assert not p.cut_off and "max_tokens" not in (p.failure or "") and p.operations == [] and p.dropped
+    p = parse('{"operations": [%s, %s' % (good, bad[:20]), finish="length")      # a real cut-off is still one
+    assert p.cut_off and [o["content"] for o in p.operations] == ["Likes fish."]
+
+
 def test_not_json_failure():
     p = parse("I cannot help with that {really}.")
     assert not p.cut_off and p.operations == []
