@@ -54,6 +54,11 @@ _BODIES = {
     "tend_resubmitted": ("The operations you denied have been redrafted ({draft_id}). Review the new attempt with "
                          "`get_draft` and `review_draft`; `earlier_attempts` shows what each operation replaces and "
                          "the critique it answered."),
+    "draft_submitted_terminal": ("Tonight's draft ({draft_id}) is the LAST attempt (sleep.max_attempts is 1): nothing "
+                                 "is redrafted after it, so a denial drops the operation for good and its memory "
+                                 "stays in short-term. So land things: read it with `get_draft`, fix what needs it "
+                                 "yourself and approve with `edited_content`, `edited_kind` or `edited_target_core_id` "
+                                 "in `review_draft`. Deny only duplicates or things that are not true, and say why."),
     "tend_resubmitted_terminal": ("This redraft ({draft_id}) is the LAST attempt. A denial now drops the operation "
                                   "for good and its memory stays in short-term. So land things: take the best "
                                   "version, fix it yourself where it needs it, and approve with `edited_content`, "
@@ -64,7 +69,7 @@ _BODIES = {
                         "whose promote hints are short phrases lifted word for word from the memories, or their topic "
                         "tags."),
 }
-_REVIEW = {"draft_submitted", "tend_resubmitted", "tend_resubmitted_terminal"}
+_REVIEW = {"draft_submitted", "draft_submitted_terminal", "tend_resubmitted", "tend_resubmitted_terminal"}
 
 _PLACEHOLDER = re.compile(r"\{(message|event|draft_id)\}")
 
@@ -92,7 +97,7 @@ def argv_of(cfg: RippleConfig, windows: bool) -> list:
 def message_for(event: dict, cfg: RippleConfig) -> str:
     """The operator's text for `event` as written, else WOKEN + body (+ RESTATE for a review) + NUDGE."""
     kind = _kind(event)
-    key = "tend_resubmitted_terminal" if kind == "tend_resubmitted" and event.get("terminal") else kind
+    key = f"{kind}_terminal" if kind in ("draft_submitted", "tend_resubmitted") and event.get("terminal") else kind
     custom = cfg.messages if isinstance(cfg.messages, dict) else {}
     template = next((str(custom[k]) for k in dict.fromkeys((key, kind)) if custom.get(k)), None)
     if template is None:

@@ -122,6 +122,25 @@ def test_terminal_message_is_its_own_and_says_last_attempt():
     assert last.startswith(WOKEN) and last.endswith(NUDGE) and RESTATE in last
 
 
+def test_a_first_draft_that_is_the_last_attempt_is_woken_to_as_the_last(make_config, make_ctx, hand):
+    """sleep.max_attempts: 1 sends the first draft terminal: nothing is redrafted after it. Found: its wake-up
+    asked for 'a specific critique for each one you deny, so the redraft knows what to fix', so the reviewer
+    denied what a fix would have landed, and no redraft ever came."""
+    from hippocampus.cycle import executor
+
+    ctx = make_ctx(make_config(sleep={"max_attempts": 1}))
+    for i in range(2):
+        hand.short(f"we drank green tea in the afternoon, day {i}", topic="tea")
+    hand.brief("tea mattered this week")
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    assert hand.draft(draft_id)["terminal"] is True
+    event = next(e for e in ctx.events.list(limit=50) if e["type"] == "draft_submitted")
+    said = message_for(event, RippleConfig())
+    assert "LAST attempt" in said and "edited_content" in said and draft_id in said, said
+    assert "so the redraft knows what to fix" not in said
+    assert "LAST attempt" not in message_for({"type": "draft_submitted", "draft_id": "d-1"}, RippleConfig())
+
+
 def test_unknown_kind_gets_woken_only():
     msg = message_for({"type": "chain_closed", "draft_id": "x"}, RippleConfig())
     assert msg.startswith(WOKEN)
