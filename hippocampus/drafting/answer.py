@@ -308,7 +308,13 @@ def read_raw(text: Any, finish_reason: Optional[str], max_tokens: int, constrain
     cut = finish_reason == "length"
     obj = json_value(body)
     if isinstance(obj, (dict, list)):
-        return ([obj] if single is not None and single(obj) else _raw_ops(obj)), cut, None
+        if single is not None and single(obj):
+            return [obj], cut, None
+        if isinstance(obj, dict) and "operations" not in obj and "kind" not in obj:    # {"draft": {"operations": []}}
+            nested, found, _ = salvage(body)
+            if found and nested:
+                return nested, cut, None
+        return _raw_ops(obj), cut, None
     raw, found, ran_off = salvage(body)
     cut = cut or ran_off
     if not raw and not (found and not cut):

@@ -86,6 +86,15 @@ def test_empty_or_missing_operations_taken_at_word():
         assert p.operations == [] and p.failure is None and not p.cut_off
 
 
+def test_operations_wrapped_in_another_object_are_read():
+    """Found: {"draft": {"operations": [...]}} read as no operations and no failure, so the pile's memories were
+    silently not drafted and the brief was used up."""
+    for text in (json.dumps({"draft": json.loads(answer(op(content="Likes fish.")))}),
+                 json.dumps({"result": {"summary": "x", "operations": [op(content="Likes fish.")]}})):
+        p = parse(text)
+        assert p.failure is None and [o["content"] for o in p.operations] == ["Likes fish."], (text, p)
+
+
 def test_target_op_remapped_and_checked():
     p = parse(answer(op("merge"), op(content="A"), op("attach", "x", ["f2"], target_op=2),
                      op("supersede", "y", ["f2"], target_op="1"), op("attach", "z", ["f3"], target_op=3),
