@@ -182,7 +182,8 @@ def _error_words(s: dict, error: str, headline: str, words: str) -> str:
 # the last sleep's or tend's card says the first of these the run did
 RUN_MAIN = {"sleep": (("error", "Failed"), ("budget", "Stopped early"), ("draft_id", "Drafted"), ("quiet", "Quiet"),
                       ("interrupted", "Interrupted"), (None, "Ran")),
-            "tend": (("error", "Failed"), ("resubmitted", "Did work"), ("closed", "Did work"), (None, "Quiet"))}
+            "tend": (("error", "Failed"), ("model_failures", "Could not redraft"), ("resubmitted", "Did work"),
+                     ("closed", "Did work"), (None, "Quiet"))}
 
 
 def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> dict:
@@ -192,8 +193,9 @@ def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> 
         return _line("Never", f"no {kind} has run yet{tail}")
     main = next(word for key, word in RUN_MAIN[kind] if key is None or last.get(key))
     words = _error_words(s, last.get("error"), headline, (tend_words if kind == "tend" else sleep_words)(last))
+    failed = last.get("error") or (kind == "tend" and last.get("model_failures"))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
-                 BAD if last.get("error") else OK)
+                 BAD if failed else OK)
 
 
 def _bedtime(s: dict, now: float) -> dict:

@@ -340,3 +340,14 @@ def test_a_failed_sleep_says_its_brief_is_kept_only_when_it_had_one(brief_id, mo
     said = say["headline"].lower()
     assert ("brief" in said and "no brief" not in said) is (brief_id is not None), say["headline"]
     assert say["level"] in ("bad", "wait") and say["action"] == "sleep"
+
+
+def test_a_tend_whose_redraft_failed_is_not_called_quiet():
+    """Found: the Last tend card read "Quiet" over "the model could not write 1 redraft"."""
+    s = {**HEALTHY, "chain": {"chain_open": True, "redrafts_due": 1},
+         "last_tend": {"model_failures": [{"stage": "redraft", "topic": "garden", "op": 1,
+                                           "why": "the model's answer was not the JSON asked for: 'x'"}],
+                       "finished_at": NOW - 60}}
+    card = narrate(s, NOW)["cards"]["last_tend"]
+    assert "the model could not write 1 redraft" in card["sub"]
+    assert card["main"] != "Quiet" and card["level"] == "bad", card
