@@ -255,7 +255,8 @@ def _model(s: dict) -> dict:
     if model_down(s):
         return _line("Not answering", f"{s.get('model_url')} does not answer", BAD)
     if lc.get("managed"):
-        return _line(f"Managed: {lc.get('state') or 'unknown'}", "started when a sleep or redraft needs it")
+        return _line(f"Managed: {lc.get('state') or 'unknown'}", "started when a sleep or redraft needs it",
+                     BAD if lc.get("state") == "failed" else OK)
     health = s.get("model_health") or {}
     return _line("Answering" if health.get("answering") else "Checking", str(s.get("model_url") or ""))
 

@@ -351,3 +351,15 @@ def test_a_tend_whose_redraft_failed_is_not_called_quiet():
     card = narrate(s, NOW)["cards"]["last_tend"]
     assert "the model could not write 1 redraft" in card["sub"]
     assert card["main"] != "Quiet" and card["level"] == "bad", card
+
+
+def test_a_managed_model_that_failed_to_start_is_not_a_green_pill():
+    """Found: the headline said the model failed to start while the model pill beside it was green
+    ("model: managed: failed", state ok) and the model card's line was not marked bad."""
+    say = narrate({**HEALTHY, "model_lifecycle": {"managed": True, "state": "failed",
+                                                 "last_error": "llama-server exited 1"}}, NOW)
+    assert say["level"] == "bad" and "failed to start" in say["headline"]
+    assert say["pills"]["model"]["state"] == "hot", say["pills"]
+    assert say["cards"]["model"]["level"] == "bad"
+    ready = narrate({**HEALTHY, "model_lifecycle": {"managed": True, "state": "ready"}}, NOW)
+    assert ready["pills"]["model"]["state"] == "ok"
