@@ -128,7 +128,7 @@ def _waiting(s: dict, now: float) -> tuple:
         return (f"A draft ({n(waiting.get('operations') or 0, 'operation')}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
     if chain.get("redrafts_due"):
-        if s.get("redrafts_waiting_since"):
+        if s.get("redrafts_waiting_since") and not s.get("tend_cycle"):     # on: they wait for its next turn
             return (f"Denied operations have waited since {hhmm(s['redrafts_waiting_since'])} for sleep time "
                     "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
         return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "

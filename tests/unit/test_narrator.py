@@ -363,3 +363,12 @@ def test_a_managed_model_that_failed_to_start_is_not_a_green_pill():
     assert say["cards"]["model"]["level"] == "bad"
     ready = narrate({**HEALTHY, "model_lifecycle": {"managed": True, "state": "ready"}}, NOW)
     assert ready["pills"]["model"]["state"] == "ok"
+
+
+def test_denied_operations_between_redrafts_are_not_said_to_wait_for_a_tend_cycle_that_is_off():
+    """Found: with the tend cycle on, a tick between two redrafts (tend_interval_seconds not yet passed) leaves the
+    chain deferred, and the headline said 'for sleep time (the tend cycle is off)'."""
+    say = narrate({**HEALTHY, "tend_cycle": True, "chain": {"chain_open": True, "redrafts_due": 1},
+                   "redrafts_waiting_since": NOW - 120}, NOW)
+    assert "tend cycle is off" not in say["headline"] and "sleep time" not in say["headline"], say["headline"]
+    assert "redraft" in say["headline"] and say["action"] == "tend"
