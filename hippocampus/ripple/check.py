@@ -25,7 +25,7 @@ _WHO = {"windows-session": "{}'s session", "runuser": _OWN_PATH, "sudo": _OWN_PA
 FIRE_EVENT = "wake_check"
 OUTPUT_LINES = 5
 LINE_CHARS = 200
-KILL_GRACE = 15.0          # past --fire's limit, for the reaper's kill (it waits 10 s for the child to go)
+KILL_GRACE = 20.0          # past --fire's limit, for the reaper's stop (TERM_GRACE, then 10 s for its kill)
 FIRE_MESSAGE = (f"{WOKEN}\n\nThis is only a wake-up check (seren-hippocampus check-ripple --fire), not a task: "
                 "reply OK; nothing to do. Do not call any tools.")
 

@@ -29,6 +29,7 @@ ENDPOINT_TIMEOUT = 30.0
 SKIPPED = "the last ripple for this event is still running"
 MAX_ERROR = 400
 ANSWER_READ = 4096          # of any answer only this much is read (an error's reason is cut to MAX_ERROR)
+TERM_GRACE = 5.0            # after a SIGTERM (which runuser and sudo pass on to the command), then a SIGKILL
 _NOT_SENT = ("delivered", "delivery_error", "ripple")    # bookkeeping of earlier deliveries and ripples
 log = logging.getLogger(__name__)
 
@@ -177,10 +178,11 @@ class Ripple:
         """Kill the children still running and wait (up to `timeout`) for them."""
         with self._lock:
             procs = [p for p in self._children if p.poll() is None]
-        for step in (lambda p: p.kill(), lambda p: p.wait(timeout=timeout)):
-            for p in procs:
-                with contextlib.suppress(Exception):     # already gone; or we tried
-                    step(p)
+        for p in procs:
+            with contextlib.suppress(Exception):         # already gone
+                p.terminate()
+        for p in procs:
+            _end(p, timeout)
         self.running_count()
 
     def _script(self, event: dict) -> dict:
@@ -234,8 +236,8 @@ class Ripple:
         except subprocess.TimeoutExpired:
             killed = True
             with contextlib.suppress(Exception):        # gone, or it will be
-                proc.kill()
-                proc.wait(timeout=10)
+                proc.terminate()
+            _end(proc, 10)
         except Exception:  # noqa: BLE001 - nothing to record
             pass
         with contextlib.suppress(Exception):            # no exit code to read
@@ -268,6 +270,17 @@ class Ripple:
                    else f"the {ENDPOINT_TIMEOUT:g} s an endpoint ripple waits at most")
         return outcome(*post_json(url, body, cfg.resolve_bearer, timeout, who="the ripple endpoint", setting=setting,
                                   url_setting="ripple.url"), "ok", type="endpoint")
+
+
+def _end(proc: Any, timeout: float) -> None:
+    """Wait TERM_GRACE for a child told to stop (SIGTERM: passed on to the command by runuser or sudo, where a
+    SIGKILL of them would leave it running), then SIGKILL it and wait up to `timeout`."""
+    try:
+        proc.wait(timeout=TERM_GRACE)
+    except Exception:  # noqa: BLE001 - still running, or not ours to wait on
+        with contextlib.suppress(Exception):            # gone, or we tried
+            proc.kill()
+            proc.wait(timeout=timeout)
 
 
 def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float,

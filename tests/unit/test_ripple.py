@@ -319,6 +319,53 @@ def test_timeout_kills_a_script_that_never_exits(tmp_path, ripples):
                    "run_as": res["run_as"]}
 
 
+WATCHING_PARENT = r'''
+import os, signal, subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open({PID!r} + ".part", "w") as f:
+    f.write(str(child.pid))
+os.replace({PID!r} + ".part", {PID!r})
+def forward(sig, frame):        # as runuser and sudo do: a SIGTERM is passed on to the command; a SIGKILL cannot be
+    child.terminate()
+    child.wait()
+    sys.exit(143)
+signal.signal(signal.SIGTERM, forward)
+child.wait()
+'''
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize("how", ["timeout", "shutdown"])
+def test_a_wake_up_run_through_runuser_or_sudo_is_ended_whole(tmp_path, ripples, how):
+    """Found: a wake-up that hung past ripple.timeout_seconds (or was running at the service's stop) was ended with
+    SIGKILL, which runuser and sudo (run_as another account) cannot pass on: the woken model went on running,
+    the ripple said it was killed, and the next wake-up could land on top of it."""
+    pid = tmp_path / "grandchild.pid"
+    script = tmp_path / "watching_parent.py"
+    script.write_text(WATCHING_PARENT.format(PID=str(pid)), encoding="utf-8")
+    r = make(ripples, script_cfg([sys.executable, str(script)], timeout_seconds=1.0 if how == "timeout" else 600),
+             tmp_path)
+    assert r.fire({"type": "draft_submitted"})["ok"]
+    assert wait_for(pid.exists, 10)
+    grandchild = int(pid.read_text())
+    try:
+        if how == "timeout":
+            assert r.wait("draft_submitted", 20)["killed"] is True
+        else:
+            r.shutdown(timeout=5)
+
+        def gone() -> bool:
+            try:
+                os.kill(grandchild, 0)
+            except ProcessLookupError:
+                return True
+            return False
+        assert wait_for(gone, 10), "the woken command was left running"
+    finally:
+        with __import__("contextlib").suppress(OSError):
+            os.kill(grandchild, 9)
+
+
 def test_shutdown_kills_children(tmp_path):
     script, pid, done = sleeper_script(tmp_path, 600)
     r = Ripple(script_cfg([sys.executable, str(script)]), log_dir=tmp_path)
