@@ -180,7 +180,7 @@ class Ripple:
             procs = [p for p in self._children if p.poll() is None]
         for p in procs:
             with contextlib.suppress(Exception):         # already gone
-                p.terminate()
+                getattr(p, "terminate", p.kill)()        # a session's child: kill() only
         for p in procs:
             _end(p, timeout)
         self.running_count()
@@ -236,7 +236,7 @@ class Ripple:
         except subprocess.TimeoutExpired:
             killed = True
             with contextlib.suppress(Exception):        # gone, or it will be
-                proc.terminate()
+                getattr(proc, "terminate", proc.kill)()
             _end(proc, 10)
         except Exception:  # noqa: BLE001 - nothing to record
             pass
