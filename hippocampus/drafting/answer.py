@@ -30,6 +30,7 @@ _OPS_KEY = re.compile(r'"operations"[\s:]*')
 _GAP = re.compile(r"[\s,]*")
 _DECODER = json.JSONDecoder(strict=False)
 _NONE = ("", "null", "none", "n/a")
+_INLINE_MARKER = re.compile(r"\s*\[\s*[fc]\d+\s*\]", re.I)    # "Likes fish [f1]." cites inline: the memory is without it
 
 
 @dataclass
@@ -199,8 +200,8 @@ def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
         target_core_id, target_op, err = _target(raw, markers)
         if err:
             return None, err
-    content = strip_scaffolding(_text(raw.get("content")))[0]
-    restated = strip_scaffolding(_text(raw.get("restated_content")))[0] or None
+    content = _INLINE_MARKER.sub("", strip_scaffolding(_text(raw.get("content")))[0]).strip()
+    restated = _INLINE_MARKER.sub("", strip_scaffolding(_text(raw.get("restated_content")))[0]).strip() or None
     if redraft_of is not None:  # a redraft never rewords a core
         content, restated = content or (restated or ""), None
     if kind != "attach" or restated == content:

@@ -115,6 +115,17 @@ def test_scaffolding_cut():
     assert [o["content"] for o in p.operations] == ["Likes fish."]
 
 
+def test_markers_written_into_the_text_are_not_kept_in_the_memory():
+    """Found: a model that cites inline ("Likes fish [f1]." or "[f2] Sam moved to Lyon") had the prompt's markers
+    land in long-term memory as part of the text."""
+    p = parse(answer(op(content="Likes fish [f1].", fragments=["f1"]),
+                     op("attach", "[F2] ate fish again [f2][f3]", ["f2"], target="c1",
+                        restated_content="Loves fish [c1] a lot")))
+    assert [(o["content"], o.get("restated_content")) for o in p.operations] == [
+        ("Likes fish.", None), ("ate fish again", "Loves fish a lot")]
+    assert parse(answer(op(content="[f1]"))).operations == []          # nothing left to keep
+
+
 def test_cut_off_keeps_finished_ops():
     full = answer(op(content="one"), op(content="two", fragments=["f2"]))
     text = full[: full.index('"two"') + 2]
