@@ -70,7 +70,8 @@ def finish_submit(ctx: Context, record: dict) -> None:
             log.warning("could not leave the review note for draft %s: %s", draft_id, exc)
     ctx.gate.handover()
     ctx.emit_once("draft_submitted", "draft_id", draft_id=draft_id, operations=record["operations"],
-                  kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"))
+                  kinds=record.get("kinds", []), review_note_id=note_id, brief_id=record.get("brief_id"),
+                  terminal=ctx.cfg.sleep.max_attempts <= 1)      # as it was submitted: its wake-up says so
 
 
 def resume_submit(ctx: Context, snap) -> None:

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
-                "closed", "ended")
+                "closed", "ended", "model_failures")       # a failed redraft is why its row is kept: its words
 
 
 def record(ctx: Context, report: TendReport) -> None:

@@ -30,6 +30,7 @@ _OPS_KEY = re.compile(r'"operations"[\s:]*')
 _GAP = re.compile(r"[\s,]*")
 _DECODER = json.JSONDecoder(strict=False)
 _NONE = ("", "null", "none", "n/a")
+_INLINE_MARKER = re.compile(r"\s*\[\s*[fc]\d+\s*\]", re.I)    # "Likes fish [f1]." cites inline: the memory is without it
 
 
 @dataclass
@@ -93,7 +94,8 @@ def _balanced_end(s: str, i: int) -> Optional[int]:
 
 
 def salvage(text: str) -> tuple:
-    """(objects, found, cut_off) from the "operations" list, one element at a time."""
+    """(objects, found, cut_off) from the "operations" list, one element at a time; one complete but not readable
+    is None in its place (the reader drops it), so the rest are kept and their places still count."""
     key = _OPS_KEY.search(text)
     if key is None:
         return [], False, False
@@ -114,10 +116,9 @@ def salvage(text: str) -> tuple:
             obj, i = _DECODER.raw_decode(text, i)
         except (ValueError, RecursionError):
             end = _balanced_end(text, i) if text[i] in "{[" else None
-            obj = None if end is None else _loads(text[i:end])
-            if obj is None:
+            if end is None:
                 return out, True, True
-            i = end
+            obj, i = _loads(text[i:end]), end     # complete but unreadable: None, dropped as not an object
         out.append(obj)
 
 
@@ -199,8 +200,8 @@ def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
         target_core_id, target_op, err = _target(raw, markers)
         if err:
             return None, err
-    content = strip_scaffolding(_text(raw.get("content")))[0]
-    restated = strip_scaffolding(_text(raw.get("restated_content")))[0] or None
+    content = _INLINE_MARKER.sub("", strip_scaffolding(_text(raw.get("content")))[0]).strip()
+    restated = _INLINE_MARKER.sub("", strip_scaffolding(_text(raw.get("restated_content")))[0]).strip() or None
     if redraft_of is not None:  # a redraft never rewords a core
         content, restated = content or (restated or ""), None
     if kind != "attach" or restated == content:
@@ -308,7 +309,13 @@ def read_raw(text: Any, finish_reason: Optional[str], max_tokens: int, constrain
     cut = finish_reason == "length"
     obj = json_value(body)
     if isinstance(obj, (dict, list)):
-        return ([obj] if single is not None and single(obj) else _raw_ops(obj)), cut, None
+        if single is not None and single(obj):
+            return [obj], cut, None
+        if isinstance(obj, dict) and "operations" not in obj and "kind" not in obj:    # {"draft": {"operations": []}}
+            nested, found, _ = salvage(body)
+            if found and nested:
+                return nested, cut, None
+        return _raw_ops(obj), cut, None
     raw, found, ran_off = salvage(body)
     cut = cut or ran_off
     if not raw and not (found and not cut):

@@ -35,6 +35,7 @@ _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")
 _SEP = re.compile(r"[.,:/-]")
+_DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
@@ -88,6 +89,9 @@ def near_duplicate(a: str, b: str) -> bool:
 
 def _num(token: str) -> str:
     token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
+    if _DECIMAL.fullmatch(token):      # its fraction's digits as written; a decimal comma as a point
+        whole, frac = _SEP.split(token)
+        return f"{_digits(whole)}.{''.join(str(unicodedata.decimal(c)) for c in frac)}"
     return "".join(p if _SEP.fullmatch(p) else _digits(p) for p in re.split(f"({_SEP.pattern})", token) if p)
 
 
@@ -136,8 +140,9 @@ class Known:
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
 
     def has(self, rule: str, token: str) -> bool:
-        if rule == "numbers":
-            return token in self.numbers or all(p in self.numbers for p in _SEP.split(token) if p)
+        if rule == "numbers":       # a date or time may be found by its parts; a decimal only whole
+            return token in self.numbers or (not _DECIMAL.fullmatch(token)
+                                             and all(p in self.numbers for p in _SEP.split(token) if p))
         if rule == "names":
             return _found(_stem(token), self.stems)
         return token in self.flat

@@ -1,5 +1,5 @@
-"""A brief's hints matched against a cluster (pure). A hint matches as a substring, as a tag, or (promote hints only)
-by LOOSE_SHARE of its significant words, directly or by stem.
+"""A brief's hints matched against a cluster (pure). A hint matches as a substring (a noise hint only from the start
+of a word), as a tag, or (promote hints only) by LOOSE_SHARE of its significant words, directly or by stem.
 """
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def hint_match(hint: str, cluster_tags: Iterable[str], haystack: str, loose: boo
     if not hint:
         return False
     hay = (haystack or "").lower()
-    if hint in hay or hint in {t.lower() for t in cluster_tags}:
+    # a promote hint anywhere; a noise hint only where a word starts ("rain" is not in "training")
+    if (hint in hay if loose else re.search(r"(?<!\w)" + re.escape(hint), hay)) \
+            or hint in {t.lower() for t in cluster_tags}:
         return True
     words = [w for w in _WORD.findall(hint) if len(w) >= 3 and w not in STOP]
     if not loose or len(words) < 2:

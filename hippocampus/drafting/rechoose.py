@@ -50,6 +50,7 @@ FORMAT = ('Answer with ONE JSON object and nothing else, in this shape:\n'
 class RedraftMarkers(Markers):
     quotes: dict = field(default_factory=dict)     # "q1" -> a wording the critique gives
     withdraw: bool = True                          # False: the critique says what to say, so it is said
+    said: Optional[dict] = None                    # then: the choice of its words, read for an answer without one
 
 
 def wordings(critique: Any) -> list:
@@ -57,11 +58,14 @@ def wordings(critique: Any) -> list:
     ("say: ...", "write: ..."), without the quotes around it. Only words with some content count."""
     text = norm(critique if isinstance(critique, str) else "")
     out: list = []
-    for w in [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)] + _cued(text):
-        w = one_line(w).strip(" \"'“”‘’«»„「」『』")[:WORDING_CHARS].strip()
+    for w in map(_wording, [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)] + _cued(text)):
         if content_words(w) and w.casefold() not in (o.casefold() for o in out):
             out.append(w)
     return out[:MAX_WORDINGS]
+
+
+def _wording(w: str) -> str:
+    return one_line(w).strip(" \"'“”‘’«»„「」『』")[:WORDING_CHARS].strip()
 
 
 def tells_what_to_say(critique: Any) -> bool:
@@ -113,6 +117,9 @@ def prompt(*, voice_block: str, critique: str, op: dict, earlier: list, entries:
         use = {"kind": kept, "target": shown if kept in TARGETED else None, "also": own}
         lines += ["", "Wording the critique gives (its words become the memory as they are):"]
         lines += [f"[{q}] {w}\n  to use it: " + json.dumps({"words": q, **use}) for q, w in markers.quotes.items()]
+        cued = {_wording(c).casefold() for c in _cued(norm(critique))}
+        said = next((q for q, w in markers.quotes.items() if w.casefold() in cued), None)
+        markers.said = {"words": said, **use} if said and not markers.withdraw else None
     if not markers.withdraw:
         lines += ["", "The critique says what to say: answer with one choice (withdrawing is not offered)."]
     lines += ["", "The critique, once more:", critique, "", FORMAT, "JSON:"]
@@ -171,6 +178,8 @@ def parse(text: str, *, finish_reason: Optional[str], markers: RedraftMarkers, m
           redraft_of: Optional[int] = None, core_texts: Optional[dict] = None, constrained: bool = False) -> Parsed:
     """The operation one answer chooses (none: withdrawn); never raises. core_texts: marker -> the core's text."""
     def build(raw: list) -> tuple:
+        if not raw and getattr(markers, "said", None):     # a withdrawal, not offered: the critique's words are said
+            raw = [markers.said]
         ops, dropped = [], []
         for i, item in enumerate(raw):
             op, why = choice(item, markers)

@@ -14,8 +14,12 @@ _SEP = re.compile(r"([.,:/-])")
 
 
 def _norm(token: str) -> str:
-    """Thousands separators go (1,000 = 1000), leading zeros go (03 = 3); separators of dates stay."""
+    """Thousands separators go (1,000 = 1000), leading zeros go (03 = 3), but not a decimal's after its point;
+    separators of dates stay."""
     token = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token)
+    if re.fullmatch(r"\d+[.,]\d+", token):     # a decimal: its fraction as written (0.05 is not 0.5), a comma a point
+        whole, frac = re.split(r"[.,]", token)
+        return f"{whole.lstrip('0') or '0'}.{frac}"
     return "".join(p if _SEP.fullmatch(p) else (p.lstrip("0") or "0") for p in _SEP.split(token) if p)
 
 

@@ -25,6 +25,7 @@ _WHO = {"windows-session": "{}'s session", "runuser": _OWN_PATH, "sudo": _OWN_PA
 FIRE_EVENT = "wake_check"
 OUTPUT_LINES = 5
 LINE_CHARS = 200
+KILL_GRACE = 20.0          # past --fire's limit, for the reaper's stop (TERM_GRACE, then 10 s for its kill)
 FIRE_MESSAGE = (f"{WOKEN}\n\nThis is only a wake-up check (seren-hippocampus check-ripple --fire), not a task: "
                 "reply OK; nothing to do. Do not call any tools.")
 
@@ -213,7 +214,8 @@ def _log_dir(preferred: Path) -> tuple:
 
 def fire(rcfg: RippleConfig, *, log_dir: Path, timeout: Optional[float] = None) -> Line:
     """One harmless wake-up through the real route (Ripple): exit code, time, output."""
-    cfg = dataclasses.replace(rcfg, messages={FIRE_EVENT: FIRE_MESSAGE}, events=[FIRE_EVENT])
+    limit = float(rcfg.timeout_seconds if timeout is None else timeout)     # the child is killed at this, not before
+    cfg = dataclasses.replace(rcfg, messages={FIRE_EVENT: FIRE_MESSAGE}, events=[FIRE_EVENT], timeout_seconds=limit)
     where, tmp = _log_dir(Path(log_dir))
     log = where / "ripple.log"
     offset = log.stat().st_size if log.exists() else 0
@@ -228,10 +230,9 @@ def fire(rcfg: RippleConfig, *, log_dir: Path, timeout: Optional[float] = None) 
         if outcome.get("type") == "endpoint":
             return Line("fire", True, f"the receiver took the wake-up: HTTP {outcome.get('status')} in "
                                       f"{time.monotonic() - started:.1f} s")
-        limit = float(cfg.timeout_seconds if timeout is None else timeout)
-        done = ripple.wait(FIRE_EVENT, limit)
+        done = ripple.wait(FIRE_EVENT, limit + KILL_GRACE)     # the reaper kills it at `limit` and says so
         seconds = time.monotonic() - started
-        if done is None:
+        if done is None or done.get("killed"):
             ripple.shutdown()
             return Line("fire", False, f"pid {outcome.get('pid')} did not finish within {limit:g} s and was "
                                        f"killed{_first_lines(log, offset)}")

@@ -29,6 +29,7 @@ ENDPOINT_TIMEOUT = 30.0
 SKIPPED = "the last ripple for this event is still running"
 MAX_ERROR = 400
 ANSWER_READ = 4096          # of any answer only this much is read (an error's reason is cut to MAX_ERROR)
+TERM_GRACE = 5.0            # after a SIGTERM (which runuser and sudo pass on to the command), then a SIGKILL
 _NOT_SENT = ("delivered", "delivery_error", "ripple")    # bookkeeping of earlier deliveries and ripples
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,11 @@ _BODIES = {
     "tend_resubmitted": ("The operations you denied have been redrafted ({draft_id}). Review the new attempt with "
                          "`get_draft` and `review_draft`; `earlier_attempts` shows what each operation replaces and "
                          "the critique it answered."),
+    "draft_submitted_terminal": ("Tonight's draft ({draft_id}) is the LAST attempt (sleep.max_attempts is 1): nothing "
+                                 "is redrafted after it, so a denial drops the operation for good and its memory "
+                                 "stays in short-term. So land things: read it with `get_draft`, fix what needs it "
+                                 "yourself and approve with `edited_content`, `edited_kind` or `edited_target_core_id` "
+                                 "in `review_draft`. Deny only duplicates or things that are not true, and say why."),
     "tend_resubmitted_terminal": ("This redraft ({draft_id}) is the LAST attempt. A denial now drops the operation "
                                   "for good and its memory stays in short-term. So land things: take the best "
                                   "version, fix it yourself where it needs it, and approve with `edited_content`, "
@@ -64,7 +70,7 @@ _BODIES = {
                         "whose promote hints are short phrases lifted word for word from the memories, or their topic "
                         "tags."),
 }
-_REVIEW = {"draft_submitted", "tend_resubmitted", "tend_resubmitted_terminal"}
+_REVIEW = {"draft_submitted", "draft_submitted_terminal", "tend_resubmitted", "tend_resubmitted_terminal"}
 
 _PLACEHOLDER = re.compile(r"\{(message|event|draft_id)\}")
 
@@ -92,7 +98,7 @@ def argv_of(cfg: RippleConfig, windows: bool) -> list:
 def message_for(event: dict, cfg: RippleConfig) -> str:
     """The operator's text for `event` as written, else WOKEN + body (+ RESTATE for a review) + NUDGE."""
     kind = _kind(event)
-    key = "tend_resubmitted_terminal" if kind == "tend_resubmitted" and event.get("terminal") else kind
+    key = f"{kind}_terminal" if kind in ("draft_submitted", "tend_resubmitted") and event.get("terminal") else kind
     custom = cfg.messages if isinstance(cfg.messages, dict) else {}
     template = next((str(custom[k]) for k in dict.fromkeys((key, kind)) if custom.get(k)), None)
     if template is None:
@@ -172,10 +178,11 @@ class Ripple:
         """Kill the children still running and wait (up to `timeout`) for them."""
         with self._lock:
             procs = [p for p in self._children if p.poll() is None]
-        for step in (lambda p: p.kill(), lambda p: p.wait(timeout=timeout)):
-            for p in procs:
-                with contextlib.suppress(Exception):     # already gone; or we tried
-                    step(p)
+        for p in procs:
+            with contextlib.suppress(Exception):         # already gone
+                getattr(p, "terminate", p.kill)()        # a session's child: kill() only
+        for p in procs:
+            _end(p, timeout)
         self.running_count()
 
     def _script(self, event: dict) -> dict:
@@ -229,8 +236,8 @@ class Ripple:
         except subprocess.TimeoutExpired:
             killed = True
             with contextlib.suppress(Exception):        # gone, or it will be
-                proc.kill()
-                proc.wait(timeout=10)
+                getattr(proc, "terminate", proc.kill)()
+            _end(proc, 10)
         except Exception:  # noqa: BLE001 - nothing to record
             pass
         with contextlib.suppress(Exception):            # no exit code to read
@@ -263,6 +270,17 @@ class Ripple:
                    else f"the {ENDPOINT_TIMEOUT:g} s an endpoint ripple waits at most")
         return outcome(*post_json(url, body, cfg.resolve_bearer, timeout, who="the ripple endpoint", setting=setting,
                                   url_setting="ripple.url"), "ok", type="endpoint")
+
+
+def _end(proc: Any, timeout: float) -> None:
+    """Wait TERM_GRACE for a child told to stop (SIGTERM: passed on to the command by runuser or sudo, where a
+    SIGKILL of them would leave it running), then SIGKILL it and wait up to `timeout`."""
+    try:
+        proc.wait(timeout=TERM_GRACE)
+    except Exception:  # noqa: BLE001 - still running, or not ours to wait on
+        with contextlib.suppress(Exception):            # gone, or we tried
+            proc.kill()
+            proc.wait(timeout=timeout)
 
 
 def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float,

@@ -132,6 +132,8 @@ def outcome(kind: str, o: Optional[dict]) -> str:
     if kind == "webhook":
         return "webhook sent" if o.get("delivered") else "webhook not sent" + (f" ({o['error']})" if o.get("error")
                                                                              else "")
+    if o.get("dropped"):        # a kept one made needless while it waited (the brief it asked for arrived)
+        return f"ripple not fired: {o['dropped']}"
     if o.get("skipped"):
         return "ripple kept: the last one still runs"
     if o.get("refused"):

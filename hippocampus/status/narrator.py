@@ -74,13 +74,16 @@ def headline(s: dict, now: float) -> tuple:
 def _broken(s: dict, now: float) -> Optional[tuple]:
     last = s.get("last_sleep") or {}
     if last.get("error"):
+        briefed = bool(last.get("brief_id"))        # a sleep by hand without a brief kept none
         if model_back(s, last.get("finished_at")) and "model" in str(last["error"]):
+            again = "the next check sleeps on the same brief" if briefed else "Sleep now tries it again"
             return (f"The last sleep failed at {hhmm(last.get('finished_at'))} because the model did not answer; it "
-                    "answers again now, so the next check sleeps on the same brief.", WAIT, "sleep")
-        then = (f"; the model's start is tried again at {hhmm(last['retry_at'])}"
-                if (last.get("retry_at") or 0) > now else " for the next check")
-        return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. Its brief is kept"
-                f"{then}.", BAD, "sleep")
+                    f"answers again now, so {again}.", WAIT, "sleep")
+        retry = (last.get("retry_at") or 0) > now
+        then = f"; the model's start is tried again at {hhmm(last['retry_at'])}" if retry else ""
+        kept = (f"Its brief is kept{then or ' for the next check'}" if briefed
+                else f"No brief was involved{then or ', and Sleep now tries it again'}")
+        return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. {kept}.", BAD, "sleep")
     if (spent := last.get("budget") or {}).get("rest_until", 0) > now and not last.get("draft_id"):
         return (f"The last sleep stopped drafting early at {hhmm(last.get('finished_at'))}: {spent.get('reason')}. "
                 f"Its brief and undrafted fragments are kept; the next sleep waits for bedtime, "
@@ -125,7 +128,7 @@ def _waiting(s: dict, now: float) -> tuple:
         return (f"A draft ({n(waiting.get('operations') or 0, 'operation')}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
     if chain.get("redrafts_due"):
-        if s.get("redrafts_waiting_since"):
+        if s.get("redrafts_waiting_since") and not s.get("tend_cycle"):     # on: they wait for its next turn
             return (f"Denied operations have waited since {hhmm(s['redrafts_waiting_since'])} for sleep time "
                     "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
         return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
@@ -179,7 +182,8 @@ def _error_words(s: dict, error: str, headline: str, words: str) -> str:
 # the last sleep's or tend's card says the first of these the run did
 RUN_MAIN = {"sleep": (("error", "Failed"), ("budget", "Stopped early"), ("draft_id", "Drafted"), ("quiet", "Quiet"),
                       ("interrupted", "Interrupted"), (None, "Ran")),
-            "tend": (("error", "Failed"), ("resubmitted", "Did work"), ("closed", "Did work"), (None, "Quiet"))}
+            "tend": (("error", "Failed"), ("model_failures", "Could not redraft"), ("resubmitted", "Did work"),
+                     ("closed", "Did work"), (None, "Quiet"))}
 
 
 def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> dict:
@@ -189,8 +193,9 @@ def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> 
         return _line("Never", f"no {kind} has run yet{tail}")
     main = next(word for key, word in RUN_MAIN[kind] if key is None or last.get(key))
     words = _error_words(s, last.get("error"), headline, (tend_words if kind == "tend" else sleep_words)(last))
+    failed = last.get("error") or (kind == "tend" and last.get("model_failures"))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
-                 BAD if last.get("error") else OK)
+                 BAD if failed else OK)
 
 
 def _bedtime(s: dict, now: float) -> dict:
@@ -250,7 +255,8 @@ def _model(s: dict) -> dict:
     if model_down(s):
         return _line("Not answering", f"{s.get('model_url')} does not answer", BAD)
     if lc.get("managed"):
-        return _line(f"Managed: {lc.get('state') or 'unknown'}", "started when a sleep or redraft needs it")
+        return _line(f"Managed: {lc.get('state') or 'unknown'}", "started when a sleep or redraft needs it",
+                     BAD if lc.get("state") == "failed" else OK)
     health = s.get("model_health") or {}
     return _line("Answering" if health.get("answering") else "Checking", str(s.get("model_url") or ""))
 

@@ -86,6 +86,15 @@ def test_empty_or_missing_operations_taken_at_word():
         assert p.operations == [] and p.failure is None and not p.cut_off
 
 
+def test_operations_wrapped_in_another_object_are_read():
+    """Found: {"draft": {"operations": [...]}} read as no operations and no failure, so the pile's memories were
+    silently not drafted and the brief was used up."""
+    for text in (json.dumps({"draft": json.loads(answer(op(content="Likes fish.")))}),
+                 json.dumps({"result": {"summary": "x", "operations": [op(content="Likes fish.")]}})):
+        p = parse(text)
+        assert p.failure is None and [o["content"] for o in p.operations] == ["Likes fish."], (text, p)
+
+
 def test_target_op_remapped_and_checked():
     p = parse(answer(op("merge"), op(content="A"), op("attach", "x", ["f2"], target_op=2),
                      op("supersede", "y", ["f2"], target_op="1"), op("attach", "z", ["f3"], target_op=3),
@@ -106,6 +115,17 @@ def test_scaffolding_cut():
     assert [o["content"] for o in p.operations] == ["Likes fish."]
 
 
+def test_markers_written_into_the_text_are_not_kept_in_the_memory():
+    """Found: a model that cites inline ("Likes fish [f1]." or "[f2] Sam moved to Lyon") had the prompt's markers
+    land in long-term memory as part of the text."""
+    p = parse(answer(op(content="Likes fish [f1].", fragments=["f1"]),
+                     op("attach", "[F2] ate fish again [f2][f3]", ["f2"], target="c1",
+                        restated_content="Loves fish [c1] a lot")))
+    assert [(o["content"], o.get("restated_content")) for o in p.operations] == [
+        ("Likes fish.", None), ("ate fish again", "Loves fish a lot")]
+    assert parse(answer(op(content="[f1]"))).operations == []          # nothing left to keep
+
+
 def test_cut_off_keeps_finished_ops():
     full = answer(op(content="one"), op(content="two", fragments=["f2"]))
     text = full[: full.index('"two"') + 2]
@@ -121,6 +141,20 @@ def test_cut_off_before_first_op_names_max_tokens():
         p = parse(text, finish="length")
         assert p.cut_off and p.operations == []
         assert "model.max_tokens (777)" in p.failure and "raise model.max_tokens" in p.failure
+
+
+def test_a_malformed_operation_in_a_finished_answer_is_dropped_not_a_cut_off():
+    """Found: one operation missing a comma, in an answer that ended on its own (finish_reason stop), made the
+    whole answer 'cut off at model.max_tokens ... raise model.max_tokens', and the operations after it were lost."""
+    bad = '{"kind": "new_core", "content": "Likes tea" "fragments": ["f1"]}'
+    good = json.dumps(op(content="Likes fish.", fragments=["f2"]))
+    p = parse('{"operations": [%s, %s]}' % (bad, good))
+    assert not p.cut_off and p.failure is None, p
+    assert [o["content"] for o in p.operations] == ["Likes fish."] and p.dropped == ["op 0: not an object"]
+    p = parse('{"operations": [%s]}' % bad)
+    assert not p.cut_off and "max_tokens" not in (p.failure or "") and p.operations == [] and p.dropped
+    p = parse('{"operations": [%s, %s' % (good, bad[:20]), finish="length")      # a real cut-off is still one
+    assert p.cut_off and [o["content"] for o in p.operations] == ["Likes fish."]
 
 
 def test_not_json_failure():

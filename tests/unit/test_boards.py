@@ -80,6 +80,10 @@ EVENTS = [
      "the part that wakes the main model · 1 restart", "webhook not sent (HTTP 500)"),
     ("a ripple kept", {"type": "chain_closed", "landed": 3, "denied": 0, "ripple": {"skipped": True}},
      "3 landed", "ripple kept: the last one still runs"),
+    # found: a kept ripple the brief made needless went on saying "kept" in the History for good
+    ("a kept ripple dropped", {"type": "brief_requested", "nudge": 1,
+                               "ripple": {"skipped": True, "dropped": "the brief arrived"}},
+     "asked again (1 reminder so far)", "ripple not fired: the brief arrived"),
     ("a ripple refused", {"type": "sleep_done", "quiet": True, "catch_up": True,
                                          "ripple": {"refused": True, "error": "run_as"}},
      "quiet · catch-up", "ripple refused (run_as)"),
@@ -126,3 +130,15 @@ def test_memory_down_keeps_what_its_last_answer_said_as_of_when():
     assert out["say"] == {"level": "bad", "note": f"Memory is not answering: as of {hhmm(NOW - 90)}, when it last "
                                                   "answered, 1 draft, 1 operation waiting for a decision."}
     assert out["times"] == {hhmm(NOW - 90): NOW - 90}
+
+
+def test_a_history_row_of_a_tend_whose_redraft_failed_says_so():
+    """Found: a tend is put in the history because its redraft failed, and the History row read 'quiet: nothing
+    to tend' - the row kept no model_failures to word."""
+    from hippocampus.cycle.reports import TendReport
+    from hippocampus.cycle.tend import HISTORY_KEYS
+
+    report = TendReport(started_at=NOW, finished_at=NOW + 5, model_failures=[
+        {"stage": "redraft", "topic": "garden", "op": 1, "why": "the model's answer was not the JSON asked for"}])
+    row = report.pick(HISTORY_KEYS)
+    assert boards.run_words(row) == "the model could not write 1 redraft", boards.run_words(row)

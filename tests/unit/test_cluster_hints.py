@@ -111,3 +111,15 @@ def test_plan_splits_piles_and_mechanical():
                     "evidence_count": 2, "target_core_id": None,
                     "rationale": "mechanical: 2 fragment(s) on 'fish', longest kept; no model to judge attach/supersede"}]
     assert mechanical_ops(Pile(None, [], HintHits())) == []
+
+
+def test_a_noise_hint_inside_another_word_silences_nothing():
+    """Found: the brief's noise hint "rain" (the one-off shower) matched the running "training" topic inside its
+    words, and noise wins over promote, so the training the brief promoted was never drafted."""
+    shorts = [row(1, "Interval training at the track", "training"), row(2, "Hill training again", "training"),
+              row(3, "It rained hard at noon", "weather")]
+    plan = plan_sleep(shorts, promote_hints=["training"], noise_hints=["rain"], min_evidence=2, pile_max=12)
+    assert [p.topic for p in plan.piles] == ["training"], plan
+    assert plan.hint_hits["noise"] == {"rain": ["weather"]}      # "rained": the hint opens the word
+    plan = plan_sleep(shorts, promote_hints=[], noise_hints=["rained hard"], min_evidence=1, pile_max=12)
+    assert [p.topic for p in plan.piles] == ["training"] and plan.hint_hits["noise"] == {"rained hard": ["weather"]}

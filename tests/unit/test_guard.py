@@ -177,3 +177,22 @@ def test_a_restatement_its_sources_do_not_hold_is_taken_off_and_the_attach_stand
 def test_a_shouted_or_title_case_line_names_no_one():
     assert guard.names("TEA IS EVERYTHING NOW") == [] and guard.names("Notes From The Climbing Trip") == []
     assert guard.names("We met Anna and Bertrand") == ["Anna", "Bertrand"]
+
+
+DOSE = {"s1": "The doctor said 0.5 mg of melatonin at night, and 3 nights of 5 (2026-03-03)"}
+
+
+@pytest.mark.parametrize("content,kept", [
+    ("The doctor said 0.5 mg of melatonin at night", True),
+    ("The doctor said 0,5 mg of melatonin at night", True),       # a decimal comma is the same number
+    ("The doctor said 0.05 mg of melatonin at night", False),     # found: read as 0.5 (its zero stripped)
+    ("The doctor said 5.0 mg of melatonin at night", False),      # found: passed on the parts 5 and 0 of 0.5
+    ("The doctor said 3.5 mg of melatonin at night", False),      # found: passed on the 3 and the 5
+    ("The doctor said melatonin at night, 3 nights of 5", True),
+])
+def test_a_decimal_stands_whole_not_by_its_parts(content, kept):
+    """A number with a decimal point is the number its fragment holds, or it is invented: 0.05 mg is not 0.5 mg."""
+    res = run(op(content), frags=DOSE, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+    if not kept:
+        assert [f.rule for f in res.dropped] == ["numbers"]

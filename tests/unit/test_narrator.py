@@ -326,3 +326,49 @@ def test_memory_down_says_as_of_when_memory_last_answered():
                                              "up_at": NOW - 600}}, NOW)
     assert say["cards"]["brief"]["sub"].endswith(f" · as of {hhmm(NOW - 600)}")
     assert times[hhmm(NOW - 600)] == NOW - 600          # the viewer shows it in the person's clock
+
+
+@pytest.mark.parametrize("brief_id,model_back", [(None, False), (None, True), ("b1", False), ("b1", True)])
+def test_a_failed_sleep_says_its_brief_is_kept_only_when_it_had_one(brief_id, model_back):
+    """A sleep by hand without a brief (POST /sleep?without_brief=true) that failed kept no brief: the headline
+    must not say it did, nor that the next check sleeps on it."""
+    last = {"error": "the model could not draft: untagged: HTTP 500", "finished_at": NOW - 60, "brief_id": brief_id}
+    state = {**HEALTHY, "last_sleep": last}
+    if model_back:
+        state["model_health"] = {"answering": True, "checked_at": NOW - 5}
+    say = narrate(state, NOW)
+    said = say["headline"].lower()
+    assert ("brief" in said and "no brief" not in said) is (brief_id is not None), say["headline"]
+    assert say["level"] in ("bad", "wait") and say["action"] == "sleep"
+
+
+def test_a_tend_whose_redraft_failed_is_not_called_quiet():
+    """Found: the Last tend card read "Quiet" over "the model could not write 1 redraft"."""
+    s = {**HEALTHY, "chain": {"chain_open": True, "redrafts_due": 1},
+         "last_tend": {"model_failures": [{"stage": "redraft", "topic": "garden", "op": 1,
+                                           "why": "the model's answer was not the JSON asked for: 'x'"}],
+                       "finished_at": NOW - 60}}
+    card = narrate(s, NOW)["cards"]["last_tend"]
+    assert "the model could not write 1 redraft" in card["sub"]
+    assert card["main"] != "Quiet" and card["level"] == "bad", card
+
+
+def test_a_managed_model_that_failed_to_start_is_not_a_green_pill():
+    """Found: the headline said the model failed to start while the model pill beside it was green
+    ("model: managed: failed", state ok) and the model card's line was not marked bad."""
+    say = narrate({**HEALTHY, "model_lifecycle": {"managed": True, "state": "failed",
+                                                 "last_error": "llama-server exited 1"}}, NOW)
+    assert say["level"] == "bad" and "failed to start" in say["headline"]
+    assert say["pills"]["model"]["state"] == "hot", say["pills"]
+    assert say["cards"]["model"]["level"] == "bad"
+    ready = narrate({**HEALTHY, "model_lifecycle": {"managed": True, "state": "ready"}}, NOW)
+    assert ready["pills"]["model"]["state"] == "ok"
+
+
+def test_denied_operations_between_redrafts_are_not_said_to_wait_for_a_tend_cycle_that_is_off():
+    """Found: with the tend cycle on, a tick between two redrafts (tend_interval_seconds not yet passed) leaves the
+    chain deferred, and the headline said 'for sleep time (the tend cycle is off)'."""
+    say = narrate({**HEALTHY, "tend_cycle": True, "chain": {"chain_open": True, "redrafts_due": 1},
+                   "redrafts_waiting_since": NOW - 120}, NOW)
+    assert "tend cycle is off" not in say["headline"] and "sleep time" not in say["headline"], say["headline"]
+    assert "redraft" in say["headline"] and say["action"] == "tend"

@@ -132,7 +132,7 @@ def test_nothing_to_choose_from_allows_only_a_withdrawal():
 
 CHOICES = [
     # (the answer's choices, the operations read as (kind, content, target, sources), the drops named)
-    ([], [], []),
+    ([], [("attach", "Sam moved to Lyon for the lab job", "core-bistro", ["st-b"])], []),   # a withdrawal, not offered
     ([{"words": "q1", "kind": "attach", "target": "c2", "also": ["f2"]}],
      [("attach", "Sam moved to Lyon for the lab job", "core-bistro", ["st-b"])], []),
     ([{"words": "q1", "kind": "new_core", "target": None, "also": []}],
@@ -202,3 +202,20 @@ def test_a_critique_that_says_what_to_say_is_not_answered_by_a_withdrawal(critiq
     else:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({"operations": []}, schema)
+
+
+@pytest.mark.parametrize("answer", ['{"operations": []}', '{"withdraw": true}'])
+def test_a_withdrawal_not_offered_is_read_as_the_critique_s_own_words(answer):
+    """Found: a server not held to the schema (or model.structured off) let the model withdraw an operation whose
+    critique said what to say, and the reviewer's wording left the chain. It is said instead, as the prompt's
+    'to use it' line has it (README: such a critique is not answered by a withdrawal)."""
+    critique = 'Too thin: it is our "bistro"; say: Dinner with Sam at the bistro on the corner'
+    _, markers = shown(critique=critique)
+    assert markers.withdraw is False
+    parsed = read(answer, markers)
+    assert parsed.failure is None
+    assert [(o["kind"], o["content"], o.get("target_core_id"), o["source_short_ids"], o["redraft_of"])
+            for o in parsed.operations] == [
+        ("attach", "Dinner with Sam at the bistro on the corner", "core-bistro", ["st-b"], 2)]
+    _, offered = shown(critique="a duplicate of op 0; withdraw it")
+    assert read('{"operations": []}', offered).operations == []          # where it is offered, it stands

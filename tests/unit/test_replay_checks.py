@@ -28,6 +28,14 @@ def test_normalised_forms_match_and_marker_digits_are_not_numbers():
                                    ["it cost 1,000"]) == ["7"]
 
 
+def test_a_decimal_s_zeros_after_the_point_count():
+    """Found: 0.05 was read as 0.5, so the quality report's invented-number rate missed a dose ten times off
+    (the guard reads a decimal whole too)."""
+    shown = ["the doctor said 0.5 mg of melatonin"]
+    assert checks.invented_numbers([{"content": "0.05 mg of melatonin"}], shown) == ["0.05"]
+    assert checks.invented_numbers([{"content": "0.5 mg, or 0,5 mg"}], shown) == []
+
+
 def test_a_huge_digit_run_never_raises():
     assert checks.numbers("1" * 6000) == ["1" * 6000]
 

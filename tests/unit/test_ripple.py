@@ -122,6 +122,25 @@ def test_terminal_message_is_its_own_and_says_last_attempt():
     assert last.startswith(WOKEN) and last.endswith(NUDGE) and RESTATE in last
 
 
+def test_a_first_draft_that_is_the_last_attempt_is_woken_to_as_the_last(make_config, make_ctx, hand):
+    """sleep.max_attempts: 1 sends the first draft terminal: nothing is redrafted after it. Found: its wake-up
+    asked for 'a specific critique for each one you deny, so the redraft knows what to fix', so the reviewer
+    denied what a fix would have landed, and no redraft ever came."""
+    from hippocampus.cycle import executor
+
+    ctx = make_ctx(make_config(sleep={"max_attempts": 1}))
+    for i in range(2):
+        hand.short(f"we drank green tea in the afternoon, day {i}", topic="tea")
+    hand.brief("tea mattered this week")
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    assert hand.draft(draft_id)["terminal"] is True
+    event = next(e for e in ctx.events.list(limit=50) if e["type"] == "draft_submitted")
+    said = message_for(event, RippleConfig())
+    assert "LAST attempt" in said and "edited_content" in said and draft_id in said, said
+    assert "so the redraft knows what to fix" not in said
+    assert "LAST attempt" not in message_for({"type": "draft_submitted", "draft_id": "d-1"}, RippleConfig())
+
+
 def test_unknown_kind_gets_woken_only():
     msg = message_for({"type": "chain_closed", "draft_id": "x"}, RippleConfig())
     assert msg.startswith(WOKEN)
@@ -298,6 +317,53 @@ def test_timeout_kills_a_script_that_never_exits(tmp_path, ripples):
         os.kill(int(pid.read_text()), 0)
     assert res == {"type": "script", "ok": True, "pid": res["pid"], "event": "brief_requested",
                    "run_as": res["run_as"]}
+
+
+WATCHING_PARENT = r'''
+import os, signal, subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open({PID!r} + ".part", "w") as f:
+    f.write(str(child.pid))
+os.replace({PID!r} + ".part", {PID!r})
+def forward(sig, frame):        # as runuser and sudo do: a SIGTERM is passed on to the command; a SIGKILL cannot be
+    child.terminate()
+    child.wait()
+    sys.exit(143)
+signal.signal(signal.SIGTERM, forward)
+child.wait()
+'''
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize("how", ["timeout", "shutdown"])
+def test_a_wake_up_run_through_runuser_or_sudo_is_ended_whole(tmp_path, ripples, how):
+    """Found: a wake-up that hung past ripple.timeout_seconds (or was running at the service's stop) was ended with
+    SIGKILL, which runuser and sudo (run_as another account) cannot pass on: the woken model went on running,
+    the ripple said it was killed, and the next wake-up could land on top of it."""
+    pid = tmp_path / "grandchild.pid"
+    script = tmp_path / "watching_parent.py"
+    script.write_text(WATCHING_PARENT.format(PID=str(pid)), encoding="utf-8")
+    r = make(ripples, script_cfg([sys.executable, str(script)], timeout_seconds=1.0 if how == "timeout" else 600),
+             tmp_path)
+    assert r.fire({"type": "draft_submitted"})["ok"]
+    assert wait_for(pid.exists, 10)
+    grandchild = int(pid.read_text())
+    try:
+        if how == "timeout":
+            assert r.wait("draft_submitted", 20)["killed"] is True
+        else:
+            r.shutdown(timeout=5)
+
+        def gone() -> bool:
+            try:
+                os.kill(grandchild, 0)
+            except ProcessLookupError:
+                return True
+            return False
+        assert wait_for(gone, 10), "the woken command was left running"
+    finally:
+        with __import__("contextlib").suppress(OSError):
+            os.kill(grandchild, 9)
 
 
 def test_shutdown_kills_children(tmp_path):

@@ -210,3 +210,18 @@ def test_a_child_that_ends_before_fire_returns_still_gets_its_exit_code(tmp_path
     assert out["ok"] is True
     last = r.last_results()["brief_requested"]
     assert last["running"] is False and last["exit_code"] == 2 and last["pid"] == out["pid"]
+
+
+@pytest.mark.parametrize("config_seconds,given,runs,said", [
+    (0.5, 30.0, 2.0, "exited 0 after"),             # --timeout longer than ripple.timeout_seconds: it waits that long
+    (0.5, None, 30.0, "did not finish within 0.5 s and was killed"),    # killed at its own timeout: said so
+])
+def test_fire_waits_as_long_as_it_says_and_says_a_kill(tmp_path, config_seconds, given, runs, said):
+    """check-ripple --fire --timeout N waits N s for the command (its help says so), and a command killed for
+    its time is said to be, not "exited -9"."""
+    me = getpass.getuser()
+    cfg = RippleConfig(type="script", command=[sys.executable, "-c", f"import time; time.sleep({runs})", "{message}"],
+                       run_as=me, timeout_seconds=config_seconds)
+    line = rc.fire(cfg, log_dir=tmp_path, timeout=given)
+    assert said in line.text, line.text
+    assert line.ok is (said.startswith("exited 0")), line.text
