@@ -13,7 +13,7 @@ ROUTES = ("/", "/health", "/status", "/sleep", "/events", "/history", "/queue", 
           "/openapi.json", "/metrics", "/viewer")
 MCP_MOUNT = "/mcp"
 _PATH = re.compile(r"(/[A-Za-z0-9._~-]+)+")         # a mount a client's URL can name as it is written
-TERMINAL = "tend_resubmitted_terminal"      # ripple.messages' one more key: the last redraft's own wording
+TERMINAL = ("draft_submitted_terminal", "tend_resubmitted_terminal")   # ripple.messages' keys: a last attempt's
 # every event the service sends (the test holds them to the code's emits)
 EVENTS = ("actor_crashed", "actor_failed", "actor_restarted", "brief_consumed", "brief_requested", "brief_unmatched",
           "catch_up", "chain_closed", "chain_ended", "draft_failed", "draft_submitted", "kept_for_next_sleep",
@@ -51,9 +51,9 @@ def problems(cfg: Any) -> list:
         out += [_unknown(f"'{block}.events' names {e!r}", "fire", e) for e in settings.events if e not in EVENTS]
         settings.events = [e for e in settings.events if e in EVENTS]
     messages = cfg.ripple.messages
-    unknown = [k for k in messages if k not in (*EVENTS, TERMINAL)]
-    out += [_unknown(f"'ripple.messages' has a message for {k!r}", "be used", str(k), f" (and {TERMINAL}, the last "
-                     "redraft's)") for k in unknown]
+    unknown = [k for k in messages if k not in (*EVENTS, *TERMINAL)]
+    out += [_unknown(f"'ripple.messages' has a message for {k!r}", "be used", str(k), f" (and {' and '.join(TERMINAL)}"
+                     ", a last attempt's)") for k in unknown]
     cfg.ripple.messages = {k: v for k, v in messages.items() if k not in unknown}
     return out
 

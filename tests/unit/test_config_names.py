@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from hippocampus import config
+from hippocampus.config import names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,12 +135,16 @@ def test_check_config_refuses_a_misspelled_ripple_event(tmp_path):
 def test_a_message_for_a_misspelled_event_is_left_out_named(tmp_path):
     """Found: ripple.messages: {draft_submited: ...} was kept and never used: the model got the default text."""
     cfg = _load(tmp_path, "ripple:\n  messages:\n    draft_submited: Review {draft_id}, please.\n"
-                          "    tend_resubmitted_terminal: The last one.\n    brief_requested: Brief?\n")
-    assert cfg.ripple.messages == {"tend_resubmitted_terminal": "The last one.", "brief_requested": "Brief?"}
+                          "    tend_resubmitted_terminal: The last one.\n    brief_requested: Brief?\n"
+                          "    draft_submitted_terminal: The only one.\n")
+    assert cfg.ripple.messages == {"tend_resubmitted_terminal": "The last one.", "brief_requested": "Brief?",
+                                   "draft_submitted_terminal": "The only one."}
     assert cfg.warnings == [
         f"'ripple.messages' has a message for 'draft_submited', which is not an event this service sends, so it "
         f"would never be used; it is left out - did you mean draft_submitted? The events are: {KNOWN} (and "
-        f"tend_resubmitted_terminal, the last redraft's)"]
+        f"draft_submitted_terminal and tend_resubmitted_terminal, a last attempt's)"]
+    from hippocampus.ripple.fire import _BODIES        # every last-attempt wording the ripple has may be set
+    assert set(names.TERMINAL) == {k for k in _BODIES if k.endswith("_terminal")}
 
 
 # ---------------------------------------------------------------- origins
