@@ -104,7 +104,7 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
         earlier=earlier_versions(step.attempts, step.latest, op), entries=entries, candidates=candidates,
         core_chars=ctx.cfg.sleep.core_chars)
     shown = {"redraft_of": op.get("index"), "critique": op.get("critique") or "", "denied": shown_op,
-             **({"write": size.EXTRACTIVE} if extractive else {})}     # a replay reads its answer as choices
+             **({"write": size.EXTRACTIVE, "said": markers.said} if extractive else {})}   # a replay reads it alike
     ceiling = ctx.cfg.model.max_tokens
     cap = ceiling if extractive else answer_cap(markers, ceiling, redraft=True)   # sized to what the redraft holds
     fmt = rechoose.response_format(markers, cap) if extractive else response_format(markers, cap, redraft=True)

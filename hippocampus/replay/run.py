@@ -118,7 +118,7 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
                               redraft_of=call.get("redraft_of") if redraft else None, constrained=constrained)
     elif redraft:                       # a redraft of choices (model.write): the critique's wordings too
         quotes = enumerate(rechoose.wordings(call.get("critique")), 1)
-        markers = rechoose.RedraftMarkers(**marked, quotes={f"q{i}": w for i, w in quotes})
+        markers = rechoose.RedraftMarkers(**marked, quotes={f"q{i}": w for i, w in quotes}, said=call.get("said"))
         parsed = rechoose.parse(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
                                 redraft_of=call.get("redraft_of"), constrained=constrained, core_texts=core_texts)
     else:                               # an answer of choices (model.write)
