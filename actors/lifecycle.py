@@ -1,8 +1,10 @@
 """The lifecycle actor: owns the small model's server process.
 
-On (re)start it adopts the process it started before (recorded in the state file), so a crash of this actor
-never leaves an orphaned server. A start in progress sees the service's stop flag at its next poll and gives
-up, so on_stop never waits out a model load.
+At the service's start it adopts the process a previous run started (recorded in the state file). The
+ModelLifecycle outlives a crash or an operator's restart of this actor (left to the next instance in the
+registry's estate): the server it started, or is starting, stays up and stays ours; only the service's stop
+stops it. A start in progress sees the service's stop flag at its next poll and gives up, so on_stop never
+waits out a model load.
 """
 from __future__ import annotations
 
@@ -19,17 +21,21 @@ class LifecycleActor(Supervised):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        ctx = runtime.ctx
-        self.server = ModelLifecycle(runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock,
-                                     emit=ctx.emit, persisted=ctx.state.get("lifecycle") or None,
-                                     save=lambda d: ctx.state.set(lifecycle=d), stopping=ctx.stopping.is_set)
+        ctx, estate = runtime.ctx, runtime.registry.estate(self.name)
+        if "server" not in estate:
+            estate["server"] = ModelLifecycle(
+                runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock, emit=ctx.emit,
+                persisted=ctx.state.get("lifecycle") or None, save=lambda d: ctx.state.set(lifecycle=d),
+                stopping=ctx.stopping.is_set)
+        self.server = estate["server"]
 
     def on_start(self) -> None:
-        self.server.adopt()
+        self.server.adopt()         # once: a later instance finds nothing left to adopt
         super().on_start()
 
     def on_stop(self) -> None:
-        self.server.shutdown()
+        if self.rt.stopping:        # the service stops; an actor's restart leaves the model to the next instance
+            self.server.shutdown()
 
     def ensure(self) -> None:
         self.server.ensure()
