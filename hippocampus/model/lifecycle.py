@@ -23,7 +23,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
-from hippocampus.model.observatory import observatory
+from hippocampus.model.observatory import ensure_unless_stopped, observatory
 
 
 def procs():
@@ -124,7 +124,7 @@ class ModelLifecycle:
                     f"the next attempt is in {left:.0f} s (model.lifecycle.retry_after_seconds)")
             if self.stop_asked():
                 raise ModelUnavailable(NOT_STARTED)
-            self._start()
+            self._start(nothing_answered=status is None)
 
     def release(self, busy_seconds: float) -> None:
         self.last_used = self._clock.now()
@@ -195,10 +195,10 @@ class ModelLifecycle:
         return [server, "-m", model, "--host", u.hostname or "127.0.0.1", "--port", str(port),
                 *shlex.split(self.lc.server_args, posix=not procs().WINDOWS)]
 
-    def _start(self) -> None:
+    def _start(self, nothing_answered: bool = False) -> None:
         self.state, t0 = STARTING, time.monotonic()
         if self.lc.via_observatory:
-            self._launch_observatory()
+            self._launch_observatory(nothing_answered)
         elif not (self.started_by_us and self._alive()):
             self._forget()
             self._launch_command()
@@ -234,12 +234,16 @@ class ModelLifecycle:
         self._save({**server.record(), "started_by_us": True, "cmd": cmd, "how": "command"})
         log.info("model lifecycle: launched the model server (pid %s): %s", server.pid, cmd)
 
-    def _launch_observatory(self) -> None:
+    def _launch_observatory(self, nothing_answered: bool) -> None:
         could_not = f"the Observatory could not start {self.lc.observatory_service}"
         try:
-            data = observatory(self.lc, "ensure", "a sleep or a redraft needs the drafting model")
+            data = ensure_unless_stopped(self.lc, "a sleep or a redraft needs the drafting model", self.stop_asked,
+                                         lambda: self._halt.wait(STOP_CHECK_SECONDS))
         except Exception as exc:  # noqa: BLE001
             self._fail(f"{could_not}: {exc}")
+        if data is None:    # a stop while it loads: the start we asked for (nothing answered before) is called off
+            self._how, self.started_by_us = "observatory", self.started_by_us or nothing_answered
+            self._give_up_loading(theirs=False)
         if not data.get("ok") or not data.get("ready"):
             self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}")
         self._how, self.server = "observatory", None
