@@ -13,7 +13,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 
 from hippocampus.model.lifecycle import ModelLifecycle
 
-from actors.base import Supervised
+from actors.base import Supervised, kept_for, take_all
 
 
 class LifecycleActor(Supervised):
@@ -31,7 +31,13 @@ class LifecycleActor(Supervised):
 
     def on_start(self) -> None:
         self.server.adopt()         # once: a later instance finds nothing left to adopt
+        for chain_open in take_all(missed_ticks(self.rt.registry)):
+            self.tick(chain_open)   # a tick's end told while no instance was up (or left unread by the last)
         super().on_start()
+
+    def dropped(self, method: str, *args) -> None:
+        if method == "tick":
+            missed_ticks(self.rt.registry).append(args[0])
 
     def on_stop(self) -> None:
         if self.rt.stopping:        # the service stops; an actor's restart leaves the model to the next instance
@@ -57,6 +63,12 @@ class LifecycleActor(Supervised):
         if cfg.managed and self.server.last_failure is not None:
             snap["retry_at"] = self.server.last_failure + cfg.retry_after_seconds
         return snap
+
+
+def missed_ticks(registry):
+    """The end of a tick no lifecycle actor read (chain_open): the next one does the keep-warm and the cycle-over
+    stop of it first; only the newest counts."""
+    return kept_for(registry, LifecycleActor.name, 1)
 
 
 class LifecycleProxy(ActorMemberMixin, pykka.ActorProxy[LifecycleActor]):

@@ -95,3 +95,27 @@ def test_the_service_stop_stops_the_model_while_the_lifecycle_actor_is_left_down
     assert gone(pid), "the service stopped and left the model it started running"
     stopped = [e for e in svc.runtime.events.list(limit=1000) if e["type"] == "model_stopped"]
     assert [e["why"] for e in stopped] == ["the service is shutting down"]
+
+
+def test_the_cycle_over_while_the_lifecycle_actor_is_down_still_stops_the_model_once_it_is_back(
+        make_config, start_service, hand, stand, crashes):
+    # external mode: no tick comes on a timer; the one that closed the chain is the one that stops the model
+    cfg = make_config(supervisor={**FAST, "max_restarts": 0}, model={"url": stand.url, "lifecycle": stand.lifecycle()})
+    svc = start_service(cfg, children=crashes.children)
+    base = svc.url
+    seed(hand)
+    report = sleep_now(base)
+    assert report["error"] is None and report["draft_id"], report
+    pid = lifecycle_of(base)["pid"]
+    assert crashes.crash(svc.runtime, "lifecycle") is True
+    wait_for(lambda: requests.get(base + "/actors", timeout=5).json()["actors"]["lifecycle"]["state"] == "failed",
+             timeout=10, what="the lifecycle actor left down")
+    hand.approve_all(report["draft_id"])
+    assert requests.post(base + "/nudge", timeout=5).json()["woke"] is True
+    wait_for(lambda: events(base, "chain_closed"), timeout=10, what="the nudged tick to close the chain")
+    wait_for(lambda: not (svc.runtime.board.get("ticks") or {}).get("ticking"), timeout=10, what="that tick's end")
+    assert pid_alive(pid) and events(base, "model_stopped") == []
+    r = requests.post(base + "/actors/lifecycle/restart", timeout=5)
+    assert r.status_code == 202, r.text
+    stopped = wait_for(lambda: events(base, "model_stopped"), timeout=10, what="the model stopped: the cycle is over")
+    assert [e["why"] for e in stopped] == ["the cycle is over"] and gone(pid)
