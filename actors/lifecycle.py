@@ -54,7 +54,7 @@ class LifecycleActor(Supervised):
 
     def tick(self, chain_open: bool) -> None:
         """After each tick: the keep-warm (and the handover's time) decides whether the model stays up."""
-        if self.rt.ctx.cycle.holder() is None:      # else a sleep or tend may be mid-answer
+        if self.rt.ctx.cycle.holder() is None and not self.rt.lifecycle.in_use():   # else a call may be mid-answer
             self.server.tick(chain_open=chain_open)
 
     def snapshot(self) -> dict:

@@ -119,3 +119,22 @@ def test_the_cycle_over_while_the_lifecycle_actor_is_down_still_stops_the_model_
     assert r.status_code == 202, r.text
     stopped = wait_for(lambda: events(base, "model_stopped"), timeout=10, what="the model stopped: the cycle is over")
     assert [e["why"] for e in stopped] == ["the cycle is over"] and gone(pid)
+
+
+def test_a_replay_on_the_managed_model_is_not_cut_by_a_tick_with_no_chain_open(make_config, start_service, hand,
+                                                                              stand, tmp_path):
+    cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle()},
+                      sleep={"mode": "thread", "tick_seconds": 0.1, "brief_request": False})
+    svc = start_service(cfg)
+    base = svc.url
+    seed(hand)
+    report = sleep_now(base)
+    assert report["error"] is None and report["draft_id"], report
+    hand.approve_all(report["draft_id"])
+    wait_for(lambda: events(base, "model_stopped"), timeout=10, what="the cycle over, the model stopped")
+    shim = tmp_path / "bin" / "slow_llama.py"
+    shim.write_text(shim.read_text().replace("time.sleep(0.25)", "time.sleep(2.0)"))    # a slow answer
+    r = requests.post(base + f"/replay/{report['draft_id']}", json={}, timeout=60)
+    assert r.status_code == 200, r.text
+    calls = r.json()["candidate"]["calls"]
+    assert [c["error"] for c in calls] == [None] and calls[0]["ops"], calls     # the model answered, whole
