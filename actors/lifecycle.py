@@ -28,6 +28,7 @@ class LifecycleActor(Supervised):
                 persisted=ctx.state.get("lifecycle") or None, save=lambda d: ctx.state.set(lifecycle=d),
                 stopping=ctx.stopping.is_set)
         self.server = estate["server"]
+        self.server.changed = self.publish      # /status says "starting" while a start loads the model
 
     def on_start(self) -> None:
         self.server.adopt()         # once: a later instance finds nothing left to adopt

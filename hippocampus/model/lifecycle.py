@@ -73,6 +73,7 @@ class ModelLifecycle:
         self._lock = threading.RLock()
         self._halt = threading.Event()  # shutdown() asked for: no start, and a ready wait ends
         self._service_stopping = stopping
+        self.changed: Callable[[], None] = lambda: None     # told when a start begins (its owner publishes it)
         self.state, self.started_by_us, self.last_error = STOPPED, False, ""
         self.server = None              # the process.ServerProcess we launched or adopted
         self._how: Optional[str] = None  # "command" or "observatory"
@@ -197,6 +198,7 @@ class ModelLifecycle:
 
     def _start(self, nothing_answered: bool = False) -> None:
         self.state, t0 = STARTING, time.monotonic()
+        _quietly(self.changed)
         if self.lc.via_observatory:
             self._launch_observatory(nothing_answered)
         elif not (self.started_by_us and self._alive()):
@@ -210,6 +212,7 @@ class ModelLifecycle:
         self.state, t0 = STARTING, time.monotonic()
         if self.started_by_us:
             self._forget()      # ours died: what answers is someone else's
+        _quietly(self.changed)
         log.info("model lifecycle: a server not ours answers 503 (loading): waiting for it, starting none")
         self._wait_ready(t0, t0 + self.lc.ready_timeout_seconds, theirs=True)
         log.info("model lifecycle: that server is ready after %.1f s; borrowed, never stopped", time.monotonic() - t0)

@@ -138,3 +138,24 @@ def test_a_replay_on_the_managed_model_is_not_cut_by_a_tick_with_no_chain_open(m
     assert r.status_code == 200, r.text
     calls = r.json()["candidate"]["calls"]
     assert [c["error"] for c in calls] == [None] and calls[0]["ops"], calls     # the model answered, whole
+
+
+def test_status_says_the_model_is_starting_while_it_loads(make_config, start_service, hand, stand):
+    text = stand.server.read_text()
+    stand.server.write_text(text.replace("FAKE_LLAMA_WARMUP=0.3", "FAKE_LLAMA_WARMUP=4"))   # a slow load
+    cfg = make_config(model={"url": stand.url, "lifecycle": stand.lifecycle()})
+    svc = start_service(cfg)
+    base = svc.url
+    seed(hand)
+    done: dict = {}
+    sleeping = threading.Thread(target=lambda: done.update(report=sleep_now(base)), daemon=True)
+    sleeping.start()
+    wait_for(lambda: (svc.runtime.ctx.state.get("lifecycle") or {}).get("pid"), timeout=10,
+             what="the model to be launched")
+    assert not stand.answering()
+    seen = wait_for(lambda: (lambda lc: lc if lc.get("state") != "stopped" else None)(lifecycle_of(base)),
+                    timeout=2, what="/status to say the model is no longer stopped")
+    assert seen["state"] == "starting" and not stand.answering(), seen
+    sleeping.join(60)
+    assert done["report"]["error"] is None, done
+    assert lifecycle_of(base)["state"] == "ready"
