@@ -18,6 +18,7 @@ from actors.base import Supervised, kept_for, take_all
 
 class LifecycleActor(Supervised):
     name = "lifecycle"
+    wants_beat = True       # the keep-warm is looked at on every beat: external mode runs no tick on a timer
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
@@ -57,6 +58,11 @@ class LifecycleActor(Supervised):
         """After each tick: the keep-warm (and the handover's time) decides whether the model stays up."""
         if self.rt.ctx.cycle.holder() is None and not self.rt.lifecycle.in_use():   # else a call may be mid-answer
             self.server.tick(chain_open=chain_open)
+
+    def on_beat(self, at: float) -> None:
+        """keep_warm_seconds after its last use the model stops, whether a tick comes or not (the cycle-over stop
+        is the tick's: only a tick's read knows no chain is open)."""
+        self.tick(chain_open=True)
 
     def snapshot(self) -> dict:
         """With retry_at while a failed start holds the next one off."""

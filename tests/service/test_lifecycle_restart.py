@@ -159,3 +159,19 @@ def test_status_says_the_model_is_starting_while_it_loads(make_config, start_ser
     sleeping.join(60)
     assert done["report"]["error"] is None, done
     assert lifecycle_of(base)["state"] == "ready"
+
+
+def test_in_external_mode_the_model_still_stops_keep_warm_seconds_after_its_last_use(make_config, start_service,
+                                                                                   hand, stand):
+    # external mode: something else POSTs /sleep, /tend and /check; no tick runs here unless a nudge comes
+    cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle(keep_warm_seconds=1)})
+    svc = start_service(cfg)
+    base = svc.url
+    seed(hand)
+    report = sleep_now(base)
+    assert report["error"] is None and report["draft_id"], report
+    pid = lifecycle_of(base)["pid"]
+    stopped = wait_for(lambda: events(base, "model_stopped"), timeout=10, what="the keep-warm stop")
+    assert len(stopped) == 1 and 1.0 <= stopped[0]["idle_seconds"] < 2.0, stopped
+    assert gone(pid) and not stand.answering() and lifecycle_of(base)["state"] == "stopped"
+    assert hand.drafts("pending")           # the chain is still open: only the model went
