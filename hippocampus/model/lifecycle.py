@@ -133,7 +133,9 @@ class ModelLifecycle:
 
     def tick(self, chain_open: bool) -> None:
         with self._lock:
-            if not chain_open:
+            if self.started_by_us and self._how == "command" and not self._alive():
+                self._exited()      # killed (the OOM killer) or crashed while idle: never shown ready
+            elif not chain_open:
                 self.stop_now("the cycle is over")      # only a server we started
             elif self.started_by_us:
                 now = self._clock.now()
@@ -309,6 +311,16 @@ class ModelLifecycle:
 
     def _alive(self) -> bool:
         return self.server is not None and self.server.alive()
+
+    def _exited(self) -> None:
+        code, pid = self.server.exit_code() if self.server is not None else None, self.pid
+        if self.server is not None:
+            self.server.kill_leftovers()
+        why = (f"the model server (pid {pid}) exited on its own with code {'?' if code is None else code} (see "
+               "model.log in the state folder); the next sleep or redraft starts it again")
+        log.warning("model lifecycle: %s", why)
+        up, self.state = self._forget(), STOPPED
+        self._emit("model_stopped", how="command", up_seconds=round(up, 1), why=why)
 
     def _stop(self, **why: Any) -> None:
         """why: the event's why= or idle_seconds=."""

@@ -4,6 +4,7 @@ own stop stops it with "the service is shutting down"."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
 
 import pytest
@@ -175,3 +176,20 @@ def test_in_external_mode_the_model_still_stops_keep_warm_seconds_after_its_last
     assert len(stopped) == 1 and 1.0 <= stopped[0]["idle_seconds"] < 2.0, stopped
     assert gone(pid) and not stand.answering() and lifecycle_of(base)["state"] == "stopped"
     assert hand.drafts("pending")           # the chain is still open: only the model went
+
+
+def test_a_model_server_that_dies_on_its_own_is_not_shown_ready(make_config, start_service, hand, stand):
+    cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle()})
+    svc = start_service(cfg)
+    base = svc.url
+    seed(hand)
+    report = sleep_now(base)
+    assert report["error"] is None and report["draft_id"], report
+    pid = lifecycle_of(base)["pid"]
+    os.kill(pid, signal.SIGKILL)            # as the kernel's OOM killer would
+    assert gone(pid)
+    after = wait_for(lambda: (lambda lc: lc if lc["state"] != "ready" else None)(lifecycle_of(base)), timeout=10,
+                     what="/status to stop saying ready")
+    assert after["state"] == "stopped" and after["pid"] is None and after["started_by_us"] is False
+    [stopped] = events(base, "model_stopped")
+    assert "exited on its own" in stopped["why"] and "idle_seconds" not in stopped, stopped
