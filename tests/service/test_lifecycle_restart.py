@@ -173,7 +173,7 @@ def test_in_external_mode_the_model_still_stops_keep_warm_seconds_after_its_last
     assert report["error"] is None and report["draft_id"], report
     pid = lifecycle_of(base)["pid"]
     stopped = wait_for(lambda: events(base, "model_stopped"), timeout=10, what="the keep-warm stop")
-    assert len(stopped) == 1 and 1.0 <= stopped[0]["idle_seconds"] < 2.0, stopped
+    assert len(stopped) == 1 and 1.0 <= stopped[0]["idle_seconds"] < 5.0, stopped     # a beat after keep_warm
     assert gone(pid) and not stand.answering() and lifecycle_of(base)["state"] == "stopped"
     assert hand.drafts("pending")           # the chain is still open: only the model went
 
