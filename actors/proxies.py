@@ -5,6 +5,7 @@ Every ask has a deadline; the tick is told, never asked.
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Generic, Optional, TypeVar, cast
 
@@ -57,9 +58,25 @@ class Gate(Child[LifecycleProxy]):
     def __init__(self, registry, board, actor: type, ready_timeout: float, stopping) -> None:
         super().__init__(registry, board, actor)
         self.timeout, self.stopping = ready_timeout + 60, stopping
+        self._in_use, self._lock = 0, threading.Lock()
+
+    def in_use(self) -> bool:
+        """A call is on the model (from its ensure to its release): no tick stops the model meanwhile."""
+        return self._in_use > 0
 
     def ensure(self) -> None:
-        """Wait for the model to be up; a stop ends the wait at once (the lifecycle may still be starting it)."""
+        """Wait for the model to be up; a stop ends the wait at once (the lifecycle may still be starting it).
+        In use from here (a tick told while the model starts runs after the start) until release()."""
+        with self._lock:
+            self._in_use += 1
+        try:
+            self._ensure()
+        except BaseException:
+            with self._lock:
+                self._in_use -= 1
+            raise
+
+    def _ensure(self) -> None:
         deadline = time.monotonic() + self.timeout
         try:
             answer = self().ensure()
@@ -81,6 +98,8 @@ class Gate(Child[LifecycleProxy]):
             raise ModelUnavailable(f"the model did not come up within {self.timeout:g} s") from None
 
     def release(self, busy_seconds: float) -> None:
+        with self._lock:
+            self._in_use = max(0, self._in_use - 1)
         with DOWN_OK:
             self().release.defer(busy_seconds)
 

@@ -115,6 +115,9 @@ class Runtime:
         left = self.registry.estate(RippleActor.name).get("wakeups")
         if left is not None:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop
+        model = self.registry.estate(LifecycleActor.name).get("server")
+        if model is not None:
+            model.shutdown()    # nor did a lifecycle actor that was down: the model it started stops here
         private.release(self.folder)
 
     def request(self, what: str, ask: Callable[..., pykka.Future], timeout: float) -> dict:

@@ -9,6 +9,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus.cycle import executor
 
 from actors.base import DOWN_OK, Supervised
+from actors.lifecycle import missed_ticks
 
 
 class SleeperActor(Supervised):
@@ -47,8 +48,10 @@ def end_tick(rt, token, tick: dict, tended=None, checked=None, chain_open: bool 
     rt.ctx.ticks.ended({**tick, "finished_at": time.time(), "tend": None if tended is None else "ran",
                         "check": None if checked is None else checked.status})
     rt.ctx.cycle.leave(token)
-    with DOWN_OK:
+    try:
         rt.lifecycle().tick.defer(chain_open)
+    except pykka.ActorDeadError:        # down: its next instance stops the model if this tick says so
+        missed_ticks(rt.registry).append(chain_open)
     with DOWN_OK:
         rt.ripple().retry_skipped.defer()
 

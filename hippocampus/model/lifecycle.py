@@ -23,7 +23,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
-from hippocampus.model.observatory import observatory
+from hippocampus.model.observatory import ensure_unless_stopped, observatory
 
 
 def procs():
@@ -73,6 +73,7 @@ class ModelLifecycle:
         self._lock = threading.RLock()
         self._halt = threading.Event()  # shutdown() asked for: no start, and a ready wait ends
         self._service_stopping = stopping
+        self.changed: Callable[[], None] = lambda: None     # told when a start begins (its owner publishes it)
         self.state, self.started_by_us, self.last_error = STOPPED, False, ""
         self.server = None              # the process.ServerProcess we launched or adopted
         self._how: Optional[str] = None  # "command" or "observatory"
@@ -124,7 +125,7 @@ class ModelLifecycle:
                     f"the next attempt is in {left:.0f} s (model.lifecycle.retry_after_seconds)")
             if self.stop_asked():
                 raise ModelUnavailable(NOT_STARTED)
-            self._start()
+            self._start(nothing_answered=status is None)
 
     def release(self, busy_seconds: float) -> None:
         self.last_used = self._clock.now()
@@ -132,7 +133,9 @@ class ModelLifecycle:
 
     def tick(self, chain_open: bool) -> None:
         with self._lock:
-            if not chain_open:
+            if self.started_by_us and self._how == "command" and not self._alive():
+                self._exited()      # killed (the OOM killer) or crashed while idle: never shown ready
+            elif not chain_open:
                 self.stop_now("the cycle is over")      # only a server we started
             elif self.started_by_us:
                 now = self._clock.now()
@@ -195,10 +198,11 @@ class ModelLifecycle:
         return [server, "-m", model, "--host", u.hostname or "127.0.0.1", "--port", str(port),
                 *shlex.split(self.lc.server_args, posix=not procs().WINDOWS)]
 
-    def _start(self) -> None:
+    def _start(self, nothing_answered: bool = False) -> None:
         self.state, t0 = STARTING, time.monotonic()
+        _quietly(self.changed)
         if self.lc.via_observatory:
-            self._launch_observatory()
+            self._launch_observatory(nothing_answered)
         elif not (self.started_by_us and self._alive()):
             self._forget()
             self._launch_command()
@@ -210,6 +214,7 @@ class ModelLifecycle:
         self.state, t0 = STARTING, time.monotonic()
         if self.started_by_us:
             self._forget()      # ours died: what answers is someone else's
+        _quietly(self.changed)
         log.info("model lifecycle: a server not ours answers 503 (loading): waiting for it, starting none")
         self._wait_ready(t0, t0 + self.lc.ready_timeout_seconds, theirs=True)
         log.info("model lifecycle: that server is ready after %.1f s; borrowed, never stopped", time.monotonic() - t0)
@@ -234,12 +239,16 @@ class ModelLifecycle:
         self._save({**server.record(), "started_by_us": True, "cmd": cmd, "how": "command"})
         log.info("model lifecycle: launched the model server (pid %s): %s", server.pid, cmd)
 
-    def _launch_observatory(self) -> None:
+    def _launch_observatory(self, nothing_answered: bool) -> None:
         could_not = f"the Observatory could not start {self.lc.observatory_service}"
         try:
-            data = observatory(self.lc, "ensure", "a sleep or a redraft needs the drafting model")
+            data = ensure_unless_stopped(self.lc, "a sleep or a redraft needs the drafting model", self.stop_asked,
+                                         lambda: self._halt.wait(STOP_CHECK_SECONDS))
         except Exception as exc:  # noqa: BLE001
             self._fail(f"{could_not}: {exc}")
+        if data is None:    # a stop while it loads: the start we asked for (nothing answered before) is called off
+            self._how, self.started_by_us = "observatory", self.started_by_us or nothing_answered
+            self._give_up_loading(theirs=False)
         if not data.get("ok") or not data.get("ready"):
             self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}")
         self._how, self.server = "observatory", None
@@ -302,6 +311,16 @@ class ModelLifecycle:
 
     def _alive(self) -> bool:
         return self.server is not None and self.server.alive()
+
+    def _exited(self) -> None:
+        code, pid = self.server.exit_code() if self.server is not None else None, self.pid
+        if self.server is not None:
+            self.server.kill_leftovers()
+        why = (f"the model server (pid {pid}) exited on its own with code {'?' if code is None else code} (see "
+               "model.log in the state folder); the next sleep or redraft starts it again")
+        log.warning("model lifecycle: %s", why)
+        up, self.state = self._forget(), STOPPED
+        self._emit("model_stopped", how="command", up_seconds=round(up, 1), why=why)
 
     def _stop(self, **why: Any) -> None:
         """why: the event's why= or idle_seconds=."""

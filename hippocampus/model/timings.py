@@ -7,14 +7,15 @@ a server that says neither gives None, and the sum leaves that call out (`timed`
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 KEYS = ("prompt", "evaluated", "cached", "answer")
 
 
 def count(value: Any) -> Optional[int]:
-    """A whole count of a number that is not negative (nor a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    """A whole count of a number that is not negative (nor a bool, NaN or infinite), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
         return None
     return int(value)
 

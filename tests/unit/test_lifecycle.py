@@ -18,7 +18,7 @@ import requests
 
 from tests.harness.clock import FakeClock
 from hippocampus.config import LifecycleConfig, ModelConfig
-from hippocampus.model.lifecycle import ModelLifecycle
+from hippocampus.model.lifecycle import LOADING_STOPPED, ModelLifecycle
 from hippocampus.model.process import since_boot
 from tests.harness.clock import pid_alive as _pid_alive
 from hippocampus.model.client import ModelUnavailable
@@ -458,6 +458,7 @@ class Observatory:
         self.calls: list = []
         self.answer: dict = {"ok": True, "ready": True, "started": True, "already_running": False}
         self.up = False
+        self.hold = None            # a threading.Event: an ensure answers only once it is set (a slow load)
         obs = self
 
         class H(BaseHTTPRequestHandler):
@@ -479,6 +480,8 @@ class Observatory:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 obs.calls.append((self.path, self.headers.get("Authorization"), body))
                 if self.path.endswith("/ensure"):
+                    if obs.hold is not None:
+                        obs.hold.wait(30)
                     obs.up = obs.up or bool(obs.answer.get("ready"))
                     self._send(200, obs.answer)
                 elif self.path.endswith("/stop"):
@@ -496,6 +499,8 @@ class Observatory:
 def observatory():
     o = Observatory()
     yield o
+    if o.hold is not None:
+        o.hold.set()
     o.httpd.shutdown()
     o.httpd.server_close()
 
@@ -588,3 +593,31 @@ def test_a_restart_while_the_observatory_model_loads_keeps_it_ours_and_stops_it(
     lc.tick(chain_open=False)
     assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop"
     assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over"
+
+
+@pytest.mark.parametrize("before, calls", [
+    ("nothing", ["ensure", "stop"]),     # nothing answered before it was asked: the start it asked for is called off
+    ("loading", ["ensure"]),             # someone's server was loading (503): theirs, never stopped
+])
+def test_a_stop_while_the_observatory_loads_the_model_ends_the_wait_at_once(rig, observatory, before, calls):
+    observatory.hold = threading.Event()           # the Observatory takes its time loading the model
+    health = {"health_url": f"http://127.0.0.1:{rig.port}/health"} if before == "nothing" else {}
+    lc = _via(rig, observatory, ready_timeout_seconds=60, **health)
+    out: dict = {}
+
+    def start():
+        try:
+            lc.ensure()
+        except ModelUnavailable as exc:
+            out["error"] = str(exc)
+
+    starting = threading.Thread(target=start, daemon=True)
+    starting.start()
+    assert wait_until(lambda: observatory.calls), "the Observatory was never asked"
+    asked_at = time.monotonic()
+    threading.Thread(target=lc.shutdown, daemon=True).start()     # the service's stop
+    starting.join(10)
+    took = time.monotonic() - asked_at
+    assert not starting.is_alive() and took < 2.0, f"the stop waited {took:.1f} s on the Observatory's answer"
+    assert out["error"] == LOADING_STOPPED and lc.snapshot()["state"] == "stopped"
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == calls
