@@ -24,6 +24,7 @@ from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
 from hippocampus.model.observatory import ensure_unless_stopped, observatory
+from hippocampus.store import private
 
 
 def procs():
@@ -228,6 +229,7 @@ class ModelLifecycle:
             setting = "model.lifecycle.start" if self.lc.start else "model.lifecycle.server_args"
             self._fail(f"{setting} cannot be read as a command line ({exc}): close its quotes")
         try:
+            private.roll(self.log_path)         # this launch's lines start a fresh log past its size
             self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
             server = procs().launch(cmd, self.log_path, os.path.expanduser(self.lc.cwd) if self.lc.cwd else None,
                                     self.lc.stop_grace_seconds)

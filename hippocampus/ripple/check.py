@@ -205,6 +205,7 @@ def _log_dir(preferred: Path) -> tuple:
     """The state folder's ripple.log (private, as the service makes it) when it can be written, else a tmp one."""
     try:
         private.make_dir(preferred)
+        private.roll(preferred / "ripple.log")          # before its offset is read: fire's roll finds it short
         os.close(private.open_append(preferred / "ripple.log"))
         return preferred, None
     except OSError:

@@ -210,6 +210,7 @@ class Ripple:
             try:
                 private.make_dir(self.log_dir)
                 # 0600, like every file in the state folder; the child keeps its own copy
+                private.roll(self.log_dir / "ripple.log")
                 with open(private.open_append(self.log_dir / "ripple.log"), "ab") as log:
                     proc = runas.spawn([_fill(p, values) for p in parts], run_as=cfg.run_as or "", env=env,
                                        cwd=(cfg.cwd or "").strip() or None, stdout=log,

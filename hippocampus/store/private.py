@@ -30,7 +30,8 @@ FILE_MODE = 0o600
 # what the service writes in the state folder (the folder may be shared with other things: only these
 # are tightened, never every file in it), and the folders it makes there (everything under them is ours)
 OURS = ("state.json", "events.jsonl", "events.json", "voice.json", "ripple.log", "model.log", "service.lock")
-OURS_LIKE = ("*.tmp", "state.json.corrupt-*", "events.json*.corrupt-*", "voice.json.corrupt-*")
+OURS_LIKE = ("*.tmp", "state.json.corrupt-*", "events.json*.corrupt-*", "voice.json.corrupt-*", "*.log.1")
+LOG_BYTES = 5_000_000       # a log (ripple.log, model.log) past this is moved to <name>.1 as it is next opened
 OUR_FOLDERS = ("replays",)
 NAMED = 12                  # the start-up line names this many of what it tightened, then counts the rest
 _BINARY = getattr(os, "O_BINARY", 0)
@@ -61,6 +62,18 @@ def make_dir(folder: Path) -> None:
 def open_append(path: Path) -> int:
     """A descriptor appending to path, which is created 0600 if it is not there; a link there is not followed."""
     return open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+
+def roll(path: Path, limit: int = LOG_BYTES) -> None:
+    """A log past `limit` becomes <name>.1 (the one before is dropped), so two generations at most are kept."""
+    try:
+        if os.lstat(path).st_size > limit:
+            os.replace(path, path.with_name(path.name + ".1"))
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("%s could not be moved aside to %s.1 (%s), so it keeps growing: free disk space or fix the "
+                    "folder's permissions", path, path.name, exc.strerror or exc)
 
 
 class FolderRefused(Exception):

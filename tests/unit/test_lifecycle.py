@@ -621,3 +621,20 @@ def test_a_stop_while_the_observatory_loads_the_model_ends_the_wait_at_once(rig,
     assert not starting.is_alive() and took < 2.0, f"the stop waited {took:.1f} s on the Observatory's answer"
     assert out["error"] == LOADING_STOPPED and lc.snapshot()["state"] == "stopped"
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == calls
+
+
+def test_a_model_log_past_its_size_is_moved_aside_at_the_next_start(rig):
+    """Found: model.log grew for good (every start of the server appends its output: months of it on a Jetson's
+    card). At a start past the limit it becomes model.log.1 (the one before dropped); the new log holds this
+    launch."""
+    from hippocampus.store import private
+
+    log = rig.state_dir / "model.log"
+    rig.state_dir.mkdir(parents=True, exist_ok=True)
+    (rig.state_dir / "model.log.1").write_bytes(b"the oldest generation\n")
+    log.write_bytes(b"an old launch\n" * (private.LOG_BYTES // 14 + 1))
+    lc = rig.make(keep_warm_seconds=300)
+    lc.ensure()
+    assert (rig.state_dir / "model.log.1").read_bytes().startswith(b"an old launch")
+    assert log.stat().st_size < 100_000 and "fake llama-server listening" in log.read_text()
+    lc.shutdown()

@@ -210,6 +210,20 @@ def test_script_gets_placeholders_env_and_hostile_text_literally(tmp_path, rippl
     assert (tmp_path / "state" / "ripple.log").exists()
 
 
+def test_a_ripple_log_past_its_size_is_moved_aside_before_the_next_wake_up(tmp_path, ripples):
+    """Found: ripple.log grew for good (every wake-up appends the main model's whole session). Past the limit it
+    becomes ripple.log.1 (the one before dropped) and the next wake-up writes a fresh one."""
+    from hippocampus.store import private
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "ripple.log").write_bytes(b"an old session\n" * (private.LOG_BYTES // 15 + 1))
+    script, _ = recorder_script(tmp_path)
+    r = make(ripples, script_cfg([sys.executable, str(script), "{message}"]), state)
+    assert r.fire({"type": "draft_submitted", "draft_id": "d1"})["ok"] is True and r.settle(10)
+    assert (state / "ripple.log.1").read_bytes().startswith(b"an old session")
+    assert (state / "ripple.log").stat().st_size < 100_000
+
 def test_script_built_in_message_arrives_whole(tmp_path, ripples):
     script, out = recorder_script(tmp_path)
     r = make(ripples, script_cfg([sys.executable, str(script), "{message}"]), tmp_path)
