@@ -24,7 +24,7 @@ from hippocampus.cycle.lock import Busy  # noqa: F401
 from hippocampus.replay.run import NoPacket, NotAllowed  # noqa: F401
 from hippocampus.replay.service import ReplayBusy  # noqa: F401
 from hippocampus.stopping import ServiceStopping
-from hippocampus.store.voice import VoiceError, VoiceStorageError  # noqa: F401
+from hippocampus.store.voice import WHY_CHARS, VoiceError, VoiceStorageError  # noqa: F401
 
 
 

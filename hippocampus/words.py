@@ -36,6 +36,11 @@ def escape_controls(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
+_CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"     # control_at's, as a regex class
+PLAIN = f"^[^{_CONTROLS}]*$"                                # for a JSON schema: text with none of them
+PLAIN_SAID = f"^[^{_CONTROLS}]*[^\\s{_CONTROLS}][^{_CONTROLS}]*$"     # and not blank
+
+
 def control_at(text: str, allowed: str = "\t\n\r") -> Optional[str]:
     """Where `text` holds its first control character (C0, DEL, C1; not those `allowed`): "'\\x1b' at line 2,
     column 9", or None."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 import copy
 
 from hippocampus import SERVICE, __version__
+from hippocampus.config.names import EVENTS
 from hippocampus.config.replay_endpoints import CONFIGURED, TIMEOUT_CAP, listed
+from hippocampus.front import WHY_CHARS
 from hippocampus.http.resources import NAME_CHARS
 from hippocampus.replay.service import WAIT_SECONDS
+from hippocampus.words import PLAIN, PLAIN_SAID
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _OBJECT = {"type": "object", "additionalProperties": True}
@@ -133,10 +136,12 @@ _BASE: dict = {
             "Error": {"type": "object", "required": ["detail"],
                       "properties": {"detail": {"type": "string"}}},
             "VoiceCard": {"type": "object", "required": ["text"], "additionalProperties": True,  # others ignored
-                          "properties": {"text": {"type": "string", "pattern": "\\S", "maxLength": 1500,
-                                                  "description": "the card (not blank; at most voice.max_chars "
+                          "properties": {"text": {"type": "string", "pattern": PLAIN_SAID, "maxLength": 1500,
+                                                  "description": "the card (not blank, no control character but "
+                                                                 "newlines and tabs; at most voice.max_chars "
                                                                  "characters once trimmed)"},
-                                         "why": {"type": "string", "nullable": True}}},
+                                         "why": {"type": "string", "nullable": True, "maxLength": WHY_CHARS,
+                                                 "pattern": PLAIN}}},
         },
     },
     "security": [{"bearer": []}],
@@ -159,7 +164,8 @@ _BASE: dict = {
         "/nudge": {"post": _op("your turn: a tick runs after the rippled session ends", _json(_OBJECT, "{ok, woke}"),
                                405, 413)},
         "/events": {"get": _op("events, newest first", _json(_OBJECT, "{count, webhook, entries, say}"), 400, 405,
-                               params=[_limit(100, 1000), _param("type", "query", "only events of this type")])},
+                               params=[_limit(100, 1000), _param("type", "query", "only events of this type (a name no event has is refused)",
+                                                           type="string", enum=list(EVENTS))])},
         "/history": {"get": _op("past sleeps and tends, newest first", _json(_OBJECT, "{count, entries}"), 400, 405,
                                 params=[_limit(40, 80)])},
         "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts, say}"), 405)},
