@@ -223,7 +223,8 @@ BAD_QUERIES = [
     ("GET", "/events", {"limit": "abc"}, 400), ("GET", "/events", {"limit": "1e3"}, 400),
     ("GET", "/events", {"limit": "9" * 5000}, 400), ("GET", "/events", {"limit": "-5"}, 200),
     ("GET", "/events", {"limit": "0"}, 200), ("GET", "/events", {"limit": ["1", "2"]}, 200),
-    ("GET", "/events", {"type": "\u2603" * 50}, 200), ("GET", "/events", {"type": "%00"}, 200),
+    ("GET", "/events", {"type": "\u2603" * 50}, 400), ("GET", "/events", {"type": "%00"}, 400),   # no such event
+    ("GET", "/events", {"type": "purged"}, 200),
     ("GET", "/history", {"limit": "[]"}, 400), ("GET", "/history", {"limit": " 7 "}, 200),
     ("GET", "/voice/history", {"limit": "ten"}, 400), ("GET", "/status", {"unknown": "field"}, 200),
     ("POST", "/sleep", {"without_brief": "maybe"}, 400), ("POST", "/sleep", {"without_brief": "\u00ff"}, 400),

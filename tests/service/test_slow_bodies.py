@@ -186,7 +186,7 @@ def test_a_trickled_body_is_answered_408_and_closed_at_the_body_deadline(make_co
 
 def test_a_slow_body_that_keeps_the_rate_goes_through(make_config, start_service):
     svc = start_service(make_config(server={"body_timeout_seconds": 1.0}, voice={"enabled": True}))
-    body = json.dumps({"text": "a card over a slow link", "why": "x" * 3000}).encode()
+    body = json.dumps({"text": "a card over a slow link", "pad": "x" * 3000}).encode()   # other keys: ignored
     with connect(svc.port) as s:
         s.sendall(b"PUT /voice HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Content-Length: %d\r\n\r\n" % len(body))
