@@ -101,6 +101,12 @@ def _digits(run: str) -> str:
     return "".join(str(unicodedata.decimal(c)) for c in run).lstrip("0") or "0"
 
 
+def _is_range(token: str) -> bool:
+    """Two whole numbers joined by a hyphen, the smaller first (6-8; 10-2 is a score or a date)."""
+    ends = token.split("-")
+    return len(ends) == 2 and all(e.isdigit() for e in ends) and (len(ends[0]), ends[0]) < (len(ends[1]), ends[1])
+
+
 def numbers(text: str) -> list:
     """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3; any script's digits)."""
     return [_num(t) for t in NUMBER.findall(norm(text))]
@@ -133,16 +139,20 @@ class Known:
     def __init__(self, sources: Iterable[str]):
         sources = [s for s in sources if s]
         self.numbers: set = set()
+        self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
         for tok in (t for s in sources for t in numbers(s)):
             self.numbers.add(tok)
-            self.numbers.update(p for p in _SEP.split(tok) if p)
+            if not _DECIMAL.fullmatch(tok):
+                self.dates.append(set(p for p in _SEP.split(tok) if p))
+                self.numbers.update(self.dates[-1])
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
 
     def has(self, rule: str, token: str) -> bool:
-        if rule == "numbers":       # a date or time may be found by its parts; a decimal only whole
-            return token in self.numbers or (not _DECIMAL.fullmatch(token)
-                                             and all(p in self.numbers for p in _SEP.split(token) if p))
+        if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
+            parts = set(p for p in _SEP.split(token) if p)       # ends; a decimal only whole
+            return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
+                any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
         if rule == "names":
             return _found(_stem(token), self.stems)
         return token in self.flat

@@ -196,3 +196,26 @@ def test_a_decimal_stands_whole_not_by_its_parts(content, kept):
     assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
     if not kept:
         assert [f.rule for f in res.dropped] == ["numbers"]
+
+
+PETS = {"s1": "The doctor said 0.5 mg of melatonin for the cats; we keep 2 cats and 10 fish (2026-03-07)",
+        "s2": "Most nights I sleep 6 hours, on Sundays 8 (2026-03-04)"}
+
+
+@pytest.mark.parametrize("content,kept", [
+    ("The doctor said 5 mg of melatonin for the cats", False),     # found: the 5 of 0.5
+    ("The doctor said 0 mg of melatonin for the cats", False),     # found: the 0 of 0.5
+    ("On 10/2 we keep 2 cats and 10 fish", False),                 # found: a 10 and a 2 apart
+    ("We keep 2 cats and 10 fish", True),
+    ("On 07/03/2026 we keep 2 cats and 10 fish", True),            # the shown date, written the other way
+    ("In 2026, on the 7th, we keep 2 cats and 10 fish", True),     # its parts on their own
+    ("On 3/7 we keep 2 cats and 10 fish", True),                   # part of the date
+    ("Most nights I sleep 6-8 hours", True),                       # a range: its ends said apart
+])
+def test_a_number_is_not_grounded_by_pieces_of_other_numbers(content, kept):
+    """A number the fragments do not hold is invented, even when its digits are pieces of numbers they do hold: the
+    5 of 0.5 mg is no 5 mg, and a 2 and a 10 said apart are no date 10/2. A date still matches its parts."""
+    res = run(op(content, ids=("s1", "s2")), frags=PETS, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+    if not kept:
+        assert [f.rule for f in res.dropped] == ["numbers"]
