@@ -219,3 +219,25 @@ def test_a_number_is_not_grounded_by_pieces_of_other_numbers(content, kept):
     assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
     if not kept:
         assert [f.rule for f in res.dropped] == ["numbers"]
+
+
+GYM = "Met Anna at the climbing gym with the Smiths and Chris on Tuesday (2026-03-03)"
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    (GYM, "Met Anna at the climbing gym on Tuesday", True),
+    (GYM, "Met Anna’s friends at the climbing gym", True),               # a possessive
+    (GYM, "Met the Smith family at the climbing gym", True),             # the plural's one
+    (GYM, "Met Annas friends at the climbing gym", True),                # German: Annas
+    ("Tapasin Annan kiipeilysalilla tiistaina (2026-03-03)", "Tiistaina Anna oli kiipeilysalilla", True),  # Finnish
+    (GYM, "Met Annabelle at the climbing gym on Tuesday", False),        # found: Anna begins it
+    (GYM, "Met Christopher at the climbing gym on Tuesday", False),      # found: Chris begins it
+    ("Met Annabelle at the climbing gym on Tuesday (2026-03-03)", "Met Anna at the climbing gym on Tuesday", False),
+])
+def test_a_longer_name_is_another_name(fragment, content, kept):
+    """A name is found in its fragments as written or inflected (Anna's, the Smiths, Annas, Annan), not as the start
+    of a longer name: Anna is not Annabelle, Chris is not Christopher."""
+    res = run(op(content), frags={"s1": fragment}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+    if not kept:
+        assert [f.rule for f in res.dropped] == ["names"]
