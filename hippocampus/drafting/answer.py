@@ -132,7 +132,12 @@ def _marker(value: Any, prefix: str, numbered: bool = True) -> Optional[str]:
     if not isinstance(value, str):
         return None
     v = value.strip().strip("[]()").strip().lower()
-    return f"{prefix}{int(v)}" if numbered and v.isdigit() else v
+    return f"{prefix}{int(v)}" if numbered and _whole(v) else v
+
+
+def _whole(v: str) -> bool:
+    """A run of decimal digits int() reads (not '²', not past its 4,300 digits): no marker or index is longer."""
+    return v.isdecimal() and len(v) <= 20
 
 
 def _fragments(raw: Any, markers: Markers) -> tuple:
@@ -164,7 +169,7 @@ def _target(op: dict, markers: Markers) -> tuple:
         if isinstance(raw, str) and raw.strip() in markers.cores.values():
             return raw.strip(), None, None
     t = op.get("target_op")
-    if isinstance(t, str) and t.strip().isdigit():
+    if isinstance(t, str) and _whole(t.strip()):
         t = int(t.strip())
     if isinstance(t, int) and not isinstance(t, bool) and t >= 0:
         return None, t, None

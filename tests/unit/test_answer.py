@@ -301,3 +301,13 @@ def test_a_topic_is_held_to_the_schema_s_length_in_a_free_answer_too():
     assert p.failure is None and [o["content"] for o in p.operations] == ["Likes fish.", "Likes trout."]
     first, second = (o["topic"] for o in p.operations)
     assert len(first) <= 60 and first.startswith("gardening, roses, gardening") and second == "fish"
+
+
+def test_a_marker_int_cannot_read_drops_its_operation_not_the_answer():
+    """A bare number past int()'s 4,300 digits, or a digit int() refuses ('²'), as a fragment marker or a
+    target_op: that operation is dropped, the rest of the answer is kept."""
+    long = "9" * 5000
+    p = parse(answer(op(fragments=[long]), op(fragments=["²"]), op("attach", "x", ["f1"], target_op=long),
+                     op(content="Likes trout.", fragments=["2"])))
+    assert p.failure is None and [o["content"] for o in p.operations] == ["Likes trout."]
+    assert p.operations[0]["source_short_ids"] == ["s2"] and len(p.dropped) == 3
