@@ -149,6 +149,8 @@ class Known:
             if not _DECIMAL.fullmatch(tok):
                 self.dates.append(set(p for p in _SEP.split(tok) if p))
                 self.numbers.update(self.dates[-1])
+            elif not tok.split(".")[1].strip("0"):     # 45.00 holds 45
+                self.numbers.add(tok.split(".")[0])
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
 

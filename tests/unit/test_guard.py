@@ -241,3 +241,14 @@ def test_a_longer_name_is_another_name(fragment, content, kept):
     assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
     if not kept:
         assert [f.rule for f in res.dropped] == ["names"]
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    ("The gym's monthly fee is 45.00 euros", "The monthly fee is 45 euros at the gym", True),    # 45.00 is 45
+    ("The gym's monthly fee is 45.00 euros", "The monthly fee is 4.5 euros at the gym", False),
+    ("The gym's monthly fee is 45.50 euros", "The monthly fee is 45 euros at the gym", False),
+])
+def test_a_decimal_of_whole_units_is_its_whole_number(fragment, content, kept):
+    """A fragment's 45.00 euros holds 45 euros: a decimal whose fraction is zeros grounds its whole number."""
+    res = run(op(content), frags={"s1": fragment + " (2026-03-03)"}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
