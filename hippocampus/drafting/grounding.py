@@ -92,7 +92,8 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _num(token: str) -> str:
-    token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
+    if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma
+        token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
     if _DECIMAL.fullmatch(token):      # its fraction's digits as written; a decimal comma as a point
         whole, frac = _SEP.split(token)
         return f"{_digits(whole)}.{''.join(str(unicodedata.decimal(c)) for c in frac)}"

@@ -252,3 +252,15 @@ def test_a_decimal_of_whole_units_is_its_whole_number(fragment, content, kept):
     """A fragment's 45.00 euros holds 45 euros: a decimal whose fraction is zeros grounds its whole number."""
     res = run(op(content), frags={"s1": fragment + " (2026-03-03)"}, cores={})
     assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    ("Der Arzt sagte 0,125 mg Melatonin", "Der Arzt sagte 125 mg Melatonin", False),   # found: read as 125
+    ("Der Arzt sagte 0,125 mg Melatonin", "Der Arzt sagte 0,125 mg Melatonin", True),
+    ("Der Arzt sagte 0,125 mg Melatonin", "Der Arzt sagte 0.125 mg Melatonin", True),
+    ("The gym's yearly fee is 1,250 euros", "The yearly fee is 1250 euros at the gym", True),     # thousands
+])
+def test_a_decimal_comma_after_a_zero_is_no_thousands(fragment, content, kept):
+    """0,125 mg is an eighth of a milligram (no number is written 0,125 for 125): it does not ground 125 mg."""
+    res = run(op(content), frags={"s1": fragment + " (2026-03-03)"}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
