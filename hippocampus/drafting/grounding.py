@@ -162,7 +162,14 @@ class Known:
                 any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
         if rule == "names":
             return _found(_stem(token), self.stems, NAME_ENDING)
-        return token in self.flat
+        return _words_in(token, self.flat)
+
+
+def _words_in(quote: str, flat: str) -> bool:
+    """`quote` is in `flat` as whole words ("no" is not in "nothing"), where its script has word edges."""
+    head = r"(?<!\w)" if re.match(r"\w", quote) and not _NO_SPACE.match(quote) else ""
+    tail = r"(?!\w)" if re.search(r"\w\Z", quote) and not _NO_SPACE.match(quote[-1]) else ""
+    return re.search(head + re.escape(quote) + tail, flat) is not None
 
 
 def specifics(text: str) -> list:

@@ -264,3 +264,18 @@ def test_a_decimal_comma_after_a_zero_is_no_thousands(fragment, content, kept):
     """0,125 mg is an eighth of a milligram (no number is written 0,125 for 125): it does not ground 125 mg."""
     res = run(op(content), frags={"s1": fragment + " (2026-03-03)"}, cores={})
     assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    ('Anna said the "blue overhang" is her favourite route', 'Anna calls her favourite route "blue overhang"', True),
+    ('Anna said the "blue overhang" is her favourite route', 'Anna calls her favourite route "blue over"', False),
+    ("Anna said nothing about her favourite route", 'Anna said "no" about her favourite route', False),
+    ("Anna said no, not that route", 'Anna said "no" about her favourite route', True),
+    ("昨日、京都で抹茶を飲みました", "京都で「抹茶」を飲みました", True),      # no spaces: no word edges
+])
+def test_quoted_words_are_whole_words_of_a_fragment(fragment, content, kept):
+    """Quoted words stand for what someone said: "blue over" is not in "blue overhang", nor "no" in "nothing"."""
+    res = run(op(content), frags={"s1": fragment + " (2026-03-05)"}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+    if not kept:
+        assert [f.rule for f in res.dropped] == ["quotes"]
