@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from hippocampus.drafting.prompt import Markers
+from hippocampus.drafting.schema import FULL
 from hippocampus.transport_words import in_words
 
 log = logging.getLogger(__name__)
 
 KINDS = ("new_core", "attach", "supersede", "verbatim")
 RATIONALE_CHARS = 500
+TOPIC_CHARS = FULL["topic"]    # the schema's cap, for a free-text answer too
 RUN_ON_CHARS = 1200        # one unclosed field longer than this is a run-on, not a small budget
 THINKING_OFF = "turn thinking off (model.extra_body: chat_template_kwargs: enable_thinking: false)"
 SCAFFOLDING = ("Source fragments", "Fragments:", "Existing cores:", "THE CRITIQUE", "The critique, once more",
@@ -130,7 +132,12 @@ def _marker(value: Any, prefix: str, numbered: bool = True) -> Optional[str]:
     if not isinstance(value, str):
         return None
     v = value.strip().strip("[]()").strip().lower()
-    return f"{prefix}{int(v)}" if numbered and v.isdigit() else v
+    return f"{prefix}{int(v)}" if numbered and _whole(v) else v
+
+
+def _whole(v: str) -> bool:
+    """A run of decimal digits int() reads (not '²', not past its 4,300 digits): no marker or index is longer."""
+    return v.isdecimal() and len(v) <= 20
 
 
 def _fragments(raw: Any, markers: Markers) -> tuple:
@@ -162,7 +169,7 @@ def _target(op: dict, markers: Markers) -> tuple:
         if isinstance(raw, str) and raw.strip() in markers.cores.values():
             return raw.strip(), None, None
     t = op.get("target_op")
-    if isinstance(t, str) and t.strip().isdigit():
+    if isinstance(t, str) and _whole(t.strip()):
         t = int(t.strip())
     if isinstance(t, int) and not isinstance(t, bool) and t >= 0:
         return None, t, None
@@ -208,7 +215,7 @@ def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
         restated = None
     if not content and not restated:
         return None, "no content"
-    topic = _text(raw.get("topic")).strip() or None
+    topic = _text(raw.get("topic")).strip()[:TOPIC_CHARS].rstrip(" ,") or None
     rationale = _text(raw.get("rationale")).strip()[:RATIONALE_CHARS] or None
     op = {"kind": kind, "content": content, "topic": topic, "target_core_id": target_core_id,
           "target_op": target_op, "source_short_ids": ids, "evidence_count": len(ids),

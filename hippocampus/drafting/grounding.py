@@ -13,6 +13,7 @@ from typing import Iterable
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
+NAME_ENDING = 2            # letters a name's stem may gain or lose and stay the name (Annan, Anna; not Annabelle)
 
 STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
 because been being before below between both did does doing down during few further once other our out over under
@@ -68,10 +69,13 @@ def content_words(text: str) -> set:
     return out
 
 
-def _found(stem: str, pool: set) -> bool:
+def _found(stem: str, pool: set, ending: int = 0) -> bool:
+    """`stem` is in `pool`, or begins or is begun by a word there; by at most `ending` more letters if given (a
+    name's inflection, Annan for Anna, where Annabelle is another name)."""
     if stem in pool:
         return True
-    return len(stem) >= 4 and any(len(p) >= 4 and (p.startswith(stem) or stem.startswith(p)) for p in pool)
+    return len(stem) >= 4 and any(len(p) >= 4 and (p.startswith(stem) or stem.startswith(p))
+                                  and (not ending or abs(len(p) - len(stem)) <= ending) for p in pool)
 
 
 def near_duplicate(a: str, b: str) -> bool:
@@ -88,7 +92,8 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _num(token: str) -> str:
-    token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
+    if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma
+        token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
     if _DECIMAL.fullmatch(token):      # its fraction's digits as written; a decimal comma as a point
         whole, frac = _SEP.split(token)
         return f"{_digits(whole)}.{''.join(str(unicodedata.decimal(c)) for c in frac)}"
@@ -99,6 +104,12 @@ def _digits(run: str) -> str:
     """A run of digits in any script as ASCII without leading zeros: what str(int(run)) gives, for a run of any
     length (int() refuses more than 4,300 digits, and a fragment may hold a longer one)."""
     return "".join(str(unicodedata.decimal(c)) for c in run).lstrip("0") or "0"
+
+
+def _is_range(token: str) -> bool:
+    """Two whole numbers joined by a hyphen, the smaller first (6-8; 10-2 is a score or a date)."""
+    ends = token.split("-")
+    return len(ends) == 2 and all(e.isdigit() for e in ends) and (len(ends[0]), ends[0]) < (len(ends[1]), ends[1])
 
 
 def numbers(text: str) -> list:
@@ -133,19 +144,32 @@ class Known:
     def __init__(self, sources: Iterable[str]):
         sources = [s for s in sources if s]
         self.numbers: set = set()
+        self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
         for tok in (t for s in sources for t in numbers(s)):
             self.numbers.add(tok)
-            self.numbers.update(p for p in _SEP.split(tok) if p)
+            if not _DECIMAL.fullmatch(tok):
+                self.dates.append(set(p for p in _SEP.split(tok) if p))
+                self.numbers.update(self.dates[-1])
+            elif not tok.split(".")[1].strip("0"):     # 45.00 holds 45
+                self.numbers.add(tok.split(".")[0])
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
 
     def has(self, rule: str, token: str) -> bool:
-        if rule == "numbers":       # a date or time may be found by its parts; a decimal only whole
-            return token in self.numbers or (not _DECIMAL.fullmatch(token)
-                                             and all(p in self.numbers for p in _SEP.split(token) if p))
+        if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
+            parts = set(p for p in _SEP.split(token) if p)       # ends; a decimal only whole
+            return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
+                any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
         if rule == "names":
-            return _found(_stem(token), self.stems)
-        return token in self.flat
+            return _found(_stem(token), self.stems, NAME_ENDING)
+        return _words_in(token, self.flat)
+
+
+def _words_in(quote: str, flat: str) -> bool:
+    """`quote` is in `flat` as whole words ("no" is not in "nothing"), where its script has word edges."""
+    head = r"(?<!\w)" if re.match(r"\w", quote) and not _NO_SPACE.match(quote) else ""
+    tail = r"(?!\w)" if re.search(r"\w\Z", quote) and not _NO_SPACE.match(quote[-1]) else ""
+    return re.search(head + re.escape(quote) + tail, flat) is not None
 
 
 def specifics(text: str) -> list:

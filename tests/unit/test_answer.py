@@ -292,3 +292,22 @@ def test_fuzz_never_raises_and_ops_are_valid(text, finish, redraft_of, no_frags)
     check_valid(p, markers, redraft_of)
     if finish == "length":
         assert p.cut_off
+
+
+def test_a_topic_is_held_to_the_schema_s_length_in_a_free_answer_too():
+    """A topic is a few tags (the schema caps it at 60 characters): a model writing on and on in a free-text answer
+    gives the core its first 60, not 5,000 characters of tags in Memory."""
+    p = parse(answer(op(topic="gardening, roses, " * 300), op(content="Likes trout.", topic="fish")))
+    assert p.failure is None and [o["content"] for o in p.operations] == ["Likes fish.", "Likes trout."]
+    first, second = (o["topic"] for o in p.operations)
+    assert len(first) <= 60 and first.startswith("gardening, roses, gardening") and second == "fish"
+
+
+def test_a_marker_int_cannot_read_drops_its_operation_not_the_answer():
+    """A bare number past int()'s 4,300 digits, or a digit int() refuses ('²'), as a fragment marker or a
+    target_op: that operation is dropped, the rest of the answer is kept."""
+    long = "9" * 5000
+    p = parse(answer(op(fragments=[long]), op(fragments=["²"]), op("attach", "x", ["f1"], target_op=long),
+                     op(content="Likes trout.", fragments=["2"])))
+    assert p.failure is None and [o["content"] for o in p.operations] == ["Likes trout."]
+    assert p.operations[0]["source_short_ids"] == ["s2"] and len(p.dropped) == 3

@@ -196,3 +196,86 @@ def test_a_decimal_stands_whole_not_by_its_parts(content, kept):
     assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
     if not kept:
         assert [f.rule for f in res.dropped] == ["numbers"]
+
+
+PETS = {"s1": "The doctor said 0.5 mg of melatonin for the cats; we keep 2 cats and 10 fish (2026-03-07)",
+        "s2": "Most nights I sleep 6 hours, on Sundays 8 (2026-03-04)"}
+
+
+@pytest.mark.parametrize("content,kept", [
+    ("The doctor said 5 mg of melatonin for the cats", False),     # found: the 5 of 0.5
+    ("The doctor said 0 mg of melatonin for the cats", False),     # found: the 0 of 0.5
+    ("On 10/2 we keep 2 cats and 10 fish", False),                 # found: a 10 and a 2 apart
+    ("We keep 2 cats and 10 fish", True),
+    ("On 07/03/2026 we keep 2 cats and 10 fish", True),            # the shown date, written the other way
+    ("In 2026, on the 7th, we keep 2 cats and 10 fish", True),     # its parts on their own
+    ("On 3/7 we keep 2 cats and 10 fish", True),                   # part of the date
+    ("Most nights I sleep 6-8 hours", True),                       # a range: its ends said apart
+])
+def test_a_number_is_not_grounded_by_pieces_of_other_numbers(content, kept):
+    """A number the fragments do not hold is invented, even when its digits are pieces of numbers they do hold: the
+    5 of 0.5 mg is no 5 mg, and a 2 and a 10 said apart are no date 10/2. A date still matches its parts."""
+    res = run(op(content, ids=("s1", "s2")), frags=PETS, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+    if not kept:
+        assert [f.rule for f in res.dropped] == ["numbers"]
+
+
+GYM = "Met Anna at the climbing gym with the Smiths and Chris on Tuesday (2026-03-03)"
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    (GYM, "Met Anna at the climbing gym on Tuesday", True),
+    (GYM, "Met Anna’s friends at the climbing gym", True),               # a possessive
+    (GYM, "Met the Smith family at the climbing gym", True),             # the plural's one
+    (GYM, "Met Annas friends at the climbing gym", True),                # German: Annas
+    ("Tapasin Annan kiipeilysalilla tiistaina (2026-03-03)", "Tiistaina Anna oli kiipeilysalilla", True),  # Finnish
+    (GYM, "Met Annabelle at the climbing gym on Tuesday", False),        # found: Anna begins it
+    (GYM, "Met Christopher at the climbing gym on Tuesday", False),      # found: Chris begins it
+    ("Met Annabelle at the climbing gym on Tuesday (2026-03-03)", "Met Anna at the climbing gym on Tuesday", False),
+])
+def test_a_longer_name_is_another_name(fragment, content, kept):
+    """A name is found in its fragments as written or inflected (Anna's, the Smiths, Annas, Annan), not as the start
+    of a longer name: Anna is not Annabelle, Chris is not Christopher."""
+    res = run(op(content), frags={"s1": fragment}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+    if not kept:
+        assert [f.rule for f in res.dropped] == ["names"]
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    ("The gym's monthly fee is 45.00 euros", "The monthly fee is 45 euros at the gym", True),    # 45.00 is 45
+    ("The gym's monthly fee is 45.00 euros", "The monthly fee is 4.5 euros at the gym", False),
+    ("The gym's monthly fee is 45.50 euros", "The monthly fee is 45 euros at the gym", False),
+])
+def test_a_decimal_of_whole_units_is_its_whole_number(fragment, content, kept):
+    """A fragment's 45.00 euros holds 45 euros: a decimal whose fraction is zeros grounds its whole number."""
+    res = run(op(content), frags={"s1": fragment + " (2026-03-03)"}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    ("Der Arzt sagte 0,125 mg Melatonin", "Der Arzt sagte 125 mg Melatonin", False),   # found: read as 125
+    ("Der Arzt sagte 0,125 mg Melatonin", "Der Arzt sagte 0,125 mg Melatonin", True),
+    ("Der Arzt sagte 0,125 mg Melatonin", "Der Arzt sagte 0.125 mg Melatonin", True),
+    ("The gym's yearly fee is 1,250 euros", "The yearly fee is 1250 euros at the gym", True),     # thousands
+])
+def test_a_decimal_comma_after_a_zero_is_no_thousands(fragment, content, kept):
+    """0,125 mg is an eighth of a milligram (no number is written 0,125 for 125): it does not ground 125 mg."""
+    res = run(op(content), frags={"s1": fragment + " (2026-03-03)"}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+
+
+@pytest.mark.parametrize("fragment,content,kept", [
+    ('Anna said the "blue overhang" is her favourite route', 'Anna calls her favourite route "blue overhang"', True),
+    ('Anna said the "blue overhang" is her favourite route', 'Anna calls her favourite route "blue over"', False),
+    ("Anna said nothing about her favourite route", 'Anna said "no" about her favourite route', False),
+    ("Anna said no, not that route", 'Anna said "no" about her favourite route', True),
+    ("昨日、京都で抹茶を飲みました", "京都で「抹茶」を飲みました", True),      # no spaces: no word edges
+])
+def test_quoted_words_are_whole_words_of_a_fragment(fragment, content, kept):
+    """Quoted words stand for what someone said: "blue over" is not in "blue overhang", nor "no" in "nothing"."""
+    res = run(op(content), frags={"s1": fragment + " (2026-03-05)"}, cores={})
+    assert bool(res.operations) is kept, (content, [(f.rule, f.detail) for f in res.dropped])
+    if not kept:
+        assert [f.rule for f in res.dropped] == ["quotes"]
