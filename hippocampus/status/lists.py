@@ -194,14 +194,16 @@ def sleep_words(r: dict) -> str:
 TEND_BITS = (("resubmitted", "redrafted {}", "chain"), ("closed", "closed {}", "chain"),
              ("ended", "{} ended with denials", "chain"), ("deferred", "{} waiting for sleep time", "redraft"),
              ("model_failures", "the model could not write {}", "redraft"))
+CYCLE_DEFERRED = "{} waiting for the tend cycle's next turn"       # a deferred redraft with sleep.tend_cycle on
 
 
-def tend_words(r: dict) -> str:
+def tend_words(r: dict, cycle: bool = False) -> str:
     if not r:
         return "never tended yet"
     if r.get("interrupted"):
         return "interrupted by a stop: nothing was posted"
-    bits = [words.format(n(r[key], noun)) for key, words, noun in TEND_BITS if r.get(key)]
+    bits = [(CYCLE_DEFERRED if cycle and key == "deferred" else words).format(n(r[key], noun))
+            for key, words, noun in TEND_BITS if r.get(key)]
     bits += [f"in the redrafts {guard.sentence(r['guard'])}"] if guard.sentence(r.get("guard")) else []
     if r.get("error"):
         return f"failed: {r['error']}" + (f" ({', '.join(bits)})" if bits else "")

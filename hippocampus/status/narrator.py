@@ -192,7 +192,8 @@ def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> 
     if not last:
         return _line("Never", f"no {kind} has run yet{tail}")
     main = next(word for key, word in RUN_MAIN[kind] if key is None or last.get(key))
-    words = _error_words(s, last.get("error"), headline, (tend_words if kind == "tend" else sleep_words)(last))
+    said = tend_words(last, bool(s.get("tend_cycle"))) if kind == "tend" else sleep_words(last)
+    words = _error_words(s, last.get("error"), headline, said)
     failed = last.get("error") or (kind == "tend" and last.get("model_failures"))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
                  BAD if failed else OK)

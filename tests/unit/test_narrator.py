@@ -372,3 +372,14 @@ def test_denied_operations_between_redrafts_are_not_said_to_wait_for_a_tend_cycl
                    "redrafts_waiting_since": NOW - 120}, NOW)
     assert "tend cycle is off" not in say["headline"] and "sleep time" not in say["headline"], say["headline"]
     assert "redraft" in say["headline"] and say["action"] == "tend"
+
+
+@pytest.mark.parametrize("cycle", [True, False])
+def test_the_tend_card_says_what_a_deferred_redraft_waits_for_as_the_setting_is(cycle):
+    """Found: with the tend cycle on, a tend between two redrafts (tend_interval_seconds not yet passed) defers
+    the chain, and the Last tend card said '1 redraft waiting for sleep time' - it waited for the cycle's turn."""
+    say = narrate({**HEALTHY, "tend_cycle": cycle, "chain": {"chain_open": True, "redrafts_due": 1},
+                   "last_tend": {"deferred": ["c1"], "finished_at": NOW - 60}}, NOW)
+    sub = say["cards"]["last_tend"]["sub"]
+    assert ("sleep time" in sub) is (not cycle), sub
+    assert ("tend cycle" in sub) is cycle, sub
