@@ -127,6 +127,12 @@ def _waiting(s: dict, now: float) -> tuple:
         age = span(now - float(waiting.get("created_at") or now))
         return (f"A draft ({n(waiting.get('operations') or 0, 'operation')}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
+    if chain.get("redrafts_due") and (failed := s.get("redraft_failed")):
+        first = failed["model_failures"][0]
+        more = f"; and {len(failed['model_failures']) - 1} more" if len(failed["model_failures"]) > 1 else ""
+        return (f"The small model could not write the redraft at {hhmm(failed.get('finished_at'))} "
+                f"({first.get('topic') or 'untagged'}: {first.get('why')}{more}), so the denied operations still "
+                "wait. Fix what that says (the model or its settings), then press Tend now to try again.", BAD, "tend")
     if chain.get("redrafts_due"):
         if s.get("redrafts_waiting_since") and not s.get("tend_cycle"):     # on: they wait for its next turn
             return (f"Denied operations have waited since {hhmm(s['redrafts_waiting_since'])} for sleep time "
