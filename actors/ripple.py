@@ -69,7 +69,11 @@ class RippleActor(Supervised):
         if retry:
             outcome = {**outcome, "retried": True}
         if outcome.get("skipped"):
+            older = self.kept.get(event["type"])
             self.kept[event["type"]] = event
+            if older is not None and older.get("seq") != event.get("seq"):    # one kept per kind: the newer goes
+                self.rt.ctx.events.annotate(older["seq"], ripple={**(older.get("ripple") or {}),
+                                                                  "dropped": "a newer one of its kind replaced it"})
         self.rt.ctx.events.annotate(event["seq"], ripple=outcome)
         with DOWN_OK:
             self.rt.wakeup().recheck.defer()
