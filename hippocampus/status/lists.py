@@ -259,7 +259,8 @@ def result(kind: str, r: dict) -> dict:
         why = f" ({r['error']})" if r.get("error") and r["error"] not in r["message"] else ""
         return {"level": "bad", "text": cap(r["message"]).rstrip(".") + why + "."}
     words = {"sleep": sleep_words, "tend": tend_words, "check": check_words}[kind](r)
-    failed = bool(r.get("error")) or r.get("status") == "error" or bool((r.get("sleep") or {}).get("error"))
+    failed = bool(r.get("error")) or r.get("status") == "error" or bool((r.get("sleep") or {}).get("error")) or (
+        kind == "tend" and bool(r.get("model_failures")))            # a redraft the model could not write
     did = bool(r.get("draft_id") or r.get("resubmitted") or r.get("closed") or (r.get("sleep") or {}).get("draft_id"))
     prefix = {"sleep": "The sleep ", "tend": "Tended: ", "check": "Checked: "}[kind]
     text = (prefix + words) if kind != "sleep" else ("The sleep " + words if failed else cap(words))

@@ -216,3 +216,20 @@ def test_the_headline_says_the_redraft_could_not_be_written_and_why(make_config,
     fake_model.responder = delays.responder            # the model is back: the redraft lands, the words go
     assert executor.tend(ctx).to_dict()["resubmitted"]
     assert "could not write" not in build_status(rt)["say"]["headline"]
+
+
+def test_tend_now_whose_redraft_failed_answers_at_level_bad(make_config, make_ctx, hand, fake_model):
+    """Found: pressing Tend now while the model failed the redraft answered 'Tended: the model could not write 1
+    redraft.' at level ok (the viewer's calm colour, MCP's level): a failure shown as a quiet success."""
+    from hippocampus.status.lists import result
+
+    fake_model.responder = Delays().responder
+    ctx = make_ctx(make_config(model={"url": fake_model.url, "timeout_seconds": 1, "max_tokens": 64}))
+    seed(hand)
+    assert executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    review_pending(hand)
+    reply, _ = FAILURES["invalid"]
+    fake_model.responder = lambda body: dict(reply)
+    said = result("tend", executor.tend(ctx).to_dict())      # what POST /tend answers as its say
+    assert said["text"] == "Tended: the model could not write 1 redraft.", said
+    assert said["level"] == "bad", said
