@@ -34,3 +34,23 @@ def test_a_kept_ripple_replaced_by_a_newer_one_says_it_was_replaced(make_config,
     assert "newer" in replaced["say"]["outcome"], replaced["say"]
     assert rec.run(fired["pid"])["argv"][2] == "d-2"                  # the newest went out, once
     assert [r["argv"][2] for r in rec.runs()] == ["d-0", "d-2"]
+
+
+def test_a_kept_ripple_the_stop_ends_says_it_never_went_out(make_config, start_service, tmp_path):
+    """Found: a wake-up kept while the last one ran is held in memory only: the service stopped before it could
+    fire, and after the restart its History row still said 'ripple kept: the last one still runs' for good."""
+    rec = Recorder(tmp_path, delay=3.0)
+    cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_request": False},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["draft_submitted"]})
+    svc = start_service(cfg)
+    ctx = svc.runtime.ctx
+    one, two = (ctx.emit("draft_submitted", draft_id=f"d-{i}", operations=1) for i in range(2))
+    wait_for(lambda: (event(svc.url, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the kept one")
+    assert event(svc.url, one["seq"])["ripple"]["ok"] is True
+    svc.request_stop(drain_seconds=5)
+    assert svc.wait_stopped(30)
+    again = start_service(cfg)                      # the same state folder: the event log read back
+    kept = event(again.url, two["seq"])
+    assert not kept["ripple"].get("ok") and kept["say"]["outcome"].startswith("ripple not fired"), kept
+    assert "stop" in kept["say"]["outcome"], kept["say"]
