@@ -248,8 +248,11 @@ def _tick(s: dict, now: float) -> dict:
             bits.append(f"next tick {until(s['next_tick_at'], now)}")
     if s.get("ticking"):
         bits.append("ticking now")
-    bits.append(f"tend cycle on: redrafts every {span(s.get('tend_interval_seconds') or 0)}" if s.get("tend_cycle")
-                else "tend cycle off: redrafts wait for sleep time")
+    if s.get("mode") == "external":         # a nudged tick redrafts whatever the tend cycle says
+        bits.append("each nudge redrafts what was denied")
+    else:
+        bits.append(f"tend cycle on: redrafts every {span(s.get('tend_interval_seconds') or 0)}"
+                    if s.get("tend_cycle") else "tend cycle off: redrafts wait for sleep time")
     return _line(main, " · ".join(bits))
 
 

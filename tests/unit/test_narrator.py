@@ -383,3 +383,13 @@ def test_the_tend_card_says_what_a_deferred_redraft_waits_for_as_the_setting_is(
     sub = say["cards"]["last_tend"]["sub"]
     assert ("sleep time" in sub) is (not cycle), sub
     assert ("tend cycle" in sub) is cycle, sub
+
+
+@pytest.mark.parametrize("cycle", [True, False])
+def test_with_no_clock_of_its_own_the_tick_card_says_a_nudge_redrafts(cycle):
+    """Found: in external mode (ticks only when nudged, and a nudged tick redrafts whatever the tend cycle says)
+    the Tick card said 'no clock of its own ... · tend cycle on: redrafts every 10 min' (or, off, 'redrafts wait
+    for sleep time'): neither happens."""
+    sub = narrate({**HEALTHY, "mode": "external", "tend_cycle": cycle}, NOW)["cards"]["tick"]["sub"]
+    assert "redrafts every" not in sub and "wait for sleep time" not in sub, sub
+    assert "nudge redrafts" in sub, sub
