@@ -188,8 +188,8 @@ def _error_words(s: dict, error: str, headline: str, words: str) -> str:
 # the last sleep's or tend's card says the first of these the run did
 RUN_MAIN = {"sleep": (("error", "Failed"), ("budget", "Stopped early"), ("draft_id", "Drafted"), ("quiet", "Quiet"),
                       ("interrupted", "Interrupted"), (None, "Ran")),
-            "tend": (("error", "Failed"), ("model_failures", "Could not redraft"), ("resubmitted", "Did work"),
-                     ("closed", "Did work"), (None, "Quiet"))}
+            "tend": (("error", "Failed"), ("interrupted", "Interrupted"), ("model_failures", "Could not redraft"),
+                     ("resubmitted", "Did work"), ("closed", "Did work"), (None, "Quiet"))}
 
 
 def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> dict:

@@ -393,3 +393,12 @@ def test_with_no_clock_of_its_own_the_tick_card_says_a_nudge_redrafts(cycle):
     sub = narrate({**HEALTHY, "mode": "external", "tend_cycle": cycle}, NOW)["cards"]["tick"]["sub"]
     assert "redrafts every" not in sub and "wait for sleep time" not in sub, sub
     assert "nudge redrafts" in sub, sub
+
+
+def test_a_tend_interrupted_by_a_stop_is_not_called_quiet():
+    """Found: a redraft cut short by the service's stop left the Last tend card reading 'Quiet' over
+    'interrupted by a stop: nothing was posted' (the sleep's card says 'Interrupted')."""
+    card = narrate({**HEALTHY, "last_tend": {"interrupted": "the service is stopping", "finished_at": NOW - 60}},
+                   NOW)["cards"]["last_tend"]
+    assert "interrupted by a stop" in card["sub"], card
+    assert card["main"] == "Interrupted", card
