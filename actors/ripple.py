@@ -46,6 +46,9 @@ class RippleActor(Supervised):
     def on_stop(self) -> None:
         if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
             self.ripple.shutdown()
+            for event in self.kept.values():     # held in memory only: never fired, and the History says so
+                self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
+                                                                  "dropped": "the service stopped before it went out"})
 
     def ended(self, event_type: str) -> None:
         pass                    # the snapshot published after every message carries the exit code
@@ -69,7 +72,11 @@ class RippleActor(Supervised):
         if retry:
             outcome = {**outcome, "retried": True}
         if outcome.get("skipped"):
+            older = self.kept.get(event["type"])
             self.kept[event["type"]] = event
+            if older is not None and older.get("seq") != event.get("seq"):    # one kept per kind: the newer goes
+                self.rt.ctx.events.annotate(older["seq"], ripple={**(older.get("ripple") or {}),
+                                                                  "dropped": "a newer one of its kind replaced it"})
         self.rt.ctx.events.annotate(event["seq"], ripple=outcome)
         with DOWN_OK:
             self.rt.wakeup().recheck.defer()

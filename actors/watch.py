@@ -140,9 +140,13 @@ class ModelWatch(WatchActor):
 
 
 class WakeupWatch(WatchActor):
-    """Would a wake-up work: read on the first beat and after each ripple."""
+    """Would a wake-up work: read on the first beat, after each ripple, and every minute, so a fix (a program
+    installed, a path or a receiver put right) clears the headline without waiting for a ripple. A minute: the
+    read is a few local look-ups, at most a GET or two (5 s each at worst) and a `sudo -n -l`, in its own actor,
+    and a receiver sees at most one GET a minute from it."""
     name = "wakeup"
     first = CHECKING
+    every = 60.0
 
     def read(self) -> dict:
         try:

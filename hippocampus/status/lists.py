@@ -194,14 +194,16 @@ def sleep_words(r: dict) -> str:
 TEND_BITS = (("resubmitted", "redrafted {}", "chain"), ("closed", "closed {}", "chain"),
              ("ended", "{} ended with denials", "chain"), ("deferred", "{} waiting for sleep time", "redraft"),
              ("model_failures", "the model could not write {}", "redraft"))
+CYCLE_DEFERRED = "{} waiting for the tend cycle's next turn"       # a deferred redraft with sleep.tend_cycle on
 
 
-def tend_words(r: dict) -> str:
+def tend_words(r: dict, cycle: bool = False) -> str:
     if not r:
         return "never tended yet"
     if r.get("interrupted"):
         return "interrupted by a stop: nothing was posted"
-    bits = [words.format(n(r[key], noun)) for key, words, noun in TEND_BITS if r.get(key)]
+    bits = [(CYCLE_DEFERRED if cycle and key == "deferred" else words).format(n(r[key], noun))
+            for key, words, noun in TEND_BITS if r.get(key)]
     bits += [f"in the redrafts {guard.sentence(r['guard'])}"] if guard.sentence(r.get("guard")) else []
     if r.get("error"):
         return f"failed: {r['error']}" + (f" ({', '.join(bits)})" if bits else "")
@@ -257,7 +259,8 @@ def result(kind: str, r: dict) -> dict:
         why = f" ({r['error']})" if r.get("error") and r["error"] not in r["message"] else ""
         return {"level": "bad", "text": cap(r["message"]).rstrip(".") + why + "."}
     words = {"sleep": sleep_words, "tend": tend_words, "check": check_words}[kind](r)
-    failed = bool(r.get("error")) or r.get("status") == "error" or bool((r.get("sleep") or {}).get("error"))
+    failed = bool(r.get("error")) or r.get("status") == "error" or bool((r.get("sleep") or {}).get("error")) or (
+        kind == "tend" and bool(r.get("model_failures")))            # a redraft the model could not write
     did = bool(r.get("draft_id") or r.get("resubmitted") or r.get("closed") or (r.get("sleep") or {}).get("draft_id"))
     prefix = {"sleep": "The sleep ", "tend": "Tended: ", "check": "Checked: "}[kind]
     text = (prefix + words) if kind != "sleep" else ("The sleep " + words if failed else cap(words))

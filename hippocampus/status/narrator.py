@@ -127,6 +127,12 @@ def _waiting(s: dict, now: float) -> tuple:
         age = span(now - float(waiting.get("created_at") or now))
         return (f"A draft ({n(waiting.get('operations') or 0, 'operation')}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
+    if chain.get("redrafts_due") and (failed := s.get("redraft_failed")):
+        first = failed["model_failures"][0]
+        more = f"; and {len(failed['model_failures']) - 1} more" if len(failed["model_failures"]) > 1 else ""
+        return (f"The small model could not write the redraft at {hhmm(failed.get('finished_at'))} "
+                f"({first.get('topic') or 'untagged'}: {first.get('why')}{more}), so the denied operations still "
+                "wait. Fix what that says (the model or its settings), then press Tend now to try again.", BAD, "tend")
     if chain.get("redrafts_due"):
         if s.get("redrafts_waiting_since") and not s.get("tend_cycle"):     # on: they wait for its next turn
             return (f"Denied operations have waited since {hhmm(s['redrafts_waiting_since'])} for sleep time "
@@ -182,8 +188,8 @@ def _error_words(s: dict, error: str, headline: str, words: str) -> str:
 # the last sleep's or tend's card says the first of these the run did
 RUN_MAIN = {"sleep": (("error", "Failed"), ("budget", "Stopped early"), ("draft_id", "Drafted"), ("quiet", "Quiet"),
                       ("interrupted", "Interrupted"), (None, "Ran")),
-            "tend": (("error", "Failed"), ("model_failures", "Could not redraft"), ("resubmitted", "Did work"),
-                     ("closed", "Did work"), (None, "Quiet"))}
+            "tend": (("error", "Failed"), ("interrupted", "Interrupted"), ("model_failures", "Could not redraft"),
+                     ("resubmitted", "Did work"), ("closed", "Did work"), (None, "Quiet"))}
 
 
 def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> dict:
@@ -192,7 +198,8 @@ def _last_run(s: dict, now: float, headline: str, kind: str, tail: str = "") -> 
     if not last:
         return _line("Never", f"no {kind} has run yet{tail}")
     main = next(word for key, word in RUN_MAIN[kind] if key is None or last.get(key))
-    words = _error_words(s, last.get("error"), headline, (tend_words if kind == "tend" else sleep_words)(last))
+    said = tend_words(last, bool(s.get("tend_cycle"))) if kind == "tend" else sleep_words(last)
+    words = _error_words(s, last.get("error"), headline, said)
     failed = last.get("error") or (kind == "tend" and last.get("model_failures"))
     return _line(main, f"{ago(last.get('finished_at') or last.get('started_at'), now)} · {words}{tail}",
                  BAD if failed else OK)
@@ -241,8 +248,11 @@ def _tick(s: dict, now: float) -> dict:
             bits.append(f"next tick {until(s['next_tick_at'], now)}")
     if s.get("ticking"):
         bits.append("ticking now")
-    bits.append(f"tend cycle on: redrafts every {span(s.get('tend_interval_seconds') or 0)}" if s.get("tend_cycle")
-                else "tend cycle off: redrafts wait for sleep time")
+    if s.get("mode") == "external":         # a nudged tick redrafts whatever the tend cycle says
+        bits.append("each nudge redrafts what was denied")
+    else:
+        bits.append(f"tend cycle on: redrafts every {span(s.get('tend_interval_seconds') or 0)}"
+                    if s.get("tend_cycle") else "tend cycle off: redrafts wait for sleep time")
     return _line(main, " · ".join(bits))
 
 

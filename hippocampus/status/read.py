@@ -27,6 +27,14 @@ def review(seen) -> dict:
             "error": seen.get("error")}
 
 
+def redraft_failed(history) -> dict | None:
+    """The newest tend's history row if the model could not write its redraft: a tick that only defers the chain
+    since then rewrites last_tend, not the history, so this still says why the chain waits."""
+    tends = [r for r in history or [] if isinstance(r, dict) and r.get("kind") == "tend"]
+    said = tends[-1].get("model_failures") if tends else None
+    return tends[-1] if isinstance(said, list) and said and isinstance(said[0], dict) else None
+
+
 def build_status(rt) -> dict:
     """The read model: the board; no Memory call."""
     cfg, ctx = rt.cfg, rt.ctx
@@ -60,6 +68,7 @@ def build_status(rt) -> dict:
         "last_sleep": st.get("last_sleep"),
         "last_tend": st.get("last_tend"),
         "redrafts_waiting_since": st.get("redrafts_waiting_since"),
+        "redraft_failed": redraft_failed(st.get("history")),
         "review": review(board.get("queue")),
         "busy": board.get("cycle"),
         "chain": board.get("snapshot"),

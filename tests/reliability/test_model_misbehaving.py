@@ -183,3 +183,53 @@ def test_hostile_answers_never_reach_memory(make_config, make_ctx, hand, fake_mo
     for why in ("targets a core it was not shown", "cites a fragment it was not shown", "unknown kind",
                 "without a target", "not an object", "no content"):
         assert why in dropped, why
+
+
+def test_the_headline_says_the_redraft_could_not_be_written_and_why(make_config, make_ctx, hand, fake_model):
+    """Found: with the model failing every redraft, the headline said 'wait for a redraft: nudge, or Tend now' -
+    which a person does in vain. It says the redraft could not be written, why, and what to do; a tick between
+    two redrafts (the tend cycle's interval not yet passed) keeps saying it."""
+    from types import SimpleNamespace
+
+    from actors.board import Board
+    from hippocampus.cycle.decide import Asked
+    from hippocampus.status.read import build_status
+
+    delays = Delays()
+    fake_model.responder = delays.responder
+    ctx = make_ctx(make_config(model={"url": fake_model.url, "timeout_seconds": 1, "max_tokens": 64}))
+    rt = SimpleNamespace(cfg=ctx.cfg, ctx=ctx, board=Board())
+    ctx.wire(rt.board.put)
+    seed(hand)
+    assert executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    review_pending(hand)                               # the garden operation denied
+    reply, words = FAILURES["invalid"]
+    fake_model.responder = lambda body: dict(reply)
+    assert executor.tend(ctx).to_dict()["model_failures"]
+    said = build_status(rt)["say"]
+    assert "could not write the redraft" in said["headline"] and words in said["headline"], said["headline"]
+    assert said["level"] == "bad" and said["action"] == "tend", said
+    executor.tick_chain(ctx, Asked(redraft=False))     # a tick between two redrafts: the chain deferred
+    assert ctx.state.get("last_tend")["deferred"]
+    again = build_status(rt)["say"]["headline"]
+    assert "could not write the redraft" in again and words in again, again
+    fake_model.responder = delays.responder            # the model is back: the redraft lands, the words go
+    assert executor.tend(ctx).to_dict()["resubmitted"]
+    assert "could not write" not in build_status(rt)["say"]["headline"]
+
+
+def test_tend_now_whose_redraft_failed_answers_at_level_bad(make_config, make_ctx, hand, fake_model):
+    """Found: pressing Tend now while the model failed the redraft answered 'Tended: the model could not write 1
+    redraft.' at level ok (the viewer's calm colour, MCP's level): a failure shown as a quiet success."""
+    from hippocampus.status.lists import result
+
+    fake_model.responder = Delays().responder
+    ctx = make_ctx(make_config(model={"url": fake_model.url, "timeout_seconds": 1, "max_tokens": 64}))
+    seed(hand)
+    assert executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    review_pending(hand)
+    reply, _ = FAILURES["invalid"]
+    fake_model.responder = lambda body: dict(reply)
+    said = result("tend", executor.tend(ctx).to_dict())      # what POST /tend answers as its say
+    assert said["text"] == "Tended: the model could not write 1 redraft.", said
+    assert said["level"] == "bad", said

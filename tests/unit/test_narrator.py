@@ -372,3 +372,33 @@ def test_denied_operations_between_redrafts_are_not_said_to_wait_for_a_tend_cycl
                    "redrafts_waiting_since": NOW - 120}, NOW)
     assert "tend cycle is off" not in say["headline"] and "sleep time" not in say["headline"], say["headline"]
     assert "redraft" in say["headline"] and say["action"] == "tend"
+
+
+@pytest.mark.parametrize("cycle", [True, False])
+def test_the_tend_card_says_what_a_deferred_redraft_waits_for_as_the_setting_is(cycle):
+    """Found: with the tend cycle on, a tend between two redrafts (tend_interval_seconds not yet passed) defers
+    the chain, and the Last tend card said '1 redraft waiting for sleep time' - it waited for the cycle's turn."""
+    say = narrate({**HEALTHY, "tend_cycle": cycle, "chain": {"chain_open": True, "redrafts_due": 1},
+                   "last_tend": {"deferred": ["c1"], "finished_at": NOW - 60}}, NOW)
+    sub = say["cards"]["last_tend"]["sub"]
+    assert ("sleep time" in sub) is (not cycle), sub
+    assert ("tend cycle" in sub) is cycle, sub
+
+
+@pytest.mark.parametrize("cycle", [True, False])
+def test_with_no_clock_of_its_own_the_tick_card_says_a_nudge_redrafts(cycle):
+    """Found: in external mode (ticks only when nudged, and a nudged tick redrafts whatever the tend cycle says)
+    the Tick card said 'no clock of its own ... · tend cycle on: redrafts every 10 min' (or, off, 'redrafts wait
+    for sleep time'): neither happens."""
+    sub = narrate({**HEALTHY, "mode": "external", "tend_cycle": cycle}, NOW)["cards"]["tick"]["sub"]
+    assert "redrafts every" not in sub and "wait for sleep time" not in sub, sub
+    assert "nudge redrafts" in sub, sub
+
+
+def test_a_tend_interrupted_by_a_stop_is_not_called_quiet():
+    """Found: a redraft cut short by the service's stop left the Last tend card reading 'Quiet' over
+    'interrupted by a stop: nothing was posted' (the sleep's card says 'Interrupted')."""
+    card = narrate({**HEALTHY, "last_tend": {"interrupted": "the service is stopping", "finished_at": NOW - 60}},
+                   NOW)["cards"]["last_tend"]
+    assert "interrupted by a stop" in card["sub"], card
+    assert card["main"] == "Interrupted", card
