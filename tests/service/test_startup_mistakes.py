@@ -300,3 +300,22 @@ def test_an_mcp_call_adds_no_sdk_session_line(make_config, start_service):
         root.setLevel(old)
     text = out.getvalue()
     assert "Terminating session" not in text and "Created new transport" not in text, text
+
+
+def test_check_config_warns_of_the_open_lan_refusal_the_service_would_make_and_exits_1(tmp_path):
+    """A host beyond loopback with no bearer: the service refuses to start (exit 78), so check-config must not say
+    "no warnings" and exit 0 on it; the one warning says what to do (and an empty pointer is not named twice)."""
+    p = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": free_port()}})
+    r = _check_config("--offline", "--config", p)
+    assert r.returncode == 1, r.stdout + r.stderr
+    warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
+    assert len(warnings) == 1 and "refuses to start" in warnings[0], r.stdout[-800:]
+    for way in ("127.0.0.1", "bearer_token_env", "allow_open_lan: true", "SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN=1"):
+        assert way in warnings[0], warnings[0]
+    assert "no warnings" not in r.stdout
+    r = _check_config("--offline", "--config", p, env={**_env(), "SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN": "1"})
+    assert r.returncode == 0 and r.stdout.rstrip().splitlines()[-1] == "no warnings", r.stdout[-800:]
+    pointed = _yaml(tmp_path / "p.yaml", {"server": {"host": "0.0.0.0", "bearer_token_env": "HX_TOKEN_G48"}})
+    r = _check_config("--offline", "--config", pointed, env={k: v for k, v in _env().items() if k != "HX_TOKEN_G48"})
+    warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
+    assert r.returncode == 1 and len(warnings) == 1 and "refuses to start" in warnings[0], r.stdout[-800:]
