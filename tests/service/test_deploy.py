@@ -180,13 +180,38 @@ def test_the_systemd_unit_parses_with_the_keys_and_verifies(tmp_path):
                          env={**os.environ, "HOME": str(home)})
     assert res.returncode == 0, res.stderr
     text = res.stdout
-    assert "__TARGET" not in text and f"ExecStart={home}/seren-venvs/hippocampus/bin/python" in text
+    assert "__TARGET" not in text and f"ExecStart=\"{home}/seren-venvs/hippocampus/bin/python\"" in text
     assert f"User={getpass.getuser()}" in text
     unit = tmp_path / "seren-hippocampus.service"
     unit.write_text(text, encoding="utf-8")
     res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "seren-hippocampus.service" not in res.stderr, res.stderr   # no complaint about our unit
+
+
+def test_the_systemd_unit_starts_the_right_command_for_a_home_with_a_space(tmp_path):
+    """A home folder with a space: the unit, made by the README's sed, must still run that python on that
+    config (unquoted, systemd took "/home/my" as the command and refused the unit)."""
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("no systemd-analyze here")
+    home = tmp_path / "my home"
+    (home / "seren-hippocampus").mkdir(parents=True)
+    cfg = home / "seren-hippocampus" / "seren-hippocampus.yaml"
+    cfg.write_text("{}\n")
+    python = home / "seren-venvs" / "hippocampus" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    readme = (DEPLOY / "systemd" / "README.md").read_text(encoding="utf-8")
+    sed = next(line for line in readme.splitlines() if line.startswith("sed ")).split(" \\")[0]
+    res = subprocess.run(["bash", "-c", sed], cwd=str(UNIT.parents[2]), capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "HOME": str(home)})
+    assert res.returncode == 0, res.stderr
+    exec_start = next(ln for ln in res.stdout.splitlines() if ln.startswith("ExecStart="))[len("ExecStart="):]
+    assert shlex.split(exec_start) == [str(python), "-m", "seren_hippocampus", "--config", str(cfg)], exec_start
+    unit = tmp_path / "seren-hippocampus.service"
+    unit.write_text(res.stdout, encoding="utf-8")
+    res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
 
 
 # ---------------------------------------------------------------- the Jetson profile
