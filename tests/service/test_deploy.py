@@ -214,6 +214,28 @@ def test_the_systemd_unit_starts_the_right_command_for_a_home_with_a_space(tmp_p
     assert res.returncode == 0, res.stdout + res.stderr
 
 
+def test_the_jetson_page_s_sed_makes_a_unit_systemd_takes(tmp_path):
+    """The Jetson page's own "Running under systemd" sed, as written: every placeholder filled, and the unit
+    verifies (a __TARGET_HOME__ left in WorkingDirectory= is a unit systemd will not start)."""
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("no systemd-analyze here")
+    home = tmp_path / "home"
+    (home / "seren-hippocampus").mkdir(parents=True)
+    (home / "seren-hippocampus" / "seren-hippocampus.yaml").write_text("{}\n")
+    (home / "seren-venvs" / "hippocampus" / "bin").mkdir(parents=True)
+    (home / "seren-venvs" / "hippocampus" / "bin" / "python").symlink_to(sys.executable)
+    page = (DEPLOY / "jetson" / "README.md").read_text(encoding="utf-8").split("## Running under systemd", 1)[1]
+    sed = next(line for line in page.splitlines() if line.startswith("sed ")).split(" \\")[0]
+    res = subprocess.run(["bash", "-c", sed], cwd=str(UNIT.parents[2]), capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "HOME": str(home)})
+    assert res.returncode == 0, res.stderr
+    assert "__TARGET" not in res.stdout, [ln for ln in res.stdout.splitlines() if "__TARGET" in ln]
+    unit = tmp_path / "seren-hippocampus.service"
+    unit.write_text(res.stdout, encoding="utf-8")
+    res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 # ---------------------------------------------------------------- the Jetson profile
 
 def _draft_tokens(cfg) -> int:
