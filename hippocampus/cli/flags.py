@@ -220,6 +220,11 @@ def _apply_model(model, given: dict, put) -> None:
     lc = model.lifecycle
     _copy(given, put, (("model_server", "model.lifecycle.server"), ("model_path", "model.lifecycle.model_path"),
                        ("model_args", "model.lifecycle.server_args")))
+    if ("model_server" in given or "model_path" in given) and not lc.start and bool(lc.server) != bool(lc.model_path):
+        have, need, key = (("--model-server", "--model-path", "model_path") if lc.server
+                           else ("--model-path", "--model-server", "server"))
+        raise FlagError(f"{have} needs {need} too (the server and the .gguf it loads): give both, or set "
+                        f"model.lifecycle.{key} in the yaml")
     if lc.built and not lc.manage:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
     if given.get("model_max_tokens", 256) < 256:

@@ -360,6 +360,8 @@ def test_the_flags_override_the_yaml_and_show_in_check_config(tmp_path):
     (["--model-max-tokens", "100"], "at least 256"),
     (["--model-parallel", "9"], "1 to 8"),
     (["--model-handover"], "--model-server"),
+    (["--model-server", "/opt/llama/llama-server"], "--model-path"),      # alone, the service never starts it
+    (["--model-path", "/models/small.gguf"], "--model-server"),
     (["--ripple", "endpoint"], "--ripple-url"),
 ])
 def test_the_card_refusals_exit_2(tmp_path, args, says):
