@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", "-c", help=f"the yaml config (else ${config_mod.loader.CONFIG_ENV}, else "
                                           "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
     _, level = config_mod.loader.env_override("server.log_level")
-    p.add_argument("--log-level", default=level,
+    p.add_argument("--log-level", type=flags_mod.log_level, default=flags_mod.LEVEL_ALIASES.get((level or "").lower()),
                    help=f"DEBUG, INFO, WARNING or ERROR (else ${config_mod.loader.env_names('server.log_level')[0]}, "
                         "else server.log_level)")
     p.add_argument("--log-format", choices=logs.FORMATS, default="text",

@@ -319,3 +319,18 @@ def test_check_config_warns_of_the_open_lan_refusal_the_service_would_make_and_e
     r = _check_config("--offline", "--config", pointed, env={k: v for k, v in _env().items() if k != "HX_TOKEN_G48"})
     warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
     assert r.returncode == 1 and len(warnings) == 1 and "refuses to start" in warnings[0], r.stdout[-800:]
+
+
+@pytest.mark.parametrize("args", [["--log-level", "DEUBG", "check-config", "--offline"],
+                                  ["check-config", "--offline", "--log-level", "loud"],
+                                  ["check-ripple", "--log-level", "verbose"]])
+def test_a_log_level_that_is_not_one_is_refused_not_taken_as_info(args):
+    """`--log-level DEUBG` ran at INFO without a word (the DEBUG lines asked for never came); it is refused like
+    any bad flag value, and any case of a real level, or warn, is still taken."""
+    r = subprocess.run([sys.executable, "-m", "hippocampus", *args, "--config", str(SAMPLE)], capture_output=True,
+                       text=True, encoding="utf-8", env=_env(), cwd=str(ROOT), timeout=60)
+    assert r.returncode == 2 and "--log-level" in r.stderr and "DEBUG, INFO, WARNING or ERROR" in r.stderr, \
+        (r.returncode, r.stderr[-600:])
+    for given in ("debug", "warn", "Error"):
+        r = _check_config("--offline", "--log-level", given, "--config", str(SAMPLE))
+        assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stderr[-600:]
