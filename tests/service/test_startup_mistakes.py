@@ -334,3 +334,17 @@ def test_a_log_level_that_is_not_one_is_refused_not_taken_as_info(args):
     for given in ("debug", "warn", "Error"):
         r = _check_config("--offline", "--log-level", given, "--config", str(SAMPLE))
         assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stderr[-600:]
+
+
+def test_the_service_host_logs_the_open_lan_refusal_as_the_refusal_not_a_traceback(tmp_path):
+    """What the Windows service runs, beyond loopback with no bearer: the log holds the family's refusal, its
+    ways out, once and without a traceback (the words are what the person must read), and nothing starts."""
+    from hippocampus.service.host import ServiceHost
+
+    host = ServiceHost(_state_config(tmp_path, free_port(), host="0.0.0.0"), tmp_path / "logs")
+    with pytest.raises(RuntimeError, match="REFUSING TO START"):
+        host.start()
+    assert host.failed is True and host.service is None
+    logged = (tmp_path / "logs" / "seren-hippocampus.log").read_text(encoding="utf-8")
+    assert "Traceback" not in logged and logged.count("REFUSING TO START") == 1, logged
+    assert "allow_open_lan: true" in logged and "host: 127.0.0.1" in logged, logged
