@@ -39,7 +39,7 @@ def probe(cfg, reach: bool = True) -> tuple:
     hook = cfg.notify.webhook_url.strip()
     if hook and hook != with_scheme(hook):      # the rule memory.url and model.url are held to
         warnings.append(identify._scheme_warning("notify.webhook_url", hook, with_scheme(hook)))
-    for check in (_lifecycle_probe, _ripple_probe) if reach else ():
+    for check in (_lifecycle_probe, _ripple_probe, _state_probe) if reach else ():
         w, n = check(cfg)
         warnings += w
         notes += n
@@ -97,6 +97,26 @@ def _ripple_probe(cfg) -> tuple:
                 for ln in lines if not ln.ok]
     notes = [f"# ripple {ln.check}: {ln.text}" for ln in lines if ln.ok]
     return warnings, notes
+
+
+def _state_probe(cfg) -> tuple:
+    """The state folder, as the start-up refuses it (store.private.prepare), read and never changed."""
+    folder = cfg.state_dir
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return [], []       # not made yet: the start makes it
+    if os.name == "nt" or not os.path.isdir(folder):
+        return [], []
+    me, mode = os.geteuid(), st.st_mode & 0o777
+    if st.st_uid != me:
+        return [f"the state folder {folder} belongs to another account (uid {st.st_uid}; this account is uid {me}): "
+                f"the service refuses to start on it; run `chown {me} {folder}` and `chmod 700 {folder}`, or set "
+                "sleep.state_path to a folder of this account's own"], []
+    if mode & 0o022:
+        return [f"the state folder {folder} can be written by other accounts (mode {mode:03o}): the service refuses "
+                f"to start on it; run `chmod 700 {folder}`, or set sleep.state_path to a private folder"], []
+    return [], []
 
 
 def program(name: str) -> Optional[str]:
