@@ -29,13 +29,13 @@ def serve(cfg) -> int:
     try:
         service = Service(cfg, own_process=True).start()
     except BindError as exc:        # before any actor started: nothing to stop
-        print(f"[{SERVICE}] {exc}", file=sys.stderr, flush=True)
+        logs.console(f"[{SERVICE}] {exc}", logging.ERROR)
         return 1
     except OSError as exc:          # a file or folder the start needs: one line, never a traceback
         log.debug("the start failed", exc_info=True)
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        print(f"[{SERVICE}] could not start: {exc.strerror or exc}{where}: make that path usable by this account "
-              "(its permissions, free disk space), then start again", file=sys.stderr, flush=True)
+        logs.console(f"[{SERVICE}] could not start: {exc.strerror or exc}{where}: make that path usable by this "
+                     "account (its permissions, free disk space), then start again", logging.ERROR)
         return 1
     announce_exposure(cfg, service.port)
 
