@@ -236,6 +236,21 @@ def test_the_jetson_page_s_sed_makes_a_unit_systemd_takes(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
 
 
+def test_the_unit_does_not_restart_a_start_that_a_config_or_flag_error_ended(tmp_path):
+    """A refused flag in ExecStart (exit 2) or the open-LAN refusal (exit 78) ends the start the same way each
+    time: systemd must not restart it every 5 s forever, as it did for exit 2."""
+    cp = configparser.ConfigParser(strict=False, interpolation=None)
+    cp.optionxform = str
+    cp.read(UNIT, encoding="utf-8")
+    kept = cp["Service"]["RestartPreventExitStatus"].split()
+    cfg = _yaml(tmp_path / "h.yaml", {"model": {"url": ""}, "sleep": {"mode": "external"}})
+    lan = _yaml(tmp_path / "lan.yaml", {"server": {"host": "0.0.0.0", "port": free_port()}})
+    for args in (["--config", str(cfg), "--tend-every", "30"], ["--config", str(cfg), "--no-such-flag"],
+                 ["--config", str(lan)]):
+        res = _cli(*args, cwd=tmp_path)
+        assert res.returncode != 0 and str(res.returncode) in kept, (args, res.returncode, kept, res.stderr[-500:])
+
+
 # ---------------------------------------------------------------- the Jetson profile
 
 def _draft_tokens(cfg) -> int:
