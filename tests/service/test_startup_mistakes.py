@@ -348,3 +348,13 @@ def test_the_service_host_logs_the_open_lan_refusal_as_the_refusal_not_a_traceba
     logged = (tmp_path / "logs" / "seren-hippocampus.log").read_text(encoding="utf-8")
     assert "Traceback" not in logged and logged.count("REFUSING TO START") == 1, logged
     assert "allow_open_lan: true" in logged and "host: 127.0.0.1" in logged, logged
+
+
+def test_an_ipv6_loopback_service_names_a_url_that_works(make_config, start_service):
+    """host ::1: the start-up line said `ready on http://::1:PORT  viewer: http://::1:PORT/viewer`, a URL no
+    browser or curl takes; the URL it names is bracketed and answers."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    svc = start_service(make_config(server={"host": "::1"}))
+    assert svc.url == f"http://[::1]:{svc.port}", svc.url
+    assert requests.get(svc.url + "/health", timeout=10).json()["ok"] is True
