@@ -12,6 +12,7 @@ from typing import Optional
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
+from hippocampus.config.loader import LONGEST
 from hippocampus.config.reach import with_scheme
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
@@ -157,6 +158,8 @@ def ripple_claude(args: argparse.Namespace) -> int:
 
 
 def check_ripple(args: argparse.Namespace) -> int:
+    if args.timeout is not None and not 0 < args.timeout <= LONGEST:
+        return _fail("--timeout is a number of seconds above 0", who=ERROR)
     cfg = config_mod.load(args.config, announce=False)
     try:
         overrides = flags_mod.apply_flags(cfg, args)
