@@ -29,13 +29,13 @@ def serve(cfg) -> int:
     try:
         service = Service(cfg, own_process=True).start()
     except BindError as exc:        # before any actor started: nothing to stop
-        print(f"[{SERVICE}] {exc}", file=sys.stderr, flush=True)
+        logs.console(f"[{SERVICE}] {exc}", logging.ERROR)
         return 1
     except OSError as exc:          # a file or folder the start needs: one line, never a traceback
         log.debug("the start failed", exc_info=True)
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        print(f"[{SERVICE}] could not start: {exc.strerror or exc}{where}: make that path usable by this account "
-              "(its permissions, free disk space), then start again", file=sys.stderr, flush=True)
+        logs.console(f"[{SERVICE}] could not start: {exc.strerror or exc}{where}: make that path usable by this "
+                     "account (its permissions, free disk space), then start again", logging.ERROR)
         return 1
     announce_exposure(cfg, service.port)
 
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", "-c", help=f"the yaml config (else ${config_mod.loader.CONFIG_ENV}, else "
                                           "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
     _, level = config_mod.loader.env_override("server.log_level")
-    p.add_argument("--log-level", default=level,
+    p.add_argument("--log-level", type=flags_mod.log_level, default=flags_mod.LEVEL_ALIASES.get((level or "").lower()),
                    help=f"DEBUG, INFO, WARNING or ERROR (else ${config_mod.loader.env_names('server.log_level')[0]}, "
                         "else server.log_level)")
     p.add_argument("--log-format", choices=logs.FORMATS, default="text",

@@ -18,7 +18,7 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
     w, notes, probes = commands.probe(cfg, reach=not offline)
     if offline:
         notes = ["# offline: Memory, the model, its server and files and the ripple command were not probed"]
-    warnings, context, drafting = list(cfg.warnings) + w, None, None
+    warnings, context, drafting = list(cfg.warnings) + w + _refused(cfg), None, None
     if not offline and cfg.model.configured and _model_as_set(probes):     # does the largest prompt fit its context
         from hippocampus.model import fit as model_fit, size
         from hippocampus.status.narrator import context_row
@@ -43,6 +43,19 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
         "model_drafting": drafting,
         "warnings": [redact.text(w) for w in warnings],
     }
+
+
+def _refused(cfg) -> list:
+    """The open-LAN refusal the service would make at start (exit 78), as one warning; an empty bearer pointer
+    already says so in the loader's warning."""
+    from hippocampus.service.startup import exposure
+
+    server = cfg.server
+    if not exposure(cfg, server.port).refused or server.bearer_token_env or server.bearer_token_keyring:
+        return []
+    return [f"the service refuses to start on {server.host}:{server.port} (exit 78): beyond loopback it needs a "
+            "bearer; set server.host: 127.0.0.1, or a bearer (server.bearer_token_env naming a variable that holds "
+            "it), or server.allow_open_lan: true (or SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN=1) to run it open"]
 
 
 def _model_as_set(probes: list) -> bool:

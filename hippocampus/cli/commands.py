@@ -12,6 +12,7 @@ from typing import Optional
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
+from hippocampus.config.loader import LONGEST
 from hippocampus.config.reach import with_scheme
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
@@ -39,7 +40,7 @@ def probe(cfg, reach: bool = True) -> tuple:
     hook = cfg.notify.webhook_url.strip()
     if hook and hook != with_scheme(hook):      # the rule memory.url and model.url are held to
         warnings.append(identify._scheme_warning("notify.webhook_url", hook, with_scheme(hook)))
-    for check in (_lifecycle_probe, _ripple_probe) if reach else ():
+    for check in (_lifecycle_probe, _ripple_probe, _state_probe) if reach else ():
         w, n = check(cfg)
         warnings += w
         notes += n
@@ -99,6 +100,26 @@ def _ripple_probe(cfg) -> tuple:
     return warnings, notes
 
 
+def _state_probe(cfg) -> tuple:
+    """The state folder, as the start-up refuses it (store.private.prepare), read and never changed."""
+    folder = cfg.state_dir
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return [], []       # not made yet: the start makes it
+    if os.name == "nt" or not os.path.isdir(folder):
+        return [], []
+    me, mode = os.geteuid(), st.st_mode & 0o777
+    if st.st_uid != me:
+        return [f"the state folder {folder} belongs to another account (uid {st.st_uid}; this account is uid {me}): "
+                f"the service refuses to start on it; run `chown {me} {folder}` and `chmod 700 {folder}`, or set "
+                "sleep.state_path to a folder of this account's own"], []
+    if mode & 0o022:
+        return [f"the state folder {folder} can be written by other accounts (mode {mode:03o}): the service refuses "
+                f"to start on it; run `chmod 700 {folder}`, or set sleep.state_path to a private folder"], []
+    return [], []
+
+
 def program(name: str) -> Optional[str]:
     """A path given must be an executable file; a bare name is looked up on PATH (shutil.which does both)."""
     return shutil.which(os.path.expanduser(name))
@@ -137,6 +158,8 @@ def ripple_claude(args: argparse.Namespace) -> int:
 
 
 def check_ripple(args: argparse.Namespace) -> int:
+    if args.timeout is not None and not 0 < args.timeout <= LONGEST:
+        return _fail("--timeout is a number of seconds above 0", who=ERROR)
     cfg = config_mod.load(args.config, announce=False)
     try:
         overrides = flags_mod.apply_flags(cfg, args)

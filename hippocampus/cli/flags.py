@@ -15,6 +15,7 @@ from typing import Callable, Optional
 from hippocampus.config import Config
 from hippocampus.config.loader import LONGEST
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
+from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES
 from hippocampus.words import yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
@@ -44,6 +45,7 @@ _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
 _whole = _typed(int, "a whole number")
+log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
 
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
@@ -128,7 +130,8 @@ def global_after(*, config: bool = True) -> argparse.ArgumentParser:
     after = argparse.ArgumentParser(add_help=False)
     if config:
         after.add_argument("--config", "-c", default=argparse.SUPPRESS, help="the yaml config")
-    after.add_argument("--log-level", default=argparse.SUPPRESS, metavar="LEVEL", help="DEBUG, INFO, WARNING or ERROR")
+    after.add_argument("--log-level", type=log_level, default=argparse.SUPPRESS, metavar="LEVEL",
+                       help="DEBUG, INFO, WARNING or ERROR")
     after.add_argument("--version", action="version", version=f"{SERVICE} {__version__}",
                        help="print the installed version and exit")
     return after
@@ -220,6 +223,11 @@ def _apply_model(model, given: dict, put) -> None:
     lc = model.lifecycle
     _copy(given, put, (("model_server", "model.lifecycle.server"), ("model_path", "model.lifecycle.model_path"),
                        ("model_args", "model.lifecycle.server_args")))
+    if ("model_server" in given or "model_path" in given) and not lc.start and bool(lc.server) != bool(lc.model_path):
+        have, need, key = (("--model-server", "--model-path", "model_path") if lc.server
+                           else ("--model-path", "--model-server", "server"))
+        raise FlagError(f"{have} needs {need} too (the server and the .gguf it loads): give both, or set "
+                        f"model.lifecycle.{key} in the yaml")
     if lc.built and not lc.manage:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
     if given.get("model_max_tokens", 256) < 256:

@@ -170,6 +170,13 @@ def memory(url: str, bearer: str = "", get: Fetch = fetch) -> Probe:
         return pr
     pr.answered_by, pr.detail = kind_at(tried, bearer, get)
     if pr.answered_by == MEMORY:
+        guarded = get(tried + "/short?limit=1", bearer)      # / and /health answer anyone; the calls need the bearer
+        if guarded.status in (401, 403):
+            pr.warnings.append(f"memory.url {_shown(tried)} is SerenMemory, but it answers {guarded.status} to "
+                               f"{'the bearer this service sends' if bearer else 'a call with no bearer'}: every "
+                               "sleep and tend would fail; give Memory's bearer (its server.bearer_token) in "
+                               "memory.bearer_token_env (the variable holding it) or memory.bearer_token")
+            return pr
         _reached(pr, "Memory")
         return pr
     what = {MODEL: f"a model server ({pr.detail})", SELF: NAMED[SELF]}.get(

@@ -20,6 +20,10 @@ from hippocampus.service.startup import exposure, use_system_trust
 log = logging.getLogger(__name__)
 
 
+class OpenLanRefused(RuntimeError):
+    """The family's refusal to serve beyond loopback with no bearer: its words are the whole report."""
+
+
 class ServiceHost:
     def __init__(self, config_path: str, log_dir: Optional[Path] = None):
         self.config_path = "" if config_path is None else str(config_path)
@@ -55,14 +59,14 @@ class ServiceHost:
         try:
             ex = exposure(cfg, cfg.server.port)
             if ex.refused:
-                raise RuntimeError(ex.message)
+                raise OpenLanRefused(ex.message)
             log.info("%s", ex.message)
             use_system_trust(cfg)
             self.cfg = cfg
             self.service = Service(cfg, own_process=True).start()
         except BaseException as exc:
             self.failed = True
-            if isinstance(exc, BindError):      # bound before any actor started: nothing runs; one line
+            if isinstance(exc, (BindError, OpenLanRefused)):      # before any actor started: nothing runs; no traceback
                 log.error("the service could not start: %s", exc)
             else:
                 log.exception("the service could not start")

@@ -73,9 +73,12 @@ def _json_on() -> bool:
 
 
 def console(line: str, level: int = logging.INFO) -> None:
-    """A start-up line for the person at the console: printed as it is, or, with --log-format json, one more
-    JSON line of the log (so that every line on stderr parses)."""
+    """A start-up line for the person at the console: printed as it is (under the journal, with its priority), or,
+    with --log-format json, one more JSON line of the log (so that every line on stderr parses)."""
     if _json_on():
         logging.getLogger("hippocampus").log(level, "%s", line)
+    elif under_journal(sys.stderr):     # each line at its priority, so `journalctl -p err` shows a refusal
+        print("\n".join(f"<{priority(level)}>{part}" for part in line.splitlines() or [""]), file=sys.stderr,
+              flush=True)
     else:
         print(line, file=sys.stderr, flush=True)

@@ -51,7 +51,8 @@ class Service:
 
     @property
     def url(self) -> str:
-        return f"http://{self.cfg.server.host}:{self.port}"
+        host = self.cfg.server.host
+        return f"http://{f'[{host}]' if ':' in host and not host.startswith('[') else host}:{self.port}"
 
     @property
     def mcp(self):

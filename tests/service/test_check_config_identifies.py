@@ -174,3 +174,31 @@ def test_json_is_one_document_naming_where_each_value_came_from(tmp_path, memory
     assert {p["setting"]: p["answered_by"] for p in doc["probes"]} == {"memory.url": "memory", "model.url": "memory"}
     assert [w for w in doc["warnings"] if w.startswith("model.url ")][0].startswith(
         f"model.url {memory.url}/v1 is SerenMemory, not a model server")
+
+
+@pytest.fixture
+def guarded_memory(tmp_path):
+    """The real SerenMemory with a bearer, as one installed with --gen-token: every call but / and /health wants it."""
+    from tests.harness.memory_server import MemoryServer
+
+    srv = MemoryServer(tmp_path / "guarded", bearer="memory-bearer-g48").start()
+    yield srv
+    srv.stop()
+
+
+def test_a_memory_that_wants_a_bearer_this_service_lacks_is_a_warning(tmp_path, guarded_memory):
+    """Memory's / and /health answer anyone, so a missing or wrong memory bearer was "reached: Memory", "no
+    warnings", exit 0, while every sleep then got 401; now it is a warning that says which setting to give."""
+    cfg = _yaml(tmp_path / "h.yaml", {"memory": {"url": guarded_memory.url, "bearer_token_env": "HX_MEM_G48"},
+                                      "model": {"url": ""},
+                                      "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+    base = {k: v for k, v in _env().items() if k != "HX_MEM_G48"}
+    for env in (base, {**base, "HX_MEM_G48": "not-the-bearer"}):
+        r = _check_config("--config", cfg, env=env)
+        assert r.returncode == 1, r.stdout[-1500:]
+        said = _warnings(r, "memory.url")
+        assert len(said) == 1 and "401" in said[0] and "memory.bearer_token_env" in said[0], r.stdout[-1500:]
+        assert "# reached: Memory" not in r.stdout
+    r = _check_config("--config", cfg, env={**base, "HX_MEM_G48": "memory-bearer-g48"})
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stdout[-1500:]
+    assert f"# reached: Memory at {guarded_memory.url}" in r.stdout

@@ -97,3 +97,26 @@ def test_what_answers_is_named_and_passes(tmp_path, memory):
     assert f"# reached: the model at {model.url}" in r.stdout
     assert f"# found: model.lifecycle.server {server}" in r.stdout
     assert f"# ripple command: '{server}' is {server}" in r.stdout, r.stdout[-1500:]
+
+
+def test_a_state_folder_the_service_would_refuse_is_a_warning(tmp_path, memory):
+    """A state folder others may write in, or another account's (one a `sudo` run left root's): the service
+    refuses to start on it (exit 1, restarted every 5 s by systemd), so check-config must not pass it."""
+    import os
+
+    folder = tmp_path / "s"
+    folder.mkdir()
+    cfg = _yaml(tmp_path / "h.yaml", {"memory": {"url": memory.url}, "model": {"url": ""},
+                                      "sleep": {"state_path": str(folder / "state.json")}})
+    folder.chmod(0o777)
+    r = _check_config("--config", cfg)
+    assert r.returncode == 1, r.stdout[-1500:]
+    assert [w for w in _warnings(r) if "state folder" in w and f"chmod 700 {folder}" in w], r.stdout[-1500:]
+    folder.chmod(0o700)
+    if os.geteuid() == 0:           # root can give it away: as a folder a root run left to the account
+        os.chown(folder, 65534, 65534)
+        r = _check_config("--config", cfg, env={**_env(), "HOME": str(tmp_path)})
+        assert [w for w in _warnings(r) if "belongs to another account" in w], r.stdout[-1500:]
+        os.chown(folder, 0, 0)
+    r = _check_config("--config", cfg)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stdout[-1500:]

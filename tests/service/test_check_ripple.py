@@ -275,3 +275,18 @@ def test_status_shows_the_wakeup_and_the_last_ripple_per_event_computed_off_the_
 
     page = requests.get(svc.url + "/viewer", timeout=10).text
     assert 'id="wakeupLine"' in page and "Wake-up: " in page and "say.wakeup" in page
+
+
+@pytest.mark.parametrize("given", ["-5", "0", "nan", "inf"])
+def test_fire_s_timeout_must_be_seconds_above_0(tmp_path, given):
+    """`check-ripple --fire --timeout -5` killed a command that works at once and blamed it ("did not finish
+    within -5 s and was killed"); a timeout that is no wait at all is refused, as replay refuses it."""
+    runs = tmp_path / "runs.jsonl"
+    cmd = f"{sys.executable} -c \"open({str(runs)!r}, 'a').write('ran')\" {{message}}"
+    r = subprocess.run([sys.executable, "-m", "hippocampus", "check-ripple", "--ripple", "script", "--ripple-command",
+                        cmd, "--ripple-run-as", getpass.getuser(), "--fire", "--timeout", given,
+                        "--config", str(tmp_path / "none.yaml")],
+                       capture_output=True, text=True, cwd=str(tmp_path), timeout=60,
+                       env={**os.environ, "HOME": str(tmp_path)})
+    assert r.returncode == 2 and "--timeout" in r.stderr and "killed" not in r.stdout, r.stdout + r.stderr
+    assert not runs.exists()

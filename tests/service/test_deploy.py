@@ -180,13 +180,75 @@ def test_the_systemd_unit_parses_with_the_keys_and_verifies(tmp_path):
                          env={**os.environ, "HOME": str(home)})
     assert res.returncode == 0, res.stderr
     text = res.stdout
-    assert "__TARGET" not in text and f"ExecStart={home}/seren-venvs/hippocampus/bin/python" in text
+    assert "__TARGET" not in text and f"ExecStart=\"{home}/seren-venvs/hippocampus/bin/python\"" in text
     assert f"User={getpass.getuser()}" in text
     unit = tmp_path / "seren-hippocampus.service"
     unit.write_text(text, encoding="utf-8")
     res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "seren-hippocampus.service" not in res.stderr, res.stderr   # no complaint about our unit
+
+
+def test_the_systemd_unit_starts_the_right_command_for_a_home_with_a_space(tmp_path):
+    """A home folder with a space: the unit, made by the README's sed, must still run that python on that
+    config (unquoted, systemd took "/home/my" as the command and refused the unit)."""
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("no systemd-analyze here")
+    home = tmp_path / "my home"
+    (home / "seren-hippocampus").mkdir(parents=True)
+    cfg = home / "seren-hippocampus" / "seren-hippocampus.yaml"
+    cfg.write_text("{}\n")
+    python = home / "seren-venvs" / "hippocampus" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    readme = (DEPLOY / "systemd" / "README.md").read_text(encoding="utf-8")
+    sed = next(line for line in readme.splitlines() if line.startswith("sed ")).split(" \\")[0]
+    res = subprocess.run(["bash", "-c", sed], cwd=str(UNIT.parents[2]), capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "HOME": str(home)})
+    assert res.returncode == 0, res.stderr
+    exec_start = next(ln for ln in res.stdout.splitlines() if ln.startswith("ExecStart="))[len("ExecStart="):]
+    assert shlex.split(exec_start) == [str(python), "-m", "seren_hippocampus", "--config", str(cfg)], exec_start
+    unit = tmp_path / "seren-hippocampus.service"
+    unit.write_text(res.stdout, encoding="utf-8")
+    res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_jetson_page_s_sed_makes_a_unit_systemd_takes(tmp_path):
+    """The Jetson page's own "Running under systemd" sed, as written: every placeholder filled, and the unit
+    verifies (a __TARGET_HOME__ left in WorkingDirectory= is a unit systemd will not start)."""
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("no systemd-analyze here")
+    home = tmp_path / "home"
+    (home / "seren-hippocampus").mkdir(parents=True)
+    (home / "seren-hippocampus" / "seren-hippocampus.yaml").write_text("{}\n")
+    (home / "seren-venvs" / "hippocampus" / "bin").mkdir(parents=True)
+    (home / "seren-venvs" / "hippocampus" / "bin" / "python").symlink_to(sys.executable)
+    page = (DEPLOY / "jetson" / "README.md").read_text(encoding="utf-8").split("## Running under systemd", 1)[1]
+    sed = next(line for line in page.splitlines() if line.startswith("sed ")).split(" \\")[0]
+    res = subprocess.run(["bash", "-c", sed], cwd=str(UNIT.parents[2]), capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "HOME": str(home)})
+    assert res.returncode == 0, res.stderr
+    assert "__TARGET" not in res.stdout, [ln for ln in res.stdout.splitlines() if "__TARGET" in ln]
+    unit = tmp_path / "seren-hippocampus.service"
+    unit.write_text(res.stdout, encoding="utf-8")
+    res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_unit_does_not_restart_a_start_that_a_config_or_flag_error_ended(tmp_path):
+    """A refused flag in ExecStart (exit 2) or the open-LAN refusal (exit 78) ends the start the same way each
+    time: systemd must not restart it every 5 s forever, as it did for exit 2."""
+    cp = configparser.ConfigParser(strict=False, interpolation=None)
+    cp.optionxform = str
+    cp.read(UNIT, encoding="utf-8")
+    kept = cp["Service"]["RestartPreventExitStatus"].split()
+    cfg = _yaml(tmp_path / "h.yaml", {"model": {"url": ""}, "sleep": {"mode": "external"}})
+    lan = _yaml(tmp_path / "lan.yaml", {"server": {"host": "0.0.0.0", "port": free_port()}})
+    for args in (["--config", str(cfg), "--tend-every", "30"], ["--config", str(cfg), "--no-such-flag"],
+                 ["--config", str(lan)]):
+        res = _cli(*args, cwd=tmp_path)
+        assert res.returncode != 0 and str(res.returncode) in kept, (args, res.returncode, kept, res.stderr[-500:])
 
 
 # ---------------------------------------------------------------- the Jetson profile
@@ -313,6 +375,8 @@ def test_the_flags_override_the_yaml_and_show_in_check_config(tmp_path):
     (["--model-max-tokens", "100"], "at least 256"),
     (["--model-parallel", "9"], "1 to 8"),
     (["--model-handover"], "--model-server"),
+    (["--model-server", "/opt/llama/llama-server"], "--model-path"),      # alone, the service never starts it
+    (["--model-path", "/models/small.gguf"], "--model-server"),
     (["--ripple", "endpoint"], "--ripple-url"),
 ])
 def test_the_card_refusals_exit_2(tmp_path, args, says):

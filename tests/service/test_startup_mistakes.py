@@ -300,3 +300,61 @@ def test_an_mcp_call_adds_no_sdk_session_line(make_config, start_service):
         root.setLevel(old)
     text = out.getvalue()
     assert "Terminating session" not in text and "Created new transport" not in text, text
+
+
+def test_check_config_warns_of_the_open_lan_refusal_the_service_would_make_and_exits_1(tmp_path):
+    """A host beyond loopback with no bearer: the service refuses to start (exit 78), so check-config must not say
+    "no warnings" and exit 0 on it; the one warning says what to do (and an empty pointer is not named twice)."""
+    p = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": free_port()}})
+    r = _check_config("--offline", "--config", p)
+    assert r.returncode == 1, r.stdout + r.stderr
+    warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
+    assert len(warnings) == 1 and "refuses to start" in warnings[0], r.stdout[-800:]
+    for way in ("127.0.0.1", "bearer_token_env", "allow_open_lan: true", "SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN=1"):
+        assert way in warnings[0], warnings[0]
+    assert "no warnings" not in r.stdout
+    r = _check_config("--offline", "--config", p, env={**_env(), "SEREN_HIPPOCAMPUS_ALLOW_OPEN_LAN": "1"})
+    assert r.returncode == 0 and r.stdout.rstrip().splitlines()[-1] == "no warnings", r.stdout[-800:]
+    pointed = _yaml(tmp_path / "p.yaml", {"server": {"host": "0.0.0.0", "bearer_token_env": "HX_TOKEN_G48"}})
+    r = _check_config("--offline", "--config", pointed, env={k: v for k, v in _env().items() if k != "HX_TOKEN_G48"})
+    warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
+    assert r.returncode == 1 and len(warnings) == 1 and "refuses to start" in warnings[0], r.stdout[-800:]
+
+
+@pytest.mark.parametrize("args", [["--log-level", "DEUBG", "check-config", "--offline"],
+                                  ["check-config", "--offline", "--log-level", "loud"],
+                                  ["check-ripple", "--log-level", "verbose"]])
+def test_a_log_level_that_is_not_one_is_refused_not_taken_as_info(args):
+    """`--log-level DEUBG` ran at INFO without a word (the DEBUG lines asked for never came); it is refused like
+    any bad flag value, and any case of a real level, or warn, is still taken."""
+    r = subprocess.run([sys.executable, "-m", "hippocampus", *args, "--config", str(SAMPLE)], capture_output=True,
+                       text=True, encoding="utf-8", env=_env(), cwd=str(ROOT), timeout=60)
+    assert r.returncode == 2 and "--log-level" in r.stderr and "DEBUG, INFO, WARNING or ERROR" in r.stderr, \
+        (r.returncode, r.stderr[-600:])
+    for given in ("debug", "warn", "Error"):
+        r = _check_config("--offline", "--log-level", given, "--config", str(SAMPLE))
+        assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stderr[-600:]
+
+
+def test_the_service_host_logs_the_open_lan_refusal_as_the_refusal_not_a_traceback(tmp_path):
+    """What the Windows service runs, beyond loopback with no bearer: the log holds the family's refusal, its
+    ways out, once and without a traceback (the words are what the person must read), and nothing starts."""
+    from hippocampus.service.host import ServiceHost
+
+    host = ServiceHost(_state_config(tmp_path, free_port(), host="0.0.0.0"), tmp_path / "logs")
+    with pytest.raises(RuntimeError, match="REFUSING TO START"):
+        host.start()
+    assert host.failed is True and host.service is None
+    logged = (tmp_path / "logs" / "seren-hippocampus.log").read_text(encoding="utf-8")
+    assert "Traceback" not in logged and logged.count("REFUSING TO START") == 1, logged
+    assert "allow_open_lan: true" in logged and "host: 127.0.0.1" in logged, logged
+
+
+def test_an_ipv6_loopback_service_names_a_url_that_works(make_config, start_service):
+    """host ::1: the start-up line said `ready on http://::1:PORT  viewer: http://::1:PORT/viewer`, a URL no
+    browser or curl takes; the URL it names is bracketed and answers."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    svc = start_service(make_config(server={"host": "::1"}))
+    assert svc.url == f"http://[::1]:{svc.port}", svc.url
+    assert requests.get(svc.url + "/health", timeout=10).json()["ok"] is True

@@ -100,3 +100,31 @@ def test_json_log_format_every_line_parses(tmp_path, memory):
     assert any("ready on" in e["message"] for e in parsed)
     assert all({"time", "level", "logger", "message"} <= set(e) for e in parsed)
     assert any(e["message"].startswith("stopped") for e in parsed)
+
+
+def test_the_refusal_and_a_held_port_reach_the_journal_as_errors(tmp_path):
+    """Under systemd the start-up's own lines went to the journal unprefixed, so at info: `journalctl -p err`
+    did not show why the service refused to start (exit 78) or could not bind (exit 1)."""
+    cfg = tmp_path / "lan.yaml"
+    cfg.write_text(f"server: {{host: 0.0.0.0, port: {free_port()}}}\n")
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen(1)
+    busy = tmp_path / "busy.yaml"
+    busy.write_text(f"server: {{port: {held.getsockname()[1]}}}\nmodel: {{url: ''}}\n"
+                    f"sleep: {{mode: external, state_path: '{tmp_path / 'state' / 'state.json'}'}}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SEREN_HIPPOCAMPUS", "JOURNAL_"))}
+    try:
+        for config, code, words in ((cfg, 78, "REFUSING TO START"), (busy, 1, "another process holds port")):
+            err = tmp_path / f"{config.stem}.txt"
+            with err.open("wb") as fh:
+                st = os.fstat(fh.fileno())
+                rc = subprocess.run([sys.executable, "-m", "hippocampus", "--config", str(config)], stderr=fh,
+                                    stdout=subprocess.DEVNULL, cwd=str(tmp_path), timeout=60,
+                                    env={**env, "JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}).returncode
+            text = err.read_text()
+            assert rc == code, text
+            said = [line for line in text.splitlines() if words in line]
+            assert said and all(line.startswith("<3>") for line in said), text
+    finally:
+        held.close()
