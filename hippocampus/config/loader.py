@@ -239,9 +239,10 @@ def _checked(f: dataclasses.Field, raw: Any, current: Any, said: str, instead: s
 
 
 def env_names(path: str) -> list:
-    """SEREN_HIPPOCAMPUS_BLOCK_KEY for `block.key`; a server key by its bare name first (_HOST, _PORT, ...)."""
+    """SEREN_HIPPOCAMPUS_BLOCK_KEY for `block.key`; a server or tls key by its bare name first (_HOST, _PORT, the
+    family's _TRUST_SYSTEM_STORE)."""
     parts = path.split(".")
-    names = ([parts[1:]] if parts[0] == "server" else []) + [parts]
+    names = ([parts[1:]] if parts[0] in ("server", "tls") else []) + [parts]
     return [f"{ENV_PREFIX}_{'_'.join(n).upper()}" for n in names]
 
 

@@ -77,3 +77,12 @@ def test_the_mcp_mount_hosts_and_origins_are_settings_the_old_variables_still_se
     cfg = _load(tmp_path, {}, text="server:\n  mcp_mount: ''\n  mcp_allowed_origins: [http://a.lan]\n")
     assert cfg.warnings == [] and cfg.server.mcp_mount == "/mcp" and cfg.server.mcp_allowed_origins == ["http://a.lan"]
     assert cfg.sources.of("server.mcp_allowed_origins") == "yaml" and cfg.sources.of("server.mcp_mount") == "yaml"
+
+
+def test_the_family_s_trust_store_variable_turns_the_os_trust_store_on(tmp_path):
+    """Found: SEREN_HIPPOCAMPUS_TRUST_SYSTEM_STORE, the family's spelling (a corporate install sets it in the unit),
+    was ignored without a word, and the service fell back to certifi; only ..._TLS_TRUST_SYSTEM_STORE worked."""
+    for name in ("SEREN_HIPPOCAMPUS_TRUST_SYSTEM_STORE", "SEREN_HIPPOCAMPUS_TLS_TRUST_SYSTEM_STORE"):
+        cfg = _load(tmp_path, {name: "1"})
+        assert cfg.warnings == [] and cfg.tls.trust_system_store is True, name
+        assert cfg.sources.variables["tls.trust_system_store"] == name
