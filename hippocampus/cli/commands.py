@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 from typing import Optional
 
 from hippocampus import config as config_mod
@@ -21,6 +22,7 @@ from hippocampus.replay.service import words
 from hippocampus.ripple import check as ripple_check
 from hippocampus.ripple import claude as claude_setup
 from hippocampus.status.watch import model_watched
+from hippocampus.store import private
 from hippocampus.store.capture import store_for
 
 COLUMNS = (("ops", "valid"), ("failed", "failed_calls"), ("cut-off", "cut_off"), ("invented", "invented"),
@@ -101,23 +103,9 @@ def _ripple_probe(cfg) -> tuple:
 
 
 def _state_probe(cfg) -> tuple:
-    """The state folder, as the start-up refuses it (store.private.prepare), read and never changed."""
-    folder = cfg.state_dir
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return [], []       # not made yet: the start makes it
-    if os.name == "nt" or not os.path.isdir(folder):
-        return [], []
-    me, mode = os.geteuid(), st.st_mode & 0o777
-    if st.st_uid != me:
-        return [f"the state folder {folder} belongs to another account (uid {st.st_uid}; this account is uid {me}): "
-                f"the service refuses to start on it; run `chown {me} {folder}` and `chmod 700 {folder}`, or set "
-                "sleep.state_path to a folder of this account's own"], []
-    if mode & 0o022:
-        return [f"the state folder {folder} can be written by other accounts (mode {mode:03o}): the service refuses "
-                f"to start on it; run `chmod 700 {folder}`, or set sleep.state_path to a private folder"], []
-    return [], []
+    """The state folder, as the start-up would refuse it (read, never changed)."""
+    why = private.refusal(Path(cfg.state_dir))
+    return ([f"the service refuses to start: {why}"] if why else []), []
 
 
 def program(name: str) -> Optional[str]:

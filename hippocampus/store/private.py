@@ -137,23 +137,11 @@ def prepare(folder: Path) -> None:
     except OSError as exc:
         raise FolderRefused(f"the state folder {folder} could not be made ({_reason(exc)}): make it by hand, "
                             "writable by this account, or set sleep.state_path to a folder it can write") from None
+    why = refusal(folder)
+    if why:
+        raise FolderRefused(why)
     if not POSIX:
         return
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return
-    me = os.geteuid()
-    mode = stat.S_IMODE(st.st_mode)
-    if st.st_uid != me:
-        raise FolderRefused(
-            f"the state folder {folder} belongs to another account (uid {st.st_uid}; this service runs as uid "
-            f"{me}): run `chown {me} {folder}` and `chmod 700 {folder}`, or set sleep.state_path to a folder "
-            "of this account's own")
-    if mode & 0o022:
-        raise FolderRefused(
-            f"the state folder {folder} can be written by other accounts (mode {mode:03o}): run "
-            f"`chmod 700 {folder}`, or set sleep.state_path to a private folder")
     files = {folder / n for n in OURS} | {p for pattern in OURS_LIKE for p in folder.glob(pattern)}
     folders: list = []
     for name in OUR_FOLDERS:
@@ -166,9 +154,31 @@ def prepare(folder: Path) -> None:
     if tightened:
         shown = ", ".join(tightened[:NAMED]) + (f" and {len(tightened) - NAMED} more" if len(tightened) > NAMED else "")
         log.info("made private in %s (folders 0700, files 0600): %s", folder, shown)
-    if mode & 0o077:                 # the folder itself is never changed (tightening is of what is in it)
-        log.warning("the state folder %s is open to other accounts (mode %03o); what the service keeps in it is "
-                    "private, and `chmod 700 %s` closes the folder too", folder, mode, folder)
+    with contextlib.suppress(OSError):
+        mode = stat.S_IMODE(os.stat(folder).st_mode)
+        if mode & 0o077:             # the folder itself is never changed (tightening is of what is in it)
+            log.warning("the state folder %s is open to other accounts (mode %03o); what the service keeps in it is "
+                        "private, and `chmod 700 %s` closes the folder too", folder, mode, folder)
+
+
+def refusal(folder: Path) -> Optional[str]:
+    """Why the start-up refuses this folder (another account's, or others may write in it), with what to do; None
+    if it does not (or it is not there yet, or not POSIX). Reads, never changes."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    if not POSIX:
+        return None
+    me, mode = os.geteuid(), stat.S_IMODE(st.st_mode)
+    if st.st_uid != me:
+        return (f"the state folder {folder} belongs to another account (uid {st.st_uid}; this service runs as uid "
+                f"{me}): run `chown {me} {folder}` and `chmod 700 {folder}`, or set sleep.state_path to a folder "
+                "of this account's own")
+    if mode & 0o022:
+        return (f"the state folder {folder} can be written by other accounts (mode {mode:03o}): run "
+                f"`chmod 700 {folder}`, or set sleep.state_path to a private folder")
+    return None
 
 
 def _tighten(path: Path, folder: Path) -> str:
