@@ -84,8 +84,9 @@ def test_a_critique_that_calls_it_a_duplicate_withdraws_the_extractive_operation
     assert GARDEN not in {c.get("content") for c in hand.long()}
 
 
-def test_a_replay_of_an_extractive_redraft_reads_its_answer_as_choices_of_the_critique_s_words(
-        make_ctx, hand, fake_model):
+def replayed_redraft(make_ctx, hand, fake_model, candidate) -> dict:
+    """A 'say: SAID' redraft made live by `chooser`, then replayed on a second model answering as `candidate`
+    does: the replay's one call."""
     from hippocampus.replay.run import ReplayEnv, replay
     from hippocampus.store.capture import store_for
     from tests.harness.fake_model import FakeModel
@@ -97,7 +98,7 @@ def test_a_replay_of_an_extractive_redraft_reads_its_answer_as_choices_of_the_cr
     hand.review(first["id"], [{"op": ops["tea"]["index"], "verdict": "approve"},
                               {"op": ops["garden"]["index"], "verdict": "deny", "critique": f"say: {SAID}"}])
     [again] = executor.tend(ctx).to_dict()["resubmitted"]
-    second = FakeModel(responder=chooser).start()
+    second = FakeModel(responder=candidate).start()
     ctx.cfg.replay.candidates = {"second": {"url": second.url, "model": "cand"}}
     try:
         result = replay(ReplayEnv(cfg=ctx.cfg, store=store_for(ctx.cfg), memory=ctx.memory), again["draft_id"],
@@ -105,36 +106,24 @@ def test_a_replay_of_an_extractive_redraft_reads_its_answer_as_choices_of_the_cr
     finally:
         second.stop()
     [call] = result["candidate"]["calls"]
+    assert result["candidate"]["checks"]["invented_numbers"] == []
+    return call
+
+
+def test_a_replay_of_an_extractive_redraft_reads_its_answer_as_choices_of_the_critique_s_words(
+        make_ctx, hand, fake_model):
+    call = replayed_redraft(make_ctx, hand, fake_model, chooser)
     assert call["stage"] == "redraft" and call["failure"] is None, call
     assert [op["content"] for op in call["ops"]] == [SAID]
-    assert result["candidate"]["checks"]["invented_numbers"] == []
 
 
 def test_a_replay_reads_a_withdrawal_not_offered_as_the_live_redraft_did(make_ctx, hand, fake_model):
     """Found: a redraft whose critique says what to say reads a withdrawal as the critique's words (not offered);
     its replay read the same answer as withdrawn, so the two runs of one answer disagreed."""
-    from hippocampus.replay.run import ReplayEnv, replay
-    from hippocampus.store.capture import store_for
-    from tests.harness.fake_model import FakeModel
-
     def withdraws(body: dict) -> str:
         if "redrafting one operation" in body["messages"][-1]["content"]:
             return json.dumps({"operations": []})
         return chooser(body)
 
-    fake_model.responder = chooser
-    ctx = make_ctx(model={"url": fake_model.url, "write": "extractive"})
-    seed(hand)
-    first, ops = first_draft(ctx, hand)
-    hand.review(first["id"], [{"op": ops["tea"]["index"], "verdict": "approve"},
-                              {"op": ops["garden"]["index"], "verdict": "deny", "critique": f"say: {SAID}"}])
-    [again] = executor.tend(ctx).to_dict()["resubmitted"]
-    second = FakeModel(responder=withdraws).start()
-    ctx.cfg.replay.candidates = {"second": {"url": second.url, "model": "cand"}}
-    try:
-        result = replay(ReplayEnv(cfg=ctx.cfg, store=store_for(ctx.cfg), memory=ctx.memory), again["draft_id"],
-                        candidate="second")
-    finally:
-        second.stop()
-    [call] = result["candidate"]["calls"]
+    call = replayed_redraft(make_ctx, hand, fake_model, withdraws)
     assert call["failure"] is None and [op["content"] for op in call["ops"]] == [SAID], call

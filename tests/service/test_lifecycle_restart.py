@@ -26,14 +26,24 @@ def restart_lifecycle(base: str) -> None:
         what="the lifecycle actor running again")
 
 
+def slept(svc, hand) -> tuple:
+    """(the base URL, the first sleep's report, the pid of the model it started)."""
+    seed(hand)
+    report = sleep_now(svc.url)
+    assert report["error"] is None and report["draft_id"], report
+    return svc.url, report, lifecycle_of(svc.url)["pid"]
+
+
+def left_down(svc, crashes) -> None:
+    assert crashes.crash(svc.runtime, "lifecycle") is True
+    wait_for(lambda: requests.get(svc.url + "/actors", timeout=5).json()["actors"]["lifecycle"]["state"] == "failed",
+             timeout=10, what="the lifecycle actor left down")
+
+
 def test_a_forced_restart_of_the_lifecycle_actor_leaves_the_model_up(make_config, start_service, hand, stand):
     cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle()})
     svc = start_service(cfg)
-    base = svc.url
-    seed(hand)
-    report = sleep_now(base)
-    assert report["error"] is None and report["draft_id"], report
-    pid = lifecycle_of(base)["pid"]
+    base, report, pid = slept(svc, hand)
     assert pid and pid_alive(pid)
 
     restart_lifecycle(base)
@@ -82,14 +92,8 @@ def test_the_service_stop_stops_the_model_while_the_lifecycle_actor_is_left_down
                                                                                  stand, crashes):
     cfg = make_config(supervisor={**FAST, "max_restarts": 0}, model={"url": stand.url, "lifecycle": stand.lifecycle()})
     svc = start_service(cfg, children=crashes.children)
-    base = svc.url
-    seed(hand)
-    report = sleep_now(base)
-    assert report["error"] is None and report["draft_id"], report
-    pid = lifecycle_of(base)["pid"]
-    assert crashes.crash(svc.runtime, "lifecycle") is True
-    wait_for(lambda: requests.get(base + "/actors", timeout=5).json()["actors"]["lifecycle"]["state"] == "failed",
-             timeout=10, what="the lifecycle actor left down")
+    base, report, pid = slept(svc, hand)
+    left_down(svc, crashes)
     assert pid_alive(pid)
     svc.request_stop(drain_seconds=5)
     assert svc.wait_stopped(30)
@@ -103,14 +107,8 @@ def test_the_cycle_over_while_the_lifecycle_actor_is_down_still_stops_the_model_
     # external mode: no tick comes on a timer; the one that closed the chain is the one that stops the model
     cfg = make_config(supervisor={**FAST, "max_restarts": 0}, model={"url": stand.url, "lifecycle": stand.lifecycle()})
     svc = start_service(cfg, children=crashes.children)
-    base = svc.url
-    seed(hand)
-    report = sleep_now(base)
-    assert report["error"] is None and report["draft_id"], report
-    pid = lifecycle_of(base)["pid"]
-    assert crashes.crash(svc.runtime, "lifecycle") is True
-    wait_for(lambda: requests.get(base + "/actors", timeout=5).json()["actors"]["lifecycle"]["state"] == "failed",
-             timeout=10, what="the lifecycle actor left down")
+    base, report, pid = slept(svc, hand)
+    left_down(svc, crashes)
     hand.approve_all(report["draft_id"])
     assert requests.post(base + "/nudge", timeout=5).json()["woke"] is True
     wait_for(lambda: events(base, "chain_closed"), timeout=10, what="the nudged tick to close the chain")
@@ -127,10 +125,7 @@ def test_a_replay_on_the_managed_model_is_not_cut_by_a_tick_with_no_chain_open(m
     cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle()},
                       sleep={"mode": "thread", "tick_seconds": 0.1, "brief_request": False})
     svc = start_service(cfg)
-    base = svc.url
-    seed(hand)
-    report = sleep_now(base)
-    assert report["error"] is None and report["draft_id"], report
+    base, report, _ = slept(svc, hand)
     hand.approve_all(report["draft_id"])
     wait_for(lambda: events(base, "model_stopped"), timeout=10, what="the cycle over, the model stopped")
     shim = tmp_path / "bin" / "slow_llama.py"
@@ -167,11 +162,7 @@ def test_in_external_mode_the_model_still_stops_keep_warm_seconds_after_its_last
     # external mode: something else POSTs /sleep, /tend and /check; no tick runs here unless a nudge comes
     cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle(keep_warm_seconds=1)})
     svc = start_service(cfg)
-    base = svc.url
-    seed(hand)
-    report = sleep_now(base)
-    assert report["error"] is None and report["draft_id"], report
-    pid = lifecycle_of(base)["pid"]
+    base, report, pid = slept(svc, hand)
     stopped = wait_for(lambda: events(base, "model_stopped"), timeout=10, what="the keep-warm stop")
     assert len(stopped) == 1 and 1.0 <= stopped[0]["idle_seconds"] < 5.0, stopped     # a beat after keep_warm
     assert gone(pid) and not stand.answering() and lifecycle_of(base)["state"] == "stopped"
@@ -181,11 +172,7 @@ def test_in_external_mode_the_model_still_stops_keep_warm_seconds_after_its_last
 def test_a_model_server_that_dies_on_its_own_is_not_shown_ready(make_config, start_service, hand, stand):
     cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle()})
     svc = start_service(cfg)
-    base = svc.url
-    seed(hand)
-    report = sleep_now(base)
-    assert report["error"] is None and report["draft_id"], report
-    pid = lifecycle_of(base)["pid"]
+    base, report, pid = slept(svc, hand)
     os.kill(pid, signal.SIGKILL)            # as the kernel's OOM killer would
     assert gone(pid)
     after = wait_for(lambda: (lambda lc: lc if lc["state"] != "ready" else None)(lifecycle_of(base)), timeout=10,
