@@ -53,6 +53,16 @@ def _leftovers() -> list:
     return [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
 
 
+def fake_home(tmp_path) -> Path:
+    """A home as the unit expects it: the yaml, and the venv's python (this one)."""
+    home = tmp_path / "home"
+    (home / "seren-hippocampus").mkdir(parents=True)
+    (home / "seren-hippocampus" / "seren-hippocampus.yaml").write_text("{}\n")
+    (home / "seren-venvs" / "hippocampus" / "bin").mkdir(parents=True)
+    (home / "seren-venvs" / "hippocampus" / "bin" / "python").symlink_to(sys.executable)
+    return home
+
+
 def test_the_host_serves_and_stops_within_the_hint_answering_the_request_in_flight(tmp_path, memory, hand,
                                                                                    fake_model):
     import pykka
@@ -169,11 +179,7 @@ def test_the_systemd_unit_parses_with_the_keys_and_verifies(tmp_path):
     if shutil.which("systemd-analyze") is None:
         pytest.skip("no systemd-analyze here: parsed only")
     # the README's own sed, run as written for this account (root here, where it once made /home/root/...)
-    home = tmp_path / "home"
-    (home / "seren-hippocampus").mkdir(parents=True)
-    (home / "seren-hippocampus" / "seren-hippocampus.yaml").write_text("{}\n")
-    (home / "seren-venvs" / "hippocampus" / "bin").mkdir(parents=True)
-    (home / "seren-venvs" / "hippocampus" / "bin" / "python").symlink_to(sys.executable)
+    home = fake_home(tmp_path)
     readme = (DEPLOY / "systemd" / "README.md").read_text(encoding="utf-8")
     sed = next(line for line in readme.splitlines() if line.startswith("sed ")).split(" \\")[0]
     res = subprocess.run(["bash", "-c", sed], cwd=str(UNIT.parents[2]), capture_output=True, text=True, timeout=30,
@@ -219,11 +225,7 @@ def test_the_jetson_page_s_sed_makes_a_unit_systemd_takes(tmp_path):
     verifies (a __TARGET_HOME__ left in WorkingDirectory= is a unit systemd will not start)."""
     if shutil.which("systemd-analyze") is None:
         pytest.skip("no systemd-analyze here")
-    home = tmp_path / "home"
-    (home / "seren-hippocampus").mkdir(parents=True)
-    (home / "seren-hippocampus" / "seren-hippocampus.yaml").write_text("{}\n")
-    (home / "seren-venvs" / "hippocampus" / "bin").mkdir(parents=True)
-    (home / "seren-venvs" / "hippocampus" / "bin" / "python").symlink_to(sys.executable)
+    home = fake_home(tmp_path)
     page = (DEPLOY / "jetson" / "README.md").read_text(encoding="utf-8").split("## Running under systemd", 1)[1]
     sed = next(line for line in page.splitlines() if line.startswith("sed ")).split(" \\")[0]
     res = subprocess.run(["bash", "-c", sed], cwd=str(UNIT.parents[2]), capture_output=True, text=True, timeout=30,

@@ -40,6 +40,22 @@ def left_down(svc, crashes) -> None:
              timeout=10, what="the lifecycle actor left down")
 
 
+def loading(make_config, start_service, hand, stand, warmup: float, **cfg) -> tuple:
+    """A service whose sleep has launched the model, still loading it (`warmup` s): (the service, where the sleep's
+    report lands, the sleep's thread, the model's pid). The actor is busy in the start, its snapshot not out."""
+    text = stand.server.read_text()
+    stand.server.write_text(text.replace("FAKE_LLAMA_WARMUP=0.3", f"FAKE_LLAMA_WARMUP={warmup:g}"))   # a slow load
+    svc = start_service(make_config(model={"url": stand.url, "lifecycle": stand.lifecycle()}, **cfg))
+    seed(hand)
+    done: dict = {}
+    sleeping = threading.Thread(target=lambda: done.update(report=sleep_now(svc.url)), daemon=True)
+    sleeping.start()
+    pid = wait_for(lambda: (svc.runtime.ctx.state.get("lifecycle") or {}).get("pid"), timeout=10,
+                   what="the model to be launched")
+    assert not stand.answering()
+    return svc, done, sleeping, pid
+
+
 def test_a_forced_restart_of_the_lifecycle_actor_leaves_the_model_up(make_config, start_service, hand, stand):
     cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle()})
     svc = start_service(cfg)
@@ -60,19 +76,8 @@ def test_a_forced_restart_of_the_lifecycle_actor_leaves_the_model_up(make_config
 
 def test_a_forced_restart_while_the_model_loads_keeps_the_server_it_started(make_config, start_service, hand,
                                                                           stand):
-    text = stand.server.read_text()
-    stand.server.write_text(text.replace("FAKE_LLAMA_WARMUP=0.3", "FAKE_LLAMA_WARMUP=3"))   # a slow load
-    cfg = make_config(supervisor=FAST, model={"url": stand.url, "lifecycle": stand.lifecycle()})
-    svc = start_service(cfg)
+    svc, done, sleeping, pid = loading(make_config, start_service, hand, stand, warmup=3, supervisor=FAST)
     base = svc.url
-    seed(hand)
-    done: dict = {}
-    sleeping = threading.Thread(target=lambda: done.update(report=sleep_now(base)), daemon=True)
-    sleeping.start()
-    # launched (its pid in the state file), still loading: the actor is busy in the start, its snapshot not out
-    pid = wait_for(lambda: (svc.runtime.ctx.state.get("lifecycle") or {}).get("pid"), timeout=10,
-                   what="the model to be launched")
-    assert not stand.answering()
 
     restart_lifecycle(base)
     sleeping.join(60)
@@ -137,18 +142,8 @@ def test_a_replay_on_the_managed_model_is_not_cut_by_a_tick_with_no_chain_open(m
 
 
 def test_status_says_the_model_is_starting_while_it_loads(make_config, start_service, hand, stand):
-    text = stand.server.read_text()
-    stand.server.write_text(text.replace("FAKE_LLAMA_WARMUP=0.3", "FAKE_LLAMA_WARMUP=4"))   # a slow load
-    cfg = make_config(model={"url": stand.url, "lifecycle": stand.lifecycle()})
-    svc = start_service(cfg)
+    svc, done, sleeping, _ = loading(make_config, start_service, hand, stand, warmup=4)
     base = svc.url
-    seed(hand)
-    done: dict = {}
-    sleeping = threading.Thread(target=lambda: done.update(report=sleep_now(base)), daemon=True)
-    sleeping.start()
-    wait_for(lambda: (svc.runtime.ctx.state.get("lifecycle") or {}).get("pid"), timeout=10,
-             what="the model to be launched")
-    assert not stand.answering()
     seen = wait_for(lambda: (lambda lc: lc if lc.get("state") != "stopped" else None)(lifecycle_of(base)),
                     timeout=2, what="/status to say the model is no longer stopped")
     assert seen["state"] == "starting" and not stand.answering(), seen
