@@ -80,7 +80,12 @@ def _script_lines(rcfg: RippleConfig, memory_url: str, probe: Probe) -> list:
     mode = plan.mode if plan is not None else None
     argv = argv_of(rcfg, windows)
     exe = _command_line(lines, argv, plan, home, probe)
-    if mode == "sudo" and exe and probe.sudo_allows(plan.user, exe) is False:
+    if mode == "sudo" and exe and probe.no_new_privs():
+        lines.append(Line("sudo", False, f"this service runs with no_new_privs (the systemd unit's "
+                                         f"NoNewPrivileges=true), so sudo cannot start {exe} as {plan.user}: "
+                                         f"remove that line from the unit, or leave ripple.run_as empty so the "
+                                         f"wake-up runs as {name}"))
+    elif mode == "sudo" and exe and probe.sudo_allows(plan.user, exe) is False:
         lines.append(Line("sudo", False, f"this service runs as {name}, not root, so it needs `sudo -n -u "
                                          f"{plan.user}` for {exe}, and sudo refuses without a password: add "
                                          f"a sudoers rule for it, or run the service as root or as {plan.user}"))

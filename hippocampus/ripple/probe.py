@@ -52,6 +52,15 @@ def _sudo_allows(user: str, exe: str) -> Optional[bool]:
     return r.returncode == 0
 
 
+def _no_new_privs() -> bool:
+    """Does this process run with no_new_privs (systemd's NoNewPrivileges=true)? Then sudo gains nothing."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            return any(line.split() == ["NoNewPrivs:", "1"] for line in f)
+    except OSError:
+        return False
+
+
 def windows_account_exists(user: str) -> Optional[bool]:  # pragma: no cover - Windows only
     """Is `user` an account this box knows (LookupAccountNameW)? None when it cannot be asked."""
     try:
@@ -107,6 +116,7 @@ class Probe:
     account_exists: Callable[[str], Optional[bool]] = _account_exists
     logged_on: Callable[[str], Optional[bool]] = windows_logged_on      # a Windows session
     sudo_allows: Callable[[str, str], Optional[bool]] = _sudo_allows
+    no_new_privs: Callable[[], bool] = _no_new_privs
     http_get: Callable[[str, dict, float], int] = _http_get
     http_json: Callable[[str, float], tuple] = _http_json            # what an MCP server's host says it is
 

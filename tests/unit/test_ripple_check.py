@@ -4,6 +4,8 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -225,3 +227,27 @@ def test_fire_waits_as_long_as_it_says_and_says_a_kill(tmp_path, config_seconds,
     line = rc.fire(cfg, log_dir=tmp_path, timeout=given)
     assert said in line.text, line.text
     assert line.ok is (said.startswith("exited 0")), line.text
+
+
+def test_under_no_new_privs_the_sudo_line_names_the_unit_s_hardening_not_a_sudoers_rule(tmp_path):
+    """Found: under the systemd unit (NoNewPrivileges=true) sudo cannot gain privileges at all, so a ripple run_as
+    another account fails every time, and the check told the operator to add a sudoers rule, which changes nothing."""
+    b = tmp_path / "homes" / "wren" / "bin"
+    b.mkdir(parents=True)
+    (b / "wake").write_text("#!/bin/sh\n")
+    (b / "wake").chmod(0o755)
+    cfg = RippleConfig(type="script", command=[str(b / "wake"), "{message}"], run_as="wren")
+    by = _by(rc.checks(cfg, probe=_world(tmp_path, sudo_allows=lambda u, exe: False, no_new_privs=lambda: True)))
+    assert not by["sudo"].ok and "NoNewPrivileges=true" in by["sudo"].text and "sudoers" not in by["sudo"].text
+    assert "leave ripple.run_as empty" in by["sudo"].text
+
+
+@pytest.mark.skipif(not shutil.which("setpriv") or not Path("/proc/self/status").exists(), reason="no setpriv here")
+def test_the_no_new_privs_flag_is_read_from_the_process():
+    if "NoNewPrivs:\t1" in Path("/proc/self/status").read_text():
+        pytest.skip("this process already runs with no_new_privs: nothing to tell apart")
+    code = "from hippocampus.ripple.probe import _no_new_privs; print(_no_new_privs())"
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    held = subprocess.run(["setpriv", "--no-new-privs", sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    assert (plain, held) == ("False", "True")
