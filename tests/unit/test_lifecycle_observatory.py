@@ -1,0 +1,144 @@
+"""ModelLifecycle through the Observatory (model.lifecycle.observatory_service): a stand-in Observatory answers
+ensure and stop; the model's health is the rig's port. Split from test_lifecycle.py, whose rig it uses."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from hippocampus.model.client import ModelUnavailable
+from hippocampus.model.lifecycle import LOADING_STOPPED
+from tests.unit.test_lifecycle import rig, wait_until  # noqa: F401 - the rig fixture
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
+
+
+class Observatory:
+    def __init__(self):
+        self.calls: list = []
+        self.answer: dict = {"ok": True, "ready": True, "started": True, "already_running": False}
+        self.up = False
+        self.hold = None            # a threading.Event: an ensure answers only once it is set (a slow load)
+        obs = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _send(self, status, body):
+                raw = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def do_GET(self):
+                self._send(200 if obs.up else 503, {})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                obs.calls.append((self.path, self.headers.get("Authorization"), body))
+                if self.path.endswith("/ensure"):
+                    if obs.hold is not None:
+                        obs.hold.wait(30)
+                    obs.up = obs.up or bool(obs.answer.get("ready"))
+                    self._send(200, obs.answer)
+                elif self.path.endswith("/stop"):
+                    obs.up = False
+                    self._send(200, {"ok": True})
+                else:
+                    self._send(404, {"error": "no"})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def observatory():
+    o = Observatory()
+    yield o
+    if o.hold is not None:
+        o.hold.set()
+    o.httpd.shutdown()
+    o.httpd.server_close()
+
+
+def _via(rig, obs, **kw):
+    return rig.make(url=obs.url + "/v1", server="", model_path="", manage=True, observatory_url=obs.url,
+                    observatory_service="small-model", observatory_token="s3cret", **kw)
+
+
+def test_observatory_ensure_then_stop(rig, observatory):
+    lc = _via(rig, observatory)
+    assert lc.snapshot()["via"] == "observatory"
+    lc.ensure()
+    path, auth, body = observatory.calls[0]
+    assert path == "/api/v1/service/small-model/ensure" and auth == "Bearer s3cret"
+    assert body == {"holder": "seren-hippocampus", "reason": body["reason"], "wait_seconds": 10.0}
+    assert lc.snapshot()["started_by_us"] is True and rig.kinds("model_started")[0]["how"] == "observatory"
+    lc.tick(chain_open=False)
+    assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop"
+    assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over"
+
+
+def test_observatory_already_running_is_borrowed(rig, observatory):
+    observatory.answer = {"ok": True, "ready": True, "started": False, "already_running": True}
+    lc = _via(rig, observatory)
+    lc.ensure()
+    lc.tick(chain_open=False)
+    assert lc.snapshot()["started_by_us"] is False
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure"]
+
+
+def test_observatory_refusal_fails_with_its_error(rig, observatory):
+    observatory.answer = {"ok": False, "ready": False, "error": "llama did not start: model.gguf: no such file"}
+    lc = _via(rig, observatory)
+    with pytest.raises(ModelUnavailable, match="llama did not start: model.gguf: no such file"):
+        lc.ensure()
+    assert len(rig.kinds("model_start_failed")) == 1 and lc.snapshot()["state"] == "failed"
+
+
+def test_a_restart_while_the_observatory_model_loads_keeps_it_ours_and_stops_it(rig, observatory):
+    # the previous run had the Observatory start the model and died while it loaded (its /health answers 503)
+    lc = _via(rig, observatory, persisted={"started_by_us": True, "how": "observatory"})
+    lc.adopt()
+    assert lc.snapshot()["started_by_us"] is True
+    observatory.answer = {"ok": True, "ready": True, "started": False, "already_running": True}
+    lc.ensure()                                    # the Observatory says it was running already: it is still ours
+    lc.tick(chain_open=False)
+    assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop"
+    assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over"
+
+
+@pytest.mark.parametrize("before, calls", [
+    ("nothing", ["ensure", "stop"]),     # nothing answered before it was asked: the start it asked for is called off
+    ("loading", ["ensure"]),             # someone's server was loading (503): theirs, never stopped
+])
+def test_a_stop_while_the_observatory_loads_the_model_ends_the_wait_at_once(rig, observatory, before, calls):
+    observatory.hold = threading.Event()           # the Observatory takes its time loading the model
+    health = {"health_url": f"http://127.0.0.1:{rig.port}/health"} if before == "nothing" else {}
+    lc = _via(rig, observatory, ready_timeout_seconds=60, **health)
+    out: dict = {}
+
+    def start():
+        try:
+            lc.ensure()
+        except ModelUnavailable as exc:
+            out["error"] = str(exc)
+
+    starting = threading.Thread(target=start, daemon=True)
+    starting.start()
+    assert wait_until(lambda: observatory.calls), "the Observatory was never asked"
+    asked_at = time.monotonic()
+    threading.Thread(target=lc.shutdown, daemon=True).start()     # the service's stop
+    starting.join(10)
+    took = time.monotonic() - asked_at
+    assert not starting.is_alive() and took < 2.0, f"the stop waited {took:.1f} s on the Observatory's answer"
+    assert out["error"] == LOADING_STOPPED and lc.snapshot()["state"] == "stopped"
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == calls
