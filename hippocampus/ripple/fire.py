@@ -178,11 +178,7 @@ class Ripple:
         """Kill the children still running and wait (up to `timeout`) for them."""
         with self._lock:
             procs = [p for p in self._children if p.poll() is None]
-        for p in procs:
-            with contextlib.suppress(Exception):         # already gone
-                getattr(p, "terminate", p.kill)()        # a session's child: kill() only
-        for p in procs:
-            _end(p, timeout)
+        _end(procs, timeout)
         self.running_count()
 
     def _script(self, event: dict) -> dict:
@@ -236,9 +232,7 @@ class Ripple:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             killed = True
-            with contextlib.suppress(Exception):        # gone, or it will be
-                getattr(proc, "terminate", proc.kill)()
-            _end(proc, 10)
+            _end([proc], 10)
         except Exception:  # noqa: BLE001 - nothing to record
             pass
         with contextlib.suppress(Exception):            # no exit code to read
@@ -273,15 +267,21 @@ class Ripple:
                                   url_setting="ripple.url"), "ok", type="endpoint")
 
 
-def _end(proc: Any, timeout: float) -> None:
-    """Wait TERM_GRACE for a child told to stop (SIGTERM: passed on to the command by runuser or sudo, where a
-    SIGKILL of them would leave it running), then SIGKILL it and wait up to `timeout`."""
-    try:
-        proc.wait(timeout=TERM_GRACE)
-    except Exception:  # noqa: BLE001 - still running, or not ours to wait on
-        with contextlib.suppress(Exception):            # gone, or we tried
-            proc.kill()
-            proc.wait(timeout=timeout)
+def _end(procs: list, timeout: float) -> None:
+    """SIGTERM each (runuser and sudo pass it on to the command, where a SIGKILL of them would leave it running;
+    a session's child has kill() only), one TERM_GRACE for them all, then SIGKILL what is left and wait up to
+    `timeout` for each."""
+    for p in procs:
+        with contextlib.suppress(Exception):            # already gone
+            getattr(p, "terminate", p.kill)()
+    grace_ends = time.monotonic() + TERM_GRACE
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.0, grace_ends - time.monotonic()))
+        except Exception:  # noqa: BLE001 - still running, or not ours to wait on
+            with contextlib.suppress(Exception):        # gone, or we tried
+                p.kill()
+                p.wait(timeout=timeout)
 
 
 def post_json(url: str, body: dict, bearer: Callable[[], str], timeout: float,
