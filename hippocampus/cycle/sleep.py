@@ -334,7 +334,11 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
             ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
     # a promoted pile passed over keeps its fragments, as does a night the budget stopped
     age_out = not (report.catch_up or report.kept_back or report.budget)
-    report.tidy = ctx.memory.tidy(age_out=age_out, near=True, sweep=not report.catch_up, purge=False)
+    try:        # the brief is consumed already: a tidy Memory did not do is the next sleep's, not a failed sleep
+        report.tidy = ctx.memory.tidy(age_out=age_out, near=True, sweep=not report.catch_up, purge=False)
+    except MemoryError_ as exc:
+        report.tidy = {"error": str(exc)}
+        log.warning("the sleep's tidy (age out, near-term, sweep) was not done; the next sleep does it: %s", exc)
 
 
 def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: SleepReport, extra: dict) -> None:
