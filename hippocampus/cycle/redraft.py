@@ -52,6 +52,13 @@ def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
     return row if row and row.get("tier") == tier else None
 
 
+def _landed(ctx: Context, draft_id: str) -> bool:
+    try:
+        return bool(ctx.memory.draft(draft_id))
+    except (MemoryRefused, MemoryUnavailable):
+        return False
+
+
 def _target_id(draft: dict, op: dict) -> Optional[str]:
     if op.get("target_core_id"):
         return op["target_core_id"]
@@ -202,7 +209,12 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             "brief_id_used": latest.get("brief_id_used"),
             "extra": {**stamp(ctx, None, voice_version), **_withdrawals(why),
                       **({"guard": checked} if checked else {})}}
-    draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
+    try:
+        draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
+    except MemoryUnavailable:           # written, then not answered in time? then it is resubmitted: said below
+        if not _landed(ctx, body["id"]):
+            raise
+        draft_id = body["id"]
     capture.seal(ctx, draft_id, body)
     ctx.gate.handover()
     ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,
