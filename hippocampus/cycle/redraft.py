@@ -52,6 +52,14 @@ def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
     return row if row and row.get("tier") == tier else None
 
 
+def _core(ctx: Context, core_id: str) -> Optional[dict]:
+    """The core if Memory still has it as a live core: one superseded since may be a satellite now (Memory refuses
+    a draft that attaches to one), or replaced."""
+    row = _row(ctx, core_id, "long")
+    meta = (row or {}).get("metadata") or {}
+    return row if row and meta.get("kind", "core") == "core" and not meta.get("superseded_by") else None
+
+
 def _landed(ctx: Context, draft_id: str) -> bool:
     try:
         return bool(ctx.memory.draft(draft_id))
@@ -74,13 +82,13 @@ def _candidates(ctx: Context, step: Next, op: dict, entries: list) -> tuple:
     shown as a target would be attached to again, and Memory refuses a draft naming it)."""
     seen: dict = {}
     for c in chain_cores(step.attempts):
-        if _row(ctx, c["id"], "long"):      # a core this chain made may have been forgotten since
+        if _core(ctx, c["id"]):      # a core this chain made may have been forgotten or superseded since
             seen.setdefault(c["id"], c)
     texts = [e["content"] for e in entries] + [op.get("content") or ""]
     for c in find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores):
         seen.setdefault(c["id"], c)
     target = _target_id(step.latest, op)
-    row = _row(ctx, target, "long") if target and target not in seen else None
+    row = _core(ctx, target) if target and target not in seen else None
     if row:
         seen[target] = {"id": target, "content": row.get("content", ""), "satellites": 0,
                         "topic": (row.get("metadata") or {}).get("topic")}
