@@ -325,7 +325,7 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
     if report.model_failures and not report.budget:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
-    if brief and not pulled and not report.budget:
+    if brief and not report.budget:        # a pulled one too: left open, the next check sleeps on it again
         if report.brief_unmatched:
             ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
             log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
