@@ -240,8 +240,9 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
         return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
     if out.check.status == "chain_open":
         waiting = snap.open_chain
+        state = "under review" if waiting.action == REVIEW else "waiting for a redraft"
         return SleepRefused("chain_open", f"a chain is open (draft {waiting.latest.get('id')} is "
-                            f"{waiting.action.replace('_', ' ')}): one cycle at a time, so nothing was started; "
+                            f"{state}): one cycle at a time, so nothing was started; "
                             "it sleeps again once that chain lands", draft_id=waiting.latest.get("id"))
     if out.check.sleep is None and out.answer is None:     # never a 500: say what the check found instead
         return _held_elsewhere(out.check)

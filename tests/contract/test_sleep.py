@@ -238,3 +238,16 @@ def test_hostile_answers_never_reach_memory_as_invalid_operations(make_ctx, hand
     assert "The lighthouse keeper waves at visitors" in contents and "The lighthouse keeper waved at us" in contents
     assert not any("teleport" in c or "nothing real" in c or "never saw" in c or "instructions" in c
                    for c in contents)
+
+
+def test_a_sleep_by_hand_refused_by_a_chain_waiting_for_its_redraft_says_so_in_words(make_ctx, hand, fake_model):
+    from tests.service.test_tend import deny_garden, scripted_model, seed
+
+    ctx = make_ctx(model={"url": fake_model.url})
+    fake_model.responder = scripted_model
+    seed(hand)
+    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+    deny_garden(hand, first, "The rose garden bloomed early")
+    refused = executor.sleep_by_hand(ctx).to_dict()
+    assert refused["status"] == "chain_open", refused
+    assert f"draft {first['id']} is waiting for a redraft" in refused["message"], refused["message"]
