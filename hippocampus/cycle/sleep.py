@@ -19,7 +19,7 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import extend_ops, model_key, say_dropped, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import extend_ops, first_draft_id, model_key, say_dropped, stamp, submittable
 from hippocampus.drafting import guard
 from hippocampus.model import grounded
 from hippocampus.drafting.prompt import Steer
@@ -342,7 +342,7 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
 
 
 def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: SleepReport, extra: dict) -> None:
-    draft_id = step_draft_id((brief or {}).get("id"), 1)
+    draft_id = first_draft_id(ctx, (brief or {}).get("id"))
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
               "catch_up": report.catch_up, "at": ctx.clock.now(), "keep_shorts": bool(report.kept_back or report.budget),
