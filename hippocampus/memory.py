@@ -254,6 +254,9 @@ class MemoryClient:
                 "include_near": False, "include_long": True, "include_satellites": True}
         return self._call("POST", "/search", "hits", json=body)
 
+    def release_verbatim(self, short_id: str) -> dict:
+        return self._call("POST", f"/short/{short_id}/release")
+
     def memory(self, memory_id: str) -> Optional[dict]:
         return self.get_or_none(f"/memory/{memory_id}")
 

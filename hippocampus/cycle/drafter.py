@@ -13,6 +13,7 @@ from hippocampus.config import redact
 from hippocampus.cycle import budget, claims
 from hippocampus.cycle.context import Context
 from hippocampus.model import grounded, size
+from hippocampus.memory import MemoryRefused
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 from hippocampus.drafting import guard
@@ -200,6 +201,23 @@ def step_draft_id(key: Optional[str], attempt: int) -> str:
     if not key:
         return uuid.uuid4().hex
     return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:draft:{key}:{int(attempt)}").hex
+
+
+def first_draft_id(ctx: Context, brief_id: Optional[str]) -> str:
+    """The id of the first draft of a sleep on this brief (no brief: a fresh id). A brief a budget kept open past
+    its chain's landing opens the next chain: its first draft (closed now) holds the brief's id, so the next night
+    takes the next one (Memory keeps the first draft posted under an id: the night's own would be lost)."""
+    night = 0
+    while True:
+        draft_id = step_draft_id(f"{brief_id}:{night}" if brief_id and night else brief_id, 1)
+        try:
+            if not brief_id or ctx.memory.draft(draft_id).get("status") != "closed":
+                return draft_id
+        except MemoryRefused as exc:
+            if exc.status != 404:
+                raise
+            return draft_id
+        night += 1
 
 
 def stamp(ctx: Context, served: Optional[str], voice_version: Optional[int]) -> dict:

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 from hippocampus.cycle import briefs, claims, sleep, tend as tending
 from hippocampus.cycle.chains import REVIEW
-from hippocampus.cycle.drafter import step_draft_id
+from hippocampus.cycle.drafter import first_draft_id
 from hippocampus.cycle.decide import (ASK_BRIEF, CHAIN_STEPS, CLOSE, DEFER, FINISH_CLOSE, FINISH_SUBMIT, MISS,
                                       NOT_BEDTIME, PURGE, REDRAFT, SLEEP, WAIT_CHAIN, Asked, decide)
 from hippocampus.cycle.reports import CheckReport, SleepRefused, SleepReport, TendReport
@@ -83,7 +83,7 @@ def _claim_brief(ctx, brief_id: str, out: Out) -> Optional[claims.Claim]:
     except claims.Taken as exc:
         out.check.status, out.check.brief_id, out.check.other = "other_copy", brief_id, exc.other
         return None
-    by = claims.drafted_by(ctx, step_draft_id(brief_id, 1))
+    by = None if claims.alone(ctx) else claims.drafted_by(ctx, first_draft_id(ctx, brief_id))
     if by is not None:                                        # by a copy now done with it
         held.release()
         out.check.status, out.check.brief_id = "other_copy", brief_id
@@ -240,8 +240,9 @@ def sleep_by_hand(ctx, ask_for_brief: bool = True) -> SleepReport | SleepRefused
         return SleepRefused("error", f"nothing was started: {exc}", error=f"nothing was started: {exc}")
     if out.check.status == "chain_open":
         waiting = snap.open_chain
+        state = "under review" if waiting.action == REVIEW else "waiting for a redraft"
         return SleepRefused("chain_open", f"a chain is open (draft {waiting.latest.get('id')} is "
-                            f"{waiting.action.replace('_', ' ')}): one cycle at a time, so nothing was started; "
+                            f"{state}): one cycle at a time, so nothing was started; "
                             "it sleeps again once that chain lands", draft_id=waiting.latest.get("id"))
     if out.check.sleep is None and out.answer is None:     # never a 500: say what the check found instead
         return _held_elsewhere(out.check)

@@ -52,6 +52,21 @@ def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
     return row if row and row.get("tier") == tier else None
 
 
+def _core(ctx: Context, core_id: str) -> Optional[dict]:
+    """The core if Memory still has it as a live core: one superseded since may be a satellite now (Memory refuses
+    a draft that attaches to one), or replaced."""
+    row = _row(ctx, core_id, "long")
+    meta = (row or {}).get("metadata") or {}
+    return row if row and meta.get("kind", "core") == "core" and not meta.get("superseded_by") else None
+
+
+def _landed(ctx: Context, draft_id: str) -> bool:
+    try:
+        return bool(ctx.memory.draft(draft_id))
+    except (MemoryRefused, MemoryUnavailable):
+        return False
+
+
 def _target_id(draft: dict, op: dict) -> Optional[str]:
     if op.get("target_core_id"):
         return op["target_core_id"]
@@ -67,13 +82,13 @@ def _candidates(ctx: Context, step: Next, op: dict, entries: list) -> tuple:
     shown as a target would be attached to again, and Memory refuses a draft naming it)."""
     seen: dict = {}
     for c in chain_cores(step.attempts):
-        if _row(ctx, c["id"], "long"):      # a core this chain made may have been forgotten since
+        if _core(ctx, c["id"]):      # a core this chain made may have been forgotten or superseded since
             seen.setdefault(c["id"], c)
     texts = [e["content"] for e in entries] + [op.get("content") or ""]
     for c in find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores):
         seen.setdefault(c["id"], c)
     target = _target_id(step.latest, op)
-    row = _row(ctx, target, "long") if target and target not in seen else None
+    row = _core(ctx, target) if target and target not in seen else None
     if row:
         seen[target] = {"id": target, "content": row.get("content", ""), "satellites": 0,
                         "topic": (row.get("metadata") or {}).get("topic")}
@@ -202,7 +217,12 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             "brief_id_used": latest.get("brief_id_used"),
             "extra": {**stamp(ctx, None, voice_version), **_withdrawals(why),
                       **({"guard": checked} if checked else {})}}
-    draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
+    try:
+        draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
+    except MemoryUnavailable:           # written, then not answered in time? then it is resubmitted: said below
+        if not _landed(ctx, body["id"]):
+            raise
+        draft_id = body["id"]
     capture.seal(ctx, draft_id, body)
     ctx.gate.handover()
     ctx.emit("tend_resubmitted", draft_id=draft_id, cluster_id=step.cluster_id, attempt=attempt,

@@ -19,7 +19,7 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import extend_ops, model_key, say_dropped, stamp, step_draft_id, submittable
+from hippocampus.cycle.drafter import extend_ops, first_draft_id, model_key, say_dropped, stamp, submittable
 from hippocampus.drafting import guard
 from hippocampus.model import grounded
 from hippocampus.drafting.prompt import Steer
@@ -325,7 +325,7 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
     if report.model_failures and not report.budget:
         whys = "; ".join(f"{f['topic'] or 'untagged'}: {f['why']}" for f in report.model_failures[:3])
         raise RuntimeError(f"the model could not draft: {whys}")
-    if brief and not pulled and not report.budget:
+    if brief and not report.budget:        # a pulled one too: left open, the next check sleeps on it again
         if report.brief_unmatched:
             ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
             log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
@@ -334,11 +334,15 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
             ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
     # a promoted pile passed over keeps its fragments, as does a night the budget stopped
     age_out = not (report.catch_up or report.kept_back or report.budget)
-    report.tidy = ctx.memory.tidy(age_out=age_out, near=True, sweep=not report.catch_up, purge=False)
+    try:        # the brief is consumed already: a tidy Memory did not do is the next sleep's, not a failed sleep
+        report.tidy = ctx.memory.tidy(age_out=age_out, near=True, sweep=not report.catch_up, purge=False)
+    except MemoryError_ as exc:
+        report.tidy = {"error": str(exc)}
+        log.warning("the sleep's tidy (age out, near-term, sweep) was not done; the next sleep does it: %s", exc)
 
 
 def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: SleepReport, extra: dict) -> None:
-    draft_id = step_draft_id((brief or {}).get("id"), 1)
+    draft_id = first_draft_id(ctx, (brief or {}).get("id"))
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
               "catch_up": report.catch_up, "at": ctx.clock.now(), "keep_shorts": bool(report.kept_back or report.budget),

@@ -68,10 +68,18 @@ def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str]
         "closed": [], "brief_id": brief_of(attempts), "last_draft_id": attempts[-1]["id"], "consumed": False,
         "retired": False, "note_deleted": False, "attempts": len(attempts),
         "landed": sum(len(ops_with(d, "approved")) for d in attempts), "denied": denied_left,
+        "verbatim": _denied_verbatim(attempts), "released": False,
         **{flag: bool((ctx.state.get(f"chain_{flag}") or {}).get(cid, False)) for flag in CHAIN_FLAGS},
     }
     _save(ctx, record)
     finish_closing(ctx, cid, report, snap)
+
+
+def _denied_verbatim(attempts: list) -> list:
+    """The fragments of denied verbatim operations this chain never redrafts (a word-for-word mark is not
+    rewritten) in attempts that were not terminal (a terminal denial Memory releases itself)."""
+    return [sid for d in attempts if not d.get("terminal") for op in ops_with(d, "denied")
+            if op.get("kind") == "verbatim" for sid in op.get("source_short_ids") or []]
 
 
 def _save(ctx: Context, record: dict, done: Optional[str] = None) -> None:
@@ -108,6 +116,14 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
         ctx.memory.delete_near(note_id)
         ctx.state.mutate("review_notes", lambda n: {k: v for k, v in n.items() if k != cid})
         _save(ctx, record, "note_deleted")
+    if not record.get("released", True):
+        for sid in record.get("verbatim") or []:     # the denial is final: or the mark proposes it every night
+            try:
+                ctx.memory.release_verbatim(sid)
+            except MemoryRefused as exc:
+                if exc.status not in (404, 409):        # gone, or no longer marked
+                    raise
+        _save(ctx, record, "released")
     try:
         # a pile the brief promoted and the sleep passed over keeps its fragments for the next sleep
         tidy = ctx.memory.tidy(age_out=not (record["catch_up"] or record.get("keep_shorts")), near=True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 from hippocampus.cycle import executor
@@ -108,3 +109,24 @@ def test_a_redraft_has_the_budget_per_chain_step_and_posts_nothing_when_it_is_sp
     assert "redraft_failed" in event_types(ctx)
     ctx.cfg.sleep.budget.calls = 60                    # a fresh step, a fresh budget: the redraft goes through
     assert executor.tend(ctx).to_dict()["resubmitted"][0]["attempt"] == 2
+
+
+def test_the_next_night_on_the_kept_brief_posts_its_own_draft(make_ctx, hand, memory, fake_model):
+    """The brief a budget kept opens a second chain: its first draft had the id the first night's had (both from
+    the brief), so Memory kept the first night's closed draft and the second night's operations were lost, said as
+    submitted."""
+    ctx = make_ctx(model={"url": fake_model.url, "write": "free"}, sleep={"budget": {"calls": 2}})
+    ctx.state.set(last_sleep_ok_at=ctx.clock.now() - DAY)
+    seed(hand, topics=TOPICS[:3])
+    hand.brief("a week of small things", promote=list(TOPICS))
+    fake_model.responder = lambda body: good_answer(
+        re.search(r"^Topic: (.+)$", body["messages"][-1]["content"], flags=re.M).group(1).strip())
+    first = executor.check(ctx).to_dict()["sleep"]
+    hand.approve_all(first["draft_id"])
+    assert executor.tend(ctx).to_dict()["closed"] == [first["draft_id"]]
+    ctx.clock.advance(2 * DAY)                                     # past the rest: the next night
+    second = executor.check(ctx).to_dict()["sleep"]
+    assert second["operations"] == 1 and second["draft_id"] != first["draft_id"], second
+    [pending] = hand.drafts("pending")
+    assert pending["id"] == second["draft_id"] and len(pending["operations"]) == 1, pending
+    assert {op["topic"] for op in pending["operations"]} == {p["topic"] for p in first["budget"]["undrafted"]}

@@ -138,3 +138,19 @@ def test_a_malformed_pull_is_a_failure_on_the_report_and_in_the_log(make_ctx, ha
     said = result("check", checked)
     assert said["level"] == "bad" and checked["error"] in said["text"], said       # what /check and check_now say
     assert any(why in r.getMessage() and r.levelname == "WARNING" for r in caplog.records), caplog.text
+
+
+def test_a_pulled_brief_whose_sleep_drafted_nothing_is_consumed_not_slept_on_again(make_ctx, hand, fake_model, tmp_path):
+    """Left open, the next check slept on it a second time, calling the model again and showing it the small
+    model's brief as 'written by the main model, who was there'."""
+    ctx = pulling_ctx(make_ctx, fake_model, tmp_path)
+    fake_model.responder = lambda body: {"content": json.dumps(
+        PULLED if "JSON brief:" in body["messages"][-1]["content"] else {"operations": []})}
+    shorts(hand)
+    first = executor.check(ctx).to_dict()
+    assert first["status"] == "sleeping_on_pulled_brief" and first["sleep"]["operations"] == 0, first
+    assert hand.open_briefs() == []
+    calls = len(fake_model.prompts())
+    again = executor.check(ctx).to_dict()
+    assert again["status"] == "not_bedtime" and again["sleep"] is None, again
+    assert len(fake_model.prompts()) == calls

@@ -152,6 +152,28 @@ def test_model_refusing_connections_fails_the_sleep_and_keeps_the_brief(make_ctx
     assert ctx.state.get("last_sleep_ok_at") is None             # a failed sleep does not move bedtime
 
 
+def test_a_quiet_sleep_whose_tidy_fails_after_its_brief_was_consumed_is_not_a_failed_sleep(make_ctx, hand):
+    """The brief is consumed before the tidy: a tidy Memory did not answer (a slow age-out on a big store) must
+    not record a failed sleep that says its brief is kept, with the brief gone and bedtime not moved."""
+    from hippocampus.memory import MemoryUnavailable
+
+    ctx = make_ctx()
+    real = ctx.memory.tidy
+
+    def tidy(**kw):
+        if kw["near"]:                                              # the sleep's tidy, not the purge
+            raise MemoryUnavailable("POST", "/tidy", None, "did not answer within 30 s (memory.timeout_seconds)")
+        return real(**kw)
+    ctx.memory.tidy = tidy
+    brief = hand.brief("nothing happened today")
+    report = executor.check(ctx).to_dict()["sleep"]
+    assert brief not in [b["id"] for b in hand.open_briefs()]       # consumed, as a quiet sleep does
+    assert report["error"] is None, report["error"]
+    assert "sleep_failed" not in event_types(ctx)
+    assert ctx.state.get("last_sleep_ok_at") is not None            # bedtime moves: it slept
+    assert "did not answer" in report["tidy"]["error"]              # the tidy's trouble is on the record
+
+
 # ---------------------------------------------------------------- the answer cap
 
 def test_cut_off_answer_keeps_finished_operations(make_ctx, hand, fake_model):
@@ -216,3 +238,16 @@ def test_hostile_answers_never_reach_memory_as_invalid_operations(make_ctx, hand
     assert "The lighthouse keeper waves at visitors" in contents and "The lighthouse keeper waved at us" in contents
     assert not any("teleport" in c or "nothing real" in c or "never saw" in c or "instructions" in c
                    for c in contents)
+
+
+def test_a_sleep_by_hand_refused_by_a_chain_waiting_for_its_redraft_says_so_in_words(make_ctx, hand, fake_model):
+    from tests.service.test_tend import deny_garden, scripted_model, seed
+
+    ctx = make_ctx(model={"url": fake_model.url})
+    fake_model.responder = scripted_model
+    seed(hand)
+    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+    deny_garden(hand, first, "The rose garden bloomed early")
+    refused = executor.sleep_by_hand(ctx).to_dict()
+    assert refused["status"] == "chain_open", refused
+    assert f"draft {first['id']} is waiting for a redraft" in refused["message"], refused["message"]
