@@ -120,7 +120,7 @@ class EventLog:
                         rewrite = True
             if not rewrite and self.path is not None and stale is not None:
                 with contextlib.suppress(OSError):
-                    rewrite = stale(self.path.read_bytes())
+                    rewrite = stale(private.read_bytes(self.path))
             if rewrite and self.path is not None:
                 self._compact()
         return rewrite
@@ -189,7 +189,7 @@ class EventLog:
 
     def _load(self) -> None:
         legacy = self.path.with_name(LEGACY_NAME)
-        if self.path.exists():
+        if os.path.lexists(self.path):
             if self._read_lines():
                 self._compact()
         elif legacy != self.path and legacy.exists():
@@ -205,11 +205,12 @@ class EventLog:
     def _read_lines(self) -> bool:
         """Replay the file; True when it should be rewritten (a torn or bad line, or lines to spare)."""
         try:
-            raw = self.path.read_bytes()
+            raw = private.read_bytes(self.path)          # never through a link: a link is moved aside
         except OSError as exc:
             aside = private.aside(self.path)
-            log.error("the event log %s could not be read (%s); moving it aside to %s and starting clean",
-                      self.path, exc, aside)
+            self._write_error = (f"the event log {self.path} could not be read ({exc}); moved it aside to {aside} "
+                                 "and started clean")     # on /status until the next write lands
+            log.error(self._write_error)
             with contextlib.suppress(OSError):
                 os.replace(self.path, aside)
             return False

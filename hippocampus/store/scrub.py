@@ -325,7 +325,7 @@ def _ours(path: Path, folder: Path) -> bool:
 
 def _file_holds(path: Path, patterns: list) -> bool:
     try:
-        return holds(Path(path).read_bytes(), patterns)
+        return holds(private.read_bytes(Path(path)), patterns)
     except OSError:
         return False
 

@@ -76,3 +76,39 @@ def test_a_link_where_state_json_or_events_jsonl_should_be_never_has_its_target_
     events = EventLog(state_dir / "events.jsonl", Clock())
     events.emit("sleep_done")
     assert target.read_text() == "mine"
+
+
+def _linked(tmp_path, name: str, content: str):
+    """A link planted at `name` in the state folder, to a sound file of the person's elsewhere."""
+    target = tmp_path / "person" / f"{name}.elsewhere"
+    target.parent.mkdir()
+    target.write_text(content, encoding="utf-8")
+    state_dir = tmp_path / "state"
+    state_dir.mkdir(mode=0o700)
+    (state_dir / name).symlink_to(target)
+    return state_dir, target
+
+
+def test_a_link_where_voice_json_should_be_is_not_read_through_and_is_said(tmp_path, caplog):
+    from hippocampus.store.voice import VoiceCard, VoiceError
+    card = {"versions": [{"version": 1, "text": "I am someone else", "set_at": 1.0, "why": None}]}
+    state_dir, target = _linked(tmp_path, "voice.json", json.dumps(card))
+    voice = VoiceCard(state_dir / "voice.json", 2000, Clock())
+    assert voice.current() is None and voice.block() == ""          # the linked card never reaches a prompt
+    error = voice.view().get("error") or ""
+    assert "link" in error and str(state_dir / "voice.json") in error and "remove the link" in error, error
+    assert any("remove the link" in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    with pytest.raises(VoiceError):
+        voice.set("my own card")
+    assert json.loads(target.read_text(encoding="utf-8")) == card
+
+
+def test_a_link_where_events_jsonl_should_be_is_not_read_through_and_is_said(tmp_path, caplog):
+    line = json.dumps({"type": "sleep_done", "at": 1.0, "seq": 7, "note": "the person's own line"})
+    state_dir, target = _linked(tmp_path, "events.jsonl", line + "\n")
+    events = EventLog(state_dir / "events.jsonl", Clock())
+    assert events.list() == []
+    said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("remove the link" in m and str(state_dir / "events.jsonl") in m for m in said), said
+    assert "remove the link" in (events.write_error or ""), events.write_error
+    assert target.read_text(encoding="utf-8") == line + "\n"
