@@ -134,12 +134,16 @@ class State:
                     raw = private.encode(self._data)
                 try:
                     private.write_text_atomic(self.path, raw)
+                    if self.write_error is not None:
+                        log.info("the state file %s is written again", self.path)
                     self.write_error = None
                 except OSError as exc:
-                    self.write_error = (f"the state file {self.path} could not be written ({exc}); "
-                                        "the service keeps running but a restart would lose recent progress: "
-                                        "free disk space or fix the folder's permissions")
-                    log.error(self.write_error)
+                    error = (f"the state file {self.path} could not be written ({exc}); "
+                             "the service keeps running but a restart would lose recent progress: "
+                             "free disk space or fix the folder's permissions")
+                    if error != self.write_error:       # said once per change, not on every write
+                        log.error(error)
+                    self.write_error = error
             self.publish(self.view())
 
     def view(self) -> dict:

@@ -112,3 +112,22 @@ def test_a_link_where_events_jsonl_should_be_is_not_read_through_and_is_said(tmp
     assert any("remove the link" in m and str(state_dir / "events.jsonl") in m for m in said), said
     assert "remove the link" in (events.write_error or ""), events.write_error
     assert target.read_text(encoding="utf-8") == line + "\n"
+
+
+def test_a_state_file_that_cannot_be_written_is_said_once_per_change_not_per_write(tmp_path, caplog):
+    state_dir = tmp_path / "state"
+    state_dir.mkdir(mode=0o700)
+    s = State(state_dir / "state.json")
+    (state_dir / "state.json.tmp").mkdir()             # every write fails, as on a full disk
+    for i in range(4):
+        s.set(brief_misses=i)
+    said = [r.getMessage() for r in caplog.records if "could not be written" in r.getMessage()]
+    assert len(said) == 1 and s.write_error == said[0], said
+    (state_dir / "state.json.tmp").rmdir()             # room again
+    caplog.set_level("INFO")
+    caplog.clear()
+    s.set(brief_misses=9)
+    s.set(brief_misses=10)
+    again = [r.getMessage() for r in caplog.records if "state.json" in r.getMessage()]
+    assert s.write_error is None and len(again) == 1 and "written again" in again[0], again
+    assert json.loads((state_dir / "state.json").read_text())["brief_misses"] == 10
