@@ -57,6 +57,10 @@ class EventLog:
     @write_error.setter
     def write_error(self, error: Optional[str]) -> None:
         if error != self._write_error:
+            if error:                    # the service log hears it once per change, as /status shows it
+                log.error(error)
+            elif "could not be written" in (self._write_error or ""):
+                log.info("the event log %s is written again", self.path)
             self._write_error = error
             self.publish(error)
 
