@@ -41,6 +41,7 @@ NUMBER = (int, float)
 KINDS = {**{k: type(v) for k, v in DEFAULTS.items() if v is not None},
          **dict.fromkeys(("last_sleep_ok_at", "first_check_at", "memory_slept_at", "redrafts_waiting_since"), NUMBER),
          **dict.fromkeys(("last_sleep", "last_tend", "last_check", "brief_request", "submitting"), dict)}
+RECORDS = ("history", "closing")     # each entry of these is a mapping: one that is not is dropped, and said
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
@@ -73,15 +74,30 @@ class State:
             if isinstance(loaded, dict):
                 wrong = [k for k, v in loaded.items() if k in KINDS and v is not None and not _is(v, KINDS[k])]
                 self._data.update((k, v) for k, v in loaded.items() if k in DEFAULTS and k not in wrong and v is not None)
-                if wrong:
-                    self._said_wrong(loaded, wrong)
+                said = [f"{k!r} holds {_TYPE_WORDS.get(type(loaded[k]), 'a value')} where {_TYPE_WORDS[KINDS[k]]} "
+                        "belongs, read as absent" for k in wrong]
+                for k in RECORDS:
+                    said += self._records_only(k)
+                if said:
+                    self._said_wrong(loaded, said)
             elif loaded is not None:
                 log.error("the state file %s did not hold a mapping; starting clean", self.path)
 
-    def _said_wrong(self, loaded: dict, wrong: list) -> None:
-        """The file as it was kept beside it (the next write replaces the values), and the keys named."""
-        keys = "; ".join(f"{k!r} holds {_TYPE_WORDS.get(type(loaded[k]), 'a value')} where "
-                         f"{_TYPE_WORDS[KINDS[k]]} belongs" for k in wrong)
+    def _records_only(self, key: str) -> list:
+        """Drop the entries of `key` that are not mappings; what was dropped, in words."""
+        value = self._data[key]
+        entries = value.values() if isinstance(value, dict) else value
+        bad = sum(1 for e in entries if not isinstance(e, dict))
+        if not bad:
+            return []
+        self._data[key] = ({k: v for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict)
+                           else [v for v in value if isinstance(v, dict)])
+        return [f"{key!r} holds {bad} entr{'y' if bad == 1 else 'ies'} that {'is' if bad == 1 else 'are'} not a "
+                "mapping, dropped"]
+
+    def _said_wrong(self, loaded: dict, said: list) -> None:
+        """The file as it was kept beside it (the next write replaces the values), and what was wrong named."""
+        keys = "; ".join(said)
         copy_at = private.aside(self.path)
         try:
             private.write_atomic(copy_at, loaded)
@@ -89,7 +105,7 @@ class State:
                     "service is stopped, or restart the service to clear this note")
         except OSError as exc:
             kept = f"a copy of the file as it was could not be kept ({exc}), and the next write replaces the value"
-        self.read_error = f"the state file {self.path}: {keys}; read as absent, the rest of the file is used; {kept}"
+        self.read_error = f"the state file {self.path}: {keys}; the rest of the file is used; {kept}"
         log.error(self.read_error)
 
     def get(self, key: str, default: Any = None) -> Any:

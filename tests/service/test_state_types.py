@@ -40,3 +40,24 @@ def test_a_value_of_the_wrong_type_is_named_and_read_as_absent_and_the_rest_is_k
     copies = list(path.parent.glob("state.json.corrupt-*"))       # what the file held, named where the words say
     assert len(copies) == 1 and str(copies[0]) in said, said
     assert json.loads(copies[0].read_text(encoding="utf-8")) == edited
+
+
+def test_history_rows_and_cull_records_that_are_not_mappings_are_dropped_and_named(make_config, start_service,
+                                                                                  caplog):
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, mode=0o700)
+    edited = {"history": [ROWS[0], 5, "a note", ROWS[1]], "closing": {"c1": 5}, "ended_chains": ["c9"]}
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    svc = start_service(cfg)
+    for route in ("/check", "/tend", "/check"):            # a tend reads the cull records and writes history
+        r = requests.post(svc.url + route, timeout=60)
+        assert r.status_code == 200, r.text
+    faults = [r.getMessage() for r in caplog.records if "unexpected fault" in r.getMessage() or r.exc_info]
+    assert faults == []
+    said = requests.get(svc.url + "/status", timeout=5).json()["state_error"] or ""
+    assert "'history' holds 2 entries that are not a mapping" in said and "'closing' holds 1 entry" in said, said
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    assert kept["history"][:2] == ROWS and kept["ended_chains"] == ["c9"] and kept["closing"] == {}
+    copies = list(path.parent.glob("state.json.corrupt-*"))
+    assert len(copies) == 1 and json.loads(copies[0].read_text(encoding="utf-8")) == edited
