@@ -50,8 +50,10 @@ def since_boot(pid: int) -> Optional[list]:
 
 
 def split_command(line: str) -> Any:
-    """A command line for Popen: whole on Windows (CreateProcess reads it by cmdline's rule), shlex-split elsewhere."""
-    return line if WINDOWS else cmdline.split(line, windows=False)
+    """A command line for Popen: whole on Windows (CreateProcess reads it by cmdline's rule; an unclosed quote is
+    refused here, as elsewhere), shlex-split elsewhere."""
+    words = cmdline.split(line, windows=WINDOWS)
+    return line if WINDOWS else words
 
 
 def _created(pid: int) -> Optional[float]:

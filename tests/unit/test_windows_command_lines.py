@@ -87,3 +87,16 @@ def test_an_unclosed_quote_is_refused_on_windows_too():
     from hippocampus.cmdline import split
     with pytest.raises(ValueError, match="closing quotation"):
         split(r'"C:\Program Files\x\main.exe --wake', windows=True)
+
+
+def test_an_unclosed_quote_in_the_start_command_is_said_on_windows_before_anything_is_launched(windows, tmp_path,
+                                                                                                 monkeypatch):
+    from hippocampus.model.client import ModelUnavailable
+    launched = []
+    monkeypatch.setattr(process, "launch", lambda *a, **k: launched.append(a) or pytest.fail("launched"))
+    lc = LifecycleConfig(start=r'"C:\Program Files\x\main.exe --port 8080')
+    life = ModelLifecycle(ModelConfig(url="http://127.0.0.1:9/v1", lifecycle=lc), state_dir=tmp_path,
+                          clock=Clock(), emit=lambda *a, **k: {})
+    with pytest.raises(ModelUnavailable, match="model.lifecycle.start cannot be read as a command line.*close its"):
+        life._launch_command()
+    assert launched == []
