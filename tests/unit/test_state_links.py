@@ -131,3 +131,23 @@ def test_a_state_file_that_cannot_be_written_is_said_once_per_change_not_per_wri
     again = [r.getMessage() for r in caplog.records if "state.json" in r.getMessage()]
     assert s.write_error is None and len(again) == 1 and "written again" in again[0], again
     assert json.loads((state_dir / "state.json").read_text())["brief_misses"] == 10
+
+
+def test_a_log_another_process_holds_open_on_windows_is_not_blamed_on_the_disk(tmp_path, monkeypatch, caplog):
+    """Windows refuses to rename a file another process has open (a ripple child writing ripple.log): the roll says
+    that, and that it is moved at a later opening, not 'free disk space'."""
+    from hippocampus.store import private
+    log = tmp_path / "ripple.log"
+    log.write_bytes(b"x" * 200)
+    monkeypatch.setattr(private, "POSIX", False)
+
+    def held(src, dst):
+        exc = PermissionError(13, "The process cannot access the file because it is being used by another process",
+                              str(src))
+        exc.winerror = 32                                   # ERROR_SHARING_VIOLATION, as Windows sets it
+        raise exc
+    monkeypatch.setattr(private.os, "replace", held)
+    private.roll(log, limit=100)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "open" in said[0] and "free disk space" not in said[0], said
+    assert log.read_bytes() == b"x" * 200
