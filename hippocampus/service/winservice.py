@@ -137,8 +137,11 @@ def _windows(action: str, config: Optional[str]) -> int:  # pragma: no cover - W
             win32serviceutil.WaitForServiceStatus(SERVICE_NAME, win32service.SERVICE_STOPPED, WAIT_HINT_SECONDS + 5)
             print(f"{SERVICE_NAME} stopped")
         elif action == "remove":
-            win32serviceutil.RemoveService(SERVICE_NAME)
-            print(f"removed the {SERVICE_NAME} service")
+            running = win32serviceutil.QueryServiceStatus(SERVICE_NAME)[1] != win32service.SERVICE_STOPPED
+            win32serviceutil.RemoveService(SERVICE_NAME)      # a running one is only marked: it goes once stopped
+            print(f"removed the {SERVICE_NAME} service" + (
+                "; it still runs, and Windows deletes it once it stops: seren-hippocampus service stop" if running
+                else ""))
         else:
             return _err(f"unknown action {action!r}: one of {', '.join(ACTIONS)}")
     except pywintypes.error as exc:

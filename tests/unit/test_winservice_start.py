@@ -86,3 +86,19 @@ def test_a_started_service_is_said_running(scm, capsys):
     scm([PENDING, RUNNING])
     assert winservice._windows("start", None) == 0
     assert "is running" in capsys.readouterr().out
+
+
+def test_removing_a_running_service_says_it_goes_once_it_stops(scm, capsys):
+    fake = scm([RUNNING])
+    fake.RemoveService = lambda name: None       # Windows marks a running service for deletion, and it runs on
+    assert winservice._windows("remove", None) == 0
+    said = capsys.readouterr().out
+    assert "still runs" in said and "service stop" in said, said
+
+
+def test_removing_a_stopped_service_says_removed(scm, capsys):
+    fake = scm([STOPPED])
+    fake.RemoveService = lambda name: None
+    assert winservice._windows("remove", None) == 0
+    said = capsys.readouterr().out
+    assert said.strip() == f"removed the {winservice.SERVICE_NAME} service", said
