@@ -282,6 +282,8 @@ def _holder(path: Path) -> str:
         who = json.loads(read_bytes(path).decode("utf-8") or "{}")
     except (OSError, ValueError):
         who = {}
+    if not isinstance(who, dict):        # another program's JSON there: the holder is unknown, not a traceback
+        who = {}
     since = who.get("since")
     when = hhmm(since, day=True) if isinstance(since, (int, float)) else "?"
     return f"pid {who.get('pid', '?')} on {who.get('host', '?')}, since {when}"

@@ -151,3 +151,24 @@ def test_a_log_another_process_holds_open_on_windows_is_not_blamed_on_the_disk(t
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and "open" in said[0] and "free disk space" not in said[0], said
     assert log.read_bytes() == b"x" * 200
+
+
+def test_a_held_folder_whose_lock_file_says_something_else_is_still_refused_in_one_line(tmp_path):
+    """service.lock names its holder as a JSON mapping; another program (or a hand) that left other JSON there
+    must not turn the refusal into a traceback."""
+    import subprocess
+    import sys
+    from hippocampus.store import private
+    folder = tmp_path / "state"
+    folder.mkdir(mode=0o700)
+    code = ("import fcntl, os, sys; f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX); f.write('[1, 2]'); "
+            "f.flush(); print('held', flush=True); sys.stdin.read()")
+    child = subprocess.Popen([sys.executable, "-c", code, str(folder / "service.lock")], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "held"
+        with pytest.raises(private.FolderHeld, match="already runs on the state folder"):
+            private.hold(folder)
+    finally:
+        child.stdin.close()
+        child.wait(10)
