@@ -238,22 +238,34 @@ class EventLog:
             return False
         if "patch" in item:
             event = self._events.get(item.get("patch"))
-            if event is not None and isinstance(item.get("set"), dict):
+            if not isinstance(item.get("set"), dict) or not _sound(item["set"]):
+                return False
+            if event is not None:
                 event.update(item["set"])
             return True
         if isinstance(item.get("events"), list):     # a whole legacy document
             self._take(item["events"])
             return True
-        if isinstance(item.get("type"), str) and isinstance(item.get("seq"), int):
+        if isinstance(item.get("type"), str) and isinstance(item.get("seq"), int) and _sound(item, "at"):
             self._take([item])
             return True
         return False
 
     def _take(self, events: Optional[list]) -> None:
-        for e in sorted((e for e in events or [] if isinstance(e, dict) and isinstance(e.get("seq"), int)),
+        for e in sorted((e for e in events or [] if isinstance(e, dict) and isinstance(e.get("seq"), int)
+                         and _sound(e, "at")),
                         key=lambda e: e["seq"]):
             if e["seq"] not in self._events:
                 self._add(e)
+
+
+_NUMBERS = {"at": (int, float), "last_at": (int, float), "count": int}     # what the log and the views compute with
+
+
+def _sound(fields: dict, *needed: str) -> bool:
+    """The times and the burst count a line carries are numbers (a hand edit may say otherwise); `needed` present."""
+    return all(k in fields for k in needed) and all(
+        isinstance(fields[k], kind) and not isinstance(fields[k], bool) for k, kind in _NUMBERS.items() if k in fields)
 
 
 def _line(item: dict) -> bytes:

@@ -61,3 +61,22 @@ def test_history_rows_and_cull_records_that_are_not_mappings_are_dropped_and_nam
     assert kept["history"][:2] == ROWS and kept["ended_chains"] == ["c9"] and kept["closing"] == {}
     copies = list(path.parent.glob("state.json.corrupt-*"))
     assert len(copies) == 1 and json.loads(copies[0].read_text(encoding="utf-8")) == edited
+
+
+def test_an_event_line_whose_time_or_count_is_not_a_number_is_skipped_not_a_500(make_config, start_service, caplog):
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path().with_name("events.jsonl")
+    path.parent.mkdir(parents=True, mode=0o700)
+    lines = [{"type": "sleep_done", "seq": 1, "at": 1_700_000_000.0, "operations": 2},
+             {"type": "nudged", "seq": 2, "at": 1_700_000_001.0, "count": "many", "last_at": 1_700_000_002.0},
+             {"type": "draft_submitted", "seq": 3, "at": "yesterday", "draft_id": "d-1"},
+             {"patch": 1, "set": {"count": "lots"}},
+             {"type": "chain_closed", "seq": 4, "at": 1_700_000_003.0, "cluster_id": "c"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    svc = start_service(cfg)
+    r = requests.get(svc.url + "/events?limit=10", timeout=10)
+    assert r.status_code == 200, r.text
+    seqs = [e["seq"] for e in r.json()["entries"]]
+    assert 1 in seqs and 4 in seqs and 2 not in seqs and 3 not in seqs, seqs
+    assert "count" not in next(e for e in r.json()["entries"] if e["seq"] == 1)
+    assert any("3 unreadable line(s)" in m.getMessage() and str(path) in m.getMessage() for m in caplog.records)
