@@ -73,7 +73,8 @@ class State:
             loaded = private.read_or_set_aside(self.path, "state")
             if isinstance(loaded, dict):
                 wrong = [k for k, v in loaded.items() if k in KINDS and v is not None and not _is(v, KINDS[k])]
-                self._data.update((k, v) for k, v in loaded.items() if k in DEFAULTS and k not in wrong and v is not None)
+                self._data.update((k, v) for k, v in loaded.items()
+                                  if k in DEFAULTS and k not in wrong and v is not None)
                 said = [f"{k!r} holds {_TYPE_WORDS.get(type(loaded[k]), 'a value')} where {_TYPE_WORDS[KINDS[k]]} "
                         "belongs, read as absent" for k in wrong]
                 for k in RECORDS:
