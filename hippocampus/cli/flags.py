@@ -7,11 +7,11 @@ import argparse
 import functools
 import operator
 import os
-import shlex
 import sys
 from importlib.util import find_spec
 from typing import Callable, Optional
 
+from hippocampus import cmdline
 from hippocampus.config import Config
 from hippocampus.config.loader import LONGEST
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
@@ -247,7 +247,7 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
         put("ripple.type", "" if given["ripple"] == "off" else given["ripple"])
     if "ripple_command" in given:
         try:
-            argv = shlex.split(str(given["ripple_command"]), posix=os.name != "nt")
+            argv = cmdline.split(str(given["ripple_command"]), windows=os.name == "nt")
         except ValueError as exc:
             raise FlagError(f"--ripple-command could not be split ({exc})") from None
         if not argv:

@@ -9,10 +9,10 @@ import logging
 import math
 import os
 import re
-import shlex
 from pathlib import Path
 from typing import Any, Optional
 
+from hippocampus import cmdline
 from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, SECRET_KEYS, Config,
                                        MemoryConfig, _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
@@ -145,7 +145,7 @@ def _coerce(value: Any, default: Any) -> Any:
         return default if value is None else str(value)
     if isinstance(default, list):
         if isinstance(value, str):
-            return shlex.split(value, posix=os.name != "nt")
+            return cmdline.split(value, windows=os.name == "nt")
         if isinstance(value, list):
             return [str(v) for v in value]
         raise ValueError("is not a list")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shlex
 import threading
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from hippocampus import cmdline
 from hippocampus import outbound, transport_words
 from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
@@ -197,7 +197,7 @@ class ModelLifecycle:
         u = urlsplit(self.cfg.url)
         port = u.port or (443 if u.scheme == "https" else 80)
         return [server, "-m", model, "--host", u.hostname or "127.0.0.1", "--port", str(port),
-                *shlex.split(self.lc.server_args, posix=not procs().WINDOWS)]
+                *cmdline.split(self.lc.server_args, windows=procs().WINDOWS)]
 
     def _start(self, nothing_answered: bool = False) -> None:
         self.state, t0 = STARTING, time.monotonic()

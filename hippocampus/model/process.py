@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 import psutil
+
+from hippocampus import cmdline
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +50,10 @@ def since_boot(pid: int) -> Optional[list]:
 
 
 def split_command(line: str) -> Any:
-    """A command line for Popen: whole on Windows, shlex-split elsewhere."""
-    return line if WINDOWS else shlex.split(line)
+    """A command line for Popen: whole on Windows (CreateProcess reads it by cmdline's rule; an unclosed quote is
+    refused here, as elsewhere), shlex-split elsewhere."""
+    words = cmdline.split(line, windows=WINDOWS)
+    return line if WINDOWS else words
 
 
 def _created(pid: int) -> Optional[float]:
@@ -192,7 +195,7 @@ def runs_command(pid: int, cmd: Any) -> bool:
         running = [str(w) for w in psutil.Process(pid).cmdline()]
     except (psutil.Error, OSError):
         return False
-    wanted = [str(w) for w in (shlex.split(cmd, posix=not WINDOWS) if isinstance(cmd, str) else cmd or [])]
+    wanted = [str(w) for w in (cmdline.split(cmd, windows=WINDOWS) if isinstance(cmd, str) else cmd or [])]
     if WINDOWS:
         wanted, running = [w.strip('"').lower() for w in wanted], [w.strip('"').lower() for w in running]
     if not wanted or not running:

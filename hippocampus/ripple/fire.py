@@ -9,7 +9,6 @@ import contextlib
 import json
 import logging
 import re
-import shlex
 import subprocess
 import threading
 import time
@@ -18,6 +17,7 @@ from typing import Any, Callable, Optional
 
 import requests
 
+from hippocampus import cmdline
 from hippocampus import SERVICE, outbound, transport_words as tw
 from hippocampus.config import NotifyConfig, RippleConfig, redact
 from hippocampus.ripple.claude import whoami as _whoami
@@ -91,7 +91,7 @@ def _draft_id(event: dict) -> str:
 
 def argv_of(cfg: RippleConfig, windows: bool) -> list:
     """ripple.command as a list (a string is split the platform's way)."""
-    command = shlex.split(cfg.command, posix=not windows) if isinstance(cfg.command, str) else cfg.command
+    command = cmdline.split(cfg.command, windows=windows) if isinstance(cfg.command, str) else cfg.command
     return [str(p) for p in (command or [])]
 
 

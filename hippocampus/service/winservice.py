@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from typing import Optional
 
 if not __package__:  # pragma: no cover - pythonservice.exe loads this file as a top-level module by its path
@@ -20,6 +21,10 @@ CONFIG_OPTION = "config"
 WAIT_HINT_SECONDS = 15
 START_WAIT_HINT_SECONDS = 30
 ERROR_SERVICE_SPECIFIC_ERROR = 1066
+ERROR_ACCESS_DENIED = 5
+ERROR_SERVICE_DOES_NOT_EXIST = 1060
+START_WAIT_SECONDS = 30
+_sleep = time.sleep
 ACTIONS = ("install", "start", "stop", "remove")
 
 win32serviceutil = None
@@ -123,18 +128,43 @@ def _windows(action: str, config: Optional[str]) -> int:  # pragma: no cover - W
             print(f"config: {config}\nstart it with: seren-hippocampus service start")
         elif action == "start":
             win32serviceutil.StartService(SERVICE_NAME)
-            win32serviceutil.WaitForServiceStatus(SERVICE_NAME, win32service.SERVICE_RUNNING, 30)
+            failed = _wait_started()
+            if failed:
+                return _err(failed)
             print(f"{SERVICE_NAME} is running")
         elif action == "stop":
             win32serviceutil.StopService(SERVICE_NAME)
             win32serviceutil.WaitForServiceStatus(SERVICE_NAME, win32service.SERVICE_STOPPED, WAIT_HINT_SECONDS + 5)
             print(f"{SERVICE_NAME} stopped")
         elif action == "remove":
-            win32serviceutil.RemoveService(SERVICE_NAME)
-            print(f"removed the {SERVICE_NAME} service")
+            running = win32serviceutil.QueryServiceStatus(SERVICE_NAME)[1] != win32service.SERVICE_STOPPED
+            win32serviceutil.RemoveService(SERVICE_NAME)      # a running one is only marked: it goes once stopped
+            print(f"removed the {SERVICE_NAME} service" + (
+                "; it still runs, and Windows deletes it once it stops: seren-hippocampus service stop" if running
+                else ""))
         else:
             return _err(f"unknown action {action!r}: one of {', '.join(ACTIONS)}")
     except pywintypes.error as exc:
-        return _err(f"{action} failed: {exc.strerror} (error {exc.winerror}); an elevated prompt is needed "
-                    "for install, start, stop and remove")
+        hint = {ERROR_ACCESS_DENIED: "; an elevated prompt is needed for install, start, stop and remove",
+                ERROR_SERVICE_DOES_NOT_EXIST: "; install it first: seren-hippocampus service install --config "
+                                              "<absolute path of the yaml>"}.get(exc.winerror, "")
+        return _err(f"{action} failed: {exc.strerror} (error {exc.winerror}){hint}")
     return 0
+
+
+def _wait_started() -> Optional[str]:  # pragma: no cover - Windows only (tested with a stand-in SCM)
+    """None once the service runs; else what happened: it stopped while starting (said at once, with its exit
+    code), or it is still starting after START_WAIT_SECONDS."""
+    config = win32serviceutil.GetServiceCustomOption(SERVICE_NAME, CONFIG_OPTION, "") or "<its yaml>"
+    for _ in range(START_WAIT_SECONDS * 4):
+        status = win32serviceutil.QueryServiceStatus(SERVICE_NAME)
+        if status[1] == win32service.SERVICE_RUNNING:
+            return None
+        if status[1] == win32service.SERVICE_STOPPED:
+            code = status[4] if status[3] == ERROR_SERVICE_SPECIFIC_ERROR else status[3]
+            return (f"{SERVICE_NAME} stopped while starting (exit code {code}): the Windows event log (Application, "
+                    f"{SERVICE_NAME}) says why; `seren-hippocampus check-config --config {config}` checks the "
+                    "config it runs")
+        _sleep(0.25)
+    return (f"{SERVICE_NAME} is still starting after {START_WAIT_SECONDS} s: the Windows event log (Application, "
+            f"{SERVICE_NAME}) says what it waits on; `Get-Service {SERVICE_NAME}` shows when it runs")

@@ -60,7 +60,7 @@ def headline(s: dict, now: float) -> tuple:
         parts = " and ".join(ACTOR_WORDS.get(name, "a part of the service") for name in failed)
         return (f"{parts[:1].upper()}{parts[1:]} crashed too often and {'is' if one else 'are'} down: press "
                 f"Restart beside {'it' if one else 'each'} under Details.", BAD, "restart")
-    if writes := [s[key] for key in ("state_error", "events_error") if s.get(key)]:
+    if writes := [s[key] for key in ("state_error", "events_error", "scrub_error") if s.get(key)]:
         return (" ".join(w.rstrip(".") + "." for w in writes), BAD, None)
     if broken := _broken(s, now):
         return broken

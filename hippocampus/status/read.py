@@ -86,6 +86,7 @@ def build_status(rt) -> dict:
                         if cfg.model.configured else None),
         "state_error": st.get("write_error"),
         "events_error": board.get("events"),
+        "scrub_error": board.get("scrub"),
         "voice": {"enabled": True, **board["voice"]} if "voice" in board else {"enabled": False},
     }
     s = redact.deep(s)       # every URL in it (the ripple's, an error's) without its user:password@ or ?key=

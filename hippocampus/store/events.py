@@ -57,6 +57,10 @@ class EventLog:
     @write_error.setter
     def write_error(self, error: Optional[str]) -> None:
         if error != self._write_error:
+            if error:                    # the service log hears it once per change, as /status shows it
+                log.error(error)
+            elif "could not be written" in (self._write_error or ""):
+                log.info("the event log %s is written again", self.path)
             self._write_error = error
             self.publish(error)
 
@@ -120,7 +124,7 @@ class EventLog:
                         rewrite = True
             if not rewrite and self.path is not None and stale is not None:
                 with contextlib.suppress(OSError):
-                    rewrite = stale(self.path.read_bytes())
+                    rewrite = stale(private.read_bytes(self.path))
             if rewrite and self.path is not None:
                 self._compact()
         return rewrite
@@ -189,7 +193,7 @@ class EventLog:
 
     def _load(self) -> None:
         legacy = self.path.with_name(LEGACY_NAME)
-        if self.path.exists():
+        if os.path.lexists(self.path):
             if self._read_lines():
                 self._compact()
         elif legacy != self.path and legacy.exists():
@@ -205,11 +209,12 @@ class EventLog:
     def _read_lines(self) -> bool:
         """Replay the file; True when it should be rewritten (a torn or bad line, or lines to spare)."""
         try:
-            raw = self.path.read_bytes()
+            raw = private.read_bytes(self.path)          # never through a link: a link is moved aside
         except OSError as exc:
             aside = private.aside(self.path)
-            log.error("the event log %s could not be read (%s); moving it aside to %s and starting clean",
-                      self.path, exc, aside)
+            self._write_error = (f"the event log {self.path} could not be read ({exc}); moved it aside to {aside} "
+                                 "and started clean")     # on /status until the next write lands
+            log.error(self._write_error)
             with contextlib.suppress(OSError):
                 os.replace(self.path, aside)
             return False
@@ -233,22 +238,34 @@ class EventLog:
             return False
         if "patch" in item:
             event = self._events.get(item.get("patch"))
-            if event is not None and isinstance(item.get("set"), dict):
+            if not isinstance(item.get("set"), dict) or not _sound(item["set"]):
+                return False
+            if event is not None:
                 event.update(item["set"])
             return True
         if isinstance(item.get("events"), list):     # a whole legacy document
             self._take(item["events"])
             return True
-        if isinstance(item.get("type"), str) and isinstance(item.get("seq"), int):
+        if isinstance(item.get("type"), str) and isinstance(item.get("seq"), int) and _sound(item, "at"):
             self._take([item])
             return True
         return False
 
     def _take(self, events: Optional[list]) -> None:
-        for e in sorted((e for e in events or [] if isinstance(e, dict) and isinstance(e.get("seq"), int)),
+        for e in sorted((e for e in events or [] if isinstance(e, dict) and isinstance(e.get("seq"), int)
+                         and _sound(e, "at")),
                         key=lambda e: e["seq"]):
             if e["seq"] not in self._events:
                 self._add(e)
+
+
+_NUMBERS = {"at": (int, float), "last_at": (int, float), "count": int}     # what the log and the views compute with
+
+
+def _sound(fields: dict, *needed: str) -> bool:
+    """The times and the burst count a line carries are numbers (a hand edit may say otherwise); `needed` present."""
+    return all(k in fields for k in needed) and all(
+        isinstance(fields[k], kind) and not isinstance(fields[k], bool) for k, kind in _NUMBERS.items() if k in fields)
 
 
 def _line(item: dict) -> bytes:

@@ -106,18 +106,18 @@ class PacketStore:
             return False
         return True
 
-    def rewrite(self, path: Path, packet: dict) -> bool:
-        """Write a changed packet in place, keeping its modification time: forgetting never moves it up the list."""
+    def rewrite(self, path: Path, packet: dict) -> Optional[str]:
+        """Write a changed packet in place, keeping its modification time: forgetting never moves it up the list.
+        None when written, else why not (the scrub says it once)."""
         path = Path(path)
         try:
             with private.folder_fd(path.parent, follow=False) as fd:
                 st = os.stat(private.at(path, fd), follow_symlinks=False, dir_fd=fd)
                 private.write_atomic(path, packet, dir_fd=fd)
                 os.utime(private.at(path, fd), ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=fd)
-            return True
+            return None
         except OSError as exc:
-            log.error("the replay packet %s could not be rewritten (%s)", path.name, exc)
-            return False
+            return exc.strerror or str(exc)
 
     def owed(self) -> list:
         try:

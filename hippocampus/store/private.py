@@ -72,6 +72,11 @@ def roll(path: Path, limit: int = LOG_BYTES) -> None:
     except FileNotFoundError:
         pass
     except OSError as exc:
+        if not POSIX and getattr(exc, "winerror", None) == 32:    # a sharing violation: another process has it open
+            log.warning("%s could not be moved aside to %s.1 yet (%s): a process still running (a ripple, the model "
+                        "server) has it open; it is moved aside at a later opening", path, path.name,
+                        exc.strerror or exc)
+            return
         log.warning("%s could not be moved aside to %s.1 (%s), so it keeps growing: free disk space or fix the "
                     "folder's permissions", path, path.name, exc.strerror or exc)
 
@@ -276,6 +281,8 @@ def _holder(path: Path) -> str:
     try:
         who = json.loads(read_bytes(path).decode("utf-8") or "{}")
     except (OSError, ValueError):
+        who = {}
+    if not isinstance(who, dict):        # another program's JSON there: the holder is unknown, not a traceback
         who = {}
     since = who.get("since")
     when = hhmm(since, day=True) if isinstance(since, (int, float)) else "?"

@@ -47,6 +47,7 @@ class Scrubs:
         self.done: set = set()            # the purged ids already scrubbed here
         self.no_route_said = False        # Memory has no /tombstones, and the log said so
         self.holders = weakref.WeakSet()  # what this process keeps (packets() -> list, forget(Removal) -> int)
+        self.refused: tuple = ()          # the files whose rewrite failed at the last scrub (said once per change)
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
                 for p in _logged(lambda: list(h.packets()), [], "could not read the packets a replay holder keeps")]
         if not store.paths() and not kept:
             scrubs.done.update(ids)      # no packet, so no copy of a text to find it by
+            _say_refused(ctx, [], len(ids))
             return 0
         readable = True
         if drafts is None:
@@ -128,17 +130,17 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
         patterns = _patterns(texts, core_chars)
         others, failed = scrub_folder(ctx, texts, patterns)    # before the packets: texts are read there
         if failed:          # the packets say what to remove: kept as they are until those files are clean
-            log.warning("the text of %d purged memory(ies) is still in %s; the replay packets keep it too until "
-                        "that is gone, and the next tick tries again: free disk space or fix the folder's "
-                        "permissions", len(ids), ", ".join(failed))
             readable, packets = False, []
         changed = 0
         for path, packet in packets:
             if scrub_packet(packet, set(ids), texts, fragments, ctx.clock.now(), core_chars):
-                if store.rewrite(path, packet):
+                why = store.rewrite(path, packet)
+                if why is None:
                     changed += 1
                 else:
                     readable = False        # the text is still in that file: owed, and tried again next time
+                    failed.append(f"{FOLDER}/{path.name} ({why})")
+        _say_refused(ctx, failed, len(ids))
         removal = Removal(ids=frozenset(ids), texts=frozenset(texts), fragments=frozenset(fragments),
                           patterns=tuple(patterns), now=ctx.clock.now(), core_chars=core_chars)
         # after the files: a copy taken now is clean
@@ -154,6 +156,25 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
             log.info("removed the text of %d purged memory(ies) from %d replay packet(s)%s", len(ids), changed,
                      f" and from {', '.join(others)}" if others else "")
         return changed
+
+
+def _say_refused(ctx, failed: list, count: int) -> None:
+    """The files still holding a purged text, said in the log when they change (and when none is left), and
+    shown on /status (the board's "scrub") while they last."""
+    scrubs = ctx.scrubs
+    if tuple(failed) == scrubs.refused:
+        return
+    before, scrubs.refused = scrubs.refused, tuple(failed)
+    if not failed:
+        log.info("the text of the purged memories is gone now from %s", ", ".join(before))
+        ctx.publish("scrub", None)
+        return
+    packets_too = any(not f.startswith(f"{FOLDER}/") for f in failed)
+    said = (f"the text of {count} purged memory(ies) is still in {', '.join(failed)}: "
+            f"{'the replay packets keep it too until that is gone, and ' if packets_too else ''}"
+            "the next tick tries again: free disk space or fix the folder's permissions")
+    log.warning(said)
+    ctx.publish("scrub", said)
 
 
 def tombstone_ids(ctx) -> list:
@@ -290,7 +311,8 @@ def scrub_folder(ctx, texts: set, patterns: list) -> tuple:
         lock = ctx.voice._lock if ctx.voice is not None and path == ctx.voice.path else None
         done = _scrub_file(path, clean, patterns, lock, ours=_ours(path, folder))
         if done is not None:
-            (changed if done else failed).append(path.relative_to(folder).as_posix())
+            name = path.relative_to(folder).as_posix()
+            changed.append(name) if done is True else failed.append(f"{name} ({done})")
     return changed, failed
 
 
@@ -303,7 +325,7 @@ def _ours(path: Path, folder: Path) -> bool:
 
 def _file_holds(path: Path, patterns: list) -> bool:
     try:
-        return holds(Path(path).read_bytes(), patterns)
+        return holds(private.read_bytes(Path(path)), patterns)
     except OSError:
         return False
 
@@ -320,9 +342,9 @@ def _scrub_state(state, clean, patterns: list) -> bool:
     return stale
 
 
-def _scrub_file(path: Path, clean, patterns: list, lock=None, ours: bool = True) -> Optional[bool]:
+def _scrub_file(path: Path, clean, patterns: list, lock=None, ours: bool = True) -> Any:
     """None: the file held no text (or is another program's binary file: named in the log); True: it was removed;
-    False: the rewrite failed (logged)."""
+    else why the rewrite failed (said by the caller, once)."""
     if not _file_holds(path, patterns):
         return None
     with lock or threading.Lock():
@@ -349,5 +371,4 @@ def _scrub_file(path: Path, clean, patterns: list, lock=None, ours: bool = True)
                     fh.truncate()
             return True
         except OSError as exc:
-            log.error("the text of a purged memory could not be removed from %s (%s)", path, exc)
-            return False
+            return exc.strerror or str(exc)

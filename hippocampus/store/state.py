@@ -36,6 +36,14 @@ DEFAULTS: dict = {
     "redrafts_waiting_since": None,
 }
 HISTORY_KEEP = 40
+NUMBER = (int, float)
+# the type each key holds (null is absent); a hand-edited value of another type is read as absent, and said
+KINDS = {**{k: type(v) for k, v in DEFAULTS.items() if v is not None},
+         **dict.fromkeys(("last_sleep_ok_at", "first_check_at", "memory_slept_at", "redrafts_waiting_since"), NUMBER),
+         **dict.fromkeys(("last_sleep", "last_tend", "last_check", "brief_request", "submitting"), dict)}
+RECORDS = ("history", "closing")     # each entry of these is a mapping: one that is not is dropped, and said
+_TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
+               bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
 SHOWN = ("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "memory_slept_at", "brief_misses",
          "last_sleep", "last_tend", "redrafts_waiting_since", "history")
@@ -59,13 +67,47 @@ class State:
         self._lock = threading.RLock()          # readers and writers of the data: held briefly
         self._write_lock = threading.Lock()     # one disk write at a time, never held by a reader
         self.write_error: Optional[str] = None
+        self.read_error: Optional[str] = None    # a hand-edited value of the wrong type, read as absent
         self._data = copy.deepcopy(DEFAULTS)
         if self.path:
             loaded = private.read_or_set_aside(self.path, "state")
             if isinstance(loaded, dict):
-                self._data.update((k, v) for k, v in loaded.items() if k in DEFAULTS)
+                wrong = [k for k, v in loaded.items() if k in KINDS and v is not None and not _is(v, KINDS[k])]
+                self._data.update((k, v) for k, v in loaded.items()
+                                  if k in DEFAULTS and k not in wrong and v is not None)
+                said = [f"{k!r} holds {_TYPE_WORDS.get(type(loaded[k]), 'a value')} where {_TYPE_WORDS[KINDS[k]]} "
+                        "belongs, read as absent" for k in wrong]
+                for k in RECORDS:
+                    said += self._records_only(k)
+                if said:
+                    self._said_wrong(loaded, said)
             elif loaded is not None:
                 log.error("the state file %s did not hold a mapping; starting clean", self.path)
+
+    def _records_only(self, key: str) -> list:
+        """Drop the entries of `key` that are not mappings; what was dropped, in words."""
+        value = self._data[key]
+        entries = value.values() if isinstance(value, dict) else value
+        bad = sum(1 for e in entries if not isinstance(e, dict))
+        if not bad:
+            return []
+        self._data[key] = ({k: v for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict)
+                           else [v for v in value if isinstance(v, dict)])
+        return [f"{key!r} holds {bad} entr{'y' if bad == 1 else 'ies'} that {'is' if bad == 1 else 'are'} not a "
+                "mapping, dropped"]
+
+    def _said_wrong(self, loaded: dict, said: list) -> None:
+        """The file as it was kept beside it (the next write replaces the values), and what was wrong named."""
+        keys = "; ".join(said)
+        copy_at = private.aside(self.path)
+        try:
+            private.write_atomic(copy_at, loaded)
+            kept = (f"the file as it was is kept at {copy_at}: fix the value there and copy it back while the "
+                    "service is stopped, or restart the service to clear this note")
+        except OSError as exc:
+            kept = f"a copy of the file as it was could not be kept ({exc}), and the next write replaces the value"
+        self.read_error = f"the state file {self.path}: {keys}; the rest of the file is used; {kept}"
+        log.error(self.read_error)
 
     def get(self, key: str, default: Any = None) -> Any:
         with self._lock:
@@ -109,17 +151,25 @@ class State:
                     raw = private.encode(self._data)
                 try:
                     private.write_text_atomic(self.path, raw)
+                    if self.write_error is not None:
+                        log.info("the state file %s is written again", self.path)
                     self.write_error = None
                 except OSError as exc:
-                    self.write_error = (f"the state file {self.path} could not be written ({exc}); "
-                                        "the service keeps running but a restart would lose recent progress: "
-                                        "free disk space or fix the folder's permissions")
-                    log.error(self.write_error)
+                    error = (f"the state file {self.path} could not be written ({exc}); "
+                             "the service keeps running but a restart would lose recent progress: "
+                             "free disk space or fix the folder's permissions")
+                    if error != self.write_error:       # said once per change, not on every write
+                        log.error(error)
+                    self.write_error = error
             self.publish(self.view())
 
     def view(self) -> dict:
         """What the status shows of the state: the SHOWN keys and the last write's error."""
-        return {**self.pick(*SHOWN), "write_error": self.write_error}
+        return {**self.pick(*SHOWN), "write_error": self.write_error or self.read_error}
+
+
+def _is(value: Any, kind) -> bool:
+    return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
 
 
 def _known(keys) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Optional
 
 from hippocampus.clock import Clock
-from hippocampus.store.private import write_atomic
+from hippocampus.store.private import read_bytes, write_atomic
 from hippocampus.words import control_at
 
 log = logging.getLogger(__name__)
@@ -35,10 +36,10 @@ class VoiceCard:
         self.error: Optional[str] = None        # what /status says of a file that cannot be read
 
     def _read(self) -> list:
-        if not self.path.exists():
+        if not os.path.lexists(self.path):
             return self._fine([])
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_bytes(self.path).decode("utf-8"))        # never through a link
             versions = data.get("versions") if isinstance(data, dict) else None
             if not isinstance(versions, list):
                 raise ValueError("no versions list")

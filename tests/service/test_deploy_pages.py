@@ -394,6 +394,22 @@ def test_the_nssm_steps_create_the_venv_install_the_checkout_and_pass_arguments_
     assert argv[:2] == ["-m", "seren_hippocampus"] and _parses(argv[2:]).config == cfg
 
 
+def test_every_nssm_environment_command_on_the_page_keeps_the_variables_the_service_needs():
+    """One `nssm set ... AppEnvironmentExtra` replaces the whole list: each one the page gives sets the block's
+    variables with its own, or adds with the `+` form; the bearer's variable is given that way."""
+    page = WINDOWS.read_text(encoding="utf-8")
+    block = _blocks(WINDOWS, "powershell", after="## 1. NSSM")[0]
+    needed = next(_ps_split(line)[4:] for line in block.splitlines() if " AppEnvironmentExtra " in line)
+    assert {"PYTHONUTF8=1", "SEREN_SUPERVISED=1"} <= set(needed)
+    said = re.finditer(r"^nssm set SerenHippocampus AppEnvironmentExtra .*$|"
+                       r"`(nssm set SerenHippocampus AppEnvironmentExtra [^`]*)`", page, re.M)
+    commands = [_ps_split(m.group(1) or m.group(0))[4:] for m in said]
+    assert len(commands) >= 2, commands
+    for pairs in commands:
+        assert set(needed) <= set(pairs) or all(p.startswith("+") for p in pairs), pairs
+    assert any(p.lstrip("+").startswith("SEREN_HIPPOCAMPUS_TOKEN=") for pairs in commands for p in pairs), commands
+
+
 def test_the_pywin32_steps_install_the_windows_extra_from_the_checkout_and_the_service_command_takes_them():
     page = WINDOWS.read_text(encoding="utf-8")
     values = _assigned(_blocks(WINDOWS, "powershell", after="## 1. NSSM")[0])

@@ -142,3 +142,23 @@ def test_the_log_and_its_folder_are_private(tmp_path, clock):
         ev.bump("nudged", within=60)
     assert oct(os.stat(ev.path.parent).st_mode & 0o777) == oct(0o700)
     assert [oct(p.stat().st_mode & 0o777) for p in ev.path.parent.iterdir()] == [oct(0o600)]
+
+
+def test_a_failed_write_is_in_the_service_log_once_and_its_end_too(tmp_path, clock, caplog):
+    caplog.set_level("INFO", logger="hippocampus.store.events")
+    ev = _log(tmp_path, clock)
+    ev.emit("sleep_done", operations=1)
+    folder = ev.path.parent
+    aside = tmp_path / "aside"
+    folder.rename(aside)
+    folder.write_text("not a folder")              # every write under it now fails
+    for i in range(3):
+        ev.emit("draft_submitted", draft_id=f"d-{i}")
+    said = [r for r in caplog.records if "could not be written" in r.getMessage()]
+    assert [r.getMessage() for r in said] == [ev.write_error] and said[0].levelname == "ERROR"
+    folder.unlink()
+    aside.rename(folder)
+    caplog.clear()
+    ev.emit("chain_closed", cluster_id="c")
+    ev.emit("chain_closed", cluster_id="d")
+    assert [r.getMessage() for r in caplog.records] == [f"the event log {ev.path} is written again"]

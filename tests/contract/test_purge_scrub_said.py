@@ -1,0 +1,52 @@
+"""A file that refuses the purge scrub's rewrite (a full disk, a read-only file) is said once per change in the log
+(when the set of refusing files changes, and when it clears), not on every tick, while /status keeps showing it
+(the board's "scrub", read as scrub_error). On the real SerenMemory, no threads."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus.cycle import executor
+from tests.contract.test_purge_scrub import GARDEN, _quote_garden, holding, one_tick, purge_in_memory
+from tests.contract.test_replay import garden_denied_and_redrafted, latest
+
+
+def _scrub_lines(caplog) -> list:
+    """What the log says of the files the scrub could not (or can again) rewrite."""
+    return [m for m in (r.getMessage() for r in caplog.records)
+            if "still in" in m or "could not be" in m or "is gone now" in m]
+
+
+@pytest.mark.parametrize("name", ["voice.json", "replays"])
+def test_a_refusing_file_is_said_once_per_change_and_shown_while_it_lasts(make_ctx, hand, fake_model, caplog, name):
+    ctx, first = garden_denied_and_redrafted(make_ctx, hand, fake_model, GARDEN)
+    hand.approve_all(latest(hand, 2)["id"])
+    executor.tend(ctx)
+    core = next(e for e in hand.long() if e["content"] == GARDEN)
+    folder = ctx.cfg.state_dir
+    if name == "voice.json":
+        _quote_garden(ctx, name)
+        refusing = name
+    else:
+        refusing = next(p for p in holding(folder, [GARDEN]) if p.startswith("replays/"))
+    blocker = folder / (refusing + ".tmp")
+    blocker.mkdir()                              # its atomic rewrite fails, as on a full disk
+    board: dict = {}
+    ctx.wire(board.__setitem__)
+    caplog.set_level("INFO")
+    purge_in_memory(hand, core["id"])
+    caplog.clear()
+    for _ in range(3):
+        one_tick(ctx)
+    said = _scrub_lines(caplog)
+    assert len(said) == 1 and refusing in said[0] and "still in" in said[0], said
+    assert refusing in (board.get("scrub") or ""), board.get("scrub")
+    assert refusing in holding(folder, [GARDEN])
+    blocker.rmdir()                              # the disk has room again
+    caplog.clear()
+    for _ in range(2):
+        one_tick(ctx)
+    assert holding(folder, [GARDEN]) == {}
+    cleared = _scrub_lines(caplog)
+    assert len([m for m in cleared if "still in" in m]) == 0, cleared
+    assert len([m for m in cleared if "now" in m and refusing in m]) == 1, cleared
+    assert board.get("scrub") is None

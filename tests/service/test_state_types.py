@@ -1,0 +1,82 @@
+"""A hand-edited state.json with a value of the wrong type ("closing": 5, a list where a mapping belongs) is read
+as far as it is sound: the value is named in the log and on /status (the file, the key, what to do) and read as
+absent; the rest of the file is kept, and the file as it was is kept beside it before the next write replaces it."""
+from __future__ import annotations
+
+import json
+
+import requests
+
+from hippocampus.store.state import DEFAULTS
+
+ROWS = [{"kind": "tend", "at": 1_700_000_000.0, "outcome": "nothing_to_do"},
+        {"kind": "sleep", "at": 1_700_000_100.0, "outcome": "slept"}]
+
+
+def test_a_value_of_the_wrong_type_is_named_and_read_as_absent_and_the_rest_is_kept(
+        make_config, start_service, caplog):
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, mode=0o700)
+    edited = {"closing": 5, "submitting": 7, "brief_misses": "x", "lifecycle": ["a", "list"],
+              "history": ROWS, "last_sleep_ok_at": 1_700_000_100.0, "ended_chains": ["c1"]}
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    svc = start_service(cfg)
+    for _ in range(2):                                      # two ticks: neither fails
+        r = requests.post(svc.url + "/check", timeout=60)
+        assert r.status_code == 200, r.text
+    faults = [r.getMessage() for r in caplog.records if "unexpected fault" in r.getMessage() or r.exc_info]
+    assert faults == []
+    st = requests.get(svc.url + "/status", timeout=5).json()
+    said = st["state_error"] or ""
+    for key in ("closing", "submitting", "brief_misses", "lifecycle"):
+        assert f"'{key}'" in said, said
+        assert any(str(path) in r.getMessage() and f"'{key}'" in r.getMessage() for r in caplog.records)
+    assert str(path) in said and "read as absent" in said
+    assert said.lower() in st["explain"].lower()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    assert kept["history"][:2] == ROWS and kept["last_sleep_ok_at"] == 1_700_000_100.0
+    assert kept["ended_chains"] == ["c1"] and kept["closing"] == DEFAULTS["closing"]
+    copies = list(path.parent.glob("state.json.corrupt-*"))       # what the file held, named where the words say
+    assert len(copies) == 1 and str(copies[0]) in said, said
+    assert json.loads(copies[0].read_text(encoding="utf-8")) == edited
+
+
+def test_history_rows_and_cull_records_that_are_not_mappings_are_dropped_and_named(make_config, start_service,
+                                                                                  caplog):
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, mode=0o700)
+    edited = {"history": [ROWS[0], 5, "a note", ROWS[1]], "closing": {"c1": 5}, "ended_chains": ["c9"]}
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    svc = start_service(cfg)
+    for route in ("/check", "/tend", "/check"):            # a tend reads the cull records and writes history
+        r = requests.post(svc.url + route, timeout=60)
+        assert r.status_code == 200, r.text
+    faults = [r.getMessage() for r in caplog.records if "unexpected fault" in r.getMessage() or r.exc_info]
+    assert faults == []
+    said = requests.get(svc.url + "/status", timeout=5).json()["state_error"] or ""
+    assert "'history' holds 2 entries that are not a mapping" in said and "'closing' holds 1 entry" in said, said
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    assert kept["history"][:2] == ROWS and kept["ended_chains"] == ["c9"] and kept["closing"] == {}
+    copies = list(path.parent.glob("state.json.corrupt-*"))
+    assert len(copies) == 1 and json.loads(copies[0].read_text(encoding="utf-8")) == edited
+
+
+def test_an_event_line_whose_time_or_count_is_not_a_number_is_skipped_not_a_500(make_config, start_service, caplog):
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path().with_name("events.jsonl")
+    path.parent.mkdir(parents=True, mode=0o700)
+    lines = [{"type": "sleep_done", "seq": 1, "at": 1_700_000_000.0, "operations": 2},
+             {"type": "nudged", "seq": 2, "at": 1_700_000_001.0, "count": "many", "last_at": 1_700_000_002.0},
+             {"type": "draft_submitted", "seq": 3, "at": "yesterday", "draft_id": "d-1"},
+             {"patch": 1, "set": {"count": "lots"}},
+             {"type": "chain_closed", "seq": 4, "at": 1_700_000_003.0, "cluster_id": "c"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    svc = start_service(cfg)
+    r = requests.get(svc.url + "/events?limit=10", timeout=10)
+    assert r.status_code == 200, r.text
+    seqs = [e["seq"] for e in r.json()["entries"]]
+    assert 1 in seqs and 4 in seqs and 2 not in seqs and 3 not in seqs, seqs
+    assert "count" not in next(e for e in r.json()["entries"] if e["seq"] == 1)
+    assert any("3 unreadable line(s)" in m.getMessage() and str(path) in m.getMessage() for m in caplog.records)
