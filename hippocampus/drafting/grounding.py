@@ -40,6 +40,13 @@ _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which 
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
+_UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                                     "fifteen sixteen seventeen eighteen nineteen".split(), 1)}
+_TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
+_NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES}, key=len, reverse=True)) + r")(?!\w)"
+_SPELLED = re.compile(rf"(?<!\w){_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*"
+                      r"(?!-(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)(?!\w))", re.I)  # 21st
 
 
 # ------------------------------------------------------------------ words
@@ -112,6 +119,37 @@ def _is_range(token: str) -> bool:
     return len(ends) == 2 and all(e.isdigit() for e in ends) and (len(ends[0]), ends[0]) < (len(ends[1]), ends[1])
 
 
+def spelled(text: str) -> list:
+    """[(words, value)]: the numbers of a text written in (English) words, each as written and as digits: thirty
+    is 30, twenty-five 25, two hundred 200, a dozen 12; "two three" is two numbers."""
+    out = []
+    for m in _SPELLED.finditer(norm(text)):
+        words, total, cur, last = [], 0, 0, ""
+        for w in re.findall(r"\w+", m.group(0)):
+            lw = w.casefold()
+            if lw == "and":
+                continue
+            if words and lw not in _SCALES and (last in _UNITS or (last in _TENS and lw in _TENS)):
+                out.append((" ".join(words), str(total + cur)))      # a new number begins
+                words, total, cur = [], 0, 0
+            if lw == "thousand":
+                total, cur = total + max(cur, 1) * 1000, 0
+            elif lw in _SCALES:
+                cur = max(cur, 1) * _SCALES[lw]
+            else:
+                cur += _UNITS.get(lw) or _TENS[lw]
+            words.append(w)
+            last = lw
+        out.append((" ".join(words), str(total + cur)))
+    return out
+
+
+def _spelled_value(token: str) -> str:
+    """The digits of a number written in words ("twenty five" -> "25"), or the token as it is."""
+    found = spelled(token) if _SPELLED.fullmatch(token) else []
+    return found[0][1] if len(found) == 1 else token
+
+
 def numbers(text: str) -> list:
     """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3; any script's digits)."""
     return [_num(t) for t in NUMBER.findall(norm(text))]
@@ -152,12 +190,14 @@ class Known:
                 self.numbers.update(self.dates[-1])
             elif not tok.split(".")[1].strip("0"):     # 45.00 holds 45
                 self.numbers.add(tok.split(".")[0])
+        self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
 
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
-            parts = set(p for p in _SEP.split(token) if p)       # ends; a decimal only whole
+            token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
+            parts = set(p for p in _SEP.split(token) if p)
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
                 any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
         if rule == "names":
@@ -173,8 +213,10 @@ def _words_in(quote: str, flat: str) -> bool:
 
 
 def specifics(text: str) -> list:
-    """[(rule, token)]: the numbers, names and quoted words of a text, each once."""
-    return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + [("names", w) for w in names(text)]
+    """[(rule, token)]: the numbers (in digits or words; a lone "one" is idiom: "one of them"), names and quoted
+    words of a text, each once."""
+    words = [("numbers", w) for w, v in spelled(text) if v != "1"]
+    return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 
 

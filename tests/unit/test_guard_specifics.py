@@ -1,0 +1,43 @@
+"""The grounding guard's specifics written in other ways (issue 49): numbers as words, a minus sign, a name's
+inflection, a month by its date, a range's ends. Each row: what the model drafted against what its fragment says,
+and whether it reaches Memory."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus.drafting.guard import Sources, check
+
+
+def kept(content: str, *fragments: str, rule: str) -> bool:
+    """Whether an operation with `content`, citing every fragment, is kept; a drop must be for `rule`."""
+    frags = {f"s{n}": f for n, f in enumerate(fragments, 1)}
+    res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": list(frags),
+                  "evidence_count": len(frags)}], Sources(frags, {}, ()), max_tokens=2000)
+    assert [f.rule for f in res.dropped] in ([], [rule]), [(f.rule, f.detail) for f in res.dropped]
+    return bool(res.operations)
+
+
+PARTY = "We were about 12 people at the party in the garden (2026-03-07)"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("We were thirty people at the party in the garden", PARTY, False),
+    ("We were twenty-five people at the party in the garden", PARTY, False),
+    ("We were a hundred people at the party in the garden", PARTY, False),
+    ("We were twelve people at the party in the garden", PARTY, True),           # the digits
+    ("We were a dozen people at the party in the garden", PARTY, True),          # 12
+    ("We keep 9 cats in the garden", "We keep nine cats in the garden (2026-03-07)", True),   # digits by the word
+    ("We keep 8 cats in the garden", "We keep nine cats in the garden (2026-03-07)", False),
+    ("We keep 25 cats in the garden", "We keep twenty-five cats in the garden (2026-03-07)", True),
+    ("We keep twenty five cats in the garden", "We keep 25 cats in the garden (2026-03-07)", True),
+    ("We keep two hundred bees in the garden", "We keep 200 bees in the garden (2026-03-07)", True),
+    ("We keep two hundred bees in the garden", "We keep 300 bees in the garden (2026-03-07)", False),
+    ("We keep thirty bees in the garden", "We keep thirty bees in the garden (2026-03-07)", True),
+    ("On the twenty-first we keep thirty bees", "We keep thirty bees (2026-03-21)", True),   # an ordinal: a date
+    # one, a, once: idiomatic ("one of them", "at once"), not checked
+    ("One of the cats sleeps in the garden at once", "The cats sleep in the garden (2026-03-07)", True),
+])
+def test_a_number_written_as_a_word_is_grounded_like_its_digits(content, fragment, is_kept):
+    """The fragment says about 12 people; "thirty people" is as invented as "30 people". The same number as word or
+    digits is grounded either way (nine cats holds 9 cats)."""
+    assert kept(content, fragment, rule="numbers") is is_kept
