@@ -34,7 +34,7 @@ het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij julli
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-NUMBER = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")
+NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
 _SEP = re.compile(r"[.,:/-]")
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
@@ -99,6 +99,8 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _num(token: str) -> str:
+    if token[0] in "-\u2212":          # a leading minus (either sign) makes another number: -5 is not 5
+        return "-" + _num(token[1:])
     if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma
         token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
     if _DECIMAL.fullmatch(token):      # its fraction's digits as written; a decimal comma as a point
@@ -185,11 +187,13 @@ class Known:
         self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
         for tok in (t for s in sources for t in numbers(s)):
             self.numbers.add(tok)
+            sign, tok = ("-", tok[1:]) if tok.startswith("-") else ("", tok)
             if not _DECIMAL.fullmatch(tok):
-                self.dates.append(set(p for p in _SEP.split(tok) if p))
-                self.numbers.update(self.dates[-1])
+                if not sign:                           # -5 holds no 5
+                    self.dates.append(set(p for p in _SEP.split(tok) if p))
+                    self.numbers.update(self.dates[-1])
             elif not tok.split(".")[1].strip("0"):     # 45.00 holds 45
-                self.numbers.add(tok.split(".")[0])
+                self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
@@ -197,6 +201,8 @@ class Known:
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
+            if token.startswith("-"):                            # -5 only as -5
+                return token in self.numbers
             parts = set(p for p in _SEP.split(token) if p)
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
                 any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))

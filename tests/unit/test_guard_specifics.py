@@ -41,3 +41,21 @@ def test_a_number_written_as_a_word_is_grounded_like_its_digits(content, fragmen
     """The fragment says about 12 people; "thirty people" is as invented as "30 people". The same number as word or
     digits is grounded either way (nine cats holds 9 cats)."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("It was 5 °C on the balcony this morning", "It was -5 °C on the balcony this morning (2026-03-07)", False),
+    ("It was 5 °C on the balcony this morning", "It was −5 °C on the balcony this morning (2026-03-07)", False),
+    ("It was -5 °C on the balcony this morning", "It was 5 °C on the balcony this morning (2026-03-07)", False),
+    ("It was -7 °C on the balcony this morning", "It was 7 °C on the balcony (2026-03-07)", False),   # not the date
+    ("It was -0.5 °C on the balcony this morning", "It was 0.5 °C on the balcony (2026-03-08)", False),
+    ("It was −5 °C on the balcony this morning", "It was -5 °C on the balcony this morning (2026-03-07)", True),
+    ("It was (-5 °C) on the balcony this morning", "It was -5 °C on the balcony this morning (2026-03-07)", True),
+    ("It was -5 °C on the balcony this morning", "It was -5.00 °C on the balcony this morning (2026-03-07)", True),
+    # a hyphen between digits or after a letter is no minus: a range, a date, COVID-19
+    ("I slept 6-8 hours after COVID-19 on 2026-03-07", "I slept 6-8 hours after COVID-19 (2026-03-07)", True),
+    ("I had COVID-19 on the balcony", "I had COVID 19 on the balcony (2026-03-07)", True),
+])
+def test_a_minus_sign_makes_another_number(content, fragment, is_kept):
+    """The fragment says -5 °C (or with the minus sign −5); "5 °C" is another temperature, and the reverse."""
+    assert kept(content, fragment, rule="numbers") is is_kept
