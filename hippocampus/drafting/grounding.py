@@ -13,7 +13,7 @@ from typing import Iterable
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
-NAME_ENDING = 2            # letters a name's stem may gain or lose and stay the name (Annan, Anna; not Annabelle)
+NAME_ENDINGS = ("n", "s", "ns")   # what a name's stem may gain and stay the name (Annan, Anna; not Paula, Paul)
 
 STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
 because been being before below between both did does doing down during few further once other our out over under
@@ -76,13 +76,13 @@ def content_words(text: str) -> set:
     return out
 
 
-def _found(stem: str, pool: set, ending: int = 0) -> bool:
-    """`stem` is in `pool`, or begins or is begun by a word there; by at most `ending` more letters if given (a
-    name's inflection, Annan for Anna, where Annabelle is another name)."""
+def _found(stem: str, pool: set, endings: tuple = ()) -> bool:
+    """`stem` is in `pool`, or begins or is begun by a word there; by one of `endings` if given (a name's
+    inflection, Finnish Annan for Anna, where Annabelle and Paula are other names)."""
     if stem in pool:
         return True
-    return len(stem) >= 4 and any(len(p) >= 4 and (p.startswith(stem) or stem.startswith(p))
-                                  and (not ending or abs(len(p) - len(stem)) <= ending) for p in pool)
+    return len(stem) >= 4 and any(len(p) >= 4 and (p.startswith(stem) or stem.startswith(p)) and (
+        not endings or max(p, stem, key=len)[min(len(p), len(stem)):] in endings) for p in pool)
 
 
 def near_duplicate(a: str, b: str) -> bool:
@@ -207,7 +207,7 @@ class Known:
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
                 any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
         if rule == "names":
-            return _found(_stem(token), self.stems, NAME_ENDING)
+            return _found(_stem(token), self.stems, NAME_ENDINGS)
         return _words_in(token, self.flat)
 
 

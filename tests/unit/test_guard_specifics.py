@@ -59,3 +59,24 @@ def test_a_number_written_as_a_word_is_grounded_like_its_digits(content, fragmen
 def test_a_minus_sign_makes_another_number(content, fragment, is_kept):
     """The fragment says -5 °C (or with the minus sign −5); "5 °C" is another temperature, and the reverse."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+GYM = "Met Anna at the climbing gym with Paul and the Smiths (2026-03-03)"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Met Paula at the climbing gym", GYM, False),
+    ("Met Paul at the climbing gym", "Met Paula at the climbing gym (2026-03-03)", False),
+    ("Met Daniela at the climbing gym", "Met Daniel at the climbing gym (2026-03-03)", False),
+    ("Met Anna at the climbing gym with Paul", GYM, True),
+    ("Met Anna's friends at the climbing gym", GYM, True),                    # a possessive
+    ("Met the Smith family at the climbing gym", GYM, True),                  # the plural's one
+    ("Met Annas friends at the climbing gym", GYM, True),                     # German: Annas
+    ("Met Paulin friends at the climbing gym", GYM, False),                   # another name, not Paul's
+    ("Tiistaina Anna oli kiipeilysalilla", "Tapasin Annan kiipeilysalilla tiistaina (2026-03-03)", True),  # Finnish
+    ("Tiistaina tapasin Annan kiipeilysalilla", "Anna oli kiipeilysalilla tiistaina (2026-03-03)", True),
+])
+def test_a_name_matches_its_inflections_not_any_letter_or_two_more(content, fragment, is_kept):
+    """Paula is not Paul: a name's stem may gain an inflection's ending (Anna's, the Smiths, Annas, Finnish Annan),
+    not any letter or two."""
+    assert kept(content, fragment, rule="names") is is_kept
