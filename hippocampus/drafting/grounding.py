@@ -40,11 +40,15 @@ _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which 
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
-_UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-                                     "fifteen sixteen seventeen eighteen nineteen".split(), 1)}
+_UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
+                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
 _TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
 _SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
 _NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES}, key=len, reverse=True)) + r")(?!\w)"
+_MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",
+                                        "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
+                                        "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
+           for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
 _SPELLED = re.compile(rf"(?<!\w){_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*"
                       r"(?!-(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)(?!\w))", re.I)  # 21st
 
@@ -196,6 +200,9 @@ class Known:
                 self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
+        self.months = {m for t in self.numbers for m in _months_of(t)} | {
+            _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
+            if w[0].isupper() and w.casefold() in _MONTHS}        # March, not "we may"
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
 
     def has(self, rule: str, token: str) -> bool:
@@ -206,9 +213,21 @@ class Known:
             parts = set(p for p in _SEP.split(token) if p)
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
                 any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
+        if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
+            return _MONTHS[token.casefold()] in self.months
         if rule == "names":
             return _found(_stem(token), self.stems, NAME_ENDINGS)
         return _words_in(token, self.flat)
+
+
+def _months_of(token: str) -> set:
+    """The month a date token may name: 2026-3-5 (year first) March; 5/3/2026 (year last) March or May."""
+    parts = _SEP.split(token)
+    if ":" in token or token.startswith("-") or _DECIMAL.fullmatch(token) or len(parts) < 2:
+        return set()
+    if len(parts[0]) == 4 and len(parts[1]) <= 2:
+        return {int(parts[1])}
+    return {int(p) for p in parts[:2] if len(p) <= 2} if len(parts) == 3 and len(parts[2]) == 4 else set()
 
 
 def _words_in(quote: str, flat: str) -> bool:

@@ -80,3 +80,25 @@ def test_a_name_matches_its_inflections_not_any_letter_or_two_more(content, frag
     """Paula is not Paul: a name's stem may gain an inflection's ending (Anna's, the Smiths, Annas, Finnish Annan),
     not any letter or two."""
     assert kept(content, fragment, rule="names") is is_kept
+
+
+MET = "Met Anna at the climbing gym (2026-03-05)"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("I met Anna on 5 March at the climbing gym", MET, True),
+    ("I met Anna on March 5 at the climbing gym", MET, True),
+    ("I met Anna on Mar 5, 2026 at the climbing gym", MET, True),
+    ("Ich traf Anna im März im Klettergarten", "Ich traf Anna im Klettergarten (2026-03-05)", True),
+    ("I met Anna in March at the climbing gym", "Met Anna at the climbing gym in March (2026-04-02)", True),
+    ("I met Anna on 5 March at the climbing gym", "Met Anna at the climbing gym on 05/03/2026", True),
+    ("I met Anna on 5 April at the climbing gym", MET, False),          # an invented month
+    ("I met Anna in May at the climbing gym", "Met Anna at the climbing gym, we may go back (2026-03-05)", False),
+    ("I met Anna on Friday at the climbing gym", MET, False),           # a weekday only by the word
+    ("I met Anna on Tuesday at the climbing gym", "Met Anna at the climbing gym on Tuesday (2026-03-03)", True),
+    ("I met Jan at the climbing gym", "Met Anna at the climbing gym (2026-01-05)", False),   # Jan is a name too
+])
+def test_a_month_is_grounded_by_a_date_with_that_month(content, fragment, is_kept):
+    """A month is no person: "on 5 March" is grounded by the date 2026-03-05 its fragment holds (or by the word);
+    an invented month is still caught, and a weekday needs its word."""
+    assert kept(content, fragment, rule="names") is is_kept
