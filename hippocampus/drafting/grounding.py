@@ -36,6 +36,7 @@ _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
 _SEP = re.compile(r"[.,:/-]")
+_AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
@@ -199,6 +200,10 @@ class Known:
             elif not tok.split(".")[1].strip("0"):     # 45.00 holds 45
                 self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
+        self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)
+        for s in sources:
+            for n, after in _alone(s):
+                self.alone.setdefault(n, set()).add(after)
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
@@ -211,13 +216,28 @@ class Known:
             if token.startswith("-"):                            # -5 only as -5
                 return token in self.numbers
             parts = set(p for p in _SEP.split(token) if p)
-            return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
-                any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
+            if _is_range(token):    # its ends said of the same thing: 6 hours, 8 hours (not 6 cups, 8 hours)
+                a, b = (self.alone.get(e) for e in token.split("-"))
+                return token in self.numbers or bool(a and b and ("" in a or "" in b or a & b))
+            return token in self.numbers or (not _DECIMAL.fullmatch(token) and any(parts <= d for d in self.dates))
         if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
             return _MONTHS[token.casefold()] in self.months
         if rule == "names":
             return _found(_stem(token), self.stems, NAME_ENDINGS)
         return _words_in(token, self.flat)
+
+
+def _alone(text: str) -> list:
+    """[(number, the stem of the word after it or "")] for the whole numbers of a text, in digits or words."""
+    text = norm(text)
+    found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text)]
+    found += [(m.end(), v[0][1]) for m in _SPELLED.finditer(text) for v in [spelled(m.group(0))] if len(v) == 1]
+    out = []
+    for end, n in found:
+        if n.isdigit():
+            w = _AFTER.match(text, end)
+            out.append((n, _stem(w.group(1)) if w and w.group(1).casefold() not in STOP else ""))
+    return out
 
 
 def _months_of(token: str) -> set:

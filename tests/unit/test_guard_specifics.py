@@ -102,3 +102,21 @@ def test_a_month_is_grounded_by_a_date_with_that_month(content, fragment, is_kep
     """A month is no person: "on 5 March" is grounded by the date 2026-03-05 its fragment holds (or by the word);
     an invented month is still caught, and a weekday needs its word."""
     assert kept(content, fragment, rule="names") is is_kept
+
+
+@pytest.mark.parametrize("content,fragments,is_kept", [
+    ("Most nights I sleep 6-8 hours", ("I drink 6 cups of coffee a day (2026-03-04)",
+                                       "Most nights I sleep 8 hours (2026-03-05)"), False),
+    ("Most nights I sleep 6-8 hours", ("I drink 6 cups of coffee and most nights sleep 8 hours (2026-03-04)",), False),
+    ("Most nights I sleep 3-5 hours", ("Most nights I sleep badly (2026-03-05)",), False),   # the date's 3 and 5
+    ("Most nights I sleep 6-8 hours", ("Most nights I sleep 6 hours, on Sundays 8 (2026-03-04)",), True),
+    ("Most nights I sleep 6-8 hours", ("Most nights I sleep between 6 and 8 hours (2026-03-04)",), True),
+    ("Most nights I sleep 6-8 hours", ("Most nights I sleep 6 hours (2026-03-04)",
+                                       "On Sundays I sleep 8 hours (2026-03-05)"), True),
+    ("Most nights I sleep 6-8 hours", ("Most nights I sleep six hours, sometimes eight (2026-03-04)",), True),
+    ("Most nights I sleep 6-8 hours", ("Most nights I sleep 6-8 hours (2026-03-04)",), True),
+])
+def test_a_range_is_grounded_by_its_ends_said_of_the_same_thing(content, fragments, is_kept):
+    """6-8 hours from "6 cups" and "8 hours" is invented: a range's ends, said apart, must be said of the same thing
+    (the word after each is the same, or one has none), and a date's parts are no range."""
+    assert kept(content, *fragments, rule="numbers") is is_kept
