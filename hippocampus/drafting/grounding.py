@@ -38,6 +38,7 @@ NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+
 _SEP = re.compile(r"[.,:/-]")
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
+_GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
@@ -106,6 +107,8 @@ def near_duplicate(a: str, b: str) -> bool:
 def _num(token: str) -> str:
     if token[0] in "-\u2212":          # a leading minus (either sign) makes another number: -5 is not 5
         return "-" + _num(token[1:])
+    if _GROUPED.fullmatch(token):      # one number, not a date of its pieces
+        token = token.replace(".", "").replace(",", ".")
     if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma
         token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
     if _DECIMAL.fullmatch(token):      # its fraction's digits as written; a decimal comma as a point
@@ -197,7 +200,7 @@ class Known:
                 if not sign:                           # -5 holds no 5
                     self.dates.append(set(p for p in _SEP.split(tok) if p))
                     self.numbers.update(self.dates[-1])
-            elif not tok.split(".")[1].strip("0"):     # 45.00 holds 45
+            elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
                 self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
         self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)

@@ -120,3 +120,23 @@ def test_a_range_is_grounded_by_its_ends_said_of_the_same_thing(content, fragmen
     """6-8 hours from "6 cups" and "8 hours" is invented: a range's ends, said apart, must be said of the same thing
     (the word after each is the same, or one has none), and a date's parts are no range."""
     assert kept(content, *fragments, rule="numbers") is is_kept
+
+
+HOUSE = "Das Haus kostete 2.500.000 Euro, das Fahrrad 1.000,50 Euro und das Sofa 1.000 Euro (2026-03-05)"
+
+
+@pytest.mark.parametrize("content,is_kept", [
+    ("The house cost 500 euros, das Haus", False),          # a piece of 2.500.000
+    ("The bike cost 50 euros, das Fahrrad", False),         # a piece of 1.000,50
+    ("The sofa cost 1 euro, das Sofa", False),              # 1.000 may be a thousand: it holds no 1
+    ("The house cost 2500000 euros, das Haus", True),
+    ("The house cost 2,500,000 euros, das Haus", True),
+    ("The bike cost 1000.50 euros, das Fahrrad", True),
+    ("The bike cost 1,000.50 euros, das Fahrrad", True),
+    ("The sofa cost 1.000 euros, das Sofa", True),
+])
+def test_a_thousands_dot_groups_one_number(content, is_kept):
+    """2.500.000 Euro and 1.000,50 Euro are one number each (German, Dutch, Italian... write thousands with a dot):
+    their pieces are not numbers the model may use (500 euros, 50 euros), and the same amount written the English
+    way is grounded."""
+    assert kept(content, HOUSE, rule="numbers") is is_kept
