@@ -40,6 +40,7 @@ _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
 _GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
+_TITLE_DOT = re.compile(r"(?<!\w)(?:[A-Z]|Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|e\.g|i\.e|vs|cf)\.\s*$")   # ends no sentence
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
 _UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -172,7 +173,8 @@ def names(text: str) -> list:
     caps, seen = [], 0
     for m in _WORD.finditer(text):
         w = m.group(0)
-        if not text[:m.start()].strip() or _SENTENCE_END.search(text[:m.start()]) or w.isdigit():
+        before = text[:m.start()]
+        if not before.strip() or (_SENTENCE_END.search(before) and not _TITLE_DOT.search(before)) or w.isdigit():
             continue
         seen += 1
         if w[0].isupper():

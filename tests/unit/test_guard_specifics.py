@@ -140,3 +140,21 @@ def test_a_thousands_dot_groups_one_number(content, is_kept):
     their pieces are not numbers the model may use (500 euros, 50 euros), and the same amount written the English
     way is grounded."""
     assert kept(content, HOUSE, rule="numbers") is is_kept
+
+
+DOCTOR = "The doctor said 0.5 mg of melatonin at night, Dr. Weber too (2026-03-03)"
+
+
+@pytest.mark.parametrize("content,is_kept", [
+    ("Dr. Bertrand said 0.5 mg of melatonin at night", False),
+    ("Prof. Bertrand said 0.5 mg of melatonin at night", False),
+    ("Mr. Bertrand said 0.5 mg of melatonin at night", False),
+    ("The doctor said 0.5 mg of melatonin, e.g. Bertrand at night", False),
+    ("Dr. Weber said 0.5 mg of melatonin at night", True),
+    ("The doctor said 0.5 mg of melatonin at night. Dr. Weber too", True),
+    ("The doctor said 0.5 mg. Melatonin at night", True),      # a sentence's opening word: unchecked, as ever
+])
+def test_a_name_after_a_title_s_dot_does_not_open_a_sentence(content, is_kept):
+    """The dot of Dr. (Mr., Prof., an initial, e.g.) ends no sentence: the name after it is checked like any other,
+    so an invented doctor's name does not reach Memory."""
+    assert kept(content, DOCTOR, rule="names") is is_kept
