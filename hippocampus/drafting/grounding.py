@@ -212,7 +212,7 @@ class Known:
         self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
-            if w[0].isupper() and w.casefold() in _MONTHS}        # March, not "we may"
+            if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
 
     def has(self, rule: str, token: str) -> bool:

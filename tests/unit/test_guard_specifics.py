@@ -93,6 +93,7 @@ MET = "Met Anna at the climbing gym (2026-03-05)"
     ("I met Anna in March at the climbing gym", "Met Anna at the climbing gym in March (2026-04-02)", True),
     ("I met Anna on 5 March at the climbing gym", "Met Anna at the climbing gym on 05/03/2026", True),
     ("I met Anna on 5 April at the climbing gym", MET, False),          # an invented month
+    ("I met Anna on 5 March at the climbing gym", "met anna at the climbing gym on 5 march (2026-04-02)", True),
     ("I met Anna in May at the climbing gym", "Met Anna at the climbing gym, we may go back (2026-03-05)", False),
     ("I met Anna on Friday at the climbing gym", MET, False),           # a weekday only by the word
     ("I met Anna on Tuesday at the climbing gym", "Met Anna at the climbing gym on Tuesday (2026-03-03)", True),
