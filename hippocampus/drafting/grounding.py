@@ -36,6 +36,7 @@ _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
 _SEP = re.compile(r"[.,:/-]")
+_MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
 _GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
@@ -205,6 +206,7 @@ class Known:
             elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
                 self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
+        self.meridiem = {(_num(m.group(1)), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(norm(s))}
         self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)
         for s in sources:
             for n, after in _alone(s):
@@ -218,6 +220,10 @@ class Known:
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
+            said = _MERIDIEM.fullmatch(token)                    # 10 pm: not where the sources say 10 am only
+            if said:
+                n, x = _num(said.group(1)), said.group(2).lower()
+                return (n, x) in self.meridiem or (n, "p" if x == "a" else "a") not in self.meridiem
             if token.startswith("-"):                            # -5 only as -5
                 return token in self.numbers
             parts = set(p for p in _SEP.split(token) if p)
@@ -266,6 +272,7 @@ def specifics(text: str) -> list:
     """[(rule, token)]: the numbers (in digits or words; a lone "one" is idiom: "one of them"), names and quoted
     words of a text, each once."""
     words = [("numbers", w) for w, v in spelled(text) if v != "1"]
+    words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 

@@ -159,3 +159,17 @@ def test_a_name_after_a_title_s_dot_does_not_open_a_sentence(content, is_kept):
     """The dot of Dr. (Mr., Prof., an initial, e.g.) ends no sentence: the name after it is checked like any other,
     so an invented doctor's name does not reach Memory."""
     assert kept(content, DOCTOR, rule="names") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("We meet Anna at 10pm on the balcony", "We meet Anna at 10am on the balcony (2026-03-05)", False),
+    ("We meet Anna at 7:30 p.m. on the balcony", "We meet Anna at 7:30 a.m. on the balcony (2026-03-05)", False),
+    ("We meet Anna at 10 AM on the balcony", "We meet Anna at 10 pm on the balcony (2026-03-05)", False),
+    ("We meet Anna at 10pm on the balcony", "We meet Anna at 10 PM on the balcony (2026-03-05)", True),
+    ("We meet Anna at 7:30 pm on the balcony", "We meet Anna at 7:30 on the balcony (2026-03-05)", True),
+    ("We meet Anna at 10am and 10pm on the balcony", "We meet Anna at 10am and 10pm (2026-03-05)", True),
+])
+def test_am_and_pm_make_another_time(content, fragment, is_kept):
+    """The fragment says 10am; "10pm" is another time, as -5 is another number. A time said without am or pm
+    grounds either."""
+    assert kept(content, fragment, rule="numbers") is is_kept
