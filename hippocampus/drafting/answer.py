@@ -32,7 +32,8 @@ _OPS_KEY = re.compile(r'"operations"[\s:]*')
 _GAP = re.compile(r"[\s,]*")
 _DECODER = json.JSONDecoder(strict=False)
 _NONE = ("", "null", "none", "n/a")
-_INLINE_MARKER = re.compile(r"\s*\[\s*[fc]\d+\s*\]", re.I)    # "Likes fish [f1]." cites inline: the memory is without it
+_INLINE_MARKER = re.compile(r"\s*(?:\[\s*(?i:[fc]\d+(?:\s*[,;]\s*[fc]\d+)*)\s*\]"    # "Likes fish [f1]." or
+                            r"|\(\s*[fc]\d+(?:\s*[,;]\s*[fc]\d+)*\s*\))")     # [f1, f2], (f1): the memory is without it
 
 
 @dataclass
