@@ -44,6 +44,7 @@ _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
 _TITLE_DOT = re.compile(r"(?<!\w)(?:[A-Z]|Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|e\.g|i\.e|vs|cf)\.\s*$")   # ends no sentence
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
+_APOSTROPHE = str.maketrans("’ʼ", "''")         # I’m is I'm
 _UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
 _TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
@@ -186,7 +187,8 @@ def names(text: str) -> list:
 
 
 def quoted(text: str) -> list:
-    return [" ".join(next(g for g in m.groups() if g).casefold().split()) for m in _QUOTED.finditer(norm(text))]
+    return [" ".join(next(g for g in m.groups() if g).casefold().split()).translate(_APOSTROPHE)
+            for m in _QUOTED.finditer(norm(text))]
 
 
 class Known:
@@ -215,7 +217,7 @@ class Known:
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
             if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
-        self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
+        self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its

@@ -173,3 +173,14 @@ def test_am_and_pm_make_another_time(content, fragment, is_kept):
     """The fragment says 10am; "10pm" is another time, as -5 is another number. A time said without am or pm
     grounds either."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ('Anna said "I’m done with climbing"', "Anna said: I'm done with climbing (2026-03-05)", True),
+    ('Anna said "I\'m done with climbing"', "Anna said: I’m done with climbing (2026-03-05)", True),
+    ('Anna said "I\'m done with running"', "Anna said: I’m done with climbing (2026-03-05)", False),
+])
+def test_an_apostrophe_is_one_whichever_way_it_curls(content, fragment, is_kept):
+    """Quoted words with I’m are the fragment's I'm: a typed straight apostrophe and a model's curly one (or the
+    reverse) do not make the quote invented."""
+    assert kept(content, fragment, rule="quotes") is is_kept
