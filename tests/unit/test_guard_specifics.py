@@ -184,3 +184,17 @@ def test_an_apostrophe_is_one_whichever_way_it_curls(content, fragment, is_kept)
     """Quoted words with I’m are the fragment's I'm: a typed straight apostrophe and a model's curly one (or the
     reverse) do not make the quote invented."""
     assert kept(content, fragment, rule="quotes") is is_kept
+
+
+ROUTE = 'Anna said the "blue overhang" is her favourite route (2026-03-05)'
+
+
+@pytest.mark.parametrize("content,is_kept", [
+    ("Anna’s favourite route is the ‘red slab’", False),
+    ("Anna’s favourite route is the ‹red slab›", False),
+    ("Anna’s favourite route is the ‘blue overhang’", True),
+    ("Anna’s favourite route is the blue overhang, ‘Anna’s route’", True),
+])
+def test_words_in_curly_single_quotes_are_quoted_words(content, is_kept):
+    """A model that quotes with ‘ ’ (or ‹ ›) quotes as much as with " ": the words must be its fragment's."""
+    assert kept(content, ROUTE, rule="quotes") is is_kept
