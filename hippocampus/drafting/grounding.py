@@ -71,6 +71,13 @@ def _stem(word: str) -> str:
     return next((w[:-len(suf)] for suf in _SUFFIXES if w.endswith(suf) and len(w) - len(suf) >= 3), w)
 
 
+def _name_stem(word: str) -> str:
+    """A name without a plural's or genitive's ending, four letters kept: Smiths Smith, Annas Anna; James is no
+    jam, Golding no gold (the content words' stems would make them so)."""
+    w = word.casefold()
+    return next((w[:-len(suf)] for suf in ("es", "s", "e") if w.endswith(suf) and len(w) - len(suf) >= 4), w)
+
+
 def content_words(text: str) -> set:
     """The stems of a text's content words: case-folded, stopwords and numbers out; a script written without
     spaces (Chinese, Japanese, Thai) in character pairs."""
@@ -214,7 +221,7 @@ class Known:
         for s in sources:
             for n, after in _alone(s):
                 self.alone.setdefault(n, set()).add(after)
-        self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
+        self.names = {_name_stem(w) for s in sources for w in _WORD.findall(norm(s))}
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
             if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
@@ -237,7 +244,7 @@ class Known:
         if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
             return _MONTHS[token.casefold()] in self.months
         if rule == "names":
-            return _found(_stem(token), self.stems, NAME_ENDINGS)
+            return _found(_name_stem(token), self.names, NAME_ENDINGS)
         return _words_in(token, self.flat)
 
 

@@ -198,3 +198,21 @@ ROUTE = 'Anna said the "blue overhang" is her favourite route (2026-03-05)'
 def test_words_in_curly_single_quotes_are_quoted_words(content, is_kept):
     """A model that quotes with ‘ ’ (or ‹ ›) quotes as much as with " ": the words must be its fragment's."""
     assert kept(content, ROUTE, rule="quotes") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("I met James at the market", "I bought jam at the market (2026-03-05)", False),
+    ("I met Jared at the market", "I bought a jar at the market (2026-03-05)", False),
+    ("I met Ross at the market", "I met Rose at the market (2026-03-05)", False),
+    ("I met Jane at the market", "I met Jan at the market (2026-03-05)", False),
+    ("I met Golding at the market", "I bought gold at the market (2026-03-05)", False),
+    ("I met Emily at the market", "I met Emi at the market (2026-03-05)", False),
+    ("I met the Smiths at the market on Tuesdays", "I met Smith at the market on Tuesday (2026-03-05)", True),
+    ("I met Smith at the market on Tuesday", "I met the Smiths at the market on Tuesdays (2026-03-05)", True),
+    ("I met James at the market", "I met James at the market (2026-03-05)", True),
+    ("Wir mögen die Hunde auf dem Markt", "Wir haben einen Hund auf dem Markt (2026-03-05)", True),
+])
+def test_a_name_is_not_a_shorter_word_its_ending_was_cut_to(content, fragment, is_kept):
+    """The word stems that serve the content words (James to jam, Jared to jar, Golding to gold, Rose and Ross to
+    ros) made a name another word: a name loses only a plural's or genitive's ending, and keeps four letters."""
+    assert kept(content, fragment, rule="names") is is_kept
