@@ -178,9 +178,9 @@ def numbers(text: str) -> list:
 
 def names(text: str) -> list:
     """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
-    line (most words capitalised)."""
+    line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
     text = norm(text)
-    caps, seen = [], 0
+    caps, seen, small = [], 0, False
     for m in _WORD.finditer(text):
         w = m.group(0)
         before = text[:m.start()]
@@ -189,7 +189,8 @@ def names(text: str) -> list:
         seen += 1
         if w[0].isupper():
             caps.append(w)
-    if seen >= 3 and len(caps) > seen * 0.6:
+        small = small or (w.islower() and w in STOP)
+    if seen >= 3 and len(caps) > seen * 0.6 and (not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
         return []
     return [w for w in caps if w.casefold() not in STOP]
 

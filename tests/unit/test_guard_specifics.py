@@ -216,3 +216,18 @@ def test_a_name_is_not_a_shorter_word_its_ending_was_cut_to(content, fragment, i
     """The word stems that serve the content words (James to jam, Jared to jar, Golding to gold, Rose and Ross to
     ros) made a name another word: a name loses only a plural's or genitive's ending, and keeps four letters."""
     assert kept(content, fragment, rule="names") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Climbed with Anna Schmidt and Bertrand Weber", "Climbed with Anna Schmidt at the gym (2026-03-05)", False),
+    ("Dinner with Anna, Bertrand, Chris and Dora", "Dinner with Anna, Chris and Dora at home (2026-03-05)", False),
+    ("Anna Schmidt, Bertrand Weber and I climbed", "Anna Schmidt and I climbed at the gym (2026-03-05)", False),
+    ("Met Anna Schmidt and Chris Weber at the climbing gym",
+     "Met Anna Schmidt and Chris Weber at the climbing gym (2026-03-05)", True),
+    ("Notes From The Climbing Gym With Anna", "Met Anna at the climbing gym (2026-03-05)", True),    # Title Case
+    ("Weekly Climbing Sessions Downtown", "Weekly climbing sessions at the gym (2026-03-05)", True),
+])
+def test_a_sentence_of_many_names_is_no_title_case_line(content, fragment, is_kept):
+    """A line in Title Case names no one, but a sentence naming several people (Anna Schmidt and Bertrand Weber)
+    is no Title Case line: its small words are written small. Each name is checked."""
+    assert kept(content, fragment, rule="names") is is_kept
