@@ -34,7 +34,7 @@ het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij julli
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
+NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
 _SEP = re.compile(r"[.,:/-]")
 _MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
@@ -116,7 +116,7 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _num(token: str) -> str:
-    if token[0] in "-\u2212":          # a leading minus (either sign) makes another number: -5 is not 5
+    if token[0] in "-\u2212\u2013":          # a leading minus (-, −, –) makes another number: -5 is not 5
         return "-" + _num(token[1:])
     if _GROUPED.fullmatch(token):      # one number, not a date of its pieces
         token = token.replace(".", "").replace(",", ".")

@@ -50,6 +50,9 @@ def test_a_number_written_as_a_word_is_grounded_like_its_digits(content, fragmen
     ("It was -7 °C on the balcony this morning", "It was 7 °C on the balcony (2026-03-07)", False),   # not the date
     ("It was -0.5 °C on the balcony this morning", "It was 0.5 °C on the balcony (2026-03-08)", False),
     ("It was −5 °C on the balcony this morning", "It was -5 °C on the balcony this morning (2026-03-07)", True),
+    ("It was 5 °C on the balcony this morning", "It was –5 °C on the balcony this morning (2026-03-07)", False),
+    ("It was –5 °C on the balcony this morning", "It was −5 °C on the balcony this morning (2026-03-07)", True),
+    ("I slept 6–8 hours on the balcony", "I slept 6 hours, sometimes 8, on the balcony (2026-03-07)", True),
     ("It was (-5 °C) on the balcony this morning", "It was -5 °C on the balcony this morning (2026-03-07)", True),
     ("It was -5 °C on the balcony this morning", "It was -5.00 °C on the balcony this morning (2026-03-07)", True),
     # a hyphen between digits or after a letter is no minus: a range, a date, COVID-19
