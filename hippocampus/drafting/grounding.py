@@ -41,7 +41,8 @@ _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
 _GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
-_TITLE_DOT = re.compile(r"(?<!\w)(?:[A-Z]|Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|e\.g|i\.e|vs|cf)\.\s*$")   # ends no sentence
+_DOT = re.compile(r"\.\s*")
+_TITLE = re.compile(r"[A-Z]|Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|g|e|vs|cf")   # whose dot ends no sentence (e.g., i.e.)
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)"
                      r"|(?<!\w)‘([^‘’\n]{1,200})’(?!\w)|‹([^‹›\n]{1,200})›")
@@ -180,11 +181,12 @@ def names(text: str) -> list:
     """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
     line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
     text = norm(text)
-    caps, seen, small = [], 0, False
+    caps, seen, small, last = [], 0, False, None
     for m in _WORD.finditer(text):
-        w = m.group(0)
+        w, prev, last = m.group(0), last, m
         before = text[:m.start()]
-        if not before.strip() or (_SENTENCE_END.search(before) and not _TITLE_DOT.search(before)) or w.isdigit():
+        titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
+        if not before.strip() or (not titled and _SENTENCE_END.search(before)) or w.isdigit():
             continue
         seen += 1
         if w[0].isupper():
