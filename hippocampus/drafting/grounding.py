@@ -51,13 +51,16 @@ _UNITS = {w: n for n, w in enumerate("one two three four five six seven eight ni
                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
 _TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
 _SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
-_NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES}, key=len, reverse=True)) + r")(?!\w)"
+_ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
+                                        "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
+                                        "nineteenth twentieth".split(), 1)} | {"thirtieth": 30}
+_IDIOM = ("one", "first", "second")     # alone: "one of them", "at first", "a second", unchecked
+_NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES, **_ORDINALS}, key=len, reverse=True)) + r")(?!\w)"
 _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
-_SPELLED = re.compile(rf"(?<!\w){_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*"
-                      r"(?!-(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)(?!\w))", re.I)  # 21st
+_SPELLED = re.compile(rf"(?<!\w){_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
 
 
 # ------------------------------------------------------------------ words
@@ -143,7 +146,7 @@ def _is_range(token: str) -> bool:
 
 def spelled(text: str) -> list:
     """[(words, value)]: the numbers of a text written in (English) words, each as written and as digits: thirty
-    is 30, twenty-five 25, two hundred 200, a dozen 12; "two three" is two numbers."""
+    is 30, twenty-five 25, two hundred 200, a dozen 12, the twenty-first 21; "two three" is two numbers."""
     out = []
     for m in _SPELLED.finditer(norm(text)):
         words, total, cur, last = [], 0, 0, ""
@@ -151,7 +154,7 @@ def spelled(text: str) -> list:
             lw = w.casefold()
             if lw == "and":
                 continue
-            if words and lw not in _SCALES and (last in _UNITS or (last in _TENS and lw in _TENS)):
+            if words and lw not in _SCALES and (last in _UNITS or last in _ORDINALS or (last in _TENS and lw in _TENS)):
                 out.append((" ".join(words), str(total + cur)))      # a new number begins
                 words, total, cur = [], 0, 0
             if lw == "thousand":
@@ -159,7 +162,7 @@ def spelled(text: str) -> list:
             elif lw in _SCALES:
                 cur = max(cur, 1) * _SCALES[lw]
             else:
-                cur += _UNITS.get(lw) or _TENS[lw]
+                cur += _UNITS.get(lw) or _TENS.get(lw) or _ORDINALS[lw]
             words.append(w)
             last = lw
         out.append((" ".join(words), str(total + cur)))
@@ -282,9 +285,9 @@ def _words_in(quote: str, flat: str) -> bool:
 
 
 def specifics(text: str) -> list:
-    """[(rule, token)]: the numbers (in digits or words; a lone "one" is idiom: "one of them"), names and quoted
-    words of a text, each once."""
-    words = [("numbers", w) for w, v in spelled(text) if v != "1"]
+    """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
+    quoted words of a text, each once."""
+    words = [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))

@@ -234,3 +234,18 @@ def test_a_sentence_of_many_names_is_no_title_case_line(content, fragment, is_ke
     """A line in Title Case names no one, but a sentence naming several people (Anna Schmidt and Bertrand Weber)
     is no Title Case line: its small words are written small. Each name is checked."""
     assert kept(content, fragment, rule="names") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Met Anna on the fifth of March at the gym", "Met Anna at the gym (2026-03-07)", False),
+    ("Met Anna on the twenty-second of March at the gym", "Met Anna at the gym (2026-03-21)", False),
+    ("Met Anna on the seventh of March at the gym", "Met Anna at the gym (2026-03-07)", True),
+    ("Met Anna on the twenty-first of March at the gym", "Met Anna at the gym (2026-03-21)", True),
+    ("Met Anna for the fifth time at the gym", "Met Anna for the 5th time at the gym (2026-03-07)", True),
+    ("Met Anna for the 5th time at the gym", "Met Anna for the fifth time at the gym (2026-03-09)", True),
+    ("At first Anna climbed a second route at the gym", "Anna climbed at the gym (2026-03-07)", True),   # idiom
+])
+def test_an_ordinal_written_as_a_word_is_checked_like_its_digits(content, fragment, is_kept):
+    """"the fifth of March" against a fragment of 2026-03-07 is as invented as "5 March"; "first" and "second"
+    are idiom ("at first", "a second"), unchecked like "one"."""
+    assert kept(content, fragment, rule="numbers") is is_kept
