@@ -53,7 +53,7 @@ _TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty sevent
 _SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
 _ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
                                         "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
-                                        "nineteenth twentieth".split(), 1)} | {"thirtieth": 30}
+                                        "nineteenth twentieth".split(), 1)} | {"thirtieth": 30, "twice": 2, "thrice": 3}
 _IDIOM = ("one", "first", "second")     # alone: "one of them", "at first", "a second", unchecked
 _NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES, **_ORDINALS}, key=len, reverse=True)) + r")(?!\w)"
 _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",

@@ -249,3 +249,15 @@ def test_an_ordinal_written_as_a_word_is_checked_like_its_digits(content, fragme
     """"the fifth of March" against a fragment of 2026-03-07 is as invented as "5 March"; "first" and "second"
     are idiom ("at first", "a second"), unchecked like "one"."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna climbs twice a week at the gym", "Anna climbs once a week at the gym (2026-04-06)", False),
+    ("Anna climbs three times a week at the gym", "Anna climbs twice a week at the gym (2026-04-06)", False),
+    ("Anna climbs twice a week at the gym", "Anna climbs 2 times a week at the gym (2026-04-06)", True),
+    ("Anna climbs 2 times a week at the gym", "Anna climbs twice a week at the gym (2026-04-06)", True),
+    ("Anna climbs once a week at the gym", "Anna climbs at the gym (2026-04-06)", True),     # once: idiom
+])
+def test_twice_is_a_number(content, fragment, is_kept):
+    """"twice a week" against a fragment's "once a week" is as invented as "2 times a week"."""
+    assert kept(content, fragment, rule="numbers") is is_kept
