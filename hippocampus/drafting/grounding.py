@@ -3,7 +3,9 @@
 
 Invariant: nothing here assumes English for the specifics: words are Unicode words, digits of any script are
 numbers, a script written without spaces is compared in character pairs, a line in Title Case names no one,
-and the stopwords (for the content-word share only) span several European languages.
+and the stopwords (for the content-word share only) span several European languages. English adds to that, never
+replaces it: its number words (thirty, the fifth, twice) are numbers too, and English and German month names
+are grounded by a date in that month.
 """
 from __future__ import annotations
 
