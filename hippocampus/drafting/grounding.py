@@ -238,10 +238,11 @@ class Known:
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
-            said = _MERIDIEM.fullmatch(token)                    # 10 pm: not where the sources say 10 am only
+            said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
                 n, x = _num(said.group(1)), said.group(2).lower()
-                return (n, x) in self.meridiem or (n, "p" if x == "a" else "a") not in self.meridiem
+                other = (n, "p" if x == "a" else "a")
+                return (n, x) in self.meridiem or (n in self.numbers and other not in self.meridiem)
             if token.startswith("-"):                            # -5 only as -5
                 return token in self.numbers
             parts = set(p for p in _SEP.split(token) if p)

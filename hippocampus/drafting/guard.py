@@ -148,6 +148,9 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
         if holder not in cited:
             cited.append(holder)
     if missing:
+        still = missing_specifics(text, texts(cited))   # all it now cites together (10pm: none may say 10am)
+        if still:
+            return None, [f(*still[0])], []
         fixed.append(f("cited", ", ".join(t for _, t in missing)))
     if word_share(text, texts(cited)) < WORD_SHARE:
         before = word_share(text, texts(cited))

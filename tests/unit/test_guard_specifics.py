@@ -261,3 +261,13 @@ def test_an_ordinal_written_as_a_word_is_checked_like_its_digits(content, fragme
 def test_twice_is_a_number(content, fragment, is_kept):
     """"twice a week" against a fragment's "once a week" is as invented as "2 times a week"."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+def test_10pm_is_not_grounded_by_another_fragment_that_says_no_am():
+    """The op cites the fragment of 10am; another fragment of its pile says nothing of am or pm: citing that one
+    as well does not make 10pm grounded (the guard's repair looks at one fragment at a time)."""
+    frags = {"s1": "We meet Anna at 10am on the balcony (2026-04-06)",
+             "s2": "We climbed 10 routes on the balcony wall (2026-04-07)"}
+    res = check([{"kind": "new_core", "content": "We meet Anna at 10pm on the balcony", "topic": "t",
+                  "source_short_ids": ["s1"], "evidence_count": 1}], Sources(frags, {}, ()), max_tokens=2000)
+    assert res.operations == [] and [(f.rule, f.detail) for f in res.dropped] == [("numbers", "10 pm")]
