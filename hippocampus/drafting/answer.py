@@ -32,7 +32,9 @@ _OPS_KEY = re.compile(r'"operations"[\s:]*')
 _GAP = re.compile(r"[\s,]*")
 _DECODER = json.JSONDecoder(strict=False)
 _NONE = ("", "null", "none", "n/a")
-_INLINE_MARKER = re.compile(r"\s*\[\s*[fc]\d+\s*\]", re.I)    # "Likes fish [f1]." cites inline: the memory is without it
+_LEAD_MARKER = re.compile(r"^\s*[fc]\d+\s*:")            # "f1: Likes fish" (not "F1: Verstappen won")
+_INLINE_MARKER = re.compile(r"\s*(?:\[\s*(?i:[fc]\d+(?:\s*[,;]\s*[fc]\d+)*)\s*\]"    # "Likes fish [f1]." or
+                            r"|\(\s*[fc]\d+(?:\s*[,;]\s*[fc]\d+)*\s*\))")     # [f1, f2], (f1): the memory is without it
 
 
 @dataclass
@@ -184,6 +186,15 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _unmark(text: str) -> str:
+    """The text without the markers written into it, nor what they leave: "[f1]: x" is "x", "x ([f1])" "x"."""
+    out = _INLINE_MARKER.sub("", _LEAD_MARKER.sub("", text))
+    if out != text:
+        out = re.sub(r"\s*(?:\(\s*\)|\[\s*\])", "", out)         # a dash goes only as a dash: -5 keeps its minus
+        out = re.sub(r"^(?:[\s:;,]|[-–—](?=\s))+|(?:[\s:;,]|(?<=\s)[-–—])+$", "", out)
+    return out.strip()
+
+
 def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
     """(Memory-ready op or None, why dropped)."""
     if not isinstance(raw, dict):
@@ -207,8 +218,8 @@ def validate(raw: Any, markers: Markers, redraft_of: Optional[int]) -> tuple:
         target_core_id, target_op, err = _target(raw, markers)
         if err:
             return None, err
-    content = _INLINE_MARKER.sub("", strip_scaffolding(_text(raw.get("content")))[0]).strip()
-    restated = _INLINE_MARKER.sub("", strip_scaffolding(_text(raw.get("restated_content")))[0]).strip() or None
+    content = _unmark(strip_scaffolding(_text(raw.get("content")))[0])
+    restated = _unmark(strip_scaffolding(_text(raw.get("restated_content")))[0]) or None
     if redraft_of is not None:  # a redraft never rewords a core
         content, restated = content or (restated or ""), None
     if kind != "attach" or restated == content:

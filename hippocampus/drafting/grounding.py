@@ -3,7 +3,9 @@
 
 Invariant: nothing here assumes English for the specifics: words are Unicode words, digits of any script are
 numbers, a script written without spaces is compared in character pairs, a line in Title Case names no one,
-and the stopwords (for the content-word share only) span several European languages.
+and the stopwords (for the content-word share only) span several European languages. English adds to that, never
+replaces it: its number words (thirty, the fifth, twice) are numbers too, and English and German month names
+are grounded by a date in that month.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Iterable
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
-NAME_ENDING = 2            # letters a name's stem may gain or lose and stay the name (Annan, Anna; not Annabelle)
+NAME_ENDINGS = ("n", "s", "ns")   # what a name's stem may gain and stay the name (Annan, Anna; not Paula, Paul)
 
 STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
 because been being before below between both did does doing down during few further once other our out over under
@@ -34,12 +36,33 @@ het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij julli
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-NUMBER = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")
+NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
 _SEP = re.compile(r"[.,:/-]")
+_MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
+_AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
+_GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
 _SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
+_DOT = re.compile(r"\.\s*")
+_TITLE = re.compile(r"[A-Z]|Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|g|e|vs|cf")   # whose dot ends no sentence (e.g., i.e.)
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
-                     r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)")
+                     r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)"
+                     r"|(?<!\w)‘([^‘’\n]{1,200})’(?!\w)|‹([^‹›\n]{1,200})›")
+_APOSTROPHE = str.maketrans("’ʼ", "''")         # I’m is I'm
+_UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
+                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
+_TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
+_ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
+                                        "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
+                                        "nineteenth twentieth".split(), 1)} | {"thirtieth": 30, "twice": 2, "thrice": 3}
+_IDIOM = ("one", "first", "second")     # alone: "one of them", "at first", "a second", unchecked
+_NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES, **_ORDINALS}, key=len, reverse=True)) + r")(?!\w)"
+_MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",
+                                        "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
+                                        "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
+           for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
+_SPELLED = re.compile(rf"(?<!\w){_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
 
 
 # ------------------------------------------------------------------ words
@@ -52,6 +75,13 @@ def norm(text: str) -> str:
 def _stem(word: str) -> str:
     w = word.casefold()
     return next((w[:-len(suf)] for suf in _SUFFIXES if w.endswith(suf) and len(w) - len(suf) >= 3), w)
+
+
+def _name_stem(word: str) -> str:
+    """A name without a plural's or genitive's ending, four letters kept: Smiths Smith, Annas Anna; James is no
+    jam, Golding no gold (the content words' stems would make them so)."""
+    w = word.casefold()
+    return next((w[:-len(suf)] for suf in ("es", "s", "e") if w.endswith(suf) and len(w) - len(suf) >= 4), w)
 
 
 def content_words(text: str) -> set:
@@ -69,13 +99,13 @@ def content_words(text: str) -> set:
     return out
 
 
-def _found(stem: str, pool: set, ending: int = 0) -> bool:
-    """`stem` is in `pool`, or begins or is begun by a word there; by at most `ending` more letters if given (a
-    name's inflection, Annan for Anna, where Annabelle is another name)."""
+def _found(stem: str, pool: set, endings: tuple = ()) -> bool:
+    """`stem` is in `pool`, or begins or is begun by a word there; by one of `endings` if given (a name's
+    inflection, Finnish Annan for Anna, where Annabelle and Paula are other names)."""
     if stem in pool:
         return True
-    return len(stem) >= 4 and any(len(p) >= 4 and (p.startswith(stem) or stem.startswith(p))
-                                  and (not ending or abs(len(p) - len(stem)) <= ending) for p in pool)
+    return len(stem) >= 4 and any(len(p) >= 4 and (p.startswith(stem) or stem.startswith(p)) and (
+        not endings or max(p, stem, key=len)[min(len(p), len(stem)):] in endings) for p in pool)
 
 
 def near_duplicate(a: str, b: str) -> bool:
@@ -92,6 +122,10 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _num(token: str) -> str:
+    if token[0] in "-\u2212\u2013":          # a leading minus (-, −, –) makes another number: -5 is not 5
+        return "-" + _num(token[1:])
+    if _GROUPED.fullmatch(token):      # one number, not a date of its pieces
+        token = token.replace(".", "").replace(",", ".")
     if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma
         token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
     if _DECIMAL.fullmatch(token):      # its fraction's digits as written; a decimal comma as a point
@@ -112,6 +146,37 @@ def _is_range(token: str) -> bool:
     return len(ends) == 2 and all(e.isdigit() for e in ends) and (len(ends[0]), ends[0]) < (len(ends[1]), ends[1])
 
 
+def spelled(text: str) -> list:
+    """[(words, value)]: the numbers of a text written in (English) words, each as written and as digits: thirty
+    is 30, twenty-five 25, two hundred 200, a dozen 12, the twenty-first 21; "two three" is two numbers."""
+    out = []
+    for m in _SPELLED.finditer(norm(text)):
+        words, total, cur, last = [], 0, 0, ""
+        for w in re.findall(r"\w+", m.group(0)):
+            lw = w.casefold()
+            if lw == "and":
+                continue
+            if words and lw not in _SCALES and (last in _UNITS or last in _ORDINALS or (last in _TENS and lw in _TENS)):
+                out.append((" ".join(words), str(total + cur)))      # a new number begins
+                words, total, cur = [], 0, 0
+            if lw == "thousand":
+                total, cur = total + max(cur, 1) * 1000, 0
+            elif lw in _SCALES:
+                cur = max(cur, 1) * _SCALES[lw]
+            else:
+                cur += _UNITS.get(lw) or _TENS.get(lw) or _ORDINALS[lw]
+            words.append(w)
+            last = lw
+        out.append((" ".join(words), str(total + cur)))
+    return out
+
+
+def _spelled_value(token: str) -> str:
+    """The digits of a number written in words ("twenty five" -> "25"), or the token as it is."""
+    found = spelled(token) if _SPELLED.fullmatch(token) else []
+    return found[0][1] if len(found) == 1 else token
+
+
 def numbers(text: str) -> list:
     """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3; any script's digits)."""
     return [_num(t) for t in NUMBER.findall(norm(text))]
@@ -119,23 +184,27 @@ def numbers(text: str) -> list:
 
 def names(text: str) -> list:
     """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
-    line (most words capitalised)."""
+    line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
     text = norm(text)
-    caps, seen = [], 0
+    caps, seen, small, last = [], 0, False, None
     for m in _WORD.finditer(text):
-        w = m.group(0)
-        if not text[:m.start()].strip() or _SENTENCE_END.search(text[:m.start()]) or w.isdigit():
+        w, prev, last = m.group(0), last, m
+        before = text[:m.start()]
+        titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
+        if not before.strip() or (not titled and _SENTENCE_END.search(before)) or w.isdigit():
             continue
         seen += 1
         if w[0].isupper():
             caps.append(w)
-    if seen >= 3 and len(caps) > seen * 0.6:
+        small = small or (w.islower() and w in STOP)
+    if seen >= 3 and len(caps) > seen * 0.6 and (not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
         return []
     return [w for w in caps if w.casefold() not in STOP]
 
 
 def quoted(text: str) -> list:
-    return [" ".join(next(g for g in m.groups() if g).casefold().split()) for m in _QUOTED.finditer(norm(text))]
+    return [" ".join(next(g for g in m.groups() if g).casefold().split()).translate(_APOSTROPHE)
+            for m in _QUOTED.finditer(norm(text))]
 
 
 class Known:
@@ -147,22 +216,68 @@ class Known:
         self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
         for tok in (t for s in sources for t in numbers(s)):
             self.numbers.add(tok)
+            sign, tok = ("-", tok[1:]) if tok.startswith("-") else ("", tok)
             if not _DECIMAL.fullmatch(tok):
-                self.dates.append(set(p for p in _SEP.split(tok) if p))
-                self.numbers.update(self.dates[-1])
-            elif not tok.split(".")[1].strip("0"):     # 45.00 holds 45
-                self.numbers.add(tok.split(".")[0])
-        self.stems = {_stem(w) for s in sources for w in _WORD.findall(norm(s))}
-        self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources)
+                if not sign:                           # -5 holds no 5
+                    self.dates.append(set(p for p in _SEP.split(tok) if p))
+                    self.numbers.update(self.dates[-1])
+            elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
+                self.numbers.add(sign + tok.split(".")[0])
+        self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
+        self.meridiem = {(_num(m.group(1)), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(norm(s))}
+        self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)
+        for s in sources:
+            for n, after in _alone(s):
+                self.alone.setdefault(n, set()).add(after)
+        self.names = {_name_stem(w) for s in sources for w in _WORD.findall(norm(s))}
+        self.months = {m for t in self.numbers for m in _months_of(t)} | {
+            _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
+            if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
+        self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
-            parts = set(p for p in _SEP.split(token) if p)       # ends; a decimal only whole
-            return token in self.numbers or (not _DECIMAL.fullmatch(token) and (
-                any(parts <= d for d in self.dates) or (_is_range(token) and parts <= self.numbers)))
+            token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
+            said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
+            if said:
+                n, x = _num(said.group(1)), said.group(2).lower()
+                other = (n, "p" if x == "a" else "a")
+                return (n, x) in self.meridiem or (n in self.numbers and other not in self.meridiem)
+            if token.startswith("-"):                            # -5 only as -5
+                return token in self.numbers
+            parts = set(p for p in _SEP.split(token) if p)
+            if _is_range(token):    # its ends said of the same thing: 6 hours, 8 hours (not 6 cups, 8 hours)
+                a, b = (self.alone.get(e) for e in token.split("-"))
+                return token in self.numbers or bool(a and b and ("" in a or "" in b or a & b))
+            return token in self.numbers or (not _DECIMAL.fullmatch(token) and any(parts <= d for d in self.dates))
+        if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
+            return _MONTHS[token.casefold()] in self.months
         if rule == "names":
-            return _found(_stem(token), self.stems, NAME_ENDING)
+            return _found(_name_stem(token), self.names, NAME_ENDINGS)
         return _words_in(token, self.flat)
+
+
+def _alone(text: str) -> list:
+    """[(number, the stem of the word after it or "")] for the whole numbers of a text, in digits or words."""
+    text = norm(text)
+    found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text)]
+    found += [(m.end(), v[0][1]) for m in _SPELLED.finditer(text) for v in [spelled(m.group(0))] if len(v) == 1]
+    out = []
+    for end, n in found:
+        if n.isdigit():
+            w = _AFTER.match(text, end)
+            out.append((n, _stem(w.group(1)) if w and w.group(1).casefold() not in STOP else ""))
+    return out
+
+
+def _months_of(token: str) -> set:
+    """The month a date token may name: 2026-3-5 (year first) March; 5/3/2026 (year last) March or May."""
+    parts = _SEP.split(token)
+    if ":" in token or token.startswith("-") or _DECIMAL.fullmatch(token) or len(parts) < 2:
+        return set()
+    if len(parts[0]) == 4 and len(parts[1]) <= 2:
+        return {int(parts[1])}
+    return {int(p) for p in parts[:2] if len(p) <= 2} if len(parts) == 3 and len(parts[2]) == 4 else set()
 
 
 def _words_in(quote: str, flat: str) -> bool:
@@ -173,8 +288,11 @@ def _words_in(quote: str, flat: str) -> bool:
 
 
 def specifics(text: str) -> list:
-    """[(rule, token)]: the numbers, names and quoted words of a text, each once."""
-    return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + [("names", w) for w in names(text)]
+    """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
+    quoted words of a text, each once."""
+    words = [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
+    words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
+    return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 
 

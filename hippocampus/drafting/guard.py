@@ -136,6 +136,10 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
             return None, [f("foreign", "none of the fragments it cites is in its pile")], []
         fixed.append(f("foreign", f"{len(given) - len(cited)} fragment(s) of another pile left out"))
     text, rest = _text_of(op), [s for s in sources.fragments if s not in cited]
+    if op.get("kind") == "new_core":       # first: the core's specifics are in none of its fragments, as a rule
+        same = next((cid for cid, core in sources.cores.items() if core and near_duplicate(text, core)), None)
+        if same:
+            return None, [f("restates_core", f"core {str(same)[:12]}")], []
     missing = missing_specifics(text, texts(cited))
     for rule, token in missing:        # cite the fragment of the pile that holds it, if one does
         holder = next((s for s in rest if Known([sources.fragments[s]]).has(rule, token)), None)
@@ -144,6 +148,9 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
         if holder not in cited:
             cited.append(holder)
     if missing:
+        still = missing_specifics(text, texts(cited))   # all it now cites together (10pm: none may say 10am)
+        if still:
+            return None, [f(*still[0])], []
         fixed.append(f("cited", ", ".join(t for _, t in missing)))
     if word_share(text, texts(cited)) < WORD_SHARE:
         before = word_share(text, texts(cited))
@@ -162,10 +169,6 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
     if restated and (missing_specifics(restated, texts(cited)) or word_share(restated, texts(cited)) < WORD_SHARE):
         fixed.append(f("restated", restated[:40]))     # the core keeps its words; the attach stands
         op.pop("restated_content")
-    if op.get("kind") == "new_core":
-        same = next((cid for cid, core in sources.cores.items() if core and near_duplicate(text, core)), None)
-        if same:
-            return None, [f("restates_core", f"core {str(same)[:12]}")], []
     return op, [], fixed
 
 

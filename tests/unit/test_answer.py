@@ -126,6 +126,28 @@ def test_markers_written_into_the_text_are_not_kept_in_the_memory():
     assert parse(answer(op(content="[f1]"))).operations == []          # nothing left to keep
 
 
+def test_markers_cited_together_or_in_brackets_are_not_kept_in_the_memory_either():
+    """Found: "Likes fish [f1, f2]." and "Likes fish (f1)." landed in long-term memory with the markers; a
+    Formula 1 race (F1) written in capitals stays."""
+    p = parse(answer(op(content="Likes fish [f1, f2].", fragments=["f1", "f2"]),
+                     op(content="Ate fish again (f2) and (f2; f3)", fragments=["f2"]),
+                     op(content="Watched the race (F1) with Sam", fragments=["f3"])))
+    assert [o["content"] for o in p.operations] == ["Likes fish.", "Ate fish again and",
+                                                    "Watched the race (F1) with Sam"]
+
+
+def test_what_a_cut_marker_leaves_behind_goes_with_it():
+    """Found: "[f1]: Likes fish" became ": Likes fish" in memory, "Likes fish ([f1])" "Likes fish ()", and
+    "Likes fish [f1],[f2]" "Likes fish,"."""
+    contents = ["[f1]: Likes fish", "[f1] - Likes fish", "Likes fish ([f1])", "Likes fish [f1],[f2]",
+                "f1: Likes fish", "Likes fish: a lot [f1]", "[f2] -5 °C on the balcony",
+                "F1: Verstappen won"]
+    p = parse(answer(*[op(content=c, fragments=[f"f{n % 3 + 1}"]) for n, c in enumerate(contents)]),
+              markers=Markers(fragments={f"f{n}": f"s{n}" for n in range(1, 8)}, cores={}, entries={}))
+    assert [o["content"] for o in p.operations] == ["Likes fish"] * 5 + ["Likes fish: a lot", "-5 °C on the balcony",
+                                                                         "F1: Verstappen won"]
+
+
 def test_cut_off_keeps_finished_ops():
     full = answer(op(content="one"), op(content="two", fragments=["f2"]))
     text = full[: full.index('"two"') + 2]
