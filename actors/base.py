@@ -31,6 +31,13 @@ def take_all(kept: collections.deque):
         yield kept.popleft()
 
 
+def oldest_first(kept: collections.deque):
+    """Each kept event once, in the order they happened (seq): the unread tells a dying instance keeps come after
+    any told while it died, yet happened first. One kept while these are carried comes in the next round."""
+    while kept:
+        yield from sorted(take_all(kept), key=lambda event: event["seq"])
+
+
 class Publishing(pykka.ThreadingActor):
     """An actor that publishes (its publish()) after every message it reads, whatever the message did."""
 

@@ -1,7 +1,10 @@
 """The notifier actor: owns the Webhook; carries each event to it, best effort, and to the ripple. An event told
 while it is down (restarting, or failed until the operator's restart) waits in the registry's estate for the next
-instance, which carries it first."""
+instance, which carries it first. One instance carries at a time: the next starts carrying once the last has ended
+(what it was told goes out first), so the events go out in the order they happened."""
 from __future__ import annotations
+
+import threading
 
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
@@ -9,7 +12,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
-from actors.base import Supervised, kept_for, take_all
+from actors.base import Supervised, kept_for, oldest_first
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
 
@@ -23,10 +26,31 @@ class NotifierActor(Supervised):
         self.webhook = Webhook(runtime.cfg.notify)
         self.delivered = 0
         self.failed = 0
+        self.carrying = False       # holds the estate's carrying lock
 
     def on_start(self) -> None:
-        self._flush()
+        carrying(self.rt.registry).acquire()      # the last instance has ended: all it was told went out (or is kept)
+        self.carrying = True
+        try:
+            self._flush()
+        except BaseException:
+            self._let_go()
+            raise
         super().on_start()
+
+    def on_stop(self) -> None:
+        self._let_go()
+
+    def on_failure(self, exc_type, exc, tb) -> None:
+        try:
+            super().on_failure(exc_type, exc, tb)     # its unread events kept first, then the next may carry
+        finally:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        if self.carrying:
+            self.carrying = False
+            carrying(self.rt.registry).release()
 
     def deliver(self, event: dict) -> None:
         self._flush()
@@ -38,7 +62,7 @@ class NotifierActor(Supervised):
 
     def _flush(self) -> None:
         """The events told while no instance was up (or left unread by the last one), in order, first."""
-        for event in take_all(waiting(self.rt.registry)):
+        for event in oldest_first(waiting(self.rt.registry)):
             self._deliver(event)
 
     def _deliver(self, event: dict) -> None:
@@ -61,6 +85,11 @@ class NotifierActor(Supervised):
 def waiting(registry):
     """The events no notifier has carried yet (it was down, or died before reading them): the next one does."""
     return kept_for(registry, NotifierActor.name, WAITING_MAX)
+
+
+def carrying(registry) -> threading.Lock:
+    """Held by the notifier instance that carries the events, from its start to its end."""
+    return registry.estate(NotifierActor.name).setdefault("carrying", threading.Lock())
 
 
 class NotifierProxy(ActorMemberMixin, pykka.ActorProxy[NotifierActor]):

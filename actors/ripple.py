@@ -12,7 +12,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
-from actors.base import DOWN_OK, Supervised, kept_for, take_all
+from actors.base import DOWN_OK, Supervised, kept_for, oldest_first
 
 MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
 
@@ -35,7 +35,7 @@ class RippleActor(Supervised):
 
     def _fire_missed(self) -> None:
         """Told while no instance was up, or left unread by the last: fired first."""
-        for event in take_all(missed(self.rt.registry)):
+        for event in oldest_first(missed(self.rt.registry)):
             if self.ripple.wants(event["type"]):
                 self._fire(event)
 
