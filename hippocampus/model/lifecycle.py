@@ -23,7 +23,8 @@ from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
-from hippocampus.model.observatory import ensure_unless_stopped, observatory
+from hippocampus.model.observatory import LEFT_BEHIND, ensure_unless_stopped, names, observatory, record, \
+    stop_left_behind
 from hippocampus.store import private
 
 
@@ -165,7 +166,7 @@ class ModelLifecycle:
             if not p.get("started_by_us"):
                 return
             how = p.get("how") or "command"
-            observed = how == "observatory" and self.lc.via_observatory
+            observed = how == "observatory" and names(self.lc, p)
             if not observed and not ours_to_adopt(self, p):
                 self._save(dict(_CLEARED))
                 return
@@ -258,7 +259,7 @@ class ModelLifecycle:
         self.started_by_us = self.started_by_us or bool(data.get("started"))
         if self.started_by_us:
             self._launched_at = self._launched_at if self._launched_at is not None else self._clock.now()
-            self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
+            self._save({**_CLEARED, "started_by_us": True, **record(self.lc)})
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:
         # polls every tenth of the time waited so far, up to poll_seconds; looks for a stop every STOP_CHECK_SECONDS
@@ -366,7 +367,13 @@ class ModelLifecycle:
 def ours_to_adopt(life: ModelLifecycle, p: dict) -> bool:
     """A pid this process launched (its watchdog's pipe is here), or one that runs the configured command and
     answers the model's health URL. The state file is only a claim: anything else is named in the log and left
-    alone, never adopted nor stopped."""
+    alone, never adopted nor stopped. A model the Observatory started, which the config no longer names, is not ours
+    to keep: it is stopped there (or said to be left running)."""
+    if p.get("how") == "observatory":
+        life.last_error = stop_left_behind(life.lc, p)
+        if not life.last_error:
+            life._emit("model_stopped", how="observatory", why=LEFT_BEHIND)     # up since a previous run
+        return False
     pid = p.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False

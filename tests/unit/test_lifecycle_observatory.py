@@ -142,3 +142,32 @@ def test_a_stop_while_the_observatory_loads_the_model_ends_the_wait_at_once(rig,
     assert not starting.is_alive() and took < 2.0, f"the stop waited {took:.1f} s on the Observatory's answer"
     assert out["error"] == LOADING_STOPPED and lc.snapshot()["state"] == "stopped"
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == calls
+
+
+@pytest.mark.parametrize("now", ["command", "unmanaged"])
+def test_a_model_the_observatory_started_is_stopped_once_the_config_moves_away(rig, observatory, now):
+    # a run in Observatory mode had it start the model, then died without stopping it (killed, say)
+    first = _via(rig, observatory)
+    first.ensure()
+    assert observatory.up and first.snapshot()["started_by_us"] is True
+    # the next run's config no longer names the Observatory: the model it started for us is no longer wanted
+    then = rig.make(persisted=rig.saves[-1]) if now == "command" else \
+        rig.make(persisted=rig.saves[-1], server="", model_path="", manage=False)
+    then.adopt()
+    assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop" and not observatory.up
+    assert rig.kinds("model_stopped")[0]["how"] == "observatory"
+    assert rig.saves[-1]["started_by_us"] is False and then.snapshot()["started_by_us"] is False
+
+
+def test_a_model_the_observatory_started_that_cannot_be_stopped_is_said_to_be_left_running(rig, observatory,
+                                                                                            caplog):
+    first = _via(rig, observatory)
+    first.ensure()
+    observatory.httpd.shutdown()            # the Observatory does not answer when the next run starts
+    observatory.httpd.server_close()
+    then = rig.make(persisted=rig.saves[-1])
+    then.adopt()
+    said = then.snapshot()["last_error"]
+    assert "small-model" in said and "left running" in said and f"{observatory.url}/api/v1/service/small-model/stop" \
+        in said, said
+    assert said in caplog.text
