@@ -15,6 +15,7 @@ from hippocampus.ripple.fire import Ripple
 from actors.base import DOWN_OK, Supervised, kept_for, oldest_first
 
 MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
+REVIEWS = ("draft_submitted", "tend_resubmitted")     # the wake-ups that ask the main model to review a draft
 
 
 class RippleActor(Supervised):
@@ -65,6 +66,10 @@ class RippleActor(Supervised):
                     self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
                                                                       "dropped": "the brief arrived"})
                     continue
+                if reviewed(self.rt.ctx, event):    # its review is done: waking the model for it asks it again
+                    self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped":
+                                                                      "its draft was reviewed while it waited"})
+                    continue
                 self._fire(event, retry=True)
 
     def _fire(self, event: dict, retry: bool = False) -> dict:
@@ -85,6 +90,17 @@ class RippleActor(Supervised):
     def snapshot(self) -> dict:
         return {"type": self.rt.cfg.ripple.type or "off", "running": self.ripple.running_count(),
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
+
+
+def reviewed(ctx, event: dict) -> bool:
+    """A review wake-up whose draft Memory no longer holds pending. Memory not answering (or not knowing the
+    draft): False, so it fires as it would have."""
+    if event["type"] not in REVIEWS or not event.get("draft_id"):
+        return False
+    try:
+        return ctx.memory.draft(str(event["draft_id"])).get("status") not in (None, "pending")
+    except Exception:  # noqa: BLE001 - the wake-up goes out as before
+        return False
 
 
 def missed(registry):

@@ -1,0 +1,51 @@
+"""A review wake-up kept for retry (the last one for its kind still ran) wakes the main model only while its draft
+is still pending: one whose draft was reviewed meanwhile is dropped, and the History says why."""
+from __future__ import annotations
+
+import getpass
+import os
+
+import pytest
+
+from tests.harness.memory_client import ReviewingClient
+from tests.harness.reviewer import wait_for
+from tests.service.test_ripple_service import Recorder, event
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX accounts and process handling")
+
+
+def a_pending_draft(memory_url: str, hand) -> str:
+    sid = hand.short("we moved the piano to the hall", topic="piano")
+    return ReviewingClient(memory_url).submit_draft(
+        {"summary": "the piano", "attempt": 1, "terminal": False,
+         "operations": [{"kind": "new_core", "content": "we moved the piano to the hall", "topic": "piano",
+                         "source_short_ids": [sid], "evidence_count": 1, "rationale": "it came up"}]})["id"]
+
+
+def test_a_kept_wake_up_for_a_draft_reviewed_meanwhile_is_dropped(make_config, start_service, tmp_path, hand,
+                                                                   memory):
+    rec = Recorder(tmp_path, delay=3.0)
+    cfg = make_config(supervisor={"backoff_seconds": 0.05, "check_seconds": 0.05},
+                      sleep={"mode": "thread", "tick_seconds": 0.2, "brief_request": False},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["draft_submitted"]})
+    svc = start_service(cfg)
+    base = svc.url
+    draft = a_pending_draft(memory.url, hand)
+    one = svc.runtime.ctx.emit("draft_submitted", draft_id="d-earlier", operations=1)
+    first = wait_for(lambda: event(base, one["seq"]).get("ripple"), timeout=10, what="the first wake-up")
+    assert first["ok"] is True, first
+    two = svc.runtime.ctx.emit("draft_submitted", draft_id=draft, operations=1)
+    skipped = wait_for(lambda: event(base, two["seq"]).get("ripple"), timeout=10, what="the second's outcome")
+    assert skipped.get("skipped"), skipped
+    hand.approve_all(draft)                 # the main model reviewed it (woken by the first, say) while it waited
+    assert hand.draft(draft)["status"] != "pending"
+    assert not (rec.out / f"{first['pid']}.json").exists(), "the first ended before the review; proves nothing"
+
+    rec.run(first["pid"], timeout=15)
+    after = wait_for(lambda: (lambda o: o if o.get("dropped") or o.get("retried") else None)(
+        event(base, two["seq"])["ripple"]), timeout=20, what="the kept wake-up fired or dropped")
+    assert not after.get("retried"), f"the main model was woken to review {draft}, reviewed already: {after}"
+    assert "reviewed" in after["dropped"], after
+    assert [r["argv"][2] for r in rec.runs()] == ["d-earlier"]
+    assert (svc.runtime.board.get("ripple") or {}).get("waiting_to_retry") == []
