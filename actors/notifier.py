@@ -9,12 +9,14 @@ import threading
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
+from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
 from actors.base import Supervised, kept_for, oldest_first
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
+STOPPED = "not sent: the service was stopping"
 
 
 class NotifierActor(Supervised):
@@ -23,7 +25,11 @@ class NotifierActor(Supervised):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        self.webhook = Webhook(runtime.cfg.notify)
+        estate = runtime.registry.estate(self.name)
+        if "session" not in estate:      # the stop cuts the post in flight (Runtime.begin_stop): it never waits on it
+            estate["session"] = CancellableSession()
+        self.session = estate["session"]
+        self.webhook = Webhook(runtime.cfg.notify, self.session)
         self.delivered = 0
         self.failed = 0
         self.carrying = False       # holds the estate's carrying lock
@@ -71,7 +77,10 @@ class NotifierActor(Supervised):
         except pykka.ActorDeadError:                # down: its next instance fires it
             ripple.keep_missed(self.rt, event)
         if self.webhook.wants(event["type"]):
-            outcome = self.webhook.deliver(event)
+            outcome = {} if self.rt.stopping else self.webhook.deliver(event)
+            self.session.close()    # no connection kept between posts (its pool only: a later post opens anew)
+            if self.rt.stopping and not outcome.get("delivered"):
+                outcome = {"delivered": False, "error": STOPPED}     # never posted, or cut short by the stop
             if outcome.get("delivered"):
                 self.delivered += 1
             else:

@@ -104,6 +104,9 @@ class Runtime:
             return
         self.ctx.stopping.set()
         cut = self.ctx.model.abandon() if self.ctx.model is not None else 0
+        webhook = self.registry.estate(NotifierActor.name).get("session")
+        if webhook is not None:
+            webhook.cancel()        # a webhook post in flight is cut: the stop never waits on a receiver
         log.info("stopping: no new sleep or tend starts%s", "; the model call in flight was abandoned "
                  "(the step waiting on it is recorded as interrupted)" if cut else "")
 
