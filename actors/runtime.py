@@ -107,6 +107,9 @@ class Runtime:
         webhook = self.registry.estate(NotifierActor.name).get("session")
         if webhook is not None:
             webhook.cancel()        # a webhook post in flight is cut: the stop never waits on a receiver
+        wakeups = self.registry.estate(RippleActor.name).get("wakeups")
+        if wakeups is not None:
+            wakeups.abandon()       # nor on a ripple endpoint's
         log.info("stopping: no new sleep or tend starts%s", "; the model call in flight was abandoned "
                  "(the step waiting on it is recorded as interrupted)" if cut else "")
 
