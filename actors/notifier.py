@@ -4,8 +4,6 @@ instance, which carries it first. One instance carries at a time: the next start
 (what it was told goes out first), so the events go out in the order they happened."""
 from __future__ import annotations
 
-import threading
-
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
@@ -32,31 +30,24 @@ class NotifierActor(Supervised):
         self.webhook = Webhook(runtime.cfg.notify, self.session)
         self.delivered = 0
         self.failed = 0
-        self.carrying = False       # holds the estate's carrying lock
 
     def on_start(self) -> None:
-        carrying(self.rt.registry).acquire()      # the last instance has ended: all it was told went out (or is kept)
-        self.carrying = True
+        self.take_turn()        # the last instance has ended: all it was told went out (or is kept)
         try:
             self._flush()
         except BaseException:
-            self._let_go()
+            self.end_turn()
             raise
         super().on_start()
 
     def on_stop(self) -> None:
-        self._let_go()
+        self.end_turn()
 
     def on_failure(self, exc_type, exc, tb) -> None:
         try:
             super().on_failure(exc_type, exc, tb)     # its unread events kept first, then the next may carry
         finally:
-            self._let_go()
-
-    def _let_go(self) -> None:
-        if self.carrying:
-            self.carrying = False
-            carrying(self.rt.registry).release()
+            self.end_turn()
 
     def deliver(self, event: dict) -> None:
         self._flush()
@@ -94,11 +85,6 @@ class NotifierActor(Supervised):
 def waiting(registry):
     """The events no notifier has carried yet (it was down, or died before reading them): the next one does."""
     return kept_for(registry, NotifierActor.name, WAITING_MAX)
-
-
-def carrying(registry) -> threading.Lock:
-    """Held by the notifier instance that carries the events, from its start to its end."""
-    return registry.estate(NotifierActor.name).setdefault("carrying", threading.Lock())
 
 
 class NotifierProxy(ActorMemberMixin, pykka.ActorProxy[NotifierActor]):

@@ -2,7 +2,8 @@
 
 A ripple skipped because the last one for its event still runs is kept and fired again on the next tick.
 The Ripple and the ripples kept outlive a crash or restart of this actor (left to the next instance in the
-registry's estate), so a wake-up still running is never started twice and one kept is never lost.
+registry's estate), so a wake-up still running is never started twice and one kept is never lost. One instance
+fires at a time (base.take_turn), so the wake-ups go out in the order their events happened.
 """
 from __future__ import annotations
 
@@ -31,8 +32,19 @@ class RippleActor(Supervised):
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
     def on_start(self) -> None:
-        self._fire_missed()
+        self.take_turn()        # the last instance has ended: what it was told was fired first (or is kept)
+        try:
+            self._fire_missed()
+        except BaseException:
+            self.end_turn()
+            raise
         super().on_start()
+
+    def on_failure(self, exc_type, exc, tb) -> None:
+        try:
+            super().on_failure(exc_type, exc, tb)
+        finally:
+            self.end_turn()
 
     def _fire_missed(self) -> None:
         """Told while no instance was up, or left unread by the last: fired first."""
@@ -45,6 +57,7 @@ class RippleActor(Supervised):
             keep_missed(self.rt, args[0])
 
     def on_stop(self) -> None:
+        self.end_turn()
         if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
             self.ripple.shutdown()
             for event in self.kept.values():     # held in memory only: never fired, and the History says so

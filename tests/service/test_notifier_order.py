@@ -77,3 +77,28 @@ def test_an_event_told_while_the_notifier_dies_comes_after_the_ones_it_left_unre
         assert posted(hook) == ["a", "b", "c", "late"]
     finally:
         hook.close()
+
+
+def test_a_forced_restart_of_a_busy_ripple_actor_keeps_the_wake_ups_in_order(make_config, start_service,
+                                                                             monkeypatch):
+    monkeypatch.setattr(supervisor, "STOP_WAIT_SECONDS", 0.2)
+    receiver = Receiver()
+    receiver.delay = 3.0        # the endpoint answers the first wake-up after 3 s
+    try:
+        svc = start_service(make_config(supervisor=FAST, ripple={"type": "endpoint", "url": receiver.url,
+                                                                 "events": ["draft_submitted"]}))
+        emit = lambda d: svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)   # noqa: E731
+        emit("a")
+        wait_for(lambda: posted(receiver) == ["a"], timeout=10, what="the first wake-up, held by the endpoint")
+        receiver.delay = 0.0
+        emit("b")
+        emit("c")
+        r = requests.post(svc.url + "/actors/ripple/restart", params={"force": "true"}, timeout=5)
+        assert r.status_code == 202, r.text
+        row = lambda: requests.get(svc.url + "/actors", timeout=5).json()["actors"]["ripple"]   # noqa: E731
+        wait_for(lambda: row()["restarts"] == 1 and row()["state"] == "running", timeout=10, what="the new one")
+        emit("d")
+        wait_for(lambda: len(posted(receiver)) == 4, timeout=20, what="all four wake-ups")
+        assert posted(receiver) == ["a", "b", "c", "d"]
+    finally:
+        receiver.close()
