@@ -49,7 +49,7 @@ class RippleActor(Supervised):
     def _fire_missed(self) -> None:
         """Told while no instance was up, or left unread by the last: fired first."""
         for event in oldest_first(missed(self.rt.registry)):
-            if self.ripple.wants(event["type"]):
+            if self.ripple.wants(event["type"]) and not self._stale(event):
                 self._fire(event)
 
     def dropped(self, method: str, *args) -> None:
@@ -74,16 +74,20 @@ class RippleActor(Supervised):
     def retry_skipped(self) -> None:
         for type_, event in list(self.kept.items()):
             if not self.ripple.busy(type_) and self.kept.pop(type_, None) is not None:   # one instance fires it
-                if type_ == "brief_requested" and briefs.brief_wanted(self.rt.ctx) is None:
-                    # answered while it waited: firing it now wakes the main model for nothing
-                    self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
-                                                                      "dropped": "the brief arrived"})
-                    continue
-                if reviewed(self.rt.ctx, event):    # its review is done: waking the model for it asks it again
-                    self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped":
-                                                                      "its draft was reviewed while it waited"})
-                    continue
-                self._fire(event, retry=True)
+                if not self._stale(event):
+                    self._fire(event, retry=True)
+
+    def _stale(self, event: dict) -> bool:
+        """A wake-up answered while it waited (firing it now wakes the main model for nothing): dropped, and the
+        History says why."""
+        if event["type"] == "brief_requested" and briefs.brief_wanted(self.rt.ctx) is None:
+            why = "the brief arrived"
+        elif reviewed(self.rt.ctx, event):
+            why = "its draft was reviewed while it waited"
+        else:
+            return False
+        self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": why})
+        return True
 
     def _fire(self, event: dict, retry: bool = False) -> dict:
         outcome = self.ripple.fire(event)

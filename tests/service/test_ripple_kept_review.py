@@ -6,6 +6,7 @@ import getpass
 import os
 
 import pytest
+import requests
 
 from tests.harness.memory_client import ReviewingClient
 from tests.harness.reviewer import wait_for
@@ -49,3 +50,26 @@ def test_a_kept_wake_up_for_a_draft_reviewed_meanwhile_is_dropped(make_config, s
     assert "reviewed" in after["dropped"], after
     assert [r["argv"][2] for r in rec.runs()] == ["d-earlier"]
     assert (svc.runtime.board.get("ripple") or {}).get("waiting_to_retry") == []
+
+
+def test_a_wake_up_kept_while_the_ripple_actor_was_down_is_dropped_once_its_draft_is_reviewed(
+        make_config, start_service, crashes, tmp_path, hand, memory):
+    rec = Recorder(tmp_path)
+    cfg = make_config(supervisor={"backoff_seconds": 0.05, "check_seconds": 0.05, "max_restarts": 0},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["draft_submitted"]})
+    svc = start_service(cfg, children=crashes.children)
+    base = svc.url
+    row = lambda: requests.get(base + "/actors", timeout=5).json()["actors"]["ripple"]     # noqa: E731
+    assert crashes.crash(svc.runtime, "ripple") is True
+    wait_for(lambda: row()["state"] == "failed", timeout=10, what="the ripple actor left down")
+    draft = a_pending_draft(memory.url, hand)
+    ev = svc.runtime.ctx.emit("draft_submitted", draft_id=draft, operations=1)    # kept for the next instance
+    wait_for(lambda: ev["seq"] in [e["seq"] for e in svc.runtime.registry.estate("ripple").get("kept_tells", [])],
+             timeout=10, what="the wake-up kept for the next ripple actor")
+    hand.approve_all(draft)                 # reviewed (the main model pulled it) while the ripple actor was down
+    r = requests.post(base + "/actors/ripple/restart", timeout=5)
+    assert r.status_code == 202, r.text
+    said = wait_for(lambda: event(base, ev["seq"]).get("ripple"), timeout=10, what="the kept wake-up's outcome")
+    assert "reviewed" in said.get("dropped", ""), said
+    assert rec.runs() == []
