@@ -11,7 +11,7 @@ from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
-from actors.base import Supervised, kept_for, oldest_first
+from actors.base import Supervised, kept_for, oldest_first, take_all
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
 STOPPED = "not sent: the service was stopping"
@@ -80,6 +80,16 @@ class NotifierActor(Supervised):
 
     def snapshot(self) -> dict:
         return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}
+
+
+def left_at_stop(rt) -> None:
+    """The service has stopped: each event no notifier carried (it was down) says so on its record; the ones
+    that wake the model are left to the ripple's (ripple.left_at_stop)."""
+    webhook = Webhook(rt.cfg.notify)
+    for event in take_all(waiting(rt.registry)):
+        if webhook.wants(event["type"]):
+            rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": STOPPED})
+        ripple.keep_missed(rt, event)
 
 
 def waiting(registry):

@@ -13,9 +13,10 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
-from actors.base import DOWN_OK, Supervised, kept_for, oldest_first
+from actors.base import DOWN_OK, Supervised, kept_for, oldest_first, take_all
 
 MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
+STOPPED = "the service stopped before it went out"
 REVIEWS = ("draft_submitted", "tend_resubmitted")     # the wake-ups that ask the main model to review a draft
 
 
@@ -61,8 +62,7 @@ class RippleActor(Supervised):
         if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
             self.ripple.shutdown()
             for event in self.kept.values():     # held in memory only: never fired, and the History says so
-                self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
-                                                                  "dropped": "the service stopped before it went out"})
+                self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": STOPPED})
 
     def ended(self, event_type: str) -> None:
         pass                    # the snapshot published after every message carries the exit code
@@ -123,6 +123,13 @@ def reviewed(ctx, event: dict) -> bool:
 def missed(registry):
     """The events no ripple actor has read (it was down, or died before reading them): the next one fires them."""
     return kept_for(registry, RippleActor.name, MISSED_MAX)
+
+
+def left_at_stop(rt) -> None:
+    """The service has stopped: each event still kept for a ripple actor (it was down) was never fired; its
+    History says so, as a kept one's does."""
+    for event in take_all(missed(rt.registry)):
+        rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": STOPPED})
 
 
 def keep_missed(rt, event: dict) -> None:

@@ -31,6 +31,7 @@ from actors.notifier import NotifierActor, NotifierProxy
 from actors.proxies import Child, Gate, RippleChild, SchedulerChild
 from actors.quality import QualityActor
 from actors.replay import ReplayActor, ReplayProxy
+from actors import ripple
 from actors.ripple import RippleActor, RippleProxy
 from actors.scheduler import SchedulerActor, SchedulerProxy
 from actors.sleeper import SleeperActor, SleeperProxy
@@ -118,6 +119,8 @@ class Runtime:
             with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
                 self.supervisor.stop(block=True, timeout=timeout)
             self.supervisor = None
+        notifier.left_at_stop(self)         # what no notifier or ripple actor carried (it was down) says so
+        ripple.left_at_stop(self)
         left = self.registry.estate(RippleActor.name).get("wakeups")
         if left is not None:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop

@@ -102,3 +102,22 @@ def test_a_forced_restart_of_a_busy_ripple_actor_keeps_the_wake_ups_in_order(mak
         assert posted(receiver) == ["a", "b", "c", "d"]
     finally:
         receiver.close()
+
+
+def test_an_event_still_waiting_for_a_notifier_that_is_down_when_the_service_stops_says_so(make_config,
+                                                                                          start_service, crashes):
+    hook = Receiver()
+    try:
+        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
+                                        notify={"webhook_url": hook.url, "events": ["draft_submitted"]}),
+                            children=crashes.children)
+        assert crashes.crash(svc.runtime, "notifier") is True
+        wait_for(lambda: notifier_row(svc.url)["state"] == "failed", timeout=10, what="the notifier left down")
+        ev = svc.runtime.ctx.emit("draft_submitted", draft_id="never", operations=1)
+        svc.request_stop(drain_seconds=5)
+        assert svc.wait_stopped(30)
+        [said] = [e for e in svc.runtime.ctx.events.list(type_="draft_submitted") if e["seq"] == ev["seq"]]
+        assert said.get("delivery") == {"delivered": False, "error": "not sent: the service was stopping"}, said
+        assert hook.at("/hook") == []
+    finally:
+        hook.close()

@@ -73,3 +73,23 @@ def test_a_wake_up_kept_while_the_ripple_actor_was_down_is_dropped_once_its_draf
     said = wait_for(lambda: event(base, ev["seq"]).get("ripple"), timeout=10, what="the kept wake-up's outcome")
     assert "reviewed" in said.get("dropped", ""), said
     assert rec.runs() == []
+
+
+def test_a_wake_up_still_kept_for_a_ripple_actor_that_is_down_when_the_service_stops_says_so(
+        make_config, start_service, crashes, tmp_path):
+    rec = Recorder(tmp_path)
+    cfg = make_config(supervisor={"backoff_seconds": 0.05, "check_seconds": 0.05, "max_restarts": 0},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["draft_submitted"]})
+    svc = start_service(cfg, children=crashes.children)
+    row = lambda: requests.get(svc.url + "/actors", timeout=5).json()["actors"]["ripple"]     # noqa: E731
+    assert crashes.crash(svc.runtime, "ripple") is True
+    wait_for(lambda: row()["state"] == "failed", timeout=10, what="the ripple actor left down")
+    ev = svc.runtime.ctx.emit("draft_submitted", draft_id="d-never", operations=1)
+    wait_for(lambda: ev["seq"] in [e["seq"] for e in svc.runtime.registry.estate("ripple").get("kept_tells", [])],
+             timeout=10, what="the wake-up kept for the next ripple actor")
+    svc.request_stop(drain_seconds=5)
+    assert svc.wait_stopped(30)
+    [said] = [e for e in svc.runtime.ctx.events.list(type_="draft_submitted") if e["seq"] == ev["seq"]]
+    assert said.get("ripple", {}).get("dropped") == "the service stopped before it went out", said
+    assert rec.runs() == []
