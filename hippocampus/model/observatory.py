@@ -71,9 +71,10 @@ def names(lc: LifecycleConfig, kept: dict) -> bool:
         ((None, None), (lc.observatory_url, lc.observatory_service))
 
 
-def stop_left_behind(lc: LifecycleConfig, record: dict) -> str:
+def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any]) -> str:
     """The model the Observatory started for a previous run (its state `record`), which the config no longer
-    names: stopped there (""), else the sentence that says it is left running and how to stop it (also logged)."""
+    names: stopped there ("", and model_stopped emitted), else the sentence that says it is left running and how
+    to stop it (also logged)."""
     url = record.get("observatory_url") or lc.observatory_url      # a record from before they were kept
     service = record.get("observatory_service") or lc.observatory_service
     try:
@@ -91,4 +92,5 @@ def stop_left_behind(lc: LifecycleConfig, record: dict) -> str:
         return said
     log.info("model lifecycle: stopped the model the Observatory started for a previous run (%s at %s): %s",
              service, redact.url(url), LEFT_BEHIND)
+    emit("model_stopped", how="observatory", why=LEFT_BEHIND)     # up since a previous run
     return ""

@@ -23,6 +23,7 @@ class Observatory:
         self.answer: dict = {"ok": True, "ready": True, "started": True, "already_running": False}
         self.up = False
         self.hold = None            # a threading.Event: an ensure answers only once it is set (a slow load)
+        self.stop_fails = 0         # the next stops answered 503 (the Observatory restarting), the model left up
         obs = self
 
         class H(BaseHTTPRequestHandler):
@@ -48,6 +49,9 @@ class Observatory:
                         obs.hold.wait(30)
                     obs.up = obs.up or bool(obs.answer.get("ready"))
                     self._send(200, obs.answer)
+                elif self.path.endswith("/stop") and obs.stop_fails:
+                    obs.stop_fails -= 1
+                    self._send(503, {"error": "the Observatory is restarting"})
                 elif self.path.endswith("/stop"):
                     obs.up = False
                     self._send(200, {"ok": True})
@@ -171,3 +175,31 @@ def test_a_model_the_observatory_started_that_cannot_be_stopped_is_said_to_be_le
     assert "small-model" in said and "left running" in said and f"{observatory.url}/api/v1/service/small-model/stop" \
         in said, said
     assert said in caplog.text
+
+
+def test_a_stop_the_observatory_refuses_keeps_the_model_ours_and_is_asked_again(rig, observatory):
+    lc = _via(rig, observatory)
+    lc.ensure()
+    observatory.stop_fails = 1
+    lc.tick(chain_open=False)                       # the cycle is over: the stop is refused, the model still up
+    assert observatory.up and lc.snapshot()["started_by_us"] is True
+    assert rig.saves[-1]["started_by_us"] is True   # a restart of the service still knows it is ours
+    assert "the Observatory is restarting" in lc.snapshot()["last_error"] and rig.kinds("model_stopped") == []
+    lc.tick(chain_open=False)                       # the next tick asks again
+    assert not observatory.up and [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"]
+    assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over" and lc.snapshot()["started_by_us"] is False
+
+
+def test_a_keep_warm_stop_the_observatory_refuses_is_asked_again_a_keep_warm_later_not_every_beat(rig, observatory):
+    lc = _via(rig, observatory, keep_warm_seconds=300)
+    lc.ensure()
+    observatory.stop_fails = 1
+    rig.clock.advance(301)
+    lc.tick(chain_open=True)                        # idle past the keep-warm: the stop is refused
+    for _ in range(5):
+        lc.tick(chain_open=True)                    # the beats after it (every 0.5 s) ask nothing
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop"] and observatory.up
+    rig.clock.advance(301)
+    lc.tick(chain_open=True)
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"] and not observatory.up
+    assert rig.kinds("model_stopped")[0]["idle_seconds"] >= 300
