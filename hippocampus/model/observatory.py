@@ -6,27 +6,29 @@ import logging
 import threading
 from typing import Any, Callable, Optional
 
-import requests
-
-from hippocampus import transport_words
+from hippocampus import outbound, transport_words
 from hippocampus.config import LifecycleConfig, redact, resolve_pointer
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.fit import json_object
 
 HOLDER = "seren-hippocampus"
+ANSWER_CAP = 64 * 1024      # an Observatory's answer is a small JSON object
 LEFT_BEHIND = "the config no longer names the Observatory service that started it"
 log = logging.getLogger(__name__)
 
 
-def observatory(lc: LifecycleConfig, verb: str, reason: str, session=requests) -> dict:
+def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[outbound.Session] = None) -> dict:
     """POST the node's Observatory ensure (answered {ok, ready, started, already_running, error?}: started False
-    means somebody else's server) or stop. An HTTP error, or an answer that is not a JSON object, raises."""
+    means somebody else's server) or stop, within one deadline, its answer read up to ANSWER_CAP. An HTTP error,
+    or an answer that is not a JSON object, raises."""
     body, timeout = {"holder": HOLDER, "reason": reason}, 60
     if verb == "ensure":
         body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + 90
     token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
     url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
-    resp = session.post(url, json=body, timeout=timeout, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with outbound.session_or_own(session) as s:
+        resp = outbound.call(s, "POST", url, json=body, deadline=outbound.Deadline(timeout), cap=ANSWER_CAP,
+                             headers={"Authorization": f"Bearer {token}"} if token else {})
     data = json_object(resp, any_status=True) or {}
     if resp.status_code >= 400 or not data:
         detail = data.get("error") or data.get("detail") or resp.text[:200]

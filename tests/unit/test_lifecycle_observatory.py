@@ -12,6 +12,7 @@ import pytest
 
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.lifecycle import LOADING_STOPPED
+from hippocampus.model.observatory import observatory as observatory_call
 from tests.unit.test_lifecycle import rig, wait_until  # noqa: F401 - the rig fixture
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
@@ -203,3 +204,18 @@ def test_a_keep_warm_stop_the_observatory_refuses_is_asked_again_a_keep_warm_lat
     lc.tick(chain_open=True)
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"] and not observatory.up
     assert rig.kinds("model_stopped")[0]["idle_seconds"] >= 300
+
+
+def test_an_observatory_answer_is_read_no_further_than_its_cap(rig):
+    """Bounded like every call out: a 150 MB answer is stopped at 64 KB, never held whole."""
+    from hippocampus import outbound
+    from tests.harness.misbehaving import Misbehaving
+
+    peer = Misbehaving("huge")
+    try:
+        lc = rig.make(url=peer.url + "/v1", server="", model_path="", manage=True, observatory_url=peer.url,
+                      observatory_service="small-model")
+        with pytest.raises(outbound.AnswerTooLarge, match="passed 64 KB"):
+            observatory_call(lc.lc, "stop", "done drafting")
+    finally:
+        peer.close()
