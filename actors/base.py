@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import threading
 import time
 
 import pykka
@@ -29,6 +30,13 @@ def take_all(kept: collections.deque):
     """Each kept tell once, oldest first (a new one may join while they are read)."""
     while kept:
         yield kept.popleft()
+
+
+def oldest_first(kept: collections.deque):
+    """Each kept event once, in the order they happened (seq): the unread tells a dying instance keeps come after
+    any told while it died, yet happened first. One kept while these are carried comes in the next round."""
+    while kept:
+        yield from sorted(take_all(kept), key=lambda event: event["seq"])
 
 
 class Publishing(pykka.ThreadingActor):
@@ -66,6 +74,18 @@ class Supervised(Publishing):
 
     def dropped(self, method: str, *args) -> None:
         """A tell this instance dies without reading: what it carried (a tick's cycle lock) is let go here."""
+
+    def take_turn(self) -> None:
+        """For a child whose tells must go out in the order told (on_start, first): wait until the last instance
+        has ended (its mailbox read, or kept by its on_failure), so what it was told goes out before what this
+        one is told. end_turn() at this instance's end (on_stop, on_failure, or an on_start that raises)."""
+        self.rt.registry.estate(self.name).setdefault("turn", threading.Lock()).acquire()
+        self.has_turn = True
+
+    def end_turn(self) -> None:
+        if getattr(self, "has_turn", False):
+            self.has_turn = False
+            self.rt.registry.estate(self.name)["turn"].release()
 
     def beat(self, at: float) -> None:
         """The supervisor's beat (to children that want it)."""

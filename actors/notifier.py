@@ -1,17 +1,20 @@
 """The notifier actor: owns the Webhook; carries each event to it, best effort, and to the ripple. An event told
 while it is down (restarting, or failed until the operator's restart) waits in the registry's estate for the next
-instance, which carries it first."""
+instance, which carries it first. One instance carries at a time: the next starts carrying once the last has ended
+(what it was told goes out first), so the events go out in the order they happened."""
 from __future__ import annotations
 
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
+from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
-from actors.base import Supervised, kept_for, take_all
+from actors.base import Supervised, kept_for, oldest_first, take_all
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
+STOPPED = "not sent: the service was stopping"
 
 
 class NotifierActor(Supervised):
@@ -20,13 +23,31 @@ class NotifierActor(Supervised):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        self.webhook = Webhook(runtime.cfg.notify)
+        estate = runtime.registry.estate(self.name)
+        if "session" not in estate:      # the stop cuts the post in flight (Runtime.begin_stop): it never waits on it
+            estate["session"] = CancellableSession()
+        self.session = estate["session"]
+        self.webhook = Webhook(runtime.cfg.notify, self.session)
         self.delivered = 0
         self.failed = 0
 
     def on_start(self) -> None:
-        self._flush()
+        self.take_turn()        # the last instance has ended: all it was told went out (or is kept)
+        try:
+            self._flush()
+        except BaseException:
+            self.end_turn()
+            raise
         super().on_start()
+
+    def on_stop(self) -> None:
+        self.end_turn()
+
+    def on_failure(self, exc_type, exc, tb) -> None:
+        try:
+            super().on_failure(exc_type, exc, tb)     # its unread events kept first, then the next may carry
+        finally:
+            self.end_turn()
 
     def deliver(self, event: dict) -> None:
         self._flush()
@@ -38,7 +59,7 @@ class NotifierActor(Supervised):
 
     def _flush(self) -> None:
         """The events told while no instance was up (or left unread by the last one), in order, first."""
-        for event in take_all(waiting(self.rt.registry)):
+        for event in oldest_first(waiting(self.rt.registry)):
             self._deliver(event)
 
     def _deliver(self, event: dict) -> None:
@@ -47,7 +68,10 @@ class NotifierActor(Supervised):
         except pykka.ActorDeadError:                # down: its next instance fires it
             ripple.keep_missed(self.rt, event)
         if self.webhook.wants(event["type"]):
-            outcome = self.webhook.deliver(event)
+            outcome = {} if self.rt.stopping else self.webhook.deliver(event)
+            self.session.close()    # no connection kept between posts (its pool only: a later post opens anew)
+            if self.rt.stopping and not outcome.get("delivered"):
+                outcome = {"delivered": False, "error": STOPPED}     # never posted, or cut short by the stop
             if outcome.get("delivered"):
                 self.delivered += 1
             else:
@@ -56,6 +80,16 @@ class NotifierActor(Supervised):
 
     def snapshot(self) -> dict:
         return {"webhook": self.webhook.configured, "delivered": self.delivered, "failed": self.failed}
+
+
+def left_at_stop(rt) -> None:
+    """The service has stopped: each event no notifier carried (it was down) says so on its record; the ones
+    that wake the model are left to the ripple's (ripple.left_at_stop)."""
+    webhook = Webhook(rt.cfg.notify)
+    for event in take_all(waiting(rt.registry)):
+        if webhook.wants(event["type"]):
+            rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": STOPPED})
+        ripple.keep_missed(rt, event)
 
 
 def waiting(registry):

@@ -2,7 +2,8 @@
 
 A ripple skipped because the last one for its event still runs is kept and fired again on the next tick.
 The Ripple and the ripples kept outlive a crash or restart of this actor (left to the next instance in the
-registry's estate), so a wake-up still running is never started twice and one kept is never lost.
+registry's estate), so a wake-up still running is never started twice and one kept is never lost. One instance
+fires at a time (base.take_turn), so the wake-ups go out in the order their events happened.
 """
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
-from actors.base import DOWN_OK, Supervised, kept_for, take_all
+from actors.base import DOWN_OK, Supervised, kept_for, oldest_first, take_all
 
 MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
+STOPPED = "the service stopped before it went out"
+REVIEWS = ("draft_submitted", "tend_resubmitted")     # the wake-ups that ask the main model to review a draft
 
 
 class RippleActor(Supervised):
@@ -30,13 +33,24 @@ class RippleActor(Supervised):
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
     def on_start(self) -> None:
-        self._fire_missed()
+        self.take_turn()        # the last instance has ended: what it was told was fired first (or is kept)
+        try:
+            self._fire_missed()
+        except BaseException:
+            self.end_turn()
+            raise
         super().on_start()
+
+    def on_failure(self, exc_type, exc, tb) -> None:
+        try:
+            super().on_failure(exc_type, exc, tb)
+        finally:
+            self.end_turn()
 
     def _fire_missed(self) -> None:
         """Told while no instance was up, or left unread by the last: fired first."""
-        for event in take_all(missed(self.rt.registry)):
-            if self.ripple.wants(event["type"]):
+        for event in oldest_first(missed(self.rt.registry)):
+            if self.ripple.wants(event["type"]) and not self._stale(event):
                 self._fire(event)
 
     def dropped(self, method: str, *args) -> None:
@@ -44,11 +58,11 @@ class RippleActor(Supervised):
             keep_missed(self.rt, args[0])
 
     def on_stop(self) -> None:
+        self.end_turn()
         if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
             self.ripple.shutdown()
             for event in self.kept.values():     # held in memory only: never fired, and the History says so
-                self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
-                                                                  "dropped": "the service stopped before it went out"})
+                self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": STOPPED})
 
     def ended(self, event_type: str) -> None:
         pass                    # the snapshot published after every message carries the exit code
@@ -60,12 +74,20 @@ class RippleActor(Supervised):
     def retry_skipped(self) -> None:
         for type_, event in list(self.kept.items()):
             if not self.ripple.busy(type_) and self.kept.pop(type_, None) is not None:   # one instance fires it
-                if type_ == "brief_requested" and briefs.brief_wanted(self.rt.ctx) is None:
-                    # answered while it waited: firing it now wakes the main model for nothing
-                    self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}),
-                                                                      "dropped": "the brief arrived"})
-                    continue
-                self._fire(event, retry=True)
+                if not self._stale(event):
+                    self._fire(event, retry=True)
+
+    def _stale(self, event: dict) -> bool:
+        """A wake-up answered while it waited (firing it now wakes the main model for nothing): dropped, and the
+        History says why."""
+        if event["type"] == "brief_requested" and briefs.brief_wanted(self.rt.ctx) is None:
+            why = "the brief arrived"
+        elif reviewed(self.rt.ctx, event):
+            why = "its draft was reviewed while it waited"
+        else:
+            return False
+        self.rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": why})
+        return True
 
     def _fire(self, event: dict, retry: bool = False) -> dict:
         outcome = self.ripple.fire(event)
@@ -87,9 +109,27 @@ class RippleActor(Supervised):
                 "waiting_to_retry": sorted(self.kept), "last": self.ripple.last_results()}
 
 
+def reviewed(ctx, event: dict) -> bool:
+    """A review wake-up whose draft Memory no longer holds pending. Memory not answering (or not knowing the
+    draft): False, so it fires as it would have."""
+    if event["type"] not in REVIEWS or not event.get("draft_id"):
+        return False
+    try:
+        return ctx.memory.draft(str(event["draft_id"])).get("status") not in (None, "pending")
+    except Exception:  # noqa: BLE001 - the wake-up goes out as before
+        return False
+
+
 def missed(registry):
     """The events no ripple actor has read (it was down, or died before reading them): the next one fires them."""
     return kept_for(registry, RippleActor.name, MISSED_MAX)
+
+
+def left_at_stop(rt) -> None:
+    """The service has stopped: each event still kept for a ripple actor (it was down) was never fired; its
+    History says so, as a kept one's does."""
+    for event in take_all(missed(rt.registry)):
+        rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": STOPPED})
 
 
 def keep_missed(rt, event: dict) -> None:

@@ -31,6 +31,7 @@ from actors.notifier import NotifierActor, NotifierProxy
 from actors.proxies import Child, Gate, RippleChild, SchedulerChild
 from actors.quality import QualityActor
 from actors.replay import ReplayActor, ReplayProxy
+from actors import ripple
 from actors.ripple import RippleActor, RippleProxy
 from actors.scheduler import SchedulerActor, SchedulerProxy
 from actors.sleeper import SleeperActor, SleeperProxy
@@ -104,6 +105,12 @@ class Runtime:
             return
         self.ctx.stopping.set()
         cut = self.ctx.model.abandon() if self.ctx.model is not None else 0
+        webhook = self.registry.estate(NotifierActor.name).get("session")
+        if webhook is not None:
+            webhook.cancel()        # a webhook post in flight is cut: the stop never waits on a receiver
+        wakeups = self.registry.estate(RippleActor.name).get("wakeups")
+        if wakeups is not None:
+            wakeups.abandon()       # nor on a ripple endpoint's
         log.info("stopping: no new sleep or tend starts%s", "; the model call in flight was abandoned "
                  "(the step waiting on it is recorded as interrupted)" if cut else "")
 
@@ -112,6 +119,8 @@ class Runtime:
             with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
                 self.supervisor.stop(block=True, timeout=timeout)
             self.supervisor = None
+        notifier.left_at_stop(self)         # what no notifier or ripple actor carried (it was down) says so
+        ripple.left_at_stop(self)
         left = self.registry.estate(RippleActor.name).get("wakeups")
         if left is not None:
             left.shutdown()     # a ripple actor that was down (failed) never ran its on_stop

@@ -235,6 +235,8 @@ def call(session: requests.Session, method: str, url: str, *, deadline: Deadline
             resp._content, resp._content_consumed = b"", True
         if cap <= 0 or truncate:
             resp.close()                # what was wanted is in: the rest is never read
+        if deadline.cut:                # a head cut past its status line reads as a whole one: it is not
+            raise DeadlinePassed(deadline.seconds)
         return resp
     except Exception as exc:
         if resp is not None:

@@ -57,6 +57,10 @@ class CancellableSession(outbound.Session):
         self._sockets = _Sockets(vet)
         super().__init__(on_new=self._sockets.opened)
 
+    @property
+    def cancelled(self) -> bool:
+        return self._sockets.cancelled
+
     def cancel(self) -> None:
         """Cut short every call in flight and refuse new ones (any thread)."""
         self._sockets.cancel()

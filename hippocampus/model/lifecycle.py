@@ -23,7 +23,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
-from hippocampus.model.observatory import ensure_unless_stopped, observatory
+from hippocampus.model.observatory import ensure_unless_stopped, names, observatory, record, stop_left_behind
 from hippocampus.store import private
 
 
@@ -80,7 +80,7 @@ class ModelLifecycle:
         self._how: Optional[str] = None  # "command" or "observatory"
         self._launched_at = self.last_used = self.last_failure = None     # clock times
         self._log_offset = 0  # where this launch's lines start in model.log
-        self.up_seconds_total = self.busy_seconds_total = 0.0
+        self.up_seconds_total = self.busy_seconds_total = self._refused = 0.0  # _refused: a stop it refused
 
     @property
     def pid(self) -> Optional[int]:
@@ -140,7 +140,8 @@ class ModelLifecycle:
                 self.stop_now("the cycle is over")      # only a server we started
             elif self.started_by_us:
                 now = self._clock.now()
-                idle = now - (self.last_used if self.last_used is not None else (self._launched_at or now))
+                last = self.last_used if self.last_used is not None else (self._launched_at or now)
+                idle = now - max(last, self._refused)       # a stop the Observatory refused: asked again a keep-warm on
                 if idle >= self.lc.keep_warm_seconds:
                     self._stop(idle_seconds=round(idle, 1))
 
@@ -165,7 +166,7 @@ class ModelLifecycle:
             if not p.get("started_by_us"):
                 return
             how = p.get("how") or "command"
-            observed = how == "observatory" and self.lc.via_observatory
+            observed = how == "observatory" and names(self.lc, p)
             if not observed and not ours_to_adopt(self, p):
                 self._save(dict(_CLEARED))
                 return
@@ -258,7 +259,7 @@ class ModelLifecycle:
         self.started_by_us = self.started_by_us or bool(data.get("started"))
         if self.started_by_us:
             self._launched_at = self._launched_at if self._launched_at is not None else self._clock.now()
-            self._save({**_CLEARED, "started_by_us": True, "how": "observatory"})
+            self._save({**_CLEARED, "started_by_us": True, **record(self.lc)})
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:
         # polls every tenth of the time waited so far, up to poll_seconds; looks for a stop every STOP_CHECK_SECONDS
@@ -287,7 +288,7 @@ class ModelLifecycle:
             if time.monotonic() >= deadline:
                 tail = log_tail(self.log_path, self._log_offset) if self._how == "command" else ""
                 if self.started_by_us:
-                    self._stop_quietly()
+                    stop_quietly(self)
                     self._forget()
                 self._fail(f"the model did not answer {redact.url(self.health_url)} within "
                            f"{self.lc.ready_timeout_seconds:g} s" + tail)
@@ -325,28 +326,16 @@ class ModelLifecycle:
         self._emit("model_stopped", how="command", up_seconds=round(up, 1), why=why)
 
     def _stop(self, **why: Any) -> None:
-        """why: the event's why= or idle_seconds=."""
-        self.state, how = STOPPING, self._how
-        self._stop_quietly()
+        """why: the event's why= or idle_seconds=. One the Observatory did not stop stays ours: asked again later."""
+        was, how, self.state = self.state, self._how, STOPPING
+        refused = stop_quietly(self)
+        if refused:
+            self.state, self._refused = was, self._clock.now()
+            self.last_error = f"the Observatory did not stop the model ({refused}); it is asked again later"
+            return
         up = self._forget()
         self.state = STOPPED
         self._emit("model_stopped", how=how, up_seconds=round(up, 1), **why)
-
-    def _stop_quietly(self) -> None:
-        """The stop command, else the Observatory; then our own process and its children."""
-        cwd = os.path.expanduser(self.lc.cwd) if self.lc.cwd else None
-        try:
-            if self.lc.stop:
-                procs().run_stop_command(self.lc.stop, self.log_path, cwd)
-            elif self._how == "observatory":
-                observatory(self.lc, "stop", "done drafting")
-        except Exception as exc:  # noqa: BLE001 - stopping never raises
-            log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
-        try:
-            if self.server is not None:  # what the stop command left running
-                self.server.stop(self.lc.stop_grace_seconds)
-        except Exception as exc:  # noqa: BLE001
-            log.warning("model lifecycle: could not stop pid %s: %s: %s", self.pid, type(exc).__name__, exc)
 
     def _up(self) -> float:
         """How long the server we started has been up (0: none is; _launched_at is set only while one is)."""
@@ -363,10 +352,32 @@ class ModelLifecycle:
         return up
 
 
+def stop_quietly(life: ModelLifecycle) -> str:
+    """The stop command, else the Observatory; then our own process and its group. "" or why the Observatory did not."""
+    cwd, refused = os.path.expanduser(life.lc.cwd) if life.lc.cwd else None, ""
+    try:
+        if life.lc.stop:
+            procs().run_stop_command(life.lc.stop, life.log_path, cwd)
+        elif life._how == "observatory":
+            observatory(life.lc, "stop", "done drafting")
+    except Exception as exc:  # noqa: BLE001 - stopping never raises
+        log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
+        refused = transport_words.in_words(exc) if life._how == "observatory" and not life.lc.stop else ""
+    try:
+        if life.server is not None:  # what the stop command left running
+            life.server.stop(life.lc.stop_grace_seconds)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("model lifecycle: could not stop pid %s: %s: %s", life.pid, type(exc).__name__, exc)
+    return refused
+
+
 def ours_to_adopt(life: ModelLifecycle, p: dict) -> bool:
     """A pid this process launched (its watchdog's pipe is here), or one that runs the configured command and
     answers the model's health URL. The state file is only a claim: anything else is named in the log and left
-    alone, never adopted nor stopped."""
+    alone, never adopted nor stopped. One the Observatory started, which the config no longer names, is stopped."""
+    if p.get("how") == "observatory":
+        life.last_error = stop_left_behind(life.lc, p, life._emit)
+        return False
     pid = p.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False

@@ -1,27 +1,34 @@
 """The node's Observatory, for a model server it runs as a registered service: ensure it, stop it."""
 from __future__ import annotations
 
+import dataclasses
+import logging
 import threading
 from typing import Any, Callable, Optional
 
-import requests
-
+from hippocampus import outbound, transport_words
 from hippocampus.config import LifecycleConfig, redact, resolve_pointer
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.fit import json_object
 
 HOLDER = "seren-hippocampus"
+ANSWER_CAP = 64 * 1024      # an Observatory's answer is a small JSON object
+LEFT_BEHIND = "the config no longer names the Observatory service that started it"
+log = logging.getLogger(__name__)
 
 
-def observatory(lc: LifecycleConfig, verb: str, reason: str, session=requests) -> dict:
+def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[outbound.Session] = None) -> dict:
     """POST the node's Observatory ensure (answered {ok, ready, started, already_running, error?}: started False
-    means somebody else's server) or stop. An HTTP error, or an answer that is not a JSON object, raises."""
+    means somebody else's server) or stop, within one deadline, its answer read up to ANSWER_CAP. An HTTP error,
+    or an answer that is not a JSON object, raises."""
     body, timeout = {"holder": HOLDER, "reason": reason}, 60
     if verb == "ensure":
         body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + 90
     token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
     url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
-    resp = session.post(url, json=body, timeout=timeout, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with outbound.session_or_own(session) as s:
+        resp = outbound.call(s, "POST", url, json=body, deadline=outbound.Deadline(timeout), cap=ANSWER_CAP,
+                             headers={"Authorization": f"Bearer {token}"} if token else {})
     data = json_object(resp, any_status=True) or {}
     if resp.status_code >= 400 or not data:
         detail = data.get("error") or data.get("detail") or resp.text[:200]
@@ -52,3 +59,40 @@ def ensure_unless_stopped(lc: LifecycleConfig, reason: str, stopped: Callable[[]
     if "error" in out:
         raise out["error"]
     return out["data"]
+
+
+def record(lc: LifecycleConfig) -> dict:
+    """What the state file keeps of a model the Observatory started for us: which service, at which Observatory."""
+    return {"how": "observatory", "observatory_url": lc.observatory_url, "observatory_service": lc.observatory_service}
+
+
+def names(lc: LifecycleConfig, kept: dict) -> bool:
+    """The config still has the Observatory run the service that started the model (a record from before they were
+    kept names no service: taken as this one)."""
+    return lc.via_observatory and (kept.get("observatory_url"), kept.get("observatory_service")) in \
+        ((None, None), (lc.observatory_url, lc.observatory_service))
+
+
+def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any]) -> str:
+    """The model the Observatory started for a previous run (its state `record`), which the config no longer
+    names: stopped there ("", and model_stopped emitted), else the sentence that says it is left running and how
+    to stop it (also logged)."""
+    url = record.get("observatory_url") or lc.observatory_url      # a record from before they were kept
+    service = record.get("observatory_service") or lc.observatory_service
+    try:
+        if not (url and service):
+            raise RuntimeError("the state file does not say which Observatory service it was")
+        observatory(dataclasses.replace(lc, observatory_url=url, observatory_service=service), "stop", LEFT_BEHIND)
+    except Exception as exc:  # noqa: BLE001 - said, never raised
+        where, how = "its service in the Observatory", "stop it in the Observatory"
+        if url and service:
+            where = f"{service} at {redact.url(url)}"
+            how = f"POST {redact.url(url.rstrip('/'))}/api/v1/service/{service}/stop"
+        said = (f"the model the Observatory started for a previous run ({where}) could not be stopped "
+                f"({transport_words.in_words(exc)}) and is left running, holding its memory: {how}")
+        log.warning("model lifecycle: %s", said)
+        return said
+    log.info("model lifecycle: stopped the model the Observatory started for a previous run (%s at %s): %s",
+             service, redact.url(url), LEFT_BEHIND)
+    emit("model_stopped", how="observatory", why=LEFT_BEHIND)     # up since a previous run
+    return ""

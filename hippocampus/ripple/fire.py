@@ -20,6 +20,7 @@ import requests
 from hippocampus import cmdline
 from hippocampus import SERVICE, outbound, transport_words as tw
 from hippocampus.config import NotifyConfig, RippleConfig, redact
+from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.claude import whoami as _whoami
 from hippocampus.store import private
 
@@ -27,6 +28,7 @@ MAX_MESSAGE = 8000
 MAX_JSON = 64 * 1024
 ENDPOINT_TIMEOUT = 30.0
 SKIPPED = "the last ripple for this event is still running"
+STOPPED = "not sent, or cut short: the service was stopping"
 MAX_ERROR = 400
 ANSWER_READ = 4096          # of any answer only this much is read (an error's reason is cut to MAX_ERROR)
 TERM_GRACE = 5.0            # after a SIGTERM (which runuser and sudo pass on to the command), then a SIGKILL
@@ -122,14 +124,21 @@ class Ripple:
         self._children: list[Any] = []       # every child started and not yet seen to exit
         self._results: dict[str, dict] = {}  # event type -> what its last ripple did (and how it ended)
         self.on_exit: Optional[Callable[[str], None]] = None   # told the event type when a child ends
+        self.posting = CancellableSession()     # an endpoint's posts: the stop cuts the one in flight (abandon)
 
     def wants(self, event_type: str) -> bool:
         return self.cfg.type in ("script", "endpoint") and event_type in (self.cfg.events or [])
+
+    def abandon(self) -> None:
+        """The service stops: an endpoint's post in flight is cut, and none is sent after (any thread)."""
+        self.posting.cancel()
 
     def fire(self, event: dict) -> dict:
         kind = self.cfg.type or "off"
         if kind not in ("script", "endpoint"):
             return {"type": kind, "ok": False, "error": "ripple.type is off"}
+        if kind == "endpoint" and self.posting.cancelled:
+            return {"type": kind, "ok": False, "error": STOPPED}
         try:
             outcome = self._script(event) if kind == "script" else self._endpoint(event)
         except Exception as exc:  # noqa: BLE001 - a ripple never fails its emitter
@@ -263,8 +272,10 @@ class Ripple:
         timeout = min(ENDPOINT_TIMEOUT, float(cfg.timeout_seconds))
         setting = ("ripple.timeout_seconds" if timeout == float(cfg.timeout_seconds)
                    else f"the {ENDPOINT_TIMEOUT:g} s an endpoint ripple waits at most")
-        return outcome(*post_json(url, body, cfg.resolve_bearer, timeout, who="the ripple endpoint", setting=setting,
-                                  url_setting="ripple.url"), "ok", type="endpoint")
+        sent = outcome(*post_json(url, body, cfg.resolve_bearer, timeout, self.posting, who="the ripple endpoint",
+                                  setting=setting, url_setting="ripple.url"), "ok", type="endpoint")
+        self.posting.close()        # no connection kept between posts (its pool only: a later post opens anew)
+        return {**sent, "error": STOPPED} if self.posting.cancelled and not sent["ok"] else sent
 
 
 def _end(procs: list, timeout: float) -> None:

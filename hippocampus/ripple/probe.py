@@ -8,11 +8,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
-import requests
-
+from hippocampus import outbound
 from hippocampus.ripple import claude as claude_setup
 
 CHECK_TIMEOUT = 5.0
+JSON_READ = 64 * 1024      # a server's /health says what it is in far less
 
 
 @dataclass
@@ -26,12 +26,14 @@ class Line:
 
 
 def _http_get(url: str, headers: dict, timeout: float) -> int:
-    return requests.get(url, headers=headers, timeout=timeout, allow_redirects=False).status_code
+    """GET url within one deadline of `timeout` s: its status (the body is never read)."""
+    return outbound.request("GET", url, seconds=timeout, cap=0, headers=headers, allow_redirects=False).status_code
 
 
 def _http_json(url: str, timeout: float) -> tuple:
-    """GET url: (status, its JSON body, or None when it is not JSON)."""
-    r = requests.get(url, timeout=timeout, allow_redirects=False)
+    """GET url within one deadline of `timeout` s, its answer read up to JSON_READ: (status, its JSON body, or None
+    when it is not JSON)."""
+    r = outbound.request("GET", url, seconds=timeout, cap=JSON_READ, allow_redirects=False)
     try:
         return r.status_code, r.json()
     except ValueError:

@@ -12,6 +12,7 @@ import pytest
 
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.lifecycle import LOADING_STOPPED
+from hippocampus.model.observatory import observatory as observatory_call
 from tests.unit.test_lifecycle import rig, wait_until  # noqa: F401 - the rig fixture
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
@@ -23,6 +24,7 @@ class Observatory:
         self.answer: dict = {"ok": True, "ready": True, "started": True, "already_running": False}
         self.up = False
         self.hold = None            # a threading.Event: an ensure answers only once it is set (a slow load)
+        self.stop_fails = 0         # the next stops answered 503 (the Observatory restarting), the model left up
         obs = self
 
         class H(BaseHTTPRequestHandler):
@@ -48,6 +50,9 @@ class Observatory:
                         obs.hold.wait(30)
                     obs.up = obs.up or bool(obs.answer.get("ready"))
                     self._send(200, obs.answer)
+                elif self.path.endswith("/stop") and obs.stop_fails:
+                    obs.stop_fails -= 1
+                    self._send(503, {"error": "the Observatory is restarting"})
                 elif self.path.endswith("/stop"):
                     obs.up = False
                     self._send(200, {"ok": True})
@@ -142,3 +147,75 @@ def test_a_stop_while_the_observatory_loads_the_model_ends_the_wait_at_once(rig,
     assert not starting.is_alive() and took < 2.0, f"the stop waited {took:.1f} s on the Observatory's answer"
     assert out["error"] == LOADING_STOPPED and lc.snapshot()["state"] == "stopped"
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == calls
+
+
+@pytest.mark.parametrize("now", ["command", "unmanaged"])
+def test_a_model_the_observatory_started_is_stopped_once_the_config_moves_away(rig, observatory, now):
+    # a run in Observatory mode had it start the model, then died without stopping it (killed, say)
+    first = _via(rig, observatory)
+    first.ensure()
+    assert observatory.up and first.snapshot()["started_by_us"] is True
+    # the next run's config no longer names the Observatory: the model it started for us is no longer wanted
+    then = rig.make(persisted=rig.saves[-1]) if now == "command" else \
+        rig.make(persisted=rig.saves[-1], server="", model_path="", manage=False)
+    then.adopt()
+    assert observatory.calls[-1][0] == "/api/v1/service/small-model/stop" and not observatory.up
+    assert rig.kinds("model_stopped")[0]["how"] == "observatory"
+    assert rig.saves[-1]["started_by_us"] is False and then.snapshot()["started_by_us"] is False
+
+
+def test_a_model_the_observatory_started_that_cannot_be_stopped_is_said_to_be_left_running(rig, observatory,
+                                                                                            caplog):
+    first = _via(rig, observatory)
+    first.ensure()
+    observatory.httpd.shutdown()            # the Observatory does not answer when the next run starts
+    observatory.httpd.server_close()
+    then = rig.make(persisted=rig.saves[-1])
+    then.adopt()
+    said = then.snapshot()["last_error"]
+    assert "small-model" in said and "left running" in said and f"{observatory.url}/api/v1/service/small-model/stop" \
+        in said, said
+    assert said in caplog.text
+
+
+def test_a_stop_the_observatory_refuses_keeps_the_model_ours_and_is_asked_again(rig, observatory):
+    lc = _via(rig, observatory)
+    lc.ensure()
+    observatory.stop_fails = 1
+    lc.tick(chain_open=False)                       # the cycle is over: the stop is refused, the model still up
+    assert observatory.up and lc.snapshot()["started_by_us"] is True
+    assert rig.saves[-1]["started_by_us"] is True   # a restart of the service still knows it is ours
+    assert "the Observatory is restarting" in lc.snapshot()["last_error"] and rig.kinds("model_stopped") == []
+    lc.tick(chain_open=False)                       # the next tick asks again
+    assert not observatory.up and [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"]
+    assert rig.kinds("model_stopped")[0]["why"] == "the cycle is over" and lc.snapshot()["started_by_us"] is False
+
+
+def test_a_keep_warm_stop_the_observatory_refuses_is_asked_again_a_keep_warm_later_not_every_beat(rig, observatory):
+    lc = _via(rig, observatory, keep_warm_seconds=300)
+    lc.ensure()
+    observatory.stop_fails = 1
+    rig.clock.advance(301)
+    lc.tick(chain_open=True)                        # idle past the keep-warm: the stop is refused
+    for _ in range(5):
+        lc.tick(chain_open=True)                    # the beats after it (every 0.5 s) ask nothing
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop"] and observatory.up
+    rig.clock.advance(301)
+    lc.tick(chain_open=True)
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"] and not observatory.up
+    assert rig.kinds("model_stopped")[0]["idle_seconds"] >= 300
+
+
+def test_an_observatory_answer_is_read_no_further_than_its_cap(rig):
+    """Bounded like every call out: a 150 MB answer is stopped at 64 KB, never held whole."""
+    from hippocampus import outbound
+    from tests.harness.misbehaving import Misbehaving
+
+    peer = Misbehaving("huge")
+    try:
+        lc = rig.make(url=peer.url + "/v1", server="", model_path="", manage=True, observatory_url=peer.url,
+                      observatory_service="small-model")
+        with pytest.raises(outbound.AnswerTooLarge, match="passed 64 KB"):
+            observatory_call(lc.lc, "stop", "done drafting")
+    finally:
+        peer.close()
