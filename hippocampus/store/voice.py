@@ -15,7 +15,6 @@ from hippocampus.store.private import read_bytes, write_atomic
 from hippocampus.words import control_at
 
 log = logging.getLogger(__name__)
-KEEP = 200
 WHY_CHARS = 500         # a version's why is kept whole, so it is held to this
 
 
@@ -116,7 +115,7 @@ class VoiceCard:
                      "set_at": self.clock.now(), "why": (why or "").strip() or None}
             versions.append(entry)
             try:
-                write_atomic(self.path, {"versions": versions[-KEEP:]})
+                write_atomic(self.path, {"versions": versions})
             except OSError as exc:
                 raise VoiceStorageError(f"the voice card could not be saved to {self.path} ({exc}); nothing "
                                         "changed: free disk space or fix the folder's permissions") from None
