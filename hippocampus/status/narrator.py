@@ -140,7 +140,7 @@ def _waiting(s: dict, now: float) -> tuple:
         return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
                 "Tend now.", WAIT, "tend")
     if chain.get("brief_id") or (not s.get("chain") and (s.get("review") or {}).get("briefs")):
-        return ("A brief from the main model is waiting in Memory: it is slept on at the next check.", WAIT,
+        return (f"A brief from the main model is waiting in Memory: it is slept on {_when(s, now)}.", WAIT,
                 "sleep")
     bed = s.get("bedtime_at")
     if s.get("brief_wanted"):
@@ -151,6 +151,13 @@ def _waiting(s: dict, now: float) -> tuple:
     if bed and bed <= now:
         return ("Past bedtime with no brief: the sleep starts once the main model writes one.", WAIT, "sleep")
     return (f"Quiet and healthy; bedtime {until(bed, now)}; no brief yet.", OK, "sleep")
+
+
+def _when(s: dict, now: float) -> str:
+    """When a waiting brief is slept on: a night that ran out of its budget holds the checks until bedtime."""
+    rest = ((s.get("last_sleep") or {}).get("budget") or {}).get("rest_until") or 0
+    return (f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
+            if rest > now else "at the next check")
 
 
 def cards(s: dict, now: float, headline: str = "") -> dict:
@@ -223,13 +230,13 @@ def _brief(s: dict, now: float) -> dict:
         more = "; another brief waits its turn" if chain.get("brief_id") else ""
         return _line("In use", f"the brief that opened the draft under review{more}")
     if chain.get("brief_id"):
-        return _line("Waiting", "a brief is waiting: it is slept on at the next check", WAIT)
+        return _line("Waiting", f"a brief is waiting: it is slept on {_when(s, now)}", WAIT)
     if not s.get("chain"):           # before the first check: the queue watch's read of Memory's open briefs
         briefs = (s.get("review") or {}).get("briefs")
         if briefs is None:
             return _line("Checking", "not read from Memory yet")
         if briefs:
-            return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on at the next check", WAIT)
+            return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on {_when(s, now)}", WAIT)
     if s.get("brief_wanted"):
         return _line("Wanted", f"asked the main model {ago(s.get('brief_requested_at'), now)}; waiting{misses}",
                      WAIT)
