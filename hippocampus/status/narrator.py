@@ -121,6 +121,9 @@ def _waiting(s: dict, now: float) -> tuple:
                 "take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
     if chain.get("waiting_draft") and reviewed_since(s):
+        if s.get("mode") == "external":
+            return ("The draft under review was decided in Memory: the next nudge takes it from there (Tend now "
+                    "does it at once).", WAIT, "tend")
         return ("The draft under review was decided in Memory: the next check takes it from there (a nudge or "
                 "Tend now does it at once).", WAIT, "tend")
     if waiting := chain.get("waiting_draft"):
@@ -156,8 +159,10 @@ def _waiting(s: dict, now: float) -> tuple:
 def _when(s: dict, now: float) -> str:
     """When a waiting brief is slept on: a night that ran out of its budget holds the checks until bedtime."""
     rest = ((s.get("last_sleep") or {}).get("budget") or {}).get("rest_until") or 0
-    return (f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
-            if rest > now else "at the next check")
+    if rest > now:
+        return f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
+    # with no clock of its own (external mode) only a nudge or a button starts a check
+    return "at the next nudge (Sleep now does it at once)" if s.get("mode") == "external" else "at the next check"
 
 
 def cards(s: dict, now: float, headline: str = "") -> dict:

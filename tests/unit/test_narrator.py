@@ -402,3 +402,15 @@ def test_a_tend_interrupted_by_a_stop_is_not_called_quiet():
                    NOW)["cards"]["last_tend"]
     assert "interrupted by a stop" in card["sub"], card
     assert card["main"] == "Interrupted", card
+
+
+def test_with_no_clock_of_its_own_a_waiting_brief_or_a_decided_draft_waits_for_a_nudge_not_the_next_check():
+    """Found: in external mode no check runs on a timer (only a nudge, Sleep now or Tend now start one), but a
+    brief the main model wrote without nudging was said to be 'slept on at the next check', and a draft decided in
+    Memory 'taken from there by the next check': nothing comes, and the words never change."""
+    brief = narrate({**HEALTHY, "mode": "external", "chain": {"chain_open": False, "brief_id": "b1"}}, NOW)
+    decided = narrate({**HEALTHY, "mode": "external", "chain": {**DRAFT, "at": NOW - 60}, "review": REVIEW_READ}, NOW)
+    for words in (brief["headline"], brief["cards"]["brief"]["sub"], decided["headline"]):
+        assert "next check" not in words and "nudge" in words, words
+    thread = narrate({**HEALTHY, "chain": {"chain_open": False, "brief_id": "b1"}}, NOW)
+    assert "slept on at the next check" in thread["headline"], thread["headline"]      # a clock ticks: it is true
