@@ -121,7 +121,8 @@ def _facts(e: dict) -> list:
             (e.get("due_at"), f"for the sleep due at {hhmm(e.get('due_at'))}"),
             (isinstance(e.get("nudge"), int) and e.get("nudge"), f"asked again ({n(e.get('nudge'), 'reminder')} so far)"),
             (e.get("woke") is not None and e.get("type") == "nudged",
-             "a turn started at once" if e.get("woke") else "a turn was already under way")]
+             "a turn started at once" if e.get("woke") else
+             "noted: the part that keeps the schedule was down, and takes it when it is back")]
     return [words for on, words in bits if on]
 
 
