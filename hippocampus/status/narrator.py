@@ -128,7 +128,9 @@ def _waiting(s: dict, now: float) -> tuple:
                 "Tend now does it at once).", WAIT, "tend")
     if waiting := chain.get("waiting_draft"):
         age = span(now - float(waiting.get("created_at") or now))
-        return (f"A draft ({n(waiting.get('operations') or 0, 'operation')}) has waited "
+        ops, left = waiting.get("operations") or 0, waiting.get("pending")
+        some = f", {n(left, 'operation')} still to decide" if left is not None and left != ops else ""  # partly
+        return (f"A draft ({n(ops, 'operation')}{some}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
     if chain.get("redrafts_due") and (failed := s.get("redraft_failed")):
         first = failed["model_failures"][0]
