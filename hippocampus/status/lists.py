@@ -8,7 +8,7 @@ from typing import Optional
 
 from hippocampus.drafting import guard
 from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, span, times_said
-from hippocampus.words import ASKED_FOR_BRIEF, pct
+from hippocampus.words import ASKED_FOR_BRIEF, another_copy, pct
 
 # an operation's kind, as a person says it (one, many)
 KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
@@ -240,7 +240,9 @@ CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a
 
 def check_words(r: dict) -> str:
     status = r.get("status")
-    head = CHECK.get(status, status or "checked") + (f"; {r['error']}" if r.get("error") else "")   # a failed pull
+    head = another_copy(r["other"], "is sleeping") if status == "other_copy" and r.get("other") else \
+        CHECK.get(status, status or "checked")         # what the other copy does: asks for a brief, pulls one...
+    head += f"; {r['error']}" if r.get("error") else ""    # a failed pull
     if status == "error":
         return f"the check failed: {r.get('error')}"
     if r.get("sleep"):
