@@ -175,9 +175,11 @@ def sleep_words(r: dict) -> str:
     more = guard_words(r)
     more = f"; {more}" if more else ""
     if r.get("budget"):
-        more += "; stopped drafting early: " + str(r["budget"].get("reason")) + (
-            f"; {n(len(r['budget'].get('undrafted') or []), 'pile')} not drafted kept for the next sleep, and "
-            "the brief stays open" if r["budget"].get("undrafted") else "; the brief stays open")
+        left = r["budget"].get("undrafted")
+        kept = [f"{n(len(left), 'pile')} not drafted kept for the next sleep"] if left else []
+        kept += ["the brief stays open"] if r.get("brief_id") else []     # a sleep by hand may have had none
+        more += "; stopped drafting early: " + str(r["budget"].get("reason")) + ("; " + ", and ".join(kept) if kept
+                                                                                 else "")
     if r.get("draft_id"):
         catch = "; the first sleep in a long while, so no fragment was let fade" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""

@@ -86,7 +86,8 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. {kept}.", BAD, "sleep")
     if (spent := last.get("budget") or {}).get("rest_until", 0) > now and not last.get("draft_id"):
         return (f"The last sleep stopped drafting early at {hhmm(last.get('finished_at'))}: {spent.get('reason')}. "
-                f"Its brief and undrafted fragments are kept; the next sleep waits for bedtime, "
+                f"{'Its brief and undrafted' if last.get('brief_id') else 'Its undrafted'} fragments are kept; "
+                f"the next sleep waits for bedtime, "
                 f"{hhmm(spent['rest_until'])}.", BAD, "sleep")
     if (down := model_down(s)) and (s.get("model_health") or {}).get("not_model"):
         return (f"{down[:1].upper()}{down[1:]}. The next sleep fails until then.", BAD, None)   # it answers, no model

@@ -414,3 +414,18 @@ def test_with_no_clock_of_its_own_a_waiting_brief_or_a_decided_draft_waits_for_a
         assert "next check" not in words and "nudge" in words, words
     thread = narrate({**HEALTHY, "chain": {"chain_open": False, "brief_id": "b1"}}, NOW)
     assert "slept on at the next check" in thread["headline"], thread["headline"]      # a clock ticks: it is true
+
+
+def test_a_night_without_a_brief_that_ran_out_of_its_budget_is_not_said_to_keep_one():
+    """Found: a sleep by hand without a brief (without_brief) stopped by sleep.budget read 'Its brief and undrafted
+    fragments are kept' on /status and '...; the brief stays open' on its card: there was none."""
+    from hippocampus.status.lists import sleep_words
+
+    budget = {"reason": "the night made 2 model calls, all that sleep.budget.calls (2) allows",
+              "rest_until": NOW + 3600, "undrafted": [{"topic": "tea", "fragments": 3}]}
+    for brief_id in (None, "b1"):
+        last = {"budget": budget, "finished_at": NOW - 60, "brief_id": brief_id}
+        said = [narrate({**HEALTHY, "last_sleep": last}, NOW)["headline"], sleep_words(last),
+                sleep_words({**last, "draft_id": "d1", "operations": 2})]
+        for words in said:
+            assert ("brief" in words) is (brief_id is not None), words
