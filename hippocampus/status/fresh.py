@@ -50,3 +50,12 @@ def as_of(s: dict) -> str:
         return ""
     at = mem.get("up_at") or (s.get("chain") or {}).get("at")
     return f" · as of {hhmm(at)}" if at else " · not read from Memory yet"
+
+
+def brief_when(s: dict, now: float) -> str:
+    """When a waiting brief is slept on: a night that ran out of its budget holds the checks until bedtime."""
+    rest = ((s.get("last_sleep") or {}).get("budget") or {}).get("rest_until") or 0
+    if rest > now:
+        return f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
+    # with no clock of its own (external mode) only a nudge or a button starts a check
+    return "at the next nudge (Sleep now does it at once)" if s.get("mode") == "external" else "at the next check"

@@ -7,7 +7,7 @@ from typing import Optional
 
 from hippocampus.model import timings
 from hippocampus.model.fit import fit_sentence
-from hippocampus.status.fresh import as_of, buttons, model_back, reviewed_since
+from hippocampus.status.fresh import as_of, brief_when, buttons, model_back, reviewed_since
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
 from hippocampus.status.words import ACTOR_WORDS, ago, cap, hhmm, keyless, n, span, until
 from hippocampus.words import another_copy, busy as running
@@ -122,10 +122,8 @@ def _waiting(s: dict, now: float) -> tuple:
                 "take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
     if chain.get("waiting_draft") and reviewed_since(s):
-        if s.get("mode") == "external":
-            return ("The draft under review was decided in Memory: the next nudge takes it from there (Tend now "
-                    "does it at once).", WAIT, "tend")
-        return ("The draft under review was decided in Memory: the next check takes it from there (a nudge or "
+        turn, also = ("nudge", "") if s.get("mode") == "external" else ("check", "a nudge or ")   # no clock: a nudge
+        return (f"The draft under review was decided in Memory: the next {turn} takes it from there ({also}"
                 "Tend now does it at once).", WAIT, "tend")
     if waiting := chain.get("waiting_draft"):
         age = span(now - float(waiting.get("created_at") or now))
@@ -145,8 +143,12 @@ def _waiting(s: dict, now: float) -> tuple:
                     "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
         return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
                 "Tend now.", WAIT, "tend")
+    queue = [] if s.get("chain") else (s.get("review") or {}).get("drafts") or []     # before the first check
+    if queue:       # a chain is open: the next check sleeps on no brief (one waiting may be the chain's own)
+        return (f"{n(queue, 'draft')} from an earlier sleep {'waits' if len(queue) == 1 else 'wait'} for review in "
+                f"Memory: review {'it' if len(queue) == 1 else 'them'}, then nudge.", WAIT, None)
     if chain.get("brief_id") or (not s.get("chain") and (s.get("review") or {}).get("briefs")):
-        return (f"A brief from the main model is waiting in Memory: it is slept on {_when(s, now)}.", WAIT,
+        return (f"A brief from the main model is waiting in Memory: it is slept on {brief_when(s, now)}.", WAIT,
                 "sleep")
     bed = s.get("bedtime_at")
     if s.get("brief_wanted"):
@@ -157,15 +159,6 @@ def _waiting(s: dict, now: float) -> tuple:
     if bed and bed <= now:
         return ("Past bedtime with no brief: the sleep starts once the main model writes one.", WAIT, "sleep")
     return (f"Quiet and healthy; bedtime {until(bed, now)}; no brief yet.", OK, "sleep")
-
-
-def _when(s: dict, now: float) -> str:
-    """When a waiting brief is slept on: a night that ran out of its budget holds the checks until bedtime."""
-    rest = ((s.get("last_sleep") or {}).get("budget") or {}).get("rest_until") or 0
-    if rest > now:
-        return f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
-    # with no clock of its own (external mode) only a nudge or a button starts a check
-    return "at the next nudge (Sleep now does it at once)" if s.get("mode") == "external" else "at the next check"
 
 
 def cards(s: dict, now: float, headline: str = "") -> dict:
@@ -238,13 +231,15 @@ def _brief(s: dict, now: float) -> dict:
         more = "; another brief waits its turn" if chain.get("brief_id") else ""
         return _line("In use", f"the brief that opened the draft under review{more}")
     if chain.get("brief_id"):
-        return _line("Waiting", f"a brief is waiting: it is slept on {_when(s, now)}", WAIT)
+        return _line("Waiting", f"a brief is waiting: it is slept on {brief_when(s, now)}", WAIT)
     if not s.get("chain"):           # before the first check: the queue watch's read of Memory's open briefs
         briefs = (s.get("review") or {}).get("briefs")
         if briefs is None:
             return _line("Checking", "not read from Memory yet")
+        if briefs and (s.get("review") or {}).get("drafts"):
+            return _line("Open", f"{n(briefs, 'brief')} open in Memory; a draft under review comes first")
         if briefs:
-            return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on {_when(s, now)}", WAIT)
+            return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on {brief_when(s, now)}", WAIT)
     if s.get("brief_wanted"):
         return _line("Wanted", f"asked the main model {ago(s.get('brief_requested_at'), now)}; waiting{misses}",
                      WAIT)
