@@ -37,6 +37,17 @@ def reviewed_since(s: dict) -> bool:
     return waiting.get("id") not in set(review.get("drafts") or [])
 
 
+def brief_arrived(s: dict) -> bool:
+    """The queue watch's read, newer than the tick's snapshot, holds more open briefs than that snapshot (with no
+    chain open): one arrived since (written without a nudge, or before the next tick)."""
+    chain, review = s.get("chain") or {}, s.get("review") or {}
+    if not chain or chain.get("chain_open") or review.get("error") or not review.get("checked_at"):
+        return False
+    if float(review["checked_at"]) < float(chain.get("at") or 0):
+        return False
+    return len(review.get("briefs") or []) > int(chain.get("open_briefs") or 0)
+
+
 def model_back(s: dict, since: Optional[float]) -> bool:
     """The model watch saw the model answering after `since`."""
     m = s.get("model_health") or {}

@@ -7,7 +7,7 @@ from typing import Optional
 
 from hippocampus.model import timings
 from hippocampus.model.fit import fit_sentence
-from hippocampus.status.fresh import as_of, brief_when, buttons, model_back, reviewed_since
+from hippocampus.status.fresh import as_of, brief_arrived, brief_when, buttons, model_back, reviewed_since
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
 from hippocampus.status.words import ACTOR_WORDS, ago, cap, hhmm, keyless, n, span, until
 from hippocampus.words import another_copy, busy as running
@@ -147,7 +147,7 @@ def _waiting(s: dict, now: float) -> tuple:
     if queue:       # a chain is open: the next check sleeps on no brief (one waiting may be the chain's own)
         return (f"{n(queue, 'draft')} from an earlier sleep {'waits' if len(queue) == 1 else 'wait'} for review in "
                 f"Memory: review {'it' if len(queue) == 1 else 'them'}, then nudge.", WAIT, None)
-    if chain.get("brief_id") or (not s.get("chain") and (s.get("review") or {}).get("briefs")):
+    if chain.get("brief_id") or brief_arrived(s) or (not s.get("chain") and (s.get("review") or {}).get("briefs")):
         return (f"A brief from the main model is waiting in Memory: it is slept on {brief_when(s, now)}.", WAIT,
                 "sleep")
     bed = s.get("bedtime_at")
@@ -230,7 +230,7 @@ def _brief(s: dict, now: float) -> dict:
     if chain.get("chain_brief_id") and chain.get("chain_open"):
         more = "; another brief waits its turn" if chain.get("brief_id") else ""
         return _line("In use", f"the brief that opened the draft under review{more}")
-    if chain.get("brief_id"):
+    if chain.get("brief_id") or brief_arrived(s):
         return _line("Waiting", f"a brief is waiting: it is slept on {brief_when(s, now)}", WAIT)
     if not s.get("chain"):           # before the first check: the queue watch's read of Memory's open briefs
         briefs = (s.get("review") or {}).get("briefs")

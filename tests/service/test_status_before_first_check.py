@@ -26,3 +26,21 @@ def test_a_restart_with_a_draft_under_review_says_the_draft_waits_not_the_brief(
     headline = s["say"]["headline"]
     assert "brief" not in headline and "review" in headline, headline
     assert "slept on" not in s["say"]["cards"]["brief"]["sub"], s["say"]["cards"]["brief"]
+
+
+def test_a_brief_written_without_a_nudge_is_said_to_wait_not_to_be_wanted(make_config, start_service, hand):
+    """External mode: the sleep by hand asked for a brief; the main model wrote it and did not nudge. The queue
+    watch reads it in Memory, but the headline kept saying the service waits for a brief."""
+    svc = start_service(make_config())                    # external mode: no check until a nudge
+    hand.short("we drank green tea in the afternoon", topic="tea")
+    asked = requests.post(svc.url + "/sleep", timeout=30).json()
+    assert asked.get("asked_for_brief") is True, asked
+    brief = hand.brief("tea and the garden mattered this week")
+
+    def read() -> dict:
+        s = requests.get(svc.url + "/status", timeout=5).json()
+        return s if brief in ((s.get("review") or {}).get("briefs") or []) else None
+    s = wait_for(read, timeout=10, what="the queue watch's read of the brief")
+    headline = s["say"]["headline"]
+    assert "Waiting for a brief" not in headline and "brief from the main model is waiting" in headline, headline
+    assert "nudge" in headline, headline
