@@ -107,13 +107,12 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     """(new operations, withdrawn? (or why, when not the model's or the guard's doing), failure or None, the
     guard's tally) for one denied operation. The guard checks a redraft as it checks a draft; its sources add
     the critique and the denied version."""
-    try:        # all of its material or none: a redraft from a fragment short would leave that one behind
-        entries = _fragments(ctx, op)
-        if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
-            return [], VERBATIM, None, {}      # word for word was the person's call: not redrafted
-        candidates, target = _candidates(ctx, step, op, entries)
-    except MemoryUnavailable as exc:
-        return [], False, f"its fragments could not be read, so it waits for the next tick ({exc})", {}
+    # all of its material or none: a redraft from a fragment short would leave that one behind; a Memory that
+    # does not answer (MemoryUnavailable) fails the tend, which says so, and the chain waits (not the model's doing)
+    entries = _fragments(ctx, op)
+    if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
+        return [], VERBATIM, None, {}      # word for word was the person's call: not redrafted
+    candidates, target = _candidates(ctx, step, op, entries)
     shown_op = dict(op, target_core_id=target)
     extractive = write_mode(ctx) == size.EXTRACTIVE     # chosen, not written: the fragments' or the critique's words
     prompt, markers = (rechoose.prompt if extractive else redraft_prompt)(
