@@ -76,7 +76,8 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     if last.get("error"):
         briefed = bool(last.get("brief_id"))        # a sleep by hand without a brief kept none
         if model_back(s, last.get("finished_at")) and "model" in str(last["error"]):
-            again = "the next check sleeps on the same brief" if briefed else "Sleep now tries it again"
+            turn = "nudge" if s.get("mode") == "external" else "check"        # no clock of its own: a nudge
+            again = f"the next {turn} sleeps on the same brief" if briefed else "Sleep now tries it again"
             return (f"The last sleep failed at {hhmm(last.get('finished_at'))} because the model did not answer; it "
                     f"answers again now, so {again}.", WAIT, "sleep")
         retry = (last.get("retry_at") or 0) > now

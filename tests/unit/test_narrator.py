@@ -429,3 +429,14 @@ def test_a_night_without_a_brief_that_ran_out_of_its_budget_is_not_said_to_keep_
                 sleep_words({**last, "draft_id": "d1", "operations": 2})]
         for words in said:
             assert ("brief" in words) is (brief_id is not None), words
+
+
+def test_with_no_clock_of_its_own_a_sleep_that_failed_on_the_model_is_retried_at_the_next_nudge():
+    """Found: in external mode the headline after the model came back said 'the next check sleeps on the same
+    brief': no check comes until a nudge (or Sleep now)."""
+    last = {"error": "the model did not answer", "finished_at": NOW - 60, "brief_id": "b1"}
+    back = {"answering": True, "checked_at": NOW - 5}
+    external = narrate({**HEALTHY, "mode": "external", "last_sleep": last, "model_health": back}, NOW)["headline"]
+    assert "next check" not in external and "next nudge" in external, external
+    thread = narrate({**HEALTHY, "last_sleep": last, "model_health": back}, NOW)["headline"]
+    assert "the next check sleeps on the same brief" in thread, thread
