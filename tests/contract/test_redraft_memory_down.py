@@ -1,5 +1,6 @@
-"""Memory stops answering while a redraft reads the denied operation's fragments: the tend says Memory did not
-answer, and /status does not send the person to fix the small model."""
+"""Memory stops answering during a tend's step: while a redraft reads the denied operation's fragments (the tend
+says Memory did not answer, and /status does not send the person to fix the small model), or at a landed chain's
+tidy (the log says the tidy was not done)."""
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -42,3 +43,34 @@ def test_a_redraft_whose_fragments_memory_did_not_serve_is_not_said_as_the_small
                         "chain": ctx.last_snapshot.summary(), "last_tend": ctx.state.get("last_tend"),
                         "redraft_failed": redraft_failed(ctx.state.get("history"))}, now)["headline"]
     assert "small model" not in headline and "Memory" in headline, (headline, tend)
+
+
+class CutTidy(RecordingProxy):
+    """A relay to the real Memory that, once armed, cuts every POST /tidy."""
+    armed = False
+
+    def seen(self, src, data: bytes) -> None:
+        if self.armed and src in self._clients and b"POST /tidy" in data:
+            raise OSError("cut")
+
+
+def test_a_landed_chain_s_tidy_that_memory_did_not_do_is_said_in_the_log(make_ctx, hand, memory, fake_model, caplog):
+    """Found: the close of a landed chain asks Memory to tidy (age out, near-term, sweep); when Memory did not
+    answer, the chain closed and nothing said the tidy was not done (the sleep's own tidy says so)."""
+    import logging
+
+    relay = CutTidy(("127.0.0.1", urlsplit(memory.url).port)).open()
+    try:
+        ctx = make_ctx(memory={"url": relay.url, "timeout_seconds": 2}, model={"url": fake_model.url})
+        fake_model.responder = scripted_model
+        seed(hand)
+        hand.approve_all(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+        relay.armed = True
+        with caplog.at_level(logging.WARNING, logger="hippocampus"):
+            tend = executor.tend(ctx).to_dict()
+    finally:
+        relay.close()
+    [cid] = tend["closed"]
+    assert "error" in tend["tidy"][cid], tend["tidy"]              # Memory did not tidy
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "tidy" in r.getMessage()]
+    assert len(said) == 1 and cid in said[0], [r.getMessage() for r in caplog.records]
