@@ -23,6 +23,7 @@ from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 
 log = logging.getLogger(__name__)
+VERBATIM = "marked to be kept word for word: the person's call, never redrafted"     # why it leaves the chain
 
 
 def earlier_versions(attempts: list, latest: dict, op: dict) -> list:
@@ -103,15 +104,15 @@ def _fragments(ctx: Context, op: dict) -> list:
 
 
 def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
-    """(new operations, withdrawn?, failure or None, the guard's tally) for one denied operation. The guard
-    checks a redraft as it checks a draft; its sources add the critique and the denied version."""
-    try:        # all of its material or none: a redraft from a fragment short would leave that one behind
-        entries = _fragments(ctx, op)
-        if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
-            return [], True, None, {}      # word for word was the person's call: not redrafted
-        candidates, target = _candidates(ctx, step, op, entries)
-    except MemoryUnavailable as exc:
-        return [], False, f"its fragments could not be read, so it waits for the next tick ({exc})", {}
+    """(new operations, withdrawn? (or why, when not the model's or the guard's doing), failure or None, the
+    guard's tally) for one denied operation. The guard checks a redraft as it checks a draft; its sources add
+    the critique and the denied version."""
+    # all of its material or none: a redraft from a fragment short would leave that one behind; a Memory that
+    # does not answer (MemoryUnavailable) fails the tend, which says so, and the chain waits (not the model's doing)
+    entries = _fragments(ctx, op)
+    if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
+        return [], VERBATIM, None, {}      # word for word was the person's call: not redrafted
+    candidates, target = _candidates(ctx, step, op, entries)
     shown_op = dict(op, target_core_id=target)
     extractive = write_mode(ctx) == size.EXTRACTIVE     # chosen, not written: the fragments' or the critique's words
     prompt, markers = (rechoose.prompt if extractive else redraft_prompt)(
@@ -200,7 +201,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
                 ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
                          draft_id=latest["id"])
             elif gone:
-                why[op.get("index")] = said = _why_withdrawn(tally, repeats)
+                why[op.get("index")] = said = gone if isinstance(gone, str) else _why_withdrawn(tally, repeats)
                 log.info("op %s of draft %s was withdrawn by the redraft (%s)", op.get("index"), latest["id"], said)
             extend_ops(ops, new_ops)
     finally:

@@ -6,7 +6,7 @@ from typing import Optional
 
 from hippocampus.cycle import copies
 from hippocampus.cycle.bedtime import bedtime
-from hippocampus.cycle.chains import CLOSE, REDRAFT, REVIEW, Next, brief_of, plan
+from hippocampus.cycle.chains import CLOSE, REDRAFT, REVIEW, Next, brief_of, ops_with, plan
 
 BRIEF_READ_LIMIT = 50
 
@@ -73,6 +73,7 @@ class Snapshot:
                 "brief_id": (self.brief or {}).get("id"),
                 "waiting_draft": None if waiting is None else {
                     "id": waiting.get("id"), "operations": len(waiting.get("operations") or []),
+                    "pending": len(ops_with(waiting, "pending")),
                     "attempt": waiting.get("attempt"), "created_at": waiting.get("created_at")}}
 
 

@@ -130,6 +130,8 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
                                sweep=not record["catch_up"], purge=False)
     except MemoryError_ as exc:
         tidy = {"error": str(exc)}
+        log.warning("chain %s closed, but Memory's tidy (age out, near-term, sweep) was not done; the next close or "
+                    "sleep does it: %s", cid, exc)
     report.tidy[cid] = tidy
     # said first, then the record dropped in one write: killed between, the restart finishes again, said once
     ctx.emit_once("chain_closed", "cluster_id", cluster_id=cid, draft_id=record["last_draft_id"],

@@ -37,6 +37,17 @@ def reviewed_since(s: dict) -> bool:
     return waiting.get("id") not in set(review.get("drafts") or [])
 
 
+def brief_arrived(s: dict) -> bool:
+    """The queue watch's read, newer than the tick's snapshot, holds more open briefs than that snapshot (with no
+    chain open): one arrived since (written without a nudge, or before the next tick)."""
+    chain, review = s.get("chain") or {}, s.get("review") or {}
+    if not chain or chain.get("chain_open") or review.get("error") or not review.get("checked_at"):
+        return False
+    if float(review["checked_at"]) < float(chain.get("at") or 0):
+        return False
+    return len(review.get("briefs") or []) > int(chain.get("open_briefs") or 0)
+
+
 def model_back(s: dict, since: Optional[float]) -> bool:
     """The model watch saw the model answering after `since`."""
     m = s.get("model_health") or {}
@@ -50,3 +61,12 @@ def as_of(s: dict) -> str:
         return ""
     at = mem.get("up_at") or (s.get("chain") or {}).get("at")
     return f" · as of {hhmm(at)}" if at else " · not read from Memory yet"
+
+
+def brief_when(s: dict, now: float) -> str:
+    """When a waiting brief is slept on: a night that ran out of its budget holds the checks until bedtime."""
+    rest = ((s.get("last_sleep") or {}).get("budget") or {}).get("rest_until") or 0
+    if rest > now:
+        return f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
+    # with no clock of its own (external mode) only a nudge or a button starts a check
+    return "at the next nudge (Sleep now does it at once)" if s.get("mode") == "external" else "at the next check"

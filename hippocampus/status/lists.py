@@ -8,7 +8,7 @@ from typing import Optional
 
 from hippocampus.drafting import guard
 from hippocampus.status.words import ACTOR_WORDS, cap, hhmm, n, span, times_said
-from hippocampus.words import ASKED_FOR_BRIEF, pct
+from hippocampus.words import ASKED_FOR_BRIEF, another_copy, pct
 
 # an operation's kind, as a person says it (one, many)
 KINDS = {"new_core": ("new memory", "new memories"), "attach": ("addition to a memory", "additions to memories"),
@@ -121,7 +121,8 @@ def _facts(e: dict) -> list:
             (e.get("due_at"), f"for the sleep due at {hhmm(e.get('due_at'))}"),
             (isinstance(e.get("nudge"), int) and e.get("nudge"), f"asked again ({n(e.get('nudge'), 'reminder')} so far)"),
             (e.get("woke") is not None and e.get("type") == "nudged",
-             "a turn started at once" if e.get("woke") else "a turn was already under way")]
+             "a turn started at once" if e.get("woke") else
+             "noted: the part that keeps the schedule was down, and takes it when it is back")]
     return [words for on, words in bits if on]
 
 
@@ -174,9 +175,11 @@ def sleep_words(r: dict) -> str:
     more = guard_words(r)
     more = f"; {more}" if more else ""
     if r.get("budget"):
-        more += "; stopped drafting early: " + str(r["budget"].get("reason")) + (
-            f"; {n(len(r['budget'].get('undrafted') or []), 'pile')} not drafted kept for the next sleep, and "
-            "the brief stays open" if r["budget"].get("undrafted") else "; the brief stays open")
+        left = r["budget"].get("undrafted")
+        kept = [f"{n(len(left), 'pile')} not drafted kept for the next sleep"] if left else []
+        kept += ["the brief stays open"] if r.get("brief_id") else []     # a sleep by hand may have had none
+        more += "; stopped drafting early: " + str(r["budget"].get("reason")) + ("; " + ", and ".join(kept) if kept
+                                                                                 else "")
     if r.get("draft_id"):
         catch = "; the first sleep in a long while, so no fragment was let fade" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""
@@ -239,7 +242,9 @@ CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a
 
 def check_words(r: dict) -> str:
     status = r.get("status")
-    head = CHECK.get(status, status or "checked") + (f"; {r['error']}" if r.get("error") else "")   # a failed pull
+    head = another_copy(r["other"], "is sleeping") if status == "other_copy" and r.get("other") else \
+        CHECK.get(status, status or "checked")         # what the other copy does: asks for a brief, pulls one...
+    head += f"; {r['error']}" if r.get("error") else ""    # a failed pull
     if status == "error":
         return f"the check failed: {r.get('error')}"
     if r.get("sleep"):

@@ -7,7 +7,7 @@ from typing import Optional
 
 from hippocampus.model import timings
 from hippocampus.model.fit import fit_sentence
-from hippocampus.status.fresh import as_of, buttons, model_back, reviewed_since
+from hippocampus.status.fresh import as_of, brief_arrived, brief_when, buttons, model_back, reviewed_since
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
 from hippocampus.status.words import ACTOR_WORDS, ago, cap, hhmm, keyless, n, span, until
 from hippocampus.words import another_copy, busy as running
@@ -76,7 +76,8 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     if last.get("error"):
         briefed = bool(last.get("brief_id"))        # a sleep by hand without a brief kept none
         if model_back(s, last.get("finished_at")) and "model" in str(last["error"]):
-            again = "the next check sleeps on the same brief" if briefed else "Sleep now tries it again"
+            turn = "nudge" if s.get("mode") == "external" else "check"        # no clock of its own: a nudge
+            again = f"the next {turn} sleeps on the same brief" if briefed else "Sleep now tries it again"
             return (f"The last sleep failed at {hhmm(last.get('finished_at'))} because the model did not answer; it "
                     f"answers again now, so {again}.", WAIT, "sleep")
         retry = (last.get("retry_at") or 0) > now
@@ -86,7 +87,8 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. {kept}.", BAD, "sleep")
     if (spent := last.get("budget") or {}).get("rest_until", 0) > now and not last.get("draft_id"):
         return (f"The last sleep stopped drafting early at {hhmm(last.get('finished_at'))}: {spent.get('reason')}. "
-                f"Its brief and undrafted fragments are kept; the next sleep waits for bedtime, "
+                f"{'Its brief and undrafted' if last.get('brief_id') else 'Its undrafted'} fragments are kept; "
+                f"the next sleep waits for bedtime, "
                 f"{hhmm(spent['rest_until'])}.", BAD, "sleep")
     if (down := model_down(s)) and (s.get("model_health") or {}).get("not_model"):
         return (f"{down[:1].upper()}{down[1:]}. The next sleep fails until then.", BAD, None)   # it answers, no model
@@ -121,11 +123,14 @@ def _waiting(s: dict, now: float) -> tuple:
                 "take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
     if chain.get("waiting_draft") and reviewed_since(s):
-        return ("The draft under review was decided in Memory: the next check takes it from there (a nudge or "
+        turn, also = ("nudge", "") if s.get("mode") == "external" else ("check", "a nudge or ")   # no clock: a nudge
+        return (f"The draft under review was decided in Memory: the next {turn} takes it from there ({also}"
                 "Tend now does it at once).", WAIT, "tend")
     if waiting := chain.get("waiting_draft"):
         age = span(now - float(waiting.get("created_at") or now))
-        return (f"A draft ({n(waiting.get('operations') or 0, 'operation')}) has waited "
+        ops, left = waiting.get("operations") or 0, waiting.get("pending")
+        some = f", {n(left, 'operation')} still to decide" if left is not None and left != ops else ""  # partly
+        return (f"A draft ({n(ops, 'operation')}{some}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
     if chain.get("redrafts_due") and (failed := s.get("redraft_failed")):
         first = failed["model_failures"][0]
@@ -139,8 +144,12 @@ def _waiting(s: dict, now: float) -> tuple:
                     "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
         return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
                 "Tend now.", WAIT, "tend")
-    if chain.get("brief_id") or (not s.get("chain") and (s.get("review") or {}).get("briefs")):
-        return ("A brief from the main model is waiting in Memory: it is slept on at the next check.", WAIT,
+    queue = [] if s.get("chain") else (s.get("review") or {}).get("drafts") or []     # before the first check
+    if queue:       # a chain is open: the next check sleeps on no brief (one waiting may be the chain's own)
+        return (f"{n(queue, 'draft')} from an earlier sleep {'waits' if len(queue) == 1 else 'wait'} for review in "
+                f"Memory: review {'it' if len(queue) == 1 else 'them'}, then nudge.", WAIT, None)
+    if chain.get("brief_id") or brief_arrived(s) or (not s.get("chain") and (s.get("review") or {}).get("briefs")):
+        return (f"A brief from the main model is waiting in Memory: it is slept on {brief_when(s, now)}.", WAIT,
                 "sleep")
     bed = s.get("bedtime_at")
     if s.get("brief_wanted"):
@@ -222,14 +231,16 @@ def _brief(s: dict, now: float) -> dict:
     if chain.get("chain_brief_id") and chain.get("chain_open"):
         more = "; another brief waits its turn" if chain.get("brief_id") else ""
         return _line("In use", f"the brief that opened the draft under review{more}")
-    if chain.get("brief_id"):
-        return _line("Waiting", "a brief is waiting: it is slept on at the next check", WAIT)
+    if chain.get("brief_id") or brief_arrived(s):
+        return _line("Waiting", f"a brief is waiting: it is slept on {brief_when(s, now)}", WAIT)
     if not s.get("chain"):           # before the first check: the queue watch's read of Memory's open briefs
         briefs = (s.get("review") or {}).get("briefs")
         if briefs is None:
             return _line("Checking", "not read from Memory yet")
+        if briefs and (s.get("review") or {}).get("drafts"):
+            return _line("Open", f"{n(briefs, 'brief')} open in Memory; a draft under review comes first")
         if briefs:
-            return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on at the next check", WAIT)
+            return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on {brief_when(s, now)}", WAIT)
     if s.get("brief_wanted"):
         return _line("Wanted", f"asked the main model {ago(s.get('brief_requested_at'), now)}; waiting{misses}",
                      WAIT)

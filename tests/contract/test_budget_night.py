@@ -130,3 +130,28 @@ def test_the_next_night_on_the_kept_brief_posts_its_own_draft(make_ctx, hand, me
     [pending] = hand.drafts("pending")
     assert pending["id"] == second["draft_id"] and len(pending["operations"]) == 1, pending
     assert {op["topic"] for op in pending["operations"]} == {p["topic"] for p in first["budget"]["undrafted"]}
+
+
+def test_status_says_the_kept_brief_waits_for_bedtime_once_the_night_s_chain_has_landed(make_ctx, hand, fake_model):
+    """The brief a budget kept is not slept on at the next check: the checks wait for the next bedtime."""
+    from hippocampus.cycle.bedtime import bedtime
+    from hippocampus.status.narrator import narrate
+    from hippocampus.status.words import hhmm
+
+    ctx = make_ctx(model={"url": fake_model.url, "write": "free"}, sleep={"budget": {"calls": 2}})
+    ctx.state.set(last_sleep_ok_at=ctx.clock.now() - DAY)
+    seed(hand, topics=TOPICS[:3])
+    hand.brief("a week of small things", promote=list(TOPICS))
+    fake_model.responder = lambda body: good_answer(
+        re.search(r"^Topic: (.+)$", body["messages"][-1]["content"], flags=re.M).group(1).strip())
+    first = executor.check(ctx).to_dict()["sleep"]
+    hand.approve_all(first["draft_id"])
+    assert executor.tend(ctx).to_dict()["closed"] == [first["draft_id"]]
+    assert executor.check(ctx).to_dict()["status"] == "budget_rest"          # what the next check does
+    now = ctx.clock.now()
+    say = narrate({"memory": {"reachable": True}, "actors": {}, "chain": ctx.last_snapshot.summary(),
+                   "last_sleep": ctx.state.get("last_sleep"), "last_check": ctx.state.get("last_check"),
+                   "bedtime_at": bedtime(ctx.cfg.sleep, ctx.state, now), "mode": "external"}, now)
+    rest = hhmm(first["budget"]["rest_until"])
+    for words in (say["headline"], say["cards"]["brief"]["sub"]):
+        assert "next check" not in words and rest in words, words

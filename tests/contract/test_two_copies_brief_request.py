@@ -120,3 +120,15 @@ def test_after_one_copy_slept_the_other_waits_for_the_next_bedtime_too(make_ctx,
     assert nxt["status"] == "sleeping" and nxt["sleep"]["catch_up"] is False, nxt   # the Memory slept last night
     slept = [n for n in hand.near() if (n.get("metadata") or {}).get("topic") == "hippocampus, slept"]
     assert [n["metadata"]["folder"] for n in slept] == [str((tmp_path / "b").resolve())], slept   # the newest only
+
+
+def test_a_check_by_hand_that_leaves_the_brief_request_to_the_other_copy_says_so_not_that_it_sleeps(
+        make_ctx, hand, tmp_path):
+    """Found: POST /check and MCP's check_now answered 'Checked: another copy is sleeping.' while the other copy was
+    asking the main model for a brief: a main model told a sleep runs does not write the brief it waits for."""
+    a, b = _copies(make_ctx, tmp_path, FakeClock(time.time()))
+    assert executor.check(a).to_dict()["status"] == "waiting_for_brief"             # a asks for the brief
+    checked = executor.check(b).to_dict()
+    assert checked["status"] == "other_copy", checked
+    text = result("check", checked)["text"]
+    assert "is sleeping" not in text and "asks the main model for a brief" in text, text

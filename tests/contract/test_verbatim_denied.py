@@ -39,3 +39,28 @@ def test_a_denied_verbatim_is_not_proposed_again_in_mechanical_mode(make_ctx, ha
     ctx = make_ctx()
     _deny_the_verbatim_and_tend(ctx, hand)
     assert [o["kind"] for o in _next_night(ctx, hand)] == []
+
+
+def test_a_denied_verbatim_beside_a_redrafted_operation_is_withdrawn_for_its_mark_not_by_the_model(
+        make_ctx, hand, fake_model, caplog):
+    """The next attempt and the log say why the verbatim left the chain: the word-for-word rule, not the model."""
+    import logging
+
+    from tests.service.test_tend import scripted_model, seed
+
+    ctx = make_ctx(model={"url": fake_model.url})
+    fake_model.responder = scripted_model
+    seed(hand)
+    hand.preserve(hand.short("my grandmother's exact words: keep the kettle warm", topic="family"))
+    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+    [kept] = [o["index"] for o in first["operations"] if o["kind"] == "verbatim"]
+    hand.review(first["id"], [{"op": o["index"], "verdict": "deny",
+                               "critique": "not word for word" if o["index"] == kept
+                               else "not quite; say: " + o["content"] + " too"}
+                              for o in first["operations"]])
+    with caplog.at_level(logging.INFO, logger="hippocampus"):
+        [again] = executor.tend(ctx).to_dict()["resubmitted"]
+    why = hand.draft(again["draft_id"])["extra"]["withdrawn_why"][str(kept)]
+    assert "by the model" not in why and "word for word" in why, why
+    said = [r.getMessage() for r in caplog.records if "was withdrawn by the redraft" in r.getMessage()]
+    assert len(said) == 1 and "word for word" in said[0], said

@@ -43,6 +43,9 @@ def test_a_nudge_while_the_scheduler_is_down_is_noted_and_runs_when_it_is_back(m
     wait_for(lambda: scheduler_row(base)["state"] == "failed", timeout=10, what="the scheduler left down")
     said = requests.post(base + "/nudge", timeout=5).json()
     assert said["woke"] is False and "noted" in said["message"], said
+    [event] = requests.get(base + "/events", params={"type": "nudged"}, timeout=5).json()["entries"]
+    facts = event["say"]["facts"]       # no turn was under way: the scheduler was down, its return takes it
+    assert "under way" not in facts and "down" in facts, facts
     r = requests.post(base + "/actors/scheduler/restart", timeout=5)
     assert r.status_code == 202, r.text
     wait_for(lambda: scheduler_row(base)["state"] == "running", timeout=15, what="the scheduler running again")

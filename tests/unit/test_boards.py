@@ -92,7 +92,7 @@ EVENTS = [
     # found: a nudge shown as a bare "1", and the demo narrating due_at=1796141841.4453628
     ("a nudge", {"type": "nudged", "count": 1, "last_at": NOW, "woke": True}, "1 nudge · a turn started at once", ""),
     ("a burst of nudges", {"type": "nudged", "count": 3, "woke": False},
-     "3 nudges in a row · a turn was already under way", ""),
+     "3 nudges in a row · noted: the part that keeps the schedule was down, and takes it when it is back", ""),
     ("a brief asked for", {"type": "brief_requested", "due_at": NOW, "intent_id": "n1"},
      "for the sleep due at %s" % __import__("hippocampus.status.words", fromlist=["hhmm"]).hhmm(NOW), ""),
     ("a purge", {"type": "purged", "count": 2, "ids": ["a", "b"]}, "2 flagged memories purged", ""),

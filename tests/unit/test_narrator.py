@@ -402,3 +402,41 @@ def test_a_tend_interrupted_by_a_stop_is_not_called_quiet():
                    NOW)["cards"]["last_tend"]
     assert "interrupted by a stop" in card["sub"], card
     assert card["main"] == "Interrupted", card
+
+
+def test_with_no_clock_of_its_own_a_waiting_brief_or_a_decided_draft_waits_for_a_nudge_not_the_next_check():
+    """Found: in external mode no check runs on a timer (only a nudge, Sleep now or Tend now start one), but a
+    brief the main model wrote without nudging was said to be 'slept on at the next check', and a draft decided in
+    Memory 'taken from there by the next check': nothing comes, and the words never change."""
+    brief = narrate({**HEALTHY, "mode": "external", "chain": {"chain_open": False, "brief_id": "b1"}}, NOW)
+    decided = narrate({**HEALTHY, "mode": "external", "chain": {**DRAFT, "at": NOW - 60}, "review": REVIEW_READ}, NOW)
+    for words in (brief["headline"], brief["cards"]["brief"]["sub"], decided["headline"]):
+        assert "next check" not in words and "nudge" in words, words
+    thread = narrate({**HEALTHY, "chain": {"chain_open": False, "brief_id": "b1"}}, NOW)
+    assert "slept on at the next check" in thread["headline"], thread["headline"]      # a clock ticks: it is true
+
+
+def test_a_night_without_a_brief_that_ran_out_of_its_budget_is_not_said_to_keep_one():
+    """Found: a sleep by hand without a brief (without_brief) stopped by sleep.budget read 'Its brief and undrafted
+    fragments are kept' on /status and '...; the brief stays open' on its card: there was none."""
+    from hippocampus.status.lists import sleep_words
+
+    budget = {"reason": "the night made 2 model calls, all that sleep.budget.calls (2) allows",
+              "rest_until": NOW + 3600, "undrafted": [{"topic": "tea", "fragments": 3}]}
+    for brief_id in (None, "b1"):
+        last = {"budget": budget, "finished_at": NOW - 60, "brief_id": brief_id}
+        said = [narrate({**HEALTHY, "last_sleep": last}, NOW)["headline"], sleep_words(last),
+                sleep_words({**last, "draft_id": "d1", "operations": 2})]
+        for words in said:
+            assert ("brief" in words) is (brief_id is not None), words
+
+
+def test_with_no_clock_of_its_own_a_sleep_that_failed_on_the_model_is_retried_at_the_next_nudge():
+    """Found: in external mode the headline after the model came back said 'the next check sleeps on the same
+    brief': no check comes until a nudge (or Sleep now)."""
+    last = {"error": "the model did not answer", "finished_at": NOW - 60, "brief_id": "b1"}
+    back = {"answering": True, "checked_at": NOW - 5}
+    external = narrate({**HEALTHY, "mode": "external", "last_sleep": last, "model_health": back}, NOW)["headline"]
+    assert "next check" not in external and "next nudge" in external, external
+    thread = narrate({**HEALTHY, "last_sleep": last, "model_health": back}, NOW)["headline"]
+    assert "the next check sleeps on the same brief" in thread, thread

@@ -1,0 +1,46 @@
+"""A service started while a draft waits for review (a restart, an upgrade): until its first check (in external
+mode, the first nudge) it knows Memory only from the queue watch's read, and must not say the chain's brief waits
+to be slept on."""
+from __future__ import annotations
+
+import requests
+
+from hippocampus.cycle import executor
+from tests.harness.reviewer import wait_for
+from tests.service.test_tend import seed
+
+
+def test_a_restart_with_a_draft_under_review_says_the_draft_waits_not_the_brief(make_config, make_ctx,
+                                                                                 start_service, hand):
+    cfg = make_config()                                   # external mode: no check until a nudge
+    seed(hand)
+    draft_id = executor.check(make_ctx(cfg)).to_dict()["sleep"]["draft_id"]    # the last run's sleep
+    assert [d["id"] for d in hand.drafts("pending")] == [draft_id] and len(hand.open_briefs()) == 1
+    svc = start_service(cfg)
+
+    def read() -> dict:
+        s = requests.get(svc.url + "/status", timeout=5).json()
+        return s if (s.get("review") or {}).get("checked_at") else None
+    s = wait_for(read, timeout=10, what="the queue watch's first read of Memory")
+    assert s["chain"] is None, s["chain"]                 # no check yet: the test shows the first read
+    headline = s["say"]["headline"]
+    assert "brief" not in headline and "review" in headline, headline
+    assert "slept on" not in s["say"]["cards"]["brief"]["sub"], s["say"]["cards"]["brief"]
+
+
+def test_a_brief_written_without_a_nudge_is_said_to_wait_not_to_be_wanted(make_config, start_service, hand):
+    """External mode: the sleep by hand asked for a brief; the main model wrote it and did not nudge. The queue
+    watch reads it in Memory, but the headline kept saying the service waits for a brief."""
+    svc = start_service(make_config())                    # external mode: no check until a nudge
+    hand.short("we drank green tea in the afternoon", topic="tea")
+    asked = requests.post(svc.url + "/sleep", timeout=30).json()
+    assert asked.get("asked_for_brief") is True, asked
+    brief = hand.brief("tea and the garden mattered this week")
+
+    def read() -> dict:
+        s = requests.get(svc.url + "/status", timeout=5).json()
+        return s if brief in ((s.get("review") or {}).get("briefs") or []) else None
+    s = wait_for(read, timeout=10, what="the queue watch's read of the brief")
+    headline = s["say"]["headline"]
+    assert "Waiting for a brief" not in headline and "brief from the main model is waiting" in headline, headline
+    assert "nudge" in headline, headline
