@@ -105,3 +105,27 @@ def test_the_main_button_fits_each_state_and_no_id_shows(make_config, start_serv
     finally:
         gate.set()
         switch.close()
+
+
+def test_a_tend_whose_redraft_the_model_could_not_write_is_a_bad_row_in_the_history(
+        make_config, start_service, hand, fake_model, open_page):
+    """Found: the History tab's row for a tend whose redraft the small model could not write wore the calm,
+    neutral badge (no error, nothing closed or resubmitted), while /status and Tend now's answer call it a
+    failure (level bad): the row is bad, as the tend's own words say."""
+    from tests.reliability.helpers import Delays, review_pending, seed
+    from tests.reliability.test_model_misbehaving import FAILURES
+
+    fake_model.responder = Delays().responder
+    svc = start_service(make_config(model={"url": fake_model.url, "timeout_seconds": 1, "max_tokens": 64}))
+    seed(hand)
+    assert requests.post(svc.url + "/sleep", timeout=60).json()["draft_id"]
+    review_pending(hand)
+    reply, _ = FAILURES["invalid"]
+    fake_model.responder = lambda body: dict(reply)
+    tended = requests.post(svc.url + "/tend", timeout=60).json()
+    assert tended["model_failures"] and not tended.get("error"), tended
+    page, _ = open_page(svc.url)
+    page.locator('.tab[data-tab="history"]').click()
+    row = page.locator('#runsList .run[data-kind="tend"]').first
+    expect(row).to_contain_text("could not write")
+    expect(row.locator(".badge")).to_have_class(re.compile(r"\bbad\b"))

@@ -366,7 +366,8 @@ function renderRuns(h){
   setRows("runsList", list, r => r.kind + ":" + r.started_at, r => {
     const isSleep = r.kind === "sleep";
     const words = r.say || "";
-    const cls = r.error ? "bad" : (isSleep && r.draft_id) || (!isSleep && ((r.closed || []).length || (r.resubmitted || []).length)) ? "ok" : "";
+    const failed = r.error || (!isSleep && (r.model_failures || []).length);   // a redraft the model could not write
+    const cls = failed ? "bad" : (isSleep && r.draft_id) || (!isSleep && ((r.closed || []).length || (r.resubmitted || []).length)) ? "ok" : "";
     const dur = r.duration_seconds != null ? " · took " + span(r.duration_seconds) : "";
     return '<div class="row run" data-kind="' + escapeHtml(r.kind) + '">'
       + '<div class="row-head"><span class="badge ' + cls + '">' + escapeHtml(r.kind || "run") + '</span>'
