@@ -70,3 +70,13 @@ def brief_when(s: dict, now: float) -> str:
         return f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
     # with no clock of its own (external mode) only a nudge or a button starts a check
     return "at the next nudge (Sleep now does it at once)" if s.get("mode") == "external" else "at the next check"
+
+
+def pull_when(s: dict, joint: str) -> str:
+    """With sleep.brief_pull: when the small model writes the brief itself (at the brief_check_misses-th check)."""
+    after = s.get("brief_pull_after")
+    if not after:
+        return ""
+    left, turn = after - int(s.get("brief_misses") or 0), "nudge" if s.get("mode") == "external" else "check"
+    return f"{joint}the small model writes one from the fragments " + (
+        f"at the next {turn}" if left <= 1 else f"in {left} {turn}s")

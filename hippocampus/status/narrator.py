@@ -7,7 +7,8 @@ from typing import Optional
 
 from hippocampus.model import timings
 from hippocampus.model.fit import fit_sentence
-from hippocampus.status.fresh import as_of, brief_arrived, brief_when, buttons, model_back, reviewed_since
+from hippocampus.status.fresh import (as_of, brief_arrived, brief_when, buttons, model_back, pull_when,
+                                      reviewed_since)
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
 from hippocampus.status.words import ACTOR_WORDS, ago, cap, hhmm, keyless, n, span, until
 from hippocampus.words import another_copy, busy as running
@@ -156,9 +157,10 @@ def _waiting(s: dict, now: float) -> tuple:
         off = (s.get("wakeup") or {}).get("type") == "off"
         who = "; nothing here wakes the main model, so it finds the note the next time it reads its memories"
         return (f"Waiting for a brief from the main model: a note asking for one has been in Memory since "
-                f"{hhmm(s.get('brief_requested_at'))}{who if off else ''}.", WAIT, None)
+                f"{hhmm(s.get('brief_requested_at'))}{who if off else ''}{pull_when(s, '; or ')}.", WAIT, None)
     if bed and bed <= now:
-        return ("Past bedtime with no brief: the sleep starts once the main model writes one.", WAIT, "sleep")
+        return ("Past bedtime with no brief: the sleep starts once the main model writes one"
+                f"{pull_when(s, ', or ')}.", WAIT, "sleep")
     return (f"Quiet and healthy; bedtime {until(bed, now)}; no brief yet.", OK, "sleep")
 
 

@@ -35,6 +35,14 @@ def redraft_failed(history) -> dict | None:
     return tends[-1] if isinstance(said, list) and said and isinstance(said[0], dict) else None
 
 
+def sleep_settings(sleep) -> dict:
+    """The sleep settings the words depend on."""
+    return {"mode": sleep.mode, "interval_seconds": sleep.interval_seconds, "sleep_at": sleep.at or None,
+            "tend_interval_seconds": sleep.tend_interval_seconds, "tend_cycle": sleep.tend_cycle,
+            "tick_seconds": sleep.heartbeat(),
+            "brief_pull_after": sleep.brief_check_misses if sleep.brief_pull else None}
+
+
 def build_status(rt) -> dict:
     """The read model: the board; no Memory call."""
     cfg, ctx = rt.cfg, rt.ctx
@@ -46,12 +54,7 @@ def build_status(rt) -> dict:
     learned = board.get("model_learned") or {}
     s = {
         "service": "seren-hippocampus",
-        "mode": cfg.sleep.mode,
-        "interval_seconds": cfg.sleep.interval_seconds,
-        "sleep_at": cfg.sleep.at or None,
-        "tend_interval_seconds": cfg.sleep.tend_interval_seconds,
-        "tend_cycle": cfg.sleep.tend_cycle,
-        "tick_seconds": cfg.sleep.heartbeat(),
+        **sleep_settings(cfg.sleep),
         "model_configured": cfg.model.configured,
         "model_lifecycle": board.get("lifecycle"),
         "next_tick_at": (board.get("scheduler") or {}).get("next_tick_at"),

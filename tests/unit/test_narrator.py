@@ -440,3 +440,28 @@ def test_with_no_clock_of_its_own_a_sleep_that_failed_on_the_model_is_retried_at
     assert "next check" not in external and "next nudge" in external, external
     thread = narrate({**HEALTHY, "last_sleep": last, "model_health": back}, NOW)["headline"]
     assert "the next check sleeps on the same brief" in thread, thread
+
+
+@pytest.mark.parametrize("misses,when", [(0, "in 3 checks"), (1, "in 2 checks"), (2, "at the next check"),
+                                         (5, "at the next check")])
+def test_with_brief_pull_on_past_bedtime_says_the_small_model_writes_the_brief_and_when(misses, when):
+    """Found: with sleep.brief_pull on, past bedtime /status said 'the sleep starts once the main model writes
+    one' (or only 'Waiting for a brief from the main model'), though at the brief_check_misses-th check without one
+    the small model writes a brief from the fragments and sleeps on it: a person waits for what is not needed."""
+    pull = {**HEALTHY, "bedtime_at": NOW - 60, "brief_misses": misses, "brief_pull_after": 3}
+    for s in (pull, {**pull, "brief_wanted": True, "brief_requested_at": NOW - 60}):
+        said = narrate(s, NOW)["headline"]
+        assert f"the small model writes one from the fragments {when}" in said, said
+    off = narrate({**pull, "brief_pull_after": None}, NOW)["headline"]
+    assert "small model" not in off and "once the main model writes one" in off, off
+    nudged = narrate({**pull, "mode": "external", "brief_misses": 2}, NOW)["headline"]
+    assert "at the next nudge" in nudged, nudged
+
+
+def test_status_carries_when_the_brief_pull_comes_as_the_settings_say():
+    from hippocampus import config as cm
+    from hippocampus.status.read import sleep_settings
+
+    on = cm.build({"sleep": {"brief_pull": True, "brief_check_misses": 4}}, environ={}).sleep
+    assert sleep_settings(on)["brief_pull_after"] == 4
+    assert sleep_settings(cm.build({}, environ={}).sleep)["brief_pull_after"] is None
