@@ -12,7 +12,7 @@ import requests
 from tests.harness.reviewer import wait_for
 
 from .helpers import (CHILDREN, GARDEN_WORDS, Delays, MemoryProxy, brief_row, chain_invariants, consumed,
-                      no_duplicate_drafts, review_pending, route, seed)
+                      no_duplicate_drafts, review_pending, reviewer_has_work, route, seed)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -93,7 +93,7 @@ def test_memory_down_then_flapping_then_back(make_config, start_service, memory,
             review_pending(hand)
             requests.post(base + "/nudge", timeout=10)
             end = time.monotonic() + 3
-            while time.monotonic() < end and not closed():
+            while time.monotonic() < end and not closed() and not reviewer_has_work(hand):
                 time.sleep(0.1)
         st = wait_for(lambda: (lambda s: s if "not answering" not in s["explain"] else None)(status(base)),
                       timeout=20, interval=0.3, what="explain to stop saying Memory is down")
