@@ -178,12 +178,12 @@ def test_a_fragment_memory_did_not_show_is_not_left_out_of_the_redraft(make_conf
         def redraft() -> list:
             requests.post(base + "/nudge", timeout=10)
             return [d for d in hand.drafts() if int(d["attempt"]) == 2]
-        second = wait_for(redraft, timeout=30, interval=0.5, what="the redraft")[0]
+        second = wait_for(redraft, timeout=30, interval=0.1, what="the redraft")[0]
         cited = {sid for op in second["operations"] for sid in op.get("source_short_ids") or []}
         assert garden <= cited, f"the redraft left out {garden - cited}: {second['operations']}"
         hand.approve_all(second["id"])
         wait_for(lambda: (requests.post(base + "/nudge", timeout=10), chain_closed_in_memory(hand, brief))[1],
-                 timeout=30, interval=0.5, what="the chain to close")
+                 timeout=30, interval=0.1, what="the chain to close")
         assert hand.shorts() == []
     finally:
         proxy.stop()
