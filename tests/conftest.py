@@ -8,9 +8,24 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SEREN_MEMORY_UPDATES_ENABLED", "0")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+
+def _compile_bytecode() -> None:
+    """The project's modules compiled once, before the run: the suite starts `python -m hippocampus` (and the
+    demo, the head trickler) as a process of its own dozens of times, and under PYTHONDONTWRITEBYTECODE=1 each
+    one compiled every module again (0.27 s of a 0.57 s start to /health). Up-to-date files are only stat'ed."""
+    import compileall
+
+    for folder in ("hippocampus", "actors", "tests/harness", "tests/corpus"):
+        compileall.compile_dir(ROOT / folder, quiet=2)
+    compileall.compile_file(ROOT / "tests" / "__init__.py", quiet=2)
+
+
+_compile_bytecode()
 
 from tests.harness.fake_model import FakeModel  # noqa: E402
 from tests.harness.memory_server import MemoryServer  # noqa: E402

@@ -1,5 +1,5 @@
-"""Debian's headless Chromium under Playwright, for every test here: one browser per test module, and a
-fresh context (its own localStorage) per page. Without Chromium or Playwright the tests here skip."""
+"""Debian's headless Chromium under Playwright, for every test here: one browser for the folder (one per command
+line), and a fresh context (its own localStorage) per page. Without Chromium or Playwright the tests here skip."""
 from __future__ import annotations
 
 import os
@@ -21,14 +21,33 @@ def sync_api():
     return api
 
 
+@pytest.fixture(scope="package")
+def _chromiums():
+    """The Chromiums of this folder's tests: one per command line (ARGS plus a module's EXTRA_ARGS), launched when
+    first asked for and closed after the folder's last test. Launching one for each module cost 1-2 s a module;
+    no test depends on a fresh browser, as every page has a context (and localStorage) of its own."""
+    api = sync_api()
+    pw, launched = None, {}
+
+    def get(extra: list):
+        nonlocal pw
+        if pw is None:
+            pw = api.sync_playwright().start()
+        key = tuple(extra)
+        if key not in launched or not launched[key].is_connected():
+            launched[key] = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS + list(extra))
+        return launched[key]
+    yield get
+    for b in launched.values():
+        b.close()
+    if pw is not None:
+        pw.stop()
+
+
 @pytest.fixture(scope="module")
-def browser(request):
-    """One Chromium for the module; a module's EXTRA_ARGS go on its command line."""
-    pw = sync_api().sync_playwright().start()
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS + list(getattr(request.module, "EXTRA_ARGS", [])))
-    yield b
-    b.close()
-    pw.stop()
+def browser(request, _chromiums):
+    """The Chromium for the module; a module's EXTRA_ARGS go on its command line."""
+    return _chromiums(list(getattr(request.module, "EXTRA_ARGS", [])))
 
 
 class Console:

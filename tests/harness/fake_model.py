@@ -1,12 +1,11 @@
 """The fake small model tests run against: the demo's (hippocampus/demo/fake_model.py), plus what only
 tests use: a list of replies taken in order (the last one repeats) when there is no responder, a reply's
 delay (seconds), status (an HTTP error status) and timings (llama-server's own token counts), the log of
-every request and how many are being
-answered (`in_flight`)."""
+every request and how many are being answered (`in_flight`), and `release()`, which ends every delay once a
+test is done with the model's busy time."""
 from __future__ import annotations
 
 import threading
-import time
 from typing import Callable, Optional
 
 from hippocampus.demo import fake_model as demo
@@ -21,6 +20,7 @@ class FakeModel(demo.FakeModel):
         self.requests: list = []
         self.lock = threading.Lock()
         self.in_flight = 0
+        self.released = threading.Event()
 
     def reply(self, body: dict) -> dict:
         if self.responder is not None:
@@ -34,13 +34,18 @@ class FakeModel(demo.FakeModel):
 
     def respond(self, reply: dict) -> tuple:
         if reply.get("delay"):
-            time.sleep(float(reply["delay"]))
+            self.released.wait(float(reply["delay"]))
         if reply.get("status", 200) != 200:
             return int(reply["status"]), {"error": reply.get("content", "fake failure")}
         status, data = super().respond(reply)
         if reply.get("timings"):            # llama-server's own counts of the call's tokens
             data["timings"] = reply["timings"]
         return status, data
+
+    def release(self) -> None:
+        """End every delay now and from now on: what the test needed the model busy for is measured, so the
+        rest of a delay would only be waited out."""
+        self.released.set()
 
     def answer(self, handler, body: dict) -> None:
         with self.lock:

@@ -144,6 +144,12 @@ def chain_invariants(hand, brief_id: str) -> dict:
     return {"drafts": drafts, "brief": row}
 
 
+def reviewer_has_work(hand) -> bool:
+    """A draft waits for a verdict: a loop that nudged and waits for the chain to close can review it now
+    instead of waiting out the rest of its window (the chain cannot close before the review)."""
+    return bool(hand.drafts("pending"))
+
+
 def chain_done(hand, brief_id: str) -> bool:
     drafts = hand.drafts()
     return (len(drafts) >= 2 and all(d["status"] == "closed" for d in drafts)

@@ -11,7 +11,7 @@ import requests
 
 from tests.harness.reviewer import wait_for
 
-from .helpers import CHILDREN, Delays, chain_done, chain_invariants, review_pending, seed
+from .helpers import CHILDREN, Delays, chain_done, chain_invariants, review_pending, reviewer_has_work, seed
 
 pytestmark = pytest.mark.timeout(180)
 CRASHES = 100
@@ -91,7 +91,8 @@ def test_a_hundred_crashes_during_a_cycle(make_config, start_service, hand, fake
             review_pending(hand)
             requests.post(base + "/nudge", timeout=10)
             end = time.monotonic() + 3
-            while time.monotonic() < end and not (chain_done(hand, brief) and _closed(base)):
+            while (time.monotonic() < end and not (chain_done(hand, brief) and _closed(base))
+                   and not reviewer_has_work(hand)):
                 time.sleep(0.1)
     finally:
         watch.stopped.set()

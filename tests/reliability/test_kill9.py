@@ -23,7 +23,8 @@ import pytest
 from tests.harness.reviewer import wait_for
 
 from .helpers import (GARDEN_WORDS, REVIEW_TOPIC, Delays, MemoryProxy, ServiceProc, chain_done, chain_invariants,
-                      is_redraft, no_duplicate_drafts, review_notes, review_pending, route, seed)
+                      is_redraft, no_duplicate_drafts, review_notes, review_pending, reviewer_has_work, route,
+                      seed)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -121,7 +122,7 @@ class Chain:
                 f"timed out driving to {what} (seed {self.seed}, kills {self.kills})\n{self.proc.tail()}"
             self.proc.nudge()
             end = time.monotonic() + 5
-            while time.monotonic() < end and not until():
+            while time.monotonic() < end and not until() and not reviewer_has_work(self.hand):
                 time.sleep(0.1)
 
     def settle(self) -> None:

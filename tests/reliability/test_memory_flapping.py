@@ -12,7 +12,7 @@ import requests
 from tests.harness.reviewer import wait_for
 
 from .helpers import (CHILDREN, GARDEN_WORDS, Delays, MemoryProxy, brief_row, chain_invariants, consumed,
-                      no_duplicate_drafts, review_pending, route, seed)
+                      no_duplicate_drafts, review_pending, reviewer_has_work, route, seed)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -93,7 +93,7 @@ def test_memory_down_then_flapping_then_back(make_config, start_service, memory,
             review_pending(hand)
             requests.post(base + "/nudge", timeout=10)
             end = time.monotonic() + 3
-            while time.monotonic() < end and not closed():
+            while time.monotonic() < end and not closed() and not reviewer_has_work(hand):
                 time.sleep(0.1)
         st = wait_for(lambda: (lambda s: s if "not answering" not in s["explain"] else None)(status(base)),
                       timeout=20, interval=0.3, what="explain to stop saying Memory is down")
@@ -178,12 +178,12 @@ def test_a_fragment_memory_did_not_show_is_not_left_out_of_the_redraft(make_conf
         def redraft() -> list:
             requests.post(base + "/nudge", timeout=10)
             return [d for d in hand.drafts() if int(d["attempt"]) == 2]
-        second = wait_for(redraft, timeout=30, interval=0.5, what="the redraft")[0]
+        second = wait_for(redraft, timeout=30, interval=0.1, what="the redraft")[0]
         cited = {sid for op in second["operations"] for sid in op.get("source_short_ids") or []}
         assert garden <= cited, f"the redraft left out {garden - cited}: {second['operations']}"
         hand.approve_all(second["id"])
         wait_for(lambda: (requests.post(base + "/nudge", timeout=10), chain_closed_in_memory(hand, brief))[1],
-                 timeout=30, interval=0.5, what="the chain to close")
+                 timeout=30, interval=0.1, what="the chain to close")
         assert hand.shorts() == []
     finally:
         proxy.stop()

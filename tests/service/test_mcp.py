@@ -194,6 +194,7 @@ def test_sleep_now_while_a_sleep_runs_answers_busy(make_config, start_service, h
         wait_for(lambda: fake_model.in_flight > 0, timeout=15, what="the model call")
         out = call_tools(svc.url + "/mcp", [("sleep_now", {}), ("tend_now", {}), ("check_now", {}),
                                             ("sleep_status", {})])
+        fake_model.release()                   # asked while busy: the check may end now
     finally:
         t.join(30)
     for i in range(3):
@@ -239,6 +240,7 @@ def test_nudge_returns_at_once_and_the_tick_runs(make_config, start_service, han
     assert time.monotonic() - t0 < 2.0
     assert out[0] == {"ok": True, "woke": True, "message": "carrying on now"}
     wait_for(lambda: fake_model.in_flight > 0 or fake_model.requests, timeout=10, what="the tick's model call")
+    fake_model.release()                       # the nudge answered while the tick slept: it may end now
     sub = wait_for(lambda: [e for e in requests.get(svc.url + "/events", timeout=5).json()["entries"]
                             if e["type"] == "draft_submitted"], timeout=20, what="draft_submitted")
     events = requests.get(svc.url + "/events", timeout=5).json()["entries"]
@@ -267,6 +269,7 @@ def test_nudge_call_is_quick_in_isolation(make_config, start_service, hand, fake
     res, took = asyncio.run(go())
     assert res["ok"] is True and took < 1.0, took
     wait_for(lambda: fake_model.in_flight > 0, timeout=10, what="the tick's model call")
+    fake_model.release()                       # the nudge answered while the tick slept: it may end now
     st = wait_for(lambda: (lambda s: s if s["last_check"] else None)(
         requests.get(svc.url + "/status", timeout=5).json()), timeout=20, what="the check")
     assert st["last_check"]["status"] == "sleeping"

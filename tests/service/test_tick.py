@@ -43,11 +43,11 @@ def test_a_nudge_during_a_hand_started_sleep_causes_one_tick_when_it_ends(make_c
                                                                           fake_model, memory):
     core = a_core_to_forget(memory.url, hand)
     seed(hand)
-    started = threading.Event()
+    started, nudged = threading.Event(), threading.Event()
 
     def slow(body):
         started.set()
-        time.sleep(1.5)
+        nudged.wait(20)                # the sleep runs on while the test forgets and nudges, and ends once it has
         return scripted_model(body)
     fake_model.responder = slow
     svc = start_service(make_config(model={"url": fake_model.url}, sleep={"nudge_wait_seconds": 0}))
@@ -59,6 +59,8 @@ def test_a_nudge_during_a_hand_started_sleep_causes_one_tick_when_it_ends(make_c
     hand.forget(core, "flagged after the sleep began")
     for _ in range(10):
         assert requests.post(svc.url + "/nudge", timeout=5).json()["ok"] is True
+    assert t.is_alive(), "the sleep ended before the nudges: they were not made during it"
+    nudged.set()
     t.join(60)
     assert out["r"].status_code == 200 and out["r"].json()["draft_id"]
     wait_for(lambda: ticks(svc) == before + 1, timeout=20, what="the nudged tick after the sleep let go")
