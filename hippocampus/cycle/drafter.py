@@ -203,10 +203,13 @@ def step_draft_id(key: Optional[str], attempt: int) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:draft:{key}:{int(attempt)}").hex
 
 
-def first_draft_id(ctx: Context, brief_id: Optional[str]) -> str:
+def first_draft_id(ctx: Context, brief_id: Optional[str], slept_on: bool = True) -> str:
     """The id of the first draft of a sleep on this brief (no brief: a fresh id). A brief a budget kept open past
     its chain's landing opens the next chain: its first draft (closed now) holds the brief's id, so the next night
-    takes the next one (Memory keeps the first draft posted under an id: the night's own would be lost)."""
+    takes the next one (Memory keeps the first draft posted under an id: the night's own would be lost). A copy
+    alone on its Memory that never `slept_on` the brief takes the first id without asking Memory."""
+    if not slept_on and claims.alone(ctx):
+        return step_draft_id(brief_id, 1)
     night = 0
     while True:
         draft_id = step_draft_id(f"{brief_id}:{night}" if brief_id and night else brief_id, 1)

@@ -213,6 +213,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
     meta = (brief or {}).get("metadata") or {}
     promote = [str(h).lower() for h in meta.get("promote_hints") or []]
     noise = [str(h).lower() for h in meta.get("noise_hints") or []]
+    slept_on = bool(brief) and brief["id"] in (ctx.state.get("brief_times") or {})    # a night before this one
     if brief:
         ctx.state.mutate("brief_times", lambda t: dict(list({**t, brief["id"]: meta.get("created_at")}.items())[-50:]))
     plan = plan_sleep(free, promote_hints=promote, noise_hints=noise,
@@ -233,7 +234,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
         if claim is not None:
             claim.check()
         extra = {**stamp(ctx, served, voice_version), **({"guard": report.guard} if report.guard else {})}
-        submit_first_draft(ctx, ops, brief, report, extra)
+        submit_first_draft(ctx, ops, brief, report, extra, slept_on)
         report.tidy = {"deferred": "until the chain lands"}
         return
     _nothing_to_submit(ctx, brief, pulled, report)
@@ -341,8 +342,9 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
         log.warning("the sleep's tidy (age out, near-term, sweep) was not done; the next sleep does it: %s", exc)
 
 
-def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: SleepReport, extra: dict) -> None:
-    draft_id = first_draft_id(ctx, (brief or {}).get("id"))
+def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: SleepReport, extra: dict,
+                       slept_on: bool = True) -> None:
+    draft_id = first_draft_id(ctx, (brief or {}).get("id"), slept_on)
     record = {"draft_id": draft_id, "cluster_id": draft_id, "brief_id": (brief or {}).get("id"),
               "operations": len(ops), "kinds": sorted({op["kind"] for op in ops}),
               "catch_up": report.catch_up, "at": ctx.clock.now(), "keep_shorts": bool(report.kept_back or report.budget),

@@ -86,5 +86,8 @@ def test_one_chain_costs_at_most_47_memory_requests_and_writes_only_the_review_n
     with capsys.disabled():
         print(f"\n  one chain: {len(done)} Memory requests: " + ", ".join(f"{r} {n}" for r, n in sorted(routes.items())))
     assert len(done) <= MOST, (len(done), routes)
+    # a first sleep on a brief, alone on Memory, posts its draft under the brief's first id without asking Memory
+    # whether a night the budget stopped already used it (it cannot have: this copy never slept on the brief)
+    assert "GET /drafts/{id}" not in RecordingProxy.by_route(ticks[0]), RecordingProxy.by_route(ticks[0])
     assert routes["POST /near"] == 1 and routes["DELETE /near/{id}"] == 1, routes   # the review note, then gone
     assert near_after == near_before
