@@ -36,7 +36,11 @@ het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij julli
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
+NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")  # -5
+_UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]?B|[kMG]?Hz)(?!\w)")    # 5 °C, 500 GB: units, not names
+_UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "b": "byte",
+               "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
+               "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz"}     # what grounds a unit's symbol
 _SEP = re.compile(r"[.,:/-]")
 _MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
@@ -122,6 +126,8 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _num(token: str) -> str:
+    if token[:5].casefold() == "minus":   # minus 5 is -5
+        return "-" + _num(token[5:].strip())
     if token[0] in "-\u2212\u2013":          # a leading minus (-, −, –) makes another number: -5 is not 5
         return "-" + _num(token[1:])
     if _GROUPED.fullmatch(token):      # one number, not a date of its pieces
@@ -132,6 +138,10 @@ def _num(token: str) -> str:
         whole, frac = _SEP.split(token)
         return f"{_digits(whole)}.{''.join(str(unicodedata.decimal(c)) for c in frac)}"
     return "".join(p if _SEP.fullmatch(p) else _digits(p) for p in re.split(f"({_SEP.pattern})", token) if p)
+
+
+def _unit_key(symbol: str) -> str:
+    return "".join(symbol.split()).casefold()
 
 
 def _digits(run: str) -> str:
@@ -187,8 +197,11 @@ def names(text: str) -> list:
     line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
     text = norm(text)
     caps, seen, small, last = [], 0, False, None
+    units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))}
     for m in _WORD.finditer(text):
         w, prev, last = m.group(0), last, m
+        if m.start() in units:
+            continue
         before = text[:m.start()]
         titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
         if not before.strip() or (not titled and _SENTENCE_END.search(before)) or w.isdigit():
@@ -233,10 +246,14 @@ class Known:
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
             if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
+        self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
+            if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
+                words = _UNIT_WORDS[_unit_key(token)]
+                return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
             said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
@@ -292,6 +309,7 @@ def specifics(text: str) -> list:
     quoted words of a text, each once."""
     words = [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
+    words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
     return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 

@@ -271,3 +271,20 @@ def test_10pm_is_not_grounded_by_another_fragment_that_says_no_am():
     res = check([{"kind": "new_core", "content": "We meet Anna at 10pm on the balcony", "topic": "t",
                   "source_short_ids": ["s1"], "evidence_count": 1}], Sources(frags, {}, ()), max_tokens=2000)
     assert res.operations == [] and [(f.rule, f.detail) for f in res.dropped] == [("numbers", "10 pm")]
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("It was -5 °C on the balcony this morning", "It was -5 degrees on the balcony this morning (2026-03-07)", True),
+    ("It was -5 °C on the balcony this morning", "It was minus 5 degrees on the balcony (2026-03-07)", True),
+    ("It was -5 °F on the balcony this morning", "It was -5 °F on the balcony this morning (2026-03-07)", True),
+    ("It was -5 ℃ on the balcony this morning", "It was -5°C on the balcony this morning (2026-03-07)", True),
+    ("The disk holds 500 GB of photos", "The disk holds 500 GB of photos (2026-03-07)", True),
+    ("It was -5 °F on the balcony this morning", "It was -5 °C on the balcony this morning (2026-03-07)", False),
+    ("It was -5 °C on the balcony this morning", "It was 5 degrees on the balcony this morning (2026-03-07)", False),
+    ("It was minus 5 degrees on the balcony", "It was 5 degrees on the balcony this morning (2026-03-07)", False),
+    ("The disk holds 500 TB of photos", "The disk holds 500 GB of photos (2026-03-07)", False),
+])
+def test_a_unit_symbol_is_no_name(content, fragment, is_kept):
+    """The C of -5 °C is a unit, not a person: it is grounded by its symbol or its word (degrees, Celsius), and a
+    changed unit (°F for °C, TB for GB) is as invented as a changed number; "minus 5" is -5."""
+    assert kept(content, fragment, rule="numbers") is is_kept
