@@ -36,7 +36,8 @@ het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij julli
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")  # -5
+NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
+                    r"(?:\d{1,3}(?: \d{3}(?!\d))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")     # 2 500 000: one number
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]?B|[kMG]?Hz)(?!\w)")    # 5 °C, 500 GB: units, not names
 _UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "b": "byte",
                "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
@@ -130,6 +131,8 @@ def _num(token: str) -> str:
         return "-" + _num(token[5:].strip())
     if token[0] in "-\u2212\u2013":          # a leading minus (-, −, –) makes another number: -5 is not 5
         return "-" + _num(token[1:])
+    if " " in token:                   # 2 500 000, 1 000,50: a thousands space (any space, after norm) groups one
+        token = token.replace(" ", "").replace(",", ".")       # number; its pieces are none (3 500 is 3500)
     if _GROUPED.fullmatch(token):      # one number, not a date of its pieces
         token = token.replace(".", "").replace(",", ".")
     if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma

@@ -288,3 +288,26 @@ def test_a_unit_symbol_is_no_name(content, fragment, is_kept):
     """The C of -5 °C is a unit, not a person: it is grounded by its symbol or its word (degrees, Celsius), and a
     changed unit (°F for °C, TB for GB) is as invented as a changed number; "minus 5" is -5."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+MAISON = ("La maison a coûté 2 500 000 euros, le vélo 1\u2009000,50 euros et le canapé 3\u202f500 euros, "
+          "le lit 1\u00a0200 (2026-03-05)")
+
+
+@pytest.mark.parametrize("content,is_kept", [
+    ("The house cost 500 euros, la maison", False),          # a piece of 2 500 000
+    ("The house cost 2 500 euros, la maison", False),
+    ("The bike cost 50 euros, le vélo", False),              # a piece of 1 000,50 (a thin space)
+    ("The sofa cost 500 euros, le canapé", False),           # a piece of 3 500 (a narrow no-break space)
+    ("The bed cost 200 euros, le lit", False),               # a piece of 1 200 (a no-break space)
+    ("The house cost 2500000 euros, la maison", True),
+    ("The house cost 2 500 000 euros, la maison", True),
+    ("The house cost 2,500,000 euros, la maison", True),
+    ("The bike cost 1000.50 euros, le vélo", True),
+    ("The sofa cost 3500 euros, le canapé", True),
+    ("The bed cost 1 200 euros, le lit", True),
+])
+def test_a_thousands_space_groups_one_number(content, is_kept):
+    """2 500 000 euros (with a space, a thin or a no-break space) is one number, as 2.500.000 is: its pieces are
+    not numbers the model may use (500 euros), and the same amount written another way is grounded."""
+    assert kept(content, MAISON, rule="numbers") is is_kept
