@@ -43,6 +43,9 @@ _UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "deg
                "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
                "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz"}     # what grounds a unit's symbol
 _SEP = re.compile(r"[.,:/-]")
+_IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
+_PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
+          re.compile(r"(?<!\w)(\d+)[ -]?([^\W\d_])"))
 _MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
@@ -203,7 +206,7 @@ def names(text: str) -> list:
     units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))}
     for m in _WORD.finditer(text):
         w, prev, last = m.group(0), last, m
-        if m.start() in units:
+        if m.start() in units or _IDENT.fullmatch(w):   # checked as a unit or an identifier, not as a name
             continue
         before = text[:m.start()]
         titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
@@ -249,11 +252,15 @@ class Known:
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
             if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
+        self.idents = {w.casefold() for s in sources for w in _WORD.findall(norm(s)) if _IDENT.fullmatch(w)} | {
+            "".join(m.groups()).casefold() for s in sources for p in _PARTS for m in p.finditer(norm(s))}
         self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
+            if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
+                return token.casefold() in self.idents
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
                 words = _UNIT_WORDS[_unit_key(token)]
                 return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))
@@ -313,6 +320,7 @@ def specifics(text: str) -> list:
     words = [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
+    words += [("numbers", w) for w in _WORD.findall(norm(text)) if _IDENT.fullmatch(w)]
     return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 

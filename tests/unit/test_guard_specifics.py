@@ -311,3 +311,22 @@ def test_a_thousands_space_groups_one_number(content, is_kept):
     """2 500 000 euros (with a space, a thin or a no-break space) is one number, as 2.500.000 is: its pieces are
     not numbers the model may use (500 euros), and the same amount written another way is grounded."""
     assert kept(content, MAISON, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna moved into flat 12B last week", "Anna moved into flat 12A last week (2026-03-05)", False),
+    ("Anna prints her notes on A4 paper", "Anna prints her notes on A5 paper (2026-03-05)", False),
+    ("Anna prints her notes on a4 paper", "Anna prints her notes on a5 paper (2026-03-05)", False),
+    ("Anna takes the bus 3b to work", "Anna takes the bus 3a to work (2026-03-05)", False),
+    ("Anna listens to the q3 report", "Anna listens to the q4 report (2026-03-05)", False),
+    ("Anna moved into flat 12A last week", "Anna moved into flat 12A last week (2026-03-05)", True),
+    ("Anna moved into flat 12a last week", "Anna moved into flat 12 A last week (2026-03-05)", True),
+    ("Anna takes vitamin B12 daily", "Anna takes vitamin B-12 daily (2026-03-05)", True),
+    ("Anna slept 8h last night", "Anna slept 8 hours last night (2026-03-05)", True),
+    ("Anna ran 5km on Tuesday", "Anna ran 5 km on Tuesday (2026-03-05)", True),
+])
+def test_a_number_glued_to_letters_is_found_as_written(content, fragment, is_kept):
+    """Flat 12B is not flat 12A, A4 paper not A5: an identifier of digits and letters must be in a fragment as
+    written (a space or hyphen between its parts aside), not only its digits; a unit glued to its number (8h, 5km)
+    is grounded by the number with its unit written out."""
+    assert kept(content, fragment, rule="numbers") is is_kept
