@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from decimal import Decimal
 from typing import Iterable
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
@@ -60,7 +61,12 @@ _APOSTROPHE = str.maketrans("’ʼ", "''")         # I’m is I'm
 _UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
 _TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
+_SCALED = re.compile(r"[^\S\n]+(dozen|hundred|thousand|million|billion)s?(?!\w)", re.I)   # 2.5 million
+_VAGUE = {"dozens": (24, 200), "hundreds": (200, 1000), "thousands": (2000, 10 ** 6),   # by a number this size
+          "millions": (2 * 10 ** 6, 10 ** 9), "billions": (2 * 10 ** 9, 10 ** 12)}
+_VAGUE_WORD = re.compile(r"(?<!\d )(?<!\w)(dozens|hundreds|thousands|millions|billions)(?!\w)"
+                         r"(?!\s+of\s+(?:thousands|millions|billions))", re.I)     # hundreds of thousands: by the last
 _ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
                                         "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
                                         "nineteenth twentieth".split(), 1)} | {"thirtieth": 30, "twice": 2, "thrice": 3}
@@ -70,7 +76,7 @@ _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb"
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
-_SPELLED = re.compile(rf"(?<!\w){_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
+_SPELLED = re.compile(rf"(?<!\w)(?<!\d )(?:half\s+an?\s+)?{_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
 
 
 # ------------------------------------------------------------------ words
@@ -164,19 +170,24 @@ def _is_range(token: str) -> bool:
 
 def spelled(text: str) -> list:
     """[(words, value)]: the numbers of a text written in (English) words, each as written and as digits: thirty
-    is 30, twenty-five 25, two hundred 200, a dozen 12, the twenty-first 21; "two three" is two numbers."""
+    is 30, twenty-five 25, two hundred 200, a dozen 12, half a dozen 6, the twenty-first 21; "two three" is two
+    numbers."""
     out = []
     for m in _SPELLED.finditer(norm(text)):
         words, total, cur, last = [], 0, 0, ""
+        half = m.group(0)[:4].casefold() == "half"
         for w in re.findall(r"\w+", m.group(0)):
             lw = w.casefold()
             if lw == "and":
                 continue
+            if half and not last and lw in ("half", "a", "an"):
+                words.append(w)
+                continue
             if words and lw not in _SCALES and (last in _UNITS or last in _ORDINALS or (last in _TENS and lw in _TENS)):
                 out.append((" ".join(words), str(total + cur)))      # a new number begins
                 words, total, cur = [], 0, 0
-            if lw == "thousand":
-                total, cur = total + max(cur, 1) * 1000, 0
+            if lw in ("thousand", "million", "billion"):
+                total, cur = total + max(cur, 1) * _SCALES[lw], 0
             elif lw in _SCALES:
                 cur = max(cur, 1) * _SCALES[lw]
             else:
@@ -184,6 +195,10 @@ def spelled(text: str) -> list:
             words.append(w)
             last = lw
         out.append((" ".join(words), str(total + cur)))
+        if half:        # half a dozen: of the first number
+            n = [i for i, (w, _) in enumerate(out) if w.casefold().startswith("half")][-1]
+            v = Decimal(out[n][1]) / 2
+            out[n] = (out[n][0], str(v.to_integral_value()) if v == v.to_integral_value() else str(v))
     return out
 
 
@@ -194,8 +209,15 @@ def _spelled_value(token: str) -> str:
 
 
 def numbers(text: str) -> list:
-    """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3; any script's digits)."""
-    return [_num(t) for t in NUMBER.findall(norm(text))]
+    """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3, 2.5 million = 2500000; any
+    script's digits)."""
+    text, out = norm(text), []
+    for m in NUMBER.finditer(text):
+        n, scale = _num(m.group(0)), _SCALED.match(text, m.end())
+        if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
+            n = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f")
+        out.append(n)
+    return out
 
 
 def names(text: str) -> list:
@@ -259,6 +281,10 @@ class Known:
 
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
+            if token.casefold() in _VAGUE:                       # hundreds: by the word or a number 200-999
+                lo, hi = _VAGUE[token.casefold()]
+                return _words_in(token.casefold(), self.flat) or any(
+                    lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
             if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
                 return token.casefold() in self.idents
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
@@ -321,6 +347,7 @@ def specifics(text: str) -> list:
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
     words += [("numbers", w) for w in _WORD.findall(norm(text)) if _IDENT.fullmatch(w)]
+    words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(norm(text))]
     return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 

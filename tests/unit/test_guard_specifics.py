@@ -330,3 +330,29 @@ def test_a_number_glued_to_letters_is_found_as_written(content, fragment, is_kep
     written (a space or hyphen between its parts aside), not only its digits; a unit glued to its number (8h, 5km)
     is grounded by the number with its unit written out."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("We keep half a dozen hens in the garden", "We keep 12 hens in the garden (2026-03-07)", False),
+    ("We keep half a dozen hens in the garden", "We keep 6 hens in the garden (2026-03-07)", True),
+    ("We keep hundreds of bees in the garden", "We keep 40 bees in the garden (2026-03-07)", False),
+    ("We keep hundreds of bees in the garden", "We keep about 300 bees in the garden (2026-03-07)", True),
+    ("We keep hundreds of bees in the garden", "We keep hundreds of bees in the garden (2026-03-07)", True),
+    ("We keep dozens of hens in the garden", "We keep 3 hens in the garden (2026-03-07)", False),
+    ("We keep dozens of hens in the garden", "We keep thirty hens in the garden (2026-03-07)", True),
+    ("The house in the garden cost a million euros", "The house in the garden cost 300 euros (2026-03-07)", False),
+    ("The house in the garden cost millions of euros", "The house in the garden cost 3,000 euros (2026-03-07)", False),
+    ("The house in the garden cost two billion euros", "The house in the garden cost 2 euros (2026-03-07)", False),
+    ("The house in the garden cost 2 million euros", "The house in the garden cost 2 euros (2026-03-07)", False),
+    ("The house in the garden cost 2 million euros", "The house in the garden cost 2.000.000 euros (2026-03-07)", True),
+    ("The house in the garden cost 2.5 million euros", "The house in the garden cost 2 500 000 euros (2026-03-07)",
+     True),
+    ("The house in the garden cost two million euros", "The house in the garden cost 2,000,000 euros (2026-03-07)",
+     True),
+    ("The house in the garden cost 2,000,000 euros", "The house in the garden cost two million euros (2026-03-07)",
+     True),
+])
+def test_hundreds_dozens_and_millions_are_numbers(content, fragment, is_kept):
+    """"hundreds of bees" against 40 bees is invented, "half a dozen" is 6 (not 12), and a million is a number like
+    a thousand: each is grounded by the same word or by a number of its size (2 million by 2,000,000)."""
+    assert kept(content, fragment, rule="numbers") is is_kept
