@@ -122,10 +122,17 @@ def _found(stem: str, pool: set, endings: tuple = ()) -> bool:
         not endings or max(p, stem, key=len)[min(len(p), len(stem)):] in endings) for p in pool)
 
 
+def _terms(text: str) -> set:
+    """A text's content words and numbers, a number written in words as its digits."""
+    said = spelled(text)
+    words = {_stem(w) for ws, _ in said for w in re.findall(r"\w+", ws)}
+    return (content_words(text) - words) | set(numbers(text)) | {v for _, v in said}
+
+
 def near_duplicate(a: str, b: str) -> bool:
-    """Nearly the same words (numbers count as words here): DUPLICATE_SHARE of the shorter text's words are in the
-    longer one, and MATCH_SHARE of the longer text's in the shorter one."""
-    wa, wb = content_words(a) | set(numbers(a)), content_words(b) | set(numbers(b))
+    """Nearly the same words (numbers count as words here, by value: thirty is 30): DUPLICATE_SHARE of the shorter
+    text's words are in the longer one, and MATCH_SHARE of the longer text's in the shorter one."""
+    wa, wb = _terms(a), _terms(b)
     if not wa or not wb:
         return " ".join(norm(a).casefold().split()) == " ".join(norm(b).casefold().split())
     common = len(wa & wb)

@@ -356,3 +356,18 @@ def test_hundreds_dozens_and_millions_are_numbers(content, fragment, is_kept):
     """"hundreds of bees" against 40 bees is invented, "half a dozen" is 6 (not 12), and a million is a number like
     a thousand: each is grounded by the same word or by a number of its size (2 million by 2,000,000)."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,core,restates", [
+    ("We were thirty people at the garden party", "We were 30 people at the garden party", True),
+    ("We were 30 people at the garden party", "We were thirty people at the garden party", True),
+    ("We were twenty-five people at the garden party", "We were 25 people at the garden party", True),
+    ("We were thirty people at the garden party", "We were 40 people at the garden party", False),
+])
+def test_a_new_core_restating_a_shown_core_in_other_numerals_is_caught(content, core, restates):
+    """The shown core says 30 people; a new core saying "thirty people" restates it (and would land as a second
+    memory of the same thing): numbers count by their value, in digits or words."""
+    frag = "We were 30 people, or thirty, or 25, twenty-five, 40, forty, at the garden party (2026-03-07)"
+    res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": ["s1"],
+                  "evidence_count": 1}], Sources({"s1": frag}, {"c1": core}, ()), max_tokens=2000)
+    assert [f.rule for f in res.dropped] == (["restates_core"] if restates else []), res.dropped
