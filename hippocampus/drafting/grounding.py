@@ -46,7 +46,7 @@ _UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "deg
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
-          re.compile(r"(?<!\w)(\d+)[ -]?([^\W\d_])"))
+          re.compile(r"(?<!\w)(\d+)[ -]?([^\W\d_]+)"))
 _MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
@@ -281,8 +281,10 @@ class Known:
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
             if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
+        parts = [m.groups() for s in sources for p in _PARTS for m in p.finditer(norm(s))]
         self.idents = {w.casefold() for s in sources for w in _WORD.findall(norm(s)) if _IDENT.fullmatch(w)} | {
-            "".join(m.groups()).casefold() for s in sources for p in _PARTS for m in p.finditer(norm(s))}
+            (a + b).casefold() for a, b in parts if not a.isdigit() or len(b) == 1}
+        self.initials = {(a + b[0]).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP}
         self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
@@ -293,7 +295,7 @@ class Known:
                 return _words_in(token.casefold(), self.flat) or any(
                     lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
             if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
-                return token.casefold() in self.idents
+                return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
                 words = _UNIT_WORDS[_unit_key(token)]
                 return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))

@@ -324,6 +324,8 @@ def test_a_thousands_space_groups_one_number(content, is_kept):
     ("Anna takes vitamin B12 daily", "Anna takes vitamin B-12 daily (2026-03-05)", True),
     ("Anna slept 8h last night", "Anna slept 8 hours last night (2026-03-05)", True),
     ("Anna ran 5km on Tuesday", "Anna ran 5 km on Tuesday (2026-03-05)", True),
+    ("Anna moved into flat 12A last week", "Anna has 12 apples and flat 12B (2026-03-05)", False),
+    ("Anna moved into flat 12a last week", "Anna moved 12 and 13 into flat 12B (2026-03-05)", False),
 ])
 def test_a_number_glued_to_letters_is_found_as_written(content, fragment, is_kept):
     """Flat 12B is not flat 12A, A4 paper not A5: an identifier of digits and letters must be in a fragment as
