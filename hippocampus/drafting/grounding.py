@@ -76,7 +76,8 @@ _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb"
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
-_SPELLED = re.compile(rf"(?<!\w)(?<!\d )(?:half\s+an?\s+)?{_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
+_SPELLED = re.compile(rf"(?<!\w)(?<!\d )(?:minus\s+|half\s+an?\s+)?{_NUM_WORD}"
+                      rf"(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
 
 
 # ------------------------------------------------------------------ words
@@ -181,13 +182,13 @@ def spelled(text: str) -> list:
     numbers."""
     out = []
     for m in _SPELLED.finditer(norm(text)):
-        words, total, cur, last = [], 0, 0, ""
-        half = m.group(0)[:4].casefold() == "half"
+        words, total, cur, last, first = [], 0, 0, "", len(out)
+        half, minus = (m.group(0)[:n].casefold() == w for n, w in ((4, "half"), (5, "minus")))
         for w in re.findall(r"\w+", m.group(0)):
             lw = w.casefold()
             if lw == "and":
                 continue
-            if half and not last and lw in ("half", "a", "an"):
+            if not last and ((half and lw in ("half", "a", "an")) or (minus and lw == "minus")):
                 words.append(w)
                 continue
             if words and lw not in _SCALES and (last in _UNITS or last in _ORDINALS or (last in _TENS and lw in _TENS)):
@@ -203,9 +204,10 @@ def spelled(text: str) -> list:
             last = lw
         out.append((" ".join(words), str(total + cur)))
         if half:        # half a dozen: of the first number
-            n = [i for i, (w, _) in enumerate(out) if w.casefold().startswith("half")][-1]
-            v = Decimal(out[n][1]) / 2
-            out[n] = (out[n][0], str(v.to_integral_value()) if v == v.to_integral_value() else str(v))
+            v = Decimal(out[first][1]) / 2
+            out[first] = (out[first][0], str(v.to_integral_value()) if v == v.to_integral_value() else str(v))
+        if minus:       # minus five is -5
+            out[first] = (out[first][0], "-" + out[first][1])
     return out
 
 

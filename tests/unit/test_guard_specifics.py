@@ -286,6 +286,8 @@ def test_10pm_is_not_grounded_by_another_fragment_that_says_no_am():
     ("Anna drinks 2 L of water a day", "Anna drinks 2 litres of water a day (2026-03-07)", True),
     ("Anna drinks 2L of water a day", "Anna drinks 2 litres of water a day (2026-03-07)", True),
     ("Anna lives at 221B Baker Street", "Anna lives at 221b Baker Street (2026-03-07)", True),   # no bytes
+    ("It was -5 °C on the balcony this morning", "It was minus five degrees on the balcony (2026-03-07)", True),
+    ("It was minus five degrees on the balcony", "It was 5 degrees on the balcony this morning (2026-03-07)", False),
 ])
 def test_a_unit_symbol_is_no_name(content, fragment, is_kept):
     """The C of -5 °C is a unit, not a person: it is grounded by its symbol or its word (degrees, Celsius), and a
