@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from decimal import Decimal
 from typing import Iterable
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
@@ -36,8 +37,16 @@ het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij julli
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013])?(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*")   # -5: after a space
+NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
+                    r"(?:\d{1,3}(?: \d{3}(?!\d))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")     # 2 500 000: one number
+_UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
+_UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "l": "litre|liter",
+               "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
+               "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz"}     # what grounds a unit's symbol
 _SEP = re.compile(r"[.,:/-]")
+_IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
+_PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
+          re.compile(r"(?<!\w)(\d+)[ -]?([^\W\d_]+)"))
 _MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
@@ -52,7 +61,12 @@ _APOSTROPHE = str.maketrans("’ʼ", "''")         # I’m is I'm
 _UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
 _TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
+_SCALED = re.compile(r"[^\S\n]+(dozen|hundred|thousand|million|billion)s?(?!\w)", re.I)   # 2.5 million
+_VAGUE = {"dozens": (24, 200), "hundreds": (200, 1000), "thousands": (2000, 10 ** 6),   # by a number this size
+          "millions": (2 * 10 ** 6, 10 ** 9), "billions": (2 * 10 ** 9, 10 ** 12)}
+_VAGUE_WORD = re.compile(r"(?<!\d )(?<!\w)(dozens|hundreds|thousands|millions|billions)(?!\w)"
+                         r"(?!\s+of\s+(?:thousands|millions|billions))", re.I)     # hundreds of thousands: by the last
 _ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
                                         "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
                                         "nineteenth twentieth".split(), 1)} | {"thirtieth": 30, "twice": 2, "thrice": 3}
@@ -62,7 +76,8 @@ _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb"
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
-_SPELLED = re.compile(rf"(?<!\w){_NUM_WORD}(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
+_SPELLED = re.compile(rf"(?<!\w)(?<!\d )(?:minus\s+|half\s+an?\s+)?{_NUM_WORD}"
+                      rf"(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
 
 
 # ------------------------------------------------------------------ words
@@ -108,10 +123,17 @@ def _found(stem: str, pool: set, endings: tuple = ()) -> bool:
         not endings or max(p, stem, key=len)[min(len(p), len(stem)):] in endings) for p in pool)
 
 
+def _terms(text: str) -> set:
+    """A text's content words and numbers, a number written in words as its digits."""
+    said = spelled(text)
+    words = {_stem(w) for ws, _ in said for w in re.findall(r"\w+", ws)}
+    return (content_words(text) - words) | set(numbers(text)) | {v for _, v in said}
+
+
 def near_duplicate(a: str, b: str) -> bool:
-    """Nearly the same words (numbers count as words here): DUPLICATE_SHARE of the shorter text's words are in the
-    longer one, and MATCH_SHARE of the longer text's in the shorter one."""
-    wa, wb = content_words(a) | set(numbers(a)), content_words(b) | set(numbers(b))
+    """Nearly the same words (numbers count as words here, by value: thirty is 30): DUPLICATE_SHARE of the shorter
+    text's words are in the longer one, and MATCH_SHARE of the longer text's in the shorter one."""
+    wa, wb = _terms(a), _terms(b)
     if not wa or not wb:
         return " ".join(norm(a).casefold().split()) == " ".join(norm(b).casefold().split())
     common = len(wa & wb)
@@ -122,8 +144,12 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _num(token: str) -> str:
+    if token[:5].casefold() == "minus":   # minus 5 is -5
+        return "-" + _num(token[5:].strip())
     if token[0] in "-\u2212\u2013":          # a leading minus (-, −, –) makes another number: -5 is not 5
         return "-" + _num(token[1:])
+    if " " in token:                   # 2 500 000, 1 000,50: a thousands space (any space, after norm) groups one
+        token = token.replace(" ", "").replace(",", ".")       # number; its pieces are none (3 500 is 3500)
     if _GROUPED.fullmatch(token):      # one number, not a date of its pieces
         token = token.replace(".", "").replace(",", ".")
     if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma
@@ -132,6 +158,10 @@ def _num(token: str) -> str:
         whole, frac = _SEP.split(token)
         return f"{_digits(whole)}.{''.join(str(unicodedata.decimal(c)) for c in frac)}"
     return "".join(p if _SEP.fullmatch(p) else _digits(p) for p in re.split(f"({_SEP.pattern})", token) if p)
+
+
+def _unit_key(symbol: str) -> str:
+    return "".join(symbol.split()).casefold()
 
 
 def _digits(run: str) -> str:
@@ -148,19 +178,24 @@ def _is_range(token: str) -> bool:
 
 def spelled(text: str) -> list:
     """[(words, value)]: the numbers of a text written in (English) words, each as written and as digits: thirty
-    is 30, twenty-five 25, two hundred 200, a dozen 12, the twenty-first 21; "two three" is two numbers."""
+    is 30, twenty-five 25, two hundred 200, a dozen 12, half a dozen 6, the twenty-first 21; "two three" is two
+    numbers."""
     out = []
     for m in _SPELLED.finditer(norm(text)):
-        words, total, cur, last = [], 0, 0, ""
+        words, total, cur, last, first = [], 0, 0, "", len(out)
+        half, minus = (m.group(0)[:n].casefold() == w for n, w in ((4, "half"), (5, "minus")))
         for w in re.findall(r"\w+", m.group(0)):
             lw = w.casefold()
             if lw == "and":
                 continue
+            if not last and ((half and lw in ("half", "a", "an")) or (minus and lw == "minus")):
+                words.append(w)
+                continue
             if words and lw not in _SCALES and (last in _UNITS or last in _ORDINALS or (last in _TENS and lw in _TENS)):
                 out.append((" ".join(words), str(total + cur)))      # a new number begins
                 words, total, cur = [], 0, 0
-            if lw == "thousand":
-                total, cur = total + max(cur, 1) * 1000, 0
+            if lw in ("thousand", "million", "billion"):
+                total, cur = total + max(cur, 1) * _SCALES[lw], 0
             elif lw in _SCALES:
                 cur = max(cur, 1) * _SCALES[lw]
             else:
@@ -168,6 +203,11 @@ def spelled(text: str) -> list:
             words.append(w)
             last = lw
         out.append((" ".join(words), str(total + cur)))
+        if half:        # half a dozen: of the first number
+            v = Decimal(out[first][1]) / 2
+            out[first] = (out[first][0], str(v.to_integral_value()) if v == v.to_integral_value() else str(v))
+        if minus:       # minus five is -5
+            out[first] = (out[first][0], "-" + out[first][1])
     return out
 
 
@@ -178,8 +218,15 @@ def _spelled_value(token: str) -> str:
 
 
 def numbers(text: str) -> list:
-    """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3; any script's digits)."""
-    return [_num(t) for t in NUMBER.findall(norm(text))]
+    """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3, 2.5 million = 2500000; any
+    script's digits)."""
+    text, out = norm(text), []
+    for m in NUMBER.finditer(text):
+        n, scale = _num(m.group(0)), _SCALED.match(text, m.end())
+        if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
+            n = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f")
+        out.append(n)
+    return out
 
 
 def names(text: str) -> list:
@@ -187,8 +234,11 @@ def names(text: str) -> list:
     line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
     text = norm(text)
     caps, seen, small, last = [], 0, False, None
+    units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))}
     for m in _WORD.finditer(text):
         w, prev, last = m.group(0), last, m
+        if m.start() in units or _IDENT.fullmatch(w):   # checked as a unit or an identifier, not as a name
+            continue
         before = text[:m.start()]
         titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
         if not before.strip() or (not titled and _SENTENCE_END.search(before)) or w.isdigit():
@@ -233,10 +283,24 @@ class Known:
         self.months = {m for t in self.numbers for m in _months_of(t)} | {
             _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
             if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
+        parts = [m.groups() for s in sources for p in _PARTS for m in p.finditer(norm(s))]
+        self.idents = {w.casefold() for s in sources for w in _WORD.findall(norm(s)) if _IDENT.fullmatch(w)} | {
+            (a + b).casefold() for a, b in parts if not a.isdigit() or len(b) == 1}
+        self.initials = {(a + b[0]).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP}
+        self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
+            if token.casefold() in _VAGUE:                       # hundreds: by the word or a number 200-999
+                lo, hi = _VAGUE[token.casefold()]
+                return _words_in(token.casefold(), self.flat) or any(
+                    lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
+            if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
+                return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
+            if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
+                words = _UNIT_WORDS[_unit_key(token)]
+                return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
             said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
@@ -292,6 +356,9 @@ def specifics(text: str) -> list:
     quoted words of a text, each once."""
     words = [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
+    words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
+    words += [("numbers", w) for w in _WORD.findall(norm(text)) if _IDENT.fullmatch(w) and not _UNIT.search(w)]
+    words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(norm(text))]
     return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 

@@ -271,3 +271,110 @@ def test_10pm_is_not_grounded_by_another_fragment_that_says_no_am():
     res = check([{"kind": "new_core", "content": "We meet Anna at 10pm on the balcony", "topic": "t",
                   "source_short_ids": ["s1"], "evidence_count": 1}], Sources(frags, {}, ()), max_tokens=2000)
     assert res.operations == [] and [(f.rule, f.detail) for f in res.dropped] == [("numbers", "10 pm")]
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("It was -5 °C on the balcony this morning", "It was -5 degrees on the balcony this morning (2026-03-07)", True),
+    ("It was -5 °C on the balcony this morning", "It was minus 5 degrees on the balcony (2026-03-07)", True),
+    ("It was -5 °F on the balcony this morning", "It was -5 °F on the balcony this morning (2026-03-07)", True),
+    ("It was -5 ℃ on the balcony this morning", "It was -5°C on the balcony this morning (2026-03-07)", True),
+    ("The disk holds 500 GB of photos", "The disk holds 500 GB of photos (2026-03-07)", True),
+    ("It was -5 °F on the balcony this morning", "It was -5 °C on the balcony this morning (2026-03-07)", False),
+    ("It was -5 °C on the balcony this morning", "It was 5 degrees on the balcony this morning (2026-03-07)", False),
+    ("It was minus 5 degrees on the balcony", "It was 5 degrees on the balcony this morning (2026-03-07)", False),
+    ("The disk holds 500 TB of photos", "The disk holds 500 GB of photos (2026-03-07)", False),
+    ("Anna drinks 2 L of water a day", "Anna drinks 2 litres of water a day (2026-03-07)", True),
+    ("Anna drinks 2L of water a day", "Anna drinks 2 litres of water a day (2026-03-07)", True),
+    ("Anna lives at 221B Baker Street", "Anna lives at 221b Baker Street (2026-03-07)", True),   # no bytes
+    ("It was -5 °C on the balcony this morning", "It was minus five degrees on the balcony (2026-03-07)", True),
+    ("It was minus five degrees on the balcony", "It was 5 degrees on the balcony this morning (2026-03-07)", False),
+])
+def test_a_unit_symbol_is_no_name(content, fragment, is_kept):
+    """The C of -5 °C is a unit, not a person: it is grounded by its symbol or its word (degrees, Celsius), and a
+    changed unit (°F for °C, TB for GB) is as invented as a changed number; "minus 5" is -5."""
+    assert kept(content, fragment, rule="numbers") is is_kept
+
+
+MAISON = ("La maison a coûté 2 500 000 euros, le vélo 1\u2009000,50 euros et le canapé 3\u202f500 euros, "
+          "le lit 1\u00a0200 (2026-03-05)")
+
+
+@pytest.mark.parametrize("content,is_kept", [
+    ("The house cost 500 euros, la maison", False),          # a piece of 2 500 000
+    ("The house cost 2 500 euros, la maison", False),
+    ("The bike cost 50 euros, le vélo", False),              # a piece of 1 000,50 (a thin space)
+    ("The sofa cost 500 euros, le canapé", False),           # a piece of 3 500 (a narrow no-break space)
+    ("The bed cost 200 euros, le lit", False),               # a piece of 1 200 (a no-break space)
+    ("The house cost 2500000 euros, la maison", True),
+    ("The house cost 2 500 000 euros, la maison", True),
+    ("The house cost 2,500,000 euros, la maison", True),
+    ("The bike cost 1000.50 euros, le vélo", True),
+    ("The sofa cost 3500 euros, le canapé", True),
+    ("The bed cost 1 200 euros, le lit", True),
+])
+def test_a_thousands_space_groups_one_number(content, is_kept):
+    """2 500 000 euros (with a space, a thin or a no-break space) is one number, as 2.500.000 is: its pieces are
+    not numbers the model may use (500 euros), and the same amount written another way is grounded."""
+    assert kept(content, MAISON, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna moved into flat 12B last week", "Anna moved into flat 12A last week (2026-03-05)", False),
+    ("Anna prints her notes on A4 paper", "Anna prints her notes on A5 paper (2026-03-05)", False),
+    ("Anna prints her notes on a4 paper", "Anna prints her notes on a5 paper (2026-03-05)", False),
+    ("Anna takes the bus 3b to work", "Anna takes the bus 3a to work (2026-03-05)", False),
+    ("Anna listens to the q3 report", "Anna listens to the q4 report (2026-03-05)", False),
+    ("Anna moved into flat 12A last week", "Anna moved into flat 12A last week (2026-03-05)", True),
+    ("Anna moved into flat 12a last week", "Anna moved into flat 12 A last week (2026-03-05)", True),
+    ("Anna takes vitamin B12 daily", "Anna takes vitamin B-12 daily (2026-03-05)", True),
+    ("Anna slept 8h last night", "Anna slept 8 hours last night (2026-03-05)", True),
+    ("Anna ran 5km on Tuesday", "Anna ran 5 km on Tuesday (2026-03-05)", True),
+    ("Anna moved into flat 12A last week", "Anna has 12 apples and flat 12B (2026-03-05)", False),
+    ("Anna moved into flat 12a last week", "Anna moved 12 and 13 into flat 12B (2026-03-05)", False),
+])
+def test_a_number_glued_to_letters_is_found_as_written(content, fragment, is_kept):
+    """Flat 12B is not flat 12A, A4 paper not A5: an identifier of digits and letters must be in a fragment as
+    written (a space or hyphen between its parts aside), not only its digits; a unit glued to its number (8h, 5km)
+    is grounded by the number with its unit written out."""
+    assert kept(content, fragment, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("We keep half a dozen hens in the garden", "We keep 12 hens in the garden (2026-03-07)", False),
+    ("We keep half a dozen hens in the garden", "We keep 6 hens in the garden (2026-03-07)", True),
+    ("We keep hundreds of bees in the garden", "We keep 40 bees in the garden (2026-03-07)", False),
+    ("We keep hundreds of bees in the garden", "We keep about 300 bees in the garden (2026-03-07)", True),
+    ("We keep hundreds of bees in the garden", "We keep hundreds of bees in the garden (2026-03-07)", True),
+    ("We keep dozens of hens in the garden", "We keep 3 hens in the garden (2026-03-07)", False),
+    ("We keep dozens of hens in the garden", "We keep thirty hens in the garden (2026-03-07)", True),
+    ("The house in the garden cost a million euros", "The house in the garden cost 300 euros (2026-03-07)", False),
+    ("The house in the garden cost millions of euros", "The house in the garden cost 3,000 euros (2026-03-07)", False),
+    ("The house in the garden cost two billion euros", "The house in the garden cost 2 euros (2026-03-07)", False),
+    ("The house in the garden cost 2 million euros", "The house in the garden cost 2 euros (2026-03-07)", False),
+    ("The house in the garden cost 2 million euros", "The house in the garden cost 2.000.000 euros (2026-03-07)", True),
+    ("The house in the garden cost 2.5 million euros", "The house in the garden cost 2 500 000 euros (2026-03-07)",
+     True),
+    ("The house in the garden cost two million euros", "The house in the garden cost 2,000,000 euros (2026-03-07)",
+     True),
+    ("The house in the garden cost 2,000,000 euros", "The house in the garden cost two million euros (2026-03-07)",
+     True),
+])
+def test_hundreds_dozens_and_millions_are_numbers(content, fragment, is_kept):
+    """"hundreds of bees" against 40 bees is invented, "half a dozen" is 6 (not 12), and a million is a number like
+    a thousand: each is grounded by the same word or by a number of its size (2 million by 2,000,000)."""
+    assert kept(content, fragment, rule="numbers") is is_kept
+
+
+@pytest.mark.parametrize("content,core,restates", [
+    ("We were thirty people at the garden party", "We were 30 people at the garden party", True),
+    ("We were 30 people at the garden party", "We were thirty people at the garden party", True),
+    ("We were twenty-five people at the garden party", "We were 25 people at the garden party", True),
+    ("We were thirty people at the garden party", "We were 40 people at the garden party", False),
+])
+def test_a_new_core_restating_a_shown_core_in_other_numerals_is_caught(content, core, restates):
+    """The shown core says 30 people; a new core saying "thirty people" restates it (and would land as a second
+    memory of the same thing): numbers count by their value, in digits or words."""
+    frag = "We were 30 people, or thirty, or 25, twenty-five, 40, forty, at the garden party (2026-03-07)"
+    res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": ["s1"],
+                  "evidence_count": 1}], Sources({"s1": frag}, {"c1": core}, ()), max_tokens=2000)
+    assert [f.rule for f in res.dropped] == (["restates_core"] if restates else []), res.dropped
