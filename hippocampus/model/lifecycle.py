@@ -42,18 +42,6 @@ STOPPED, STARTING, READY, STOPPING, FAILED = "stopped", "starting", "ready", "st
 _CLEARED = {"pid": None, "created": None, "booted": None, "started_by_us": False, "cmd": None, "how": None}
 
 
-def log_tail(path: Path, offset: int, n: int = 10) -> str:
-    """The last lines of model.log written since `offset` (this launch's), for a failure's message."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()[-32768:]
-    except OSError:
-        return ""
-    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()][-n:]
-    return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
-
-
 def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:
     try:
         fn(*a, **kw)
@@ -126,6 +114,8 @@ class ModelLifecycle:
                     f"the next attempt is in {left:.0f} s (model.lifecycle.retry_after_seconds)")
             if self.stop_asked():
                 raise ModelUnavailable(NOT_STARTED)
+            if status not in (None, 503) and not self.lc.via_observatory and not (self.started_by_us and self._alive()):
+                self._fail(procs().port_taken(redact.url(self.health_url), status, redact.url(self.cfg.url)))
             self._start(nothing_answered=status is None)
 
     def release(self, busy_seconds: float) -> None:
@@ -284,9 +274,9 @@ class ModelLifecycle:
                     self.server.kill_leftovers()
                 self._forget()
                 self._fail(f"the start command exited with code {'?' if code is None else code} "
-                           "before the model answered" + log_tail(self.log_path, self._log_offset))
+                           "before the model answered" + procs().log_tail(self.log_path, self._log_offset))
             if time.monotonic() >= deadline:
-                tail = log_tail(self.log_path, self._log_offset) if self._how == "command" else ""
+                tail = procs().log_tail(self.log_path, self._log_offset) if self._how == "command" else ""
                 if self.started_by_us:
                     stop_quietly(self)
                     self._forget()
