@@ -36,6 +36,8 @@ def procs():
 
 log = logging.getLogger(__name__)
 STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a stop
+STOP_AT_EXIT_SECONDS = 3    # the Observatory's stop at the service's stop (systemd's TimeoutStopSec=10); past it the
+                            # model stays ours in the state file: the next run adopts and stops it
 LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
 NOT_STARTED = "the service is stopping: the model server is not started"
 STOPPED, STARTING, READY, STOPPING, FAILED = "stopped", "starting", "ready", "stopping", "failed"
@@ -146,8 +148,10 @@ class ModelLifecycle:
             return True
 
     def shutdown(self) -> None:
-        self._halt.set()        # a start in progress gives up at its next poll, and frees the lock
-        self.stop_now("the service is shutting down")
+        """Once (the actor's on_stop, then the runtime's stop): a stop left to the next run is not asked twice."""
+        if not self._halt.is_set():
+            self._halt.set()        # a start in progress gives up at its next poll, and frees the lock
+            self.stop_now("the service is shutting down")
 
     def adopt(self) -> None:
         """Take back a server a previous run of this service started, or forget it if it is gone."""
@@ -349,7 +353,7 @@ def stop_quietly(life: ModelLifecycle) -> str:
         if life.lc.stop:
             procs().run_stop_command(life.lc.stop, life.log_path, cwd)
         elif life._how == "observatory":
-            observatory(life.lc, "stop", "done drafting")
+            observatory(life.lc, "stop", "done drafting", seconds=STOP_AT_EXIT_SECONDS if life.stop_asked() else 60)
     except Exception as exc:  # noqa: BLE001 - stopping never raises
         log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
         refused = transport_words.in_words(exc) if life._how == "observatory" and not life.lc.stop else ""
