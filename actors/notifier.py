@@ -85,12 +85,12 @@ class NotifierActor(Supervised):
 
 def left_at_stop(rt) -> None:
     """The service has stopped: each event no notifier carried (it was down) says so on its record; the ones
-    that wake the model are left to the ripple's (ripple.left_at_stop)."""
+    that would have woken the model say so too."""
     webhook = Webhook(rt.cfg.notify)
     for event in take_all(waiting(rt.registry)):
         if webhook.wants(event["type"]):
             rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": STOPPED})
-        ripple.keep_missed(rt, event)
+        ripple.lost(rt, event, why=ripple.STOPPED)     # said here: past the ripple's cap, some would be "dropped"
 
 
 def keep_waiting(rt, event: dict) -> None:

@@ -140,11 +140,11 @@ def keep_missed(rt, event: dict) -> None:
         keep(missed(rt.registry), event, lambda old: lost(rt, old, wakeups), RippleActor.name)
 
 
-def lost(rt, event: dict, wakeups=None) -> None:
-    """An event that would have woken the model, dropped before any ripple actor read it: its History says so."""
+def lost(rt, event: dict, wakeups=None, why: str = DROPPED) -> None:
+    """An event that would have woken the model, dropped before any ripple actor read it: its History says why."""
     wakeups = rt.registry.estate(RippleActor.name).get("wakeups") if wakeups is None else wakeups
     if wakeups is not None and wakeups.wants(event["type"]):
-        rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": DROPPED})
+        rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": why})
 
 
 class RippleProxy(ActorMemberMixin, pykka.ActorProxy[RippleActor]):

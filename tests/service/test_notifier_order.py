@@ -174,3 +174,27 @@ def test_a_wake_up_dropped_past_the_cap_for_a_ripple_actor_that_is_down_says_so(
         assert len(lines) == 1 and "ripple" in lines[0], lines
     finally:
         receiver.close()
+
+
+def test_at_the_stop_each_wake_up_a_down_notifier_never_carried_says_the_service_stopped(
+        make_config, start_service, crashes, monkeypatch, caplog):
+    monkeypatch.setattr(ripple, "MISSED_MAX", 2)         # more waited for the notifier than the ripple keeps
+    receiver = Receiver()
+    try:
+        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
+                                        ripple={"type": "endpoint", "url": receiver.url,
+                                                "events": ["draft_submitted"]}),
+                            children=crashes.children)
+        assert crashes.crash(svc.runtime, "notifier") is True
+        wait_for(lambda: notifier_row(svc.url)["state"] == "failed", timeout=10, what="the notifier left down")
+        caplog.set_level(logging.WARNING)
+        seqs = [svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)["seq"] for d in "abcd"]
+        svc.request_stop(drain_seconds=5)
+        assert svc.wait_stopped(30)
+        said = {e["seq"]: e for e in svc.runtime.ctx.events.list(type_="draft_submitted")}
+        for seq in seqs:        # none was fired: the service stopped, whatever the ripple's cap
+            assert (said[seq].get("ripple") or {}).get("dropped") == ripple.STOPPED, said[seq]
+        assert [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()] == []
+        assert receiver.at("/hook") == []
+    finally:
+        receiver.close()
