@@ -55,7 +55,8 @@ def port_taken(health_url: str, status: int, model_url: str) -> str:
     """Why no server is launched on a port that answers, not as the model's server does (200, or 503 loading):
     a second server would not bind it."""
     return (f"{health_url} answers HTTP {status}: what holds the port of model.url ({model_url}) is not the "
-            "model's server, so none was launched on it; free that port, or set model.url to a free one")
+            "model's server, so none was launched on it; free that port, or set model.url to a free one (or, if "
+            "it is the model's server, set model.lifecycle.health_url to its health route)")
 
 
 def since_boot(pid: int) -> Optional[list]:
