@@ -11,10 +11,11 @@ from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
-from actors.base import Supervised, kept_for, oldest_first, take_all
+from actors.base import Supervised, keep, kept_for, oldest_first, take_all
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
 STOPPED = "not sent: the service was stopping"
+DROPPED = "not sent: dropped, as more events waited for the notifier while it was down than it keeps"
 
 
 class NotifierActor(Supervised):
@@ -55,7 +56,7 @@ class NotifierActor(Supervised):
 
     def dropped(self, method: str, *args) -> None:
         if method == "deliver":
-            waiting(self.rt.registry).append(args[0])
+            keep_waiting(self.rt, args[0])
 
     def _flush(self) -> None:
         """The events told while no instance was up (or left unread by the last one), in order, first."""
@@ -84,12 +85,24 @@ class NotifierActor(Supervised):
 
 def left_at_stop(rt) -> None:
     """The service has stopped: each event no notifier carried (it was down) says so on its record; the ones
-    that wake the model are left to the ripple's (ripple.left_at_stop)."""
+    that would have woken the model say so too."""
     webhook = Webhook(rt.cfg.notify)
     for event in take_all(waiting(rt.registry)):
         if webhook.wants(event["type"]):
             rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": STOPPED})
-        ripple.keep_missed(rt, event)
+        ripple.lost(rt, event, why=ripple.STOPPED)     # said here: past the ripple's cap, some would be "dropped"
+
+
+def keep_waiting(rt, event: dict) -> None:
+    """An event for a notifier that is down, kept for the next one; past WAITING_MAX the oldest's record says it
+    was dropped (and never woke the model, if it would have)."""
+    keep(waiting(rt.registry), event, lambda old: _lost(rt, old), NotifierActor.name)
+
+
+def _lost(rt, event: dict) -> None:
+    if Webhook(rt.cfg.notify).wants(event["type"]):
+        rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": DROPPED})
+    ripple.lost(rt, event)
 
 
 def waiting(registry):

@@ -13,10 +13,11 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
-from actors.base import DOWN_OK, Supervised, kept_for, oldest_first, take_all
+from actors.base import DOWN_OK, Supervised, keep, kept_for, oldest_first, take_all
 
 MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
 STOPPED = "the service stopped before it went out"
+DROPPED = "more events waited for the ripple actor while it was down than it keeps"
 REVIEWS = ("draft_submitted", "tend_resubmitted")     # the wake-ups that ask the main model to review a draft
 
 
@@ -136,7 +137,14 @@ def keep_missed(rt, event: dict) -> None:
     """An event for a ripple actor that is down, kept for the next one if it is one that wakes the model."""
     wakeups = rt.registry.estate(RippleActor.name).get("wakeups")
     if wakeups is None or wakeups.wants(event["type"]):
-        missed(rt.registry).append(event)
+        keep(missed(rt.registry), event, lambda old: lost(rt, old, wakeups), RippleActor.name)
+
+
+def lost(rt, event: dict, wakeups=None, why: str = DROPPED) -> None:
+    """An event that would have woken the model, dropped before any ripple actor read it: its History says why."""
+    wakeups = rt.registry.estate(RippleActor.name).get("wakeups") if wakeups is None else wakeups
+    if wakeups is not None and wakeups.wants(event["type"]):
+        rt.ctx.events.annotate(event["seq"], ripple={**(event.get("ripple") or {}), "dropped": why})
 
 
 class RippleProxy(ActorMemberMixin, pykka.ActorProxy[RippleActor]):

@@ -154,7 +154,7 @@ class Runtime:
         try:
             self.notifier().deliver.defer(event)
         except pykka.ActorDeadError:        # down: the next instance carries it (notifier.waiting)
-            notifier.waiting(self.registry).append(event)
+            notifier.keep_waiting(self, event)
 
     def ripple_ended(self, event_type: str) -> None:
         """From the ripple's reaper thread: a wake-up's child ended (the ripple actor publishes its exit code)."""

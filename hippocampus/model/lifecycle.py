@@ -36,22 +36,12 @@ def procs():
 
 log = logging.getLogger(__name__)
 STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a stop
+STOP_AT_EXIT_SECONDS = 3    # the Observatory's stop at the service's stop (systemd's TimeoutStopSec=10); past it the
+                            # model stays ours in the state file: the next run adopts and stops it
 LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
 NOT_STARTED = "the service is stopping: the model server is not started"
 STOPPED, STARTING, READY, STOPPING, FAILED = "stopped", "starting", "ready", "stopping", "failed"
 _CLEARED = {"pid": None, "created": None, "booted": None, "started_by_us": False, "cmd": None, "how": None}
-
-
-def log_tail(path: Path, offset: int, n: int = 10) -> str:
-    """The last lines of model.log written since `offset` (this launch's), for a failure's message."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()[-32768:]
-    except OSError:
-        return ""
-    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()][-n:]
-    return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
 
 
 def _quietly(fn: Callable, *a: Any, **kw: Any) -> None:
@@ -126,6 +116,8 @@ class ModelLifecycle:
                     f"the next attempt is in {left:.0f} s (model.lifecycle.retry_after_seconds)")
             if self.stop_asked():
                 raise ModelUnavailable(NOT_STARTED)
+            if status not in (None, 503) and not self.lc.via_observatory and not (self.started_by_us and self._alive()):
+                self._fail(procs().port_taken(redact.url(self.health_url), status, redact.url(self.cfg.url)))
             self._start(nothing_answered=status is None)
 
     def release(self, busy_seconds: float) -> None:
@@ -156,8 +148,10 @@ class ModelLifecycle:
             return True
 
     def shutdown(self) -> None:
-        self._halt.set()        # a start in progress gives up at its next poll, and frees the lock
-        self.stop_now("the service is shutting down")
+        """Once (the actor's on_stop, then the runtime's stop): a stop left to the next run is not asked twice."""
+        if not self._halt.is_set():
+            self._halt.set()        # a start in progress gives up at its next poll, and frees the lock
+            self.stop_now("the service is shutting down")
 
     def adopt(self) -> None:
         """Take back a server a previous run of this service started, or forget it if it is gone."""
@@ -284,9 +278,9 @@ class ModelLifecycle:
                     self.server.kill_leftovers()
                 self._forget()
                 self._fail(f"the start command exited with code {'?' if code is None else code} "
-                           "before the model answered" + log_tail(self.log_path, self._log_offset))
+                           "before the model answered" + procs().log_tail(self.log_path, self._log_offset))
             if time.monotonic() >= deadline:
-                tail = log_tail(self.log_path, self._log_offset) if self._how == "command" else ""
+                tail = procs().log_tail(self.log_path, self._log_offset) if self._how == "command" else ""
                 if self.started_by_us:
                     stop_quietly(self)
                     self._forget()
@@ -359,7 +353,7 @@ def stop_quietly(life: ModelLifecycle) -> str:
         if life.lc.stop:
             procs().run_stop_command(life.lc.stop, life.log_path, cwd)
         elif life._how == "observatory":
-            observatory(life.lc, "stop", "done drafting")
+            observatory(life.lc, "stop", "done drafting", seconds=STOP_AT_EXIT_SECONDS if life.stop_asked() else 60)
     except Exception as exc:  # noqa: BLE001 - stopping never raises
         log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
         refused = transport_words.in_words(exc) if life._how == "observatory" and not life.lc.stop else ""

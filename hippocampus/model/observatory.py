@@ -17,11 +17,12 @@ LEFT_BEHIND = "the config no longer names the Observatory service that started i
 log = logging.getLogger(__name__)
 
 
-def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[outbound.Session] = None) -> dict:
+def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[outbound.Session] = None,
+                seconds: float = 60) -> dict:
     """POST the node's Observatory ensure (answered {ok, ready, started, already_running, error?}: started False
     means somebody else's server) or stop, within one deadline, its answer read up to ANSWER_CAP. An HTTP error,
     or an answer that is not a JSON object, raises."""
-    body, timeout = {"holder": HOLDER, "reason": reason}, 60
+    body, timeout = {"holder": HOLDER, "reason": reason}, seconds
     if verb == "ensure":
         body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + 90
     token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load

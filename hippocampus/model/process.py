@@ -39,6 +39,26 @@ class LaunchFailed(OSError):
     """The watchdog could not start the server (and said why)."""
 
 
+def log_tail(path: Path, offset: int, n: int = 10) -> str:
+    """The last lines of model.log written since `offset` (this launch's), for a failure's message."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()[-32768:]
+    except OSError:
+        return ""
+    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()][-n:]
+    return ("; model.log ends:\n" + "\n".join(lines)) if lines else ""
+
+
+def port_taken(health_url: str, status: int, model_url: str) -> str:
+    """Why no server is launched on a port that answers, not as the model's server does (200, or 503 loading):
+    a second server would not bind it."""
+    return (f"{health_url} answers HTTP {status}: what holds the port of model.url ({model_url}) is not the "
+            "model's server, so none was launched on it; free that port, or set model.url to a free one (or, if "
+            "it is the model's server, set model.lifecycle.health_url to its health route)")
+
+
 def since_boot(pid: int) -> Optional[list]:
     """[this boot's id, seconds from boot to the process's start] where /proc says (Linux), else None."""
     try:

@@ -3,11 +3,12 @@ the last instance was still to carry come before the ones told to the next (a fo
 on a busy instance, or a crash with events told while it died)."""
 from __future__ import annotations
 
+import logging
 import threading
 
 import requests
 
-from actors import supervisor
+from actors import notifier, ripple, supervisor
 from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
 
@@ -121,3 +122,79 @@ def test_an_event_still_waiting_for_a_notifier_that_is_down_when_the_service_sto
         assert hook.at("/hook") == []
     finally:
         hook.close()
+
+
+def test_an_event_dropped_past_the_cap_for_a_notifier_that_is_down_says_so_and_the_log_says_it_once(
+        make_config, start_service, crashes, monkeypatch, caplog):
+    monkeypatch.setattr(notifier, "WAITING_MAX", 2)      # past two kept events, the oldest goes
+    monkeypatch.setattr(ripple, "MISSED_MAX", 2)
+    hook = Receiver()
+    try:
+        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
+                                        notify={"webhook_url": hook.url, "events": ["draft_submitted"]}),
+                            children=crashes.children)
+        assert crashes.crash(svc.runtime, "notifier") is True
+        wait_for(lambda: notifier_row(svc.url)["state"] == "failed", timeout=10, what="the notifier left down")
+        caplog.set_level(logging.WARNING)
+        seqs = [svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)["seq"] for d in "abcd"]
+        said = {e["seq"]: e for e in svc.runtime.ctx.events.list(type_="draft_submitted")}
+        for seq in seqs[:2]:        # the two oldest were dropped: their records say so, before any stop
+            assert said[seq].get("delivery", {}).get("delivered") is False, said[seq]
+            assert "dropped" in said[seq]["delivery"]["error"], said[seq]
+        for seq in seqs[2:]:        # the two kept wait for the next notifier
+            assert "delivery" not in said[seq], said[seq]
+        lines = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+        assert len(lines) == 1 and "notifier" in lines[0], lines
+    finally:
+        hook.close()
+
+
+def test_a_wake_up_dropped_past_the_cap_for_a_ripple_actor_that_is_down_says_so(make_config, start_service,
+                                                                                  crashes, monkeypatch, caplog):
+    monkeypatch.setattr(ripple, "MISSED_MAX", 2)
+    receiver = Receiver()
+    try:
+        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
+                                        ripple={"type": "endpoint", "url": receiver.url,
+                                                "events": ["draft_submitted"]}),
+                            children=crashes.children)
+        assert crashes.crash(svc.runtime, "ripple") is True
+        row = lambda: requests.get(svc.url + "/actors", timeout=5).json()["actors"]["ripple"]   # noqa: E731
+        wait_for(lambda: row()["state"] == "failed", timeout=10, what="the ripple actor left down")
+        caplog.set_level(logging.WARNING)
+        seqs = [svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)["seq"] for d in "abcd"]
+        wait_for(lambda: [e["seq"] for e in ripple.missed(svc.runtime.registry)] == seqs[2:], timeout=10,
+                 what="the two newest kept for the ripple")
+        said = {e["seq"]: e for e in svc.runtime.ctx.events.list(type_="draft_submitted")}
+        for seq in seqs[:2]:
+            assert "while it was down" in (said[seq].get("ripple") or {}).get("dropped", ""), said[seq]
+        for seq in seqs[2:]:
+            assert "dropped" not in (said[seq].get("ripple") or {}), said[seq]
+        lines = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+        assert len(lines) == 1 and "ripple" in lines[0], lines
+    finally:
+        receiver.close()
+
+
+def test_at_the_stop_each_wake_up_a_down_notifier_never_carried_says_the_service_stopped(
+        make_config, start_service, crashes, monkeypatch, caplog):
+    monkeypatch.setattr(ripple, "MISSED_MAX", 2)         # more waited for the notifier than the ripple keeps
+    receiver = Receiver()
+    try:
+        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
+                                        ripple={"type": "endpoint", "url": receiver.url,
+                                                "events": ["draft_submitted"]}),
+                            children=crashes.children)
+        assert crashes.crash(svc.runtime, "notifier") is True
+        wait_for(lambda: notifier_row(svc.url)["state"] == "failed", timeout=10, what="the notifier left down")
+        caplog.set_level(logging.WARNING)
+        seqs = [svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)["seq"] for d in "abcd"]
+        svc.request_stop(drain_seconds=5)
+        assert svc.wait_stopped(30)
+        said = {e["seq"]: e for e in svc.runtime.ctx.events.list(type_="draft_submitted")}
+        for seq in seqs:        # none was fired: the service stopped, whatever the ripple's cap
+            assert (said[seq].get("ripple") or {}).get("dropped") == ripple.STOPPED, said[seq]
+        assert [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()] == []
+        assert receiver.at("/hook") == []
+    finally:
+        receiver.close()

@@ -25,6 +25,7 @@ class Observatory:
         self.up = False
         self.hold = None            # a threading.Event: an ensure answers only once it is set (a slow load)
         self.stop_fails = 0         # the next stops answered 503 (the Observatory restarting), the model left up
+        self.stop_hold = None       # a threading.Event: a stop answers only once it is set (a hung Observatory)
         obs = self
 
         class H(BaseHTTPRequestHandler):
@@ -50,6 +51,8 @@ class Observatory:
                         obs.hold.wait(30)
                     obs.up = obs.up or bool(obs.answer.get("ready"))
                     self._send(200, obs.answer)
+                elif self.path.endswith("/stop") and obs.stop_hold is not None and not obs.stop_hold.wait(30):
+                    self._send(504, {"error": "hung"})
                 elif self.path.endswith("/stop") and obs.stop_fails:
                     obs.stop_fails -= 1
                     self._send(503, {"error": "the Observatory is restarting"})
@@ -70,6 +73,8 @@ def observatory():
     yield o
     if o.hold is not None:
         o.hold.set()
+    if o.stop_hold is not None:
+        o.stop_hold.set()
     o.httpd.shutdown()
     o.httpd.server_close()
 
@@ -204,6 +209,21 @@ def test_a_keep_warm_stop_the_observatory_refuses_is_asked_again_a_keep_warm_lat
     lc.tick(chain_open=True)
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"] and not observatory.up
     assert rig.kinds("model_stopped")[0]["idle_seconds"] >= 300
+
+
+def test_the_services_stop_waits_a_few_seconds_on_a_hung_observatory_and_keeps_the_model_for_the_next_run(
+        rig, observatory):
+    lc = _via(rig, observatory)
+    lc.ensure()
+    observatory.stop_hold = threading.Event()       # the Observatory takes the stop and never answers
+    t0 = time.monotonic()
+    lc.shutdown()                                   # the service's stop (systemd kills it 10 s on)
+    lc.shutdown()                                   # and again from the runtime's stop: not asked twice
+    took = time.monotonic() - t0
+    assert took < 8, f"the stop waited {took:.1f} s on the Observatory"
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop"]
+    assert lc.snapshot()["started_by_us"] is True and rig.saves[-1]["started_by_us"] is True    # the next run adopts it
+    assert "did not stop the model" in lc.snapshot()["last_error"] and rig.kinds("model_stopped") == []
 
 
 def test_an_observatory_answer_is_read_no_further_than_its_cap(rig):
