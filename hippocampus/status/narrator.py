@@ -133,17 +133,19 @@ def _waiting(s: dict, now: float) -> tuple:
         some = f", {n(left, 'operation')} still to decide" if left is not None and left != ops else ""  # partly
         return (f"A draft ({n(ops, 'operation')}{some}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
-    if chain.get("redrafts_due") and (failed := s.get("redraft_failed")):
+    # before the first check (no snapshot yet): the queue watch's read of the chains waiting for a redraft
+    due = chain.get("redrafts_due") or (0 if s.get("chain") else len((s.get("review") or {}).get("redrafts") or []))
+    if due and (failed := s.get("redraft_failed")):
         first = failed["model_failures"][0]
         more = f"; and {len(failed['model_failures']) - 1} more" if len(failed["model_failures"]) > 1 else ""
         return (f"The small model could not write the redraft at {hhmm(failed.get('finished_at'))} "
                 f"({first.get('topic') or 'untagged'}: {first.get('why')}{more}), so the denied operations still "
                 "wait. Fix what that says (the model or its settings), then press Tend now to try again.", BAD, "tend")
-    if chain.get("redrafts_due"):
+    if due:
         if s.get("redrafts_waiting_since") and not s.get("tend_cycle"):     # on: they wait for its next turn
             return (f"Denied operations have waited since {hhmm(s['redrafts_waiting_since'])} for sleep time "
                     "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
-        return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
+        return (f"{n(due, 'chain')} with denied operations wait for a redraft: nudge, or "
                 "Tend now.", WAIT, "tend")
     queue = [] if s.get("chain") else (s.get("review") or {}).get("drafts") or []     # before the first check
     if queue:       # a chain is open: the next check sleeps on no brief (one waiting may be the chain's own)
@@ -239,8 +241,10 @@ def _brief(s: dict, now: float) -> dict:
         briefs = (s.get("review") or {}).get("briefs")
         if briefs is None:
             return _line("Checking", "not read from Memory yet")
-        if briefs and (s.get("review") or {}).get("drafts"):
-            return _line("Open", f"{n(briefs, 'brief')} open in Memory; a draft under review comes first")
+        queue = s.get("review") or {}
+        if briefs and (queue.get("drafts") or queue.get("redrafts")):
+            first = "a draft under review" if queue.get("drafts") else "the redraft of denied operations"
+            return _line("Open", f"{n(briefs, 'brief')} open in Memory; {first} comes first")
         if briefs:
             return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on {brief_when(s, now)}", WAIT)
     if s.get("brief_wanted"):
