@@ -143,6 +143,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
         fields = report.pick(("operations", "purged", "quiet", "catch_up", "brief_answered", "draft_id"))
         if report.tokens.get("timed"):          # what the model's server said the night cost, in tokens
             fields["tokens"] = report.tokens
+        if report.budget:                       # the limit that stopped the night (/metrics counts it apart)
+            fields["budget"] = report.budget.get("limit")
         if report.draft_id:
             ctx.emit_once("sleep_done", "draft_id", **fields)
         else:
