@@ -123,7 +123,8 @@ def _waiting(s: dict, now: float) -> tuple:
         return (f"{cap(another_copy(other))}{until_}: this copy leaves it to that one. Two copies on one Memory "
                 "take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
-    if chain.get("waiting_draft") and reviewed_since(s):
+    landed = [] if s.get("chain") else (s.get("review") or {}).get("landed")    # before the first check: closed next
+    if chain.get("waiting_draft") and reviewed_since(s) or landed:
         turn, also = ("nudge", "") if s.get("mode") == "external" else ("check", "a nudge or ")   # no clock: a nudge
         return (f"The draft under review was decided in Memory: the next {turn} takes it from there ({also}"
                 "Tend now does it at once).", WAIT, "tend")
@@ -242,8 +243,9 @@ def _brief(s: dict, now: float) -> dict:
         if briefs is None:
             return _line("Checking", "not read from Memory yet")
         queue = s.get("review") or {}
-        if briefs and (queue.get("drafts") or queue.get("redrafts")):
-            first = "a draft under review" if queue.get("drafts") else "the redraft of denied operations"
+        if briefs and (queue.get("drafts") or queue.get("redrafts") or queue.get("landed")):
+            first = ("a draft under review" if queue.get("drafts") else "the redraft of denied operations"
+                     if queue.get("redrafts") else "closing the chain that landed")
             return _line("Open", f"{n(briefs, 'brief')} open in Memory; {first} comes first")
         if briefs:
             return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on {brief_when(s, now)}", WAIT)
