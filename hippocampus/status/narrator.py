@@ -235,15 +235,15 @@ def _brief(s: dict, now: float) -> dict:
     misses = f" · {n(s['brief_misses'], 'check')} past bedtime without one" if s.get("brief_misses") else ""
     if chain.get("chain_brief_id") and chain.get("chain_open"):
         more = "; another brief waits its turn" if chain.get("brief_id") else ""
-        return _line("In use", f"the brief that opened the draft under review{more}")
+        what = "draft under review" if chain.get("under_review") else "chain whose denials wait for a redraft"
+        return _line("In use", f"the brief that opened the {what}{more}")
     if chain.get("brief_id") or brief_arrived(s):
         return _line("Waiting", f"a brief is waiting: it is slept on {brief_when(s, now)}", WAIT)
     if not s.get("chain"):           # before the first check: the queue watch's read of Memory's open briefs
         briefs = (s.get("review") or {}).get("briefs")
         if briefs is None:
             return _line("Checking", "not read from Memory yet")
-        queue = s.get("review") or {}
-        if briefs and (queue.get("drafts") or queue.get("redrafts") or queue.get("landed")):
+        if briefs and ((queue := s.get("review") or {}).get("drafts") or queue.get("redrafts") or queue.get("landed")):
             first = ("a draft under review" if queue.get("drafts") else "the redraft of denied operations"
                      if queue.get("redrafts") else "closing the chain that landed")
             return _line("Open", f"{n(briefs, 'brief')} open in Memory; {first} comes first")
