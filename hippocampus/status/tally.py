@@ -29,7 +29,8 @@ class Tally:
             if kind in SLEEP_ENDS:
                 quiet = event.get("quiet") or not event.get("draft_id")
                 # budget: sleep.budget stopped the night before it drafted anything (not a quiet night)
-                done = "budget" if event.get("budget") and not event.get("draft_id") else "quiet" if quiet else "drafted"
+                done = "budget" if event.get("budget") and not event.get("draft_id") else (
+                    "quiet" if quiet else "drafted")
                 self.sleeps[SLEEP_ENDS[kind] or done] += 1
             elif kind == "chain_closed":
                 # landed: every operation approved; partly: some landed, some still denied; denied: none landed

@@ -19,7 +19,8 @@ from hippocampus.model import answers
 MEMORY_FIRST = {"reachable": None, "error": None, "checked_at": 0.0, "up_at": None}
 MODEL_FIRST = {"answering": None, "error": None, "not_model": False, "checked_at": 0.0}
 MODEL_LIST_CAP = 256 * 1024
-QUEUE_FIRST = {"drafts": [], "redrafts": [], "landed": [], "briefs": None, "error": None, "checked_at": None, "as_of": None}
+QUEUE_FIRST = {"drafts": [], "redrafts": [], "landed": [], "briefs": None, "error": None, "checked_at": None,
+               "as_of": None}
 
 
 def memory_health(memory, last: Optional[dict] = None) -> dict:
@@ -36,8 +37,8 @@ def memory_health(memory, last: Optional[dict] = None) -> dict:
 
 def pending_drafts(memory, last: Optional[dict] = None, limit: int = 50) -> dict:
     """What waits for review (the queue), the chains whose denials wait for a redraft and those that landed (their
-    latest drafts' ids) and the open briefs' ids; Memory down: the last good read's, with `as_of` its time and `error` why this one
-    failed."""
+    latest drafts' ids) and the open briefs' ids; Memory down: the last good read's, with `as_of` its time and
+    `error` why this one failed."""
     now = time.time()
     try:
         drafts = memory.drafts("pending", limit=limit)
