@@ -10,9 +10,10 @@ from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.drafter import call_model
 from hippocampus.cycle.reports import CheckReport
-from hippocampus.cycle.snapshot import Snapshot
+from hippocampus.cycle.snapshot import Snapshot, _created
 from hippocampus.drafting import pull as pulling
 from hippocampus import transport_words
+from hippocampus.memory import MemoryRefused
 from hippocampus.stopping import ServiceStopping
 from hippocampus.words import WRITE_BRIEF, cap, hhmm
 
@@ -129,3 +130,23 @@ def _pull(ctx: Context, snap: Snapshot, held: claims.Claim, report: CheckReport)
     held.check()
     res = ctx.memory.submit_brief(**got)
     return {"id": res.get("id"), "content": got.pop("summary"), "metadata": {"created_at": ctx.clock.now(), **got}}
+
+
+def retire_older(ctx: Context, brief: dict, snap: Snapshot) -> None:
+    """A sleep on `brief` that drafted nothing answers the open briefs written before it too (as a chain that lands
+    does): each consumed, superseded by it. Which ones is recorded first, so a restart that sleeps on the brief again
+    still says each, once."""
+    rec = ctx.state.get("retiring_briefs") or {}
+    if rec.get("brief_id") != brief["id"]:
+        at, skip = _created(brief), snap.briefs_in_chains | {brief["id"]}
+        rec = {"brief_id": brief["id"], "ids": [b["id"] for b in snap.briefs if b.get("id") not in skip and at
+                                                is not None and _created(b) is not None and _created(b) < at]}
+        ctx.state.set(retiring_briefs=rec)
+    for bid in rec["ids"]:
+        try:
+            ctx.memory.consume_brief(bid, f"superseded-by-{brief['id']}")
+        except MemoryRefused as exc:
+            if exc.status != 404:
+                raise
+            continue                    # gone from Memory: nothing was consumed here
+        ctx.emit_once("brief_consumed", "brief_id", brief_id=bid, draft_id=None, superseded_by=brief["id"])

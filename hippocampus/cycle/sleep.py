@@ -143,6 +143,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
         fields = report.pick(("operations", "purged", "quiet", "catch_up", "brief_answered", "draft_id"))
         if report.tokens.get("timed"):          # what the model's server said the night cost, in tokens
             fields["tokens"] = report.tokens
+        if report.budget:                       # the limit that stopped the night (/metrics counts it apart)
+            fields["budget"] = report.budget.get("limit")
         if report.draft_id:
             ctx.emit_once("sleep_done", "draft_id", **fields)
         else:
@@ -237,7 +239,7 @@ def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepRepor
         submit_first_draft(ctx, ops, brief, report, extra, slept_on)
         report.tidy = {"deferred": "until the chain lands"}
         return
-    _nothing_to_submit(ctx, brief, pulled, report)
+    _nothing_to_submit(ctx, brief, pulled, report, snap)
 
 
 def _draft_piles(ctx: Context, plan, brief: Optional[dict], pulled: bool, voice_block: str,
@@ -320,7 +322,7 @@ def kept_back_words(kept: list) -> str:
     return f"kept for the next sleep, not aged out, because the brief promoted them: {piles}"
 
 
-def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport) -> None:
+def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport, snap) -> None:
     """A failure if the model could not draft; else the brief is consumed (or set aside) and the tidy runs. A
     night the budget stopped keeps its brief and ages nothing out."""
     if report.model_failures and not report.budget:
@@ -331,8 +333,9 @@ def _nothing_to_submit(ctx: Context, brief: Optional[dict], pulled: bool, report
             ctx.state.mutate("parked_briefs", lambda p: (p + [brief["id"]])[-50:])
             log.info("brief %s matched nothing and is set aside for a new one", brief["id"])
         else:
+            briefs.retire_older(ctx, brief, snap)   # the older ones, then said, then consumed: killed between,
+            ctx.emit_once("brief_consumed", "brief_id", brief_id=brief["id"], draft_id=None)   # it sleeps again
             ctx.memory.consume_brief(brief["id"], None)
-            ctx.emit("brief_consumed", brief_id=brief["id"], draft_id=None)
     # a promoted pile passed over keeps its fragments, as does a night the budget stopped
     age_out = not (report.catch_up or report.kept_back or report.budget)
     try:        # the brief is consumed already: a tidy Memory did not do is the next sleep's, not a failed sleep

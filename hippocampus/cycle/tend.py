@@ -148,8 +148,9 @@ def _retire_older_briefs(ctx: Context, record: dict, open_briefs: tuple) -> None
     recorded first, so a restart that finds them consumed in Memory (no longer open) still says so, once."""
     used_id = record["brief_id"]
     if "retiring" not in record:
-        used_at = (ctx.state.get("brief_times") or {}).get(used_id)
         created = {b.get("id"): (b.get("metadata") or {}).get("created_at") for b in open_briefs}
+        # or, slept on by another copy (this state never saw it), as the tick's snapshot read it open
+        used_at = (ctx.state.get("brief_times") or {}).get(used_id) or created.get(used_id)
         record["retiring"] = [i for i, at in created.items() if i != used_id and used_at is not None
                               and at is not None and float(at) < float(used_at)]
         _save(ctx, record)

@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-SLEEP_OUTCOMES = ("drafted", "quiet", "failed", "interrupted")
+SLEEP_OUTCOMES = ("drafted", "quiet", "budget", "failed", "interrupted")
 CHAIN_OUTCOMES = ("landed", "partly", "denied")
 VERDICTS = ("approved", "denied")
 
@@ -32,8 +32,9 @@ class Metrics:
     def collect(self):
         m = self.front.metrics()
         c = m["counts"]
-        yield _labelled("hippocampus_sleeps", "sleeps since the service started, by outcome", "outcome",
-                        SLEEP_OUTCOMES, c["sleeps"])
+        yield _labelled("hippocampus_sleeps", "sleeps since the service started, by outcome (drafted; quiet: "
+                        "nothing drafted; budget: sleep.budget stopped the night before it drafted anything, raise "
+                        "it; failed; interrupted)", "outcome", SLEEP_OUTCOMES, c["sleeps"])
         yield _labelled("hippocampus_chains", "chains closed since the service started, by outcome (landed: every "
                         "operation approved; partly: some still denied; denied: none landed)", "outcome",
                         CHAIN_OUTCOMES, c["chains"])

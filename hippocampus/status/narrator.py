@@ -123,7 +123,8 @@ def _waiting(s: dict, now: float) -> tuple:
         return (f"{cap(another_copy(other))}{until_}: this copy leaves it to that one. Two copies on one Memory "
                 "take turns; stop one of them unless you meant to run both.", WAIT, None)
     chain = s.get("chain") or {}
-    if chain.get("waiting_draft") and reviewed_since(s):
+    landed = [] if s.get("chain") else (s.get("review") or {}).get("landed")    # before the first check: closed next
+    if chain.get("waiting_draft") and reviewed_since(s) or landed:
         turn, also = ("nudge", "") if s.get("mode") == "external" else ("check", "a nudge or ")   # no clock: a nudge
         return (f"The draft under review was decided in Memory: the next {turn} takes it from there ({also}"
                 "Tend now does it at once).", WAIT, "tend")
@@ -133,17 +134,19 @@ def _waiting(s: dict, now: float) -> tuple:
         some = f", {n(left, 'operation')} still to decide" if left is not None and left != ops else ""  # partly
         return (f"A draft ({n(ops, 'operation')}{some}) has waited "
                 f"{age} for review in Memory: review it, then nudge.", WAIT, None)
-    if chain.get("redrafts_due") and (failed := s.get("redraft_failed")):
+    # before the first check (no snapshot yet): the queue watch's read of the chains waiting for a redraft
+    due = chain.get("redrafts_due") or (0 if s.get("chain") else len((s.get("review") or {}).get("redrafts") or []))
+    if due and (failed := s.get("redraft_failed")):
         first = failed["model_failures"][0]
         more = f"; and {len(failed['model_failures']) - 1} more" if len(failed["model_failures"]) > 1 else ""
         return (f"The small model could not write the redraft at {hhmm(failed.get('finished_at'))} "
                 f"({first.get('topic') or 'untagged'}: {first.get('why')}{more}), so the denied operations still "
                 "wait. Fix what that says (the model or its settings), then press Tend now to try again.", BAD, "tend")
-    if chain.get("redrafts_due"):
+    if due:
         if s.get("redrafts_waiting_since") and not s.get("tend_cycle"):     # on: they wait for its next turn
             return (f"Denied operations have waited since {hhmm(s['redrafts_waiting_since'])} for sleep time "
                     "(the tend cycle is off): Tend now redrafts them.", WAIT, "tend")
-        return (f"{n(chain['redrafts_due'], 'chain')} with denied operations wait for a redraft: nudge, or "
+        return (f"{n(due, 'chain')} with denied operations wait for a redraft: nudge, or "
                 "Tend now.", WAIT, "tend")
     queue = [] if s.get("chain") else (s.get("review") or {}).get("drafts") or []     # before the first check
     if queue:       # a chain is open: the next check sleeps on no brief (one waiting may be the chain's own)
@@ -232,15 +235,18 @@ def _brief(s: dict, now: float) -> dict:
     misses = f" · {n(s['brief_misses'], 'check')} past bedtime without one" if s.get("brief_misses") else ""
     if chain.get("chain_brief_id") and chain.get("chain_open"):
         more = "; another brief waits its turn" if chain.get("brief_id") else ""
-        return _line("In use", f"the brief that opened the draft under review{more}")
+        what = "draft under review" if chain.get("under_review") else "chain whose denials wait for a redraft"
+        return _line("In use", f"the brief that opened the {what}{more}")
     if chain.get("brief_id") or brief_arrived(s):
         return _line("Waiting", f"a brief is waiting: it is slept on {brief_when(s, now)}", WAIT)
     if not s.get("chain"):           # before the first check: the queue watch's read of Memory's open briefs
         briefs = (s.get("review") or {}).get("briefs")
         if briefs is None:
             return _line("Checking", "not read from Memory yet")
-        if briefs and (s.get("review") or {}).get("drafts"):
-            return _line("Open", f"{n(briefs, 'brief')} open in Memory; a draft under review comes first")
+        if briefs and ((queue := s.get("review") or {}).get("drafts") or queue.get("redrafts") or queue.get("landed")):
+            first = ("a draft under review" if queue.get("drafts") else "the redraft of denied operations"
+                     if queue.get("redrafts") else "closing the chain that landed")
+            return _line("Open", f"{n(briefs, 'brief')} open in Memory; {first} comes first")
         if briefs:
             return _line("Waiting", f"{n(briefs, 'brief')} open in Memory: slept on {brief_when(s, now)}", WAIT)
     if s.get("brief_wanted"):

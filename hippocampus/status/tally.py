@@ -28,7 +28,10 @@ class Tally:
         with self._lock:
             if kind in SLEEP_ENDS:
                 quiet = event.get("quiet") or not event.get("draft_id")
-                self.sleeps[SLEEP_ENDS[kind] or ("quiet" if quiet else "drafted")] += 1
+                # budget: sleep.budget stopped the night before it drafted anything (not a quiet night)
+                done = "budget" if event.get("budget") and not event.get("draft_id") else (
+                    "quiet" if quiet else "drafted")
+                self.sleeps[SLEEP_ENDS[kind] or done] += 1
             elif kind == "chain_closed":
                 # landed: every operation approved; partly: some landed, some still denied; denied: none landed
                 landed, denied = int(event.get("landed") or 0), int(event.get("denied") or 0)

@@ -12,13 +12,15 @@ import requests
 
 from hippocampus import outbound, transport_words
 from hippocampus.config import redact
+from hippocampus.cycle.chains import CLOSE, REDRAFT, plan
 from hippocampus.memory import MemoryError_, NotSerenMemory
 from hippocampus.model import answers
 
 MEMORY_FIRST = {"reachable": None, "error": None, "checked_at": 0.0, "up_at": None}
 MODEL_FIRST = {"answering": None, "error": None, "not_model": False, "checked_at": 0.0}
 MODEL_LIST_CAP = 256 * 1024
-QUEUE_FIRST = {"drafts": [], "briefs": None, "error": None, "checked_at": None, "as_of": None}
+QUEUE_FIRST = {"drafts": [], "redrafts": [], "landed": [], "briefs": None, "error": None, "checked_at": None,
+               "as_of": None}
 
 
 def memory_health(memory, last: Optional[dict] = None) -> dict:
@@ -34,17 +36,24 @@ def memory_health(memory, last: Optional[dict] = None) -> dict:
 
 
 def pending_drafts(memory, last: Optional[dict] = None, limit: int = 50) -> dict:
-    """What waits for review (the queue) and the open briefs' ids; Memory down: the last good read's, with
-    `as_of` its time and `error` why this one failed."""
+    """What waits for review (the queue), the chains whose denials wait for a redraft and those that landed (their
+    latest drafts' ids) and the open briefs' ids; Memory down: the last good read's, with `as_of` its time and
+    `error` why this one failed."""
     now = time.time()
     try:
         drafts = memory.drafts("pending", limit=limit)
+        reviewed = memory.drafts("reviewed", limit=limit)
         briefs = [b.get("id") for b in memory.open_briefs(limit=limit) if isinstance(b, dict)]
     except MemoryError_ as exc:
         last = last or QUEUE_FIRST
-        return {"drafts": last.get("drafts") or [], "briefs": last.get("briefs"), "error": redact.text(str(exc)),
+        return {"drafts": last.get("drafts") or [], "redrafts": last.get("redrafts") or [],
+                "landed": last.get("landed") or [],
+                "briefs": last.get("briefs"), "error": redact.text(str(exc)),
                 "checked_at": now, "as_of": last.get("as_of") if last.get("error") else last.get("checked_at")}
-    return {"drafts": drafts, "briefs": briefs, "error": None, "checked_at": now, "as_of": now}
+    chains = plan(drafts + reviewed)
+    redrafts, landed = ([c.latest.get("id") for c in chains if c.action == a] for a in (REDRAFT, CLOSE))
+    return {"drafts": drafts, "redrafts": redrafts, "landed": landed, "briefs": briefs, "error": None,
+            "checked_at": now, "as_of": now}
 
 
 def model_watched(model_cfg) -> bool:

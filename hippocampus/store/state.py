@@ -25,6 +25,7 @@ DEFAULTS: dict = {
     "brief_request": None,       # {asked_at, for_sleep_due_at, intent_id, answered, nudges}
     "brief_times": {},           # brief id -> created_at
     "parked_briefs": [],
+    "retiring_briefs": {},       # {brief_id, ids}: the older briefs a quiet sleep on brief_id answers
     "review_notes": {},          # cluster id -> near-term note id
     "chain_catch_up": {},        # cluster id -> bool
     "chain_keep_shorts": {},     # cluster id -> True: its sleep passed over a promoted pile; its landing ages nothing out

@@ -52,3 +52,21 @@ def test_metrics_are_behind_the_bearer(make_config, start_service):
     assert requests.get(svc.url + "/metrics", timeout=10).status_code == 401
     got = samples(svc.url, {"Authorization": "Bearer s3cret-token-for-metrics"})
     assert ("hippocampus_memory_reachable", ()) in got
+
+
+def test_a_night_the_budget_stopped_before_it_drafted_is_counted_apart_from_a_quiet_one(make_config, start_service,
+                                                                                        fake_model, hand):
+    """Every answer cut at the cap: the breaker (sleep.budget.cut_in_a_row) stops the night before it drafts
+    anything. An operator graphing quiet nights must see a budget too small, not one more quiet night."""
+    from tests.contract.test_budget_night import RUNAWAY, seed
+    seed(hand)
+    hand.brief("a week of small things")
+    fake_model.replies = [RUNAWAY]
+    svc = start_service(make_config(model={"url": fake_model.url, "write": "free"}))
+    sleep = requests.post(svc.url + "/check", timeout=60).json()["sleep"]
+    assert sleep["budget"]["limit"] == "cut_in_a_row" and sleep["draft_id"] is None, sleep
+    got = samples(svc.url)
+    assert got[("hippocampus_sleeps_total", (("outcome", "quiet"),))] == 0
+    assert got[("hippocampus_sleeps_total", (("outcome", "budget"),))] == 1
+    r = requests.get(svc.url + "/metrics", timeout=10)
+    assert "budget: sleep.budget stopped the night before it drafted anything" in r.text
