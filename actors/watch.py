@@ -167,7 +167,8 @@ class QueueWatch(WatchActor):
     first = health.QUEUE_FIRST
 
     def read(self) -> dict:
-        view = health.pending_drafts(self.rt.ctx.memory, self.view)
+        # the chains as Memory holds them only until a check has read them (the narrator takes its snapshot then)
+        view = health.pending_drafts(self.rt.ctx.memory, self.view, chains=self.rt.board.get("snapshot") is None)
         if not view["error"] and self.rt.looks.watched():     # only a person looking needs the bedtime now:
             copies.read_slept(self.rt.ctx, view["drafts"])    # another copy's sleep moves the bedtime here too
         return view

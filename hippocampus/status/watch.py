@@ -35,14 +35,14 @@ def memory_health(memory, last: Optional[dict] = None) -> dict:
             "up_at": now if reachable else (last or {}).get("up_at")}
 
 
-def pending_drafts(memory, last: Optional[dict] = None, limit: int = 50) -> dict:
+def pending_drafts(memory, last: Optional[dict] = None, limit: int = 50, chains: bool = True) -> dict:
     """What waits for review (the queue), the chains whose denials wait for a redraft and those that landed (their
-    latest drafts' ids) and the open briefs' ids; Memory down: the last good read's, with `as_of` its time and
-    `error` why this one failed."""
+    latest drafts' ids; only with `chains`: before a check has read them) and the open briefs' ids; Memory down:
+    the last good read's, with `as_of` its time and `error` why this one failed."""
     now = time.time()
     try:
         drafts = memory.drafts("pending", limit=limit)
-        reviewed = memory.drafts("reviewed", limit=limit)
+        reviewed = memory.drafts("reviewed", limit=limit) if chains else []
         briefs = [b.get("id") for b in memory.open_briefs(limit=limit) if isinstance(b, dict)]
     except MemoryError_ as exc:
         last = last or QUEUE_FIRST
@@ -50,8 +50,8 @@ def pending_drafts(memory, last: Optional[dict] = None, limit: int = 50) -> dict
                 "landed": last.get("landed") or [],
                 "briefs": last.get("briefs"), "error": redact.text(str(exc)),
                 "checked_at": now, "as_of": last.get("as_of") if last.get("error") else last.get("checked_at")}
-    chains = plan(drafts + reviewed)
-    redrafts, landed = ([c.latest.get("id") for c in chains if c.action == a] for a in (REDRAFT, CLOSE))
+    read = plan(drafts + reviewed) if chains else []
+    redrafts, landed = ([c.latest.get("id") for c in read if c.action == a] for a in (REDRAFT, CLOSE))
     return {"drafts": drafts, "redrafts": redrafts, "landed": landed, "briefs": briefs, "error": None,
             "checked_at": now, "as_of": now}
 
