@@ -54,7 +54,7 @@ def test_two_copies_on_one_memory_sleep_once_per_brief(make_config, start_servic
     said_other = 0
     for rnd in range(10):
         for i in range(2):
-            hand.short(f"round {rnd}: the kettle whistled at breakfast, morning {i}", topic=f"kettle{rnd}")
+            hand.short(f"round {rnd}: the kettle whistled at breakfast, morning {i}", topic=f"kettle, round {rnd}")
         brief = hand.brief(f"round {rnd}: the kettle mattered")
         calls = len(fake_model.requests)
         checks = [r.json() for r in _at_once([b + "/check" for b in bases])]
@@ -140,7 +140,7 @@ def test_two_copies_with_brief_pull_pull_one_brief_and_sleep_on_it_once(make_con
         wait_for(lambda: all(requests.get(b + "/status", timeout=10).json()["bedtime_at"] < time.time()
                              for b in bases), what="both copies past bedtime")
         for i in range(2):
-            hand.short(f"round {rnd}: the kettle whistled at breakfast, morning {i}", topic=f"kettle{rnd}")
+            hand.short(f"round {rnd}: the kettle whistled at breakfast, morning {i}", topic=f"kettle, round {rnd}")
         briefs_before = {b["id"] for b in hand.all_briefs()}
         pulls = sum("JSON brief:" in p for p in fake_model.prompts())
         checks = [r.json() for r in _at_once([b + "/check" for b in bases])]
