@@ -111,10 +111,9 @@ def test_a_redraft_has_the_budget_per_chain_step_and_posts_nothing_when_it_is_sp
     assert executor.tend(ctx).to_dict()["resubmitted"][0]["attempt"] == 2
 
 
-def test_the_next_night_on_the_kept_brief_posts_its_own_draft(make_ctx, hand, memory, fake_model):
-    """The brief a budget kept opens a second chain: its first draft had the id the first night's had (both from
-    the brief), so Memory kept the first night's closed draft and the second night's operations were lost, said as
-    submitted."""
+def _a_night_the_budget_stopped_landed(make_ctx, hand, fake_model) -> tuple:
+    """(ctx, the sleep): a night the budget (two calls) stopped with piles undrafted, its brief kept; its chain
+    approved whole and closed."""
     ctx = make_ctx(model={"url": fake_model.url, "write": "free"}, sleep={"budget": {"calls": 2}})
     ctx.state.set(last_sleep_ok_at=ctx.clock.now() - DAY)
     seed(hand, topics=TOPICS[:3])
@@ -124,6 +123,14 @@ def test_the_next_night_on_the_kept_brief_posts_its_own_draft(make_ctx, hand, me
     first = executor.check(ctx).to_dict()["sleep"]
     hand.approve_all(first["draft_id"])
     assert executor.tend(ctx).to_dict()["closed"] == [first["draft_id"]]
+    return ctx, first
+
+
+def test_the_next_night_on_the_kept_brief_posts_its_own_draft(make_ctx, hand, memory, fake_model):
+    """The brief a budget kept opens a second chain: its first draft had the id the first night's had (both from
+    the brief), so Memory kept the first night's closed draft and the second night's operations were lost, said as
+    submitted."""
+    ctx, first = _a_night_the_budget_stopped_landed(make_ctx, hand, fake_model)
     ctx.clock.advance(2 * DAY)                                     # past the rest: the next night
     second = executor.check(ctx).to_dict()["sleep"]
     assert second["operations"] == 1 and second["draft_id"] != first["draft_id"], second
@@ -138,15 +145,7 @@ def test_status_says_the_kept_brief_waits_for_bedtime_once_the_night_s_chain_has
     from hippocampus.status.narrator import narrate
     from hippocampus.status.words import hhmm
 
-    ctx = make_ctx(model={"url": fake_model.url, "write": "free"}, sleep={"budget": {"calls": 2}})
-    ctx.state.set(last_sleep_ok_at=ctx.clock.now() - DAY)
-    seed(hand, topics=TOPICS[:3])
-    hand.brief("a week of small things", promote=list(TOPICS))
-    fake_model.responder = lambda body: good_answer(
-        re.search(r"^Topic: (.+)$", body["messages"][-1]["content"], flags=re.M).group(1).strip())
-    first = executor.check(ctx).to_dict()["sleep"]
-    hand.approve_all(first["draft_id"])
-    assert executor.tend(ctx).to_dict()["closed"] == [first["draft_id"]]
+    ctx, first = _a_night_the_budget_stopped_landed(make_ctx, hand, fake_model)
     assert executor.check(ctx).to_dict()["status"] == "budget_rest"          # what the next check does
     now = ctx.clock.now()
     say = narrate({"memory": {"reachable": True}, "actors": {}, "chain": ctx.last_snapshot.summary(),

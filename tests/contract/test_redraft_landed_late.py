@@ -6,15 +6,11 @@ from __future__ import annotations
 from hippocampus.cycle import executor
 from hippocampus.memory import MemoryUnavailable
 from tests.conftest import event_types
-from tests.service.test_tend import deny_garden, scripted_model, seed
+from tests.service.test_tend import garden_denied
 
 
 def test_a_redraft_that_landed_but_was_not_answered_is_said_and_waits_for_review(make_ctx, hand, fake_model):
-    ctx = make_ctx(model={"url": fake_model.url})
-    fake_model.responder = scripted_model
-    seed(hand)
-    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
-    deny_garden(hand, first, "The rose garden bloomed early")
+    ctx, first = garden_denied(make_ctx, hand, fake_model)
     real = ctx.memory.submit_draft
 
     def landed_unanswered(body):

@@ -7,7 +7,7 @@ import json
 import re
 
 from hippocampus.cycle import executor
-from tests.service.test_tend import scripted_model, seed
+from tests.service.test_tend import scripted_model, slept_once
 from tests.soak import invariants
 
 
@@ -25,10 +25,7 @@ def _snapshot(drafts: list) -> invariants.Snapshot:
 
 
 def test_a_redraft_that_withdraws_one_denied_operation_says_so_on_the_next_attempt(make_ctx, hand, fake_model):
-    ctx = make_ctx(model={"url": fake_model.url})
-    fake_model.responder = withdrawing_model
-    seed(hand)
-    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+    ctx, first = slept_once(make_ctx, hand, fake_model, withdrawing_model)
     assert len(first["operations"]) == 2, first
     hand.review(first["id"], [{"op": 0, "verdict": "deny", "critique": "its core was forgotten; this cannot land"},
                               {"op": 1, "verdict": "deny", "critique": "not quite; say: The roses bloomed early"}])

@@ -241,13 +241,9 @@ def test_hostile_answers_never_reach_memory_as_invalid_operations(make_ctx, hand
 
 
 def test_a_sleep_by_hand_refused_by_a_chain_waiting_for_its_redraft_says_so_in_words(make_ctx, hand, fake_model):
-    from tests.service.test_tend import deny_garden, scripted_model, seed
+    from tests.service.test_tend import garden_denied
 
-    ctx = make_ctx(model={"url": fake_model.url})
-    fake_model.responder = scripted_model
-    seed(hand)
-    first = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
-    deny_garden(hand, first, "The rose garden bloomed early")
+    ctx, first = garden_denied(make_ctx, hand, fake_model)
     refused = executor.sleep_by_hand(ctx).to_dict()
     assert refused["status"] == "chain_open", refused
     assert f"draft {first['id']} is waiting for a redraft" in refused["message"], refused["message"]

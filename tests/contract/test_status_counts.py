@@ -2,17 +2,13 @@
 some operations now and the rest later) is not said to wait whole."""
 from __future__ import annotations
 
-from hippocampus.cycle import executor
 from hippocampus.cycle.snapshot import read_for
 from hippocampus.status.narrator import narrate
-from tests.service.test_tend import scripted_model, seed
+from tests.service.test_tend import slept_once
 
 
 def test_a_partly_reviewed_draft_is_said_with_the_operations_still_undecided(make_ctx, hand, fake_model):
-    ctx = make_ctx(model={"url": fake_model.url})
-    fake_model.responder = scripted_model
-    seed(hand)
-    draft = hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+    ctx, draft = slept_once(make_ctx, hand, fake_model)
     assert len(draft["operations"]) == 2, draft
     hand.review(draft["id"], [{"op": draft["operations"][0]["index"], "verdict": "approve"}])
     [still] = hand.drafts("pending")

@@ -105,15 +105,21 @@ def test_a_forced_restart_of_a_busy_ripple_actor_keeps_the_wake_ups_in_order(mak
         receiver.close()
 
 
+def _left_down(make_config, start_service, crashes, actor: str, **sections):
+    """A service (`sections` of config) whose `actor` crashed and is left down (no restarts)."""
+    svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0}, **sections), children=crashes.children)
+    assert crashes.crash(svc.runtime, actor) is True
+    row = lambda: requests.get(svc.url + "/actors", timeout=5).json()["actors"][actor]   # noqa: E731
+    wait_for(lambda: row()["state"] == "failed", timeout=10, what=f"the {actor} left down")
+    return svc
+
+
 def test_an_event_still_waiting_for_a_notifier_that_is_down_when_the_service_stops_says_so(make_config,
                                                                                           start_service, crashes):
     hook = Receiver()
     try:
-        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
-                                        notify={"webhook_url": hook.url, "events": ["draft_submitted"]}),
-                            children=crashes.children)
-        assert crashes.crash(svc.runtime, "notifier") is True
-        wait_for(lambda: notifier_row(svc.url)["state"] == "failed", timeout=10, what="the notifier left down")
+        svc = _left_down(make_config, start_service, crashes, "notifier",
+                         notify={"webhook_url": hook.url, "events": ["draft_submitted"]})
         ev = svc.runtime.ctx.emit("draft_submitted", draft_id="never", operations=1)
         svc.request_stop(drain_seconds=5)
         assert svc.wait_stopped(30)
@@ -130,11 +136,8 @@ def test_an_event_dropped_past_the_cap_for_a_notifier_that_is_down_says_so_and_t
     monkeypatch.setattr(ripple, "MISSED_MAX", 2)
     hook = Receiver()
     try:
-        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
-                                        notify={"webhook_url": hook.url, "events": ["draft_submitted"]}),
-                            children=crashes.children)
-        assert crashes.crash(svc.runtime, "notifier") is True
-        wait_for(lambda: notifier_row(svc.url)["state"] == "failed", timeout=10, what="the notifier left down")
+        svc = _left_down(make_config, start_service, crashes, "notifier",
+                         notify={"webhook_url": hook.url, "events": ["draft_submitted"]})
         caplog.set_level(logging.WARNING)
         seqs = [svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)["seq"] for d in "abcd"]
         said = {e["seq"]: e for e in svc.runtime.ctx.events.list(type_="draft_submitted")}
@@ -154,13 +157,8 @@ def test_a_wake_up_dropped_past_the_cap_for_a_ripple_actor_that_is_down_says_so(
     monkeypatch.setattr(ripple, "MISSED_MAX", 2)
     receiver = Receiver()
     try:
-        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
-                                        ripple={"type": "endpoint", "url": receiver.url,
-                                                "events": ["draft_submitted"]}),
-                            children=crashes.children)
-        assert crashes.crash(svc.runtime, "ripple") is True
-        row = lambda: requests.get(svc.url + "/actors", timeout=5).json()["actors"]["ripple"]   # noqa: E731
-        wait_for(lambda: row()["state"] == "failed", timeout=10, what="the ripple actor left down")
+        svc = _left_down(make_config, start_service, crashes, "ripple",
+                         ripple={"type": "endpoint", "url": receiver.url, "events": ["draft_submitted"]})
         caplog.set_level(logging.WARNING)
         seqs = [svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)["seq"] for d in "abcd"]
         wait_for(lambda: [e["seq"] for e in ripple.missed(svc.runtime.registry)] == seqs[2:], timeout=10,
@@ -181,12 +179,8 @@ def test_at_the_stop_each_wake_up_a_down_notifier_never_carried_says_the_service
     monkeypatch.setattr(ripple, "MISSED_MAX", 2)         # more waited for the notifier than the ripple keeps
     receiver = Receiver()
     try:
-        svc = start_service(make_config(supervisor={**FAST, "max_restarts": 0},
-                                        ripple={"type": "endpoint", "url": receiver.url,
-                                                "events": ["draft_submitted"]}),
-                            children=crashes.children)
-        assert crashes.crash(svc.runtime, "notifier") is True
-        wait_for(lambda: notifier_row(svc.url)["state"] == "failed", timeout=10, what="the notifier left down")
+        svc = _left_down(make_config, start_service, crashes, "notifier",
+                         ripple={"type": "endpoint", "url": receiver.url, "events": ["draft_submitted"]})
         caplog.set_level(logging.WARNING)
         seqs = [svc.runtime.ctx.emit("draft_submitted", draft_id=d, operations=1)["seq"] for d in "abcd"]
         svc.request_stop(drain_seconds=5)

@@ -10,19 +10,28 @@ from tests.harness.reviewer import wait_for
 from tests.service.test_tend import seed
 
 
-def test_a_restart_with_a_draft_under_review_says_the_draft_waits_not_the_brief(make_config, make_ctx,
-                                                                                 start_service, hand):
-    cfg = make_config()                                   # external mode: no check until a nudge
+def _slept(make_config, make_ctx, hand) -> tuple:
+    """(the config, the draft id) of the last run's sleep; external mode: no check until a nudge."""
+    cfg = make_config()
     seed(hand)
-    draft_id = executor.check(make_ctx(cfg)).to_dict()["sleep"]["draft_id"]    # the last run's sleep
-    assert [d["id"] for d in hand.drafts("pending")] == [draft_id] and len(hand.open_briefs()) == 1
-    svc = start_service(cfg)
+    return cfg, executor.check(make_ctx(cfg)).to_dict()["sleep"]["draft_id"]
 
+
+def _first_status(svc) -> dict:
+    """/status as the queue watch's first read of Memory leaves it, before any check (the test shows that)."""
     def read() -> dict:
         s = requests.get(svc.url + "/status", timeout=5).json()
         return s if (s.get("review") or {}).get("checked_at") else None
     s = wait_for(read, timeout=10, what="the queue watch's first read of Memory")
-    assert s["chain"] is None, s["chain"]                 # no check yet: the test shows the first read
+    assert s["chain"] is None, s["chain"]
+    return s
+
+
+def test_a_restart_with_a_draft_under_review_says_the_draft_waits_not_the_brief(make_config, make_ctx,
+                                                                                 start_service, hand):
+    cfg, draft_id = _slept(make_config, make_ctx, hand)
+    assert [d["id"] for d in hand.drafts("pending")] == [draft_id] and len(hand.open_briefs()) == 1
+    s = _first_status(start_service(cfg))
     headline = s["say"]["headline"]
     assert "brief" not in headline and "review" in headline, headline
     assert "slept on" not in s["say"]["cards"]["brief"]["sub"], s["say"]["cards"]["brief"]
@@ -32,19 +41,11 @@ def test_a_restart_with_a_chain_waiting_for_a_redraft_says_the_denials_wait_not_
                                                                                           start_service, hand):
     """Every draft of the chain reviewed, denials left, no attempt pending: the queue holds no draft, the chain's
     brief is open, and no check sleeps on it; what waits is the redraft."""
-    cfg = make_config()                                   # external mode: no check until a nudge
-    seed(hand)
-    draft_id = executor.check(make_ctx(cfg)).to_dict()["sleep"]["draft_id"]    # the last run's sleep
+    cfg, draft_id = _slept(make_config, make_ctx, hand)
     ops = hand.drafts("pending")[0]["operations"]
     hand.review(draft_id, [{"op": op["index"], "verdict": "deny", "critique": "not this"} for op in ops])
     assert hand.drafts("pending") == [] and len(hand.open_briefs()) == 1
-    svc = start_service(cfg)
-
-    def read() -> dict:
-        s = requests.get(svc.url + "/status", timeout=5).json()
-        return s if (s.get("review") or {}).get("checked_at") else None
-    s = wait_for(read, timeout=10, what="the queue watch's first read of Memory")
-    assert s["chain"] is None, s["chain"]                 # no check yet: the test shows the first read
+    s = _first_status(start_service(cfg))
     headline = s["say"]["headline"]
     assert "brief" not in headline and "denied operations wait for a redraft" in headline, headline
     assert "slept on" not in s["say"]["cards"]["brief"]["sub"], s["say"]["cards"]["brief"]
@@ -54,18 +55,10 @@ def test_a_restart_with_a_landed_chain_does_not_say_its_brief_waits_to_be_slept_
                                                                                    start_service, hand):
     """Every operation approved while the service was down: the next nudge closes the chain and consumes its brief
     (no check sleeps on a chain's brief), so that brief does not wait to be slept on."""
-    cfg = make_config()                                   # external mode: no check until a nudge
-    seed(hand)
-    draft_id = executor.check(make_ctx(cfg)).to_dict()["sleep"]["draft_id"]    # the last run's sleep
+    cfg, draft_id = _slept(make_config, make_ctx, hand)
     hand.approve_all(draft_id)
     assert hand.drafts("pending") == [] and len(hand.open_briefs()) == 1
-    svc = start_service(cfg)
-
-    def read() -> dict:
-        s = requests.get(svc.url + "/status", timeout=5).json()
-        return s if (s.get("review") or {}).get("checked_at") else None
-    s = wait_for(read, timeout=10, what="the queue watch's first read of Memory")
-    assert s["chain"] is None, s["chain"]                 # no check yet: the test shows the first read
+    s = _first_status(start_service(cfg))
     headline = s["say"]["headline"]
     assert "slept on" not in headline and "nudge" in headline, headline
     assert "slept on" not in s["say"]["cards"]["brief"]["sub"], s["say"]["cards"]["brief"]

@@ -31,23 +31,19 @@ def records(state, type_: str) -> list:
     return [r for r in out.values() if r.get("type") == type_]
 
 
-def test_sigterm_with_a_webhook_that_does_not_answer_exits_at_once(tmp_path, memory):
+def _sigterm_while_a_post_is_held(tmp_path, memory, sends, drive) -> tuple:
+    """(stderr, the state path): a service whose `sends(url)` config block posts to a receiver that takes each post
+    and never answers; `drive(base)` makes the posts; SIGTERM once the first is held: it exits 0 within the bound."""
     hook = Receiver()
     hook.delay = 60.0               # takes each post and never answers
     port = free_port()
     state = tmp_path / "state" / "state.json"
-    cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": port}, "memory": {"url": memory.url},
-                                       "notify": {"webhook_url": hook.url, "events": ["actor_restarted"]},
+    cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": port}, "memory": {"url": memory.url}, **sends(hook.url),
                                        "sleep": {"mode": "external", "state_path": str(state)}})
     p = Proc(tmp_path, cfg)
-    base = f"http://127.0.0.1:{port}"
     try:
         p.wait_healthy(port)
-        for n in range(1, 4):       # three events for the webhook: one posted (held), two queued behind it
-            r = requests.post(base + "/actors/quality/restart", params={"force": "true"}, timeout=5)
-            assert r.status_code == 202, r.text
-            p.wait_for(lambda: requests.get(base + "/actors", timeout=5).json()["actors"]["quality"]["restarts"] == n,
-                       10, "the restart")
+        drive(p, f"http://127.0.0.1:{port}")
         p.wait_for(lambda: len(hook.requests) == 1, 10, "the first post, held by the receiver")
         rc = p.stop(signal.SIGTERM, within=STOP_WITHIN)
         err = p.stderr()
@@ -55,6 +51,18 @@ def test_sigterm_with_a_webhook_that_does_not_answer_exits_at_once(tmp_path, mem
     finally:
         p.kill()
         hook.close()
+    return err, state
+
+
+def test_sigterm_with_a_webhook_that_does_not_answer_exits_at_once(tmp_path, memory):
+    def drive(p, base) -> None:
+        for n in range(1, 4):       # three events for the webhook: one posted (held), two queued behind it
+            r = requests.post(base + "/actors/quality/restart", params={"force": "true"}, timeout=5)
+            assert r.status_code == 202, r.text
+            p.wait_for(lambda: requests.get(base + "/actors", timeout=5).json()["actors"]["quality"]["restarts"] == n,
+                       10, "the restart")
+    err, state = _sigterm_while_a_post_is_held(
+        tmp_path, memory, lambda url: {"notify": {"webhook_url": url, "events": ["actor_restarted"]}}, drive)
     assert "notifier did not stop" not in err and "Traceback" not in err, err
     said = [r.get("delivery") for r in records(state, "actor_restarted")]
     assert len(said) == 3 and all(d and d["delivered"] is False and "the service was stopping" in d["error"]
@@ -62,25 +70,12 @@ def test_sigterm_with_a_webhook_that_does_not_answer_exits_at_once(tmp_path, mem
 
 
 def test_sigterm_with_an_endpoint_ripple_that_does_not_answer_exits_at_once(tmp_path, memory):
-    hook = Receiver()
-    hook.delay = 60.0
-    port = free_port()
-    state = tmp_path / "state" / "state.json"
-    cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": port}, "memory": {"url": memory.url},
-                                       "ripple": {"type": "endpoint", "url": hook.url, "events": ["brief_requested"]},
-                                       "sleep": {"mode": "external", "state_path": str(state)}})
-    p = Proc(tmp_path, cfg)
-    try:
-        p.wait_healthy(port)
-        r = requests.post(f"http://127.0.0.1:{port}/sleep", timeout=30)        # no brief: the main model is asked
+    def drive(p, base) -> None:
+        r = requests.post(base + "/sleep", timeout=30)        # no brief: the main model is asked
         assert r.status_code == 200 and r.json()["status"] == "asked_for_brief", r.text
-        p.wait_for(lambda: len(hook.requests) == 1, 10, "the wake-up's post, held by the receiver")
-        rc = p.stop(signal.SIGTERM, within=STOP_WITHIN)
-        err = p.stderr()
-        assert rc == 0, err
-    finally:
-        p.kill()
-        hook.close()
+    err, state = _sigterm_while_a_post_is_held(
+        tmp_path, memory,
+        lambda url: {"ripple": {"type": "endpoint", "url": url, "events": ["brief_requested"]}}, drive)
     assert "ripple did not stop" not in err and "Traceback" not in err, err
     [asked] = records(state, "brief_requested")
     assert asked["ripple"]["ok"] is False and "the service was stopping" in asked["ripple"]["error"], asked

@@ -57,6 +57,23 @@ def pending_draft(hand, attempt: int) -> dict:
                     timeout=20, what=f"a pending draft at attempt {attempt}")
 
 
+def slept_once(make_ctx, hand, fake_model, responder=scripted_model) -> tuple:
+    """(ctx, the first draft): the seeded fragments and brief slept on once, the model answering as `responder`."""
+    from hippocampus.cycle import executor
+
+    ctx = make_ctx(model={"url": fake_model.url})
+    fake_model.responder = responder
+    seed(hand)
+    return ctx, hand.draft(executor.check(ctx).to_dict()["sleep"]["draft_id"])
+
+
+def garden_denied(make_ctx, hand, fake_model) -> tuple:
+    """(ctx, the first draft): a sleep on the scripted model, then its garden operation denied, the rest approved."""
+    ctx, first = slept_once(make_ctx, hand, fake_model)
+    deny_garden(hand, first, "The rose garden bloomed early")
+    return ctx, first
+
+
 def deny_garden(hand, draft: dict, words: str, approve_rest: bool = True) -> None:
     decisions = []
     for op in draft["operations"]:

@@ -1,6 +1,7 @@
 """The event log on its own: two retentions, a burst as one event, an appended file that survives a crash."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -118,17 +119,25 @@ def test_an_events_json_from_before_is_read_once_and_replaced(tmp_path, clock):
     assert _types(EventLog(folder / "events.jsonl", clock)) == ["sleep_done", "draft_submitted", "purged"]
 
 
+@contextlib.contextmanager
+def _unwritable(ev, tmp_path):
+    """The log's folder is a file while inside: every write under it fails; then the folder is back."""
+    folder, aside = ev.path.parent, tmp_path / "aside"
+    folder.rename(aside)
+    folder.write_text("not a folder")
+    try:
+        yield
+    finally:
+        folder.unlink()
+        aside.rename(folder)
+
+
 def test_a_failed_write_says_so_and_the_next_good_one_rewrites_what_was_missed(tmp_path, clock):
     ev = _log(tmp_path, clock)
     ev.emit("sleep_done", operations=1)
-    folder = ev.path.parent
-    aside = tmp_path / "aside"
-    folder.rename(aside)
-    folder.write_text("not a folder")              # every write under it now fails
-    ev.emit("draft_submitted", draft_id="d-3")
-    assert ev.write_error and "could not be written" in ev.write_error
-    folder.unlink()
-    aside.rename(folder)
+    with _unwritable(ev, tmp_path):
+        ev.emit("draft_submitted", draft_id="d-3")
+        assert ev.write_error and "could not be written" in ev.write_error
     ev.emit("chain_closed", cluster_id="c")
     assert ev.write_error is None
     assert _types(EventLog(ev.path, clock)) == ["sleep_done", "draft_submitted", "chain_closed"]
@@ -148,16 +157,11 @@ def test_a_failed_write_is_in_the_service_log_once_and_its_end_too(tmp_path, clo
     caplog.set_level("INFO", logger="hippocampus.store.events")
     ev = _log(tmp_path, clock)
     ev.emit("sleep_done", operations=1)
-    folder = ev.path.parent
-    aside = tmp_path / "aside"
-    folder.rename(aside)
-    folder.write_text("not a folder")              # every write under it now fails
-    for i in range(3):
-        ev.emit("draft_submitted", draft_id=f"d-{i}")
-    said = [r for r in caplog.records if "could not be written" in r.getMessage()]
-    assert [r.getMessage() for r in said] == [ev.write_error] and said[0].levelname == "ERROR"
-    folder.unlink()
-    aside.rename(folder)
+    with _unwritable(ev, tmp_path):
+        for i in range(3):
+            ev.emit("draft_submitted", draft_id=f"d-{i}")
+        said = [r for r in caplog.records if "could not be written" in r.getMessage()]
+        assert [r.getMessage() for r in said] == [ev.write_error] and said[0].levelname == "ERROR"
     caplog.clear()
     ev.emit("chain_closed", cluster_id="c")
     ev.emit("chain_closed", cluster_id="d")
