@@ -142,11 +142,16 @@ def retire_older(ctx: Context, brief: dict, snap: Snapshot) -> None:
         rec = {"brief_id": brief["id"], "ids": [b["id"] for b in snap.briefs if b.get("id") not in skip and at
                                                 is not None and _created(b) is not None and _created(b) < at]}
         ctx.state.set(retiring_briefs=rec)
-    for bid in rec["ids"]:
+    consume_superseded(ctx, rec["ids"], brief["id"])
+
+
+def consume_superseded(ctx: Context, ids: list, used_id: str) -> None:
+    """Each open brief of `ids` consumed as superseded by `used_id`, said once (a restart says none twice)."""
+    for bid in ids:
         try:
-            ctx.memory.consume_brief(bid, f"superseded-by-{brief['id']}")
+            ctx.memory.consume_brief(bid, f"superseded-by-{used_id}")
         except MemoryRefused as exc:
             if exc.status != 404:
                 raise
             continue                    # gone from Memory: nothing was consumed here
-        ctx.emit_once("brief_consumed", "brief_id", brief_id=bid, draft_id=None, superseded_by=brief["id"])
+        ctx.emit_once("brief_consumed", "brief_id", brief_id=bid, draft_id=None, superseded_by=used_id)

@@ -6,6 +6,7 @@ import logging
 from typing import Optional
 
 from hippocampus.cycle import outcomes
+from hippocampus.cycle.briefs import consume_superseded
 from hippocampus.cycle.chains import Next, brief_of, ops_with
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.redraft import redraft_chain
@@ -154,11 +155,4 @@ def _retire_older_briefs(ctx: Context, record: dict, open_briefs: tuple) -> None
         record["retiring"] = [i for i, at in created.items() if i != used_id and used_at is not None
                               and at is not None and float(at) < float(used_at)]
         _save(ctx, record)
-    for bid in record["retiring"]:
-        try:
-            ctx.memory.consume_brief(bid, f"superseded-by-{used_id}")
-        except MemoryRefused as exc:
-            if exc.status != 404:
-                raise
-            continue                    # gone from Memory: nothing was consumed here
-        ctx.emit_once("brief_consumed", "brief_id", brief_id=bid, draft_id=None, superseded_by=used_id)
+    consume_superseded(ctx, record["retiring"], used_id)
