@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 DOWN_OK = contextlib.suppress(pykka.ActorDeadError)     # a tell to a child that is down (restarting) is dropped
 
 
-def kept_for(registry, name: str, most: int) -> collections.deque:
+def kept_for(registry, name: str, most: int) -> "Kept":
     """The tells kept for the child `name` while it was down (or left unread when it died), in the registry's
     estate: its next instance reads them first. Past `most`, the oldest go."""
     return registry.estate(name).setdefault("kept_tells", Kept(maxlen=most))
@@ -28,29 +28,30 @@ def kept_for(registry, name: str, most: int) -> collections.deque:
 
 class Kept(collections.deque):
     """A deque that remembers whether the log has said it drops (once a burst)."""
+    dropping = False
 
 
-def keep(kept: collections.deque, item, lost, who: str) -> None:
+def keep(kept: Kept, item, lost, who: str) -> None:
     """Keep `item` in `kept`; past its cap the oldest goes: `lost(oldest)` says so on its record, and the log says
     it once until the next instance has read what was kept."""
     if len(kept) >= kept.maxlen:
         with contextlib.suppress(IndexError):   # read meanwhile by a new instance: nothing to drop
             lost(kept.popleft())
-            if not getattr(kept, "dropping", False):
+            if not kept.dropping:
                 kept.dropping = True
                 log.warning("actor %s is down and %d events wait for it: the oldest are dropped (each says so on "
                             "its record); POST /actors/%s/restart brings it back", who, kept.maxlen, who)
     kept.append(item)
 
 
-def take_all(kept: collections.deque):
+def take_all(kept: Kept):
     """Each kept tell once, oldest first (a new one may join while they are read)."""
     while kept:
         yield kept.popleft()
     kept.dropping = False
 
 
-def oldest_first(kept: collections.deque):
+def oldest_first(kept: Kept):
     """Each kept event once, in the order they happened (seq): the unread tells a dying instance keeps come after
     any told while it died, yet happened first. One kept while these are carried comes in the next round."""
     while kept:
