@@ -94,18 +94,6 @@ class Supervised(Publishing):
     def dropped(self, method: str, *args) -> None:
         """A tell this instance dies without reading: what it carried (a tick's cycle lock) is let go here."""
 
-    def take_turn(self) -> None:
-        """For a child whose tells must go out in the order told (on_start, first): wait until the last instance
-        has ended (its mailbox read, or kept by its on_failure), so what it was told goes out before what this
-        one is told. end_turn() at this instance's end (on_stop, on_failure, or an on_start that raises)."""
-        self.rt.registry.estate(self.name).setdefault("turn", threading.Lock()).acquire()
-        self.has_turn = True
-
-    def end_turn(self) -> None:
-        if getattr(self, "has_turn", False):
-            self.has_turn = False
-            self.rt.registry.estate(self.name)["turn"].release()
-
     def beat(self, at: float) -> None:
         """The supervisor's beat (to children that want it)."""
         if self.name in self.rt.tick_flags:
@@ -146,3 +134,38 @@ class Supervised(Publishing):
             self.rt.board.put(self.name, self.snapshot())
         except Exception:  # noqa: BLE001 - a snapshot never fails a message
             log.exception("%s could not publish its snapshot", self.name)
+
+
+class InTurn(Supervised):
+    """A child whose tells must go out in the order told: each instance waits (on_start, first) until the last one
+    has ended (its mailbox read, or kept by its on_failure), then carries what was kept for it (catch_up), so what
+    the last one was told goes out before what this one is told. Its turn ends with it (on_stop, on_failure, or
+    an on_start that raises)."""
+    has_turn = False
+
+    def on_start(self) -> None:
+        self.rt.registry.estate(self.name).setdefault("turn", threading.Lock()).acquire()
+        self.has_turn = True
+        try:
+            self.catch_up()
+        except BaseException:
+            self.end_turn()
+            raise
+        super().on_start()
+
+    def catch_up(self) -> None:
+        """What was told while no instance was up (or left unread by the last one), carried first."""
+
+    def on_stop(self) -> None:
+        self.end_turn()
+
+    def on_failure(self, exc_type, exc, tb) -> None:
+        try:
+            super().on_failure(exc_type, exc, tb)     # its unread tells kept first, then the next may carry
+        finally:
+            self.end_turn()
+
+    def end_turn(self) -> None:
+        if self.has_turn:
+            self.has_turn = False
+            self.rt.registry.estate(self.name)["turn"].release()

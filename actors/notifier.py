@@ -11,14 +11,14 @@ from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
-from actors.base import Supervised, keep, kept_for, oldest_first, take_all
+from actors.base import InTurn, keep, kept_for, oldest_first, take_all
 
 WAITING_MAX = 1000      # events kept for a notifier that is down; past this the oldest go
 STOPPED = "not sent: the service was stopping"
 DROPPED = "not sent: dropped, as more events waited for the notifier while it was down than it keeps"
 
 
-class NotifierActor(Supervised):
+class NotifierActor(InTurn):
     """The event is already in the log when it gets here; what the webhook said is recorded on it."""
     name = "notifier"
 
@@ -32,33 +32,15 @@ class NotifierActor(Supervised):
         self.delivered = 0
         self.failed = 0
 
-    def on_start(self) -> None:
-        self.take_turn()        # the last instance has ended: all it was told went out (or is kept)
-        try:
-            self._flush()
-        except BaseException:
-            self.end_turn()
-            raise
-        super().on_start()
-
-    def on_stop(self) -> None:
-        self.end_turn()
-
-    def on_failure(self, exc_type, exc, tb) -> None:
-        try:
-            super().on_failure(exc_type, exc, tb)     # its unread events kept first, then the next may carry
-        finally:
-            self.end_turn()
-
     def deliver(self, event: dict) -> None:
-        self._flush()
+        self.catch_up()
         self._deliver(event)
 
     def dropped(self, method: str, *args) -> None:
         if method == "deliver":
             keep_waiting(self.rt, args[0])
 
-    def _flush(self) -> None:
+    def catch_up(self) -> None:
         """The events told while no instance was up (or left unread by the last one), in order, first."""
         for event in oldest_first(waiting(self.rt.registry)):
             self._deliver(event)
@@ -86,11 +68,8 @@ class NotifierActor(Supervised):
 def left_at_stop(rt) -> None:
     """The service has stopped: each event no notifier carried (it was down) says so on its record; the ones
     that would have woken the model say so too."""
-    webhook = Webhook(rt.cfg.notify)
     for event in take_all(waiting(rt.registry)):
-        if webhook.wants(event["type"]):
-            rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": STOPPED})
-        ripple.lost(rt, event, why=ripple.STOPPED)     # said here: past the ripple's cap, some would be "dropped"
+        _lost(rt, event, STOPPED, ripple.STOPPED)     # said here: past the ripple's cap, some would be "dropped"
 
 
 def keep_waiting(rt, event: dict) -> None:
@@ -99,10 +78,11 @@ def keep_waiting(rt, event: dict) -> None:
     keep(waiting(rt.registry), event, lambda old: _lost(rt, old), NotifierActor.name)
 
 
-def _lost(rt, event: dict) -> None:
+def _lost(rt, event: dict, why: str = DROPPED, wakeup: str = ripple.DROPPED) -> None:
+    """An event no notifier carried: its record says why, and that it never woke the model (if it would have)."""
     if Webhook(rt.cfg.notify).wants(event["type"]):
-        rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": DROPPED})
-    ripple.lost(rt, event)
+        rt.ctx.events.annotate(event["seq"], delivery={"delivered": False, "error": why})
+    ripple.lost(rt, event, why=wakeup)
 
 
 def waiting(registry):

@@ -3,7 +3,7 @@
 A ripple skipped because the last one for its event still runs is kept and fired again on the next tick.
 The Ripple and the ripples kept outlive a crash or restart of this actor (left to the next instance in the
 registry's estate), so a wake-up still running is never started twice and one kept is never lost. One instance
-fires at a time (base.take_turn), so the wake-ups go out in the order their events happened.
+fires at a time (base.InTurn), so the wake-ups go out in the order their events happened.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from hippocampus.cycle import briefs
 from hippocampus.ripple.fire import Ripple
 
-from actors.base import DOWN_OK, Supervised, keep, kept_for, oldest_first, take_all
+from actors.base import DOWN_OK, InTurn, keep, kept_for, oldest_first, take_all
 
 MISSED_MAX = 100        # events kept for a ripple actor that is down; past this the oldest go
 STOPPED = "the service stopped before it went out"
@@ -21,7 +21,7 @@ DROPPED = "more events waited for the ripple actor while it was down than it kee
 REVIEWS = ("draft_submitted", "tend_resubmitted")     # the wake-ups that ask the main model to review a draft
 
 
-class RippleActor(Supervised):
+class RippleActor(InTurn):
     name = "ripple"
 
     def __init__(self, supervisor, runtime) -> None:
@@ -33,22 +33,7 @@ class RippleActor(Supervised):
         self.ripple = estate["wakeups"]
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
-    def on_start(self) -> None:
-        self.take_turn()        # the last instance has ended: what it was told was fired first (or is kept)
-        try:
-            self._fire_missed()
-        except BaseException:
-            self.end_turn()
-            raise
-        super().on_start()
-
-    def on_failure(self, exc_type, exc, tb) -> None:
-        try:
-            super().on_failure(exc_type, exc, tb)
-        finally:
-            self.end_turn()
-
-    def _fire_missed(self) -> None:
+    def catch_up(self) -> None:
         """Told while no instance was up, or left unread by the last: fired first."""
         for event in oldest_first(missed(self.rt.registry)):
             if self.ripple.wants(event["type"]) and not self._stale(event):
@@ -59,7 +44,7 @@ class RippleActor(Supervised):
             keep_missed(self.rt, args[0])
 
     def on_stop(self) -> None:
-        self.end_turn()
+        super().on_stop()
         if self.rt.stopping:        # the service stops; an operator's restart leaves the wake-ups running
             self.ripple.shutdown()
             for event in self.kept.values():     # held in memory only: never fired, and the History says so
@@ -69,7 +54,7 @@ class RippleActor(Supervised):
         pass                    # the snapshot published after every message carries the exit code
 
     def fire(self, event: dict):
-        self._fire_missed()         # one kept in the moment between this instance's start and its registration
+        self.catch_up()         # one kept in the moment between this instance's start and its registration
         return self._fire(event) if self.ripple.wants(event["type"]) else None
 
     def retry_skipped(self) -> None:
