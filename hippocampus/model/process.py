@@ -82,6 +82,13 @@ def _created(pid: int) -> Optional[float]:
     return None
 
 
+def _cmdline(pid: int) -> list:
+    """The command line process `pid` runs ([] when it cannot be read)."""
+    with contextlib.suppress(psutil.Error, OSError):
+        return psutil.Process(pid).cmdline()
+    return []
+
+
 @dataclass
 class ServerProcess:
     """A server we launched (popen: its watchdog) or took back after a restart."""
@@ -211,10 +218,7 @@ def runs_command(pid: int, cmd: Any) -> bool:
     """Whether process `pid` runs the command `cmd` (the configured one): its command line is `cmd`, ends with
     it (a script run by its interpreter), or, for a command with arguments, ends with those arguments (a
     wrapper script that execs the server with "$@"). A process of another command never matches."""
-    try:
-        running = [str(w) for w in psutil.Process(pid).cmdline()]
-    except (psutil.Error, OSError):
-        return False
+    running = [str(w) for w in _cmdline(pid)]
     wanted = [str(w) for w in (cmdline.split(cmd, windows=WINDOWS) if isinstance(cmd, str) else cmd or [])]
     if WINDOWS:
         wanted, running = [w.strip('"').lower() for w in wanted], [w.strip('"').lower() for w in running]
@@ -225,11 +229,7 @@ def runs_command(pid: int, cmd: Any) -> bool:
 
 
 def _command_matches(pid: int, cmd: Any) -> bool:
-    try:
-        running = psutil.Process(pid).cmdline()
-    except (psutil.Error, OSError):
-        return False
-    words = {os.path.basename(w) for w in running if w}
+    words = {os.path.basename(w) for w in _cmdline(pid) if w}
     saved = cmd if isinstance(cmd, list) else str(cmd or "").split()
     wanted = [os.path.basename(str(w)) for w in saved if len(str(w)) > 2 and not str(w).startswith("-")]
     return bool(wanted) and any(w in words for w in wanted)

@@ -67,15 +67,10 @@ def configure(level: int, fmt: str = "text") -> None:
     logging.basicConfig(level=level, handlers=[handler])
 
 
-def _json_on() -> bool:
-    formatters = [handler.formatter for handler in logging.getLogger().handlers]
-    return any(isinstance(f.inner if isinstance(f, JournalFormatter) else f, JsonFormatter) for f in formatters)
-
-
 def console(line: str, level: int = logging.INFO) -> None:
     """A start-up line for the person at the console: printed as it is (under the journal, with its priority), or,
     with --log-format json, one more JSON line of the log (so that every line on stderr parses)."""
-    if _json_on():
+    if any(isinstance(getattr(h.formatter, "inner", h.formatter), JsonFormatter) for h in logging.getLogger().handlers):
         logging.getLogger("hippocampus").log(level, "%s", line)
     elif under_journal(sys.stderr):     # each line at its priority, so `journalctl -p err` shows a refusal
         print("\n".join(f"<{priority(level)}>{part}" for part in line.splitlines() or [""]), file=sys.stderr,
