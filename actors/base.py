@@ -78,6 +78,14 @@ class Supervised(Publishing):
         self.rt = runtime
         self.doing = None                   # (what, since) while a piece of work runs
 
+    def inherit(self, key: str, make):
+        """What the last instance left under `key` in the registry's estate (it outlives a crash or restart), else
+        make()'s, left to the next one."""
+        estate = self.rt.registry.estate(self.name)
+        if key not in estate:
+            estate[key] = make()
+        return estate[key]
+
     def on_start(self) -> None:
         self.publish()
 

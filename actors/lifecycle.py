@@ -22,13 +22,11 @@ class LifecycleActor(Supervised):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        ctx, estate = runtime.ctx, runtime.registry.estate(self.name)
-        if "server" not in estate:
-            estate["server"] = ModelLifecycle(
-                runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock, emit=ctx.emit,
-                persisted=ctx.state.get("lifecycle") or None, save=lambda d: ctx.state.set(lifecycle=d),
-                stopping=ctx.stopping.is_set)
-        self.server = estate["server"]
+        ctx = runtime.ctx
+        self.server = self.inherit("server", lambda: ModelLifecycle(
+            runtime.cfg.model, state_dir=runtime.cfg.state_dir, clock=ctx.clock, emit=ctx.emit,
+            persisted=ctx.state.get("lifecycle") or None, save=lambda d: ctx.state.set(lifecycle=d),
+            stopping=ctx.stopping.is_set))
         self.server.changed = self.publish      # /status says "starting" while a start loads the model
 
     def on_start(self) -> None:

@@ -24,10 +24,8 @@ class NotifierActor(InTurn):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        estate = runtime.registry.estate(self.name)
-        if "session" not in estate:      # the stop cuts the post in flight (Runtime.begin_stop): it never waits on it
-            estate["session"] = CancellableSession()
-        self.session = estate["session"]
+        # the stop cuts the post in flight (Runtime.begin_stop): it never waits on it
+        self.session = self.inherit("session", CancellableSession)
         self.webhook = Webhook(runtime.cfg.notify, self.session)
         self.delivered = 0
         self.failed = 0

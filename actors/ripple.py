@@ -26,11 +26,8 @@ class RippleActor(InTurn):
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
-        estate = runtime.registry.estate(self.name)
-        self.kept: dict = estate.setdefault("kept", {})     # event type -> the newest event whose ripple was skipped
-        if "wakeups" not in estate:
-            estate["wakeups"] = Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir)
-        self.ripple = estate["wakeups"]
+        self.kept: dict = self.inherit("kept", dict)     # event type -> the newest event whose ripple was skipped
+        self.ripple = self.inherit("wakeups", lambda: Ripple(runtime.cfg.ripple, log_dir=runtime.cfg.state_dir))
         self.ripple.on_exit = runtime.ripple_ended       # the reaper's thread tells; this mailbox publishes
 
     def catch_up(self) -> None:
