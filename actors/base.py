@@ -152,7 +152,7 @@ class InTurn(Supervised):
     has_turn = False
 
     def on_start(self) -> None:
-        self.rt.registry.estate(self.name).setdefault("turn", threading.Lock()).acquire()
+        self.inherit("turn", threading.Lock).acquire()
         self.has_turn = True
         try:
             self.catch_up()
