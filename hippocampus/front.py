@@ -164,8 +164,7 @@ class Front:
         except (ChildDown, UnknownChild, ChildRunning) as exc:
             raise {ChildDown: ActorDown, UnknownChild: UnknownActor, ChildRunning: ActorRunning}[type(exc)](
                 str(exc)) from None
-        out = {"actor": name, "state": "restarting"}
-        return {**out, "say": restart_words(name, out)}
+        return {"actor": name, "state": "restarting", "say": restart_words(name)}
 
     def voice_card(self):
         """The voice card (store.voice.VoiceCard: current, set, history, max_chars); VoiceOff while it is off."""

@@ -226,11 +226,10 @@ def run_words(r: dict) -> str:
     return " · ".join([words] + extra)
 
 
-def restart_words(name: str, out: dict) -> str:
-    if out.get("state") == "restarting":
-        return (f"{name} is being restarted in the background (a busy one's current work gets up to 10 s to end "
-                f"first); its state on the Actors card and in the status shows running again when it is back.")
-    return f"{name} restarted: {out.get('state') or 'starting'}."
+def restart_words(name: str) -> str:
+    """The answer to a restart asked for: always in the background (front.restart answers at once)."""
+    return (f"{name} is being restarted in the background (a busy one's current work gets up to 10 s to end "
+            f"first); its state on the Actors card and in the status shows running again when it is back.")
 
 
 CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a brief the small model wrote",
