@@ -166,8 +166,6 @@ def guard_words(r: dict) -> str:
 
 
 def sleep_words(r: dict) -> str:
-    if not r:
-        return "never slept yet"
     if r.get("interrupted"):
         return r["interrupted"] if r.get("other") else "interrupted by a stop: nothing was posted and its brief is kept"
     if r.get("error"):
@@ -201,8 +199,6 @@ CYCLE_DEFERRED = "{} waiting for the tend cycle's next turn"       # a deferred 
 
 
 def tend_words(r: dict, cycle: bool = False) -> str:
-    if not r:
-        return "never tended yet"
     if r.get("interrupted"):
         return "interrupted by a stop: nothing was posted"
     bits = [(CYCLE_DEFERRED if cycle and key == "deferred" else words).format(n(r[key], noun))
