@@ -164,30 +164,17 @@ class Front:
         except (ChildDown, UnknownChild, ChildRunning) as exc:
             raise {ChildDown: ActorDown, UnknownChild: UnknownActor, ChildRunning: ActorRunning}[type(exc)](
                 str(exc)) from None
-        out = {"actor": name, "state": "restarting"}
-        return {**out, "say": restart_words(name, out)}
+        return {"actor": name, "state": "restarting", "say": restart_words(name)}
 
-    def _card(self):
+    def voice_card(self):
+        """The voice card (store.voice.VoiceCard: current, set, history, max_chars); VoiceOff while it is off."""
         if self.rt.ctx.voice is None:
             raise VoiceOff()
         return self.rt.ctx.voice
 
-    def voice(self) -> dict:
-        return self._card().current() or {"version": 0, "text": None}
-
-    def set_voice(self, text: str, why: Optional[str]) -> dict:
-        return self._card().set(text, why)
-
-    def voice_history(self, limit: int) -> list:
-        return self._card().history(limit)
-
     @property
     def voice_enabled(self) -> bool:
         return self.rt.ctx.voice is not None
-
-    @property
-    def voice_max_chars(self) -> int:
-        return self._card().max_chars
 
     def quality(self) -> dict:
         return replays.report(self.rt.board.get(replays.BOARD_KEY))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import time
 from typing import Any, Iterator, Optional
 
@@ -21,6 +22,17 @@ def yes_no(value: Any, words: frozenset = YES | NO) -> Optional[bool]:
         return value
     word = str(value).strip().lower() if isinstance(value, (int, str)) else None
     return word in YES if word in words else None
+
+
+def whole(value: Any) -> Optional[int]:
+    """A whole number as given: an int (not a bool), a float with no fraction, or text of digits (a sign and
+    spaces around it allowed); None for anything else (the caller refuses it in its own words)."""
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+        with contextlib.suppress(ValueError):       # past Python's 4,300 digits
+            return int(value.strip())
+    elif not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer()):
+        return int(value)
+    return None
 
 
 # ---------------------------------------------------------------- a log line's escapes

@@ -4,6 +4,7 @@ setting can be tried without editing the yaml (a combination the card refuses ra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import operator
 import os
@@ -31,13 +32,10 @@ class FlagError(ValueError):
 
 def _typed(convert: Callable, what: str) -> Callable:
     def parse(value: str):
-        try:
-            out = convert(value)
-        except ValueError:
-            out = None
-        if out is None:
-            raise argparse.ArgumentTypeError(f"expected {what}, not {value!r}")
-        return out
+        with contextlib.suppress(ValueError):
+            if (out := convert(value)) is not None:
+                return out
+        raise argparse.ArgumentTypeError(f"expected {what}, not {value!r}")
     return parse
 
 

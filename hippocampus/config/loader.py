@@ -20,7 +20,7 @@ from hippocampus.config import names, replay_endpoints
 from hippocampus.config.hosts import entry_problems
 from hippocampus.config.pointers import pointer_problems
 from hippocampus.config.suggest import unknown_key_line
-from hippocampus.words import yes_no
+from hippocampus.words import whole, yes_no
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +127,9 @@ def _coerce(value: Any, default: Any) -> Any:
             raise ValueError("is not true or false")
         return yes_no(value)
     if isinstance(default, int):
-        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-            return int(value)
-        if not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer()):
-            return int(value)
-        raise ValueError("is not a whole number")
+        if whole(value) is None:
+            raise ValueError("is not a whole number")
+        return whole(value)
     if isinstance(default, float):
         if isinstance(value, (int, float, str)) and not isinstance(value, bool):
             with contextlib.suppress(ValueError):

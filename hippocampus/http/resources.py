@@ -113,23 +113,22 @@ class ActorRestart(Route):
 
 class Voice(Route):
     def on_get(self, req, resp):
-        resp.media = self.front.voice()
+        resp.media = self.front.voice_card().current() or {"version": 0, "text": None}
 
     def on_put(self, req, resp):
         body = json_body(req)
-        if not self.front.voice_enabled:
-            self.front.voice()              # raises VoiceOff: 404
+        card = self.front.voice_card()          # VoiceOff: 404
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
             raise falcon.HTTPBadRequest(description='send {"text": "...", "why": "..."}')
         why = body.get("why")
         if why is not None and not isinstance(why, str):
             raise falcon.HTTPBadRequest(description="'why' is text")
-        resp.media = self.front.set_voice(body["text"], why)
+        resp.media = card.set(body["text"], why)
 
 
 class VoiceHistory(Route):
     def on_get(self, req, resp):
-        versions = self.front.voice_history(_limit(req, 10, 200))
+        versions = self.front.voice_card().history(_limit(req, 10, 200))
         resp.media = {"count": len(versions), "versions": versions}
 
 

@@ -5,18 +5,16 @@ builds); each call runs on a worker thread, failures as error results.
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import logging
-import re
 import time
 from typing import Any, Callable
 
 from hippocampus import __version__
 from hippocampus.front import FrontError, ServiceStopping, VoiceError, VoiceStorageError
 from hippocampus.transport_words import in_words
-from hippocampus.words import escape_controls, yes_no
+from hippocampus.words import escape_controls, whole, yes_no
 
 from hippocampus.mcp.tools import DESCRIPTIONS, INSTRUCTIONS, TOOL_NAMES, VOICE_TOOL_NAMES, Tools, hints
 
@@ -53,13 +51,8 @@ def _coerce(value: Any, kind: type, name: str) -> Any:
         if yes_no(value) is not None:
             return yes_no(value)
     elif kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-            with contextlib.suppress(ValueError):       # past Python's 4,300 digits
-                return int(value.strip())
+        if whole(value) is not None:
+            return whole(value)
     elif isinstance(value, str):
         return value
     raise ArgumentError(f"{name} must be {WORDS[kind]}, not {json.dumps(value)}")

@@ -146,8 +146,8 @@ class Tools:
         return {"ok": True, **out, "message": out["say"]}
 
     def get_voice_card(self) -> dict[str, Any]:
-        cur = self.front.voice()
-        cap = self.front.voice_max_chars
+        card = self.front.voice_card()
+        cur, cap = card.current() or {}, card.max_chars
         if not cur.get("version"):
             return {"ok": True, "enabled": True, "version": 0, "text": None, "max_chars": cap,
                     "message": "No card yet: set_voice_card writes the first one (your voice, your pronouns, "
@@ -157,7 +157,7 @@ class Tools:
                 "max_chars": cap, "message": f"Version {cur.get('version')} is the card every draft and redraft prompt starts with."}
 
     def set_voice_card(self, text: str, why: str = "") -> dict[str, Any]:
-        res = self.front.set_voice(text, why or None)
+        res = self.front.voice_card().set(text, why or None)
         v = res.get("version")
         msg = (f"Version {v} is your card now; every draft and redraft prompt starts with it, and each draft "
                "records the version it was written under." if res.get("changed")
@@ -166,7 +166,7 @@ class Tools:
 
     def voice_card_history(self, limit: int = 10) -> dict[str, Any]:
         versions = [{"version": v.get("version"), "text": v.get("text"), "why": v.get("why"),
-                     "set": when(v.get("set_at"))} for v in self.front.voice_history(_clamp(limit, 1, 200))]
+                     "set": when(v.get("set_at"))} for v in self.front.voice_card().history(_clamp(limit, 1, 200))]
         msg = f"{n(versions, 'version')}, newest first." if versions else "No card yet."
         return {"ok": True, "count": len(versions), "versions": versions, "message": msg}
 

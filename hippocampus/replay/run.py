@@ -70,8 +70,7 @@ class ReplaySession(CancellableSession):
 
     def request(self, method, url, *args, **kwargs):
         kwargs["allow_redirects"] = False
-        if self._memory is not None and (replay_endpoints.same_service(url, self._memory.url)
-                                         or self._memory.reached_by(url)):
+        if self._memory is not None and replay_endpoints.reaches_memory(url, self._memory.url):
             raise ReachesMemory(_memory_words(self._memory.url))
         self._refused = None
         try:

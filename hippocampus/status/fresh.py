@@ -25,25 +25,25 @@ def buttons(s: dict, action: Optional[str]) -> dict:
             "tend": {"primary": not why and action == "tend", "disabled": bool(why)}, "why": why}
 
 
+def _newer(s: dict) -> dict:
+    """The queue watch's read when it answered and is newer than the tick's snapshot; else {}."""
+    review = s.get("review") or {}
+    fresh = review.get("checked_at") and float(review["checked_at"]) >= float((s.get("chain") or {}).get("at") or 0)
+    return review if fresh and not review.get("error") else {}
+
+
 def reviewed_since(s: dict) -> bool:
     """The draft the chain waits on is no longer pending in Memory: the queue's read, newer than the tick's
     snapshot, no longer has it (it was approved, denied or withdrawn there)."""
-    waiting = (s.get("chain") or {}).get("waiting_draft") or {}
-    review = s.get("review") or {}
-    if not waiting or review.get("error") or not review.get("checked_at"):
-        return False
-    if float(review["checked_at"]) < float((s.get("chain") or {}).get("at") or 0):
-        return False
-    return waiting.get("id") not in set(review.get("drafts") or [])
+    waiting, review = (s.get("chain") or {}).get("waiting_draft") or {}, _newer(s)
+    return bool(waiting and review) and waiting.get("id") not in set(review.get("drafts") or [])
 
 
 def brief_arrived(s: dict) -> bool:
     """The queue watch's read, newer than the tick's snapshot, holds more open briefs than that snapshot (with no
     chain open): one arrived since (written without a nudge, or before the next tick)."""
-    chain, review = s.get("chain") or {}, s.get("review") or {}
-    if not chain or chain.get("chain_open") or review.get("error") or not review.get("checked_at"):
-        return False
-    if float(review["checked_at"]) < float(chain.get("at") or 0):
+    chain, review = s.get("chain") or {}, _newer(s)
+    if not chain or chain.get("chain_open") or not review:
         return False
     return len(review.get("briefs") or []) > int(chain.get("open_briefs") or 0)
 

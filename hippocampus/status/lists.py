@@ -166,8 +166,6 @@ def guard_words(r: dict) -> str:
 
 
 def sleep_words(r: dict) -> str:
-    if not r:
-        return "never slept yet"
     if r.get("interrupted"):
         return r["interrupted"] if r.get("other") else "interrupted by a stop: nothing was posted and its brief is kept"
     if r.get("error"):
@@ -201,8 +199,6 @@ CYCLE_DEFERRED = "{} waiting for the tend cycle's next turn"       # a deferred 
 
 
 def tend_words(r: dict, cycle: bool = False) -> str:
-    if not r:
-        return "never tended yet"
     if r.get("interrupted"):
         return "interrupted by a stop: nothing was posted"
     bits = [(CYCLE_DEFERRED if cycle and key == "deferred" else words).format(n(r[key], noun))
@@ -226,11 +222,10 @@ def run_words(r: dict) -> str:
     return " · ".join([words] + extra)
 
 
-def restart_words(name: str, out: dict) -> str:
-    if out.get("state") == "restarting":
-        return (f"{name} is being restarted in the background (a busy one's current work gets up to 10 s to end "
-                f"first); its state on the Actors card and in the status shows running again when it is back.")
-    return f"{name} restarted: {out.get('state') or 'starting'}."
+def restart_words(name: str) -> str:
+    """The answer to a restart asked for: always in the background (front.restart answers at once)."""
+    return (f"{name} is being restarted in the background (a busy one's current work gets up to 10 s to end "
+            f"first); its state on the Actors card and in the status shows running again when it is back.")
 
 
 CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a brief the small model wrote",

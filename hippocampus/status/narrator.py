@@ -256,23 +256,15 @@ def _brief(s: dict, now: float) -> dict:
 
 
 def _tick(s: dict, now: float) -> dict:
-    bits = []
-    if s.get("mode") == "external":
-        main = "When asked"
-        bits.append("no clock of its own: it takes a turn when the main model nudges it, or when you press "
-                    "Sleep now or Tend now")
-    else:
-        main = f"Every {span(s.get('tick_seconds') or 0)}"
-        if s.get("next_tick_at"):
-            bits.append(f"next tick {until(s['next_tick_at'], now)}")
-    if s.get("ticking"):
-        bits.append("ticking now")
+    ticking = ["ticking now"] if s.get("ticking") else []
     if s.get("mode") == "external":         # a nudged tick redrafts whatever the tend cycle says
-        bits.append("each nudge redrafts what was denied")
-    else:
-        bits.append(f"tend cycle on: redrafts every {span(s.get('tend_interval_seconds') or 0)}"
-                    if s.get("tend_cycle") else "tend cycle off: redrafts wait for sleep time")
-    return _line(main, " · ".join(bits))
+        return _line("When asked", " · ".join(["no clock of its own: it takes a turn when the main model nudges it, "
+                                               "or when you press Sleep now or Tend now", *ticking,
+                                               "each nudge redrafts what was denied"]))
+    upcoming = [f"next tick {until(s['next_tick_at'], now)}"] if s.get("next_tick_at") else []
+    tend = (f"tend cycle on: redrafts every {span(s.get('tend_interval_seconds') or 0)}" if s.get("tend_cycle")
+            else "tend cycle off: redrafts wait for sleep time")
+    return _line(f"Every {span(s.get('tick_seconds') or 0)}", " · ".join([*upcoming, *ticking, tend]))
 
 
 def _model(s: dict) -> dict:

@@ -21,11 +21,8 @@ def built_from(rt) -> tuple:
 def review(seen) -> dict:
     """The queue watch's last read of Memory, for the narrator: the pending drafts' and open briefs' ids, the
     chains waiting for a redraft and those that landed, when it was read, and (Memory down) why not and as of when."""
-    seen = seen or QUEUE_FIRST
-    return {"drafts": [d.get("id") for d in seen.get("drafts") or [] if isinstance(d, dict)],
-            "redrafts": seen.get("redrafts") or [], "landed": seen.get("landed") or [],
-            "briefs": seen.get("briefs"), "checked_at": seen.get("checked_at"), "as_of": seen.get("as_of"),
-            "error": seen.get("error")}
+    seen = {**QUEUE_FIRST, **(seen or {})}
+    return {**seen, "drafts": [d.get("id") for d in seen["drafts"] or [] if isinstance(d, dict)]}
 
 
 def redraft_failed(history) -> dict | None:

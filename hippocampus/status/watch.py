@@ -45,11 +45,9 @@ def pending_drafts(memory, last: Optional[dict] = None, limit: int = 50, chains:
         reviewed = memory.drafts("reviewed", limit=limit) if chains else []
         briefs = [b.get("id") for b in memory.open_briefs(limit=limit) if isinstance(b, dict)]
     except MemoryError_ as exc:
-        last = last or QUEUE_FIRST
-        return {"drafts": last.get("drafts") or [], "redrafts": last.get("redrafts") or [],
-                "landed": last.get("landed") or [],
-                "briefs": last.get("briefs"), "error": redact.text(str(exc)),
-                "checked_at": now, "as_of": last.get("as_of") if last.get("error") else last.get("checked_at")}
+        last = {**QUEUE_FIRST, **(last or {})}
+        return {**last, "error": redact.text(str(exc)), "checked_at": now,
+                "as_of": last["as_of"] if last["error"] else last["checked_at"]}
     read = plan(drafts + reviewed) if chains else []
     redrafts, landed = ([c.latest.get("id") for c in read if c.action == a] for a in (REDRAFT, CLOSE))
     return {"drafts": drafts, "redrafts": redrafts, "landed": landed, "briefs": briefs, "error": None,

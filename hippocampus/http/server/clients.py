@@ -22,6 +22,7 @@ from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask
 from waitress.utilities import Error, RequestEntityTooLarge
 
+from hippocampus.config.reach import address
 from hippocampus.http.auth import bearer_matches, needs_bearer
 
 log = logging.getLogger(__name__)
@@ -77,11 +78,9 @@ def client_key(addr) -> str:
     """The client a share is counted for: the IPv4 address (a mapped one too), the IPv6 /64, or LOOPBACK for the
     whole loopback range (127.0.0.0/8, ::1, ::ffff:127.x): any program on this machine can send from any of them."""
     host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
-    try:
-        ip = ipaddress.ip_address(str(host).split("%", 1)[0])
-    except ValueError:
+    ip = address(host)      # an IPv6 address of an IPv4 one: that IPv4 address
+    if ip is None:
         return str(host)
-    ip = getattr(ip, "ipv4_mapped", None) or ip     # an IPv6 address of an IPv4 one: that IPv4 address
     if ip.is_loopback:
         return LOOPBACK
     if ip.version == 6:
