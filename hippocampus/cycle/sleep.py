@@ -149,7 +149,9 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
             ctx.emit_once("sleep_done", "draft_id", **fields)
         else:
             ctx.emit("sleep_done", **fields)
-        changes["last_sleep_ok_at"] = lambda _: report.finished_at
+        changes["last_slept_at"] = lambda _: report.finished_at
+        if not report.budget:               # a night the budget stopped is not a successful sleep
+            changes["last_sleep_ok_at"] = lambda _: report.finished_at
     record = ctx.state.get("submitting") if done and report.draft_id else None
     if record:
         changes["submitting"] = lambda _: None
