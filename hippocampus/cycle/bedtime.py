@@ -33,8 +33,14 @@ def memory_slept(state: Mapping, now: float) -> Optional[float]:
 
 
 def last_slept(state: Mapping, now: float) -> Optional[float]:
-    """The newest sleep on this Memory that this copy knows of: its own, or another copy's."""
-    return max(sane_time(state.get("last_sleep_ok_at")) or 0, memory_slept(state, now) or 0) or None
+    """The newest sleep on this Memory that this copy knows of: its own (a night the budget stopped too), or
+    another copy's."""
+    return max(own_slept(state) or 0, memory_slept(state, now) or 0) or None
+
+
+def own_slept(state: Mapping) -> Optional[float]:
+    """This copy's last sleep that did not fail (a state written before last_slept_at has last_sleep_ok_at)."""
+    return max(sane_time(state.get("last_slept_at")) or 0, sane_time(state.get("last_sleep_ok_at")) or 0) or None
 
 
 def bedtime(cfg: SleepConfig, state: Mapping, now: float) -> float:

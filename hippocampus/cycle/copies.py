@@ -16,7 +16,7 @@ import socket
 from typing import Optional
 
 from hippocampus.cycle import claims, notes as note_rules
-from hippocampus.cycle.bedtime import bedtime, memory_slept
+from hippocampus.cycle.bedtime import bedtime, memory_slept, own_slept
 from hippocampus.memory import MemoryError_
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ def seen(ctx, near: Optional[list], drafts) -> None:
     if near is not None:
         now, was = ctx.clock.now(), ctx.copies_alone
         ctx.copies_alone = not any(_other_note(ctx, n, me["copy"], now) for n in near)
-        slept = ctx.state.get("last_sleep_ok_at")
+        slept = own_slept(ctx.state)
         if was and not ctx.copies_alone and slept:     # the "slept" note a copy alone never wrote, for the newcomer
             claims.post_slept(ctx, slept, bedtime(ctx.cfg.sleep, ctx.state, now))
 

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 VERBATIM = "marked to be kept word for word: the person's call, never redrafted"     # why it leaves the chain
 
 
+class Unreadable(str):
+    """A redraft's failure where the model answered, but with nothing usable (tend counts these in a row)."""
+
+
 def earlier_versions(attempts: list, latest: dict, op: dict) -> list:
     """Every earlier version of this operation, oldest first, by following redraft_of back."""
     out = []
@@ -133,7 +137,7 @@ def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
     if parsed.failure:
         capture.record(ctx, "redraft", op.get("topic"), prompt, markers, candidates, answer=answer, parsed=parsed,
                        **shown)
-        return [], False, parsed.failure, {}
+        return [], False, Unreadable(parsed.failure), {}
     for new in parsed.operations:
         new.pop("restated_content", None)
         if not new.get("source_short_ids"):   # a sibling's approval archived them: keep the old sources
@@ -197,7 +201,8 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
             gone = gone or (not failure and not new_ops)
             if failure:
                 failures.append({"stage": "redraft", "topic": op.get("topic"), "op": op.get("index"),
-                                 "why": failure[:300]})
+                                 "why": failure[:300], **({"answered": True} if isinstance(failure, Unreadable)
+                                                          else {})})
                 ctx.emit("redraft_failed", topic=op.get("topic"), op=op.get("index"), why=failure[:300],
                          draft_id=latest["id"])
             elif gone:

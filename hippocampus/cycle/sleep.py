@@ -138,7 +138,8 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
     """What a sleep records as it ends: sleep_done first (once), then one write of the report, the history and
     the rest, so killed between the two the restart finishes the sleep again and says nothing twice."""
     done = report.ok
-    changes: dict = {"last_sleep": lambda _: report.to_dict(), "history": history_with(report.pick(HISTORY_KEYS))}
+    changes: dict = {"last_sleep": lambda _: report.to_dict(), "history": history_with(report.pick(HISTORY_KEYS)),
+                     "gave_up": lambda _: None}      # a chain closed unwritable is said until the next sleep
     if done:
         fields = report.pick(("operations", "purged", "quiet", "catch_up", "brief_answered", "draft_id"))
         if report.tokens.get("timed"):          # what the model's server said the night cost, in tokens
@@ -149,7 +150,9 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
             ctx.emit_once("sleep_done", "draft_id", **fields)
         else:
             ctx.emit("sleep_done", **fields)
-        changes["last_sleep_ok_at"] = lambda _: report.finished_at
+        changes["last_slept_at"] = lambda _: report.finished_at
+        if not report.budget:               # a night the budget stopped is not a successful sleep
+            changes["last_sleep_ok_at"] = lambda _: report.finished_at
     record = ctx.state.get("submitting") if done and report.draft_id else None
     if record:
         changes["submitting"] = lambda _: None

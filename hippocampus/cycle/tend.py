@@ -19,6 +19,10 @@ from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
 log = logging.getLogger(__name__)
 
 
+# a redraft the model answered but that could not be used, this many times in a row: the chain is closed as a chain
+# whose last attempt was denied (a model that cannot be reached does not count: the chain waits for it)
+UNUSABLE_TRIES = 3
+GAVE_UP = f"the small model could not write the redraft after {UNUSABLE_TRIES} tries"
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
                 "closed", "ended", "model_failures")       # a failed redraft is why its row is kept: its words
 
@@ -38,20 +42,37 @@ def record(ctx: Context, report: TendReport) -> None:
 def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> None:
     """Redraft a denied chain from its critique; with nothing left to redraft, close it."""
     report.redraft = True
+    cid = step.cluster_id
+    tries = (ctx.state.get("chain_unusable") or {}).get(cid, 0)
+    if tries >= UNUSABLE_TRIES:            # counted before a restart cut the close short: not asked again
+        close_chain(ctx, step, report, why=GAVE_UP, snap=snap)
+        return
     resubmitted, withdrawn, failures, checked = redraft_chain(ctx, step)
     report.model_failures.extend(failures)
     report.guard = guard.merge(report.guard, checked)
     if withdrawn:
         report.withdrawn[step.cluster_id] = withdrawn
     if resubmitted:
+        ctx.state.mutate("chain_unusable", lambda c: {k: v for k, v in c.items() if k != cid})    # usable: again
         report.resubmitted.append(resubmitted)
         log.info(outcomes.redraft_line(resubmitted, len(ops_with(step.latest, "denied")), withdrawn,
                                        ctx.cfg.sleep.max_attempts))
     elif failures:
         log.warning(outcomes.redraft_failed_line(step.cluster_id, failures))
+        if any(f.get("answered") for f in failures):
+            ctx.state.mutate("chain_unusable", lambda c: {**c, cid: tries + 1})
+            if tries + 1 >= UNUSABLE_TRIES:
+                log.warning("%s", gave_up_words(cid))
+                close_chain(ctx, step, report, why=GAVE_UP, snap=snap)
     else:                                  # nothing left to redraft: close it
         why = "withdrawn" if withdrawn == len(ops_with(step.latest, "denied")) else "nothing to redraft"
         close_chain(ctx, step, report, why=why, snap=snap)
+
+
+def gave_up_words(cid: str) -> str:
+    """The log's line and /status's headline (until the next sleep) for a chain closed by UNUSABLE_TRIES."""
+    return (f"Chain {cid} was closed: {GAVE_UP}, so its denied operations did not land. Check the model and its "
+            "settings (model.url, model.max_tokens) before the next sleep.")
 
 
 def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str], snap: Snapshot) -> None:
@@ -69,7 +90,7 @@ def close_chain(ctx: Context, step: Next, report: TendReport, why: Optional[str]
         "closed": [], "brief_id": brief_of(attempts), "last_draft_id": attempts[-1]["id"], "consumed": False,
         "retired": False, "note_deleted": False, "attempts": len(attempts),
         "landed": sum(len(ops_with(d, "approved")) for d in attempts), "denied": denied_left,
-        "verbatim": _denied_verbatim(attempts), "released": False,
+        "verbatim": _denied_verbatim(attempts), "released": False, **({"why": why} if why == GAVE_UP else {}),
         **{flag: bool((ctx.state.get(f"chain_{flag}") or {}).get(cid, False)) for flag in CHAIN_FLAGS},
     }
     _save(ctx, record)
@@ -137,9 +158,13 @@ def finish_closing(ctx: Context, cid: str, report: TendReport, snap: Snapshot) -
     # said first, then the record dropped in one write: killed between, the restart finishes again, said once
     ctx.emit_once("chain_closed", "cluster_id", cluster_id=cid, draft_id=record["last_draft_id"],
                   brief_id=brief_id, attempts=record["attempts"], landed=record["landed"],
-                  denied=record["denied"], aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None)
-    ctx.state.mutate_many(brief_misses=lambda _: 0, **dict.fromkeys(
-        ["closing"] + [f"chain_{flag}" for flag in CHAIN_FLAGS], lambda c: {k: v for k, v in c.items() if k != cid}))
+                  denied=record["denied"], aged_out=tidy.get("aged_out") if isinstance(tidy, dict) else None,
+                  **({"why": record["why"]} if record.get("why") else {}))
+    gave_up = {"gave_up": lambda _: {"cluster_id": cid, "draft_id": record["last_draft_id"], "why": record["why"],
+                                     "at": ctx.clock.now(), "said": gave_up_words(cid)}} if record.get("why") else {}
+    ctx.state.mutate_many(brief_misses=lambda _: 0, **gave_up, **dict.fromkeys(
+        ["closing", "chain_unusable"] + [f"chain_{flag}" for flag in CHAIN_FLAGS],
+        lambda c: {k: v for k, v in c.items() if k != cid}))
     report.closed.append(cid)
     log.info(outcomes.chain_closed_line(record))
 

@@ -162,6 +162,7 @@ class Tools:
         msg = (f"Version {v} is your card now; every draft and redraft prompt starts with it, and each draft "
                "records the version it was written under." if res.get("changed")
                else f"That is already version {v}; nothing changed.")
+        msg += f" Note: {res['set_aside']}." if res.get("set_aside") else ""       # the old file's new place
         return {"ok": True, "version": v, "changed": bool(res.get("changed")), "message": msg}
 
     def voice_card_history(self, limit: int = 10) -> dict[str, Any]:

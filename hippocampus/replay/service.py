@@ -10,6 +10,7 @@ Run ids are random (secrets.token_urlsafe), never guessable from the time.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import secrets
@@ -298,7 +299,8 @@ class QualityWatch:
             except OSError:
                 continue
             if at not in self._cache and (packet := self.store.read_path(path)) is not None:
-                self._cache[at] = quality.summarize_packet(packet)
+                with contextlib.suppress(*scrub.SHAPE_ERRORS):      # edited out of shape: left out (the scrub says)
+                    self._cache[at] = quality.summarize_packet(packet)
             if at in self._cache:
                 fresh[at] = self._cache[at]
         self._cache = fresh             # a file gone (or rewritten since) is forgotten

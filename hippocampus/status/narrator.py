@@ -112,7 +112,7 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     if wake.get("ok") is False:
         return (f"A wake-up of the main model {wake.get('summary') or 'would fail'} "
                 "(seren-hippocampus check-ripple says how to fix it).", BAD, None)
-    return None
+    return (said, BAD, None) if (said := (s.get("gave_up") or {}).get("said")) else None    # till the next sleep
 
 
 def _waiting(s: dict, now: float) -> tuple:

@@ -70,6 +70,7 @@ def build_status(rt) -> dict:
         "last_tend": st.get("last_tend"),
         "redrafts_waiting_since": st.get("redrafts_waiting_since"),
         "redraft_failed": redraft_failed(st.get("history")),
+        "gave_up": st.get("gave_up"),       # a chain closed because its redraft could not be written (tend.GAVE_UP)
         "review": review(board.get("queue")),
         "busy": board.get("cycle"),
         "chain": board.get("snapshot"),

@@ -3,7 +3,8 @@ brief requests), so a flood of nudges never pushes a sleep out.
 
 On disk, `events.jsonl`: one line per event and one per later change to it, appended before the call returns
 (fsynced for events that matter). A torn last line is skipped on load; the file is compacted once it holds
-twice what is kept, after a failed write, and after a torn line.
+twice what is kept, after a failed write, and after a torn line. A whole line that cannot be read (a hand edit) is
+skipped too, but kept as it was, at the top, whenever the file is rewritten: left for the person to fix.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class EventLog:
         self._bursts: dict = {}                 # type -> the seq of its open burst
         self._listeners: list = []
         self._lines = 0                         # lines in the file
+        self._unreadable: list = []             # whole lines that could not be read, kept as they were
         self._rewrite = False                   # a write failed: the next one rewrites the whole file
         self._write_error: Optional[str] = None
         if self.path:
@@ -122,6 +124,9 @@ class EventLog:
                         event.clear()
                         event.update(new)
                         rewrite = True
+                kept = [clean(line) for line in self._unreadable]      # a text too (the scrub's clean takes one)
+                rewrite = rewrite or kept != self._unreadable
+                self._unreadable = kept
             if not rewrite and self.path is not None and stale is not None:
                 with contextlib.suppress(OSError):
                     rewrite = stale(private.read_bytes(self.path))
@@ -159,7 +164,7 @@ class EventLog:
 
     def _append(self, line: bytes, sync: bool) -> None:
         """One whole line at the end of the file, or the file rewritten if it grew too long or a write failed."""
-        if self._rewrite or self._lines >= 2 * len(self._events) + COMPACT_SLACK:
+        if self._rewrite or self._lines >= 2 * len(self._events) + len(self._unreadable) + COMPACT_SLACK:
             self._compact()
             return
         try:
@@ -177,8 +182,9 @@ class EventLog:
 
     def _compact(self) -> None:
         with self._lock:
-            raw = b"".join(_line(e) for e in self._events.values())
-            count = len(self._events)
+            raw = "".join(line + "\n" for line in self._unreadable).encode("utf-8") + \
+                b"".join(_line(e) for e in self._events.values())
+            count = len(self._events) + len(self._unreadable)
         try:
             private.write_text_atomic(self.path, raw.decode("utf-8"))
         except OSError as exc:
@@ -220,14 +226,17 @@ class EventLog:
             return False
         *lines, torn = raw.split(b"\n")             # torn: what follows the last newline, b"" if none is torn
         torn = torn.strip()
-        bad = sum(1 for line in lines if line.strip() and not self._replay(line))
+        self._unreadable = [line.decode("utf-8", "replace") for line in lines
+                            if line.strip() and not self._replay(line)]
+        bad = len(self._unreadable)
         if torn and not self._replay(torn):
             log.warning("the event log %s ended in a torn line (a crash mid-write); it was skipped", self.path)
             bad += 1
         if bad > (1 if torn else 0):
-            log.warning("the event log %s held %d unreadable line(s); they were skipped", self.path, bad)
+            log.warning("the event log %s held %d unreadable line(s); they were skipped, and are kept in the file "
+                        "as they were: fix or delete them", self.path, bad)
         self._lines = len(lines) + (1 if torn else 0)
-        return bool(torn) or bad > 0 or self._lines > len(self._events)
+        return bool(torn) or self._lines > len(self._events) + len(self._unreadable)
 
     def _replay(self, raw_line: bytes) -> bool:
         try:

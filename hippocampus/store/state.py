@@ -15,7 +15,8 @@ log = logging.getLogger(__name__)
 
 DEFAULTS: dict = {
     "last_sleep": None,          # the last sleep report (any outcome)
-    "last_sleep_ok_at": None,    # when the last sleep that did not fail finished: bedtime counts from here
+    "last_sleep_ok_at": None,    # when the last successful sleep finished (not one the budget stopped): /metrics
+    "last_slept_at": None,       # when the last sleep that did not fail finished (budget too): bedtime counts from here
     "first_check_at": None,      # the first check on a store that never slept: its first bedtime
     "memory_slept_at": None,     # the newest sleep on this Memory by any copy (claims.post_slept): bedtime too
     "last_tend": None,
@@ -32,6 +33,8 @@ DEFAULTS: dict = {
     "chain_keep_brief": {},      # cluster id -> True: the budget stopped its sleep; its landing leaves the brief open
     "ended_chains": [],          # cluster ids whose chain_ended was emitted
     "closing": {},               # cluster id -> progress of a cull in flight
+    "chain_unusable": {},        # cluster id -> redrafts in a row the model answered unusably (tend.UNUSABLE_TRIES)
+    "gave_up": None,             # the last chain closed for that, {cluster_id, why, at, said, ...}: till the next sleep
     "submitting": None,          # a draft being submitted: {draft_id, brief_id, ...}
     "lifecycle": {},
     "redrafts_waiting_since": None,
@@ -40,14 +43,15 @@ HISTORY_KEEP = 40
 NUMBER = (int, float)
 # the type each key holds (null is absent); a hand-edited value of another type is read as absent, and said
 KINDS = {**{k: type(v) for k, v in DEFAULTS.items() if v is not None},
-         **dict.fromkeys(("last_sleep_ok_at", "first_check_at", "memory_slept_at", "redrafts_waiting_since"), NUMBER),
-         **dict.fromkeys(("last_sleep", "last_tend", "last_check", "brief_request", "submitting"), dict)}
+         **dict.fromkeys(("last_sleep_ok_at", "last_slept_at", "first_check_at", "memory_slept_at",
+                          "redrafts_waiting_since"), NUMBER),
+         **dict.fromkeys(("last_sleep", "last_tend", "last_check", "brief_request", "submitting", "gave_up"), dict)}
 RECORDS = ("history", "closing")     # each entry of these is a mapping: one that is not is dropped, and said
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
-SHOWN = ("brief_request", "last_check", "last_sleep_ok_at", "first_check_at", "memory_slept_at", "brief_misses",
-         "last_sleep", "last_tend", "redrafts_waiting_since", "history")
+SHOWN = ("brief_request", "last_check", "last_sleep_ok_at", "last_slept_at", "first_check_at", "memory_slept_at",
+         "brief_misses", "last_sleep", "last_tend", "redrafts_waiting_since", "history", "gave_up")
 
 
 def history_with(row: dict):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from hippocampus.clock import Clock
-from hippocampus.store.private import read_bytes, write_atomic
+from hippocampus.store.private import aside, read_bytes, write_atomic
 from hippocampus.words import control_at
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,10 @@ class VoiceCard:
             raise VoiceError(f"the card is {len(text)} characters; it is capped at {self.max_chars} "
                              "(voice.max_chars) because it rides in every prompt the small model reads")
         with self._lock:
-            versions = self._read()
+            try:
+                versions, moved = self._read(), None
+            except VoiceError:              # a new card starts a new history; the old file is kept beside it
+                versions, moved = [], self._set_aside()
             if versions and versions[-1].get("text") == text:
                 return {**versions[-1], "changed": False}
             entry = {"version": (int(versions[-1]["version"]) if versions else 0) + 1, "text": text,
@@ -120,7 +123,21 @@ class VoiceCard:
                 raise VoiceStorageError(f"the voice card could not be saved to {self.path} ({exc}); nothing "
                                         "changed: free disk space or fix the folder's permissions") from None
             self.publish({"version": entry["version"]})
-            return {**entry, "changed": True}
+            return {**entry, "changed": True, **({"set_aside": moved} if moved else {})}
+
+    def _set_aside(self) -> str:
+        """The unreadable history moved aside as `voice.json.corrupt-<time>` (as state.json is); where, in words."""
+        moved = aside(self.path)
+        try:
+            os.replace(self.path, moved)        # a link is moved, never followed
+        except OSError as exc:
+            raise VoiceStorageError(f"the voice card history {self.path} is unreadable and could not be moved aside "
+                                    f"({exc}); nothing changed: fix or move the file") from None
+        self.error = None
+        said = (f"the voice card history {self.path} could not be read, so it was moved aside to {moved} (fix it "
+                "there to keep it); this card starts a new history")
+        log.warning(said)
+        return said
 
     def block(self) -> str:
         cur = self.current()

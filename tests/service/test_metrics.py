@@ -70,3 +70,7 @@ def test_a_night_the_budget_stopped_before_it_drafted_is_counted_apart_from_a_qu
     assert got[("hippocampus_sleeps_total", (("outcome", "budget"),))] == 1
     r = requests.get(svc.url + "/metrics", timeout=10)
     assert "budget: sleep.budget stopped the night before it drafted anything" in r.text
+    # not a successful sleep: an alert on "no successful sleep" must fire while every night runs out of its budget
+    assert got[("hippocampus_last_successful_sleep_timestamp_seconds", ())] == 0
+    again = requests.post(svc.url + "/check", timeout=60).json()      # bedtime still counts from that night
+    assert again["status"] == "budget_rest", again

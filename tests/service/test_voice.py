@@ -164,7 +164,9 @@ def test_a_why_longer_than_is_kept_is_refused_not_cut(make_config, start_service
 
 
 def test_an_unreadable_card_file_is_kept_and_said(make_config, start_service, fake_model, caplog):
-    """The drafts go without the card: the log and /status say why and what to do; the file is never overwritten."""
+    """The drafts go without the card: the log and /status say why and what to do; the file is never overwritten.
+    A new card is taken (it used to be refused with a 400 that blamed the request): the unreadable file is first
+    moved aside as voice.json.corrupt-<time>, as state.json is, and the log and the answer say where."""
     cfg = voice_config(make_config, fake_model)
     path = cfg.sleep.resolved_state_path().with_name("voice.json")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,12 +180,12 @@ def test_an_unreadable_card_file_is_kept_and_said(make_config, start_service, fa
     row = next(r for r in status["say"]["cards"]["model"]["rows"] if r[0] == "voice card")
     assert str(path) in row[1] and row[2] == "bad", row
     r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
-    assert r.status_code == 400 and "not overwriting a history" in r.json()["detail"], r.text
-    assert path.read_bytes() == torn
-    path.rename(path.with_name("voice.json.saved"))                        # moved by hand
-    r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
     assert r.status_code == 200 and r.json()["version"] == 1, r.text
+    [aside] = path.parent.glob("voice.json.corrupt-*")
+    assert aside.read_bytes() == torn and str(aside) in r.json()["set_aside"], r.json()
+    assert [m for m in (r.getMessage() for r in caplog.records) if str(aside) in m]
     assert requests.get(svc.url + "/status", timeout=5).json()["voice"] == {"enabled": True, "version": 1}
+    assert requests.get(svc.url + "/voice", timeout=5).json()["text"] == CARD_1
 
 
 def test_a_card_file_with_a_version_missing_its_number_is_said_not_a_crash(make_config, start_service, fake_model):
@@ -196,7 +198,8 @@ def test_a_card_file_with_a_version_missing_its_number_is_said_not_a_crash(make_
     svc = start_service(cfg)
     status = requests.get(svc.url + "/status", timeout=5).json()
     assert str(path) in status["voice"]["error"] and "fix or move the file" in status["voice"]["error"]
-    r = requests.put(svc.url + "/voice", json={"text": CARD_1}, timeout=5)
-    assert r.status_code == 400 and "not overwriting a history" in r.json()["detail"], r.text
-    assert requests.get(svc.url + "/voice", timeout=5).json() == {"version": 0, "text": None}
-    assert path.read_bytes() == edited
+    out = call_tools(svc.url + "/mcp", [("set_voice_card", {"text": CARD_2})], bearer="")[0]   # the main model's way
+    assert out["ok"] is True and out["version"] == 1, out
+    [aside] = path.parent.glob("voice.json.corrupt-*")
+    assert aside.read_bytes() == edited and str(aside) in out["message"], out
+    assert requests.get(svc.url + "/voice", timeout=5).json()["text"] == CARD_2

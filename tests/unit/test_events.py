@@ -96,6 +96,28 @@ def test_a_torn_last_line_is_skipped_and_the_file_mended(tmp_path, clock):
     assert all(json.loads(line) for line in ev.path.read_text(encoding="utf-8").splitlines())
 
 
+def test_unreadable_lines_are_kept_as_they_were_when_the_file_is_rewritten(tmp_path, clock, caplog):
+    """The log said "skipped", but the next rewrite (at once, on load) dropped them for good: a line a person
+    mistyped in a hand edit was lost instead of left for them to fix."""
+    ev = _log(tmp_path, clock, keep=10)
+    ev.emit("sleep_done", operations=2)
+    bad = [b'{"type": "chain_closed", "seq": 2, "at": "yesterday"}', b"a note typed here by hand"]
+    with open(ev.path, "ab") as fh:
+        fh.write(b"\n".join(bad) + b"\n")
+    again = _log(tmp_path, clock, keep=10)
+    assert _types(again) == ["sleep_done"] and "2 unreadable line(s)" in caplog.text
+    for i in range(300):                          # past twice what is kept: compacted more than once
+        clock.advance(61)
+        again.bump("nudged", within=60, woke=True)
+    lines = again.path.read_bytes().splitlines()
+    assert [line for line in lines if line in bad] == bad
+    assert len(lines) <= 2 * 10 + 200 + 1 + len(bad)
+    assert _log(tmp_path, clock, keep=10).list(limit=100) == again.list(limit=100)     # still skipped on read
+    from hippocampus.store.scrub import cleaner
+    assert again.scrub(cleaner({"typed here"}, ["typed here"]))          # a purge's text goes from them too
+    assert b"a note [purged] by hand" in again.path.read_bytes().splitlines()
+
+
 def test_the_file_is_compacted_once_it_holds_twice_what_is_kept(tmp_path, clock):
     ev = _log(tmp_path, clock, keep=10)
     for i in range(1000):

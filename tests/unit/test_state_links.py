@@ -90,7 +90,7 @@ def _linked(tmp_path, name: str, content: str):
 
 
 def test_a_link_where_voice_json_should_be_is_not_read_through_and_is_said(tmp_path, caplog):
-    from hippocampus.store.voice import VoiceCard, VoiceError
+    from hippocampus.store.voice import VoiceCard
     card = {"versions": [{"version": 1, "text": "I am someone else", "set_at": 1.0, "why": None}]}
     state_dir, target = _linked(tmp_path, "voice.json", json.dumps(card))
     voice = VoiceCard(state_dir / "voice.json", 2000, Clock())
@@ -98,8 +98,10 @@ def test_a_link_where_voice_json_should_be_is_not_read_through_and_is_said(tmp_p
     error = voice.view().get("error") or ""
     assert "link" in error and str(state_dir / "voice.json") in error and "remove the link" in error, error
     assert any("remove the link" in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
-    with pytest.raises(VoiceError):
-        voice.set("my own card")
+    said = voice.set("my own card")["set_aside"]                     # the link moved aside, never followed
+    [aside] = state_dir.glob("voice.json.corrupt-*")
+    assert aside.is_symlink() and str(aside) in said and voice.current()["text"] == "my own card"
+    assert not (state_dir / "voice.json").is_symlink()
     assert json.loads(target.read_text(encoding="utf-8")) == card
 
 

@@ -1,0 +1,79 @@
+"""A redraft the small model answers but can never write (its answer unreadable every time) kept its chain open for
+good: each tend asked the model again, and no new sleep started because the chain was open. After three such
+answers in a row the chain is closed as a chain whose last attempt was denied is culled: its drafts closed, its
+brief consumed, its review note gone; nothing denied lands, and the event, the log and /status say why. A model
+that cannot be reached does not count (the chain waits for it), and the count survives a restart."""
+from __future__ import annotations
+
+import logging
+import socket
+from types import SimpleNamespace
+
+from actors.board import Board
+from hippocampus.cycle import executor
+from hippocampus.cycle.sleep import REVIEW_TOPIC
+from hippocampus.status.read import build_status
+from tests.service.test_tend import garden_denied, scripted_model
+
+UNREADABLE = {"content": "Sure! I would say the garden bloomed, citing f1."}      # not the JSON asked for
+GAVE_UP = "the small model could not write the redraft after 3 tries"
+
+
+def _closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _status(ctx) -> dict:
+    rt = SimpleNamespace(cfg=ctx.cfg, ctx=ctx, board=Board())
+    ctx.wire(rt.board.put)
+    ctx.state.save()                    # publishes the state to the board
+    return build_status(rt)
+
+
+def test_three_unreadable_redrafts_close_the_chain_and_say_why(make_config, make_ctx, hand, fake_model, caplog):
+    ctx, first = garden_denied(make_ctx, hand, fake_model)
+    brief = first["brief_id_used"]
+    fake_model.responder = lambda body: dict(UNREADABLE)
+    for _ in range(2):
+        tended = executor.tend(ctx).to_dict()
+        assert tended["model_failures"] and tended["closed"] == [], tended
+    down = make_ctx(make_config(model={"url": _closed_port_url()}))     # restarted with the model unreachable
+    assert executor.tend(down).to_dict()["error"]                  # not counted: the chain waits for it
+    ctx = make_ctx(ctx.cfg)                                        # restarted again: the count is kept
+    asked = len(fake_model.requests)
+    with caplog.at_level(logging.WARNING, logger="hippocampus"):
+        tended = executor.tend(ctx).to_dict()
+    assert len(fake_model.requests) == asked + 1, "the third try was not asked"
+    assert tended["closed"] == [first["id"]], tended
+    assert {d["status"] for d in hand.drafts()} == {"closed"} and len(hand.drafts()) == 1   # nothing invented
+    assert brief not in [b["id"] for b in hand.open_briefs()]
+    assert not [n for n in hand.near() if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC]
+    [closed] = [e for e in ctx.events.list(limit=100) if e["type"] == "chain_closed"]
+    assert GAVE_UP in closed["why"] and closed["denied"] == 1 and closed["landed"] == 1, closed
+    assert [r for r in caplog.records if GAVE_UP in r.getMessage()], [r.getMessage() for r in caplog.records]
+    status = _status(ctx)
+    assert GAVE_UP in status["say"]["headline"], status["say"]
+    hand.short("we planted tulips by the gate today", topic="garden")    # the next sleep: the note goes
+    hand.short("the tulips by the gate came up red", topic="garden")
+    hand.brief("the garden again")
+    fake_model.responder = scripted_model
+    assert executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    assert GAVE_UP not in _status(ctx)["say"]["headline"]
+
+
+def test_a_usable_redraft_starts_the_count_again(make_ctx, hand, fake_model):
+    ctx, first = garden_denied(make_ctx, hand, fake_model)
+    fake_model.responder = lambda body: dict(UNREADABLE)
+    for _ in range(2):
+        assert executor.tend(ctx).to_dict()["model_failures"]
+    fake_model.responder = scripted_model
+    [again] = executor.tend(ctx).to_dict()["resubmitted"]
+    hand.review(again["draft_id"], [{"op": 0, "verdict": "deny", "critique": "still not it; say: the roses"}])
+    fake_model.responder = lambda body: dict(UNREADABLE)
+    for _ in range(2):                                            # two more: five unreadable, never three in a row
+        tended = executor.tend(ctx).to_dict()
+        assert tended["model_failures"] and tended["closed"] == [], tended
+    assert [d["status"] for d in hand.drafts() if d["attempt"] == 2] == ["reviewed"]
