@@ -151,7 +151,7 @@ def record_sleep(ctx: Context, report: SleepReport) -> None:
         else:
             ctx.emit("sleep_done", **fields)
         changes["last_slept_at"] = lambda _: report.finished_at
-        if not report.budget:               # a night the budget stopped is not a successful sleep
+        if report.draft_id or not report.budget:    # stopped by the budget before it drafted: not a success
             changes["last_sleep_ok_at"] = lambda _: report.finished_at
     record = ctx.state.get("submitting") if done and report.draft_id else None
     if record:
