@@ -94,9 +94,9 @@ def _stem(word: str) -> str:
 
 def _name_stem(word: str) -> str:
     """A name without a plural's or genitive's ending, four letters kept: Smiths Smith, Annas Anna; James is no
-    jam, Golding no gold (the content words' stems would make them so)."""
+    jam, Golding no gold (the content words' stems would make them so); Simone is no Simon, Louise no Louis."""
     w = word.casefold()
-    return next((w[:-len(suf)] for suf in ("es", "s", "e") if w.endswith(suf) and len(w) - len(suf) >= 4), w)
+    return next((w[:-len(suf)] for suf in ("es", "s") if w.endswith(suf) and len(w) - len(suf) >= 4), w)
 
 
 def content_words(text: str) -> set:
