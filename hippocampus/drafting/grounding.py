@@ -36,6 +36,8 @@ het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij julli
 
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
+_AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
                     r"(?:\d{1,3}(?: \d{3}(?!\d))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")     # 2 500 000: one number
@@ -232,24 +234,39 @@ def numbers(text: str) -> list:
 def names(text: str) -> list:
     """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
     line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
+    return _capitals(text)[0]
+
+
+def _capitals(text: str) -> tuple:
+    """(the names checked, [(where, word)] for the capitalised words left unchecked: a sentence's first, or every
+    one of a Title Case or shouted line)."""
     text = norm(text)
-    caps, seen, small, last = [], 0, False, None
+    caps, seen, small, last, starts = [], 0, False, None, []
     units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))}
     for m in _WORD.finditer(text):
         w, prev, last = m.group(0), last, m
-        if m.start() in units or _IDENT.fullmatch(w):   # checked as a unit or an identifier, not as a name
+        if m.start() in units or _IDENT.fullmatch(w) or w.isdigit():   # checked as a unit or an identifier
             continue
         before = text[:m.start()]
         titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
-        if not before.strip() or (not titled and _SENTENCE_END.search(before)) or w.isdigit():
+        if not before.strip() or (not titled and _SENTENCE_END.search(before)):
+            starts += [w] if w[0].isupper() else []
             continue
         seen += 1
         if w[0].isupper():
             caps.append(w)
         small = small or (w.islower() and w in STOP)
     if seen >= 3 and len(caps) > seen * 0.6 and (not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
-        return []
-    return [w for w in caps if w.casefold() not in STOP]
+        return [], [(_IN_CAPITALS, w) for w in starts + caps if w.casefold() not in STOP]
+    return [w for w in caps if w.casefold() not in STOP], [(_AT_START, w) for w in starts if w.casefold() not in STOP]
+
+
+def unchecked_names(text: str, sources: Iterable[str]) -> list:
+    """[(where, word)] for the capitalised words names() does not check that no source holds in any case, as
+    written, as a name's inflection or as another form of its word (Climbs by climbed)."""
+    known, pool = Known(sources), set().union(*(content_words(s) for s in sources))
+    return [(where, w) for where, w in _capitals(text)[1] if not known.has("names", w) and not any(
+        len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})]
 
 
 def quoted(text: str) -> list:
