@@ -44,9 +44,21 @@ def test_a_first_word_the_fragments_hold_in_any_case_is_grounded(content):
 
 
 @pytest.mark.parametrize("content", [
+    "Partners: Bertrand and Anna at the climbing gym",
+    "Anna climbed at the climbing gym; Bertrand watched",
+    "Anna said: Bertrand climbed at the gym",
+])
+def test_a_name_after_a_colon_or_semicolon_is_checked(content):
+    """A colon or semicolon ends no sentence: Bertrand after it is checked like any name, and dropped."""
+    op, dropped = guarded(content)
+    assert op is None and dropped == ["names"]
+
+
+@pytest.mark.parametrize("content", [
     "Partners:\nBertrand and Anna at the climbing gym",
     "Partners at the climbing gym:\n• Bertrand\n• Anna",
     "Partners at the climbing gym:\n- Bertrand\n- Anna",
+    "Partners at the climbing gym:\n* Bertrand\n* Anna",
 ])
 def test_a_name_opening_a_line_or_a_bullet_is_named_for_the_reviewer(content):
     op, dropped = guarded(content)
