@@ -14,25 +14,12 @@ import unicodedata
 from decimal import Decimal
 from typing import Iterable
 
+from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, given, key as _unit_key
+from hippocampus.drafting.stopwords import STOP
+
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
 NAME_ENDINGS = ("n", "s", "ns")   # what a name's stem may gain and stay the name (Annan, Anna; not Paula, Paul)
-
-STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
-because been being before below between both did does doing down during few further once other our out over under
-until while where these those this that there here what when which who whom why how all any each more most some
-such only own same too very can will just should would could also has have had was were are is be on in of to as
-at by it its it's i me my mine we us you your he him his she her hers they them their if do so no yes than then
-am being has having let lets get got gets something anything everything nothing someone anyone everyone
-le la les un une des du de et ou mais pas pour avec sans dans sur ce cette ces est sont était il elle ils
-elles je tu nous vous on qui que quoi au aux en se sa ses leur leurs ne plus très
-der das dem des ein eine einen einem einer und oder aber nicht für mit ohne von zu im in am an auf aus
-bei ist sind waren ich du er sie es wir ihr sich auch noch nur so wie als dass haben
-el los las unos unas y o pero no por para en sobre es fue yo tú él ella nosotros ellos lo le se
-su sus del al que muy más
-il lo gli uno una e ma non per senza di da su è sono io noi voi loro che del della
-os as um uma mas não com sem em sobre é são eu ele ela nós eles do da dos das que
-het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij jullie ze dat""".split())
 
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -42,9 +29,6 @@ _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
                     r"(?:\d{1,3}(?: \d{3}(?!\d))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")     # 2 500 000: one number
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
-_UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "l": "litre|liter",
-               "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
-               "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz"}     # what grounds a unit's symbol
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -162,10 +146,6 @@ def _num(token: str) -> str:
     return "".join(p if _SEP.fullmatch(p) else _digits(p) for p in re.split(f"({_SEP.pattern})", token) if p)
 
 
-def _unit_key(symbol: str) -> str:
-    return "".join(symbol.split()).casefold()
-
-
 def _digits(run: str) -> str:
     """A run of digits in any script as ASCII without leading zeros: what str(int(run)) gives, for a run of any
     length (int() refuses more than 4,300 digits, and a fragment may hold a longer one)."""
@@ -222,13 +202,24 @@ def _spelled_value(token: str) -> str:
 def numbers(text: str) -> list:
     """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3, 2.5 million = 2500000; any
     script's digits)."""
-    text, out = norm(text), []
+    return [n for _, _, n in _numbered(norm(text))]
+
+
+def _numbered(text: str) -> list:
+    """[(start, end, number)] for the numbers of a normalised text (2.5 million: to the end of million)."""
+    out = []
     for m in NUMBER.finditer(text):
-        n, scale = _num(m.group(0)), _SCALED.match(text, m.end())
+        n, scale, end = _num(m.group(0)), _SCALED.match(text, m.end()), m.end()
         if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
-            n = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f")
-        out.append(n)
+            n, end = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f"), scale.end()
+        out.append((m.start(), end, n))
     return out
+
+
+def _measured(text: str) -> list:
+    """[(start, end, number, unit keys)] for the numbers of a text said with a unit or currency ($50, 5 km)."""
+    text = norm(text)
+    return [(a, b, n, keys) for s, e, n in _numbered(text) for a, b, keys in [given(text, s, e)] if keys]
 
 
 def names(text: str) -> list:
@@ -242,7 +233,8 @@ def _capitals(text: str) -> tuple:
     one of a Title Case or shouted line)."""
     text = norm(text)
     caps, seen, small, last, starts = [], 0, False, None, []
-    units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))}
+    units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))} | {
+        i for a, b, _, _ in _measured(text) for i in range(a, b)}      # and EUR 50, 5 km: no names
     for m in _WORD.finditer(text):
         w, prev, last = m.group(0), last, m
         if m.start() in units or _IDENT.fullmatch(w) or w.isdigit():   # checked as a unit or an identifier
@@ -305,9 +297,16 @@ class Known:
             (a + b).casefold() for a, b in parts if not a.isdigit() or len(b) == 1}
         self.initials = {(a + b[0]).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP}
         self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
+        self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
+        for _, _, n, keys in (m for s in sources for m in _measured(s)):
+            self.given.setdefault(n, set()).update(keys)
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:
+        said = _measured(token) if rule == "numbers" else []
+        if len(said) == 1 and said[0][:2] == (0, len(norm(token))):     # $50: said with a unit its sources give
+            return bool(said[0][3] & self.given.get(said[0][2], set())) or (   # that number, or they give it none
+                said[0][2] in self.numbers and not self.given.get(said[0][2]))
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
             if token.casefold() in _VAGUE:                       # hundreds: by the word or a number 200-999
                 lo, hi = _VAGUE[token.casefold()]
@@ -376,6 +375,7 @@ def specifics(text: str) -> list:
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
     words += [("numbers", w) for w in _WORD.findall(norm(text)) if _IDENT.fullmatch(w) and not _UNIT.search(w)]
     words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(norm(text))]
+    words += [("numbers", norm(text)[a:b]) for a, b, _, _ in _measured(text)]
     return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 

@@ -1,0 +1,34 @@
+"""The units and currencies a number is said with (pure), for the grounding guard: "$50" is not grounded by
+"50 euros", nor "5 km" by "5 miles". One table: a unit's key (its symbol, case-folded) -> the words naming it.
+"""
+from __future__ import annotations
+
+import re
+
+UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "l": "litre|liter",
+              "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
+              "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz", "€": "euro|eur", "$": "dollar|usd",
+              "£": "pound|gbp", "km": "kilometre|kilometer", "mi": "mile"}     # what names a unit besides its symbol
+_BEFORE = re.compile(r"(?:[€$£]|(?<![^\W\d_])(?:eur|usd|gbp))[^\S\n]?\Z", re.I)     # $50, EUR 50
+_AFTER = re.compile(r"(?:[^\S\n]|-)?(°[^\S\n]?[cf]|[€$£]|[^\W\d_]+)(?!\w)", re.I)      # 50 €, 5 km, 50-euro
+
+
+def key(symbol: str) -> str:
+    return "".join(symbol.split()).casefold()
+
+
+def units(said: str) -> frozenset:
+    """The keys of the units a symbol or word names ("degrees": both °C and °F), none for another word."""
+    s = key(said)
+    return frozenset(k for k, words in UNIT_WORDS.items() for w in {s, s.removesuffix("s")}
+                     if w == k or w in words.split("|"))
+
+
+def given(text: str, start: int, end: int) -> tuple:
+    """(start, end, unit keys) of the number at text[start:end] with the currency before it or the unit after
+    it, if any: the span grows to take them in."""
+    before, after = _BEFORE.search(text, 0, start), _AFTER.match(text, end)
+    keys = units(before.group(0)) if before else frozenset()
+    if after and units(after.group(1)):
+        keys, end = keys | units(after.group(1)), after.end()
+    return (before.start() if before else start), end, keys

@@ -1,0 +1,49 @@
+"""The grounding guard's numbers with what they count: a currency or a unit said of a number must be the one
+its fragment says of it ($50 is not 50 euros), and the same number written another way is grounded (14:00 is
+2pm, the 1990s hold 1994, 2k is 2000). Each row: what the model drafted against what its fragment says, and
+whether it reaches Memory."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus.drafting.guard import Sources, check
+
+
+def kept(content: str, *fragments: str) -> bool:
+    """Whether an operation with `content`, citing every fragment, is kept; a drop must be for its numbers."""
+    frags = {f"s{n}": f for n, f in enumerate(fragments, 1)}
+    res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": list(frags),
+                  "evidence_count": len(frags)}], Sources(frags, {}, ()), max_tokens=2000)
+    assert [f.rule for f in res.dropped] in ([], ["numbers"]), [(f.rule, f.detail) for f in res.dropped]
+    return bool(res.operations)
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna paid $50 for the climbing shoes", "Anna paid 50 euros for the climbing shoes (2026-03-05)", False),
+    ("Anna paid 50 euros for the climbing shoes", "Anna paid $50 for the climbing shoes (2026-03-05)", False),
+    ("Anna paid £50 for the climbing shoes", "Anna paid 50 € for the climbing shoes (2026-03-05)", False),
+    ("Anna paid 50 USD for the climbing shoes", "Anna paid EUR 50 for the climbing shoes (2026-03-05)", False),
+    ("Anna paid $2.5 million for the climbing gym", "Anna paid 2.5 million euros for the gym (2026-03-05)", False),
+    ("Anna paid €50 for the climbing shoes", "Anna paid 50 euros for the climbing shoes (2026-03-05)", True),
+    ("Anna paid 50 EUR for the climbing shoes", "Anna paid €50 for the climbing shoes (2026-03-05)", True),
+    ("Anna paid $50 for the climbing shoes", "Anna paid 50 dollars for the climbing shoes (2026-03-05)", True),
+    ("Anna paid £50 for the climbing shoes", "Anna paid 50 pounds for the climbing shoes (2026-03-05)", True),
+    ("Anna paid $50 for the climbing shoes", "Anna paid 50 for the climbing shoes (2026-03-05)", True),  # none
+    ("Anna paid 50 for the climbing shoes", "Anna paid $50 for the climbing shoes (2026-03-05)", True),
+])
+def test_a_currency_said_of_a_number_must_be_its_fragment_s(content, fragment, is_kept):
+    """The fragment says 50 euros; "$50" is another price. Where either says no currency, the number decides."""
+    assert kept(content, fragment) is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna ran 5 km along the river", "Anna ran 5 miles along the river (2026-03-07)", False),
+    ("Anna ran 5 miles along the river", "Anna ran 5 km along the river (2026-03-07)", False),
+    ("Anna ran 5 mi along the river", "Anna ran 5 kilometres along the river (2026-03-07)", False),
+    ("Anna ran 5 km along the river", "Anna ran 5 kilometers along the river (2026-03-07)", True),
+    ("Anna ran 5 miles along the river", "Anna ran 5 mi along the river (2026-03-07)", True),
+    ("Anna ran 5km along the river", "Anna ran 5 kilometres along the river (2026-03-07)", True),
+    ("Anna drinks 2 L of water a day", "Anna drinks 2 gigabytes of water a day (2026-03-07)", False),
+])
+def test_a_unit_said_of_a_number_must_be_its_fragment_s(content, fragment, is_kept):
+    assert kept(content, fragment) is is_kept
