@@ -14,7 +14,7 @@ import unicodedata
 from decimal import Decimal
 from typing import Iterable
 
-from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, given, key as _unit_key
+from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, clock, given, hour, key as _unit_key, meridiem
 from hippocampus.drafting.stopwords import STOP
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
@@ -283,7 +283,9 @@ class Known:
             elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
                 self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
-        self.meridiem = {(_num(m.group(1)), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(norm(s))}
+        self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
+            norm(s))} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
+        self.numbers.update(clock(n, x) for n, x in self.meridiem)
         self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)
         for s in sources:
             for n, after in _alone(s):
@@ -320,7 +322,7 @@ class Known:
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
             said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
-                n, x = _num(said.group(1)), said.group(2).lower()
+                n, x = hour(_num(said.group(1))), said.group(2).lower()
                 other = (n, "p" if x == "a" else "a")
                 return (n, x) in self.meridiem or (n in self.numbers and other not in self.meridiem)
             if token.startswith("-"):                            # -5 only as -5
@@ -370,13 +372,15 @@ def _words_in(quote: str, flat: str) -> bool:
 def specifics(text: str) -> list:
     """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
     quoted words of a text, each once."""
-    words = [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
+    spans = [m.span() for m in _MERIDIEM.finditer(norm(text))]            # 2 of 2pm: checked as the time
+    words = [("numbers", n) for a, _, n in _numbered(norm(text)) if not any(x <= a < y for x, y in spans)]
+    words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
     words += [("numbers", w) for w in _WORD.findall(norm(text)) if _IDENT.fullmatch(w) and not _UNIT.search(w)]
     words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(norm(text))]
     words += [("numbers", norm(text)[a:b]) for a, b, _, _ in _measured(text)]
-    return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
+    return list(dict.fromkeys(words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 
 

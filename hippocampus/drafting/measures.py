@@ -32,3 +32,23 @@ def given(text: str, start: int, end: int) -> tuple:
     if after and units(after.group(1)):
         keys, end = keys | units(after.group(1)), after.end()
     return (before.start() if before else start), end, keys
+
+
+def hour(n: str) -> str:
+    """A time's digits as the guard reads them, a full hour without its minutes: 7:00 (read "7:0") is 7."""
+    return n[:-2] if n.endswith(":0") else n
+
+
+def clock(n: str, x: str) -> str:
+    """A time said with am or pm ("2:30", "p") on the 24-hour clock, as the guard reads it: "14:30"."""
+    h, _, m = n.partition(":")
+    return f"{int(h) % 12 + (12 if x == 'p' else 0)}:{m or '0'}"
+
+
+def meridiem(n: str):
+    """A time of the 24-hour clock that can only be am or pm (0:xx, 13:00 to 23:59) as its 12-hour digits and
+    "a" or "p" (("2", "p") for 14:0); None for any other."""
+    t = re.fullmatch(r"(\d{1,2}):(\d{1,2})", n)
+    if not t or int(t.group(2)) > 59 or not (int(t.group(1)) == 0 or 13 <= int(t.group(1)) <= 23):
+        return None
+    return hour(f"{int(t.group(1)) % 12 or 12}:{t.group(2)}"), "a" if t.group(1) == "0" else "p"

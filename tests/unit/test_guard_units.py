@@ -47,3 +47,19 @@ def test_a_currency_said_of_a_number_must_be_its_fragment_s(content, fragment, i
 ])
 def test_a_unit_said_of_a_number_must_be_its_fragment_s(content, fragment, is_kept):
     assert kept(content, fragment) is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("We meet Anna at 14:00 on the balcony", "We meet Anna at 2pm on the balcony (2026-03-05)", True),
+    ("We meet Anna at 2pm on the balcony", "We meet Anna at 14:00 on the balcony (2026-03-05)", True),
+    ("We meet Anna at 2:30 p.m. on the balcony", "We meet Anna at 14:30 on the balcony (2026-03-05)", True),
+    ("We meet Anna at 14:30 on the balcony", "We meet Anna at 2:30pm on the balcony (2026-03-05)", True),
+    ("We meet Anna at 12am on the balcony", "We meet Anna at 0:00 on the balcony (2026-03-05)", True),
+    ("We meet Anna at 3pm on the balcony", "We meet Anna at 14:00 on the balcony (2026-04-06)", False),
+    ("We meet Anna at 2am on the balcony", "We meet Anna at 14:00 on the balcony (2026-03-05)", False),
+    ("We meet Anna at 14:00 on the balcony", "We meet Anna at 2am on the balcony (2026-03-05)", False),
+    ("We meet Anna at 14:30 on the balcony", "We meet Anna at 2pm on the balcony (2026-03-05)", False),
+])
+def test_a_time_on_the_24_hour_clock_is_the_same_time_with_pm(content, fragment, is_kept):
+    """The fragment says 2pm; "14:00" is the same time, not an invented number (and the reverse); 3pm is not."""
+    assert kept(content, fragment) is is_kept
