@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Iterable
 
 from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, clock, given, hour, key as _unit_key, meridiem
+from hippocampus.drafting.numwords import _SCALES, _SPELLED, norm, spelled
 from hippocampus.drafting.stopwords import STOP
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
@@ -44,33 +45,19 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)"
                      r"|(?<!\w)‘([^‘’\n]{1,200})’(?!\w)|‹([^‹›\n]{1,200})›")
 _APOSTROPHE = str.maketrans("’ʼ", "''")         # I’m is I'm
-_UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
-                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
-_TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
 _SCALED = re.compile(r"[^\S\n]+(dozen|hundred|thousand|million|billion)s?(?!\w)", re.I)   # 2.5 million
 _VAGUE = {"dozens": (24, 200), "hundreds": (200, 1000), "thousands": (2000, 10 ** 6),   # by a number this size
           "millions": (2 * 10 ** 6, 10 ** 9), "billions": (2 * 10 ** 9, 10 ** 12)}
 _VAGUE_WORD = re.compile(r"(?<!\d )(?<!\w)(dozens|hundreds|thousands|millions|billions)(?!\w)"
                          r"(?!\s+of\s+(?:thousands|millions|billions))", re.I)     # hundreds of thousands: by the last
-_ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
-                                        "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
-                                        "nineteenth twentieth".split(), 1)} | {"thirtieth": 30, "twice": 2, "thrice": 3}
 _IDIOM = ("one", "first", "second")     # alone: "one of them", "at first", "a second", unchecked
-_NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES, **_ORDINALS}, key=len, reverse=True)) + r")(?!\w)"
 _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
-_SPELLED = re.compile(rf"(?<!\w)(?<!\d )(?:minus\s+|half\s+an?\s+)?{_NUM_WORD}"
-                      rf"(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
 
 
 # ------------------------------------------------------------------ words
-
-
-def norm(text: str) -> str:
-    return unicodedata.normalize("NFKC", text or "")
 
 
 def _stem(word: str) -> str:
@@ -156,41 +143,6 @@ def _is_range(token: str) -> bool:
     """Two whole numbers joined by a hyphen, the smaller first (6-8; 10-2 is a score or a date)."""
     ends = token.split("-")
     return len(ends) == 2 and all(e.isdigit() for e in ends) and (len(ends[0]), ends[0]) < (len(ends[1]), ends[1])
-
-
-def spelled(text: str) -> list:
-    """[(words, value)]: the numbers of a text written in (English) words, each as written and as digits: thirty
-    is 30, twenty-five 25, two hundred 200, a dozen 12, half a dozen 6, the twenty-first 21; "two three" is two
-    numbers."""
-    out = []
-    for m in _SPELLED.finditer(norm(text)):
-        words, total, cur, last, first = [], 0, 0, "", len(out)
-        half, minus = (m.group(0)[:n].casefold() == w for n, w in ((4, "half"), (5, "minus")))
-        for w in re.findall(r"\w+", m.group(0)):
-            lw = w.casefold()
-            if lw == "and":
-                continue
-            if not last and ((half and lw in ("half", "a", "an")) or (minus and lw == "minus")):
-                words.append(w)
-                continue
-            if words and lw not in _SCALES and (last in _UNITS or last in _ORDINALS or (last in _TENS and lw in _TENS)):
-                out.append((" ".join(words), str(total + cur)))      # a new number begins
-                words, total, cur = [], 0, 0
-            if lw in ("thousand", "million", "billion"):
-                total, cur = total + max(cur, 1) * _SCALES[lw], 0
-            elif lw in _SCALES:
-                cur = max(cur, 1) * _SCALES[lw]
-            else:
-                cur += _UNITS.get(lw) or _TENS.get(lw) or _ORDINALS[lw]
-            words.append(w)
-            last = lw
-        out.append((" ".join(words), str(total + cur)))
-        if half:        # half a dozen: of the first number
-            v = Decimal(out[first][1]) / 2
-            out[first] = (out[first][0], str(v.to_integral_value()) if v == v.to_integral_value() else str(v))
-        if minus:       # minus five is -5
-            out[first] = (out[first][0], "-" + out[first][1])
-    return out
 
 
 def _spelled_value(token: str) -> str:
