@@ -14,7 +14,8 @@ import unicodedata
 from decimal import Decimal
 from typing import Iterable
 
-from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, clock, given, hour, key as _unit_key, meridiem
+from hippocampus.drafting.measures import DECADE, UNIT_WORDS as _UNIT_WORDS, clock, decades, given, hour, meridiem
+from hippocampus.drafting.measures import key as _unit_key
 from hippocampus.drafting.numwords import _SCALES, _SPELLED, norm, spelled
 from hippocampus.drafting.stopwords import STOP
 
@@ -164,6 +165,8 @@ def _numbered(text: str) -> list:
         n, scale, end = _num(m.group(0)), _SCALED.match(text, m.end()), m.end()
         if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
             n, end = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f"), scale.end()
+        decade = n.isdigit() and len(n) in (2, 4) and n.endswith("0") and DECADE.match(text, end)
+        n, end = (n + "s", decade.end()) if decade else (n, end)        # the 1990s: a decade, no year
         out.append((m.start(), end, n))
     return out
 
@@ -268,6 +271,8 @@ class Known:
                     lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
             if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
                 return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
+            if token[:-1].isdigit() and token.endswith("s"):      # the 1990s by the word or a year in it
+                return token in self.numbers or any(token in decades(n) for n in self.numbers)
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
                 words = _UNIT_WORDS[_unit_key(token)]
                 return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))

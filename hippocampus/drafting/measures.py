@@ -52,3 +52,14 @@ def meridiem(n: str):
     if not t or int(t.group(2)) > 59 or not (int(t.group(1)) == 0 or 13 <= int(t.group(1)) <= 23):
         return None
     return hour(f"{int(t.group(1)) % 12 or 12}:{t.group(2)}"), "a" if t.group(1) == "0" else "p"
+
+
+DECADE = re.compile(r"['’]?s(?!\w)")      # after 1990 or 90: the 1990s, the '90s
+
+
+def decades(n: str) -> set:
+    """The decades a whole number falls in, as the guard writes them: 1994 the 1990s and the '90s (a year of the
+    1900s only: 2026 is not the 20s of an age); 93 the 90s."""
+    if not n.isdigit() or len(n) not in (2, 4):
+        return set()
+    return {n[:-1] + "0s"} | ({n[2] + "0s"} if len(n) == 4 and n.startswith("19") else set())

@@ -63,3 +63,18 @@ def test_a_unit_said_of_a_number_must_be_its_fragment_s(content, fragment, is_ke
 def test_a_time_on_the_24_hour_clock_is_the_same_time_with_pm(content, fragment, is_kept):
     """The fragment says 2pm; "14:00" is the same time, not an invented number (and the reverse); 3pm is not."""
     assert kept(content, fragment) is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna moved to Berlin in the 1990s", "Anna moved to Berlin in 1994 (2026-03-05)", True),
+    ("Anna moved to Berlin in the 1990s", "Anna moved to Berlin on 1994-05-02 (2026-03-05)", True),
+    ("Anna moved to Berlin in the '90s", "Anna moved to Berlin in 1994 (2026-03-05)", True),
+    ("Anna moved to Berlin in the 1990s", "Anna moved to Berlin in the 1990s (2026-03-05)", True),
+    ("Anna moved to Berlin in the 1980s", "Anna moved to Berlin in 1994 (2026-03-05)", False),
+    ("Anna moved to Berlin in 1990", "Anna moved to Berlin in the 1990s (2026-03-05)", False),   # a year invented
+    ("Anna moved to Berlin in 1994", "Anna moved to Berlin in the 1990s (2026-03-05)", False),
+])
+def test_a_decade_is_grounded_by_a_year_in_it(content, fragment, is_kept):
+    """The fragment says 1994; "the 1990s" is what it says, less precisely (a true memory, kept); a year said
+    within a decade the fragment names is invented."""
+    assert kept(content, fragment) is is_kept
