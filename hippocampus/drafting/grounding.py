@@ -31,6 +31,7 @@ _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
                     r"(?:\d{1,3}(?: \d{3}(?!\d))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")     # 2 500 000: one number
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
+_KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)[kK](?!\w)")        # 2k, 2.5K: thousands
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -238,6 +239,7 @@ class Known:
             elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
                 self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
+        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(norm(s)))   # 2k holds 2000
         self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
             norm(s))} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
         self.numbers.update(clock(n, x) for n, x in self.meridiem)
@@ -269,6 +271,8 @@ class Known:
                 lo, hi = _VAGUE[token.casefold()]
                 return _words_in(token.casefold(), self.flat) or any(
                     lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
+            if _KILO.fullmatch(token) and _kilo(_KILO.fullmatch(token)) in self.numbers:
+                return True
             if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
                 return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
             if token[:-1].isdigit() and token.endswith("s"):      # the 1990s by the word or a year in it
@@ -294,6 +298,10 @@ class Known:
         if rule == "names":
             return _found(_name_stem(token), self.names, NAME_ENDINGS)
         return _words_in(token, self.flat)
+
+
+def _kilo(m: re.Match) -> str:
+    return format((Decimal(_num(m.group(1))) * 1000).normalize(), "f")
 
 
 def _alone(text: str) -> list:
@@ -329,12 +337,15 @@ def _words_in(quote: str, flat: str) -> bool:
 def specifics(text: str) -> list:
     """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
     quoted words of a text, each once."""
-    spans = [m.span() for m in _MERIDIEM.finditer(norm(text))]            # 2 of 2pm: checked as the time
+    kilo = [m.span() for m in _KILO.finditer(norm(text))]                 # 2k as written: 2000 or 2 km
+    spans = [m.span() for m in _MERIDIEM.finditer(norm(text))] + kilo     # 2 of 2pm: checked as the time
     words = [("numbers", n) for a, _, n in _numbered(norm(text)) if not any(x <= a < y for x, y in spans)]
+    words += [("numbers", norm(text)[a:b]) for a, b in kilo]
     words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
-    words += [("numbers", w) for w in _WORD.findall(norm(text)) if _IDENT.fullmatch(w) and not _UNIT.search(w)]
+    words += [("numbers", m.group(0)) for m in _WORD.finditer(norm(text)) if _IDENT.fullmatch(m.group(0))
+              and not _UNIT.search(m.group(0)) and not any(x <= m.start() < y for x, y in kilo)]
     words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(norm(text))]
     words += [("numbers", norm(text)[a:b]) for a, b, _, _ in _measured(text)]
     return list(dict.fromkeys(words + [("names", w) for w in names(text)]

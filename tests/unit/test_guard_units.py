@@ -78,3 +78,18 @@ def test_a_decade_is_grounded_by_a_year_in_it(content, fragment, is_kept):
     """The fragment says 1994; "the 1990s" is what it says, less precisely (a true memory, kept); a year said
     within a decade the fragment names is invented."""
     assert kept(content, fragment) is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna's channel has 2k followers", "Anna's channel has 2000 followers (2026-03-05)", True),
+    ("Anna's channel has 2K followers", "Anna's channel has 2,000 followers (2026-03-05)", True),
+    ("Anna's channel has 2.5k followers", "Anna's channel has 2500 followers (2026-03-05)", True),
+    ("Anna's channel has 2000 followers", "Anna's channel has 2k followers (2026-03-05)", True),
+    ("Anna's channel has 2k followers", "Anna's channel has 2k followers (2026-03-05)", True),
+    ("Anna ran a 5k along the river", "Anna ran 5 km along the river (2026-03-07)", True),   # a 5k race
+    ("Anna's channel has 3k followers", "Anna's channel has 2000 followers (2026-03-05)", False),
+    ("Anna's channel has 2.5k followers", "Anna's channel has 2000 followers and 5 posts (2026-03-05)", False),
+])
+def test_2k_is_two_thousand(content, fragment, is_kept):
+    """The fragment says 2000 followers; "2k followers" is the same number (and the reverse); 3k is not."""
+    assert kept(content, fragment) is is_kept
