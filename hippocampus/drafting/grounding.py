@@ -29,7 +29,7 @@ _VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, whi
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
-                    r"(?:\d{1,3}(?: \d{3}(?!\d))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")     # 2 500 000: one number
+                    r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
 _KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)[kK](?!\w)")        # 2k, 2.5K: thousands
 _SEP = re.compile(r"[.,:/-]")
@@ -57,6 +57,7 @@ _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb"
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
+_MONTH_DAY = re.compile(rf"(?<!\w)(?:{'|'.join(_MONTHS)})\.?[^\S\n]+\Z", re.I)    # March 3 500 people: 3, 500
 
 
 # ------------------------------------------------------------------ words
@@ -161,9 +162,12 @@ def numbers(text: str) -> list:
 
 def _numbered(text: str) -> list:
     """[(start, end, number)] for the numbers of a normalised text (2.5 million: to the end of million)."""
-    out = []
-    for m in NUMBER.finditer(text):
-        n, scale, end = _num(m.group(0)), _SCALED.match(text, m.end()), m.end()
+    out, pos = [], 0
+    while m := NUMBER.search(text, pos):
+        space = re.search(r"\d( )\d", m.group(0))
+        if space and _MONTH_DAY.search(text, 0, m.start()):      # a day after its month, not a thousands group
+            m = NUMBER.match(text, m.start(), m.start() + space.start(1))
+        n, scale, end, pos = _num(m.group(0)), _SCALED.match(text, m.end()), m.end(), m.end()
         if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
             n, end = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f"), scale.end()
         decade = n.isdigit() and len(n) in (2, 4) and n.endswith("0") and DECADE.match(text, end)

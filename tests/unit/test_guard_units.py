@@ -93,3 +93,22 @@ def test_a_decade_is_grounded_by_a_year_in_it(content, fragment, is_kept):
 def test_2k_is_two_thousand(content, fragment, is_kept):
     """The fragment says 2000 followers; "2k followers" is the same number (and the reverse); 3k is not."""
     assert kept(content, fragment) is is_kept
+
+
+MARCH = "On March 3 500 people marched through the town (2026-03-04)"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna bought two 500g bags of coffee", "Anna bought 2 500g bags of coffee (2026-03-05)", True),
+    ("Anna bought 2 500g bags of coffee", "Anna bought two 500g bags of coffee (2026-03-05)", True),
+    ("Anna bought 2 bags of coffee, 500g each", "Anna bought 2 500g bags of coffee (2026-03-05)", True),
+    ("Anna bought 2500g of coffee", "Anna bought 2 500g bags of coffee (2026-03-05)", False),
+    ("500 people marched through the town on March 3", MARCH, True),
+    ("3500 people marched through the town", MARCH, False),
+    ("The town has 3 500 people", "The town has 3500 people (2026-03-05)", True),     # a thousands space
+    ("The town has 500 people", "The town has 3 500 people (2026-03-05)", False),
+])
+def test_two_numbers_side_by_side_are_no_thousands(content, fragment, is_kept):
+    """"2 500g bags" is two bags of 500g, and "March 3 500 people" a day and 500 people: not 2500 and 3500, so a
+    true operation saying 500 people is kept, and one saying 3500 is not; "3 500 people" is still 3500."""
+    assert kept(content, fragment) is is_kept
