@@ -178,8 +178,12 @@ def _numbered(text: str) -> list:
 
 def _measured(text: str) -> list:
     """[(start, end, number, unit keys)] for the numbers of a text said with a unit or currency ($50, 5 km)."""
-    text = norm(text)
-    return [(a, b, n, keys) for s, e, n in _numbered(text) for a, b, keys in [given(text, s, e)] if keys]
+    text, out = norm(text), []
+    for s, e, n in _numbered(text):
+        kilo = _KILO.match(text, s)             # $50k: 50000 dollars
+        n, e = (_kilo(kilo), kilo.end()) if kilo and kilo.end() == e + 1 else (n, e)
+        out += [(a, b, n, keys) for a, b, keys in [given(text, s, e)] if keys]
+    return out
 
 
 def names(text: str) -> list:

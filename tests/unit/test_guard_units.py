@@ -89,6 +89,9 @@ def test_a_decade_is_grounded_by_a_year_in_it(content, fragment, is_kept):
     ("Anna ran a 5k along the river", "Anna ran 5 km along the river (2026-03-07)", True),   # a 5k race
     ("Anna's channel has 3k followers", "Anna's channel has 2000 followers (2026-03-05)", False),
     ("Anna's channel has 2.5k followers", "Anna's channel has 2000 followers and 5 posts (2026-03-05)", False),
+    ("Anna earns $50k a year", "Anna earns 50,000 dollars a year (2026-03-05)", True),
+    ("Anna earns 50,000 dollars a year", "Anna earns $50k a year (2026-03-05)", True),
+    ("Anna earns $50k a year", "Anna earns 50,000 euros a year (2026-03-05)", False),
 ])
 def test_2k_is_two_thousand(content, fragment, is_kept):
     """The fragment says 2000 followers; "2k followers" is the same number (and the reverse); 3k is not."""
