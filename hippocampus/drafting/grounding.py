@@ -267,6 +267,9 @@ class Known:
         self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
         for _, _, n, keys in (m for s in sources for m in _measured(s)):
             self.given.setdefault(n, set()).update(keys)
+        dotted = {f"{n[:-3]}.{n[-3:]}": n for n in self.numbers if n.isdigit() and 4 <= len(n) <= 6}
+        self.numbers.update(dotted)                 # 1200 is 1.200 written the German way (1.2 stays 1.2)
+        self.given.update({d: self.given[n] for d, n in dotted.items() if n in self.given})
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:

@@ -115,3 +115,16 @@ def test_two_numbers_side_by_side_are_no_thousands(content, fragment, is_kept):
     """"2 500g bags" is two bags of 500g, and "March 3 500 people" a day and 500 people: not 2500 and 3500, so a
     true operation saying 500 people is kept, and one saying 3500 is not; "3 500 people" is still 3500."""
     assert kept(content, fragment) is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna pays 1.200 euros rent a month", "Anna pays 1200 euros rent a month (2026-03-05)", True),
+    ("Anna pays 1.200 euros rent a month", "Anna pays 1 200 euros rent a month (2026-03-05)", True),
+    ("Anna pays 1.200 euros rent a month", "Anna pays 1,200 euros rent a month (2026-03-05)", True),
+    ("Anna pays 1.200 euros rent a month", "Anna pays 1300 euros rent a month (2026-03-05)", False),
+    ("Anna pays 1.25 euros for bread", "Anna pays 125 euros for bread (2026-03-05)", False),
+])
+def test_a_thousands_dot_is_grounded_by_the_same_thousands_written_otherwise(content, fragment, is_kept):
+    """1.200 euros, written the German way, is the fragment's 1200 euros (1.000 Euro stood for 1000 already
+    the other way round); 1.25 is no thousands."""
+    assert kept(content, fragment) is is_kept
