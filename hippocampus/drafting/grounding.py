@@ -9,6 +9,7 @@ are grounded by a date in that month.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from decimal import Decimal
@@ -165,7 +166,7 @@ def _numbered(text: str) -> list:
     out, pos = [], 0
     while m := NUMBER.search(text, pos):
         space = re.search(r"\d( )\d", m.group(0))
-        if space and _MONTH_DAY.search(text, 0, m.start()):      # a day after its month, not a thousands group
+        if space and _MONTH_DAY.search(text, max(0, m.start() - 24), m.start()):    # a day after its month
             m = NUMBER.match(text, m.start(), m.start() + space.start(1))
         n, scale, end, pos = _num(m.group(0)), _SCALED.match(text, m.end()), m.end(), m.end()
         if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
@@ -220,8 +221,10 @@ def _capitals(text: str) -> tuple:
 def unchecked_names(text: str, sources: Iterable[str]) -> list:
     """[(where, word)] for the capitalised words names() does not check that no source holds in any case, as
     written, as a name's inflection or as another form of its word (Climbs by climbed)."""
-    known, pool = Known(sources), set().union(*(content_words(s) for s in sources))
-    return [(where, w) for where, w in _capitals(text)[1] if not known.has("names", w) and not any(
+    sources = tuple(sources)
+    unsure = [(where, w) for where, w in _capitals(text)[1] if not known_of(sources).has("names", w)]
+    pool = set().union(*(content_words(s) for s in sources)) if unsure else set()
+    return [(where, w) for where, w in unsure if not any(
         len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})]
 
 
@@ -311,6 +314,12 @@ class Known:
         return _words_in(token, self.flat)
 
 
+@functools.lru_cache(maxsize=32)
+def known_of(sources: tuple) -> Known:
+    """Known(sources), kept: one pile's check asks of the same sources again and again (a long one costs)."""
+    return Known(sources)
+
+
 def _kilo(m: re.Match) -> str:
     return format((Decimal(_num(m.group(1))) * 1000).normalize(), "f")
 
@@ -365,7 +374,7 @@ def specifics(text: str) -> list:
 
 def missing_specifics(text: str, sources: Iterable[str]) -> list:
     """[(rule, token)] for each specific of `text` that no source holds."""
-    known = Known(sources)
+    known = known_of(tuple(sources))
     return [(r, t) for r, t in specifics(text) if not known.has(r, t)]
 
 

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hippocampus.drafting.grounding import Known, content_words, missing_specifics, near_duplicate, norm, word_share
+from hippocampus.drafting.grounding import content_words, known_of, missing_specifics, near_duplicate, norm, word_share
 from hippocampus.drafting.grounding import unchecked_names
 from hippocampus.drafting.grounding import names  # noqa: F401 - the API
 
@@ -160,7 +160,7 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
             return None, [f("restates_core", f"core {str(same)[:12]}")], []
     missing = missing_specifics(text, texts(cited))
     for rule, token in missing:        # cite the fragment of the pile that holds it, if one does
-        holder = next((s for s in rest if Known([sources.fragments[s]]).has(rule, token)), None)
+        holder = next((s for s in rest if known_of((sources.fragments[s],)).has(rule, token)), None)
         if holder is None:
             return None, [f(rule, token)], []
         if holder not in cited:

@@ -27,7 +27,7 @@ def units(said: str) -> frozenset:
 def given(text: str, start: int, end: int) -> tuple:
     """(start, end, unit keys) of the number at text[start:end] with the currency before it or the unit after
     it, if any: the span grows to take them in."""
-    before, after = _BEFORE.search(text, 0, start), _AFTER.match(text, end)
+    before, after = _BEFORE.search(text, max(0, start - 5), start), _AFTER.match(text, end)   # USD 50: 4 back
     keys = units(before.group(0)) if before else frozenset()
     if after and units(after.group(1)):
         keys, end = keys | units(after.group(1)), after.end()
