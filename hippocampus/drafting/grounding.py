@@ -43,6 +43,8 @@ _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which 
 _GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
 _SENTENCE_END = re.compile(r"[.!?…\n•]\s*[\"'“‘«(\[*-]*\s*$")     # not a colon: "Partners: Bertrand" names him
 _DOT = re.compile(r"\.\s*")
+_SPELT_OUT = {"dr": "doctor", "prof": "professor", "st": "street|saint", "mt": "mount", "ave": "avenue",
+              "rd": "road"}     # what grounds an abbreviation besides itself: Dr. by doctor
 _TITLE = re.compile(r"[A-Z]|Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|g|e|vs|cf")   # whose dot ends no sentence (e.g., i.e.)
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)"
@@ -309,6 +311,9 @@ class Known:
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and any(parts <= d for d in self.dates))
         if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
             return _MONTHS[token.casefold()] in self.months
+        spelt = _SPELT_OUT.get(token.casefold()) if rule == "names" else None
+        if spelt and re.search(rf"(?<!\w)(?:{spelt})s?(?!\w)", self.flat):     # Dr. by doctor, St. by street
+            return True
         if rule == "names":
             return _found(_name_stem(token), self.names, NAME_ENDINGS)
         return _words_in(token, self.flat)

@@ -74,3 +74,17 @@ def test_a_name_in_a_title_case_or_shouted_line_is_named_for_the_reviewer(conten
     fragments lack are named for the reviewer, the operation kept."""
     op, dropped = guarded(content)
     assert dropped == [] and op["rationale"] == f"unchecked name in a Title Case or capitals line: {names}"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna sees Dr. Weber about her knee", "Anna sees the doctor, Weber, about her knee (2026-03-05)", True),
+    ("Anna sees Prof. Weber about her thesis", "Anna sees professor Weber about her thesis (2026-03-05)", True),
+    ("Anna lives on Baker St. near the park", "Anna lives on Baker Street near the park (2026-03-05)", True),
+    ("Anna sees Dr. Weber about her knee", "Anna sees Weber about her knee (2026-03-05)", False),
+    ("Anna sees Dr. Weber about her knee", "Anna sees Dr Weber about her knee (2026-03-05)", True),
+])
+def test_a_title_s_abbreviation_is_grounded_by_its_word(content, fragment, is_kept):
+    """Dr. is the fragment's "doctor", St. its "Street": an abbreviation is no invented name (a title the
+    fragment does not give is still invented)."""
+    op, dropped = guarded(content, fragment)
+    assert (op is not None) is is_kept and dropped in ([], ["names"]), dropped
