@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from hippocampus.drafting.grounding import content_words, known_of, missing_specifics, near_duplicate, norm, word_share
+from hippocampus.drafting.answer import RATIONALE_CHARS
 from hippocampus.drafting.grounding import unchecked_names
 from hippocampus.drafting.grounding import names  # noqa: F401 - the API
 
@@ -131,7 +132,9 @@ def _warn(op: dict, ops: list, sources: Sources) -> None:
     groups = {where: ", ".join(w for at, w in dict.fromkeys(found) if at == where) for where, _ in found}
     if groups:
         note = "unchecked name " + "; ".join(f"{where}: {words}" for where, words in groups.items())
-        op["rationale"] = f"{op['rationale']}; {note}" if op.get("rationale") else note
+        room = RATIONALE_CHARS - len(note) - 2          # within the rationale's cap, the model's words giving way
+        said = f"{op['rationale'][:room]}; " if op.get("rationale") and room > 0 else ""
+        op["rationale"] = (said + note)[:RATIONALE_CHARS]
 
 
 def _cite(op: dict, ids: list) -> None:

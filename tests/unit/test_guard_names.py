@@ -88,3 +88,13 @@ def test_a_title_s_abbreviation_is_grounded_by_its_word(content, fragment, is_ke
     fragment does not give is still invented)."""
     op, dropped = guarded(content, fragment)
     assert (op is not None) is is_kept and dropped in ([], ["names"]), dropped
+
+
+def test_the_note_keeps_the_rationale_within_its_cap():
+    """A model's rationale is cut to RATIONALE_CHARS (500) as it is read; the note the guard adds keeps it there,
+    the model's words giving way, the note whole."""
+    from hippocampus.drafting.answer import RATIONALE_CHARS
+
+    op, dropped = guarded("Bertrand climbed with Anna at the climbing gym", rationale="r" * RATIONALE_CHARS)
+    assert dropped == [] and len(op["rationale"]) <= RATIONALE_CHARS
+    assert op["rationale"].endswith(f"; {NOTE}Bertrand") and op["rationale"].startswith("rrr")
