@@ -73,8 +73,11 @@ def _stem(word: str) -> str:
 
 def _name_stem(word: str) -> str:
     """A name without a plural's or genitive's ending, four letters kept: Smiths Smith, Annas Anna; James is no
-    jam, Golding no gold (the content words' stems would make them so); Simone is no Simon, Louise no Louis."""
+    jam, Golding no gold (the content words' stems would make them so); Simone is no Simon, Louise no Louis.
+    A Latin letter's accent is no part of it (José is Jose, a small model leaves accents off)."""
     w = word.casefold()
+    bare = w if w.isascii() else "".join(c for c in unicodedata.normalize("NFKD", w) if not unicodedata.combining(c))
+    w = bare if bare.isascii() else w
     return next((w[:-len(suf)] for suf in ("es", "s") if w.endswith(suf) and len(w) - len(suf) >= 4), w)
 
 

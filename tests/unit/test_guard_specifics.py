@@ -80,6 +80,10 @@ GYM = "Met Anna at the climbing gym with Paul and the Smiths (2026-03-03)"
     ("Met Simon at the climbing gym", "Met Simone at the climbing gym (2026-03-03)", False),   # another name
     ("Met Louise at the climbing gym", "Met Louis at the climbing gym (2026-03-03)", False),
     ("Met Louis at the climbing gym", "Met Louise at the climbing gym (2026-03-03)", False),
+    ("Met Jose at the climbing gym", "Met José at the climbing gym (2026-03-03)", True),    # an accent left off
+    ("Met José at the climbing gym", "Met Jose at the climbing gym (2026-03-03)", True),
+    ("Met Zoe Müller at the climbing gym", "Met Zoë Muller at the climbing gym (2026-03-03)", True),
+    ("Met José at the climbing gym", "Met Josefa at the climbing gym (2026-03-03)", False),
     ("Tiistaina Anna oli kiipeilysalilla", "Tapasin Annan kiipeilysalilla tiistaina (2026-03-03)", True),  # Finnish
     ("Tiistaina tapasin Annan kiipeilysalilla", "Anna oli kiipeilysalilla tiistaina (2026-03-03)", True),
 ])
