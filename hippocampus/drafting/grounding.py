@@ -182,10 +182,15 @@ def _numbered(text: str) -> list:
     return out
 
 
+def _said(text: str) -> list:
+    """[(start, end, number)] for the numbers of a normalised text written in words, each one number."""
+    return [(m.start(), m.end(), v[0][1]) for m in _SPELLED.finditer(text) for v in [spelled(m[0])] if len(v) == 1]
+
+
 def _measured(text: str) -> list:
     """[(start, end, number, unit keys)] for the numbers of a text said with a unit or currency ($50, 5 km)."""
     text, out = norm(text), []
-    for s, e, n in _numbered(text):
+    for s, e, n in _numbered(text) + _said(text):      # fifty dollars too
         kilo = _KILO.match(text, s)             # $50k: 50000 dollars
         n, e = (_kilo(kilo), kilo.end()) if kilo and kilo.end() == e + 1 else (n, e)
         out += [(a, b, n, keys) for a, b, keys in [given(text, s, e)] if keys]
@@ -336,7 +341,7 @@ def _alone(text: str) -> list:
     """[(number, the stem of the word after it or "")] for the whole numbers of a text, in digits or words."""
     text = norm(text)
     found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text)]
-    found += [(m.end(), v[0][1]) for m in _SPELLED.finditer(text) for v in [spelled(m.group(0))] if len(v) == 1]
+    found += [(e, n) for _, e, n in _said(text)]
     out = []
     for end, n in found:
         if n.isdigit():

@@ -30,6 +30,10 @@ def kept(content: str, *fragments: str) -> bool:
     ("Anna paid £50 for the climbing shoes", "Anna paid 50 pounds for the climbing shoes (2026-03-05)", True),
     ("Anna paid $50 for the climbing shoes", "Anna paid 50 for the climbing shoes (2026-03-05)", True),  # none
     ("Anna paid 50 for the climbing shoes", "Anna paid $50 for the climbing shoes (2026-03-05)", True),
+    ("Anna paid fifty dollars for the shoes", "Anna paid 50 euros for the climbing shoes (2026-03-05)", False),
+    ("Anna paid €50 for the climbing shoes", "Anna paid fifty dollars for the climbing shoes (2026-03-05)", False),
+    ("Anna paid fifty euros for the shoes", "Anna paid 50 euros for the climbing shoes (2026-03-05)", True),
+    ("Anna paid €50 for the climbing shoes", "Anna paid fifty euros for the climbing shoes (2026-03-05)", True),
 ])
 def test_a_currency_said_of_a_number_must_be_its_fragment_s(content, fragment, is_kept):
     """The fragment says 50 euros; "$50" is another price. Where either says no currency, the number decides."""
