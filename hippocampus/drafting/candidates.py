@@ -46,7 +46,8 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
                 row = memory.memory(cid)
             except MemoryError_:
                 row = None
-            if not row or (row.get("metadata") or {}).get("superseded_by") or row.get("tier", "long") != "long":
+            gone = any(((row or {}).get("metadata") or {}).get(k) for k in ("superseded_by", "forget_flag"))
+            if not row or gone or row.get("tier", "long") != "long":      # as a hit of its own is skipped above
                 continue
         meta, sur = row.get("metadata") or {}, row.get("surroundings") or {}
         try:

@@ -9,40 +9,30 @@ are grounded by a date in that month.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from decimal import Decimal
 from typing import Iterable
 
+from hippocampus.drafting.measures import DECADE, UNIT_WORDS as _UNIT_WORDS, clock, decades, given, hour, meridiem
+from hippocampus.drafting.measures import key as _unit_key
+from hippocampus.drafting.numwords import _SCALES, _SPELLED, norm, spelled
+from hippocampus.drafting.stopwords import STOP
+
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
 NAME_ENDINGS = ("n", "s", "ns")   # what a name's stem may gain and stay the name (Annan, Anna; not Paula, Paul)
 
-STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
-because been being before below between both did does doing down during few further once other our out over under
-until while where these those this that there here what when which who whom why how all any each more most some
-such only own same too very can will just should would could also has have had was were are is be on in of to as
-at by it its it's i me my mine we us you your he him his she her hers they them their if do so no yes than then
-am being has having let lets get got gets something anything everything nothing someone anyone everyone
-le la les un une des du de et ou mais pas pour avec sans dans sur ce cette ces est sont était il elle ils
-elles je tu nous vous on qui que quoi au aux en se sa ses leur leurs ne plus très
-der das dem des ein eine einen einem einer und oder aber nicht für mit ohne von zu im in am an auf aus
-bei ist sind waren ich du er sie es wir ihr sich auch noch nur so wie als dass haben
-el los las unos unas y o pero no por para en sobre es fue yo tú él ella nosotros ellos lo le se
-su sus del al que muy más
-il lo gli uno una e ma non per senza di da su è sono io noi voi loro che del della
-os as um uma mas não com sem em sobre é são eu ele ela nós eles do da dos das que
-het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij jullie ze dat""".split())
-
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
+_AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
-                    r"(?:\d{1,3}(?: \d{3}(?!\d))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")     # 2 500 000: one number
+                    r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
-_UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "l": "litre|liter",
-               "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
-               "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz"}     # what grounds a unit's symbol
+_KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)[kK](?!\w)")        # 2k, 2.5K: thousands
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -51,40 +41,29 @@ _MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
 _GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
-_SENTENCE_END = re.compile(r"[.!?:;…\n•]\s*[\"'“‘«(\[-]*\s*$")
+_SENTENCE_END = re.compile(r"[.!?…\n•]\s*[\"'“‘«(\[*-]*\s*$")     # not a colon: "Partners: Bertrand" names him
 _DOT = re.compile(r"\.\s*")
+_SPELT_OUT = {"dr": "doctor", "prof": "professor", "st": "street|saint", "mt": "mount", "ave": "avenue",
+              "rd": "road"}     # what grounds an abbreviation besides itself: Dr. by doctor
 _TITLE = re.compile(r"[A-Z]|Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|g|e|vs|cf")   # whose dot ends no sentence (e.g., i.e.)
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|„([^“”\n]{1,200})[“”]"
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)"
                      r"|(?<!\w)‘([^‘’\n]{1,200})’(?!\w)|‹([^‹›\n]{1,200})›")
 _APOSTROPHE = str.maketrans("’ʼ", "''")         # I’m is I'm
-_UNITS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen "
-                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split(), 1)}
-_TENS = {w: n * 10 for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
 _SCALED = re.compile(r"[^\S\n]+(dozen|hundred|thousand|million|billion)s?(?!\w)", re.I)   # 2.5 million
 _VAGUE = {"dozens": (24, 200), "hundreds": (200, 1000), "thousands": (2000, 10 ** 6),   # by a number this size
           "millions": (2 * 10 ** 6, 10 ** 9), "billions": (2 * 10 ** 9, 10 ** 12)}
 _VAGUE_WORD = re.compile(r"(?<!\d )(?<!\w)(dozens|hundreds|thousands|millions|billions)(?!\w)"
                          r"(?!\s+of\s+(?:thousands|millions|billions))", re.I)     # hundreds of thousands: by the last
-_ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
-                                        "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
-                                        "nineteenth twentieth".split(), 1)} | {"thirtieth": 30, "twice": 2, "thrice": 3}
 _IDIOM = ("one", "first", "second")     # alone: "one of them", "at first", "a second", unchecked
-_NUM_WORD = "(?:" + "|".join(sorted({**_UNITS, **_TENS, **_SCALES, **_ORDINALS}, key=len, reverse=True)) + r")(?!\w)"
 _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
-_SPELLED = re.compile(rf"(?<!\w)(?<!\d )(?:minus\s+|half\s+an?\s+)?{_NUM_WORD}"
-                      rf"(?:(?:[\s-]+|\s+and\s+){_NUM_WORD})*", re.I)
+_MONTH_DAY = re.compile(rf"(?<!\w)(?:{'|'.join(_MONTHS)})\.?[^\S\n]+\Z", re.I)    # March 3 500 people: 3, 500
 
 
 # ------------------------------------------------------------------ words
-
-
-def norm(text: str) -> str:
-    return unicodedata.normalize("NFKC", text or "")
 
 
 def _stem(word: str) -> str:
@@ -94,9 +73,12 @@ def _stem(word: str) -> str:
 
 def _name_stem(word: str) -> str:
     """A name without a plural's or genitive's ending, four letters kept: Smiths Smith, Annas Anna; James is no
-    jam, Golding no gold (the content words' stems would make them so)."""
+    jam, Golding no gold (the content words' stems would make them so); Simone is no Simon, Louise no Louis.
+    A Latin letter's accent is no part of it (José is Jose, a small model leaves accents off)."""
     w = word.casefold()
-    return next((w[:-len(suf)] for suf in ("es", "s", "e") if w.endswith(suf) and len(w) - len(suf) >= 4), w)
+    bare = w if w.isascii() else "".join(c for c in unicodedata.normalize("NFKD", w) if not unicodedata.combining(c))
+    w = bare if bare.isascii() else w
+    return next((w[:-len(suf)] for suf in ("es", "s") if w.endswith(suf) and len(w) - len(suf) >= 4), w)
 
 
 def content_words(text: str) -> set:
@@ -160,10 +142,6 @@ def _num(token: str) -> str:
     return "".join(p if _SEP.fullmatch(p) else _digits(p) for p in re.split(f"({_SEP.pattern})", token) if p)
 
 
-def _unit_key(symbol: str) -> str:
-    return "".join(symbol.split()).casefold()
-
-
 def _digits(run: str) -> str:
     """A run of digits in any script as ASCII without leading zeros: what str(int(run)) gives, for a run of any
     length (int() refuses more than 4,300 digits, and a fragment may hold a longer one)."""
@@ -176,41 +154,6 @@ def _is_range(token: str) -> bool:
     return len(ends) == 2 and all(e.isdigit() for e in ends) and (len(ends[0]), ends[0]) < (len(ends[1]), ends[1])
 
 
-def spelled(text: str) -> list:
-    """[(words, value)]: the numbers of a text written in (English) words, each as written and as digits: thirty
-    is 30, twenty-five 25, two hundred 200, a dozen 12, half a dozen 6, the twenty-first 21; "two three" is two
-    numbers."""
-    out = []
-    for m in _SPELLED.finditer(norm(text)):
-        words, total, cur, last, first = [], 0, 0, "", len(out)
-        half, minus = (m.group(0)[:n].casefold() == w for n, w in ((4, "half"), (5, "minus")))
-        for w in re.findall(r"\w+", m.group(0)):
-            lw = w.casefold()
-            if lw == "and":
-                continue
-            if not last and ((half and lw in ("half", "a", "an")) or (minus and lw == "minus")):
-                words.append(w)
-                continue
-            if words and lw not in _SCALES and (last in _UNITS or last in _ORDINALS or (last in _TENS and lw in _TENS)):
-                out.append((" ".join(words), str(total + cur)))      # a new number begins
-                words, total, cur = [], 0, 0
-            if lw in ("thousand", "million", "billion"):
-                total, cur = total + max(cur, 1) * _SCALES[lw], 0
-            elif lw in _SCALES:
-                cur = max(cur, 1) * _SCALES[lw]
-            else:
-                cur += _UNITS.get(lw) or _TENS.get(lw) or _ORDINALS[lw]
-            words.append(w)
-            last = lw
-        out.append((" ".join(words), str(total + cur)))
-        if half:        # half a dozen: of the first number
-            v = Decimal(out[first][1]) / 2
-            out[first] = (out[first][0], str(v.to_integral_value()) if v == v.to_integral_value() else str(v))
-        if minus:       # minus five is -5
-            out[first] = (out[first][0], "-" + out[first][1])
-    return out
-
-
 def _spelled_value(token: str) -> str:
     """The digits of a number written in words ("twenty five" -> "25"), or the token as it is."""
     found = spelled(token) if _SPELLED.fullmatch(token) else []
@@ -220,36 +163,79 @@ def _spelled_value(token: str) -> str:
 def numbers(text: str) -> list:
     """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3, 2.5 million = 2500000; any
     script's digits)."""
-    text, out = norm(text), []
-    for m in NUMBER.finditer(text):
-        n, scale = _num(m.group(0)), _SCALED.match(text, m.end())
+    return [n for _, _, n in _numbered(norm(text))]
+
+
+def _numbered(text: str) -> list:
+    """[(start, end, number)] for the numbers of a normalised text (2.5 million: to the end of million)."""
+    out, pos = [], 0
+    while m := NUMBER.search(text, pos):
+        space = re.search(r"\d( )\d", m.group(0))
+        if space and _MONTH_DAY.search(text, max(0, m.start() - 24), m.start()):    # a day after its month
+            m = NUMBER.match(text, m.start(), m.start() + space.start(1))
+        n, scale, end, pos = _num(m.group(0)), _SCALED.match(text, m.end()), m.end(), m.end()
         if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
-            n = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f")
-        out.append(n)
+            n, end = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f"), scale.end()
+        decade = n.isdigit() and len(n) in (2, 4) and n.endswith("0") and DECADE.match(text, end)
+        n, end = (n + "s", decade.end()) if decade else (n, end)        # the 1990s: a decade, no year
+        out.append((m.start(), end, n))
+    return out
+
+
+def _said(text: str) -> list:
+    """[(start, end, number)] for the numbers of a normalised text written in words, each one number."""
+    return [(m.start(), m.end(), v[0][1]) for m in _SPELLED.finditer(text) for v in [spelled(m[0])] if len(v) == 1]
+
+
+def _measured(text: str) -> list:
+    """[(start, end, number, unit keys)] for the numbers of a text said with a unit or currency ($50, 5 km)."""
+    text, out = norm(text), []
+    for s, e, n in _numbered(text) + _said(text):      # fifty dollars too
+        kilo = _KILO.match(text, s)             # $50k: 50000 dollars
+        n, e = (_kilo(kilo), kilo.end()) if kilo and kilo.end() == e + 1 else (n, e)
+        out += [(a, b, n, keys) for a, b, keys in [given(text, s, e)] if keys]
     return out
 
 
 def names(text: str) -> list:
     """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
     line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
+    return _capitals(text)[0]
+
+
+def _capitals(text: str) -> tuple:
+    """(the names checked, [(where, word)] for the capitalised words left unchecked: a sentence's first, or every
+    one of a Title Case or shouted line)."""
     text = norm(text)
-    caps, seen, small, last = [], 0, False, None
-    units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))}
+    caps, seen, small, last, starts = [], 0, False, None, []
+    units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))} | {
+        i for a, b, _, _ in _measured(text) for i in range(a, b)}      # and EUR 50, 5 km: no names
     for m in _WORD.finditer(text):
         w, prev, last = m.group(0), last, m
-        if m.start() in units or _IDENT.fullmatch(w):   # checked as a unit or an identifier, not as a name
+        if m.start() in units or _IDENT.fullmatch(w) or w.isdigit():   # checked as a unit or an identifier
             continue
         before = text[:m.start()]
         titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
-        if not before.strip() or (not titled and _SENTENCE_END.search(before)) or w.isdigit():
+        if not before.strip() or (not titled and _SENTENCE_END.search(before)):
+            starts += [w] if w[0].isupper() else []
             continue
         seen += 1
         if w[0].isupper():
             caps.append(w)
         small = small or (w.islower() and w in STOP)
     if seen >= 3 and len(caps) > seen * 0.6 and (not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
-        return []
-    return [w for w in caps if w.casefold() not in STOP]
+        return [], [(_IN_CAPITALS, w) for w in starts + caps if w.casefold() not in STOP]
+    return [w for w in caps if w.casefold() not in STOP], [(_AT_START, w) for w in starts if w.casefold() not in STOP]
+
+
+def unchecked_names(text: str, sources: Iterable[str]) -> list:
+    """[(where, word)] for the capitalised words names() does not check that no source holds in any case, as
+    written, as a name's inflection or as another form of its word (Climbs by climbed)."""
+    sources = tuple(sources)
+    unsure = [(where, w) for where, w in _capitals(text)[1] if not known_of(sources).has("names", w)]
+    pool = set().union(*(content_words(s) for s in sources)) if unsure else set()
+    return [(where, w) for where, w in unsure if not any(
+        len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})]
 
 
 def quoted(text: str) -> list:
@@ -274,7 +260,10 @@ class Known:
             elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
                 self.numbers.add(sign + tok.split(".")[0])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
-        self.meridiem = {(_num(m.group(1)), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(norm(s))}
+        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(norm(s)))   # 2k holds 2000
+        self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
+            norm(s))} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
+        self.numbers.update(clock(n, x) for n, x in self.meridiem)
         self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)
         for s in sources:
             for n, after in _alone(s):
@@ -288,23 +277,37 @@ class Known:
             (a + b).casefold() for a, b in parts if not a.isdigit() or len(b) == 1}
         self.initials = {(a + b[0]).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP}
         self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
+        self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
+        for _, _, n, keys in (m for s in sources for m in _measured(s)):
+            self.given.setdefault(n, set()).update(keys)
+        dotted = {f"{n[:-3]}.{n[-3:]}": n for n in self.numbers if n.isdigit() and 4 <= len(n) <= 6}
+        self.numbers.update(dotted)                 # 1200 is 1.200 written the German way (1.2 stays 1.2)
+        self.given.update({d: self.given[n] for d, n in dotted.items() if n in self.given})
         self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def has(self, rule: str, token: str) -> bool:
+        said = _measured(token) if rule == "numbers" else []
+        if len(said) == 1 and said[0][:2] == (0, len(norm(token))):     # $50: said with a unit its sources give
+            return bool(said[0][3] & self.given.get(said[0][2], set())) or (   # that number, or they give it none
+                said[0][2] in self.numbers and not self.given.get(said[0][2]))
         if rule == "numbers":       # a date or time by its parts in one (5/3 in 2026-03-05), a range (6-8) by its
             if token.casefold() in _VAGUE:                       # hundreds: by the word or a number 200-999
                 lo, hi = _VAGUE[token.casefold()]
                 return _words_in(token.casefold(), self.flat) or any(
                     lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
+            if _KILO.fullmatch(token) and _kilo(_KILO.fullmatch(token)) in self.numbers:
+                return True
             if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
                 return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
+            if token[:-1].isdigit() and token.endswith("s"):      # the 1990s by the word or a year in it
+                return token in self.numbers or any(token in decades(n) for n in self.numbers)
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
                 words = _UNIT_WORDS[_unit_key(token)]
                 return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
             said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
-                n, x = _num(said.group(1)), said.group(2).lower()
+                n, x = hour(_num(said.group(1))), said.group(2).lower()
                 other = (n, "p" if x == "a" else "a")
                 return (n, x) in self.meridiem or (n in self.numbers and other not in self.meridiem)
             if token.startswith("-"):                            # -5 only as -5
@@ -316,16 +319,29 @@ class Known:
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and any(parts <= d for d in self.dates))
         if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
             return _MONTHS[token.casefold()] in self.months
+        spelt = _SPELT_OUT.get(token.casefold()) if rule == "names" else None
+        if spelt and re.search(rf"(?<!\w)(?:{spelt})s?(?!\w)", self.flat):     # Dr. by doctor, St. by street
+            return True
         if rule == "names":
             return _found(_name_stem(token), self.names, NAME_ENDINGS)
         return _words_in(token, self.flat)
+
+
+@functools.lru_cache(maxsize=32)
+def known_of(sources: tuple) -> Known:
+    """Known(sources), kept: one pile's check asks of the same sources again and again (a long one costs)."""
+    return Known(sources)
+
+
+def _kilo(m: re.Match) -> str:
+    return format((Decimal(_num(m.group(1))) * 1000).normalize(), "f")
 
 
 def _alone(text: str) -> list:
     """[(number, the stem of the word after it or "")] for the whole numbers of a text, in digits or words."""
     text = norm(text)
     found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text)]
-    found += [(m.end(), v[0][1]) for m in _SPELLED.finditer(text) for v in [spelled(m.group(0))] if len(v) == 1]
+    found += [(e, n) for _, e, n in _said(text)]
     out = []
     for end, n in found:
         if n.isdigit():
@@ -354,18 +370,24 @@ def _words_in(quote: str, flat: str) -> bool:
 def specifics(text: str) -> list:
     """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
     quoted words of a text, each once."""
-    words = [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
+    kilo = [m.span() for m in _KILO.finditer(norm(text))]                 # 2k as written: 2000 or 2 km
+    spans = [m.span() for m in _MERIDIEM.finditer(norm(text))] + kilo     # 2 of 2pm: checked as the time
+    words = [("numbers", n) for a, _, n in _numbered(norm(text)) if not any(x <= a < y for x, y in spans)]
+    words += [("numbers", norm(text)[a:b]) for a, b in kilo]
+    words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
-    words += [("numbers", w) for w in _WORD.findall(norm(text)) if _IDENT.fullmatch(w) and not _UNIT.search(w)]
+    words += [("numbers", m.group(0)) for m in _WORD.finditer(norm(text)) if _IDENT.fullmatch(m.group(0))
+              and not _UNIT.search(m.group(0)) and not any(x <= m.start() < y for x, y in kilo)]
     words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(norm(text))]
-    return list(dict.fromkeys([("numbers", t) for t in numbers(text)] + words + [("names", w) for w in names(text)]
+    words += [("numbers", norm(text)[a:b]) for a, b, _, _ in _measured(text)]
+    return list(dict.fromkeys(words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 
 
 def missing_specifics(text: str, sources: Iterable[str]) -> list:
     """[(rule, token)] for each specific of `text` that no source holds."""
-    known = Known(sources)
+    known = known_of(tuple(sources))
     return [(r, t) for r, t in specifics(text) if not known.has(r, t)]
 
 

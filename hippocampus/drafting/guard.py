@@ -18,7 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hippocampus.drafting.grounding import Known, content_words, missing_specifics, near_duplicate, norm, word_share
+from hippocampus.drafting.grounding import content_words, known_of, missing_specifics, near_duplicate, norm, word_share
+from hippocampus.drafting.answer import RATIONALE_CHARS
+from hippocampus.drafting.grounding import unchecked_names
 from hippocampus.drafting.grounding import names  # noqa: F401 - the API
 
 WORD_SHARE = 0.5           # of an operation's content words found in its sources
@@ -116,6 +118,25 @@ def _targets(op: dict, ops: list, sources: Sources) -> list:
     return []
 
 
+def _texts(op: dict, ids: list, ops: list, sources: Sources) -> list:
+    """What an operation citing `ids` may draw on: those fragments, its target, a redraft's extra texts."""
+    return [sources.fragments[s] for s in ids] + _targets(op, ops, sources) + list(sources.extra)
+
+
+def _warn(op: dict, ops: list, sources: Sources) -> None:
+    """Names the guard could not check (a sentence's first word, a Title Case line's) that the operation's sources
+    lack are named in its rationale, for the reviewer: "unchecked name at a sentence's start: Bertrand"."""
+    ids = [s for s in op.get("source_short_ids") or [] if s in sources.fragments]
+    said = [_text_of(op), str(op.get("restated_content") or "")]
+    found = dict.fromkeys(u for t in said if t for u in unchecked_names(t, _texts(op, ids, ops, sources)))
+    groups = {where: ", ".join(w for at, w in dict.fromkeys(found) if at == where) for where, _ in found}
+    if groups:
+        note = "unchecked name " + "; ".join(f"{where}: {words}" for where, words in groups.items())
+        room = RATIONALE_CHARS - len(note) - 2          # within the rationale's cap, the model's words giving way
+        said = f"{op['rationale'][:room]}; " if op.get("rationale") and room > 0 else ""
+        op["rationale"] = (said + note)[:RATIONALE_CHARS]
+
+
 def _cite(op: dict, ids: list) -> None:
     op["source_short_ids"] = ids
     op["evidence_count"] = max(1, len(ids))
@@ -126,7 +147,7 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
     f = functools.partial(_finding, i, op)
 
     def texts(ids: list) -> list:
-        return [sources.fragments[s] for s in ids] + _targets(op, ops, sources) + list(sources.extra)
+        return _texts(op, ids, ops, sources)
 
     op, fixed = dict(op), []
     given = list(op.get("source_short_ids") or [])
@@ -142,7 +163,7 @@ def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
             return None, [f("restates_core", f"core {str(same)[:12]}")], []
     missing = missing_specifics(text, texts(cited))
     for rule, token in missing:        # cite the fragment of the pile that holds it, if one does
-        holder = next((s for s in rest if Known([sources.fragments[s]]).has(rule, token)), None)
+        holder = next((s for s in rest if known_of((sources.fragments[s],)).has(rule, token)), None)
         if holder is None:
             return None, [f(rule, token)], []
         if holder not in cited:
@@ -223,6 +244,8 @@ def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int 
         if op is not None:
             kept.append((i, op))
     kept, moved = _merge_duplicates(kept, res)
+    for _, op in kept:
+        _warn(op, ops, sources)
     kept = _relink(kept, moved, res.dropped)
     cap = max(1, len(sources.fragments))
     if len(kept) > cap:

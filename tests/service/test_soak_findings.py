@@ -182,6 +182,27 @@ def test_a_core_flagged_for_forget_is_never_a_candidate(make_ctx, hand, memory):
     assert find_candidates(ctx.memory, texts, 4) == []
 
 
+def test_a_core_flagged_for_forget_is_no_candidate_through_its_satellite(make_ctx, hand, memory):
+    """The same, where the search finds the flagged core only through one of its satellites (an attach that
+    landed): it was fetched and offered all the same, and an attach to it could never land."""
+    from hippocampus.drafting.candidates import find_candidates
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("we drove past the little bakery on elm street", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
+         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
+    client.close_draft(d["id"])
+    assert client.satellites(core)
+    texts = ["we drove past the little bakery on elm street"]
+    assert [c["id"] for c in find_candidates(make_ctx().memory, texts, 4)] == [core]
+    hand.forget(core, "the person asked")
+    assert find_candidates(make_ctx().memory, texts, 4) == []
+
+
 def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(make_ctx, hand, fake_model, memory):
     """The reviewer denied an attach; its core was forgotten and purged before the redraft, which still showed
     it as the denied operation's target: the model attached to it again and Memory refused every redraft (the

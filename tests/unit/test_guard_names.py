@@ -1,0 +1,100 @@
+"""The grounding guard's names where a capital says nothing: a sentence's first word, the word after a colon, a
+Title Case or shouted line. A name there that the cited fragments lack is not dropped (it may be an ordinary
+word) but named in the rationale the reviewer reads, so an invented name does not pass unseen."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus.drafting.guard import Sources, check
+
+GYM = "Anna climbed at the climbing gym yesterday with her partners (2026-03-05)"
+NOTE = "unchecked name at a sentence's start: "
+
+
+def guarded(content: str, fragment: str = GYM, rationale=None):
+    """(the operation kept or None, the rules it was dropped for)."""
+    res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": ["s1"],
+                  "evidence_count": 1, "rationale": rationale}], Sources({"s1": fragment}, {}, ()), max_tokens=2000)
+    return (res.operations or [None])[0], [f.rule for f in res.dropped]
+
+
+@pytest.mark.parametrize("content,names", [
+    ("Bertrand climbed with Anna at the climbing gym", "Bertrand"),
+    ("Anna climbed at the climbing gym. Bertrand climbed. Carla climbed at the gym", "Bertrand, Carla"),
+    ("Anna climbed at the climbing gym!\nBertrand came too", "Bertrand"),
+])
+def test_a_name_opening_a_sentence_that_no_fragment_holds_is_named_for_the_reviewer(content, names):
+    """Bertrand is in no fragment; as a sentence's first word he may be an ordinary word, so the operation is
+    kept, and its rationale tells the reviewer which names went unchecked (all of them, in one note)."""
+    op, dropped = guarded(content, rationale="the fragment says so")
+    assert dropped == [] and op is not None
+    assert op["rationale"] == f"the fragment says so; {NOTE}{names}"
+
+
+@pytest.mark.parametrize("content", [
+    "Yesterday Anna climbed at the climbing gym",          # the fragment says "yesterday"
+    "Climbing at the gym with Anna is fun",                # "climbing"
+    "Climbs at the climbing gym with her partners",        # "climbed": the same word
+    "Anna climbed at the climbing gym",
+    "The climbing gym: Anna climbed there",                # The: a small word
+])
+def test_a_first_word_the_fragments_hold_in_any_case_is_grounded(content):
+    op, dropped = guarded(content)
+    assert dropped == [] and op["rationale"] is None, op
+
+
+@pytest.mark.parametrize("content", [
+    "Partners: Bertrand and Anna at the climbing gym",
+    "Anna climbed at the climbing gym; Bertrand watched",
+    "Anna said: Bertrand climbed at the gym",
+])
+def test_a_name_after_a_colon_or_semicolon_is_checked(content):
+    """A colon or semicolon ends no sentence: Bertrand after it is checked like any name, and dropped."""
+    op, dropped = guarded(content)
+    assert op is None and dropped == ["names"]
+
+
+@pytest.mark.parametrize("content", [
+    "Partners:\nBertrand and Anna at the climbing gym",
+    "Partners at the climbing gym:\n• Bertrand\n• Anna",
+    "Partners at the climbing gym:\n- Bertrand\n- Anna",
+    "Partners at the climbing gym:\n* Bertrand\n* Anna",
+])
+def test_a_name_opening_a_line_or_a_bullet_is_named_for_the_reviewer(content):
+    op, dropped = guarded(content)
+    assert dropped == [] and op["rationale"] == f"{NOTE}Bertrand"
+
+
+@pytest.mark.parametrize("content,names", [
+    ("Notes From The Climbing Gym With Bertrand", "Notes, Bertrand"),
+    ("BERTRAND CLIMBED WITH ANNA AT THE GYM", "BERTRAND"),
+])
+def test_a_name_in_a_title_case_or_shouted_line_is_named_for_the_reviewer(content, names):
+    """A line in Title Case or capitals names no one for sure, so its names were never checked: the ones the
+    fragments lack are named for the reviewer, the operation kept."""
+    op, dropped = guarded(content)
+    assert dropped == [] and op["rationale"] == f"unchecked name in a Title Case or capitals line: {names}"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna sees Dr. Weber about her knee", "Anna sees the doctor, Weber, about her knee (2026-03-05)", True),
+    ("Anna sees Prof. Weber about her thesis", "Anna sees professor Weber about her thesis (2026-03-05)", True),
+    ("Anna lives on Baker St. near the park", "Anna lives on Baker Street near the park (2026-03-05)", True),
+    ("Anna sees Dr. Weber about her knee", "Anna sees Weber about her knee (2026-03-05)", False),
+    ("Anna sees Dr. Weber about her knee", "Anna sees Dr Weber about her knee (2026-03-05)", True),
+])
+def test_a_title_s_abbreviation_is_grounded_by_its_word(content, fragment, is_kept):
+    """Dr. is the fragment's "doctor", St. its "Street": an abbreviation is no invented name (a title the
+    fragment does not give is still invented)."""
+    op, dropped = guarded(content, fragment)
+    assert (op is not None) is is_kept and dropped in ([], ["names"]), dropped
+
+
+def test_the_note_keeps_the_rationale_within_its_cap():
+    """A model's rationale is cut to RATIONALE_CHARS (500) as it is read; the note the guard adds keeps it there,
+    the model's words giving way, the note whole."""
+    from hippocampus.drafting.answer import RATIONALE_CHARS
+
+    op, dropped = guarded("Bertrand climbed with Anna at the climbing gym", rationale="r" * RATIONALE_CHARS)
+    assert dropped == [] and len(op["rationale"]) <= RATIONALE_CHARS
+    assert op["rationale"].endswith(f"; {NOTE}Bertrand") and op["rationale"].startswith("rrr")
