@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import psutil
 
@@ -125,8 +127,10 @@ class ServerProcess:
     def record(self) -> dict:
         return {"pid": self.pid, "created": self.created, "watchdog": self.watchdog, "booted": self.booted}
 
-    def stop(self, grace_seconds: float) -> None:
-        """Terminate the process and every process under it; kill what is still there after the grace."""
+    def stop(self, grace_seconds: float, kill_seconds: float = 10.0) -> bool:
+        """Terminate the process and every process under it; kill what is still there after the grace. False when
+        some of it outlived the kill by kill_seconds."""
+        alive: list = []
         p = self._process()
         if p is not None:
             procs = _tree(p)
@@ -135,8 +139,9 @@ class ServerProcess:
             if alive:
                 log.warning("model lifecycle: pid %s ignored the stop for %g s; killing it", self.pid, grace_seconds)
                 _each(alive, "kill")
-                psutil.wait_procs(alive, timeout=10.0)
+                _, alive = psutil.wait_procs(alive, timeout=kill_seconds)
         self._reap()
+        return not alive
 
     def kill_leftovers(self) -> None:
         """What a server that already exited left running under it."""
@@ -235,9 +240,21 @@ def _command_matches(pid: int, cmd: Any) -> bool:
     return bool(wanted) and any(w in words for w in wanted)
 
 
-def run_stop_command(line: str, log_path: Path, cwd: Optional[str], timeout: float = 60) -> None:
-    """The configured stop command, its output to the model log."""
+def run_stop_command(line: str, log_path: Path, cwd: Optional[str], timeout: float = 60,
+                     stopped: Callable[[], bool] = lambda: False) -> bool:
+    """The configured stop command, its output to the model log: True once it has ended; False when `timeout`
+    passed or stopped() said so first (it is killed, with what it started)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as out:
-        subprocess.run(split_command(line), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                       timeout=timeout, cwd=cwd)
+        run = subprocess.Popen(split_command(line), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               cwd=cwd, **_DETACHED)
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            run.wait(timeout=max(0.0, min(0.1, deadline - time.monotonic())))
+            return True
+        if stopped() or time.monotonic() >= deadline:
+            with contextlib.suppress(OSError):
+                run.kill() if WINDOWS else os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+            return False

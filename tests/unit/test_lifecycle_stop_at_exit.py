@@ -1,0 +1,48 @@
+"""The model's stop at the service's stop (systemd's TimeoutStopSec=10) is bounded; what it does not see stopped
+stays on the record and the next run stops it. Real processes: the stand-in llama-server, a stop command that
+hangs (a `docker stop` on a stuck container), a stand-in Observatory."""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+
+import pytest
+
+from tests.unit.test_lifecycle import gone, rig  # noqa: F401 - the rig fixture
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
+
+
+def _script(rig, name: str, body: str) -> str:
+    path = rig.tmp / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_hung_stop_command_at_the_services_stop_is_given_seconds_and_the_next_run_stops_the_model(rig, caplog):
+    caplog.set_level(logging.INFO)
+    hung = _script(rig, "stop-hung", "sleep 120")           # the stop command never ends
+    lc = rig.make(stop=hung, stop_grace_seconds=20.0)
+    lc.ensure()
+    pid = lc.pid
+    t0 = time.monotonic()
+    lc.shutdown()                                          # the service's stop (SIGTERM): systemd kills at 10 s
+    took = time.monotonic() - t0
+    assert took < 8, f"the model's stop took {took:.1f} s of systemd's 10"
+    assert gone(pid, 5)                                    # our own server is stopped all the same
+    kept = rig.saves[-1]
+    assert kept["started_by_us"] is True and kept["how"] == "command", kept     # on the record for the next run
+    said = [r.getMessage() for r in caplog.records if "next run" in r.getMessage()]
+    assert said and "model.lifecycle.stop" in said[0] and "may still run" in said[0], said
+    assert rig.kinds("model_stopped") == []                # not said stopped: it was not seen stopped
+    marker = rig.tmp / "stopped.txt"
+    done = _script(rig, "stop-ok", f"echo ran > '{marker}'")
+    then = rig.make(persisted=kept, stop=done)
+    then.adopt()                                           # the next run stops it, and says so
+    assert marker.exists(), "the next run did not run the stop command"
+    assert rig.kinds("model_stopped")[-1]["how"] == "command"
+    assert rig.saves[-1]["started_by_us"] is False and then.snapshot()["started_by_us"] is False
+    assert any("stop" in r.getMessage() and "previous run" in r.getMessage() for r in caplog.records)
