@@ -23,7 +23,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
-from hippocampus.model.observatory import ensure_unless_stopped, names, record, stop_left_behind
+from hippocampus.model.observatory import names, record, stop_left_behind, unless_stopped
 from hippocampus.model.stop import stop_left_at_exit, stop_quietly
 from hippocampus.store import private
 
@@ -158,12 +158,11 @@ class ModelLifecycle:
             p, self._persisted = self._persisted, {}
             if not p.get("started_by_us"):
                 return
-            if p.get("unstopped") and self.lc.stop:     # the last run's stop did not see it stopped: stopped now
-                stop_left_at_exit(self, p["unstopped"])
             how = p.get("how") or "command"
             observed = how == "observatory" and names(self.lc, p)
             if not observed and not ours_to_adopt(self, p):
-                self._save(dict(_CLEARED))
+                if not self.stop_asked():   # a stop cut the look short: the record stays for the next run
+                    self._save(dict(_CLEARED))
                 return
             server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)
             alive = self._probe() in (200, 503) if observed else server is not None     # 503: still loading
@@ -240,8 +239,8 @@ class ModelLifecycle:
     def _launch_observatory(self, nothing_answered: bool) -> None:
         could_not = f"the Observatory could not start {self.lc.observatory_service}"
         try:
-            data = ensure_unless_stopped(self.lc, "a sleep or a redraft needs the drafting model", self.stop_asked,
-                                         lambda: self._halt.wait(STOP_CHECK_SECONDS))
+            data = unless_stopped(self.lc, "ensure", "a sleep or a redraft needs the drafting model", self.stop_asked,
+                                  lambda: self._halt.wait(STOP_CHECK_SECONDS))
         except Exception as exc:  # noqa: BLE001
             self._fail(f"{could_not}: {exc}")
         if data is None:    # a stop while it loads: the start we asked for (nothing answered before) is called off
@@ -355,9 +354,13 @@ class ModelLifecycle:
 def ours_to_adopt(life: ModelLifecycle, p: dict) -> bool:
     """A pid this process launched (its watchdog's pipe is here), or one that runs the configured command and
     answers the model's health URL. The state file is only a claim: anything else is named in the log and left
-    alone, never adopted nor stopped. One the Observatory started, which the config no longer names, is stopped."""
+    alone, never adopted nor stopped. One the Observatory started, which the config no longer names, is stopped;
+    so is one the last run's stop did not see stopped, with model.lifecycle.stop."""
+    if p.get("unstopped") and life.lc.stop:     # the last run's stop did not see it stopped: stopped now
+        stop_left_at_exit(life, p["unstopped"])
     if p.get("how") == "observatory":
-        life.last_error = stop_left_behind(life.lc, p, life._emit)
+        life.last_error = stop_left_behind(life.lc, p, life._emit, life.stop_asked,
+                                           lambda: life._halt.wait(STOP_CHECK_SECONDS))
         return False
     pid = p.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:

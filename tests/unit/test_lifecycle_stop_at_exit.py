@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from tests.unit.test_lifecycle import gone, rig  # noqa: F401 - the rig fixture
+from tests.unit.test_lifecycle import gone, rig, wait_until  # noqa: F401 - the rig fixture
+from tests.unit.test_lifecycle_observatory import observatory  # noqa: F401 - the stand-in Observatory fixture
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
 
@@ -46,3 +47,31 @@ def test_a_hung_stop_command_at_the_services_stop_is_given_seconds_and_the_next_
     assert rig.kinds("model_stopped")[-1]["how"] == "command"
     assert rig.saves[-1]["started_by_us"] is False and then.snapshot()["started_by_us"] is False
     assert any("stop" in r.getMessage() and "previous run" in r.getMessage() for r in caplog.records)
+
+
+def test_a_stop_while_the_start_asks_a_hung_observatory_to_stop_a_left_model_ends_at_once_and_keeps_it(rig,
+                                                                                                        observatory):
+    """A previous run had the Observatory start the model; the config no longer names it, so the start asks the
+    Observatory to stop it, and the Observatory hangs. The service's stop meanwhile ends the wait at once, and the
+    record stays for the next run, which stops it."""
+    import threading
+
+    observatory.up = True
+    kept = {"started_by_us": True, "how": "observatory", "observatory_url": observatory.url,
+            "observatory_service": "small-model"}
+    observatory.stop_hold = threading.Event()       # the Observatory takes the stop and does not answer
+    lc = rig.make(persisted=dict(kept))
+    starting = threading.Thread(target=lc.adopt, daemon=True)     # the lifecycle actor's on_start
+    starting.start()
+    assert wait_until(lambda: observatory.calls), "the Observatory was never asked"
+    t0 = time.monotonic()
+    lc.shutdown()                                   # the service's stop
+    starting.join(10)
+    took = time.monotonic() - t0
+    assert not starting.is_alive() and took < 2, f"the stop waited {took:.1f} s on the Observatory"
+    assert not rig.saves or rig.saves[-1]["started_by_us"] is True, rig.saves     # still on the record
+    observatory.stop_hold.set()
+    then = rig.make(persisted=dict(kept))
+    then.adopt()                                    # the next run asks again: stopped
+    assert not observatory.up and rig.kinds("model_stopped")[-1]["how"] == "observatory"
+    assert rig.saves[-1]["started_by_us"] is False
