@@ -10,7 +10,7 @@ import os
 from typing import TYPE_CHECKING
 
 from hippocampus import transport_words
-from hippocampus.model.observatory import observatory
+from hippocampus.model.observatory import observatory, unless_stopped
 
 if TYPE_CHECKING:
     from hippocampus.model.lifecycle import ModelLifecycle
@@ -24,6 +24,7 @@ def stop_quietly(life: "ModelLifecycle") -> str:
     """The stop command, else the Observatory; then our own process and its group. "" or why the model may still
     run (the stop failed or did not end in its time: at the service's stop, STOP_AT_EXIT_SECONDS)."""
     from hippocampus.model import process      # (and psutil) only when a model is managed
+    from hippocampus.model.lifecycle import STOP_CHECK_SECONDS
 
     cwd, refused, at_exit = os.path.expanduser(life.lc.cwd) if life.lc.cwd else None, "", life.stop_asked()
     seconds = STOP_AT_EXIT_SECONDS if at_exit else 60
@@ -33,8 +34,11 @@ def stop_quietly(life: "ModelLifecycle") -> str:
             refused = "its stop command (model.lifecycle.stop) " + (f"did not end within {seconds:g} s" if at_exit or
                                                                      not life.stop_asked() else "was cut short")
             log.warning("model lifecycle: %s: it was ended", refused)
-        elif not life.lc.stop and life._how == "observatory":
+        elif not life.lc.stop and life._how == "observatory" and at_exit:
             observatory(life.lc, "stop", "done drafting", seconds=seconds)
+        elif not life.lc.stop and life._how == "observatory" and unless_stopped(
+                life.lc, "stop", "done drafting", life.stop_asked, lambda: life._halt.wait(STOP_CHECK_SECONDS)) is None:
+            refused = "the service's stop cut the call short"
     except Exception as exc:  # noqa: BLE001 - stopping never raises
         log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
         refused = transport_words.in_words(exc)

@@ -75,3 +75,33 @@ def test_a_stop_while_the_start_asks_a_hung_observatory_to_stop_a_left_model_end
     then.adopt()                                    # the next run asks again: stopped
     assert not observatory.up and rig.kinds("model_stopped")[-1]["how"] == "observatory"
     assert rig.saves[-1]["started_by_us"] is False
+
+
+@pytest.mark.parametrize("via", ["observatory", "stop command"])
+def test_the_services_stop_during_an_idle_stop_that_hangs_ends_it_at_once_and_keeps_the_model_for_the_next_run(
+        rig, observatory, via):
+    """The cycle is over and the model's stop is asked (60 s allowed), and it hangs; the service's stop (SIGTERM)
+    comes meanwhile: it does not wait out the minute, and the model stays on the record for the next run."""
+    import threading
+
+    if via == "observatory":
+        lc = rig.make(url=observatory.url + "/v1", server="", model_path="", manage=True,
+                      observatory_url=observatory.url, observatory_service="small-model")
+        lc.ensure()
+        observatory.stop_hold = threading.Event()   # the Observatory takes the stop and does not answer
+        asked = lambda: [c for c in observatory.calls if c[0].endswith("/stop")]     # noqa: E731
+    else:
+        started = rig.tmp / "stop-started"
+        lc = rig.make(stop=_script(rig, "stop-hung", f"touch '{started}'; sleep 120"))
+        lc.ensure()
+        asked = started.exists
+    idle = threading.Thread(target=lc.tick, args=(False,), daemon=True)    # the cycle is over: stop the model
+    idle.start()
+    assert wait_until(asked), "the model's stop was never asked"
+    t0 = time.monotonic()
+    lc.shutdown()                                   # the service's stop (the runtime's, past the actor's 10 s)
+    took = time.monotonic() - t0
+    idle.join(10)
+    assert not idle.is_alive() and took < 6, f"the service's stop waited {took:.1f} s on the idle stop"
+    assert rig.saves[-1]["started_by_us"] is True, rig.saves[-1]        # the next run stops or adopts it
+    assert rig.kinds("model_stopped") == []
