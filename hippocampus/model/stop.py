@@ -49,6 +49,8 @@ def stop_quietly(life: "ModelLifecycle") -> str:
             refused = refused or f"pid {life.pid} outlived SIGKILL"
     except Exception as exc:  # noqa: BLE001
         log.warning("model lifecycle: could not stop pid %s: %s: %s", life.pid, type(exc).__name__, exc)
+    if life.stop_asked():
+        life._halt.set()    # the service's stop tries the model's stop once: its shutdown() does not ask again
     return refused
 
 

@@ -105,3 +105,26 @@ def test_the_services_stop_during_an_idle_stop_that_hangs_ends_it_at_once_and_ke
     assert not idle.is_alive() and took < 6, f"the service's stop waited {took:.1f} s on the idle stop"
     assert rig.saves[-1]["started_by_us"] is True, rig.saves[-1]        # the next run stops or adopts it
     assert rig.kinds("model_stopped") == []
+
+
+def test_a_stop_while_the_model_loads_asks_a_hung_stop_command_once_within_its_seconds(rig, monkeypatch):
+    """The service's stop comes while the model loads: the start gives up and stops it (the stop command hangs);
+    the lifecycle actor's stop that follows does not ask it a second time, past systemd's 10 s."""
+    import threading
+
+    runs = rig.tmp / "stop-runs"
+    lc = rig.make(stop=_script(rig, "stop-hung", f"echo run >> '{runs}'; sleep 120"))
+    stopping = threading.Event()
+    lc._service_stopping = stopping.is_set          # the service's stop flag, as the runtime hands it
+    monkeypatch.setenv("FAKE_LLAMA_WARMUP", "60")   # the model takes a minute to load
+    loading = threading.Thread(target=lambda: pytest.raises(Exception, lc.ensure), daemon=True)
+    loading.start()
+    assert wait_until(lambda: rig.saves and rig.saves[-1].get("pid")), "the model was never launched"
+    t0 = time.monotonic()
+    stopping.set()                                  # SIGTERM: the start gives up, stopping what it launched
+    loading.join(10)
+    lc.shutdown()                                   # then the lifecycle actor's on_stop
+    took = time.monotonic() - t0
+    assert took < 5.5, f"the model's stop took {took:.1f} s"
+    assert runs.read_text().count("run") == 1, "the stop command was asked twice at the service's stop"
+    assert rig.saves[-1]["started_by_us"] is True and rig.saves[-1]["unstopped"]
