@@ -58,8 +58,9 @@ def stop_left_at_exit(life: "ModelLifecycle", why: str) -> None:
     """At the start: the model server the previous run's stop did not see stopped (`why`), stopped with the stop
     command, and said so."""
     left = stop_quietly(life)
+    then = "the next run tries again" if life.stop_asked() else "stop it by hand"     # a stop cut it short: kept
     log.log(logging.WARNING if left else logging.INFO, "model lifecycle: the model server the previous run's stop "
-            "left (%s): %s", why, f"model.lifecycle.stop did not stop it ({left}); stop it by hand" if left else
+            "left (%s): %s", why, f"model.lifecycle.stop did not stop it ({left}); {then}" if left else
             "stopped now with model.lifecycle.stop")
     if not left:
         life._emit("model_stopped", how="command", why="left running by the previous run's stop")

@@ -128,3 +128,24 @@ def test_a_stop_while_the_model_loads_asks_a_hung_stop_command_once_within_its_s
     assert took < 5.5, f"the model's stop took {took:.1f} s"
     assert runs.read_text().count("run") == 1, "the stop command was asked twice at the service's stop"
     assert rig.saves[-1]["started_by_us"] is True and rig.saves[-1]["unstopped"]
+
+
+def test_a_stop_while_the_start_runs_the_stop_command_a_previous_run_left_keeps_the_record(rig, caplog):
+    """The next run stops the model the last run's stop left (its stop command, which hangs again); the service's
+    stop comes meanwhile: it ends at once, the record stays, and the log says the next run tries again."""
+    import threading
+
+    started = rig.tmp / "stop-started"
+    hung = _script(rig, "stop-hung", f"touch '{started}'; sleep 120")
+    kept = {"started_by_us": True, "how": "command", "pid": None, "unstopped": "its stop command did not end"}
+    lc = rig.make(persisted=dict(kept), stop=hung)
+    starting = threading.Thread(target=lc.adopt, daemon=True)     # the lifecycle actor's on_start
+    starting.start()
+    assert wait_until(started.exists), "the stop command never ran"
+    t0 = time.monotonic()
+    lc.shutdown()
+    starting.join(10)
+    took = time.monotonic() - t0
+    assert not starting.is_alive() and took < 2, f"the stop waited {took:.1f} s on the stop command"
+    assert all(s.get("started_by_us") for s in rig.saves), rig.saves     # nothing cleared it
+    assert "the next run tries again" in caplog.text
