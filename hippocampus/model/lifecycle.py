@@ -164,7 +164,7 @@ class ModelLifecycle:
                 if not self.stop_asked():   # a stop cut the look short: the record stays for the next run
                     self._save(dict(_CLEARED))
                 return
-            server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)
+            server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds, self.stop_asked)
             alive = self._probe() in (200, 503) if observed else server is not None     # 503: still loading
             if not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))

@@ -127,15 +127,17 @@ class ServerProcess:
     def record(self) -> dict:
         return {"pid": self.pid, "created": self.created, "watchdog": self.watchdog, "booted": self.booted}
 
-    def stop(self, grace_seconds: float, kill_seconds: float = 10.0) -> bool:
-        """Terminate the process and every process under it; kill what is still there after the grace. False when
-        some of it outlived the kill by kill_seconds."""
+    def stop(self, grace_seconds: float, kill_seconds: float = 10.0, stopped: Callable[[], bool] = lambda: False) \
+            -> bool:
+        """Terminate the process and every process under it; kill what is still there after the grace (or once
+        stopped() says the service stops). False when some of it outlived the kill by kill_seconds."""
         alive: list = []
         p = self._process()
         if p is not None:
-            procs = _tree(p)
-            _each(procs, "terminate")
-            _, alive = psutil.wait_procs(procs, timeout=grace_seconds)
+            alive, until = _tree(p), time.monotonic() + grace_seconds
+            _each(alive, "terminate")
+            while alive and time.monotonic() < until and not stopped():
+                _, alive = psutil.wait_procs(alive, timeout=max(0.0, min(0.1, until - time.monotonic())))
             if alive:
                 log.warning("model lifecycle: pid %s ignored the stop for %g s; killing it", self.pid, grace_seconds)
                 _each(alive, "kill")
@@ -196,7 +198,8 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
     return ServerProcess(pid, _created(pid), dog, dog.pid, since_boot(pid))
 
 
-def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
+def adopt(record: dict, grace_seconds: float = 10.0, stopped: Callable[[], bool] = lambda: False) \
+        -> Optional[ServerProcess]:
     """The server this service started, if that very process still runs and its watchdog's pipe is ours; one a
     dead run launched is stopped instead. A record with no create time is matched by its command line."""
     pid = record.get("pid")
@@ -214,7 +217,7 @@ def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
     if proc.watchdog is not None and dog is None:
         log.info("model lifecycle: the server a previous run started (pid %s) outlived that run; stopping it "
                  "(its watchdog is too): the next model call starts a fresh one", pid)
-        proc.stop(grace_seconds)
+        proc.stop(grace_seconds, stopped=stopped)
         return None
     return proc
 

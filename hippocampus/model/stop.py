@@ -44,7 +44,7 @@ def stop_quietly(life: "ModelLifecycle") -> str:
         refused = transport_words.in_words(exc)
     try:
         grace = life.lc.stop_grace_seconds
-        grace = (min(grace, TERM_AT_EXIT_SECONDS), 1) if life.stop_asked() else (grace,)   # then SIGKILL, 1 s
+        grace = (min(grace, TERM_AT_EXIT_SECONDS), 1) if life.stop_asked() else (grace, 10, life.stop_asked)
         if life.server is not None and not life.server.stop(*grace):  # what the stop command left running
             refused = refused or f"pid {life.pid} outlived SIGKILL"
     except Exception as exc:  # noqa: BLE001

@@ -149,3 +149,31 @@ def test_a_stop_while_the_start_runs_the_stop_command_a_previous_run_left_keeps_
     assert not starting.is_alive() and took < 2, f"the stop waited {took:.1f} s on the stop command"
     assert all(s.get("started_by_us") for s in rig.saves), rig.saves     # nothing cleared it
     assert "the next run tries again" in caplog.text
+
+
+def test_a_stop_while_the_start_stops_a_previous_runs_server_that_ignores_sigterm_ends_at_once(rig):
+    """A dead run's server (its watchdog's pipe is not ours) is stopped at the start, SIGTERM then SIGKILL after
+    stop_grace_seconds; it ignores SIGTERM (a llama-server still loading). The service's stop meanwhile does not wait
+    the grace out: the server is killed at once."""
+    import threading
+
+    import psutil
+
+    from tests.unit.test_lifecycle import healthy
+
+    cmd = rig.make().built_command()
+    deaf = _script(rig, "deaf", "trap '' TERM\nexec \"$@\"")       # SIGTERM ignored, through the exec
+    p = rig.spawn([deaf, *cmd], env=dict(os.environ, FAKE_LLAMA_WARMUP="0"))
+    assert wait_until(lambda: healthy(f"http://127.0.0.1:{rig.port}/health")), "the stand-in did not answer"
+    record = {"pid": p.pid, "created": psutil.Process(p.pid).create_time(), "started_by_us": True, "cmd": cmd,
+              "how": "command", "watchdog": 1}
+    lc = rig.make(persisted=record, stop_grace_seconds=20.0)
+    starting = threading.Thread(target=lc.adopt, daemon=True)     # the lifecycle actor's on_start
+    starting.start()
+    assert not wait_until(lambda: p.poll() is not None, timeout=0.5), "it did not ignore SIGTERM"
+    t0 = time.monotonic()
+    lc.shutdown()                                   # the service's stop
+    starting.join(30)
+    took = time.monotonic() - t0
+    assert not starting.is_alive() and took < 3, f"the stop waited {took:.1f} s on the previous run's server"
+    assert gone(p.pid, 5)
