@@ -108,8 +108,8 @@ class Supervisor(Publishing):
         for name in reversed(list(self.specs)):
             ref = self.registry.get(name)
             if ref is not None:
-                try:
-                    ref.stop(block=True, timeout=10)        # a child already dead answers False
+                try:    # a child already dead answers False; a daemon-thread one (the replay) is not waited on
+                    ref.stop(block=not self.specs[name].use_daemon_thread, timeout=10)
                 except pykka.Timeout:
                     log.error("%s did not stop within 10 s", name)
             self.children[name]["state"] = "stopped"

@@ -23,7 +23,8 @@ from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
-from hippocampus.model.observatory import ensure_unless_stopped, names, observatory, record, stop_left_behind
+from hippocampus.model.observatory import names, record, stop_left_behind, unless_stopped
+from hippocampus.model.stop import stop_left_at_exit, stop_quietly
 from hippocampus.store import private
 
 
@@ -36,8 +37,6 @@ def procs():
 
 log = logging.getLogger(__name__)
 STOP_CHECK_SECONDS = 0.1    # how often a wait for the model to load looks for a stop
-STOP_AT_EXIT_SECONDS = 3    # the Observatory's stop at the service's stop (systemd's TimeoutStopSec=10); past it the
-                            # model stays ours in the state file: the next run adopts and stops it
 LOADING_STOPPED = "stopped while the model was loading: the service is stopping, so the start was given up"
 NOT_STARTED = "the service is stopping: the model server is not started"
 STOPPED, STARTING, READY, STOPPING, FAILED = "stopped", "starting", "ready", "stopping", "failed"
@@ -162,9 +161,10 @@ class ModelLifecycle:
             how = p.get("how") or "command"
             observed = how == "observatory" and names(self.lc, p)
             if not observed and not ours_to_adopt(self, p):
-                self._save(dict(_CLEARED))
+                if not self.stop_asked():   # a stop cut the look short: the record stays for the next run
+                    self._save(dict(_CLEARED))
                 return
-            server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds)
+            server = None if observed else procs().adopt(p, self.lc.stop_grace_seconds, self.stop_asked)
             alive = self._probe() in (200, 503) if observed else server is not None     # 503: still loading
             if not alive:
                 log.info("model lifecycle: the server a previous run started (pid %s) is gone", p.get("pid"))
@@ -239,8 +239,8 @@ class ModelLifecycle:
     def _launch_observatory(self, nothing_answered: bool) -> None:
         could_not = f"the Observatory could not start {self.lc.observatory_service}"
         try:
-            data = ensure_unless_stopped(self.lc, "a sleep or a redraft needs the drafting model", self.stop_asked,
-                                         lambda: self._halt.wait(STOP_CHECK_SECONDS))
+            data = unless_stopped(self.lc, "ensure", "a sleep or a redraft needs the drafting model", self.stop_asked,
+                                  lambda: self._halt.wait(STOP_CHECK_SECONDS))
         except Exception as exc:  # noqa: BLE001
             self._fail(f"{could_not}: {exc}")
         if data is None:    # a stop while it loads: the start we asked for (nothing answered before) is called off
@@ -322,10 +322,15 @@ class ModelLifecycle:
     def _stop(self, **why: Any) -> None:
         """why: the event's why= or idle_seconds=. One the Observatory did not stop stays ours: asked again later."""
         was, how, self.state = self.state, self._how, STOPPING
-        refused = stop_quietly(self)
-        if refused:
+        refused, by_command = stop_quietly(self), self.lc.stop or how != "observatory"
+        if refused and (self.stop_asked() or not by_command):   # a command's, only at the service's stop
             self.state, self._refused = was, self._clock.now()
             self.last_error = f"the Observatory did not stop the model ({refused}); it is asked again later"
+            if by_command:      # the next run stops it (model.lifecycle.stop) or adopts it by ours_to_adopt's rules
+                self.last_error = f"the model may still run: {refused} at the service's stop; the next run stops it"
+                log.warning("model lifecycle: %s", self.last_error)
+                self._save({**_CLEARED, **(self.server.record() if self.server is not None else {}),
+                            "started_by_us": True, "how": how, "unstopped": refused})
             return
         up = self._forget()
         self.state = STOPPED
@@ -346,31 +351,16 @@ class ModelLifecycle:
         return up
 
 
-def stop_quietly(life: ModelLifecycle) -> str:
-    """The stop command, else the Observatory; then our own process and its group. "" or why the Observatory did not."""
-    cwd, refused = os.path.expanduser(life.lc.cwd) if life.lc.cwd else None, ""
-    try:
-        if life.lc.stop:
-            procs().run_stop_command(life.lc.stop, life.log_path, cwd)
-        elif life._how == "observatory":
-            observatory(life.lc, "stop", "done drafting", seconds=STOP_AT_EXIT_SECONDS if life.stop_asked() else 60)
-    except Exception as exc:  # noqa: BLE001 - stopping never raises
-        log.warning("model lifecycle: the stop failed: %s: %s", type(exc).__name__, exc)
-        refused = transport_words.in_words(exc) if life._how == "observatory" and not life.lc.stop else ""
-    try:
-        if life.server is not None:  # what the stop command left running
-            life.server.stop(life.lc.stop_grace_seconds)
-    except Exception as exc:  # noqa: BLE001
-        log.warning("model lifecycle: could not stop pid %s: %s: %s", life.pid, type(exc).__name__, exc)
-    return refused
-
-
 def ours_to_adopt(life: ModelLifecycle, p: dict) -> bool:
     """A pid this process launched (its watchdog's pipe is here), or one that runs the configured command and
     answers the model's health URL. The state file is only a claim: anything else is named in the log and left
-    alone, never adopted nor stopped. One the Observatory started, which the config no longer names, is stopped."""
+    alone, never adopted nor stopped. One the Observatory started, which the config no longer names, is stopped;
+    so is one the last run's stop did not see stopped, with model.lifecycle.stop."""
+    if p.get("unstopped") and life.lc.stop:     # the last run's stop did not see it stopped: stopped now
+        stop_left_at_exit(life, p["unstopped"])
     if p.get("how") == "observatory":
-        life.last_error = stop_left_behind(life.lc, p, life._emit)
+        life.last_error = stop_left_behind(life.lc, p, life._emit, life.stop_asked,
+                                           lambda: life._halt.wait(STOP_CHECK_SECONDS))
         return False
     pid = p.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:

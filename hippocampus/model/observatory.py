@@ -37,19 +37,19 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
     return data
 
 
-def ensure_unless_stopped(lc: LifecycleConfig, reason: str, stopped: Callable[[], bool],
-                          wait: Callable[[], Any]) -> Optional[dict]:
-    """The ensure (which waits for the model to load) on a thread of its own, looked at after each wait(): None
+def unless_stopped(lc: LifecycleConfig, verb: str, reason: str, stopped: Callable[[], bool],
+                   wait: Callable[[], Any]) -> Optional[dict]:
+    """The call (an ensure waits for the model to load) on a thread of its own, looked at after each wait(): None
     once stopped() says so (the call is cut short); else its answer, or its error raised."""
     session, out = CancellableSession(), {}
 
     def ask() -> None:
         try:
-            out["data"] = observatory(lc, "ensure", reason, session=session)
+            out["data"] = observatory(lc, verb, reason, session=session)
         except Exception as exc:  # noqa: BLE001 - raised again on the caller's thread
             out["error"] = exc
 
-    asking = threading.Thread(target=ask, name="hippocampus-observatory-ensure", daemon=True)
+    asking = threading.Thread(target=ask, name=f"hippocampus-observatory-{verb}", daemon=True)
     asking.start()
     while asking.is_alive() and not stopped():
         wait()
@@ -74,16 +74,19 @@ def names(lc: LifecycleConfig, kept: dict) -> bool:
         ((None, None), (lc.observatory_url, lc.observatory_service))
 
 
-def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any]) -> str:
+def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any], stopped: Callable[[], bool],
+                     wait: Callable[[], Any]) -> str:
     """The model the Observatory started for a previous run (its state `record`), which the config no longer
     names: stopped there ("", and model_stopped emitted), else the sentence that says it is left running and how
-    to stop it (also logged)."""
+    to stop it (also logged). The service's stop (stopped()) cuts the call short."""
     url = record.get("observatory_url") or lc.observatory_url      # a record from before they were kept
     service = record.get("observatory_service") or lc.observatory_service
     try:
         if not (url and service):
             raise RuntimeError("the state file does not say which Observatory service it was")
-        observatory(dataclasses.replace(lc, observatory_url=url, observatory_service=service), "stop", LEFT_BEHIND)
+        if unless_stopped(dataclasses.replace(lc, observatory_url=url, observatory_service=service), "stop",
+                          LEFT_BEHIND, stopped, wait) is None:
+            raise RuntimeError("the service is stopping")
     except Exception as exc:  # noqa: BLE001 - said, never raised
         where, how = "its service in the Observatory", "stop it in the Observatory"
         if url and service:

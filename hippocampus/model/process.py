@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import psutil
 
@@ -125,18 +127,23 @@ class ServerProcess:
     def record(self) -> dict:
         return {"pid": self.pid, "created": self.created, "watchdog": self.watchdog, "booted": self.booted}
 
-    def stop(self, grace_seconds: float) -> None:
-        """Terminate the process and every process under it; kill what is still there after the grace."""
+    def stop(self, grace_seconds: float, kill_seconds: float = 10.0, stopped: Callable[[], bool] = lambda: False) \
+            -> bool:
+        """Terminate the process and every process under it; kill what is still there after the grace (or once
+        stopped() says the service stops). False when some of it outlived the kill by kill_seconds."""
+        alive: list = []
         p = self._process()
         if p is not None:
-            procs = _tree(p)
-            _each(procs, "terminate")
-            _, alive = psutil.wait_procs(procs, timeout=grace_seconds)
+            alive, until = _tree(p), time.monotonic() + grace_seconds
+            _each(alive, "terminate")
+            while alive and time.monotonic() < until and not stopped():
+                _, alive = psutil.wait_procs(alive, timeout=max(0.0, min(0.1, until - time.monotonic())))
             if alive:
                 log.warning("model lifecycle: pid %s ignored the stop for %g s; killing it", self.pid, grace_seconds)
                 _each(alive, "kill")
-                psutil.wait_procs(alive, timeout=10.0)
+                _, alive = psutil.wait_procs(alive, timeout=kill_seconds)
         self._reap()
+        return not alive
 
     def kill_leftovers(self) -> None:
         """What a server that already exited left running under it."""
@@ -191,7 +198,8 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
     return ServerProcess(pid, _created(pid), dog, dog.pid, since_boot(pid))
 
 
-def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
+def adopt(record: dict, grace_seconds: float = 10.0, stopped: Callable[[], bool] = lambda: False) \
+        -> Optional[ServerProcess]:
     """The server this service started, if that very process still runs and its watchdog's pipe is ours; one a
     dead run launched is stopped instead. A record with no create time is matched by its command line."""
     pid = record.get("pid")
@@ -209,7 +217,7 @@ def adopt(record: dict, grace_seconds: float = 10.0) -> Optional[ServerProcess]:
     if proc.watchdog is not None and dog is None:
         log.info("model lifecycle: the server a previous run started (pid %s) outlived that run; stopping it "
                  "(its watchdog is too): the next model call starts a fresh one", pid)
-        proc.stop(grace_seconds)
+        proc.stop(grace_seconds, stopped=stopped)
         return None
     return proc
 
@@ -235,9 +243,21 @@ def _command_matches(pid: int, cmd: Any) -> bool:
     return bool(wanted) and any(w in words for w in wanted)
 
 
-def run_stop_command(line: str, log_path: Path, cwd: Optional[str], timeout: float = 60) -> None:
-    """The configured stop command, its output to the model log."""
+def run_stop_command(line: str, log_path: Path, cwd: Optional[str], timeout: float = 60,
+                     stopped: Callable[[], bool] = lambda: False) -> bool:
+    """The configured stop command, its output to the model log: True once it has ended; False when `timeout`
+    passed or stopped() said so first (it is killed, with what it started)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as out:
-        subprocess.run(split_command(line), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                       timeout=timeout, cwd=cwd)
+        run = subprocess.Popen(split_command(line), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               cwd=cwd, **_DETACHED)
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            run.wait(timeout=max(0.0, min(0.1, deadline - time.monotonic())))
+            return True
+        if stopped() or time.monotonic() >= deadline:
+            with contextlib.suppress(OSError):
+                run.kill() if WINDOWS else os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+            return False

@@ -1,0 +1,65 @@
+"""The service's stop stays within systemd's TimeoutStopSec=10: a replay's model call (an operator comparing a
+candidate model) is not waited for, as a sleep's is not (test_stop.py), and a model stop command that hangs is given
+seconds, not a minute."""
+from __future__ import annotations
+
+import threading
+import time
+
+import requests
+
+from tests.harness.fake_model import FakeModel
+from tests.harness.reviewer import wait_for
+from tests.contract.test_replay import scripted
+from tests.service.test_replay_service import run_a_chain
+from tests.service.test_lifecycle_service import stand  # noqa: F401 - the stand-in llama-server fixture
+
+STOP_WITHIN = 5.0       # as test_stop.py: systemd's TimeoutStopSec=10 with room to spare
+
+
+def test_a_stop_during_a_replays_60_s_model_call_does_not_wait_on_it(make_config, start_service, hand, fake_model):
+    fake_model.responder = scripted
+    cand = FakeModel([{"content": '{"operations": []}', "delay": 60}]).start()
+    try:
+        svc = start_service(make_config(model={"url": fake_model.url, "name": "first-model"},
+                                        replay={"candidates": {"cand": {"url": cand.url, "timeout_seconds": 120}}}))
+        draft = run_a_chain(svc, hand)
+        answer: dict = {}
+
+        def replay():
+            r = requests.post(svc.url + f"/replay/{draft['id']}", json={"candidate": "cand"}, timeout=90)
+            answer["status"] = r.status_code
+
+        threading.Thread(target=replay, daemon=True).start()
+        wait_for(lambda: cand.in_flight == 1, timeout=20, what="the replay's call to be under way")
+        t0 = time.monotonic()
+        svc.request_stop()                          # what SIGTERM does
+        assert svc.wait_stopped(30), "the service did not stop"
+        took = time.monotonic() - t0
+        assert took < STOP_WITHIN, f"the stop took {took:.1f} s, waiting on the replay's model call"
+        assert answer.get("status") == 503
+    finally:
+        cand.release()
+        cand.stop()
+
+
+def test_the_services_stop_with_a_hung_model_stop_command_ends_within_systemds_10_s_and_keeps_the_record(
+        make_config, start_service, hand, stand, tmp_path):
+    """A model.lifecycle.stop that hangs (a `docker stop` on a stuck container) at the service's stop: the stop
+    stays within TimeoutStopSec=10, and the state file keeps the model for the next run to stop."""
+    from tests.service.test_lifecycle_restart import slept
+
+    hung = tmp_path / "stop-hung"
+    hung.write_text("#!/bin/sh\nsleep 120\n")
+    hung.chmod(0o755)
+    svc = start_service(make_config(model={"url": stand.url, "lifecycle": stand.lifecycle(stop=str(hung),
+                                                                                          stop_grace_seconds=20)}))
+    _, _, pid = slept(svc, hand)
+    assert pid
+    t0 = time.monotonic()
+    svc.request_stop()                              # what SIGTERM does
+    assert svc.wait_stopped(30), "the service did not stop"
+    took = time.monotonic() - t0
+    assert took < 8, f"the stop took {took:.1f} s of systemd's 10"
+    kept = svc.runtime.ctx.state.get("lifecycle")
+    assert kept["started_by_us"] is True and "did not end within 3 s" in kept["unstopped"], kept
