@@ -60,16 +60,20 @@ def scripted_answer(body: dict) -> dict:
 
 
 class Delays:
-    """Seconds the scripted model waits before answering a draft or a redraft (changed by the test)."""
+    """Seconds the scripted model waits before answering a draft or a redraft (changed by the test); the first
+    `undelayed` calls of that kind from now on are answered at once (the delay is for a later one)."""
 
     def __init__(self) -> None:
         self.draft = 0.0
         self.redraft = 0.0
+        self.undelayed = 0
 
     def responder(self, body: dict) -> dict:
         reply = scripted_answer(body)
         delay = self.redraft if is_redraft(body) else self.draft
-        if delay:
+        if delay and self.undelayed > 0:
+            self.undelayed -= 1
+        elif delay:
             reply["delay"] = delay
         return reply
 
