@@ -165,13 +165,15 @@ def chain_done(hand, brief_id: str) -> bool:
 class Hook:
     """A kill point on one request: `before` holds it unsent (it never reaches Memory), `after` sends it
     and holds the answer. `hit` is set when it is reached; the held request ends at `release` (dropped).
-    `late` is no kill point: the request reaches Memory `delay` seconds late (after the client gave up)."""
+    `late` is no kill point: the request reaches Memory `delay` seconds late (after the client gave up); `landed`
+    is set once Memory has answered it."""
 
     def __init__(self, match: Callable[[str, str, dict], bool], when: str = "after", delay: float = 0.0):
         assert when in ("before", "after", "late")
         self.match, self.when, self.delay = match, when, delay
         self.hit = threading.Event()
         self.release = threading.Event()
+        self.landed = threading.Event()
         self.seen: Optional[tuple] = None
 
 
@@ -220,6 +222,7 @@ class MemoryProxy:
                 raw = self.rfile.read(length) if length else b""
                 method, path = self.command, self.path
                 hook = proxy._take_hook(method, path, raw)
+                late = None
                 if hook is not None and hook.when == "before":
                     hook.seen = (method, path)
                     hook.hit.set()
@@ -230,7 +233,7 @@ class MemoryProxy:
                     hook.seen = (method, path)
                     hook.hit.set()
                     time.sleep(hook.delay)                # in transit past the client's timeout, then delivered
-                    hook = None
+                    late, hook = hook, None
                 mode, roll = proxy.mode, proxy._roll()
                 if mode == "down":
                     proxy.counts["503"] += 1
@@ -255,6 +258,9 @@ class MemoryProxy:
                     proxy.counts["upstream_error"] += 1
                     self._answer(502, {"Content-Type": "application/json"}, b'{"detail": "upstream"}')
                     return
+                finally:
+                    if late is not None:
+                        late.landed.set()
                 if hook is not None:
                     hook.seen = (method, path)
                     hook.hit.set()
