@@ -60,13 +60,10 @@ def scripted_answer(body: dict) -> dict:
 
 
 class Delays:
-    """Seconds the scripted model waits before answering a draft or a redraft (changed by the test); the first
-    `undelayed` calls of that kind from now on are answered at once (the delay is for a later one)."""
+    """Seconds the scripted model waits before a draft's or a redraft's answer; the next `undelayed` of them at once."""
 
     def __init__(self) -> None:
-        self.draft = 0.0
-        self.redraft = 0.0
-        self.undelayed = 0
+        self.draft, self.redraft, self.undelayed = 0.0, 0.0, 0
 
     def responder(self, body: dict) -> dict:
         reply = scripted_answer(body)
@@ -165,15 +162,12 @@ def chain_done(hand, brief_id: str) -> bool:
 class Hook:
     """A kill point on one request: `before` holds it unsent (it never reaches Memory), `after` sends it
     and holds the answer. `hit` is set when it is reached; the held request ends at `release` (dropped).
-    `late` is no kill point: the request reaches Memory `delay` seconds late (after the client gave up); `landed`
-    is set once Memory has answered it."""
+    `late` is no kill point: it reaches Memory `delay` s late (after the client gave up), `landed` once answered."""
 
     def __init__(self, match: Callable[[str, str, dict], bool], when: str = "after", delay: float = 0.0):
         assert when in ("before", "after", "late")
         self.match, self.when, self.delay = match, when, delay
-        self.hit = threading.Event()
-        self.release = threading.Event()
-        self.landed = threading.Event()
+        self.hit, self.release, self.landed = threading.Event(), threading.Event(), threading.Event()
         self.seen: Optional[tuple] = None
 
 
@@ -221,8 +215,7 @@ class MemoryProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 method, path = self.command, self.path
-                hook = proxy._take_hook(method, path, raw)
-                late = None
+                hook, late = proxy._take_hook(method, path, raw), None
                 if hook is not None and hook.when == "before":
                     hook.seen = (method, path)
                     hook.hit.set()
