@@ -4,7 +4,7 @@
 
 It refuses to start (exit 1) when the -m file does not exist, answers
 GET /health with 503 while it "loads" (its first second; FAKE_LLAMA_WARMUP
-overrides) and 200 after, and serves POST /v1/chat/completions from a JSON
+overrides; the load also ends once the file FAKE_LLAMA_RELEASE names exists) and 200 after, and serves POST /v1/chat/completions from a JSON
 script named by FAKE_LLAMA_SCRIPT: a list of reply strings taken in order, the
 last one repeating (no script: '{"operations": []}'). Each request line goes
 to stdout. Stdlib only.
@@ -42,7 +42,11 @@ def main(argv: list) -> int:
         return 1
     replies = _load_script()
     warmup = float(os.environ.get("FAKE_LLAMA_WARMUP", "1.0"))
+    release = os.environ.get("FAKE_LLAMA_RELEASE")
     started = time.monotonic()
+
+    def loading() -> bool:
+        return time.monotonic() - started < warmup and not (release and os.path.exists(release))
     lock = threading.Lock()
     served = {"n": 0}
 
@@ -63,7 +67,7 @@ def main(argv: list) -> int:
         def do_GET(self) -> None:
             print(self.requestline, flush=True)
             if self.path.split("?")[0] == "/health":
-                if time.monotonic() - started < warmup:
+                if loading():
                     self._send(503, {"error": {"code": 503, "message": "Loading model"}})
                 else:
                     self._send(200, {"status": "ok"})
@@ -84,7 +88,7 @@ def main(argv: list) -> int:
             except ValueError:
                 self._send(400, {"error": "bad json"})
                 return
-            if time.monotonic() - started < warmup:
+            if loading():
                 self._send(503, {"error": {"code": 503, "message": "Loading model"}})
                 return
             with lock:

@@ -6,8 +6,8 @@
 - "html":   answers 200 with an HTML page (any web server that is not the one asked for);
 - "error":  answers 500 with a JSON error;
 - "silent": never answers (until it is closed);
-- "trickle": answers headers, then one byte of body every 0.2 s, never finishing;
-- "trickle_head": sends its answer's head one byte every 0.2 s, never finishing it;
+- "trickle": answers headers, then one byte of body every `every` s (0.2 unless told), never finishing;
+- "trickle_head": sends its answer's head one byte every `every` s, never finishing it;
 - "huge":   answers 200 with a JSON object of `huge_bytes` (150 MB unless told), sent as fast as it is read (a
             chat answer's shape: {"choices": [{"message": {"content": "aaa..."}}]});
 - "reset_second": answers the first request of a connection 200 {"status": "ok"} (kept alive) and resets the
@@ -29,8 +29,9 @@ HTML = b"<!doctype html><html><head><title>Welcome to nginx!</title></head><body
 
 
 class Misbehaving:
-    def __init__(self, mode: str, path: str = "", only_posts: bool = False, huge_bytes: int = 150 * 2 ** 20) -> None:
-        self.mode, self.only_posts, self.huge_bytes = mode, only_posts, huge_bytes
+    def __init__(self, mode: str, path: str = "", only_posts: bool = False, huge_bytes: int = 150 * 2 ** 20,
+                 every: float = 0.2) -> None:
+        self.mode, self.only_posts, self.huge_bytes, self.every = mode, only_posts, huge_bytes, every
         self.requests = 0
         self.seen: list = []
         self._stop = threading.Event()
@@ -118,12 +119,12 @@ class Misbehaving:
                 if self.mode == "trickle":
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000"
                                  b"\r\n\r\n")
-                    while not self._stop.wait(0.2):
+                    while not self._stop.wait(self.every):
                         conn.sendall(b" ")
                     break
                 if self.mode == "trickle_head":
                     for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Pad: " + b"x" * 100000:
-                        if self._stop.wait(0.2):
+                        if self._stop.wait(self.every):
                             break
                         conn.sendall(bytes([byte]))
                     break

@@ -60,16 +60,17 @@ def scripted_answer(body: dict) -> dict:
 
 
 class Delays:
-    """Seconds the scripted model waits before answering a draft or a redraft (changed by the test)."""
+    """Seconds the scripted model waits before a draft's or a redraft's answer; the next `undelayed` of them at once."""
 
     def __init__(self) -> None:
-        self.draft = 0.0
-        self.redraft = 0.0
+        self.draft, self.redraft, self.undelayed = 0.0, 0.0, 0
 
     def responder(self, body: dict) -> dict:
         reply = scripted_answer(body)
         delay = self.redraft if is_redraft(body) else self.draft
-        if delay:
+        if delay and self.undelayed > 0:
+            self.undelayed -= 1
+        elif delay:
             reply["delay"] = delay
         return reply
 
@@ -161,13 +162,12 @@ def chain_done(hand, brief_id: str) -> bool:
 class Hook:
     """A kill point on one request: `before` holds it unsent (it never reaches Memory), `after` sends it
     and holds the answer. `hit` is set when it is reached; the held request ends at `release` (dropped).
-    `late` is no kill point: the request reaches Memory `delay` seconds late (after the client gave up)."""
+    `late` is no kill point: it reaches Memory `delay` s late (after the client gave up), `landed` once answered."""
 
     def __init__(self, match: Callable[[str, str, dict], bool], when: str = "after", delay: float = 0.0):
         assert when in ("before", "after", "late")
         self.match, self.when, self.delay = match, when, delay
-        self.hit = threading.Event()
-        self.release = threading.Event()
+        self.hit, self.release, self.landed = threading.Event(), threading.Event(), threading.Event()
         self.seen: Optional[tuple] = None
 
 
@@ -215,7 +215,7 @@ class MemoryProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 method, path = self.command, self.path
-                hook = proxy._take_hook(method, path, raw)
+                hook, late = proxy._take_hook(method, path, raw), None
                 if hook is not None and hook.when == "before":
                     hook.seen = (method, path)
                     hook.hit.set()
@@ -226,7 +226,7 @@ class MemoryProxy:
                     hook.seen = (method, path)
                     hook.hit.set()
                     time.sleep(hook.delay)                # in transit past the client's timeout, then delivered
-                    hook = None
+                    late, hook = hook, None
                 mode, roll = proxy.mode, proxy._roll()
                 if mode == "down":
                     proxy.counts["503"] += 1
@@ -251,6 +251,9 @@ class MemoryProxy:
                     proxy.counts["upstream_error"] += 1
                     self._answer(502, {"Content-Type": "application/json"}, b'{"detail": "upstream"}')
                     return
+                finally:
+                    if late is not None:
+                        late.landed.set()
                 if hook is not None:
                     hook.seen = (method, path)
                     hook.hit.set()

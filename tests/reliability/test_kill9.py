@@ -57,6 +57,7 @@ class Chain:
         self.kills.append(label)
         self.proxy.clear_hooks()                  # what a hook held is dropped with the process
         self.delays.draft = self.delays.redraft = 0.0
+        self.delays.undelayed = 0
         try:
             chain_invariants(self.hand, self.brief)
         except AssertionError as exc:
@@ -82,11 +83,13 @@ class Chain:
         self.moment(label, hook.hit.is_set)
 
     def in_model(self, label: str, redraft: bool = False, nth: int = 1) -> None:
-        """Killed while the model is answering (the nth call of that kind since the nudge)."""
+        """Killed while the model is answering (the nth call of that kind since the nudge; the ones before it are
+        answered at once)."""
         if redraft:
             self.delays.redraft = 3.0
         else:
             self.delays.draft = 3.0
+        self.delays.undelayed = nth - 1
         before = len(self.fm.requests)
         self.moment(label, lambda: sum(1 for b in self.fm.requests[before:] if is_redraft(b) == redraft) >= nth)
 

@@ -144,11 +144,16 @@ def test_a_draft_that_reaches_memory_after_the_timeout_is_never_doubled(attempt,
 
         def at_attempt() -> list:
             return [d for d in hand.drafts() if int(d["attempt"]) == attempt]
-        deadline = time.monotonic() + 8                  # the late write lands 2.5 s on; nudge all along
-        while time.monotonic() < deadline:
+        # nudge all along until the late write has landed (2.5 s on) and six whole ticks have run since
+        # (before: a fixed 8 s, about five of them after the landing)
+        deadline, ticks_to_see = time.monotonic() + 30, None
+        while ticks_to_see is None or status(base)["ticks"] < ticks_to_see:
+            assert time.monotonic() < deadline, f"the late write or the ticks after it never came: {proxy.counts}"
             requests.post(base + "/nudge", timeout=10)
             time.sleep(0.3)
             no_duplicate_drafts(hand.drafts())
+            if ticks_to_see is None and late.landed.is_set():
+                ticks_to_see = status(base)["ticks"] + 7         # one may have started before the landing
         assert len(at_attempt()) == 1, at_attempt()
         chain_invariants(hand, brief)
     finally:

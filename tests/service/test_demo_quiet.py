@@ -3,11 +3,9 @@ MCP extras not installed ..."), its request log's "WARNING ... 404" and other pr
 console, and the narration keeps every step."""
 from __future__ import annotations
 
-from tests.service.test_deploy import _demo
 
-
-def test_the_demo_prints_its_narration_and_no_other_programs_noise(tmp_path):
-    res = _demo(tmp_path, "--scripted-model")
+def test_the_demo_prints_its_narration_and_no_other_programs_noise(scripted_demo):
+    res = scripted_demo
     assert res.returncode == 0, res.stdout + res.stderr
     lines = (res.stdout + res.stderr).splitlines()
     noise = [ln for ln in lines if "[seren-memory]" in ln or "WARNING" in ln or "Warning:" in ln]

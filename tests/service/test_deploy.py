@@ -445,8 +445,8 @@ def test_the_demo_runs_one_mechanical_cycle_and_prints_what_landed(tmp_path):
     assert not any("rose" in m.lower() for m in landed)                   # the denied one never landed
 
 
-def test_the_demo_with_the_scripted_model_redrafts_from_the_critique(tmp_path):
-    res = _demo(tmp_path, "--scripted-model")
+def test_the_demo_with_the_scripted_model_redrafts_from_the_critique(scripted_demo):
+    res = scripted_demo
     out = res.stdout
     assert res.returncode == 0, out + res.stderr
     for step in ("scripted small model", "draft_submitted", "deny", "tend_resubmitted", "redraft",

@@ -4,6 +4,7 @@ own stop stops it with "the service is shutting down"."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import threading
 
@@ -41,10 +42,12 @@ def left_down(svc, crashes) -> None:
 
 
 def loading(make_config, start_service, hand, stand, warmup: float, **cfg) -> tuple:
-    """A service whose sleep has launched the model, still loading it (`warmup` s): (the service, where the sleep's
-    report lands, the sleep's thread, the model's pid). The actor is busy in the start, its snapshot not out."""
-    text = stand.server.read_text()
-    stand.server.write_text(text.replace("FAKE_LLAMA_WARMUP=0.3", f"FAKE_LLAMA_WARMUP={warmup:g}"))   # a slow load
+    """A service whose sleep has launched the model, still loading it (`warmup` s, or until the test calls the
+    release it is given, once what it needed the load for is seen): (the service, where the sleep's report lands,
+    the sleep's thread, the model's pid, the release). The actor is busy in the start, its snapshot not out."""
+    text, loaded = stand.server.read_text(), stand.server.parent / "loaded"
+    stand.server.write_text(text.replace("FAKE_LLAMA_WARMUP=0.3", f"FAKE_LLAMA_WARMUP={warmup:g}\n"   # a slow load
+                                         f"export FAKE_LLAMA_RELEASE={shlex.quote(str(loaded))}"))
     svc = start_service(make_config(model={"url": stand.url, "lifecycle": stand.lifecycle()}, **cfg))
     seed(hand)
     done: dict = {}
@@ -53,7 +56,7 @@ def loading(make_config, start_service, hand, stand, warmup: float, **cfg) -> tu
     pid = wait_for(lambda: (svc.runtime.ctx.state.get("lifecycle") or {}).get("pid"), timeout=10,
                    what="the model to be launched")
     assert not stand.answering()
-    return svc, done, sleeping, pid
+    return svc, done, sleeping, pid, lambda: loaded.write_text("loaded")
 
 
 def test_a_forced_restart_of_the_lifecycle_actor_leaves_the_model_up(make_config, start_service, hand, stand):
@@ -76,7 +79,7 @@ def test_a_forced_restart_of_the_lifecycle_actor_leaves_the_model_up(make_config
 
 def test_a_forced_restart_while_the_model_loads_keeps_the_server_it_started(make_config, start_service, hand,
                                                                           stand):
-    svc, done, sleeping, pid = loading(make_config, start_service, hand, stand, warmup=3, supervisor=FAST)
+    svc, done, sleeping, pid, _ = loading(make_config, start_service, hand, stand, warmup=3, supervisor=FAST)
     base = svc.url
 
     restart_lifecycle(base)
@@ -142,11 +145,12 @@ def test_a_replay_on_the_managed_model_is_not_cut_by_a_tick_with_no_chain_open(m
 
 
 def test_status_says_the_model_is_starting_while_it_loads(make_config, start_service, hand, stand):
-    svc, done, sleeping, _ = loading(make_config, start_service, hand, stand, warmup=4)
+    svc, done, sleeping, _, release = loading(make_config, start_service, hand, stand, warmup=4)
     base = svc.url
     seen = wait_for(lambda: (lambda lc: lc if lc.get("state") != "stopped" else None)(lifecycle_of(base)),
                     timeout=2, what="/status to say the model is no longer stopped")
     assert seen["state"] == "starting" and not stand.answering(), seen
+    release()                               # seen starting while it loads: the load may end now
     sleeping.join(60)
     assert done["report"]["error"] is None, done
     assert lifecycle_of(base)["state"] == "ready"

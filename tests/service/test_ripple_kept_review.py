@@ -42,6 +42,7 @@ def test_a_kept_wake_up_for_a_draft_reviewed_meanwhile_is_dropped(make_config, s
     hand.approve_all(draft)                 # the main model reviewed it (woken by the first, say) while it waited
     assert hand.draft(draft)["status"] != "pending"
     assert not (rec.out / f"{first['pid']}.json").exists(), "the first ended before the review; proves nothing"
+    rec.release()                           # the first, still running after the review, may end now
 
     rec.run(first["pid"], timeout=15)
     after = wait_for(lambda: (lambda o: o if o.get("dropped") or o.get("retried") else None)(

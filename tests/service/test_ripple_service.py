@@ -22,13 +22,16 @@ from tests.harness.reviewer import wait_for
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX accounts and process handling")
 
-# Records one run: argv, the SEREN_RIPPLE_* environment, stdin, when it started and ended.
+# Records one run: argv, the SEREN_RIPPLE_* environment, stdin, when it started and ended. It runs `delay` s, or
+# until the test's release() once what it needed the run for is seen (the record is written only at its end).
 RECORDER = r'''
 import json, os, sys, time
 start = time.time()
 data = {{"argv": sys.argv[1:], "stdin": sys.stdin.read(), "pid": os.getpid(), "start": start,
         "env": {{k: v for k, v in os.environ.items() if k.startswith("SEREN_RIPPLE_")}}}}
-time.sleep({delay!r})
+until = start + {delay!r}
+while time.time() < until and not os.path.exists({release!r}):     # the delay, or until the test releases it
+    time.sleep(0.02)
 data["end"] = time.time()
 out = os.path.join({out_dir!r}, "%d.json" % os.getpid())
 with open(out + ".part", "w", encoding="utf-8") as f:
@@ -42,7 +45,15 @@ class Recorder:
         self.out = tmp_path / f"{name}-runs"
         self.out.mkdir()
         self.script = tmp_path / f"{name}.py"
-        self.script.write_text(RECORDER.format(delay=delay, out_dir=str(self.out)), encoding="utf-8")
+        self.released = tmp_path / f"{name}-released"
+        self.script.write_text(RECORDER.format(delay=delay, out_dir=str(self.out), release=str(self.released)),
+                               encoding="utf-8")
+
+    def release(self) -> float:
+        """End every run's delay now and from now on (as FakeModel.release does); the time it was given."""
+        at = time.time()
+        self.released.write_text("released", encoding="utf-8")
+        return at
 
     def command(self) -> list:
         return [sys.executable, str(self.script), "{message}", "{event}", "{draft_id}"]
@@ -226,6 +237,7 @@ def test_a_ripple_skipped_while_the_last_one_runs_fires_on_the_next_tick(make_co
         looked += 1
         time.sleep(0.1)
     assert looked, "the first ripple ended before the second could be seen waiting"
+    rec.release()                                            # seen waiting: the first may end now
     retried = wait_for(lambda: (lambda r: r if r.get("ok") else None)(event(base, two["seq"])["ripple"]),
                        timeout=10, what="the skipped ripple to fire")
     assert retried["retried"] is True and retried["pid"] != first["pid"]

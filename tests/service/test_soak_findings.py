@@ -77,6 +77,7 @@ def test_a_skipped_brief_request_is_not_fired_again_once_the_brief_arrived(make_
     assert first["ok"] is True
     wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the skip")
     ctx.state.set(brief_request={**asked, "answered": True, "resolved_at": time.time()})   # the brief came
+    rec.release()                           # while the first ran: it may end now
     rec.run(first["pid"], timeout=10)
     dropped = wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("dropped"), timeout=5,
                        what="the kept wake-up to be dropped")

@@ -257,9 +257,10 @@ def test_a_redraft_of_an_attach_never_rewords_the_core(make_config, start_servic
 
 
 def test_a_nudge_waits_for_the_rippled_script_and_never_kills_it(make_config, start_service, memory, tmp_path):
-    done = tmp_path / "script-finished"
-    script = tmp_path / "ripple.py"
-    script.write_text("import sys, time, pathlib\ntime.sleep(float(sys.argv[1]))\n"
+    done, released = tmp_path / "script-finished", tmp_path / "script-released"
+    script = tmp_path / "ripple.py"           # sleeps argv[1] s, or until the test releases it; then says it finished
+    script.write_text("import os, sys, time, pathlib\nuntil = time.time() + float(sys.argv[1])\n"
+                      f"while time.time() < until and not os.path.exists({str(released)!r}):\n    time.sleep(0.02)\n"
                       f"pathlib.Path({str(done)!r}).write_text('done')\n")
     import getpass
 
@@ -291,4 +292,5 @@ def test_a_nudge_waits_for_the_rippled_script_and_never_kills_it(make_config, st
     waited, svc = run(wait=1, sleep_for=3)
     assert 0.8 <= waited < 2.5, waited                          # gave up waiting after one second...
     assert not done.exists()
+    released.write_text("released")                             # (it still runs: it may end now)
     wait_for(done.exists, timeout=10, what="the script to run to its end")   # ...and never killed it

@@ -89,17 +89,18 @@ def test_a_redirect_names_its_location_and_the_setting():
 
 
 def test_a_head_the_deadline_cuts_after_its_status_line_is_a_timeout_not_an_answer():
-    """The status line came (one byte every 0.2 s: 3.4 s), the rest of the head never did: the cut at 5 s is a
+    """The status line came (one byte every 0.1 s: 1.7 s), the rest of the head never did: the cut at 2.5 s is a
     timeout, not a 200 with no headers (a webhook 'delivered', a model's /health 'up')."""
     from hippocampus.config import NotifyConfig
     from hippocampus.ripple.fire import Webhook
     from tests.harness.misbehaving import Misbehaving
 
-    peer = Misbehaving("trickle_head")
+    peer = Misbehaving("trickle_head", every=0.1)
     try:
         with pytest.raises(outbound.DeadlinePassed):
-            outbound.request("GET", peer.url + "/health", seconds=5, cap=0)
-        got = Webhook(NotifyConfig(webhook_url=peer.url + "/hook", timeout_seconds=5)).deliver({"type": "x", "seq": 1})
+            outbound.request("GET", peer.url + "/health", seconds=2.5, cap=0)
+        got = Webhook(NotifyConfig(webhook_url=peer.url + "/hook", timeout_seconds=2.5)).deliver({"type": "x",
+                                                                                                 "seq": 1})
     finally:
         peer.close()
-    assert got["delivered"] is False and "did not answer within 5 s" in got["error"], got
+    assert got["delivered"] is False and "did not answer within 2.5 s" in got["error"], got

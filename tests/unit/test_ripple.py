@@ -333,18 +333,20 @@ def test_timeout_kills_a_script_that_never_exits(tmp_path, ripples):
                    "run_as": res["run_as"]}
 
 
+# The handler only passes the signal on: a child.wait() inside it (the main thread already waits on the child, holding
+# Popen's waitpid lock) hung the parent until the ripple's SIGKILL, TERM_GRACE (5 s) later. Its pid is written once the
+# handler is in place, so a SIGTERM right after never meets Python's default (die, leaving the command running).
 WATCHING_PARENT = r'''
 import os, signal, subprocess, sys
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+def forward(sig, frame):        # as runuser and sudo do: a SIGTERM is passed on to the command; a SIGKILL cannot be
+    child.terminate()
+signal.signal(signal.SIGTERM, forward)
 with open({PID!r} + ".part", "w") as f:
     f.write(str(child.pid))
 os.replace({PID!r} + ".part", {PID!r})
-def forward(sig, frame):        # as runuser and sudo do: a SIGTERM is passed on to the command; a SIGKILL cannot be
-    child.terminate()
-    child.wait()
-    sys.exit(143)
-signal.signal(signal.SIGTERM, forward)
 child.wait()
+sys.exit(143)                   # the command ended (by the SIGTERM passed on): so does its parent, as runuser does
 '''
 
 

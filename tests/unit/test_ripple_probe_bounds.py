@@ -11,10 +11,18 @@ import pytest
 from hippocampus.config import RippleConfig
 from hippocampus.ripple import check as rc
 from hippocampus.ripple import claude_checks
-from hippocampus.ripple.probe import CHECK_TIMEOUT, Probe
+from hippocampus.ripple.probe import Probe
 from tests.harness.misbehaving import Misbehaving
 
+CHECK_TIMEOUT = 2.5         # the checks' deadline here (the product's probe.CHECK_TIMEOUT is 5 s)
+EVERY = 0.1                 # the peer's trickle: a status line in 1.7 s, within that deadline as at 5 s and 0.2 s
 BOUND = CHECK_TIMEOUT + 2.0
+
+
+@pytest.fixture(autouse=True)
+def short_deadline(monkeypatch):
+    for module in (rc, claude_checks):
+        monkeypatch.setattr(module, "CHECK_TIMEOUT", CHECK_TIMEOUT)
 
 
 def within_bound(look) -> tuple:
@@ -31,7 +39,7 @@ def within_bound(look) -> tuple:
 
 @pytest.mark.parametrize("mode", ["trickle", "trickle_head"])
 def test_the_endpoint_check_never_waits_past_its_bound(mode):
-    peer = Misbehaving(mode)
+    peer = Misbehaving(mode, every=EVERY)
     try:
         line, took = within_bound(lambda: {ln.check: ln for ln in rc.checks(
             RippleConfig(type="endpoint", url=peer.url + "/ripple"), probe=Probe())}["url"])
@@ -42,7 +50,7 @@ def test_the_endpoint_check_never_waits_past_its_bound(mode):
 
 @pytest.mark.parametrize("mode", ["trickle", "trickle_head"])
 def test_the_mcp_host_check_never_waits_past_its_bound(mode):
-    peer = Misbehaving(mode)
+    peer = Misbehaving(mode, every=EVERY)
     try:
         (ok, said), took = within_bound(lambda: claude_checks.what_it_is({"url": peer.url + "/mcp"}, Probe()))
     finally:
