@@ -173,7 +173,10 @@ class SleepConfig:
     brief_request: bool = _field(True)
     brief_check_misses: int = _field(3, min=1)
     brief_pull: bool = _field(False)
-    state_path: str = _field("~/.seren-hippocampus/state.json")
+    state_path: str = _field("~/.seren-hippocampus/state.json",
+                             check=lambda v: not os.path.isdir(os.path.expanduser(v)),
+                             form="a file's path but a folder (it names the state file: a file in that folder, "
+                                  "like state.json)")
     budget: BudgetConfig = field(default_factory=BudgetConfig)
 
     def heartbeat(self) -> float:

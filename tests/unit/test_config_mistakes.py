@@ -203,3 +203,18 @@ def test_a_number_json_cannot_carry_in_extra_body_is_named_and_the_default_used(
     assert len(cfg.warnings) == 1 and "model.extra_body" in cfg.warnings[0] \
         and "which JSON cannot carry" in cfg.warnings[0], cfg.warnings
     json.dumps(config.redacted(cfg), allow_nan=False)
+
+
+@pytest.mark.parametrize("by_env", [False, True])
+def test_a_state_path_that_is_a_folder_is_named_and_never_taken(tmp_path, by_env):
+    """Found: sleep.state_path naming a folder (~/.seren-hippocampus, the state folder itself) loaded silently; at
+    start the service read the folder as its state file, 'moved it aside' (renamed the whole folder to
+    <folder>.corrupt-<time>) and started clean, and check-config said nothing."""
+    folder = tmp_path / "state-folder"
+    folder.mkdir()
+    (folder / "state.json").write_text("{}", encoding="utf-8")
+    environ = {"SEREN_HIPPOCAMPUS_SLEEP_STATE_PATH": str(folder)} if by_env else {}
+    cfg = _load(tmp_path, "" if by_env else f"sleep:\n  state_path: {folder}\n", environ)
+    assert cfg.sleep.resolved_state_path() != folder
+    assert len(cfg.warnings) == 1 and str(folder) in cfg.warnings[0] and "folder" in cfg.warnings[0], cfg.warnings
+    assert "state.json" in cfg.warnings[0], cfg.warnings        # what to write instead
