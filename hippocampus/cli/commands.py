@@ -34,7 +34,7 @@ def probe(cfg, reach: bool = True) -> tuple:
     """(warnings, notes, probes): a warning per thing that cannot be reached or is not what its setting says, with
     its fix; a note per one that is; what memory.url and model.url turned out to be (identify.Probe, as dicts). A
     managed model is down between sleeps by design, so its URL's shape, server binary and model file are looked at
-    instead. Not reaching (check-config --offline): the URLs' shapes alone, nothing reached or probed."""
+    instead. Not reaching (check-config --offline): the URLs' shapes and the state folder alone, nothing reached."""
     mem = (identify.memory(cfg.memory.url, cfg.memory.resolve_bearer()) if reach
            else identify.memory_shape(cfg.memory.url))
     model = _model_probe(cfg.model, reach)
@@ -42,7 +42,7 @@ def probe(cfg, reach: bool = True) -> tuple:
     hook = cfg.notify.webhook_url.strip()
     if hook and hook != with_scheme(hook):      # the rule memory.url and model.url are held to
         warnings.append(identify._scheme_warning("notify.webhook_url", hook, with_scheme(hook)))
-    for check in (_lifecycle_probe, _ripple_probe, _state_probe) if reach else ():
+    for check in (_lifecycle_probe, _ripple_probe, _state_probe) if reach else (_state_probe,):   # a local look
         w, n = check(cfg)
         warnings += w
         notes += n
