@@ -80,7 +80,7 @@ class SleepRoute(Route):
 
 class Events(Route):
     def on_get(self, req, resp):
-        entries = self.front.events(_limit(req, 100, 1000), req.get_param("type"))
+        entries = self.front.events(_limit(req, 100, 1000), (req.get_param("type") or "").strip() or None)  # as MCP
         webhook = bool(self.front.config().notify.webhook_url)
         resp.media = {"count": len(entries), "webhook": webhook, "entries": entries, "say": boards.events_note(webhook)}
 
