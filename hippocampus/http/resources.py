@@ -7,13 +7,12 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, refusal, seconds_above_zero
+from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, name_problem, refusal, seconds_above_zero
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
 from hippocampus.words import BOOLEAN, yes_no
 
 FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
-NAME_CHARS = 200
 SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "timeout_seconds": n} (all optional)'
 
 
@@ -139,8 +138,8 @@ class Quality(Route):
 
 def _text(body: dict, key: str):
     v = body.get(key)
-    if v is not None and (not isinstance(v, str) or len(v) > NAME_CHARS):
-        raise falcon.HTTPBadRequest(description=f"'{key}' is a name (text, at most {NAME_CHARS} characters)")
+    if name_problem(key, v):
+        raise falcon.HTTPBadRequest(description=name_problem(key, v))
     return v or None
 
 
