@@ -74,10 +74,11 @@ def _lifecycle_probe(cfg) -> tuple:
                             "model.lifecycle.server to its full path")
     if lc.model_path:
         path = os.path.expanduser(lc.model_path)
-        if os.path.exists(path):
+        if os.path.isfile(path):        # what the start asks of it (model/lifecycle.py built_command)
             notes.append(f"# found: model.lifecycle.model_path {path}")
         else:
-            warnings.append(f"model.lifecycle.model_path {lc.model_path} does not exist: the server would have "
+            what = "is a folder, not a file" if os.path.isdir(path) else "does not exist"
+            warnings.append(f"model.lifecycle.model_path {lc.model_path} {what}: the server would have "
                             "no model to load; download the model file (.gguf) there, or set "
                             "model.lifecycle.model_path to where it is")
     if lc.start and lc.manage:

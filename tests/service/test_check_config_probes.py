@@ -120,3 +120,19 @@ def test_a_state_folder_the_service_would_refuse_is_a_warning(tmp_path, memory):
         os.chown(folder, 0, 0)
     r = _check_config("--config", cfg)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stdout[-1500:]
+
+
+def test_a_model_path_that_is_a_folder_is_a_warning(tmp_path):
+    """Found: model.lifecycle.model_path naming a folder (the one the .gguf is in) was '# found' and no warning; at
+    bedtime the start refused it ('model.lifecycle.model_path not found: <folder>') and every sleep failed."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    cfg = _yaml(tmp_path / "h.yaml", {
+        "model": {"url": f"http://127.0.0.1:{free_port()}/v1",
+                  "lifecycle": {"server": str(Path(sys.executable).resolve()), "model_path": str(folder)}},
+        "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+    r = _check_config("--config", cfg)
+    assert r.returncode == 1, r.stdout[-1500:]
+    w = [x for x in _warnings(r) if x.startswith("model.lifecycle.model_path ")]
+    assert len(w) == 1 and str(folder) in w[0] and "folder" in w[0] and ".gguf" in w[0], r.stdout[-1500:]
+    assert f"# found: model.lifecycle.model_path {folder}" not in r.stdout
