@@ -136,3 +136,21 @@ def test_a_model_path_that_is_a_folder_is_a_warning(tmp_path):
     w = [x for x in _warnings(r) if x.startswith("model.lifecycle.model_path ")]
     assert len(w) == 1 and str(folder) in w[0] and "folder" in w[0] and ".gguf" in w[0], r.stdout[-1500:]
     assert f"# found: model.lifecycle.model_path {folder}" not in r.stdout
+
+
+def test_a_command_line_with_an_unclosed_quote_is_a_warning(tmp_path):
+    """Found: model.lifecycle.server_args or model.lifecycle.start with an unclosed quote passed check-config
+    without a word; at bedtime the start refused it ('... cannot be read as a command line (No closing
+    quotation): close its quotes') and every sleep failed."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    server = str(Path(sys.executable).resolve())
+    for setting, lifecycle in (("server_args", {"server": server, "model_path": str(gguf), "server_args": '-c "8192'}),
+                               ("start", {"manage": True, "start": f"{server} -m '{gguf}"})):
+        cfg = _yaml(tmp_path / f"{setting}.yaml", {
+            "model": {"url": f"http://127.0.0.1:{free_port()}/v1", "lifecycle": lifecycle},
+            "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+        r = _check_config("--config", cfg)
+        w = [x for x in _warnings(r) if x.startswith(f"model.lifecycle.{setting} ")]
+        assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:]
+        assert "cannot be read as a command line" in w[0] and "close its quotes" in w[0], w
