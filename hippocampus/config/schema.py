@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from hippocampus.config.hosts import bind_host_ok
 from hippocampus.config.pointers import resolve_pointer  # noqa: F401 - the family's token precedence
 from hippocampus.words import NO, YES
 
@@ -47,7 +48,8 @@ class _Pointed:
 
 @dataclass
 class ServerConfig(_Pointed):
-    host: str = _field("127.0.0.1")
+    host: str = _field("127.0.0.1", check=bind_host_ok, form="a host name or address to listen on (no port: that is "
+                       "server.port; no scheme, brackets or spaces), like 127.0.0.1 or 0.0.0.0")
     port: int = _field(7424, min=0, max=65535)       # 0: any free port (the start-up line names it)
     bearer_token: str = _field("")
     bearer_token_env: str = _field("")
