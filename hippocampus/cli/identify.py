@@ -20,6 +20,7 @@ from hippocampus import SERVICE, outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
 from hippocampus.config.reach import with_scheme
+from hippocampus.memory import unusable_url
 from hippocampus.model.answers import MODEL_EXAMPLE, is_model_list
 from hippocampus.ripple.claude_checks import memory_shaped as is_memory_health
 
@@ -145,7 +146,7 @@ def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
 
 
 def memory_shape(url: str) -> Probe:
-    """The shape alone (nothing reached): a missing scheme."""
+    """The shape alone (nothing reached): a missing scheme, or a URL no request can be made to."""
     pr = Probe("memory.url", url, tried=with_scheme(url))
     if not url.strip():
         pr.tried = ""
@@ -153,6 +154,9 @@ def memory_shape(url: str) -> Probe:
     elif pr.tried != url.strip():
         pr.fix = pr.tried
         pr.warnings.append(_scheme_warning("memory.url", url, pr.tried))
+    elif unusable_url(url):         # no request can be made to it: the service's own words, and nothing reached
+        pr.tried = ""
+        pr.warnings.append(unusable_url(url))
     return pr
 
 

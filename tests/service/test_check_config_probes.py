@@ -154,3 +154,17 @@ def test_a_command_line_with_an_unclosed_quote_is_a_warning(tmp_path):
         w = [x for x in _warnings(r) if x.startswith(f"model.lifecycle.{setting} ")]
         assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:]
         assert "cannot be read as a command line" in w[0] and "close its quotes" in w[0], w
+
+
+def test_a_memory_url_no_request_can_be_made_to_is_a_warning_offline_and_not_reached(tmp_path):
+    """Found: memory.url with a port past 65535, an unclosed [ or a scheme that is not http passed
+    `check-config --offline` as "no warnings" (reaching, it said 'does not answer ... start SerenMemory there');
+    the service then said at every look 'memory.url ... is not a URL this service can call'."""
+    for i, url in enumerate(("http://127.0.0.1:99999", "http://[::1", "ftp://127.0.0.1:7420")):
+        cfg = _yaml(tmp_path / f"h{i}.yaml", {"memory": {"url": url}, "model": {"url": ""},
+                                             "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+        for args in (("--offline",), ()):
+            r = _check_config(*args, "--config", cfg)
+            w = [x for x in _warnings(r) if x.startswith("memory.url ")]
+            assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:]
+            assert "is not a URL this service can call" in w[0] and "start SerenMemory there" not in w[0], w
