@@ -63,7 +63,8 @@ def _model_as_set(probes: list) -> bool:
     from hippocampus.cli import identify
 
     model = next((p for p in probes if p["setting"] == "model.url"), {})
-    return not model.get("fix") and model.get("answered_by") not in (identify.MEMORY, identify.SELF, identify.OTHER)
+    return bool(model.get("tried")) and not model.get("fix") and model.get("answered_by") not in (
+        identify.MEMORY, identify.SELF, identify.OTHER)
 
 
 def text_lines(rep: dict) -> list:

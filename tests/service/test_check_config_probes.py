@@ -168,3 +168,18 @@ def test_a_memory_url_no_request_can_be_made_to_is_a_warning_offline_and_not_rea
             w = [x for x in _warnings(r) if x.startswith("memory.url ")]
             assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:]
             assert "is not a URL this service can call" in w[0] and "start SerenMemory there" not in w[0], w
+
+
+def test_a_model_url_no_request_can_be_made_to_is_a_warning_not_a_traceback(tmp_path):
+    """Found: model.url http://[::1/v1 (an unclosed bracket) made check-config print a traceback (ValueError:
+    Invalid IPv6 URL), offline or not; a port past 65535 passed --offline as "no warnings"."""
+    for i, url in enumerate(("http://[::1/v1", "http://127.0.0.1:99999/v1", "ftp://127.0.0.1:8080/v1")):
+        cfg = _yaml(tmp_path / f"h{i}.yaml", {"memory": {"url": f"http://127.0.0.1:{free_port()}"},
+                                             "model": {"url": url},
+                                             "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+        for args in (("--offline",), ()):
+            r = _check_config(*args, "--config", cfg)
+            assert "Traceback" not in r.stderr, r.stderr[-1500:]
+            w = [x for x in _warnings(r) if x.startswith("model.url ")]
+            assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:] + r.stderr[-500:]
+            assert "is not a URL this service can call" in w[0] and "blank for mechanical mode" in w[0], w
