@@ -35,6 +35,7 @@ def finite(value: Any) -> bool:
     return not isinstance(value, float) or math.isfinite(value)
 
 
+FINITE = "a mapping of finite numbers and text (no .nan or .inf, which JSON cannot carry)"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _LEVEL_ALIASES = {**{lv.lower(): lv for lv in LOG_LEVELS}, "warn": "WARNING"}
 
@@ -132,8 +133,7 @@ class ModelConfig:
     max_tokens: int = _field(2000, min=16)
     parallel: int = _field(1, min=1, max=8)     # piles drafted at once: llama-server needs as many slots (-np N)
     temperature: float = _field(0.2, min=0, max=2)
-    extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}}, check=finite,
-                              form="a mapping of finite numbers and text (no .nan or .inf, which JSON cannot carry)")
+    extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}}, check=finite, form=FINITE)
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
                              aliases={**dict.fromkeys(YES, "on"), **dict.fromkeys(NO, "off")})
     write: str = _field("auto", choices=("free", "extractive", "auto"),    # the model writes, or only chooses
@@ -215,7 +215,7 @@ class RippleConfig(_Pointed):
     bearer_token_env: str = _field("")
     bearer_token_keyring: str = _field("")
     events: list = _field(list(DEFAULT_RIPPLE_EVENTS), aliases={"docket_submitted": "draft_submitted"})
-    messages: dict = _field({})
+    messages: dict = _field({}, check=finite, form=FINITE)
 
 
 @dataclass

@@ -237,3 +237,20 @@ def test_a_server_host_that_is_no_host_is_named_and_loopback_used(tmp_path, give
 def test_a_server_host_that_is_one_is_taken(tmp_path, given):
     cfg = _load(tmp_path, f"server:\n  host: {given!r}\n")
     assert cfg.server.host == given and not cfg.warnings, cfg.warnings
+
+
+@pytest.mark.parametrize("text, key", [
+    ("ripple:\n  messages:\n    draft_submitted: .nan\n", "ripple.messages"),
+    ("ripple:\n  messages:\n    chain_closed: [1, -.inf]\n", "ripple.messages"),
+])
+def test_a_number_json_cannot_carry_in_ripple_messages_is_named_and_check_config_json_is_json(tmp_path, text, key):
+    """Found: .nan in ripple.messages loaded as given (the ripple then woke the main model with the message 'nan'),
+    and `check-config --json` printed 'NaN', which no JSON reader takes, with 'no warnings' and exit 0."""
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "hippocampus", "check-config", "--offline", "--json", "--config",
+                        _write(tmp_path, text)], capture_output=True, text=True, encoding="utf-8", timeout=60)
+    rep = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"check-config --json printed {c}"))
+    assert r.returncode == 1 and [w for w in rep["warnings"] if key in w and "JSON cannot carry" in w], rep["warnings"]
