@@ -254,3 +254,19 @@ def test_a_number_json_cannot_carry_in_ripple_messages_is_named_and_check_config
                         _write(tmp_path, text)], capture_output=True, text=True, encoding="utf-8", timeout=60)
     rep = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"check-config --json printed {c}"))
     assert r.returncode == 1 and [w for w in rep["warnings"] if key in w and "JSON cannot carry" in w], rep["warnings"]
+
+
+@pytest.mark.parametrize("entry", ["{url: 'http://127.0.0.1:8081/v1', timeout_seconds: .nan}",
+                                   "{url: 'http://127.0.0.1:8081/v1', extra_body: {top_p: .inf}}"])
+def test_check_config_json_is_json_with_a_replay_candidate_holding_nan(tmp_path, entry):
+    """Found: a replay candidate with a .nan timeout or an .inf in its extra_body is named and put right for the
+    replay, but the config as written stays in the report, and `check-config --json` printed NaN / Infinity."""
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "hippocampus", "check-config", "--offline", "--json", "--config",
+                        _write(tmp_path, f"replay:\n  candidates:\n    c: {entry}\n")],
+                       capture_output=True, text=True, encoding="utf-8", timeout=60)
+    rep = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"check-config --json printed {c}"))
+    assert r.returncode == 1 and [w for w in rep["warnings"] if "replay.candidates.c" in w], rep["warnings"]
