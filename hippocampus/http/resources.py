@@ -187,6 +187,7 @@ class Replay(Route):
         draft_id = draft_id or body.get("draft_id")
         if draft_id is not None and not isinstance(draft_id, str):
             raise falcon.HTTPBadRequest(description=f"'draft_id' is the draft's id as text, not {draft_id!r:.80}")
+        draft_id = (draft_id or "").strip()       # as replay_draft takes it
         if not draft_id:
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
         args = _replay_args(body, self.front.config())
