@@ -5,6 +5,7 @@ else on stdout. Both are rendered from one report, so they never disagree; exit 
 from __future__ import annotations
 
 import json
+import math
 from typing import Optional
 
 from hippocampus.config import loader, redact
@@ -31,7 +32,7 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
             context = context_row(fit)[1]
         drafting = size.probe(cfg.model.write, cfg.model.url)
     return {
-        "config": redact.deep(loader.redacted(cfg)),
+        "config": _said(redact.deep(loader.redacted(cfg))),
         "config_file": {"path": cfg.path, "from": config_from if cfg.path else None},
         "sources": sources.every(),
         "environment": sources.from_environment(),
@@ -43,6 +44,16 @@ def report(cfg, overrides: Optional[list] = None, offline: bool = False, config_
         "model_drafting": drafting,
         "warnings": [redact.text(w) for w in warnings],
     }
+
+
+def _said(value):
+    """The config as JSON carries it: a .nan or .inf the loader has named and put right (a replay candidate's, as
+    written) shown as its text, never as NaN or Infinity, which no JSON reader takes."""
+    if isinstance(value, dict):
+        return {k: _said(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_said(v) for v in value]
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _refused(cfg) -> list:
@@ -63,7 +74,8 @@ def _model_as_set(probes: list) -> bool:
     from hippocampus.cli import identify
 
     model = next((p for p in probes if p["setting"] == "model.url"), {})
-    return not model.get("fix") and model.get("answered_by") not in (identify.MEMORY, identify.SELF, identify.OTHER)
+    return bool(model.get("tried")) and not model.get("fix") and model.get("answered_by") not in (
+        identify.MEMORY, identify.SELF, identify.OTHER)
 
 
 def text_lines(rep: dict) -> list:

@@ -34,7 +34,7 @@ def probe(cfg, reach: bool = True) -> tuple:
     """(warnings, notes, probes): a warning per thing that cannot be reached or is not what its setting says, with
     its fix; a note per one that is; what memory.url and model.url turned out to be (identify.Probe, as dicts). A
     managed model is down between sleeps by design, so its URL's shape, server binary and model file are looked at
-    instead. Not reaching (check-config --offline): the URLs' shapes alone, nothing reached or probed."""
+    instead. Not reaching (check-config --offline): the URLs' shapes and the state folder alone, nothing reached."""
     mem = (identify.memory(cfg.memory.url, cfg.memory.resolve_bearer()) if reach
            else identify.memory_shape(cfg.memory.url))
     model = _model_probe(cfg.model, reach)
@@ -42,7 +42,7 @@ def probe(cfg, reach: bool = True) -> tuple:
     hook = cfg.notify.webhook_url.strip()
     if hook and hook != with_scheme(hook):      # the rule memory.url and model.url are held to
         warnings.append(identify._scheme_warning("notify.webhook_url", hook, with_scheme(hook)))
-    for check in (_lifecycle_probe, _ripple_probe, _state_probe) if reach else ():
+    for check in (_lifecycle_probe, _ripple_probe, _state_probe) if reach else (_state_probe,):   # a local look
         w, n = check(cfg)
         warnings += w
         notes += n
@@ -74,12 +74,20 @@ def _lifecycle_probe(cfg) -> tuple:
                             "model.lifecycle.server to its full path")
     if lc.model_path:
         path = os.path.expanduser(lc.model_path)
-        if os.path.exists(path):
+        if os.path.isfile(path):        # what the start asks of it (model/lifecycle.py built_command)
             notes.append(f"# found: model.lifecycle.model_path {path}")
         else:
-            warnings.append(f"model.lifecycle.model_path {lc.model_path} does not exist: the server would have "
+            what = "is a folder, not a file" if os.path.isdir(path) else "does not exist"
+            warnings.append(f"model.lifecycle.model_path {lc.model_path} {what}: the server would have "
                             "no model to load; download the model file (.gguf) there, or set "
                             "model.lifecycle.model_path to where it is")
+    for setting, line in (("start", lc.start if lc.manage else ""),
+                          ("server_args", lc.server_args if lc.built else "")):
+        try:
+            split_command(line)         # as the start reads it (model/lifecycle.py _launch_command)
+        except ValueError as exc:
+            warnings.append(f"model.lifecycle.{setting} cannot be read as a command line ({exc}): close its quotes; "
+                            "until then the model cannot be started at bedtime")
     if lc.start and lc.manage:
         first = _first_word(lc.start)
         if first and not program(first):

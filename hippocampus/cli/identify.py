@@ -19,7 +19,8 @@ import requests
 from hippocampus import SERVICE, outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
-from hippocampus.config.reach import with_scheme
+from hippocampus.config.reach import where, with_scheme
+from hippocampus.memory import unusable_url
 from hippocampus.model.answers import MODEL_EXAMPLE, is_model_list
 from hippocampus.ripple.claude_checks import memory_shaped as is_memory_health
 
@@ -145,7 +146,7 @@ def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
 
 
 def memory_shape(url: str) -> Probe:
-    """The shape alone (nothing reached): a missing scheme."""
+    """The shape alone (nothing reached): a missing scheme, or a URL no request can be made to."""
     pr = Probe("memory.url", url, tried=with_scheme(url))
     if not url.strip():
         pr.tried = ""
@@ -153,6 +154,9 @@ def memory_shape(url: str) -> Probe:
     elif pr.tried != url.strip():
         pr.fix = pr.tried
         pr.warnings.append(_scheme_warning("memory.url", url, pr.tried))
+    elif unusable_url(url):         # no request can be made to it: the service's own words, and nothing reached
+        pr.tried = ""
+        pr.warnings.append(unusable_url(url))
     return pr
 
 
@@ -190,6 +194,11 @@ def model_shape(url: str) -> Probe:
     """The shape alone (nothing reached): a missing scheme, an appended route."""
     pr = Probe("model.url", url)
     tried = with_scheme(url)
+    if tried.split("://", 1)[0].lower() not in ("http", "https") or where(tried) is None:    # as memory.url's rule
+        pr.warnings.append(f"model.url {_shown(url)} is not a URL this service can call (http:// or https://, a "
+                           "host, and a port): point it at the model server, like http://127.0.0.1:8080/v1, or "
+                           "leave model.url blank for mechanical mode")
+        return pr                   # nothing tried: nothing is reached
     cut, route = cut_route(tried)
     if tried != url.strip():
         pr.warnings.append(_scheme_warning("model.url", url, cut))
@@ -203,6 +212,8 @@ def model_shape(url: str) -> Probe:
 def model(url: str, get: Fetch = fetch) -> Probe:
     pr = model_shape(url)
     base = pr.tried
+    if not base:
+        return pr
     listed = get(base + "/models", "")
     if listed.error or (listed.status or 0) >= 500:
         pr.answered_by, pr.detail = NOTHING, listed.words()

@@ -34,6 +34,14 @@ def parse_host_header(value: str) -> Optional[tuple[str, Optional[str]]]:
     return name, port or None
 
 
+def bind_host_ok(value: str) -> bool:
+    """server.host as the socket takes it: an address (IPv6 without brackets) or a name; blank is the default."""
+    try:
+        return not value.strip() or bool(ipaddress.ip_address(value))
+    except ValueError:
+        return bool(_NAME.fullmatch(value.lower()))
+
+
 def split_host(value: str) -> tuple[str, Optional[str]]:
     """'Box.LAN:7424' -> ('box.lan', '7424'); '[::1]:80' -> ('[::1]', '80'); a bare IPv6 gets brackets; an
     origin or URL written for a host ('http://box.lan:7424/') is its host and port."""

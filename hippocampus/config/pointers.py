@@ -42,11 +42,12 @@ def _quiet_resolve(**kw: Any) -> tuple:
 
 
 def resolve_pointer(block: Any, prefix: str = "bearer_token") -> str:
-    """The token the block's pointers yield (inline, then keyring, then env), or "" for none."""
+    """The token the block's pointers yield (inline, then keyring, then env), or "" for none; without the spaces
+    and line breaks around it, which no HTTP header carries (a token kept with them could never be sent)."""
     token, _ = _quiet_resolve(inline=getattr(block, prefix, "") or None,
                               keyring_ref=getattr(block, f"{prefix}_keyring", "") or None,
                               env_var=getattr(block, f"{prefix}_env", "") or None)
-    return token
+    return (token or "").strip()
 
 
 def _keyring_reason(lines: list) -> str:

@@ -12,6 +12,7 @@ from hippocampus.config import reach
 from hippocampus.config.schema import finite
 
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
+NAME_CHARS = 200                    # the longest candidate or model name a caller may give
 ENTRY_KEYS = ("url", "model", "extra_body", "timeout_seconds")
 CONFIGURED = "model"                # how the configured model is named in a result
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "0.0.0.0", "::")
@@ -77,6 +78,13 @@ def same_service(url: str, other: str) -> bool:
 def reaches_memory(url: str, memory_url: str) -> bool:
     """The URL reaches SerenMemory: the same host and port as spelled, or as resolved (reach.py)."""
     return same_service(url, memory_url) or reach.Memory(memory_url).reached_by(url)
+
+
+def name_problem(key: str, value: Any) -> Optional[str]:
+    """Why a replay's `candidate` or `model` as a caller gave it is no name (it is logged and sent), or None."""
+    if value is None or isinstance(value, str) and len(value) <= NAME_CHARS and value.isprintable():
+        return None
+    return f"'{key}' is a name (text on one line, at most {NAME_CHARS} characters)"
 
 
 def seconds_above_zero(value: Any) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from hippocampus.config.hosts import bind_host_ok
 from hippocampus.config.pointers import resolve_pointer  # noqa: F401 - the family's token precedence
 from hippocampus.words import NO, YES
 
@@ -34,6 +35,7 @@ def finite(value: Any) -> bool:
     return not isinstance(value, float) or math.isfinite(value)
 
 
+FINITE = "a mapping of finite numbers and text (no .nan or .inf, which JSON cannot carry)"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _LEVEL_ALIASES = {**{lv.lower(): lv for lv in LOG_LEVELS}, "warn": "WARNING"}
 
@@ -47,7 +49,8 @@ class _Pointed:
 
 @dataclass
 class ServerConfig(_Pointed):
-    host: str = _field("127.0.0.1")
+    host: str = _field("127.0.0.1", check=bind_host_ok, form="a host name or address to listen on (no port: that is "
+                       "server.port; no scheme, brackets or spaces), like 127.0.0.1 or 0.0.0.0")
     port: int = _field(7424, min=0, max=65535)       # 0: any free port (the start-up line names it)
     bearer_token: str = _field("")
     bearer_token_env: str = _field("")
@@ -130,8 +133,7 @@ class ModelConfig:
     max_tokens: int = _field(2000, min=16)
     parallel: int = _field(1, min=1, max=8)     # piles drafted at once: llama-server needs as many slots (-np N)
     temperature: float = _field(0.2, min=0, max=2)
-    extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}}, check=finite,
-                              form="a mapping of finite numbers and text (no .nan or .inf, which JSON cannot carry)")
+    extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}}, check=finite, form=FINITE)
     structured: str = _field("auto", choices=("auto", "on", "off"),     # send the answer's JSON schema
                              aliases={**dict.fromkeys(YES, "on"), **dict.fromkeys(NO, "off")})
     write: str = _field("auto", choices=("free", "extractive", "auto"),    # the model writes, or only chooses
@@ -173,7 +175,10 @@ class SleepConfig:
     brief_request: bool = _field(True)
     brief_check_misses: int = _field(3, min=1)
     brief_pull: bool = _field(False)
-    state_path: str = _field("~/.seren-hippocampus/state.json")
+    state_path: str = _field("~/.seren-hippocampus/state.json",
+                             check=lambda v: not os.path.isdir(os.path.expanduser(v)),
+                             form="a file's path but a folder (it names the state file: a file in that folder, "
+                                  "like state.json)")
     budget: BudgetConfig = field(default_factory=BudgetConfig)
 
     def heartbeat(self) -> float:
@@ -210,7 +215,7 @@ class RippleConfig(_Pointed):
     bearer_token_env: str = _field("")
     bearer_token_keyring: str = _field("")
     events: list = _field(list(DEFAULT_RIPPLE_EVENTS), aliases={"docket_submitted": "draft_submitted"})
-    messages: dict = _field({})
+    messages: dict = _field({}, check=finite, form=FINITE)
 
 
 @dataclass

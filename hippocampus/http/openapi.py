@@ -6,9 +6,8 @@ import copy
 
 from hippocampus import SERVICE, __version__
 from hippocampus.config.names import EVENTS
-from hippocampus.config.replay_endpoints import CONFIGURED, TIMEOUT_CAP, listed
+from hippocampus.config.replay_endpoints import CONFIGURED, NAME_CHARS, TIMEOUT_CAP, listed
 from hippocampus.front import WHY_CHARS
-from hippocampus.http.resources import NAME_CHARS
 from hippocampus.replay.service import WAIT_SECONDS
 from hippocampus.words import PLAIN, PLAIN_SAID
 

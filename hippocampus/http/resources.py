@@ -7,13 +7,12 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, refusal, seconds_above_zero
+from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, name_problem, refusal, seconds_above_zero
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
 from hippocampus.words import BOOLEAN, yes_no
 
 FIELDS = ("draft_id", "candidate", "model", "timeout_seconds")
-NAME_CHARS = 200
 SHAPE = '{"candidate": "<a name listed in replay.candidates>", "model": "...", "timeout_seconds": n} (all optional)'
 
 
@@ -80,7 +79,7 @@ class SleepRoute(Route):
 
 class Events(Route):
     def on_get(self, req, resp):
-        entries = self.front.events(_limit(req, 100, 1000), req.get_param("type"))
+        entries = self.front.events(_limit(req, 100, 1000), (req.get_param("type") or "").strip() or None)  # as MCP
         webhook = bool(self.front.config().notify.webhook_url)
         resp.media = {"count": len(entries), "webhook": webhook, "entries": entries, "say": boards.events_note(webhook)}
 
@@ -139,8 +138,8 @@ class Quality(Route):
 
 def _text(body: dict, key: str):
     v = body.get(key)
-    if v is not None and (not isinstance(v, str) or len(v) > NAME_CHARS):
-        raise falcon.HTTPBadRequest(description=f"'{key}' is a name (text, at most {NAME_CHARS} characters)")
+    if name_problem(key, v):
+        raise falcon.HTTPBadRequest(description=name_problem(key, v))
     return v or None
 
 
@@ -188,6 +187,7 @@ class Replay(Route):
         draft_id = draft_id or body.get("draft_id")
         if draft_id is not None and not isinstance(draft_id, str):
             raise falcon.HTTPBadRequest(description=f"'draft_id' is the draft's id as text, not {draft_id!r:.80}")
+        draft_id = (draft_id or "").strip()       # as replay_draft takes it
         if not draft_id:
             raise falcon.HTTPBadRequest(description="'draft_id' is required")
         args = _replay_args(body, self.front.config())

@@ -6,6 +6,7 @@ the schemas are read from the methods' real annotations.
 """
 from typing import Any, Callable, Optional
 
+from hippocampus.config.replay_endpoints import name_problem
 from hippocampus.front import ActorRunning, Busy, NoPacket, NotAllowed, OtherCopy, ReplayBusy
 from hippocampus.replay.service import unknown_run, words
 from hippocampus.status.words import n
@@ -174,6 +175,9 @@ class Tools:
     def replay_draft(self, draft_id: str, candidate: str = "", model: str = "") -> dict[str, Any]:
         if not (draft_id or "").strip():
             return {"ok": False, "message": "give the draft id to replay (list_drafts on Memory shows them)"}
+        problem = name_problem("candidate", candidate) or name_problem("model", model)     # as POST /replay
+        if problem:
+            return {"ok": False, "refused": True, "message": problem}
         try:
             run = self.front.replays.replay(draft_id.strip(), candidate or None, model or None)
         except NoPacket as exc:

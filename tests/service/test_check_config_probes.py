@@ -120,3 +120,66 @@ def test_a_state_folder_the_service_would_refuse_is_a_warning(tmp_path, memory):
         os.chown(folder, 0, 0)
     r = _check_config("--config", cfg)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stdout[-1500:]
+
+
+def test_a_model_path_that_is_a_folder_is_a_warning(tmp_path):
+    """Found: model.lifecycle.model_path naming a folder (the one the .gguf is in) was '# found' and no warning; at
+    bedtime the start refused it ('model.lifecycle.model_path not found: <folder>') and every sleep failed."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    cfg = _yaml(tmp_path / "h.yaml", {
+        "model": {"url": f"http://127.0.0.1:{free_port()}/v1",
+                  "lifecycle": {"server": str(Path(sys.executable).resolve()), "model_path": str(folder)}},
+        "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+    r = _check_config("--config", cfg)
+    assert r.returncode == 1, r.stdout[-1500:]
+    w = [x for x in _warnings(r) if x.startswith("model.lifecycle.model_path ")]
+    assert len(w) == 1 and str(folder) in w[0] and "folder" in w[0] and ".gguf" in w[0], r.stdout[-1500:]
+    assert f"# found: model.lifecycle.model_path {folder}" not in r.stdout
+
+
+def test_a_command_line_with_an_unclosed_quote_is_a_warning(tmp_path):
+    """Found: model.lifecycle.server_args or model.lifecycle.start with an unclosed quote passed check-config
+    without a word; at bedtime the start refused it ('... cannot be read as a command line (No closing
+    quotation): close its quotes') and every sleep failed."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    server = str(Path(sys.executable).resolve())
+    for setting, lifecycle in (("server_args", {"server": server, "model_path": str(gguf), "server_args": '-c "8192'}),
+                               ("start", {"manage": True, "start": f"{server} -m '{gguf}"})):
+        cfg = _yaml(tmp_path / f"{setting}.yaml", {
+            "model": {"url": f"http://127.0.0.1:{free_port()}/v1", "lifecycle": lifecycle},
+            "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+        r = _check_config("--config", cfg)
+        w = [x for x in _warnings(r) if x.startswith(f"model.lifecycle.{setting} ")]
+        assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:]
+        assert "cannot be read as a command line" in w[0] and "close its quotes" in w[0], w
+
+
+def test_a_memory_url_no_request_can_be_made_to_is_a_warning_offline_and_not_reached(tmp_path):
+    """Found: memory.url with a port past 65535, an unclosed [ or a scheme that is not http passed
+    `check-config --offline` as "no warnings" (reaching, it said 'does not answer ... start SerenMemory there');
+    the service then said at every look 'memory.url ... is not a URL this service can call'."""
+    for i, url in enumerate(("http://127.0.0.1:99999", "http://[::1", "ftp://127.0.0.1:7420")):
+        cfg = _yaml(tmp_path / f"h{i}.yaml", {"memory": {"url": url}, "model": {"url": ""},
+                                             "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+        for args in (("--offline",), ()):
+            r = _check_config(*args, "--config", cfg)
+            w = [x for x in _warnings(r) if x.startswith("memory.url ")]
+            assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:]
+            assert "is not a URL this service can call" in w[0] and "start SerenMemory there" not in w[0], w
+
+
+def test_a_model_url_no_request_can_be_made_to_is_a_warning_not_a_traceback(tmp_path):
+    """Found: model.url http://[::1/v1 (an unclosed bracket) made check-config print a traceback (ValueError:
+    Invalid IPv6 URL), offline or not; a port past 65535 passed --offline as "no warnings"."""
+    for i, url in enumerate(("http://[::1/v1", "http://127.0.0.1:99999/v1", "ftp://127.0.0.1:8080/v1")):
+        cfg = _yaml(tmp_path / f"h{i}.yaml", {"memory": {"url": f"http://127.0.0.1:{free_port()}"},
+                                             "model": {"url": url},
+                                             "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
+        for args in (("--offline",), ()):
+            r = _check_config(*args, "--config", cfg)
+            assert "Traceback" not in r.stderr, r.stderr[-1500:]
+            w = [x for x in _warnings(r) if x.startswith("model.url ")]
+            assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:] + r.stderr[-500:]
+            assert "is not a URL this service can call" in w[0] and "blank for mechanical mode" in w[0], w

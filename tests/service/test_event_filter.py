@@ -26,3 +26,19 @@ def test_an_unknown_event_type_is_refused_named_and_a_known_one_with_none_is_emp
         "'sleep_faild' is not an event this service sends - did you mean sleep_failed?"), res
     res = _call(s, svc.url + "/mcp", headers, "recent_events", {"type": "sleep_failed"}, rid=4)
     assert res["isError"] is False and res["structuredContent"]["count"] == 0
+
+
+def test_a_blank_type_filters_nothing_through_both_doors(make_config, start_service):
+    """Found: GET /events?type= (a form's empty filter) answered count 0 while events were on record, where the
+    recent_events tool with type "" lists them all; and ?type=%20nudged was refused though the tool takes it."""
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    requests.post(svc.url + "/nudge", headers=AUTH, timeout=10)
+    for blank in ("", "  "):
+        r = requests.get(svc.url + "/events", params={"type": blank}, headers=AUTH, timeout=10)
+        assert r.status_code == 200 and [e["type"] for e in r.json()["entries"]] == ["nudged"], r.text
+    r = requests.get(svc.url + "/events", params={"type": " nudged "}, headers=AUTH, timeout=10)
+    assert r.status_code == 200 and r.json()["count"] == 1, r.text
+    s, headers = _raw_session(svc.url + "/mcp")
+    for rid, given in enumerate(("", " nudged "), start=3):
+        res = _call(s, svc.url + "/mcp", headers, "recent_events", {"type": given}, rid=rid)
+        assert res["isError"] is False and res["structuredContent"]["count"] == 1, res

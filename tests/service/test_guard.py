@@ -244,3 +244,15 @@ def test_the_viewer_cannot_be_framed_and_runs_only_its_own_script(open_svc):
     markup = re.sub(r"<script>.*?</script>", "", page, flags=re.S)
     assert not re.search(r"\son[a-z]+\s*=", markup, re.I), re.findall(r"<[^>]*\son[a-z]+\s*=[^>]*>", markup)
     assert re.search(r'id="sleepBtn"[^>]*data-hx-on=', markup)
+
+
+def test_a_bearer_with_spaces_or_a_line_break_around_it_is_the_token_a_client_can_send(make_config, start_service):
+    """Found: a bearer that came with a trailing space or line break (a Windows `set X=tok `, an env file, a
+    keyring entry ending in a newline) was required as it came; HTTP drops the spaces around a header's value, so
+    no client could ever send it: every call was 401, while check-config said nothing."""
+    import requests as http
+
+    svc = start_service(make_config(server={"bearer_token": "tok-with-space \n"}))
+    r = http.get(svc.url + "/actors", headers={"Authorization": "Bearer tok-with-space"}, timeout=10)
+    assert r.status_code == 200, r.text
+    assert http.get(svc.url + "/actors", timeout=10).status_code == 401

@@ -148,3 +148,38 @@ def test_the_replay_help_explains_every_option(capsys):
     for opt in ("draft_id", "--last", "--candidate", "--model-url", "--model-name", "--timeout", "--json", "--config"):
         assert opt in text, opt
     assert "Nothing is written to Memory" in " ".join(text.split())
+
+
+def test_a_model_name_on_many_lines_or_too_long_is_refused_through_both_doors(
+        make_config, start_service, hand, fake_model, caplog):
+    """Found: a replay's `model` was sent into the log as given: 'm\\n<time> CRITICAL hippocampus: ...' wrote a
+    forged CRITICAL line, through POST /replay and replay_draft alike; and replay_draft took a name of any length
+    where POST /replay refuses one over 200 characters."""
+    import logging
+
+    fake_model.responder = scripted
+    svc = start_service(make_config(model={"url": fake_model.url}, supervisor={"check_seconds": 0.05}))
+    draft = run_a_chain(svc, hand)
+    caplog.set_level(logging.INFO)
+    forged = "m\n2026-12-06 12:00:00,000 CRITICAL hippocampus: FORGED"
+    r = requests.post(svc.url + f"/replay/{draft['id']}", json={"model": forged}, timeout=60)
+    assert r.status_code == 400 and "'model' is a name" in r.json()["detail"], r.text
+    out = call_tools(svc.url + "/mcp", [("replay_draft", {"draft_id": draft["id"], "model": forged}),
+                                        ("replay_draft", {"draft_id": draft["id"], "model": "m" * 201}),
+                                        ("replay_draft", {"draft_id": draft["id"], "candidate": "c\rx"})], bearer="")
+    for i in range(3):
+        assert out[i]["ok"] is False and out[i]["refused"] is True and "is a name" in out[i]["message"], out[i]
+    assert not [rec for rec in caplog.records if "FORGED" in rec.getMessage()]
+    assert not [rec for rec in caplog.records if "replaying draft" in rec.getMessage()], "a replay was started"
+
+
+def test_a_draft_id_with_spaces_around_it_is_found_through_both_doors(make_config, start_service, hand, fake_model):
+    """Found: replay_draft strips the draft id it is given; POST /replay took ' <id> ' as it came and answered
+    404 'no replay packet for draft ' <id> '' for a draft that has one (a copy-paste with a space)."""
+    fake_model.responder = scripted
+    svc = start_service(make_config(model={"url": fake_model.url}, supervisor={"check_seconds": 0.05}))
+    draft = run_a_chain(svc, hand)
+    r = requests.post(svc.url + "/replay", json={"draft_id": f" {draft['id']} "}, timeout=60)
+    assert r.status_code == 200 and r.json()["draft_id"] == draft["id"], r.text
+    out = call_tools(svc.url + "/mcp", [("replay_draft", {"draft_id": f" {draft['id']} "})], bearer="")
+    assert out[0]["ok"] is True and out[0]["draft_id"] == draft["id"], out[0]

@@ -321,6 +321,22 @@ def test_check_config_warns_of_the_open_lan_refusal_the_service_would_make_and_e
     assert r.returncode == 1 and len(warnings) == 1 and "refuses to start" in warnings[0], r.stdout[-800:]
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX modes")
+def test_check_config_offline_warns_of_the_state_folder_the_service_refuses_and_exits_1(tmp_path):
+    """Found: `check-config --offline` said "no warnings" and exited 0 on a state folder others may write in, which
+    the service refuses at start (exit 1): offline skipped the folder's look, which reaches nothing."""
+    p = _state_config(tmp_path, free_port())
+    (tmp_path / "s").mkdir()
+    os.chmod(tmp_path / "s", 0o777)
+    r = _check_config("--offline", "--config", p)
+    warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning: ")]
+    assert r.returncode == 1 and len(warnings) == 1, r.stdout[-800:]
+    assert "refuses to start" in warnings[0] and f"chmod 700 {tmp_path / 's'}" in warnings[0], warnings[0]
+    start = subprocess.run([sys.executable, "-m", "hippocampus", "--config", p], capture_output=True, text=True,
+                           encoding="utf-8", env=_env(), cwd=str(ROOT), timeout=60)
+    assert start.returncode == 1 and f"chmod 700 {tmp_path / 's'}" in start.stderr, start.stderr[-800:]
+
+
 @pytest.mark.parametrize("args", [["--log-level", "DEUBG", "check-config", "--offline"],
                                   ["check-config", "--offline", "--log-level", "loud"],
                                   ["check-ripple", "--log-level", "verbose"]])

@@ -203,3 +203,70 @@ def test_a_number_json_cannot_carry_in_extra_body_is_named_and_the_default_used(
     assert len(cfg.warnings) == 1 and "model.extra_body" in cfg.warnings[0] \
         and "which JSON cannot carry" in cfg.warnings[0], cfg.warnings
     json.dumps(config.redacted(cfg), allow_nan=False)
+
+
+@pytest.mark.parametrize("by_env", [False, True])
+def test_a_state_path_that_is_a_folder_is_named_and_never_taken(tmp_path, by_env):
+    """Found: sleep.state_path naming a folder (~/.seren-hippocampus, the state folder itself) loaded silently; at
+    start the service read the folder as its state file, 'moved it aside' (renamed the whole folder to
+    <folder>.corrupt-<time>) and started clean, and check-config said nothing."""
+    folder = tmp_path / "state-folder"
+    folder.mkdir()
+    (folder / "state.json").write_text("{}", encoding="utf-8")
+    environ = {"SEREN_HIPPOCAMPUS_SLEEP_STATE_PATH": str(folder)} if by_env else {}
+    cfg = _load(tmp_path, "" if by_env else f"sleep:\n  state_path: {folder}\n", environ)
+    assert cfg.sleep.resolved_state_path() != folder
+    assert len(cfg.warnings) == 1 and str(folder) in cfg.warnings[0] and "folder" in cfg.warnings[0], cfg.warnings
+    assert "state.json" in cfg.warnings[0], cfg.warnings        # what to write instead
+
+
+@pytest.mark.parametrize("given", ["127.0.0.1:7424", "http://127.0.0.1", " 127.0.0.1", "[::1]", "box lan"])
+def test_a_server_host_that_is_no_host_is_named_and_loopback_used(tmp_path, given):
+    """Found: server.host with its port ('127.0.0.1:7424'), a scheme, a space or brackets loaded silently and
+    check-config said "no warnings"; the service then refused to start ('cannot listen on 127.0.0.1:7424:7424:
+    ... is not a host name or address this machine can resolve'), or said it needed a bearer 'beyond loopback'."""
+    cfg = _load(tmp_path, f"server:\n  host: {given!r}\n")
+    assert cfg.server.host == "127.0.0.1"
+    assert len(cfg.warnings) == 1 and f"'server.host' = {given!r}" in cfg.warnings[0], cfg.warnings
+    env = config.build({}, environ={"SEREN_HIPPOCAMPUS_HOST": given})
+    if given.strip() != "127.0.0.1":      # the environment's value is taken stripped
+        assert env.server.host == "127.0.0.1" and len(env.warnings) == 1, env.warnings
+
+
+@pytest.mark.parametrize("given", ["0.0.0.0", "::", "::1", "localhost", "Box.lan", "192.168.1.20", "my_box"])
+def test_a_server_host_that_is_one_is_taken(tmp_path, given):
+    cfg = _load(tmp_path, f"server:\n  host: {given!r}\n")
+    assert cfg.server.host == given and not cfg.warnings, cfg.warnings
+
+
+@pytest.mark.parametrize("text, key", [
+    ("ripple:\n  messages:\n    draft_submitted: .nan\n", "ripple.messages"),
+    ("ripple:\n  messages:\n    chain_closed: [1, -.inf]\n", "ripple.messages"),
+])
+def test_a_number_json_cannot_carry_in_ripple_messages_is_named_and_check_config_json_is_json(tmp_path, text, key):
+    """Found: .nan in ripple.messages loaded as given (the ripple then woke the main model with the message 'nan'),
+    and `check-config --json` printed 'NaN', which no JSON reader takes, with 'no warnings' and exit 0."""
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "hippocampus", "check-config", "--offline", "--json", "--config",
+                        _write(tmp_path, text)], capture_output=True, text=True, encoding="utf-8", timeout=60)
+    rep = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"check-config --json printed {c}"))
+    assert r.returncode == 1 and [w for w in rep["warnings"] if key in w and "JSON cannot carry" in w], rep["warnings"]
+
+
+@pytest.mark.parametrize("entry", ["{url: 'http://127.0.0.1:8081/v1', timeout_seconds: .nan}",
+                                   "{url: 'http://127.0.0.1:8081/v1', extra_body: {top_p: .inf}}"])
+def test_check_config_json_is_json_with_a_replay_candidate_holding_nan(tmp_path, entry):
+    """Found: a replay candidate with a .nan timeout or an .inf in its extra_body is named and put right for the
+    replay, but the config as written stays in the report, and `check-config --json` printed NaN / Infinity."""
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "hippocampus", "check-config", "--offline", "--json", "--config",
+                        _write(tmp_path, f"replay:\n  candidates:\n    c: {entry}\n")],
+                       capture_output=True, text=True, encoding="utf-8", timeout=60)
+    rep = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"check-config --json printed {c}"))
+    assert r.returncode == 1 and [w for w in rep["warnings"] if "replay.candidates.c" in w], rep["warnings"]
