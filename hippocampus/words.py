@@ -50,6 +50,7 @@ def escape_controls(text: str) -> str:
 
 _CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"     # control_at's, as a regex class
 PLAIN = f"^[^{_CONTROLS}]*$"                                # for a JSON schema: text with none of them
+ONE_LINE = f"^[^{_CONTROLS}\\t\\n\\r\\u2028\\u2029]*$"          # and on one line (a name that is logged)
 PLAIN_SAID = f"^[^{_CONTROLS}]*[^\\s{_CONTROLS}][^{_CONTROLS}]*$"     # and not blank
 
 

@@ -6,10 +6,12 @@ the replay asks again at connect."""
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 from hippocampus.config import reach
 from hippocampus.config.schema import finite
+from hippocampus.words import ONE_LINE
 
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
 NAME_CHARS = 200                    # the longest candidate or model name a caller may give
@@ -82,7 +84,7 @@ def reaches_memory(url: str, memory_url: str) -> bool:
 
 def name_problem(key: str, value: Any) -> Optional[str]:
     """Why a replay's `candidate` or `model` as a caller gave it is no name (it is logged and sent), or None."""
-    if value is None or isinstance(value, str) and len(value) <= NAME_CHARS and value.isprintable():
+    if value is None or isinstance(value, str) and len(value) <= NAME_CHARS and re.fullmatch(ONE_LINE, value):
         return None
     return f"'{key}' is a name (text on one line, at most {NAME_CHARS} characters)"
 

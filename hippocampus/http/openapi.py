@@ -9,7 +9,7 @@ from hippocampus.config.names import EVENTS
 from hippocampus.config.replay_endpoints import CONFIGURED, NAME_CHARS, TIMEOUT_CAP, listed
 from hippocampus.front import WHY_CHARS
 from hippocampus.replay.service import WAIT_SECONDS
-from hippocampus.words import PLAIN, PLAIN_SAID
+from hippocampus.words import ONE_LINE, PLAIN, PLAIN_SAID
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _OBJECT = {"type": "object", "additionalProperties": True}
@@ -75,7 +75,7 @@ def _replay_body(candidates: tuple, *, in_body: bool) -> dict:
         props["candidate"] = {"type": "string", "enum": list(candidates), "nullable": True, "description": (
             "a name listed in replay.candidates, or \"model\" for the configured model (the default); no url "
             "is taken")}
-    props["model"] = {"type": "string", "maxLength": NAME_CHARS, "nullable": True,
+    props["model"] = {"type": "string", "maxLength": NAME_CHARS, "pattern": ONE_LINE, "nullable": True,
                       "description": "the model name sent (default: the candidate's model)"}
     props["timeout_seconds"] = {"type": "number", "minimum": 0, "exclusiveMinimum": True, "nullable": True,
                                 "description": f"seconds per call, above 0 (default: the candidate's, or "
