@@ -18,9 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hippocampus.drafting.grounding import content_words, known_of, missing_specifics, near_duplicate, norm, word_share
 from hippocampus.drafting.answer import RATIONALE_CHARS
-from hippocampus.drafting.grounding import unchecked_names
+from hippocampus.drafting.grounding import (content_words, known_of, missing_specifics, near_duplicate, norm,
+                                            unchecked_names, word_share)
 from hippocampus.drafting.grounding import names  # noqa: F401 - the API
 
 WORD_SHARE = 0.5           # of an operation's content words found in its sources
@@ -127,14 +127,14 @@ def _warn(op: dict, ops: list, sources: Sources) -> None:
     """Names the guard could not check (a sentence's first word, a Title Case line's) that the operation's sources
     lack are named in its rationale, for the reviewer: "unchecked name at a sentence's start: Bertrand"."""
     ids = [s for s in op.get("source_short_ids") or [] if s in sources.fragments]
-    said = [_text_of(op), str(op.get("restated_content") or "")]
-    found = dict.fromkeys(u for t in said if t for u in unchecked_names(t, _texts(op, ids, ops, sources)))
-    groups = {where: ", ".join(w for at, w in dict.fromkeys(found) if at == where) for where, _ in found}
+    said, held = [_text_of(op), str(op.get("restated_content") or "")], _texts(op, ids, ops, sources)
+    found = dict.fromkeys(u for t in said if t for u in unchecked_names(t, held))
+    groups = {where: ", ".join(w for at, w in found if at == where) for where, _ in found}
     if groups:
         note = "unchecked name " + "; ".join(f"{where}: {words}" for where, words in groups.items())
         room = RATIONALE_CHARS - len(note) - 2          # within the rationale's cap, the model's words giving way
-        said = f"{op['rationale'][:room]}; " if op.get("rationale") and room > 0 else ""
-        op["rationale"] = (said + note)[:RATIONALE_CHARS]
+        theirs = f"{op['rationale'][:room]}; " if op.get("rationale") and room > 0 else ""
+        op["rationale"] = (theirs + note)[:RATIONALE_CHARS]
 
 
 def _cite(op: dict, ids: list) -> None:
