@@ -22,7 +22,8 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from hippocampus.demo.waiting import free_port, wait_for as _wait_for  # noqa: E402,F401 - benches import them from here
+from hippocampus.demo.waiting import wait_for as _wait_for  # noqa: E402,F401 - benches import them from here
+from tests.harness.ports import free_port  # noqa: E402,F401
 PY = sys.executable
 HERE = Path(__file__).resolve().parent
 CLK = os.sysconf("SC_CLK_TCK")

@@ -31,7 +31,7 @@ import requests
 
 from _common import banner, median, runs_arg, table
 from hippocampus.clock import Clock
-from hippocampus.demo.waiting import free_port
+from tests.harness.ports import free_port
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.prompt import draft_prompt
 from hippocampus.model.client import ModelClient

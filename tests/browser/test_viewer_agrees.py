@@ -4,7 +4,6 @@ in Memory leaves the queue card and the headline within 2 s, the model coming ba
 from __future__ import annotations
 
 import re
-import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
+from tests.harness.ports import free_port
 from tests.browser.conftest import WAIT, sync_api
 from tests.browser.person import assert_plain, person_text
 
@@ -75,12 +75,6 @@ class ModelStub(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from typing import Optional
 
 import requests
 
-from hippocampus.demo.waiting import free_port
+from tests.harness.ports import free_port
 from tests.harness import llama_build
 
 BUILD_HINT = ("build it once with `python -m tests.harness.llama_build` (about 11 minutes on 2 cores; "

@@ -11,7 +11,7 @@ from typing import Optional
 
 from hippocampus.demo import memory_server as demo
 from hippocampus.demo.memory_server import close_store, memory_config, quiet_memory_env  # noqa: F401
-from hippocampus.demo.waiting import free_port  # noqa: F401
+from tests.harness.ports import free_port  # noqa: F401
 
 quiet_memory_env()
 

@@ -28,7 +28,7 @@ import requests
 from ruamel.yaml import YAML
 
 from hippocampus.clock import Clock
-from hippocampus.demo.waiting import free_port
+from tests.harness.ports import free_port
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.lifecycle import ModelLifecycle
 from tests.harness import tiny_gguf

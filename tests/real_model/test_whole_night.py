@@ -24,7 +24,7 @@ import psutil
 import pytest
 import requests
 
-from hippocampus.demo.waiting import free_port
+from tests.harness.ports import free_port
 from tests.harness.reviewer import wait_for
 from tests.harness.tiny_schema import model_block
 

@@ -3,20 +3,14 @@ once, with when the next attempt is, and the ticks while it waits add nothing (i
 from __future__ import annotations
 
 import shlex
-import socket
 import sys
 import time
 
 import requests
 
+from tests.harness.ports import free_port
 from tests.harness.receiver import Receiver
 from tests.harness.reviewer import wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_a_held_failure_over_twenty_ticks_is_one_event_and_one_webhook_post(make_config, start_service, hand):

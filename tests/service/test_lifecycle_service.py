@@ -12,7 +12,6 @@ import math
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.harness.ports import free_port
 from tests.harness.clock import pid_alive as _pid_alive
 from tests.harness.reviewer import wait_for
 
@@ -47,12 +47,6 @@ class Thinking(BaseHTTPRequestHandler):
 fake.BaseHTTPRequestHandler = Thinking
 sys.exit(fake.main(sys.argv[1:]))
 '''
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def answer(content: str) -> str:

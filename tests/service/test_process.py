@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -59,6 +60,14 @@ class Proc:
                 raise AssertionError(f"the process exited ({self.p.returncode}) before {what}:\n{self.stderr()}")
             time.sleep(0.05)
         raise AssertionError(f"timed out waiting for {what}:\n{self.stderr()}")
+
+    def bound_port(self, timeout: float = 30.0) -> int:
+        """The port the process bound, from its start-up line (server.port: 0 lets the OS choose, so no test
+        races another process for a port it picked and let go)."""
+        def found():
+            m = re.search(r"ready on http://[^\s]*:(\d+)", self.stderr())
+            return int(m.group(1)) if m else None
+        return self.wait_for(found, timeout, "the start-up line")
 
     def wait_healthy(self, port: int, timeout: float = 30.0) -> dict:
         def healthy():
@@ -136,8 +145,8 @@ def test_the_sample_config_serves_and_stops_cleanly_on_sigterm_and_sigint(tmp_pa
     for sig in (signal.SIGTERM, signal.SIGINT):
         d = tmp_path / sig.name
         d.mkdir()
-        port = free_port()
-        runs.append((sig, port, _start(procs, d, _sample_config(d, port, memory.url))))
+        runs.append((sig, _start(procs, d, _sample_config(d, 0, memory.url))))
+    runs = [(sig, p.bound_port(), p) for sig, p in runs]
     for sig, port, p in runs:
         assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
         root = requests.get(f"http://127.0.0.1:{port}/", timeout=5).json()
@@ -213,14 +222,14 @@ def test_an_open_bind_with_consent_starts_with_the_banner_and_drains_on_sigterm(
     """One process for two things (each start costs seconds): the open-LAN banner, and an in-flight
     request answered during the draining stop: POST /check, held up by a slow Memory on its purge (POST /tidy).
     (/health is answered from the board and never waits on Memory, so it cannot be the request in flight.)"""
-    port = free_port()
     with SlowMemory(delay=1.0) as mem:
-        cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": port, "allow_open_lan": True},
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"host": "0.0.0.0", "port": 0, "allow_open_lan": True},
                                            "memory": {"url": mem.url},
                                            "model": {"url": ""},
                                            "sleep": {"mode": "external",
                                                      "state_path": str(tmp_path / "s" / "state.json")}})
         p = _start(procs, tmp_path, cfg)
+        port = p.bound_port()
         assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
         err = p.stderr()
         assert "OPEN ON THE NETWORK" in err and "allow_open_lan: true" in err
@@ -262,8 +271,8 @@ def _rss_mb(pid: int) -> float:
 def test_the_mcp_sdk_is_loaded_on_the_first_mcp_call_not_before(tmp_path, procs, memory):
     """A box whose MCP client never calls keeps the SDK's memory; the first call still answers."""
     pytest.importorskip("mcp.server")
-    port = free_port()
-    p = _start(procs, tmp_path, _sample_config(tmp_path, port, memory.url))
+    p = _start(procs, tmp_path, _sample_config(tmp_path, 0, memory.url))
+    port = p.bound_port()
     p.wait_healthy(port)
     assert "MCP tools at" not in p.stderr()
     idle = _rss_mb(p.p.pid)

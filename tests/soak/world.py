@@ -25,7 +25,8 @@ from typing import Callable, Optional
 
 import requests
 
-from hippocampus.demo.waiting import free_port, wait_for
+from hippocampus.demo.waiting import wait_for
+from tests.harness.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNING_BITS = ["fred durst", "green tea", "rose garden"]

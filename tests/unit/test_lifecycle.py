@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ import psutil
 import pytest
 import requests
 
+from tests.harness.ports import free_port
 from tests.harness.clock import FakeClock
 from hippocampus.config import LifecycleConfig, ModelConfig
 from hippocampus.model.lifecycle import ModelLifecycle
@@ -24,12 +24,6 @@ from hippocampus.model.client import ModelUnavailable
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and the sh wrapper are POSIX")
 
 FAKE = Path(__file__).resolve().parents[1] / "harness" / "fake_llama_server.py"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(pred, timeout: float = 10.0, step: float = 0.05) -> bool:
