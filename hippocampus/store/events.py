@@ -228,13 +228,11 @@ class EventLog:
         torn = torn.strip()
         self._unreadable = [line.decode("utf-8", "replace") for line in lines
                             if line.strip() and not self._replay(line)]
-        bad = len(self._unreadable)
         if torn and not self._replay(torn):
             log.warning("the event log %s ended in a torn line (a crash mid-write); it was skipped", self.path)
-            bad += 1
-        if bad > (1 if torn else 0):
+        if self._unreadable:
             log.warning("the event log %s held %d unreadable line(s); they were skipped, and are kept in the file "
-                        "as they were: fix or delete them", self.path, bad)
+                        "as they were: fix or delete them", self.path, len(self._unreadable))
         self._lines = len(lines) + (1 if torn else 0)
         return bool(torn) or self._lines > len(self._events) + len(self._unreadable)
 

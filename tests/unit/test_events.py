@@ -118,6 +118,24 @@ def test_unreadable_lines_are_kept_as_they_were_when_the_file_is_rewritten(tmp_p
     assert b"a note [purged] by hand" in again.path.read_bytes().splitlines()
 
 
+def test_an_unreadable_line_is_said_and_counted_whatever_the_last_line_is(tmp_path, clock, caplog):
+    """A hand-edited line was kept without a word in the log when the file's last line was whole but had no
+    newline (an editor's save), and a torn last line was counted as one more line "kept in the file"."""
+    ev = _log(tmp_path, clock)
+    ev.emit("sleep_done", operations=2)
+    with open(ev.path, "ab") as fh:             # a line typed by hand, then a whole event with no newline
+        fh.write(b'a note typed here by hand\n{"type":"chain_closed","seq":9,"at":1800000000.0}')
+    _log(tmp_path, clock)
+    assert "1 unreadable line(s)" in caplog.text
+    caplog.clear()
+    other = EventLog(tmp_path / "other" / "events.jsonl", clock)
+    other.emit("sleep_done", operations=2)
+    with open(other.path, "ab") as fh:          # the same line, and a torn last one (a crash mid-write)
+        fh.write(b'a note typed here by hand\n{"type":"chain_closed","se')
+    EventLog(other.path, clock)
+    assert "torn line" in caplog.text and "1 unreadable line(s)" in caplog.text, caplog.text
+
+
 def test_the_file_is_compacted_once_it_holds_twice_what_is_kept(tmp_path, clock):
     ev = _log(tmp_path, clock, keep=10)
     for i in range(1000):
