@@ -14,8 +14,7 @@ from typing import Any, Optional
 
 import requests
 
-from hippocampus import outbound
-from hippocampus import transport_words as tw
+from hippocampus import outbound, transport_words as tw
 from hippocampus.config import redact
 from hippocampus.config.reach import where, with_scheme
 
@@ -215,9 +214,7 @@ class MemoryClient:
         return self._call("POST", f"/brief/{brief_id}/consume", json={"draft_id": draft_id})
 
     def drafts(self, status: Optional[str] = None, limit: int = 200) -> list:
-        params: dict = {"limit": limit}
-        if status:
-            params["status"] = status
+        params = {"limit": limit, **({"status": status} if status else {})}
         return self._call("GET", "/drafts", "entries", params=params)
 
     def draft(self, draft_id: str) -> dict:
@@ -236,11 +233,9 @@ class MemoryClient:
                  trigger_type: str = "always", trigger_value: Optional[str] = None, note_id: Optional[str] = None,
                  extra: Optional[dict] = None) -> dict:
         """note_id: Memory keeps the first note posted under an id."""
-        body: dict = {"intent": intent, "topic": topic, "trigger_type": trigger_type}
-        for key, value in (("expires_at", expires_at), ("trigger_value", trigger_value), ("id", note_id),
-                           ("extra", extra)):
-            if value is not None:
-                body[key] = value
+        given = {"expires_at": expires_at, "trigger_value": trigger_value, "id": note_id, "extra": extra}
+        body = {"intent": intent, "topic": topic, "trigger_type": trigger_type,
+                **{k: v for k, v in given.items() if v is not None}}
         return self._call("POST", "/near", json=body)
 
     def list_near(self, include_completed: bool = False) -> list:

@@ -268,8 +268,7 @@ class QualityWatch:
         self._marker = None
 
     def _event_marker(self):
-        newest = self.ctx.events.list(limit=1)
-        e = newest[0] if newest else {}
+        e = next(iter(self.ctx.events.list(limit=1)), {})
         return e.get("seq"), e.get("count"), e.get("last_at")
 
     def due(self) -> bool:

@@ -194,10 +194,8 @@ def wakeup_view(rcfg: RippleConfig, lines: list) -> dict:
     elif not bad:
         ok, summary = True, f"ok: {route(rcfg)} ({len(lines)} checks)"
     else:
-        ok = False
-        summary = f"would fail: {bad[0].check}: {bad[0].text}"
-        if len(bad) > 1:
-            summary += f" (and {len(bad) - 1} more: {', '.join(b.check for b in bad[1:])})"
+        more = f" (and {len(bad) - 1} more: {', '.join(b.check for b in bad[1:])})" if len(bad) > 1 else ""
+        ok, summary = False, f"would fail: {bad[0].check}: {bad[0].text}{more}"
     return {"ok": ok, "type": kind, "summary": summary, "lines": [dataclasses.asdict(ln) for ln in lines],
             "checked_at": time.time()}
 

@@ -17,8 +17,7 @@ from typing import Any, Callable, Optional
 
 import requests
 
-from hippocampus import cmdline
-from hippocampus import SERVICE, outbound, transport_words as tw
+from hippocampus import SERVICE, cmdline, outbound, transport_words as tw
 from hippocampus.config import NotifyConfig, RippleConfig, redact
 from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.claude import whoami as _whoami
@@ -87,8 +86,7 @@ def _kind(event: dict) -> str:
 
 
 def _draft_id(event: dict) -> str:
-    d = event.get("draft_id")
-    return "" if d is None else str(d)
+    return "" if event.get("draft_id") is None else str(event["draft_id"])
 
 
 def argv_of(cfg: RippleConfig, windows: bool) -> list:
@@ -194,14 +192,14 @@ class Ripple:
         from seren_sinew import runas     # here, not at import: seren_sinew pulls in starlette (start-up time)
 
         cfg, kind = self.cfg, _kind(event)
-        refused = {"type": "script", "ok": False, "refused": True}
+        failed = {"type": "script", "ok": False}
         try:
             plan = runas.plan(cfg.run_as or "", current=self._whoami())
         except runas.RunAsRefused as exc:
-            return {**refused, "error": str(exc)}
+            return {**failed, "refused": True, "error": str(exc)}
         parts = argv_of(cfg, runas.IS_WINDOWS)
         if not parts:
-            return {"type": "script", "ok": False, "error": "ripple.command is empty"}
+            return {**failed, "error": "ripple.command is empty"}
         message = message_for(event, cfg)[:MAX_MESSAGE].replace("\x00", "")
         values = {"message": "" if cfg.stdin else message, "event": kind,
                   "draft_id": _draft_id(event).replace("\x00", "")}
@@ -211,21 +209,20 @@ class Ripple:
         with self._lock:
             prev = self._last.get(kind)
             if prev is not None and prev.poll() is None:
-                return {"type": "script", "ok": False, "skipped": SKIPPED}
+                return {**failed, "skipped": SKIPPED}
             try:
                 private.make_dir(self.log_dir)
-                # 0600, like every file in the state folder; the child keeps its own copy
                 private.roll(self.log_dir / "ripple.log")
+                # 0600, like every file in the state folder; the child keeps its own copy
                 with open(private.open_append(self.log_dir / "ripple.log"), "ab") as log:
                     proc = runas.spawn([_fill(p, values) for p in parts], run_as=cfg.run_as or "", env=env,
                                        cwd=(cfg.cwd or "").strip() or None, stdout=log,
                                        stdin_data=message.encode("utf-8") if cfg.stdin else None)
             except runas.RunAsRefused as exc:
-                return {**refused, "error": str(exc) or tw.in_words(exc)}
+                return {**failed, "refused": True, "error": str(exc) or tw.in_words(exc)}
             except (OSError, ValueError) as exc:
                 why = getattr(exc, "strerror", None) or str(exc) or "it could not be run"
-                return {"type": "script", "ok": False,
-                        "error": f"the ripple command {parts[0]!r} could not be started: {why}"}
+                return {**failed, "error": f"the ripple command {parts[0]!r} could not be started: {why}"}
             self._last[kind] = proc
             self._children.append(proc)
             # recorded before the reaper starts, so that a child which ends at once still gets its exit code

@@ -35,9 +35,7 @@ class PacketStore:
 
     def path(self, draft_id: str) -> Optional[Path]:
         """The packet's file, or None for an id that cannot be a file name here."""
-        if not isinstance(draft_id, str) or not _ID.match(draft_id):
-            return None
-        return self.folder / f"{draft_id}.json"
+        return self.folder / f"{draft_id}.json" if isinstance(draft_id, str) and _ID.match(draft_id) else None
 
     def load(self, draft_id: str) -> Optional[dict]:
         path = self.path(draft_id)

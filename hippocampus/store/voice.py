@@ -65,7 +65,7 @@ class VoiceCard:
 
     def view(self) -> dict:
         """What /status shows: the current card's version, and why the file cannot be read."""
-        version = self.version()
+        version = self.version()        # read first: it finds (or clears) the error
         return {"version": version, **({"error": self.error} if self.error else {})}
 
     def versions(self) -> list:
