@@ -97,8 +97,8 @@ def summarize_packet(packet: dict) -> dict:
 
 
 def _blank(model: Optional[str], voice) -> dict:
-    return {"model": model, "voice": voice, "drafts": 0, **{c: 0 for c in COLUMNS},
-            **{c: 0 for c in PACKET_COUNTS}, **{c: 0 for c in GUARD}, "guard_reasons": {}, "_critiques": []}
+    return {"model": model, "voice": voice, "drafts": 0, **dict.fromkeys(COLUMNS + PACKET_COUNTS + GUARD, 0),
+            "guard_reasons": {}, "_critiques": []}
 
 
 def _add_guard(g: dict, extra: Optional[dict]) -> None:
@@ -124,22 +124,25 @@ def report(drafts: list, packets: list, now: float) -> dict:
     groups: dict = {}
     total = _blank(None, None)
     by_chain = chains(drafts)
+
+    def counted(k) -> tuple:
+        """The group of key k, and the total: where a count goes."""
+        return groups.setdefault(tuple(k), _blank(*k)), total
+
     for attempts in by_chain.values():
         for d in attempts:
-            g = groups.setdefault(key(d.get("extra")), _blank(*key(d.get("extra"))))
-            for target in (g, total):
+            for target in counted(key(d.get("extra"))):
                 target["drafts"] += 1
                 _add_guard(target, d.get("extra"))
         for root, path in lineages(attempts):
-            g = groups.setdefault(key(root.get("extra")), _blank(*key(root.get("extra"))))
             column = outcome(attempts, path)
             denials = [op.get("critique") for _, op in path if op.get("status") == "denied" and op.get("critique")]
-            for target in (g, total):
+            for target in counted(key(root.get("extra"))):
                 target["proposed"] += 1
                 target[column] += 1
                 target["_critiques"] += denials
     for s in packets:
-        for target in (groups.setdefault(tuple(s["key"]), _blank(*s["key"])), total):
+        for target in counted(s["key"]):
             for c in PACKET_COUNTS:
                 target[c] += int(s.get(c) or 0)
     rows = sorted((_rates(g) for g in groups.values()), key=lambda g: (-g["drafts"], str(g["model"]), str(g["voice"])))

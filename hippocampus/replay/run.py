@@ -112,17 +112,16 @@ def read_answer(call: dict, text: str, finish_reason: Optional[str], max_tokens:
     marked = {"fragments": {m: e.get("id") for m, e in shown.items()}, "entries": shown,
               "cores": {m: c.get("id") for m, c in cores.items()}}
     core_texts = {m: c.get("content") or "" for m, c in cores.items()}
+    read = {"finish_reason": finish_reason, "max_tokens": max_tokens, "constrained": constrained}
     if call.get("write") != "extractive":
-        parsed = parse_answer(text, finish_reason=finish_reason, markers=Markers(**marked), max_tokens=max_tokens,
-                              redraft_of=call.get("redraft_of") if redraft else None, constrained=constrained)
+        redraft_of = call.get("redraft_of") if redraft else None
+        parsed = parse_answer(text, markers=Markers(**marked), redraft_of=redraft_of, **read)
     elif redraft:                       # a redraft of choices (model.write): the critique's wordings too
         quotes = enumerate(rechoose.wordings(call.get("critique")), 1)
         markers = rechoose.RedraftMarkers(**marked, quotes={f"q{i}": w for i, w in quotes}, said=call.get("said"))
-        parsed = rechoose.parse(text, finish_reason=finish_reason, markers=markers, max_tokens=max_tokens,
-                                redraft_of=call.get("redraft_of"), constrained=constrained, core_texts=core_texts)
+        parsed = rechoose.parse(text, markers=markers, redraft_of=call.get("redraft_of"), core_texts=core_texts, **read)
     else:                               # an answer of choices (model.write)
-        parsed = parse_choices(text, finish_reason=finish_reason, markers=Markers(**marked), max_tokens=max_tokens,
-                               constrained=constrained, core_texts=core_texts)
+        parsed = parse_choices(text, markers=Markers(**marked), core_texts=core_texts, **read)
     for op in parsed.operations:
         if redraft:
             op.pop("restated_content", None)
