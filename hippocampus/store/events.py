@@ -92,7 +92,9 @@ class EventLog:
                     line = _line({"patch": event["seq"], "set": change})
                     event = dict(event)
                 else:
-                    event = self._new(type_, now, fields if within is None else {**fields, "count": 1, "last_at": now})
+                    burst = {} if within is None else {"count": 1, "last_at": now}
+                    event = {"type": type_, "at": now, "seq": next(self._seq), **fields, **burst}
+                    self._add(event)
                     if within is not None:
                         self._bursts[type_] = event["seq"]
                     line = _line(event)
@@ -144,11 +146,6 @@ class EventLog:
             picked = (dict(e) for e in reversed(self._events.values())
                       if type_ is None or e.get("type") == type_)
             return list(itertools.islice(picked, max(0, limit)))
-
-    def _new(self, type_: str, now: float, fields: dict) -> dict:
-        event = {"type": type_, "at": now, "seq": next(self._seq), **fields}
-        self._add(event)
-        return event
 
     def _add(self, event: dict) -> None:
         """Keep the event; drop the oldest of its kind beyond `keep`. The caller holds the lock."""
