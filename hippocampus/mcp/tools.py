@@ -130,7 +130,8 @@ class Tools:
         return {"ok": True, "count": len(entries), "entries": entries, "message": msg}
 
     def recent_events(self, limit: int = 20, type: str = "") -> dict[str, Any]:  # noqa: A002 - the parameter name
-        entries = self.front.events(_clamp(limit, 1, 500), (type or "").strip() or None)
+        type = (type or "").strip()     # as GET /events?type= takes it
+        entries = self.front.events(_clamp(limit, 1, 500), type or None)
         for e in entries:
             e["when"] = when(e.get("at"))
         what = f" of type {type}" if type else ""
