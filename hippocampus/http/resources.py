@@ -137,10 +137,9 @@ class Quality(Route):
 
 
 def _text(body: dict, key: str):
-    v = body.get(key)
-    if name_problem(key, v):
-        raise falcon.HTTPBadRequest(description=name_problem(key, v))
-    return v or None
+    if problem := name_problem(key, body.get(key)):
+        raise falcon.HTTPBadRequest(description=problem)
+    return body.get(key) or None
 
 
 def _replay_args(body: dict, cfg) -> dict:

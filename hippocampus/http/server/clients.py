@@ -154,9 +154,7 @@ class BoundedChannel(HTTPChannel):
     share = 240
 
     def __init__(self, server, sock, addr, adj, map=None):  # noqa: A002 - waitress's signature
-        self._waiting_since = time.monotonic()
-        self._served = False
-        self._key = None
+        self._waiting_since, self._served, self._key = time.monotonic(), False, None
         super().__init__(server, sock, addr, adj, map=map)
         self._key = client_key(addr)
         mine = server.__dict__.setdefault("by_address", {}).setdefault(self._key, set())
