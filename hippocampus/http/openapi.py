@@ -32,8 +32,7 @@ STATE_CHANGING = ("post", "put", "patch", "delete")
 
 
 def _errors(*codes: int, says: dict = None) -> dict:
-    words = {**WORDS, **(says or {})}
-    return {str(c): _json(_ERROR, words[c]) for c in codes}
+    return {str(c): _json(_ERROR, (says or {}).get(c) or WORDS[c]) for c in codes}
 
 
 def _param(name: str, where: str, what: str, **schema) -> dict:

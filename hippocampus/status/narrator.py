@@ -282,9 +282,8 @@ def _model(s: dict) -> dict:
 
 
 def pills(s: dict) -> dict:
-    mem = s.get("memory") or {}
     memory = {True: ("memory: reachable", "ok"), False: ("memory: unreachable", "hot")}.get(
-        mem.get("reachable"), ("memory: checking…", ""))
+        (s.get("memory") or {}).get("reachable"), ("memory: checking…", ""))
     card = _model(s)
     state = "hot" if card["level"] == BAD else "ok" if card["main"].startswith(("Answering", "Managed")) else ""
     return {"memory": {"text": memory[0], "state": memory[1]},
@@ -379,8 +378,7 @@ def answer_format_row(v: dict) -> list:
 
 def drafting_row(v: dict) -> list:
     """Does the small model write its operations, or only choose fragments (model.write)? And why."""
-    mode = v.get("mode") or "not chosen yet"
-    return ["drafting", f"{mode}: {v.get('why') or ''}".rstrip(": "), ""]
+    return ["drafting", f"{v.get('mode') or 'not chosen yet'}: {v.get('why') or ''}".rstrip(": "), ""]
 
 
 def actor_words(actors: dict) -> dict:
