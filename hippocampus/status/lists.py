@@ -156,8 +156,7 @@ def events_note(webhook: bool) -> dict:
 def guard_words(r: dict) -> str:
     """What the grounding guard kept from review, and the promoted piles kept for the next sleep ("" if neither)."""
     bits = [guard.sentence(r.get("guard"))]
-    kept = r.get("kept_back") or []
-    if kept:
+    if kept := r.get("kept_back"):
         topics = ", ".join(f"'{k.get('topic') or 'untagged'}'" for k in kept)
         bits.append(f"{n(sum(int(k.get('fragments') or 0) for k in kept), 'fragment')} on {topics} kept for the "
                     f"next sleep, not aged out: the brief promoted {'it' if len(kept) == 1 else 'them'} and "

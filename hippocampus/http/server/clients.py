@@ -134,8 +134,7 @@ class FamilyErrorTask(ErrorTask):
             detail = f"{said}; this service takes at most {cap}"
         else:
             detail = f"{e.reason.lower()}: {e.body}" if e.body else e.reason.lower()
-        note = REFUSALS.get(e.code)
-        if note is not None:
+        if (note := REFUSALS.get(e.code)) is not None:
             note.note(*(() if e.code == 401 else (detail,)))
         body = json.dumps({"detail": detail}).encode("utf-8")
         self.status = f"{e.code} {e.reason}"
