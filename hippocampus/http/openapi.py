@@ -85,14 +85,17 @@ def _replay_body(candidates: tuple, *, in_body: bool) -> dict:
     return {"required": in_body, "content": {"application/json": {"schema": schema}}}
 
 
-_REPLAY_SAYS = {"says": {400: "a url, an extra_body, a field not named here, or a candidate not listed in "
-                              "replay.candidates: refused, nothing was sent",
-                         409: "busy: a replay is already running, or (no candidate named) there is no configured "
-                              "model to replay on; nothing was started"},
-                "more": {"202": _json(_OBJECT, "{ok, running: true, run, result, detail}: still running after "
-                                               f"{WAIT_SECONDS:g} s; GET the result path for it")}}
-_REPLAY_OK = _json(_OBJECT, "{run, draft_id, landed, original, candidate, timeout_note}: what was read from each "
-                            "answer (operations, cut-off, failure, timings), never its raw text")
+def _replay(summary: str, params: list = None) -> dict:
+    """POST /replay and /replay/{draft_id}: what was read from the answers, or still running after WAIT_SECONDS."""
+    return _op(summary, _json(_OBJECT, "{run, draft_id, landed, original, candidate, timeout_note}: what was read "
+                                       "from each answer (operations, cut-off, failure, timings), never its raw text"),
+               400, 404, 409, 413, 503, params=params,
+               says={400: "a url, an extra_body, a field not named here, or a candidate not listed in "
+                          "replay.candidates: refused, nothing was sent",
+                     409: "busy: a replay is already running, or (no candidate named) there is no configured model "
+                          "to replay on; nothing was started"},
+               more={"202": _json(_OBJECT, "{ok, running: true, run, result, detail}: still running after "
+                                           f"{WAIT_SECONDS:g} s; GET the result path for it")})
 
 
 def _cycle(summary: str, *codes: int, params: list = None) -> dict:
@@ -103,6 +106,7 @@ def _cycle(summary: str, *codes: int, params: list = None) -> dict:
                           "started"},
                more={"202": _json(_OBJECT, "{ok, running: true, detail}: it outlives the request and carries on (the "
                                            "status shows its progress)")})
+
 
 _RPC_ID = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
 _TEXT = {"type": "string"}
@@ -191,17 +195,15 @@ _BASE: dict = {
                                     "text/plain": {"schema": {"type": "string"}}}})},
         "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
                                 _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"))},
-        "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",
-                                _REPLAY_OK, 400, 404, 409, 413, 503, **_REPLAY_SAYS),
+        "/replay": {"post": _replay("replay one draft's saved prompts on a candidate model (nothing is written to "
+                                    "Memory)"),
                     "get": _op("the replays kept ({running, runs, say}), or with ?run=ID that run's result as POST "
                                "answered it (202 while it runs; 404: not kept)",
                                _json(_OBJECT, "{running, runs, say}, or a run's result"), 404,
                                more={"202": _json(_OBJECT, "{ok, running: true, run, result, detail}")},
                                params=[_param("run", "query", "a run id, as POST /replay answered it")])},
-        "/replay/{draft_id}": {"post": _op(
-            "replay this draft's saved prompts on a candidate model (404: no packet for it)",
-            _REPLAY_OK, 400, 404, 409, 413, 503, **_REPLAY_SAYS,
-            params=[_param("draft_id", "path", "the draft")])},
+        "/replay/{draft_id}": {"post": _replay("replay this draft's saved prompts on a candidate model (404: no packet "
+                                               "for it)", params=[_param("draft_id", "path", "the draft")])},
         "/mcp": {"post": _op(
             "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
             _json(_OBJECT, "the JSON-RPC answer (a result, or an error such as an unknown method)"), 404, 413,
