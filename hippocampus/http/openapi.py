@@ -32,8 +32,7 @@ STATE_CHANGING = ("post", "put", "patch", "delete")
 
 
 def _errors(*codes: int, says: dict = None) -> dict:
-    words = {**WORDS, **(says or {})}
-    return {str(c): _json(_ERROR, words[c]) for c in codes}
+    return {str(c): _json(_ERROR, (says or {}).get(c) or WORDS[c]) for c in codes}
 
 
 def _param(name: str, where: str, what: str, **schema) -> dict:
@@ -53,11 +52,11 @@ def _flag(name: str, what: str) -> dict:
 
 def _op(summary: str, ok: dict, *codes: int, public: bool = False, params: list = None, body: dict = None,
         says: dict = None, more: dict = None, status: str = "200") -> dict:
+    # every route answers 405 to a method it does not take, and all but the public ones 401
+    codes = (*sorted({*codes, 405}), *(() if public else (401,)))
     op: dict = {"summary": summary, "responses": {status: ok, **(more or {}), **_errors(*codes, says=says)}}
     if public:
         op["security"] = []
-    else:
-        op["responses"].update(_errors(401))
     if params:
         op["parameters"] = params
     if body:
@@ -86,21 +85,28 @@ def _replay_body(candidates: tuple, *, in_body: bool) -> dict:
     return {"required": in_body, "content": {"application/json": {"schema": schema}}}
 
 
-_REPLAY_SAYS = {"says": {400: "a url, an extra_body, a field not named here, or a candidate not listed in "
-                              "replay.candidates: refused, nothing was sent",
-                         409: "busy: a replay is already running, or (no candidate named) there is no configured "
-                              "model to replay on; nothing was started"},
-                "more": {"202": _json(_OBJECT, "{ok, running: true, run, result, detail}: still running after "
-                                               f"{WAIT_SECONDS:g} s; GET the result path for it")}}
-_REPLAY_OK = _json(_OBJECT, "{run, draft_id, landed, original, candidate, timeout_note}: what was read from each "
-                            "answer (operations, cut-off, failure, timings), never its raw text")
-_CYCLE = _json(_OBJECT, "the report of what ran")
-_CYCLE_CODES = (405, 409, 413, 503)
-_CYCLE_SAYS = {"says": {409: "busy: a sleep, tend or check is already running; nothing was started",
-                        503: "SerenMemory is not answering, the actor is down, or the service is stopping; "
-                             "nothing was started"},
-               "more": {"202": _json(_OBJECT, "{ok, running: true, detail}: it outlives the request and carries on "
-                                              "(the status shows its progress)")}}
+def _replay(summary: str, params: list = None) -> dict:
+    """POST /replay and /replay/{draft_id}: what was read from the answers, or still running after WAIT_SECONDS."""
+    return _op(summary, _json(_OBJECT, "{run, draft_id, landed, original, candidate, timeout_note}: what was read "
+                                       "from each answer (operations, cut-off, failure, timings), never its raw text"),
+               400, 404, 409, 413, 503, params=params,
+               says={400: "a url, an extra_body, a field not named here, or a candidate not listed in "
+                          "replay.candidates: refused, nothing was sent",
+                     409: "busy: a replay is already running, or (no candidate named) there is no configured model "
+                          "to replay on; nothing was started"},
+               more={"202": _json(_OBJECT, "{ok, running: true, run, result, detail}: still running after "
+                                           f"{WAIT_SECONDS:g} s; GET the result path for it")})
+
+
+def _cycle(summary: str, *codes: int, params: list = None) -> dict:
+    """A sleep, tend or check by hand: its report, busy, Memory down, or still running after the request."""
+    return _op(summary, _json(_OBJECT, "the report of what ran"), *codes, 409, 413, 503, params=params,
+               says={409: "busy: a sleep, tend or check is already running; nothing was started",
+                     503: "SerenMemory is not answering, the actor is down, or the service is stopping; nothing was "
+                          "started"},
+               more={"202": _json(_OBJECT, "{ok, running: true, detail}: it outlives the request and carries on (the "
+                                           "status shows its progress)")})
+
 
 _RPC_ID = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
 _TEXT = {"type": "string"}
@@ -145,68 +151,62 @@ _BASE: dict = {
     },
     "security": [{"bearer": []}],
     "paths": {
-        "/": {"get": _op("the service, its version, the mode (no URL)", _json(_OBJECT, "who this is"),
-                         405, public=True)},
+        "/": {"get": _op("the service, its version, the mode (no URL)", _json(_OBJECT, "who this is"), public=True)},
         "/health": {"get": _op("alive, and whether Memory answers", _json(_OBJECT, "{ok, memory_reachable}"),
-                               405, public=True)},
+                               public=True)},
         "/viewer": {"get": _op("the window (an HTML page)", {"description": "the page", "content": {
-            "text/html": {"schema": {"type": "string"}}}}, 405, public=True)},
-        "/openapi.json": {"get": _op("this document", _json(_OBJECT, "OpenAPI 3"), 405)},
-        "/status": {"get": _op("the status board, with `explain`", _json(_OBJECT, "the status"), 405)},
-        "/sleep": {"post": _op("a sleep by hand (asks for a brief when none waits)", _CYCLE, 400, *_CYCLE_CODES,
-                               **_CYCLE_SAYS,
-                               params=[_flag("without_brief", "draft unsteered now instead of asking for a brief")])},
-        "/tend": {"post": _op("redraft what was denied and close what landed, now", _CYCLE, *_CYCLE_CODES,
-                              **_CYCLE_SAYS)},
-        "/check": {"post": _op("purge what is flagged, then sleep if a brief waits", _CYCLE, *_CYCLE_CODES,
-                               **_CYCLE_SAYS)},
+            "text/html": {"schema": {"type": "string"}}}}, public=True)},
+        "/openapi.json": {"get": _op("this document", _json(_OBJECT, "OpenAPI 3"))},
+        "/status": {"get": _op("the status board, with `explain`", _json(_OBJECT, "the status"))},
+        "/sleep": {"post": _cycle("a sleep by hand (asks for a brief when none waits)", 400, params=[
+            _flag("without_brief", "draft unsteered now instead of asking for a brief")])},
+        "/tend": {"post": _cycle("redraft what was denied and close what landed, now")},
+        "/check": {"post": _cycle("purge what is flagged, then sleep if a brief waits")},
         "/nudge": {"post": _op("your turn: a tick runs after the rippled session ends", _json(_OBJECT, "{ok, woke}"),
-                               405, 413)},
-        "/events": {"get": _op("events, newest first", _json(_OBJECT, "{count, webhook, entries, say}"), 400, 405,
-                               params=[_limit(100, 1000), _param("type", "query", "only events of this type (a name no event has is refused)",
-                                                           type="string", enum=list(EVENTS))])},
-        "/history": {"get": _op("past sleeps and tends, newest first", _json(_OBJECT, "{count, entries}"), 400, 405,
+                               413)},
+        "/events": {"get": _op("events, newest first", _json(_OBJECT, "{count, webhook, entries, say}"), 400,
+                               params=[_limit(100, 1000), _param("type", "query", "only events of this type (a "
+                                                                 "name no event has is refused)", type="string",
+                                                                 enum=list(EVENTS))])},
+        "/history": {"get": _op("past sleeps and tends, newest first", _json(_OBJECT, "{count, entries}"), 400,
                                 params=[_limit(40, 80)])},
-        "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts, say}"), 405)},
-        "/actors": {"get": _op("the supervised actors", _json(_OBJECT, "{actors}"), 405)},
+        "/queue": {"get": _op("drafts waiting for review in Memory", _json(_OBJECT, "{count, drafts, say}"))},
+        "/actors": {"get": _op("the supervised actors", _json(_OBJECT, "{actors}"))},
         "/actors/{name}/restart": {"post": _op(
             "restart an actor (a failed one; a running one with force): answered at once, state \"restarting\"; the "
             "supervisor restarts it in the background (a busy one's current work has up to 10 s to end first), and "
             "/actors, /status and the log say when it is back", _json(_OBJECT, "{actor, state, say}"),
-            400, 404, 405, 409, 413, 503, status="202",
+            400, 404, 409, 413, 503, status="202",
             params=[_param("name", "path", "the actor"), _flag("force", "restart a running actor too")],
             says={404: "no actor by that name", 409: "the actor is running (force=true restarts it anyway)",
                   503: "the supervisor is down; nothing was restarted"})},
         "/voice": {
-            "get": _op("the voice card (404 while it is off)", _json(_OBJECT, "{version, text, ...}"), 404, 405),
+            "get": _op("the voice card (404 while it is off)", _json(_OBJECT, "{version, text, ...}"), 404),
             "put": _op("write a new version of the voice card", _json(_OBJECT, "the version written"),
-                       400, 404, 405, 413, 503, says={503: "the voice card could not be stored"},
+                       400, 404, 413, 503, says={503: "the voice card could not be stored"},
                        body={"required": True, "content": {"application/json": {
                            "schema": {"$ref": "#/components/schemas/VoiceCard"}}}}),
         },
         "/voice/history": {"get": _op("earlier versions of the voice card, newest first",
-                                      _json(_OBJECT, "{count, versions}"), 400, 404, 405,
-                                      params=[_limit(10, 200)])},
-        "/metrics": {"get": _op("counters and gauges for an operator's alerts (sleeps and chains by outcome, operations "
-                                "by verdict, the last successful sleep, model starts and up seconds, Memory reachable), "
-                                "in the Prometheus text format", {"description": "the metrics", "content": {
-                                    "text/plain": {"schema": {"type": "string"}}}}, 405)},
+                                      _json(_OBJECT, "{count, versions}"), 400, 404, params=[_limit(10, 200)])},
+        "/metrics": {"get": _op("counters and gauges for an operator's alerts (sleeps and chains by outcome, "
+                                "operations by verdict, the last successful sleep, model starts and up seconds, Memory "
+                                "reachable), in the Prometheus text format", {"description": "the metrics", "content": {
+                                    "text/plain": {"schema": {"type": "string"}}}})},
         "/quality": {"get": _op("the quality report per model name and voice-card version (read in the background)",
-                                _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"), 405)},
-        "/replay": {"post": _op("replay one draft's saved prompts on a candidate model (nothing is written to Memory)",
-                                _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS),
+                                _json(_OBJECT, "{ready, at, drafts, groups, total, message, say}"))},
+        "/replay": {"post": _replay("replay one draft's saved prompts on a candidate model (nothing is written to "
+                                    "Memory)"),
                     "get": _op("the replays kept ({running, runs, say}), or with ?run=ID that run's result as POST "
                                "answered it (202 while it runs; 404: not kept)",
-                               _json(_OBJECT, "{running, runs, say}, or a run's result"), 404, 405,
+                               _json(_OBJECT, "{running, runs, say}, or a run's result"), 404,
                                more={"202": _json(_OBJECT, "{ok, running: true, run, result, detail}")},
                                params=[_param("run", "query", "a run id, as POST /replay answered it")])},
-        "/replay/{draft_id}": {"post": _op(
-            "replay this draft's saved prompts on a candidate model (404: no packet for it)",
-            _REPLAY_OK, 400, 404, 405, 409, 413, 503, **_REPLAY_SAYS,
-            params=[_param("draft_id", "path", "the draft")])},
+        "/replay/{draft_id}": {"post": _replay("replay this draft's saved prompts on a candidate model (404: no packet "
+                                               "for it)", params=[_param("draft_id", "path", "the draft")])},
         "/mcp": {"post": _op(
             "the MCP endpoint (streamable HTTP, stateless, JSON answers; the [mcp] extra)",
-            _json(_OBJECT, "the JSON-RPC answer (a result, or an error such as an unknown method)"), 404, 405, 413,
+            _json(_OBJECT, "the JSON-RPC answer (a result, or an error such as an unknown method)"), 404, 413,
             body={"required": True, "content": {"application/json": {"schema": _MCP_MESSAGE}}},
             # no schema for a 400: the SDK answers a body that is not JSON in plain text
             more={"202": {"description": "a notification or a response: taken, no answer"},

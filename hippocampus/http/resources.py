@@ -137,10 +137,9 @@ class Quality(Route):
 
 
 def _text(body: dict, key: str):
-    v = body.get(key)
-    if name_problem(key, v):
-        raise falcon.HTTPBadRequest(description=name_problem(key, v))
-    return v or None
+    if problem := name_problem(key, body.get(key)):
+        raise falcon.HTTPBadRequest(description=problem)
+    return body.get(key) or None
 
 
 def _replay_args(body: dict, cfg) -> dict:
@@ -151,8 +150,7 @@ def _replay_args(body: dict, cfg) -> dict:
     if "extra_body" in body:
         raise falcon.HTTPBadRequest(description="replay takes no extra_body from callers: a candidate's extra_body "
                                                 "is set in its replay.candidates entry in the config")
-    unknown = sorted(str(k) for k in body if k not in FIELDS)
-    if unknown:
+    if unknown := sorted(str(k) for k in body if k not in FIELDS):
         raise falcon.HTTPBadRequest(description=f"{', '.join(map(repr, unknown))} is not a replay field: send {SHAPE}")
     timeout = body.get("timeout_seconds")
     if timeout is not None and not seconds_above_zero(timeout):

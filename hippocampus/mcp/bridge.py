@@ -107,8 +107,8 @@ class WsgiSink:
 
 
 WARM_UP = (     # one call of each kind a client's first session makes (the handshake era, then the 2026 one)
-    ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-      "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "warm-up", "version": "1"}}},
+    ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "warm-up", "version": "1"}}},
      "2025-11-25"),
     ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "2025-11-25"),
     ({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, "2025-11-25"),

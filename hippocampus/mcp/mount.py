@@ -25,9 +25,8 @@ def security_settings(TransportSecuritySettings, server_cfg):
     if not hosts and not origins:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     patterns = service_hosts(server_cfg, hosts).sdk_patterns()
-    if not origins:
-        origins = [f"{scheme}://{h}" for h in patterns for scheme in ("http", "https")]
-    origins = [*origins, *server_cfg.allowed_origins]
+    own = [f"{scheme}://{h}" for h in patterns for scheme in ("http", "https")]    # when no MCP origin is listed
+    origins = [*(origins or own), *server_cfg.allowed_origins]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=patterns,
                                      allowed_origins=sorted({normal_origin(o) for o in origins if o.strip()}))
 

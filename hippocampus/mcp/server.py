@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 JSON_TYPES = {str: "string", int: "integer", bool: "boolean"}
 WORDS = {str: "text", int: "a whole number", bool: "true or false"}
+READ = {str: lambda v: v if isinstance(v, str) else None, int: whole, bool: yes_no}     # None: not that kind
 
 
 class ArgumentError(ValueError):
@@ -47,15 +48,10 @@ def input_schema(name: str, fn: Callable) -> dict:
 
 
 def _coerce(value: Any, kind: type, name: str) -> Any:
-    if kind is bool:
-        if yes_no(value) is not None:
-            return yes_no(value)
-    elif kind is int:
-        if whole(value) is not None:
-            return whole(value)
-    elif isinstance(value, str):
-        return value
-    raise ArgumentError(f"{name} must be {WORDS[kind]}, not {json.dumps(value)}")
+    taken = READ[kind](value)
+    if taken is None:
+        raise ArgumentError(f"{name} must be {WORDS[kind]}, not {json.dumps(value)}")
+    return taken
 
 
 def arguments(fn: Callable, given: dict) -> dict:

@@ -97,12 +97,10 @@ class Tools:
             return {"ok": False, "busy": True, "what": exc.what, "since": when(exc.since),
                     "message": f"{busy(exc.what, exc.since)}; nothing was started. sleep_status shows its progress."}
         say = report.pop("say", {"level": "ok", "text": ""})
-        ok = say["level"] != "bad" and not report.get("refused")
-        message = say["text"]
-        if report.get("asked_for_brief"):
-            message += (f" You are the main model: {WRITE_BRIEF}; sleep_now with without_brief=true drafts "
-                        "unsteered now.")
-        return {"ok": ok, "asked_for_brief": bool(report.get("asked_for_brief")), "refused": bool(report.get("refused")),
+        asked, refused = bool(report.get("asked_for_brief")), bool(report.get("refused"))
+        message = say["text"] + (f" You are the main model: {WRITE_BRIEF}; sleep_now with without_brief=true "
+                                 "drafts unsteered now." if asked else "")
+        return {"ok": say["level"] != "bad" and not refused, "asked_for_brief": asked, "refused": refused,
                 "status": report.get("status"), "report": report, "message": message}
 
     def sleep_now(self, without_brief: bool = False) -> dict[str, Any]:
@@ -130,7 +128,8 @@ class Tools:
         return {"ok": True, "count": len(entries), "entries": entries, "message": msg}
 
     def recent_events(self, limit: int = 20, type: str = "") -> dict[str, Any]:  # noqa: A002 - the parameter name
-        entries = self.front.events(_clamp(limit, 1, 500), (type or "").strip() or None)
+        type = (type or "").strip()     # as GET /events?type= takes it
+        entries = self.front.events(_clamp(limit, 1, 500), type or None)
         for e in entries:
             e["when"] = when(e.get("at"))
         what = f" of type {type}" if type else ""
@@ -155,7 +154,8 @@ class Tools:
                                "what is yours and what is someone else's)."}
         return {"ok": True, "enabled": True, "version": cur.get("version"), "text": cur.get("text"),
                 "why": cur.get("why"), "set": when(cur.get("set_at")), "chars": len(cur.get("text") or ""),
-                "max_chars": cap, "message": f"Version {cur.get('version')} is the card every draft and redraft prompt starts with."}
+                "max_chars": cap,
+                "message": f"Version {cur.get('version')} is the card every draft and redraft prompt starts with."}
 
     def set_voice_card(self, text: str, why: str = "") -> dict[str, Any]:
         res = self.front.voice_card().set(text, why or None)
@@ -175,8 +175,7 @@ class Tools:
     def replay_draft(self, draft_id: str, candidate: str = "", model: str = "") -> dict[str, Any]:
         if not (draft_id or "").strip():
             return {"ok": False, "message": "give the draft id to replay (list_drafts on Memory shows them)"}
-        problem = name_problem("candidate", candidate) or name_problem("model", model)     # as POST /replay
-        if problem:
+        if problem := name_problem("candidate", candidate) or name_problem("model", model):     # as POST /replay
             return {"ok": False, "refused": True, "message": problem}
         try:
             run = self.front.replays.replay(draft_id.strip(), candidate or None, model or None)

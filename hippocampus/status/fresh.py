@@ -13,9 +13,8 @@ def buttons(s: dict, action: Optional[str]) -> dict:
     """Which of Sleep now and Tend now is the main button, and which cannot be pressed now and why: Sleep now
     when idle; Tend now (or none) while a chain is open; neither, with the reason, while a cycle runs or
     Memory is down."""
-    mem = s.get("memory") or {}
     why = ""
-    if mem.get("reachable") is False:
+    if (s.get("memory") or {}).get("reachable") is False:
         why = "Memory is not answering: nothing can start until it does."
     elif s.get("busy"):
         why = f"{cap(running(s['busy'].get('what'), s['busy'].get('since')))}: wait for it to end."

@@ -116,10 +116,10 @@ def _facts(e: dict) -> list:
             (has["attempt"], f"attempt {e.get('attempt')}"), (has["landed"], f"{e.get('landed')} landed"),
             (e.get("denied"), f"{e.get('denied')} denied"), (has["restarts"], n(e.get("restarts") or 0, "restart")),
             (e.get("by"), f"by {e.get('by')}"), (e.get("quiet"), "quiet"), (e.get("catch_up"), "catch-up"),
-            (e.get("words"), str(e.get("words"))),
-            (e.get("topic"), f"topic {e.get('topic')}"), (e.get("how"), str(e.get("how"))),
-            (e.get("due_at"), f"for the sleep due at {hhmm(e.get('due_at'))}"),
-            (isinstance(e.get("nudge"), int) and e.get("nudge"), f"asked again ({n(e.get('nudge'), 'reminder')} so far)"),
+            (e.get("words"), str(e.get("words"))), (e.get("topic"), f"topic {e.get('topic')}"),
+            (e.get("how"), str(e.get("how"))), (e.get("due_at"), f"for the sleep due at {hhmm(e.get('due_at'))}"),
+            (isinstance(e.get("nudge"), int) and e.get("nudge"),
+             f"asked again ({n(e.get('nudge'), 'reminder')} so far)"),
             (e.get("woke") is not None and e.get("type") == "nudged",
              "a turn started at once" if e.get("woke") else
              "noted: the part that keeps the schedule was down, and takes it when it is back")]
@@ -156,8 +156,7 @@ def events_note(webhook: bool) -> dict:
 def guard_words(r: dict) -> str:
     """What the grounding guard kept from review, and the promoted piles kept for the next sleep ("" if neither)."""
     bits = [guard.sentence(r.get("guard"))]
-    kept = r.get("kept_back") or []
-    if kept:
+    if kept := r.get("kept_back"):
         topics = ", ".join(f"'{k.get('topic') or 'untagged'}'" for k in kept)
         bits.append(f"{n(sum(int(k.get('fragments') or 0) for k in kept), 'fragment')} on {topics} kept for the "
                     f"next sleep, not aged out: the brief promoted {'it' if len(kept) == 1 else 'them'} and "
@@ -176,8 +175,7 @@ def sleep_words(r: dict) -> str:
         left = r["budget"].get("undrafted")
         kept = [f"{n(len(left), 'pile')} not drafted kept for the next sleep"] if left else []
         kept += ["the brief stays open"] if r.get("brief_id") else []     # a sleep by hand may have had none
-        more += "; stopped drafting early: " + str(r["budget"].get("reason")) + ("; " + ", and ".join(kept) if kept
-                                                                                 else "")
+        more += f"; stopped drafting early: {r['budget'].get('reason')}" + (f"; {', and '.join(kept)}" if kept else "")
     if r.get("draft_id"):
         catch = "; the first sleep in a long while, so no fragment was let fade" if r.get("catch_up") else ""
         catch += "; finished after a restart" if r.get("resumed") else ""

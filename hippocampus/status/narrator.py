@@ -59,7 +59,7 @@ def headline(s: dict, now: float) -> tuple:
     if failed := [name for name, a in (s.get("actors") or {}).items() if (a or {}).get("state") == "failed"]:
         one = len(failed) == 1
         parts = " and ".join(ACTOR_WORDS.get(name, "a part of the service") for name in failed)
-        return (f"{parts[:1].upper()}{parts[1:]} crashed too often and {'is' if one else 'are'} down: press "
+        return (f"{cap(parts)} crashed too often and {'is' if one else 'are'} down: press "
                 f"Restart beside {'it' if one else 'each'} under Details.", BAD, "restart")
     if writes := [s[key] for key in ("state_error", "events_error", "scrub_error") if s.get(key)]:
         return (" ".join(w.rstrip(".") + "." for w in writes), BAD, None)
@@ -89,10 +89,9 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
     if (spent := last.get("budget") or {}).get("rest_until", 0) > now and not last.get("draft_id"):
         return (f"The last sleep stopped drafting early at {hhmm(last.get('finished_at'))}: {spent.get('reason')}. "
                 f"{'Its brief and undrafted' if last.get('brief_id') else 'Its undrafted'} fragments are kept; "
-                f"the next sleep waits for bedtime, "
-                f"{hhmm(spent['rest_until'])}.", BAD, "sleep")
+                f"the next sleep waits for bedtime, {hhmm(spent['rest_until'])}.", BAD, "sleep")
     if (down := model_down(s)) and (s.get("model_health") or {}).get("not_model"):
-        return (f"{down[:1].upper()}{down[1:]}. The next sleep fails until then.", BAD, None)   # it answers, no model
+        return (f"{cap(down)}. The next sleep fails until then.", BAD, None)   # it answers, no model
     if down:
         return (f"The model at {s.get('model_url')} is configured but not answering ({down}): the next sleep "
                 "fails until it does.", BAD, None)
@@ -283,9 +282,8 @@ def _model(s: dict) -> dict:
 
 
 def pills(s: dict) -> dict:
-    mem = s.get("memory") or {}
     memory = {True: ("memory: reachable", "ok"), False: ("memory: unreachable", "hot")}.get(
-        mem.get("reachable"), ("memory: checking…", ""))
+        (s.get("memory") or {}).get("reachable"), ("memory: checking…", ""))
     card = _model(s)
     state = "hot" if card["level"] == BAD else "ok" if card["main"].startswith(("Answering", "Managed")) else ""
     return {"memory": {"text": memory[0], "state": memory[1]},
@@ -380,8 +378,7 @@ def answer_format_row(v: dict) -> list:
 
 def drafting_row(v: dict) -> list:
     """Does the small model write its operations, or only choose fragments (model.write)? And why."""
-    mode = v.get("mode") or "not chosen yet"
-    return ["drafting", f"{mode}: {v.get('why') or ''}".rstrip(": "), ""]
+    return ["drafting", f"{v.get('mode') or 'not chosen yet'}: {v.get('why') or ''}".rstrip(": "), ""]
 
 
 def actor_words(actors: dict) -> dict:

@@ -27,10 +27,9 @@ class Tally:
         kind = event.get("type")
         with self._lock:
             if kind in SLEEP_ENDS:
-                quiet = event.get("quiet") or not event.get("draft_id")
                 # budget: sleep.budget stopped the night before it drafted anything (not a quiet night)
                 done = "budget" if event.get("budget") and not event.get("draft_id") else (
-                    "quiet" if quiet else "drafted")
+                    "quiet" if event.get("quiet") or not event.get("draft_id") else "drafted")
                 self.sleeps[SLEEP_ENDS[kind] or done] += 1
             elif kind == "chain_closed":
                 # landed: every operation approved; partly: some landed, some still denied; denied: none landed

@@ -42,3 +42,22 @@ def test_a_blank_type_filters_nothing_through_both_doors(make_config, start_serv
     for rid, given in enumerate(("", " nudged "), start=3):
         res = _call(s, svc.url + "/mcp", headers, "recent_events", {"type": given}, rid=rid)
         assert res["isError"] is False and res["structuredContent"]["count"] == 1, res
+
+
+def test_the_tool_says_the_type_it_filtered_on_without_its_padding(make_config, start_service):
+    """Found: recent_events with type "  sleep_failed " filtered on sleep_failed but said "No events of type
+    sleep_failed  on record." with the padding, and type "  " (filtering nothing) said "of type   "."""
+    svc = start_service(make_config(server={"bearer_token": BEARER}))
+    requests.post(svc.url + "/nudge", headers=AUTH, timeout=10)
+    s, headers = _raw_session(svc.url + "/mcp")
+    said = {}
+    for rid, given in enumerate(("  sleep_failed ", " nudged ", "  "), start=3):
+        res = _call(s, svc.url + "/mcp", headers, "recent_events", {"type": given}, rid=rid)
+        assert res["isError"] is False, res
+        said[given] = res["structuredContent"]["message"]
+    assert said == {"  sleep_failed ": "No events of type sleep_failed on record.",
+                    " nudged ": "1 event of type nudged, newest first.", "  ": "1 event, newest first."}
+    res = _call(s, svc.url + "/mcp", headers, "recent_events", {"type": "  sleep_faild "}, rid=9)
+    r = requests.get(svc.url + "/events", params={"type": "  sleep_faild "}, headers=AUTH, timeout=10)
+    assert r.status_code == 400 and res["isError"] is True
+    assert res["content"][0]["text"] == r.json()["detail"] + ".", (res, r.text)

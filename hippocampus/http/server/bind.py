@@ -26,8 +26,7 @@ class BindError(OSError):
 def release(socket_map: dict) -> None:
     """Stop waitress's request threads and close every socket of a server that will never run."""
     for obj in list(socket_map.values()):
-        dispatcher = getattr(obj, "task_dispatcher", None)
-        if dispatcher is not None:
+        if (dispatcher := getattr(obj, "task_dispatcher", None)) is not None:
             dispatcher.shutdown(timeout=2)
             break                        # one dispatcher serves every listener
     wasyncore.close_all(socket_map)

@@ -134,8 +134,7 @@ class FamilyErrorTask(ErrorTask):
             detail = f"{said}; this service takes at most {cap}"
         else:
             detail = f"{e.reason.lower()}: {e.body}" if e.body else e.reason.lower()
-        note = REFUSALS.get(e.code)
-        if note is not None:
+        if (note := REFUSALS.get(e.code)) is not None:
             note.note(*(() if e.code == 401 else (detail,)))
         body = json.dumps({"detail": detail}).encode("utf-8")
         self.status = f"{e.code} {e.reason}"
@@ -154,9 +153,7 @@ class BoundedChannel(HTTPChannel):
     share = 240
 
     def __init__(self, server, sock, addr, adj, map=None):  # noqa: A002 - waitress's signature
-        self._waiting_since = time.monotonic()
-        self._served = False
-        self._key = None
+        self._waiting_since, self._served, self._key = time.monotonic(), False, None
         super().__init__(server, sock, addr, adj, map=map)
         self._key = client_key(addr)
         mine = server.__dict__.setdefault("by_address", {}).setdefault(self._key, set())
