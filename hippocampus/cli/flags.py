@@ -14,9 +14,9 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST
+from hippocampus.config.loader import LONGEST, out_of_range
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
-from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES
+from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, ModelConfig
 from hippocampus.words import yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
@@ -46,6 +46,12 @@ _whole = _typed(int, "a whole number")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
 
+def _range(name: str) -> tuple:
+    """(least, most) model.`name` takes: the schema's rule, which the flag and the yaml share."""
+    rules = ModelConfig.__dataclass_fields__[name].metadata
+    return rules["min"], rules["max"]
+
+
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
 _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
@@ -60,9 +66,11 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--model-path", None, "PATH", "the .gguf the started server loads (model.lifecycle.model_path)"),
     ("--model-args", None, "ARGS",
      'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
-    ("--model-max-tokens", _whole, "N", "the answer budget of one drafting call, at least 256 (model.max_tokens)"),
-    ("--model-parallel", _whole, "N", "piles drafted at once, 1 to 8 (model.parallel): start llama-server with as "
-                                      "many slots (-np N); for a box that can afford it, 1 on a Jetson"),
+    ("--model-max-tokens", _whole, "N",
+     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % _range("max_tokens")),
+    ("--model-parallel", _whole, "N", "piles drafted at once, %d to %d (model.parallel): start llama-server with as "
+                                      "many slots (-np N); for a box that can afford it, 1 on a Jetson"
+                                      % _range("parallel")),
     ("--model-handover", SWITCH, None,
      "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
@@ -228,11 +236,11 @@ def _apply_model(model, given: dict, put) -> None:
                         f"model.lifecycle.{key} in the yaml")
     if lc.built and not lc.manage:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
-    if given.get("model_max_tokens", 256) < 256:
-        raise FlagError(f"--model-max-tokens must be at least 256, not {given['model_max_tokens']}")
-    if not 1 <= given.get("model_parallel", 1) <= 8:
-        raise FlagError(f"--model-parallel must be 1 to 8, not {given['model_parallel']}")
-    _copy(given, put, (("model_max_tokens", "model.max_tokens", int), ("model_parallel", "model.parallel", int)))
+    for name in ("max_tokens", "parallel"):       # the yaml's range for the setting, in the loader's words
+        if (value := given.get("model_" + name)) is not None:
+            if problem := out_of_range(value, *_range(name)):
+                raise FlagError(f"--model-{name.replace('_', '-')} {problem}, not {value}")
+            put("model." + name, value)
     if given.get("model_handover"):
         if not lc.managed:
             raise FlagError("--model-handover needs a model this service starts: give --model-server and "

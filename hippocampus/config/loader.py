@@ -157,6 +157,14 @@ def _coerce(value: Any, default: Any) -> Any:
 LONGEST = 1e9        # seconds no setting needs past (~31 years), under what a socket or a wait takes (~9.2e9)
 
 
+def out_of_range(value: Any, lo: Any, hi: Any) -> str:
+    """Why `value` is outside [lo, hi] (either may be None: no bound), saying the whole range; '' when inside."""
+    if (lo is None or value >= lo) and (hi is None or value <= hi):
+        return ""
+    return (f"must be {lo} to {hi}" if lo is not None and hi is not None
+            else f"must be at least {lo}" if lo is not None else f"must be at most {hi}")
+
+
 def _check(value: Any, rules: dict) -> tuple:
     """(the value to use, why it differs from the value given, or None). ValueError: not usable."""
     aliases = rules.get("aliases") or {}
@@ -172,13 +180,11 @@ def _check(value: Any, rules: dict) -> tuple:
     clamped = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         lo, hi = rules.get("min"), rules.get("max")
+        if not rules.get("clamp") and (problem := out_of_range(value, lo, hi)):
+            raise ValueError(problem)
         if lo is not None and value < lo:
-            if not rules.get("clamp"):
-                raise ValueError(f"must be at least {lo}")
             value, clamped = type(value)(lo), f"is below {lo}, the least this setting takes"
         elif hi is not None and value > hi:
-            if not rules.get("clamp"):
-                raise ValueError(f"must be at most {hi}")
             value, clamped = type(value)(hi), f"is above {hi}, the most this setting takes"
         if value in (math.inf, -math.inf):      # no bound took it: no clock or socket takes an endless one
             raise ValueError("is not a finite number")
