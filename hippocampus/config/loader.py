@@ -287,8 +287,9 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     _env_overrides(cfg, env, warnings, sources, variables)
     if cfg.model.lifecycle.built:
         cfg.model.lifecycle.manage = True
-    cfg.memory.url = cfg.memory.url.rstrip("/")
-    cfg.model.url = cfg.model.url.rstrip("/")
+    for block in (cfg.memory, cfg.model):     # a trailing slash off, never the scheme's ("http://" stays itself)
+        head, sep, rest = block.url.rpartition("://")
+        block.url = head + sep + rest.rstrip("/")
     cfg.server.mcp_mount = "/" + (cfg.server.mcp_mount.strip().strip("/") or "mcp")
     warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_endpoints.problems(cfg))
