@@ -120,8 +120,14 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
     return upto if tab_at_mark else None
 
 
+NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
+
+
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
+    texts = value if isinstance(value, list) else [value]
+    if isinstance(default, (str, list)) and any("\0" in str(t) for t in texts):
+        raise ValueError(NUL)
     if isinstance(default, bool):
         if yes_no(value) is None:
             raise ValueError("is not true or false")
