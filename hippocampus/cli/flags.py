@@ -289,6 +289,9 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
     token, env = "", ""
     if "ripple_token_env" in given:
         env = str(given["ripple_token_env"]).strip().lstrip("$")
+        if not env:
+            raise FlagError("--ripple-token-env is empty: give the name of the environment variable that holds the "
+                            "ripple's bearer")
         if not os.environ.get(env):
             state = "empty" if env in os.environ else "not set"
             raise FlagError(f"--ripple-token-env names {env}, which is {state} in this environment: export {env} "
@@ -297,6 +300,8 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
         token = _token_from_file(str(given["ripple_token_file"]), say)
     else:
         token = str(given["ripple_token"]).strip()
+        if not token:
+            raise FlagError("--ripple-token is empty: give the ripple's bearer")
         say(SHOWN_IN_PS)
     put("ripple.bearer_token", token)
     put("ripple.bearer_token_env", env)
