@@ -149,7 +149,10 @@ def _coerce(value: Any, default: Any) -> Any:
         return default if value is None else str(value)
     if isinstance(default, list):
         if isinstance(value, str):
-            return cmdline.split(value, windows=os.name == "nt")
+            try:
+                return cmdline.split(value, windows=os.name == "nt")
+            except ValueError as exc:       # an open quote: the splitter's words, as the start would read them
+                raise ValueError(f"cannot be read as a command line ({str(exc).lower()}): close its quotes") from None
         if isinstance(value, list):
             return [str(v) for v in value]
         raise ValueError("is not a list")

@@ -270,3 +270,16 @@ def test_check_config_json_is_json_with_a_replay_candidate_holding_nan(tmp_path,
                        capture_output=True, text=True, encoding="utf-8", timeout=60)
     rep = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"check-config --json printed {c}"))
     assert r.returncode == 1 and [w for w in rep["warnings"] if "replay.candidates.c" in w], rep["warnings"]
+
+
+@pytest.mark.parametrize("text, environ, said", [
+    ('ripple:\n  command: \'claude -p "{message}\'\n', {}, "'ripple.command' = 'claude -p \"{message}'"),
+    ("", {"SEREN_HIPPOCAMPUS_RIPPLE_COMMAND": 'claude -p "{message}'},
+     "SEREN_HIPPOCAMPUS_RIPPLE_COMMAND='claude -p \"{message}'"),
+])
+def test_a_command_line_with_an_open_quote_says_to_close_it(tmp_path, text, environ, said):
+    """Found: the loader passed on the splitter's own words ("... No closing quotation; using the default ...")."""
+    cfg = _load(tmp_path, text, environ)
+    assert cfg.ripple.command == ["claude", "-p", "{message}"]
+    assert cfg.warnings[0].startswith(f"{said} cannot be read as a command line (no closing quotation): close its "
+                                      "quotes; "), cfg.warnings
