@@ -43,6 +43,7 @@ _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
 _whole = _typed(int, "a whole number")
+_indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
 
@@ -148,8 +149,8 @@ def add_ripple_commands(sub, after: argparse.ArgumentParser, card: argparse.Argu
                         help="print the ripple block that wakes Claude Code in DIR (with --yaml N: the command and "
                              "cwd lines, indented N spaces, as the installer card writes them)")
     rc.add_argument("folder", metavar="DIR", help="the project folder you run `claude` in")
-    rc.add_argument("--yaml", type=int, metavar="N", default=None,
-                    help="print only the two lines `command: [...]` and `cwd: \"...\"`, indented N spaces")
+    rc.add_argument("--yaml", type=_indent, metavar="N", default=None,
+                    help="print only the two lines `command: [...]` and `cwd: \"...\"`, indented N spaces (0 to 64)")
     rc.add_argument("--claude-json", metavar="PATH", default=None,
                     help="the Claude Code settings to read (else $SEREN_CLAUDE_JSON, else ~/.claude.json)")
     rc.add_argument("--run-as", metavar="USER", default=None,
