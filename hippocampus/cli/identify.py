@@ -146,8 +146,8 @@ def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
 
 
 def _host_or_port_missing(setting: str, url: str, example: str) -> str:
-    """An http(s) URL's missing host, or a port no connection can use, in words that say how to write it; ''
-    when it has both (or is not http(s) at all: the callers' own words say that)."""
+    """An http(s) URL's missing host (or one with a space), or a port no connection can use, in words that say how
+    to write it; '' when it has both (or is not http(s) at all: the callers' own words say that)."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:          # an unclosed [: the callers' words
@@ -156,6 +156,8 @@ def _host_or_port_missing(setting: str, url: str, example: str) -> str:
         return ""
     if not parts.hostname:
         return f"{setting} has no host: write it like {example}"
+    if any(c.isspace() for c in parts.hostname):
+        return f"{setting} {_shown(url)} has a space in its host: write it like {example}"
     where_to = parts.netloc.rpartition("@")[2]      # host:port, past any user:password@
     port = where_to.rpartition(":")[2] if ":" in where_to else ""
     if port and not (port.isdigit() and 1 <= int(port) <= 65535):

@@ -35,3 +35,10 @@ def test_a_memory_url_whose_port_cannot_be_used_names_the_port(tmp_path, capsys,
 def test_a_model_url_says_the_same(tmp_path, capsys, url, says):
     assert _warnings(tmp_path, capsys, "model", url) == [
         f"warning: {says} http://127.0.0.1:8080/v1, or leave model.url blank for mechanical mode"]
+
+
+@pytest.mark.parametrize("url", ["http://ex ample.com", "http://mé moire:7420"])
+def test_a_memory_url_with_a_space_in_its_host_says_so(tmp_path, capsys, url):
+    """Found: it was tried, and said "does not answer (could not be reached ...)": start SerenMemory there."""
+    assert _warnings(tmp_path, capsys, "memory", url) == [
+        f"warning: memory.url {url} has a space in its host: write it like http://127.0.0.1:7420"]
