@@ -79,7 +79,10 @@ def _read_yaml(path: str, warnings: list) -> dict:
         yaml_aliases.check(YAML(typ="safe", pure=True).compose(text), KNOWN_BLOCKS)   # before anything walks it
         data = YAML(typ="safe", pure=True).load(text)
     except Exception as exc:  # noqa: BLE001 - no text: it could not be read; else any parser error is "malformed"
-        if text is None:
+        if isinstance(exc, UnicodeDecodeError):
+            problem = (f"is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position {exc.start}): save it "
+                       "as UTF-8")
+        elif text is None:
             problem = "does not exist" if isinstance(exc, FileNotFoundError) else f"could not be read ({exc})"
         elif isinstance(exc, yaml_aliases.AliasBomb):
             problem = f"is not valid yaml ({exc})"

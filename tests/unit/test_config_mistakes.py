@@ -283,3 +283,13 @@ def test_a_command_line_with_an_open_quote_says_to_close_it(tmp_path, text, envi
     assert cfg.ripple.command == ["claude", "-p", "{message}"]
     assert cfg.warnings[0].startswith(f"{said} cannot be read as a command line (no closing quotation): close its "
                                       "quotes; "), cfg.warnings
+
+
+@pytest.mark.parametrize("data, where", [("\xe9t\xe9: 1\n".encode("latin-1"), "byte 0xe9 at position 0"),
+                                         ("server:\n  port: 7500\n".encode("utf-16"), "byte 0xff at position 0")])
+def test_a_file_that_is_not_utf8_says_to_save_it_as_utf8(tmp_path, data, where):
+    """Found: "could not be read ('utf-8' codec can't decode byte 0xe9 in position 0: invalid continuation byte)"."""
+    p = tmp_path / "h.yaml"
+    p.write_bytes(data)
+    cfg = config.load(str(p), environ={}, announce=False)
+    assert cfg.warnings == [f"config file {p} is not UTF-8 text ({where}): save it as UTF-8; running on defaults"]
