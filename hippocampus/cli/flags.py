@@ -328,10 +328,10 @@ def _token_from_file(path: str, say: Callable[[str], None]) -> str:
 
 
 def _copy(given: dict, put, pairs: tuple) -> None:
-    """Each given flag's text onto its setting (stripped, unless the pair names another conversion)."""
-    for flag, path, *convert in pairs:
+    """Each given flag's text onto its setting, stripped."""
+    for flag, path in pairs:
         if flag in given:
-            put(path, (convert or [str.strip])[0](str(given[flag])))
+            put(path, str(given[flag]).strip())
 
 
 def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:

@@ -175,9 +175,9 @@ def memory_shape(url: str) -> Probe:
     elif pr.tried != url.strip():
         pr.fix = pr.tried
         pr.warnings.append(_scheme_warning("memory.url", url, pr.tried))
-    elif unusable_url(url) or _host_or_port_missing("memory.url", url, MEMORY_DEFAULT):
+    elif why := _host_or_port_missing("memory.url", url, MEMORY_DEFAULT) or unusable_url(url):
         pr.tried = ""           # no request can be made to it: what it lacks, else the service's own words
-        pr.warnings.append(_host_or_port_missing("memory.url", url, MEMORY_DEFAULT) or unusable_url(url))
+        pr.warnings.append(why)
     return pr
 
 

@@ -225,8 +225,7 @@ def _start_service(tmp: Path, port: int, memory_url: str, model: Optional[FakeMo
         "sleep": {"mode": "external", "state_path": str(tmp / "hippocampus" / "state.json"),
                   "max_attempts": 3, "nudge_wait_seconds": 1},
         "ripple": {"type": ""},
-    }, environ={})
-    cfg.server.port = port              # 0 = any free port (the config's own check wants 1..65535)
+    }, environ={})                      # port 0: any free port (run() has refused one out of range)
     service = Service(cfg)
     try:
         service.start()
