@@ -104,12 +104,9 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g = parser.add_argument_group(
         "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
     for flag, kind, metavar, text in _FLAGS:
-        if kind == SWITCH:
-            g.add_argument(flag, action="store_const", const=True, default=argparse.SUPPRESS, help=text)
-        elif isinstance(kind, tuple):
-            g.add_argument(flag, choices=kind, default=argparse.SUPPRESS, help=text)
-        else:
-            g.add_argument(flag, type=kind, metavar=metavar, default=argparse.SUPPRESS, help=text)
+        how = ({"action": "store_const", "const": True} if kind == SWITCH else
+               {"choices": kind} if isinstance(kind, tuple) else {"type": kind, "metavar": metavar})
+        g.add_argument(flag, default=argparse.SUPPRESS, help=text, **how)
     return parser
 
 
