@@ -112,8 +112,20 @@ def _ripple_probe(cfg) -> tuple:
 
 def _state_probe(cfg) -> tuple:
     """The state folder, as the start-up would refuse it (read, never changed)."""
-    why = private.refusal(Path(cfg.state_dir))
+    why = private.refusal(Path(cfg.state_dir)) or _unmakeable(Path(cfg.state_dir))
     return ([f"the service refuses to start: {why}"] if why else []), []
+
+
+def _unmakeable(folder: Path) -> str:
+    """Why the start could not make a state folder that is not there yet (nothing is made here); '' if it could."""
+    above = folder
+    while not os.path.exists(above) and above != above.parent:
+        above = above.parent
+    if above == folder or (above.is_dir() and os.access(above, os.W_OK | os.X_OK)):
+        return ""
+    what = "is not a folder" if not above.is_dir() else "is a folder this account cannot write in"
+    return (f"the state folder {folder} could not be made ({above} {what}): make it by hand, writable by this "
+            "account, or set sleep.state_path to a folder it can write")
 
 
 def program(name: str) -> Optional[str]:
@@ -208,7 +220,7 @@ def replay_command(args, out=None) -> int:
             result = replay(env, args.draft_id, **kw)
             print(json.dumps(result, indent=2) if args.json else words(result), file=out)
             return 0
-        results = compare(env, args.last, **kw)
+        results = compare(env, min(args.last, sys.maxsize), **kw)      # past what islice counts: every one
     except (NoPacket, NotAllowed) as exc:
         return _fail(str(exc), 1)
     if not results["drafts"]:

@@ -14,9 +14,9 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST
+from hippocampus.config.loader import LONGEST, out_of_range
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
-from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES
+from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, ModelConfig
 from hippocampus.words import yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
@@ -43,7 +43,14 @@ _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
 _whole = _typed(int, "a whole number")
+_indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
+
+
+def _range(name: str) -> tuple:
+    """(least, most) model.`name` takes: the schema's rule, which the flag and the yaml share."""
+    rules = ModelConfig.__dataclass_fields__[name].metadata
+    return rules["min"], rules["max"]
 
 
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
@@ -60,9 +67,11 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--model-path", None, "PATH", "the .gguf the started server loads (model.lifecycle.model_path)"),
     ("--model-args", None, "ARGS",
      'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
-    ("--model-max-tokens", _whole, "N", "the answer budget of one drafting call, at least 256 (model.max_tokens)"),
-    ("--model-parallel", _whole, "N", "piles drafted at once, 1 to 8 (model.parallel): start llama-server with as "
-                                      "many slots (-np N); for a box that can afford it, 1 on a Jetson"),
+    ("--model-max-tokens", _whole, "N",
+     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % _range("max_tokens")),
+    ("--model-parallel", _whole, "N", "piles drafted at once, %d to %d (model.parallel): start llama-server with as "
+                                      "many slots (-np N); for a box that can afford it, 1 on a Jetson"
+                                      % _range("parallel")),
     ("--model-handover", SWITCH, None,
      "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
@@ -95,12 +104,9 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g = parser.add_argument_group(
         "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
     for flag, kind, metavar, text in _FLAGS:
-        if kind == SWITCH:
-            g.add_argument(flag, action="store_const", const=True, default=argparse.SUPPRESS, help=text)
-        elif isinstance(kind, tuple):
-            g.add_argument(flag, choices=kind, default=argparse.SUPPRESS, help=text)
-        else:
-            g.add_argument(flag, type=kind, metavar=metavar, default=argparse.SUPPRESS, help=text)
+        how = ({"action": "store_const", "const": True} if kind == SWITCH else
+               {"choices": kind} if isinstance(kind, tuple) else {"type": kind, "metavar": metavar})
+        g.add_argument(flag, default=argparse.SUPPRESS, help=text, **how)
     return parser
 
 
@@ -140,8 +146,8 @@ def add_ripple_commands(sub, after: argparse.ArgumentParser, card: argparse.Argu
                         help="print the ripple block that wakes Claude Code in DIR (with --yaml N: the command and "
                              "cwd lines, indented N spaces, as the installer card writes them)")
     rc.add_argument("folder", metavar="DIR", help="the project folder you run `claude` in")
-    rc.add_argument("--yaml", type=int, metavar="N", default=None,
-                    help="print only the two lines `command: [...]` and `cwd: \"...\"`, indented N spaces")
+    rc.add_argument("--yaml", type=_indent, metavar="N", default=None,
+                    help="print only the two lines `command: [...]` and `cwd: \"...\"`, indented N spaces (0 to 64)")
     rc.add_argument("--claude-json", metavar="PATH", default=None,
                     help="the Claude Code settings to read (else $SEREN_CLAUDE_JSON, else ~/.claude.json)")
     rc.add_argument("--run-as", metavar="USER", default=None,
@@ -228,11 +234,11 @@ def _apply_model(model, given: dict, put) -> None:
                         f"model.lifecycle.{key} in the yaml")
     if lc.built and not lc.manage:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
-    if given.get("model_max_tokens", 256) < 256:
-        raise FlagError(f"--model-max-tokens must be at least 256, not {given['model_max_tokens']}")
-    if not 1 <= given.get("model_parallel", 1) <= 8:
-        raise FlagError(f"--model-parallel must be 1 to 8, not {given['model_parallel']}")
-    _copy(given, put, (("model_max_tokens", "model.max_tokens", int), ("model_parallel", "model.parallel", int)))
+    for name in ("max_tokens", "parallel"):       # the yaml's range for the setting, in the loader's words
+        if (value := given.get("model_" + name)) is not None:
+            if problem := out_of_range(value, *_range(name)):
+                raise FlagError(f"--model-{name.replace('_', '-')} {problem}, not {value}")
+            put("model." + name, value)
     if given.get("model_handover"):
         if not lc.managed:
             raise FlagError("--model-handover needs a model this service starts: give --model-server and "
@@ -281,6 +287,9 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
     token, env = "", ""
     if "ripple_token_env" in given:
         env = str(given["ripple_token_env"]).strip().lstrip("$")
+        if not env:
+            raise FlagError("--ripple-token-env is empty: give the name of the environment variable that holds the "
+                            "ripple's bearer")
         if not os.environ.get(env):
             state = "empty" if env in os.environ else "not set"
             raise FlagError(f"--ripple-token-env names {env}, which is {state} in this environment: export {env} "
@@ -289,6 +298,8 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
         token = _token_from_file(str(given["ripple_token_file"]), say)
     else:
         token = str(given["ripple_token"]).strip()
+        if not token:
+            raise FlagError("--ripple-token is empty: give the ripple's bearer")
         say(SHOWN_IN_PS)
     put("ripple.bearer_token", token)
     put("ripple.bearer_token_env", env)
@@ -314,10 +325,10 @@ def _token_from_file(path: str, say: Callable[[str], None]) -> str:
 
 
 def _copy(given: dict, put, pairs: tuple) -> None:
-    """Each given flag's text onto its setting (stripped, unless the pair names another conversion)."""
-    for flag, path, *convert in pairs:
+    """Each given flag's text onto its setting, stripped."""
+    for flag, path in pairs:
         if flag in given:
-            put(path, (convert or [str.strip])[0](str(given[flag])))
+            put(path, str(given[flag]).strip())
 
 
 def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:

@@ -145,6 +145,27 @@ def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
     return OTHER, f"GET / {root.words()}; GET /health {health.words()}"
 
 
+def _host_or_port_missing(setting: str, url: str, example: str) -> str:
+    """An http(s) URL's missing host (or one with a space), or a port no connection can use, in words that say how
+    to write it; '' when it has both (or is not http(s) at all: the callers' own words say that)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:          # an unclosed [: the callers' words
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or "[" in parts.netloc:
+        return ""
+    if not parts.hostname:
+        return f"{setting} has no host: write it like {example}"
+    if any(c.isspace() for c in parts.hostname):
+        return f"{setting} {_shown(url)} has a space in its host: write it like {example}"
+    where_to = parts.netloc.rpartition("@")[2]      # host:port, past any user:password@
+    port = where_to.rpartition(":")[2] if ":" in where_to else ""
+    if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+        return (f"{setting} {_shown(url)} is not a URL this service can call: its port {port} is not 1 to 65535; "
+                f"write it like {example}")
+    return ""
+
+
 def memory_shape(url: str) -> Probe:
     """The shape alone (nothing reached): a missing scheme, or a URL no request can be made to."""
     pr = Probe("memory.url", url, tried=with_scheme(url))
@@ -154,9 +175,9 @@ def memory_shape(url: str) -> Probe:
     elif pr.tried != url.strip():
         pr.fix = pr.tried
         pr.warnings.append(_scheme_warning("memory.url", url, pr.tried))
-    elif unusable_url(url):         # no request can be made to it: the service's own words, and nothing reached
-        pr.tried = ""
-        pr.warnings.append(unusable_url(url))
+    elif why := _host_or_port_missing("memory.url", url, MEMORY_DEFAULT) or unusable_url(url):
+        pr.tried = ""           # no request can be made to it: what it lacks, else the service's own words
+        pr.warnings.append(why)
     return pr
 
 
@@ -194,11 +215,12 @@ def model_shape(url: str) -> Probe:
     """The shape alone (nothing reached): a missing scheme, an appended route."""
     pr = Probe("model.url", url)
     tried = with_scheme(url)
-    if tried.split("://", 1)[0].lower() not in ("http", "https") or where(tried) is None:    # as memory.url's rule
-        pr.warnings.append(f"model.url {_shown(url)} is not a URL this service can call (http:// or https://, a "
-                           "host, and a port): point it at the model server, like http://127.0.0.1:8080/v1, or "
-                           "leave model.url blank for mechanical mode")
-        return pr                   # nothing tried: nothing is reached
+    lacks = _host_or_port_missing("model.url", tried, MODEL_EXAMPLE)
+    if lacks or tried.split("://", 1)[0].lower() not in ("http", "https") or where(tried) is None:
+        pr.warnings.append((lacks or f"model.url {_shown(url)} is not a URL this service can call (http:// or "
+                            "https://, a host, and a port): point it at the model server, like "
+                            f"{MODEL_EXAMPLE}") + ", or leave model.url blank for mechanical mode")
+        return pr                   # nothing tried: nothing is reached (as memory.url's rule)
     cut, route = cut_route(tried)
     if tried != url.strip():
         pr.warnings.append(_scheme_warning("model.url", url, cut))

@@ -79,7 +79,10 @@ def _read_yaml(path: str, warnings: list) -> dict:
         yaml_aliases.check(YAML(typ="safe", pure=True).compose(text), KNOWN_BLOCKS)   # before anything walks it
         data = YAML(typ="safe", pure=True).load(text)
     except Exception as exc:  # noqa: BLE001 - no text: it could not be read; else any parser error is "malformed"
-        if text is None:
+        if isinstance(exc, UnicodeDecodeError):
+            problem = (f"is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position {exc.start}): save it "
+                       "as UTF-8")
+        elif text is None:
             problem = "does not exist" if isinstance(exc, FileNotFoundError) else f"could not be read ({exc})"
         elif isinstance(exc, yaml_aliases.AliasBomb):
             problem = f"is not valid yaml ({exc})"
@@ -120,8 +123,14 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
     return upto if tab_at_mark else None
 
 
+NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
+
+
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
+    texts = value if isinstance(value, list) else [value]
+    if isinstance(default, (str, list)) and any("\0" in str(t) for t in texts):
+        raise ValueError(NUL)
     if isinstance(default, bool):
         if yes_no(value) is None:
             raise ValueError("is not true or false")
@@ -143,7 +152,10 @@ def _coerce(value: Any, default: Any) -> Any:
         return default if value is None else str(value)
     if isinstance(default, list):
         if isinstance(value, str):
-            return cmdline.split(value, windows=os.name == "nt")
+            try:
+                return cmdline.split(value, windows=os.name == "nt")
+            except ValueError as exc:       # an open quote: the splitter's words, as the start would read them
+                raise ValueError(f"cannot be read as a command line ({str(exc).lower()}): close its quotes") from None
         if isinstance(value, list):
             return [str(v) for v in value]
         raise ValueError("is not a list")
@@ -155,6 +167,14 @@ def _coerce(value: Any, default: Any) -> Any:
 
 
 LONGEST = 1e9        # seconds no setting needs past (~31 years), under what a socket or a wait takes (~9.2e9)
+
+
+def out_of_range(value: Any, lo: Any, hi: Any) -> str:
+    """Why `value` is outside [lo, hi] (either may be None: no bound), saying the whole range; '' when inside."""
+    if (lo is None or value >= lo) and (hi is None or value <= hi):
+        return ""
+    return (f"must be {lo} to {hi}" if lo is not None and hi is not None
+            else f"must be at least {lo}" if lo is not None else f"must be at most {hi}")
 
 
 def _check(value: Any, rules: dict) -> tuple:
@@ -172,13 +192,11 @@ def _check(value: Any, rules: dict) -> tuple:
     clamped = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         lo, hi = rules.get("min"), rules.get("max")
+        if not rules.get("clamp") and (problem := out_of_range(value, lo, hi)):
+            raise ValueError(problem)
         if lo is not None and value < lo:
-            if not rules.get("clamp"):
-                raise ValueError(f"must be at least {lo}")
             value, clamped = type(value)(lo), f"is below {lo}, the least this setting takes"
         elif hi is not None and value > hi:
-            if not rules.get("clamp"):
-                raise ValueError(f"must be at most {hi}")
             value, clamped = type(value)(hi), f"is above {hi}, the most this setting takes"
         if value in (math.inf, -math.inf):      # no bound took it: no clock or socket takes an endless one
             raise ValueError("is not a finite number")
@@ -281,8 +299,9 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
     _env_overrides(cfg, env, warnings, sources, variables)
     if cfg.model.lifecycle.built:
         cfg.model.lifecycle.manage = True
-    cfg.memory.url = cfg.memory.url.rstrip("/")
-    cfg.model.url = cfg.model.url.rstrip("/")
+    for block in (cfg.memory, cfg.model):     # a trailing slash off, never the scheme's ("http://" stays itself)
+        head, sep, rest = block.url.rpartition("://")
+        block.url = head + sep + rest.rstrip("/")
     cfg.server.mcp_mount = "/" + (cfg.server.mcp_mount.strip().strip("/") or "mcp")
     warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_endpoints.problems(cfg))

@@ -130,7 +130,9 @@ class ModelConfig:
     url: str = _field("http://localhost:8090/v1")
     name: str = _field("default")
     timeout_seconds: float = _field(120.0, min=0.1)
-    max_tokens: int = _field(2000, min=16)
+    # 64: room for one short operation (below it every answer is cut); 32768: the largest context the small models
+    # this runs on are served with, and the prompt must fit beside it (past it: a typo, like 2000000)
+    max_tokens: int = _field(2000, min=64, max=32768)
     parallel: int = _field(1, min=1, max=8)     # piles drafted at once: llama-server needs as many slots (-np N)
     temperature: float = _field(0.2, min=0, max=2)
     extra_body: dict = _field({"chat_template_kwargs": {"enable_thinking": False}}, check=finite, form=FINITE)

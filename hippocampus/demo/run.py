@@ -225,8 +225,7 @@ def _start_service(tmp: Path, port: int, memory_url: str, model: Optional[FakeMo
         "sleep": {"mode": "external", "state_path": str(tmp / "hippocampus" / "state.json"),
                   "max_attempts": 3, "nudge_wait_seconds": 1},
         "ripple": {"type": ""},
-    }, environ={})
-    cfg.server.port = port              # 0 = any free port (the config's own check wants 1..65535)
+    }, environ={})                      # port 0: any free port (run() has refused one out of range)
     service = Service(cfg)
     try:
         service.start()
@@ -275,7 +274,18 @@ def _their_prints(quiet: bool):
         raise
 
 
+def _port_refused(port: int) -> bool:
+    """--port outside server.port's range, said (before anything starts)."""
+    rule = config_mod.schema.ServerConfig.__dataclass_fields__["port"].metadata
+    problem = config_mod.loader.out_of_range(port, rule["min"], rule["max"])
+    if problem:
+        print(f"seren-hippocampus demo: --port {problem}, not {port}", file=sys.stderr)
+    return bool(problem)
+
+
 def run(once: bool = False, scripted_model: bool = False, port: int = 7424) -> int:
+    if _port_refused(port):
+        return 2
     quiet_memory_env()
     try:
         import seren_memory  # noqa: F401

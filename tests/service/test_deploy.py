@@ -374,7 +374,7 @@ def test_the_flags_override_the_yaml_and_show_in_check_config(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["--tend-every", "30"], "at least 60"),
     (["--tend-cycle", "off", "--tend-every", "120"], "--tend-cycle off"),
-    (["--model-max-tokens", "100"], "at least 256"),
+    (["--model-max-tokens", "20"], "64 to 32768"),
     (["--model-parallel", "9"], "1 to 8"),
     (["--model-handover"], "--model-server"),
     (["--model-server", "/opt/llama/llama-server"], "--model-path"),      # alone, the service never starts it

@@ -43,7 +43,7 @@ def test_a_value_that_cannot_be_used_names_the_variable_and_keeps_the_setting(tm
     assert len(cfg.warnings) == 3, cfg.warnings
     level, port, attempts = sorted(cfg.warnings)
     assert level.startswith("SEREN_HIPPOCAMPUS_LOG_LEVEL='loud' must be one of ") and level.endswith("keeping 'INFO'")
-    assert port == "SEREN_HIPPOCAMPUS_PORT='70000' must be at most 65535; keeping 7700"
+    assert port == "SEREN_HIPPOCAMPUS_PORT='70000' must be 0 to 65535; keeping 7700"
     assert attempts == "SEREN_HIPPOCAMPUS_SLEEP_MAX_ATTEMPTS='50' is above 10, the most this setting takes; using 10"
 
 

@@ -270,3 +270,26 @@ def test_check_config_json_is_json_with_a_replay_candidate_holding_nan(tmp_path,
                        capture_output=True, text=True, encoding="utf-8", timeout=60)
     rep = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"check-config --json printed {c}"))
     assert r.returncode == 1 and [w for w in rep["warnings"] if "replay.candidates.c" in w], rep["warnings"]
+
+
+@pytest.mark.parametrize("text, environ, said", [
+    ('ripple:\n  command: \'claude -p "{message}\'\n', {}, "'ripple.command' = 'claude -p \"{message}'"),
+    ("", {"SEREN_HIPPOCAMPUS_RIPPLE_COMMAND": 'claude -p "{message}'},
+     "SEREN_HIPPOCAMPUS_RIPPLE_COMMAND='claude -p \"{message}'"),
+])
+def test_a_command_line_with_an_open_quote_says_to_close_it(tmp_path, text, environ, said):
+    """Found: the loader passed on the splitter's own words ("... No closing quotation; using the default ...")."""
+    cfg = _load(tmp_path, text, environ)
+    assert cfg.ripple.command == ["claude", "-p", "{message}"]
+    assert cfg.warnings[0].startswith(f"{said} cannot be read as a command line (no closing quotation): close its "
+                                      "quotes; "), cfg.warnings
+
+
+@pytest.mark.parametrize("data, where", [("\xe9t\xe9: 1\n".encode("latin-1"), "byte 0xe9 at position 0"),
+                                         ("server:\n  port: 7500\n".encode("utf-16"), "byte 0xff at position 0")])
+def test_a_file_that_is_not_utf8_says_to_save_it_as_utf8(tmp_path, data, where):
+    """Found: "could not be read ('utf-8' codec can't decode byte 0xe9 in position 0: invalid continuation byte)"."""
+    p = tmp_path / "h.yaml"
+    p.write_bytes(data)
+    cfg = config.load(str(p), environ={}, announce=False)
+    assert cfg.warnings == [f"config file {p} is not UTF-8 text ({where}): save it as UTF-8; running on defaults"]

@@ -88,3 +88,19 @@ def test_the_real_command_line_warns_on_stderr_and_takes_the_env_flag(tmp_path):
     res = run("--ripple-token-env", "RIPPLE_SECRET_FOR_TEST", RIPPLE_SECRET_FOR_TEST="tok-from-env")
     assert res.returncode != 2 and "RIPPLE_SECRET_FOR_TEST" in res.stdout, res.stdout + res.stderr
     assert "tok-from-env" not in res.stdout + res.stderr and "process list" not in res.stderr
+
+
+TOKEN_EMPTY = "--ripple-token is empty: give the ripple's bearer"
+ENV_EMPTY = "--ripple-token-env is empty: give the name of the environment variable that holds the ripple's bearer"
+
+
+@pytest.mark.parametrize("flag, given, says", [("--ripple-token", "", TOKEN_EMPTY),
+                                               ("--ripple-token", "  ", TOKEN_EMPTY),
+                                               ("--ripple-token-env", "", ENV_EMPTY),
+                                               ("--ripple-token-env", "$", ENV_EMPTY)])
+def test_an_empty_token_or_variable_name_is_refused_in_plain_words(flag, given, says):
+    """Found: --ripple-token '' set an empty bearer with no word but the process-list warning; --ripple-token-env ''
+    said "names , which is not set in this environment: export  (...)"."""
+    with pytest.raises(FlagError) as refused:
+        applied(URL + [flag, given])
+    assert str(refused.value) == says

@@ -1,0 +1,42 @@
+"""A setting the card's flags set has one rule at both doors: the flag refuses (exit 2) what the yaml and the
+environment refuse (a warning, the default kept), and both say the range in the same words."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus import config as cm
+from hippocampus.cli.flags import FlagError, apply_flags
+
+
+def _flag(*argv: str):
+    from hippocampus.__main__ import build_parser
+
+    cfg = cm.build({}, environ={})
+    apply_flags(cfg, build_parser().parse_args(["serve", *argv]), say=lambda line: None)
+    return cfg
+
+
+@pytest.mark.parametrize("given", ["16", "63", "32769", "2000000"])
+def test_model_max_tokens_out_of_range_is_refused_alike_by_the_flag_and_the_yaml(given):
+    with pytest.raises(FlagError) as refused:
+        _flag("--model-max-tokens", given)
+    assert str(refused.value) == f"--model-max-tokens must be 64 to 32768, not {given}"
+    cfg = cm.build({"model": {"max_tokens": int(given)}}, environ={})
+    assert cfg.model.max_tokens == 2000
+    assert cfg.warnings == [f"'model.max_tokens' = {given} must be 64 to 32768; using the default 2000"]
+    env = cm.build({}, environ={"SEREN_HIPPOCAMPUS_MODEL_MAX_TOKENS": given})
+    assert env.warnings == [f"SEREN_HIPPOCAMPUS_MODEL_MAX_TOKENS={given!r} must be 64 to 32768; keeping 2000"]
+
+
+@pytest.mark.parametrize("given", [64, 256, 32768])
+def test_model_max_tokens_in_range_is_taken_by_both_doors(given):
+    assert _flag("--model-max-tokens", str(given)).model.max_tokens == given
+    cfg = cm.build({"model": {"max_tokens": given}}, environ={})
+    assert cfg.warnings == [] and cfg.model.max_tokens == given
+
+
+def test_the_help_says_the_range():
+    from hippocampus.__main__ import build_parser
+
+    help_text = " ".join(build_parser().format_help().split())
+    assert "the answer budget of one drafting call, 64 to 32768 (model.max_tokens)" in help_text
