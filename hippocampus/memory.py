@@ -16,7 +16,7 @@ import requests
 
 from hippocampus import outbound, transport_words as tw
 from hippocampus.config import redact
-from hippocampus.config.reach import where, with_scheme
+from hippocampus.config.reach import host_or_port_missing, where, with_scheme
 
 log = logging.getLogger(__name__)
 # SerenMemory's largest answers (500 shorts, 200 drafts with their operations) are a few MB: this is far past them
@@ -105,6 +105,8 @@ def unusable_url(url: str) -> Optional[str]:
     """What is wrong with a memory.url no request can be made to, and the fix; None for one that can be called."""
     if not url.strip():
         return "memory.url is blank: set it to SerenMemory's address, like http://127.0.0.1:7420"
+    if why := host_or_port_missing("memory.url", url, "http://127.0.0.1:7420"):
+        return why
     if "://" not in url:
         return (f"memory.url {redact.url(url)} has no scheme, so nothing can reach it: set it to "
                 f"{redact.url(with_scheme(url))}")
@@ -129,8 +131,8 @@ def _settle_environment(s: requests.Session, url: str) -> None:
 class MemoryClient:
     def __init__(self, url: str, bearer: str = "", timeout: float = 30.0,
                  session: Optional[requests.Session] = None):
+        self.unusable = unusable_url(url)      # said by every call: no request is tried
         self.url = url.rstrip("/")
-        self.unusable = unusable_url(self.url)      # said by every call: no request is tried
         self.timeout = timeout
         self._bearer = bearer
         self._local = threading.local()

@@ -19,7 +19,7 @@ import requests
 from hippocampus import SERVICE, outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import redact
-from hippocampus.config.reach import where, with_scheme
+from hippocampus.config.reach import host_or_port_missing, where, with_scheme
 from hippocampus.memory import unusable_url
 from hippocampus.model.answers import MODEL_EXAMPLE, is_model_list
 from hippocampus.ripple.claude_checks import memory_shaped as is_memory_health
@@ -145,27 +145,6 @@ def kind_at(base: str, bearer: str, get: Fetch) -> tuple:
     return OTHER, f"GET / {root.words()}; GET /health {health.words()}"
 
 
-def _host_or_port_missing(setting: str, url: str, example: str) -> str:
-    """An http(s) URL's missing host (or one with a space), or a port no connection can use, in words that say how
-    to write it; '' when it has both (or is not http(s) at all: the callers' own words say that)."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:          # an unclosed [: the callers' words
-        return ""
-    if parts.scheme.lower() not in ("http", "https") or "[" in parts.netloc:
-        return ""
-    if not parts.hostname:
-        return f"{setting} has no host: write it like {example}"
-    if any(c.isspace() for c in parts.hostname):
-        return f"{setting} {_shown(url)} has a space in its host: write it like {example}"
-    where_to = parts.netloc.rpartition("@")[2]      # host:port, past any user:password@
-    port = where_to.rpartition(":")[2] if ":" in where_to else ""
-    if port and not (port.isdigit() and 1 <= int(port) <= 65535):
-        return (f"{setting} {_shown(url)} is not a URL this service can call: its port {port} is not 1 to 65535; "
-                f"write it like {example}")
-    return ""
-
-
 def memory_shape(url: str) -> Probe:
     """The shape alone (nothing reached): a missing scheme, or a URL no request can be made to."""
     pr = Probe("memory.url", url, tried=with_scheme(url))
@@ -175,7 +154,7 @@ def memory_shape(url: str) -> Probe:
     elif pr.tried != url.strip():
         pr.fix = pr.tried
         pr.warnings.append(_scheme_warning("memory.url", url, pr.tried))
-    elif why := _host_or_port_missing("memory.url", url, MEMORY_DEFAULT) or unusable_url(url):
+    elif why := unusable_url(url):
         pr.tried = ""           # no request can be made to it: what it lacks, else the service's own words
         pr.warnings.append(why)
     return pr
@@ -215,7 +194,7 @@ def model_shape(url: str) -> Probe:
     """The shape alone (nothing reached): a missing scheme, an appended route."""
     pr = Probe("model.url", url)
     tried = with_scheme(url)
-    lacks = _host_or_port_missing("model.url", tried, MODEL_EXAMPLE)
+    lacks = host_or_port_missing("model.url", tried, MODEL_EXAMPLE)
     if lacks or tried.split("://", 1)[0].lower() not in ("http", "https") or where(tried) is None:
         pr.warnings.append((lacks or f"model.url {_shown(url)} is not a URL this service can call (http:// or "
                             "https://, a host, and a port): point it at the model server, like "

@@ -17,6 +17,8 @@ import time
 from typing import Optional, Union
 from urllib.parse import urlsplit
 
+from hippocampus.config import redact
+
 CACHE_SECONDS = 60.0                # a name's addresses are looked up again after this long (the connect check
                                     # reads the socket's own peer, so a stale answer here never lets a call by)
 _PROBES = (("192.0.2.1", socket.AF_INET), ("2001:db8::1", socket.AF_INET6))   # documentation nets: never sent to
@@ -52,6 +54,27 @@ def with_scheme(url: str) -> str:
     """The URL with http:// put in front when it has no scheme (localhost:7420 -> http://localhost:7420)."""
     u = url.strip()
     return u if "://" in u else "http://" + u.lstrip("/")
+
+
+def host_or_port_missing(setting: str, url: str, example: str) -> str:
+    """An http(s) URL's missing host (or one with a space), or a port no connection can use, in words that say how
+    to write it; '' when it has both (or is not http(s) at all: the callers' own words say that)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:          # an unclosed [: the callers' words
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or "[" in parts.netloc:
+        return ""
+    if not parts.hostname:
+        return f"{setting} has no host: write it like {example}"
+    if any(c.isspace() for c in parts.hostname):
+        return f"{setting} {redact.url(url)} has a space in its host: write it like {example}"
+    where_to = parts.netloc.rpartition("@")[2]      # host:port, past any user:password@
+    port = where_to.rpartition(":")[2] if ":" in where_to else ""
+    if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+        return (f"{setting} {redact.url(url)} is not a URL this service can call: its port {port} is not 1 to 65535; "
+                f"write it like {example}")
+    return ""
 
 
 def resolve(host: str, port: int) -> frozenset:

@@ -198,3 +198,14 @@ def test_a_memory_url_that_cannot_be_called_is_a_memory_error_in_plain_words(url
         MemoryClient(url, timeout=1).health()
     assert "is not a URL this service can call" in str(got.value), str(got.value)
     plain(str(got.value))
+
+
+@pytest.mark.parametrize("url, lacks", [("http://", "has no host"), ("http://:7420", "has no host"),
+                                        ("http://127.0.0.1:0", "its port 0 is not 1 to 65535")])
+def test_what_a_memory_url_lacks_is_said_by_the_service_as_check_config_says_it(url, lacks):
+    """/status and the log said the general 'not a URL this service can call' where check-config names the host or
+    the port it lacks."""
+    with pytest.raises(MemoryError_) as got:
+        MemoryClient(url, timeout=1).health()
+    assert lacks in str(got.value) and "http://127.0.0.1:7420" in str(got.value), str(got.value)
+    plain(str(got.value))
