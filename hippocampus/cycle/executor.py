@@ -54,12 +54,14 @@ def _sleep(ctx, snap, step, out: Out) -> None:
     pull = step.kind == MISS
     if pull and not briefs.no_brief(ctx, step, out.check):
         return
-    brief_id = (step.brief or {}).get("id")
-    held = None if ctx.mechanical or out.by_hand else ctx.gate.held_until(ctx.clock.now())
-    rest = None if out.by_hand else ((ctx.state.get("last_sleep") or {}).get("budget") or {}).get("rest_until")
-    # held: its sleep_failed said when the model is tried again, the ticks meanwhile add nothing; rest: the last
-    # night ran out of its budget, the next waits for bedtime
-    wait = ("waiting_for_model", held) if held else ("budget_rest", rest) if rest and rest > ctx.clock.now() else None
+    brief_id, now, last = (step.brief or {}).get("id"), ctx.clock.now(), ctx.state.get("last_sleep") or {}
+    # waiting_for_model: its sleep_failed said when the model is tried again, the ticks meanwhile add nothing;
+    # budget_rest: the last night ran out of its budget, the next waits for bedtime; waiting_after_failure: the
+    # last sleep on this brief failed, the next try waits (sleep.wait_after)
+    waits = () if out.by_hand else (("waiting_for_model", None if ctx.mechanical else ctx.gate.held_until(now)),
+                                    ("budget_rest", (last.get("budget") or {}).get("rest_until")),
+                                    ("waiting_after_failure", sleep.failed_wait(last, brief_id)))
+    wait = next(((status, at) for status, at in waits if at and at > now), None)
     if wait:
         out.check.status, out.check.retry_at, out.check.brief_id = *wait, brief_id
         return
