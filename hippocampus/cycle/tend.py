@@ -15,6 +15,7 @@ from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import CHAIN_FLAGS, review_note_id
 from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
+from hippocampus.words import whole
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
     """Redraft a denied chain from its critique; with nothing left to redraft, close it."""
     report.redraft = True
     cid = step.cluster_id
-    tries = (ctx.state.get("chain_unusable") or {}).get(cid, 0)
+    tries = unusable_tries(ctx, cid)
     if tries >= UNUSABLE_TRIES:            # counted before a restart cut the close short: not asked again
         close_chain(ctx, step, report, why=GAVE_UP, snap=snap)
         return
@@ -67,6 +68,17 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
     else:                                  # nothing left to redraft: close it
         why = "withdrawn" if withdrawn == len(ops_with(step.latest, "denied")) else "nothing to redraft"
         close_chain(ctx, step, report, why=why, snap=snap)
+
+
+def unusable_tries(ctx: Context, cid: str) -> int:
+    """The chain's unusable redrafts in a row; a hand-edited count that is no whole number counts none, and is said."""
+    kept = (ctx.state.get("chain_unusable") or {}).get(cid, 0)
+    tries = whole(kept)
+    if tries is None or tries < 0:
+        log.warning("the state file's chain_unusable holds %r for chain %s where a count of tries belongs; it is "
+                    "read as 0", kept, cid)
+        return 0
+    return tries
 
 
 def gave_up_words(cid: str) -> str:
