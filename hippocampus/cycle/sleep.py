@@ -20,7 +20,8 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import extend_ops, first_draft_id, model_key, say_dropped, stamp, submittable
+from hippocampus.cycle.drafter import extend_ops, first_draft_id, landed_late, model_key, say_dropped, stamp, \
+    submittable
 from hippocampus.drafting import guard
 from hippocampus.model import grounded
 from hippocampus.model.client import ModelUnavailable
@@ -390,7 +391,7 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: S
         ctx.state.set(submitting=None)     # Memory said no: nothing landed
         raise
     except MemoryUnavailable:
-        landed = _landed(ctx, draft_id)
+        landed = landed_late(ctx, draft_id)
         if landed is False:
             ctx.state.set(submitting=None)
         if not landed:                     # unknown: the record stays for the next check
@@ -400,14 +401,3 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: S
     capture.seal(ctx, record["draft_id"], body)
     report.draft_id = record["draft_id"]
     finish_submit(ctx, record)
-
-
-def _landed(ctx: Context, draft_id: str) -> Optional[bool]:
-    """Did a POST that errored land anyway (a timeout after Memory wrote it)? None: cannot tell yet."""
-    try:
-        ctx.memory.draft(draft_id)
-        return True
-    except MemoryRefused:
-        return False
-    except MemoryUnavailable:
-        return None
