@@ -183,7 +183,7 @@ def _tended(ctx, redraft, read: Callable) -> TendReport:
         log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
         ctx.emit("tend_interrupted", why=str(exc))
     except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
-        report.error = _words(exc)
+        report.error = transport_words.in_words(exc)
         log.error("the tend failed: %s", report.error)
     report.finished_at = ctx.clock.now()
     report.duration_seconds = round(time.monotonic() - t0, 3)
@@ -193,13 +193,8 @@ def _tended(ctx, redraft, read: Callable) -> TendReport:
     return _done(ctx, report)
 
 
-def _words(exc: Exception) -> str:
-    """A failure as a person reads it: Memory's errors are whole sentences already."""
-    return str(exc) if isinstance(exc, MemoryError_) else transport_words.in_words(exc)
-
-
 def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:
-    report.status, report.error = "error", _words(exc)
+    report.status, report.error = "error", transport_words.in_words(exc)
     log.error("the check failed: %s", report.error)
     ctx.state.set(last_check=report.kept())
     return report
