@@ -193,7 +193,7 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
         report.error = transport_words.in_words(exc)
         report.retry_at = None if ctx.mechanical else ctx.gate.held_until(ctx.clock.now())
-        if not isinstance(exc, ModelUnavailable):
+        if not isinstance(exc, (ModelUnavailable, MemoryUnavailable)):
             wait_after(ctx, report)
         nxt = max(report.retry_at or 0, report.next_try_at or 0)
         ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id,
@@ -211,8 +211,8 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
 def wait_after(ctx: Context, report: SleepReport) -> None:
     """A sleep that failed after the model was reached waits before the next try on its brief: a check interval
     (sleep.tick_seconds) after the first failure, twice as long after each one more in a row, up to
-    FAILED_WAIT_MAX_SECONDS. A success or another brief starts the count again. (A model that could not be reached
-    is not waited for here: the next check tries it, or the lifecycle holds its start.)"""
+    FAILED_WAIT_MAX_SECONDS. A success or another brief starts the count again. (A model or a Memory that did not
+    answer is not waited for here: the next check tries again once it answers, or the lifecycle holds a start.)"""
     last = ctx.state.get("last_sleep") or {}
     before = last.get("failures") if last.get("error") and last.get("brief_id") == report.brief_id else 0
     report.failures = (before if isinstance(before, int) and not isinstance(before, bool) and before > 0 else 0) + 1
