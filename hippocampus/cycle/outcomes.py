@@ -78,12 +78,8 @@ def sleep_line(r: SleepReport) -> Optional[tuple]:
         return logging.INFO, (f"{_on_what(r)}: drafted {n(r.operations, 'operation')}{_kinds(r.kinds)}{topics} "
                               f"for review (draft {r.draft_id}); the main model reviews it in Memory{tail}")
     below = f" ({n(r.below_threshold, 'fragment')} below the evidence bar)" if r.below_threshold else ""
-    if r.brief_id and r.brief_unmatched:
-        after = f"; brief {r.brief_id} matched nothing and is set aside for a new one"
-    elif r.brief_id and not r.brief_pulled:
-        after = f"; brief {r.brief_id} is answered"
-    else:
-        after = ""
+    after = (f"; brief {r.brief_id} matched nothing and is set aside for a new one" if r.brief_id and r.brief_unmatched
+             else f"; brief {r.brief_id} is answered" if r.brief_id and not r.brief_pulled else "")
     return logging.INFO, f"{_on_what(r)}: nothing worth drafting{below}{after}{tail}"
 
 

@@ -325,12 +325,9 @@ def _budget_spent(ctx: Context, report: SleepReport, spent: budget.Spent, left: 
 
 def _kept_back(pile, res) -> dict:
     """A pile the brief promoted that gave no operation: why, and its fragments, which no tidy ages out now."""
-    if res.failure:
-        why = "the model's answer could not be used"
-    elif (res.guard or {}).get("dropped"):
-        why = "the guard dropped every operation the model proposed"
-    else:
-        why = "the model proposed nothing"
+    why = ("the model's answer could not be used" if res.failure else
+           "the guard dropped every operation the model proposed" if (res.guard or {}).get("dropped") else
+           "the model proposed nothing")
     return {"topic": pile.topic, "hints": list(pile.hits.promote), "fragments": len(pile.entries),
             "ids": [e.get("id") for e in pile.entries], "why": why}
 
