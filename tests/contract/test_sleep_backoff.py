@@ -66,3 +66,21 @@ def test_a_new_brief_or_a_sleep_by_hand_does_not_wait_and_a_new_brief_starts_the
     ctx.clock.set(again["next_try_at"])
     slept = executor.check(ctx).to_dict()["sleep"]
     assert slept["draft_id"] and slept["next_try_at"] is None, slept
+
+
+def test_memory_refusing_the_draft_waits_and_memory_not_answering_does_not(make_ctx, hand, fake_model):
+    from hippocampus.memory import MemoryRefused, MemoryUnavailable
+
+    ctx, brief = _failing(make_ctx, hand, fake_model)
+    fake_model.responder = scripted_model
+    for exc, waits in ((MemoryUnavailable("POST", "/drafts", None, "closed the connection without answering"),
+                        False),
+                       (MemoryRefused("POST", "/drafts", 422, "operation 0 names no fragment"), True)):
+        def refuse(body, exc=exc):
+            raise exc
+        ctx.memory.submit_draft = refuse
+        failed = executor.check(ctx).to_dict()["sleep"]
+        assert str(exc) in failed["error"] and bool(failed["next_try_at"]) is waits, failed
+        asked = len(fake_model.requests)
+        assert executor.check(ctx).to_dict()["status"] == ("waiting_after_failure" if waits else "sleeping")
+        assert (len(fake_model.requests) == asked) is waits
