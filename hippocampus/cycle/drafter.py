@@ -13,7 +13,7 @@ from hippocampus.config import redact
 from hippocampus.cycle import budget, claims
 from hippocampus.cycle.context import Context
 from hippocampus.model import grounded, size
-from hippocampus.memory import MemoryRefused
+from hippocampus.memory import MemoryRefused, MemoryUnavailable
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 from hippocampus.drafting import guard
@@ -193,6 +193,17 @@ def submittable(ctx: Context, ops: list) -> list:
             op = {k: v for k, v in op.items() if k != "redraft_of"}
         out.append(op)
     return out
+
+
+def landed_late(ctx: Context, draft_id: str) -> Optional[bool]:
+    """Did a POST that errored land anyway (a timeout after Memory wrote it)? None: cannot tell yet."""
+    try:
+        ctx.memory.draft(draft_id)
+        return True
+    except MemoryRefused:
+        return False
+    except MemoryUnavailable:
+        return None
 
 
 def step_draft_id(key: Optional[str], attempt: int) -> str:

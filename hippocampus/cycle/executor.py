@@ -54,12 +54,14 @@ def _sleep(ctx, snap, step, out: Out) -> None:
     pull = step.kind == MISS
     if pull and not briefs.no_brief(ctx, step, out.check):
         return
-    brief_id = (step.brief or {}).get("id")
-    held = None if ctx.mechanical or out.by_hand else ctx.gate.held_until(ctx.clock.now())
-    rest = None if out.by_hand else ((ctx.state.get("last_sleep") or {}).get("budget") or {}).get("rest_until")
-    # held: its sleep_failed said when the model is tried again, the ticks meanwhile add nothing; rest: the last
-    # night ran out of its budget, the next waits for bedtime
-    wait = ("waiting_for_model", held) if held else ("budget_rest", rest) if rest and rest > ctx.clock.now() else None
+    brief_id, now, last = (step.brief or {}).get("id"), ctx.clock.now(), ctx.state.get("last_sleep") or {}
+    # waiting_for_model: its sleep_failed said when the model is tried again, the ticks meanwhile add nothing;
+    # budget_rest: the last night ran out of its budget, the next waits for bedtime; waiting_after_failure: the
+    # last sleep on this brief failed, the next try waits (sleep.wait_after)
+    waits = () if out.by_hand else (("waiting_for_model", None if ctx.mechanical else ctx.gate.held_until(now)),
+                                    ("budget_rest", (last.get("budget") or {}).get("rest_until")),
+                                    ("waiting_after_failure", sleep.failed_wait(last, brief_id)))
+    wait = next(((status, at) for status, at in waits if at and at > now), None)
     if wait:
         out.check.status, out.check.retry_at, out.check.brief_id = *wait, brief_id
         return
@@ -181,7 +183,7 @@ def _tended(ctx, redraft, read: Callable) -> TendReport:
         log.warning("the tend was interrupted: %s; the chain waits for the next start", exc)
         ctx.emit("tend_interrupted", why=str(exc))
     except Exception as exc:  # noqa: BLE001 - the tend reports, the chain waits for the next one
-        report.error = _words(exc)
+        report.error = transport_words.in_words(exc)
         log.error("the tend failed: %s", report.error)
     report.finished_at = ctx.clock.now()
     report.duration_seconds = round(time.monotonic() - t0, 3)
@@ -191,13 +193,8 @@ def _tended(ctx, redraft, read: Callable) -> TendReport:
     return _done(ctx, report)
 
 
-def _words(exc: Exception) -> str:
-    """A failure as a person reads it: Memory's errors are whole sentences already."""
-    return str(exc) if isinstance(exc, MemoryError_) else transport_words.in_words(exc)
-
-
 def failed_check(ctx, report: CheckReport, exc: Exception) -> CheckReport:
-    report.status, report.error = "error", _words(exc)
+    report.status, report.error = "error", transport_words.in_words(exc)
     log.error("the check failed: %s", report.error)
     ctx.state.set(last_check=report.kept())
     return report

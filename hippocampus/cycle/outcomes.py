@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from hippocampus.cycle.reports import SleepReport
+from hippocampus.cycle.reports import FAILED_WAIT_MAX_SECONDS, SleepReport
 from hippocampus.words import hhmm, n
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,15 @@ def retry_words(at: Optional[float]) -> str:
             "(model.lifecycle.retry_after_seconds), and the checks until then start no sleep")
 
 
+def wait_words(r: SleepReport) -> str:
+    """When a failed sleep's brief is tried again (sleep.wait_after), or "" when the next check tries it."""
+    if not r.next_try_at:
+        return ""
+    times = "the first failure" if r.failures <= 1 else f"{r.failures} failures in a row"
+    return (f"; the next try waits until {hhmm(r.next_try_at)} ({times}; each failure in a row doubles the wait, "
+            f"up to {FAILED_WAIT_MAX_SECONDS / 3600:g} h), and Sleep now tries at once")
+
+
 def budget_words(b: dict, brief_id: Optional[str] = None) -> str:
     """Why a night stopped drafting, naming the setting, and what it kept."""
     left = b.get("undrafted") or []
@@ -54,7 +63,7 @@ def sleep_line(r: SleepReport) -> Optional[tuple]:
     if r.error:
         kept = f"; its brief {r.brief_id} is kept for the next sleep" if r.brief_id else \
             "; no brief was involved, and a sleep by hand can be asked again"
-        return logging.ERROR, f"the sleep failed: {r.error}{kept}{retry_words(r.retry_at)}"
+        return logging.ERROR, f"the sleep failed: {r.error}{kept}{retry_words(r.retry_at)}{wait_words(r)}"
     extra = [f"purged {n(r.purged, 'flagged memory', 'flagged memories')} first"] if r.purged else []
     if r.quiet and not r.draft_id:
         held = f"; {n(r.held_back, 'fragment')} wait in a draft under review" if r.held_back else ""
@@ -69,12 +78,8 @@ def sleep_line(r: SleepReport) -> Optional[tuple]:
         return logging.INFO, (f"{_on_what(r)}: drafted {n(r.operations, 'operation')}{_kinds(r.kinds)}{topics} "
                               f"for review (draft {r.draft_id}); the main model reviews it in Memory{tail}")
     below = f" ({n(r.below_threshold, 'fragment')} below the evidence bar)" if r.below_threshold else ""
-    if r.brief_id and r.brief_unmatched:
-        after = f"; brief {r.brief_id} matched nothing and is set aside for a new one"
-    elif r.brief_id and not r.brief_pulled:
-        after = f"; brief {r.brief_id} is answered"
-    else:
-        after = ""
+    after = (f"; brief {r.brief_id} matched nothing and is set aside for a new one" if r.brief_id and r.brief_unmatched
+             else f"; brief {r.brief_id} is answered" if r.brief_id and not r.brief_pulled else "")
     return logging.INFO, f"{_on_what(r)}: nothing worth drafting{below}{after}{tail}"
 
 

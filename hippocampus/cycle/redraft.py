@@ -10,8 +10,8 @@ from typing import Optional
 from hippocampus.cycle import budget
 from hippocampus.cycle.chains import Next, chain_cores, ops_with
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.drafter import ask, extend_ops, log_findings, pile_sources, say_dropped, stamp, \
-    step_draft_id, submittable, write_mode
+from hippocampus.cycle.drafter import ask, extend_ops, landed_late, log_findings, pile_sources, say_dropped, \
+    stamp, step_draft_id, submittable, write_mode
 from hippocampus.drafting import guard, rechoose
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting.candidates import find_candidates
@@ -63,13 +63,6 @@ def _core(ctx: Context, core_id: str) -> Optional[dict]:
     row = _row(ctx, core_id, "long")
     meta = (row or {}).get("metadata") or {}
     return row if row and meta.get("kind", "core") == "core" and not meta.get("superseded_by") else None
-
-
-def _landed(ctx: Context, draft_id: str) -> bool:
-    try:
-        return bool(ctx.memory.draft(draft_id))
-    except (MemoryRefused, MemoryUnavailable):
-        return False
 
 
 def _target_id(draft: dict, op: dict) -> Optional[str]:
@@ -226,7 +219,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     try:
         draft_id = ctx.memory.submit_draft(body).get("id") or body["id"]
     except MemoryUnavailable:           # written, then not answered in time? then it is resubmitted: said below
-        if not _landed(ctx, body["id"]):
+        if not landed_late(ctx, body["id"]):
             raise
         draft_id = body["id"]
     capture.seal(ctx, draft_id, body)

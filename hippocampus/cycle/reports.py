@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
+FAILED_WAIT_MAX_SECONDS = 4 * 3600.0     # the longest wait after failed sleeps in a row (sleep.wait_after)
+
 
 class Report:
     def to_dict(self) -> dict:
@@ -54,6 +56,8 @@ class SleepReport(Report):
     other: Optional[dict] = None        # interrupted because another copy of the service took its brief over
     resumed: bool = False
     retry_at: Optional[float] = None    # a failed start of the model: when the lifecycle tries it again
+    failures: int = 0                   # failed sleeps in a row on this brief, this one too (sleep.wait_after)
+    next_try_at: Optional[float] = None     # a failed sleep: no check tries its brief again before this
     finished_at: Optional[float] = None
     duration_seconds: Optional[float] = None
 

@@ -12,16 +12,19 @@ from typing import Optional
 from hippocampus.cycle import briefs, budget, claims, outcomes, parallel
 from hippocampus.cycle.bedtime import bedtime, bedtime_at, is_catch_up, last_slept
 from hippocampus.cycle.context import Context
-from hippocampus.cycle.reports import SleepReport
+from hippocampus.cycle.notes import sane_time
+from hippocampus.cycle.reports import FAILED_WAIT_MAX_SECONDS, SleepReport
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable
 from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.cycle.drafter import extend_ops, first_draft_id, model_key, say_dropped, stamp, submittable
+from hippocampus.cycle.drafter import extend_ops, first_draft_id, landed_late, model_key, say_dropped, stamp, \
+    submittable
 from hippocampus.drafting import guard
 from hippocampus.model import grounded
+from hippocampus.model.client import ModelUnavailable
 from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
 from hippocampus.model import timings
@@ -190,8 +193,11 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the brief stays open
         report.error = transport_words.in_words(exc)
         report.retry_at = None if ctx.mechanical else ctx.gate.held_until(ctx.clock.now())
+        if not isinstance(exc, (ModelUnavailable, MemoryUnavailable)):
+            wait_after(ctx, report)
+        nxt = max(report.retry_at or 0, report.next_try_at or 0)
         ctx.emit("sleep_failed", error=report.error, brief_id=report.brief_id,
-                 **({"next_attempt_at": report.retry_at} if report.retry_at else {}))
+                 **({"next_attempt_at": nxt} if nxt else {}))
     finally:
         ctx.progress.clear()
     report.finished_at = ctx.clock.now()
@@ -200,6 +206,25 @@ def run_sleep(ctx: Context, brief: Optional[dict], snap, pulled: bool = False,
     if stopped:
         raise stopped
     return report
+
+
+def wait_after(ctx: Context, report: SleepReport) -> None:
+    """A sleep that failed after the model was reached waits before the next try on its brief: a check interval
+    (sleep.tick_seconds) after the first failure, twice as long after each one more in a row, up to
+    FAILED_WAIT_MAX_SECONDS. A success or another brief starts the count again. (A model or a Memory that did not
+    answer is not waited for here: the next check tries again once it answers, or the lifecycle holds a start.)"""
+    last = ctx.state.get("last_sleep") or {}
+    before = last.get("failures") if last.get("error") and last.get("brief_id") == report.brief_id else 0
+    report.failures = (before if isinstance(before, int) and not isinstance(before, bool) and before > 0 else 0) + 1
+    tick = ctx.cfg.sleep.tick_seconds
+    wait = min(tick * 2 ** min(report.failures - 1, 30), max(tick, FAILED_WAIT_MAX_SECONDS))
+    report.next_try_at = ctx.clock.now() + wait
+
+
+def failed_wait(last: Optional[dict], brief_id: Optional[str]) -> Optional[float]:
+    """Until when a check does not try `brief_id` again, as the last sleep failed on it (None: no wait)."""
+    last = last or {}
+    return sane_time(last.get("next_try_at")) if last.get("error") and last.get("brief_id") == brief_id else None
 
 
 def _sleep(ctx: Context, brief: Optional[dict], pulled: bool, report: SleepReport, purged: Optional[list],
@@ -300,12 +325,9 @@ def _budget_spent(ctx: Context, report: SleepReport, spent: budget.Spent, left: 
 
 def _kept_back(pile, res) -> dict:
     """A pile the brief promoted that gave no operation: why, and its fragments, which no tidy ages out now."""
-    if res.failure:
-        why = "the model's answer could not be used"
-    elif (res.guard or {}).get("dropped"):
-        why = "the guard dropped every operation the model proposed"
-    else:
-        why = "the model proposed nothing"
+    why = ("the model's answer could not be used" if res.failure else
+           "the guard dropped every operation the model proposed" if (res.guard or {}).get("dropped") else
+           "the model proposed nothing")
     return {"topic": pile.topic, "hints": list(pile.hits.promote), "fragments": len(pile.entries),
             "ids": [e.get("id") for e in pile.entries], "why": why}
 
@@ -366,7 +388,7 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: S
         ctx.state.set(submitting=None)     # Memory said no: nothing landed
         raise
     except MemoryUnavailable:
-        landed = _landed(ctx, draft_id)
+        landed = landed_late(ctx, draft_id)
         if landed is False:
             ctx.state.set(submitting=None)
         if not landed:                     # unknown: the record stays for the next check
@@ -376,14 +398,3 @@ def submit_first_draft(ctx: Context, ops: list, brief: Optional[dict], report: S
     capture.seal(ctx, record["draft_id"], body)
     report.draft_id = record["draft_id"]
     finish_submit(ctx, record)
-
-
-def _landed(ctx: Context, draft_id: str) -> Optional[bool]:
-    """Did a POST that errored land anyway (a timeout after Memory wrote it)? None: cannot tell yet."""
-    try:
-        ctx.memory.draft(draft_id)
-        return True
-    except MemoryRefused:
-        return False
-    except MemoryUnavailable:
-        return None

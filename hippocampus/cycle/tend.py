@@ -3,9 +3,10 @@ drops them, so a crash repeats nothing and loses none."""
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Optional
 
-from hippocampus.cycle import outcomes
+from hippocampus.cycle import claims, outcomes
 from hippocampus.cycle.briefs import consume_superseded
 from hippocampus.cycle.chains import Next, brief_of, ops_with
 from hippocampus.cycle.context import Context
@@ -15,6 +16,7 @@ from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import CHAIN_FLAGS, review_note_id
 from hippocampus.cycle.snapshot import Snapshot
 from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
+from hippocampus.words import whole
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +25,8 @@ log = logging.getLogger(__name__)
 # whose last attempt was denied (a model that cannot be reached does not count: the chain waits for it)
 UNUSABLE_TRIES = 3
 GAVE_UP = f"the small model could not write the redraft after {UNUSABLE_TRIES} tries"
+UNUSABLE_TOPIC = "hippocampus, unusable redraft"      # the notes that count the tries for every copy on a Memory
+UNUSABLE_NOTE_SECONDS = 7 * 86400.0      # a note no close deleted (its copy stopped mid-chain) expires after this
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
                 "closed", "ended", "model_failures")       # a failed redraft is why its row is kept: its words
 
@@ -43,9 +47,11 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
     """Redraft a denied chain from its critique; with nothing left to redraft, close it."""
     report.redraft = True
     cid = step.cluster_id
-    tries = (ctx.state.get("chain_unusable") or {}).get(cid, 0)
+    noted = _noted_tries(ctx, step)
+    tries = max(unusable_tries(ctx, cid), len(noted))
     if tries >= UNUSABLE_TRIES:            # counted before a restart cut the close short: not asked again
         close_chain(ctx, step, report, why=GAVE_UP, snap=snap)
+        _drop_notes(ctx, noted)
         return
     resubmitted, withdrawn, failures, checked = redraft_chain(ctx, step)
     report.model_failures.extend(failures)
@@ -54,19 +60,72 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
         report.withdrawn[step.cluster_id] = withdrawn
     if resubmitted:
         ctx.state.mutate("chain_unusable", lambda c: {k: v for k, v in c.items() if k != cid})    # usable: again
+        _drop_notes(ctx, noted)
         report.resubmitted.append(resubmitted)
         log.info(outcomes.redraft_line(resubmitted, len(ops_with(step.latest, "denied")), withdrawn,
                                        ctx.cfg.sleep.max_attempts))
     elif failures:
         log.warning(outcomes.redraft_failed_line(step.cluster_id, failures))
         if any(f.get("answered") for f in failures):
-            ctx.state.mutate("chain_unusable", lambda c: {**c, cid: tries + 1})
+            noted += _count_try(ctx, step, tries + 1)
             if tries + 1 >= UNUSABLE_TRIES:
                 log.warning("%s", gave_up_words(cid))
                 close_chain(ctx, step, report, why=GAVE_UP, snap=snap)
+                _drop_notes(ctx, noted)
     else:                                  # nothing left to redraft: close it
         why = "withdrawn" if withdrawn == len(ops_with(step.latest, "denied")) else "nothing to redraft"
         close_chain(ctx, step, report, why=why, snap=snap)
+        _drop_notes(ctx, noted)
+
+
+def _try_note_id(step: Next, n: int) -> str:
+    """The id of the note in Memory that counts the n-th unusable redraft of this attempt of the chain."""
+    key = f"seren-hippocampus:unusable:{step.cluster_id}:{len(step.attempts)}:{n}"
+    return uuid.uuid5(uuid.NAMESPACE_URL, key).hex
+
+
+def _noted_tries(ctx: Context, step: Next) -> list:
+    """The notes in Memory that count this attempt's unusable redrafts, by any copy of the service: copies on one
+    Memory take turns on a chain, so each counts the others' tries too. None to read for a copy alone on its
+    Memory: its state counts them all."""
+    if claims.alone(ctx):
+        return []
+    ids = {_try_note_id(step, n) for n in range(1, UNUSABLE_TRIES + 1)}
+    return [n["id"] for n in ctx.memory.list_near() if n.get("id") in ids]
+
+
+def _count_try(ctx: Context, step: Next, tries: int) -> list:
+    """Count one more unusable redraft: in the state, and (not alone) in a note in Memory; the note's id."""
+    cid = step.cluster_id
+    ctx.state.mutate("chain_unusable", lambda c: {**c, cid: tries})
+    if claims.alone(ctx):
+        return []
+    me = claims.me(ctx)
+    note = ctx.memory.add_near(f"seren-hippocampus (pid {me['pid']} on {me['host']}) could not use the small "
+                               f"model's redraft of chain {cid} ({tries} of {UNUSABLE_TRIES} tries in a row); "
+                               "nothing to do about it", topic=UNUSABLE_TOPIC,
+                               expires_at=ctx.clock.now() + UNUSABLE_NOTE_SECONDS, trigger_type="event",
+                               trigger_value="seren-hippocampus unusable redraft",
+                               note_id=_try_note_id(step, tries), extra={"copy": me["copy"], "cluster_id": cid})
+    return [note.get("id") or _try_note_id(step, tries)]
+
+
+def _drop_notes(ctx: Context, noted: list) -> None:
+    """The notes of a count that starts again (a usable redraft) or is done with (the chain closed)."""
+    for note_id in noted:
+        with gone_ok():
+            ctx.memory.delete_near(note_id)
+
+
+def unusable_tries(ctx: Context, cid: str) -> int:
+    """The chain's unusable redrafts in a row; a hand-edited count that is no whole number counts none, and is said."""
+    kept = (ctx.state.get("chain_unusable") or {}).get(cid, 0)
+    tries = whole(kept)
+    if tries is None or tries < 0:
+        log.warning("the state file's chain_unusable holds %r for chain %s where a count of tries belongs; it is "
+                    "read as 0", kept, cid)
+        return 0
+    return tries
 
 
 def gave_up_words(cid: str) -> str:

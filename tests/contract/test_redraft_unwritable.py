@@ -77,3 +77,40 @@ def test_a_usable_redraft_starts_the_count_again(make_ctx, hand, fake_model):
         tended = executor.tend(ctx).to_dict()
         assert tended["model_failures"] and tended["closed"] == [], tended
     assert [d["status"] for d in hand.drafts() if d["attempt"] == 2] == ["reviewed"]
+
+
+def test_a_hand_edited_count_that_is_no_number_is_read_as_none_and_said(make_ctx, hand, fake_model, caplog):
+    import json
+
+    ctx, first = garden_denied(make_ctx, hand, fake_model)
+    path = ctx.cfg.sleep.resolved_state_path()
+    for bad in ("x", None):
+        saved = json.loads(path.read_text())
+        path.write_text(json.dumps({**saved, "chain_unusable": {first["id"]: bad}}))
+        ctx = make_ctx(ctx.cfg)                                     # restarted on the hand-edited file
+        fake_model.responder = lambda body: dict(UNREADABLE)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="hippocampus"):
+            tended = executor.tend(ctx).to_dict()
+        assert tended["error"] is None and tended["model_failures"], tended     # the tend ran
+        said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and repr(bad) in r.getMessage()
+                and "chain_unusable" in r.getMessage()]
+        assert said, [r.getMessage() for r in caplog.records]
+        assert ctx.state.get("chain_unusable") == {first["id"]: 1}          # counted from none
+
+
+def test_two_copies_on_one_memory_share_the_count(make_ctx, hand, fake_model, tmp_path):
+    """Each copy kept its own count: taking turns on one chain they asked the model up to three times each. The
+    count is the chain's, in Memory: the third unusable answer, whichever copy got it, closes the chain."""
+    from hippocampus.cycle import claims, copies
+
+    a, first = garden_denied(make_ctx, hand, fake_model)
+    b = make_ctx(clock=a.clock, model={"url": fake_model.url}, sleep={"state_path": str(tmp_path / "b" / "state.json")})
+    for ctx in (a, b):
+        copies.announce(ctx)
+    fake_model.responder = lambda body: dict(UNREADABLE)
+    turns = [executor.tend(ctx).to_dict() for ctx in (a, b, a)]
+    assert all(t["model_failures"] for t in turns) and not claims.alone(a) and not claims.alone(b), turns
+    assert turns[-1]["closed"] == [first["id"]], turns                  # three in a row, across the copies
+    assert {d["status"] for d in hand.drafts()} == {"closed"}
+    assert not [n for n in hand.near() if "unusable" in str((n.get("metadata") or {}).get("topic"))]   # tidied

@@ -182,6 +182,7 @@ def test_a_sleep_that_posted_nothing_leaves_its_calls_out_of_the_next_packet(mak
     ctx = make_ctx(model={"url": fake_model.url})
     seed(hand, ("tea",))
     assert executor.check(ctx).to_dict()["sleep"]["error"]
+    ctx.clock.set(ctx.state.get("last_sleep")["next_try_at"])        # the next try waits after a failed sleep
     fake_model.replies, fake_model.responder = [], scripted
     hand.short("a third cup of green tea in the evening", topic="tea")
     first = first_draft(ctx, hand)

@@ -44,7 +44,7 @@ def test_reports_keep_the_json_keys_the_state_file_and_the_answers_carry():
         "kind", "started_at", "purged", "brief_id", "brief_pulled", "brief_answered", "clusters", "piles",
         "operations", "kinds", "model_calls", "cut_off", "draft_id", "held_back", "below_threshold", "tidy",
         "error", "catch_up", "quiet", "model_failures", "hints", "brief_unmatched", "interrupted", "other", "resumed",
-        "retry_at", "finished_at", "duration_seconds", "guard", "kept_back", "budget", "write", "tokens"}
+        "retry_at", "failures", "next_try_at", "finished_at", "duration_seconds", "guard", "kept_back", "budget", "write", "tokens"}
     check = CheckReport(at=NOW, status="sleeping", sleep=SleepReport(draft_id="d1"))
     assert check.to_dict()["sleep"]["draft_id"] == "d1"
     assert list(check.kept()) == ["at", "status", "brief_id", "misses", "purged", "error", "retry_at", "other"]
