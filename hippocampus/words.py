@@ -119,6 +119,16 @@ def busy(what: str, since: Optional[float]) -> str:
 
 
 # how the main model answers a request for a brief: the note in Memory, MCP's sleep_now and its answer
+FAILED_WAIT_MAX_SECONDS = 4 * 3600.0     # the longest wait after failed sleeps in a row (sleep.wait_after)
+
+
+def failed_wait_words(failures: Any, until_ts: float) -> str:
+    """How long a failed sleep's brief waits before a check tries it again, and why (log, event, /status)."""
+    times = "the first failure" if not isinstance(failures, int) or failures <= 1 else f"{failures} failures in a row"
+    return (f"the next try waits until {hhmm(until_ts)} ({times}; each failure in a row doubles the wait, "
+            f"up to {FAILED_WAIT_MAX_SECONDS / 3600:g} h), and Sleep now tries at once")
+
+
 WRITE_BRIEF = "write it with submit_brief on Memory, then nudge the hippocampus"
 
 # a sleep by hand that found no brief: the answer's message, the person's result line and MCP's message

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from hippocampus.cycle.reports import FAILED_WAIT_MAX_SECONDS, SleepReport
-from hippocampus.words import hhmm, n
+from hippocampus.cycle.reports import SleepReport
+from hippocampus.words import failed_wait_words, hhmm, n
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,7 @@ def wait_words(r: SleepReport) -> str:
     """When a failed sleep's brief is tried again (sleep.wait_after), or "" when the next check tries it."""
     if not r.next_try_at:
         return ""
-    times = "the first failure" if r.failures <= 1 else f"{r.failures} failures in a row"
-    return (f"; the next try waits until {hhmm(r.next_try_at)} ({times}; each failure in a row doubles the wait, "
-            f"up to {FAILED_WAIT_MAX_SECONDS / 3600:g} h), and Sleep now tries at once")
+    return "; " + failed_wait_words(r.failures, r.next_try_at)
 
 
 def budget_words(b: dict, brief_id: Optional[str] = None) -> str:

@@ -6,7 +6,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
-FAILED_WAIT_MAX_SECONDS = 4 * 3600.0     # the longest wait after failed sleeps in a row (sleep.wait_after)
 
 
 class Report:

@@ -13,13 +13,14 @@ from hippocampus.cycle import briefs, budget, claims, outcomes, parallel
 from hippocampus.cycle.bedtime import bedtime, bedtime_at, is_catch_up, last_slept
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.notes import sane_time
-from hippocampus.cycle.reports import FAILED_WAIT_MAX_SECONDS, SleepReport
+from hippocampus.cycle.reports import SleepReport
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable
 from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
+from hippocampus.words import FAILED_WAIT_MAX_SECONDS
 from hippocampus.cycle.drafter import extend_ops, first_draft_id, landed_late, model_key, say_dropped, stamp, \
     submittable
 from hippocampus.drafting import guard

@@ -63,10 +63,15 @@ def as_of(s: dict) -> str:
 
 
 def brief_when(s: dict, now: float) -> str:
-    """When a waiting brief is slept on: a night that ran out of its budget holds the checks until bedtime."""
-    rest = ((s.get("last_sleep") or {}).get("budget") or {}).get("rest_until") or 0
+    """When a waiting brief is slept on: a night that ran out of its budget holds the checks until bedtime, a
+    failed sleep its own brief until its wait is over (sleep.wait_after)."""
+    last = s.get("last_sleep") or {}
+    rest = (last.get("budget") or {}).get("rest_until") or 0
     if rest > now:
         return f"at bedtime, {hhmm(rest)}, as the last night ran out of its budget (Sleep now does it at once)"
+    waiting = (s.get("chain") or {}).get("brief_id")
+    if last.get("error") and waiting and waiting == last.get("brief_id") and (last.get("next_try_at") or 0) > now:
+        return f"at {hhmm(last['next_try_at'])}, as the last sleep on it failed (Sleep now does it at once)"
     # with no clock of its own (external mode) only a nudge or a button starts a check
     return "at the next nudge (Sleep now does it at once)" if s.get("mode") == "external" else "at the next check"
 

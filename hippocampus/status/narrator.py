@@ -11,7 +11,7 @@ from hippocampus.status.fresh import (as_of, brief_arrived, brief_when, buttons,
                                       reviewed_since)
 from hippocampus.status.lists import CHECK, sleep_words, tend_words
 from hippocampus.status.words import ACTOR_WORDS, ago, cap, hhmm, keyless, n, span, until
-from hippocampus.words import another_copy, busy as running
+from hippocampus.words import another_copy, busy as running, failed_wait_words
 
 BAD, BUSY, WAIT, OK = "bad", "busy", "wait", "ok"
 LABELS = {BAD: "Something is wrong", BUSY: "Working", WAIT: "Waiting", OK: "Right now"}
@@ -83,6 +83,8 @@ def _broken(s: dict, now: float) -> Optional[tuple]:
                     f"answers again now, so {again}.", WAIT, "sleep")
         retry = (last.get("retry_at") or 0) > now
         then = f"; the model's start is tried again at {hhmm(last['retry_at'])}" if retry else ""
+        if briefed and (last.get("next_try_at") or 0) > now and not then:
+            then = "; " + failed_wait_words(last.get("failures"), last["next_try_at"])
         kept = (f"Its brief is kept{then or ' for the next check'}" if briefed
                 else f"No brief was involved{then or ', and Sleep now tries it again'}")
         return (f"The last sleep failed at {hhmm(last.get('finished_at'))}: {last['error']}. {kept}.", BAD, "sleep")

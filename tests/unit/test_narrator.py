@@ -465,3 +465,31 @@ def test_status_carries_when_the_brief_pull_comes_as_the_settings_say():
     on = cm.build({"sleep": {"brief_pull": True, "brief_check_misses": 4}}, environ={}).sleep
     assert sleep_settings(on)["brief_pull_after"] == 4
     assert sleep_settings(cm.build({}, environ={}).sleep)["brief_pull_after"] is None
+
+
+def test_a_failed_sleep_waiting_before_its_next_try_says_until_when_not_the_next_check():
+    """A failed sleep's brief waits (doubling from the check interval up to 4 h) before a check tries it again;
+    the headline said 'Its brief is kept for the next check' all through the wait."""
+    last = {"error": "Memory refused the draft: HTTP 422", "finished_at": NOW - 60, "brief_id": "b1",
+            "failures": 2, "next_try_at": NOW + 1200}
+    said = narrate({**HEALTHY, "last_sleep": last}, NOW)["headline"]
+    assert "for the next check" not in said, said
+    assert f"until {hhmm(NOW + 1200)}" in said and "2 failures in a row" in said and "Sleep now" in said, said
+    past = narrate({**HEALTHY, "last_sleep": {**last, "next_try_at": NOW - 5}}, NOW)["headline"]
+    assert "for the next check" in past, past          # the wait is over: the next check tries it
+
+
+def test_a_check_held_by_a_failed_sleeps_wait_is_worded_not_shown_as_its_key():
+    from hippocampus.status.lists import check_words
+    said = check_words({"status": "waiting_after_failure", "retry_at": NOW + 1200})
+    assert "_" not in said and "failed" in said and "waits" in said, said
+
+
+def test_the_brief_card_of_a_brief_waiting_after_its_failed_sleep_says_when_it_is_tried_again():
+    last = {"error": "Memory refused the draft: HTTP 422", "finished_at": NOW - 60, "brief_id": "b1",
+            "failures": 1, "next_try_at": NOW + 600}
+    say = narrate({**HEALTHY, "last_sleep": last, "chain": {"chain_open": False, "brief_id": "b1"}}, NOW)
+    card = say["cards"]["brief"]["sub"]
+    assert "at the next check" not in card and hhmm(NOW + 600) in card, card
+    other = narrate({**HEALTHY, "last_sleep": last, "chain": {"chain_open": False, "brief_id": "b2"}}, NOW)
+    assert "at the next check" in other["cards"]["brief"]["sub"], other["cards"]["brief"]     # another brief: no wait
