@@ -71,6 +71,8 @@ class Publishing(pykka.ThreadingActor):
 class Supervised(Publishing):
     name = "child"
     wants_beat = False      # wants the supervisor's fanned-out beat
+    use_daemon_thread = True    # one the service's stop abandons (busy past its time) never holds the exit
+    stop_waits = True       # the service's stop waits (within its time) for its work to end and its on_stop
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__()

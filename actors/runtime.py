@@ -21,6 +21,7 @@ from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 from hippocampus.store.voice import VoiceCard
 from hippocampus.status.looks import Looks
+from hippocampus.stopping import ServiceStopping
 
 from actors.base import DOWN_OK
 from actors.board import Board
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
 FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
 RESTART_ANSWER_SECONDS = 10.0   # an operator's restart is answered at once: this long means the supervisor hangs
+REPORT_AT_STOP_SECONDS = 2.0    # once the stop has come, a request waits this long at most for its actor's report
 
 CHILDREN = [NotifierActor, RippleActor, LifecycleActor, ChainActor, SleeperActor, SchedulerActor,
             QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch, ReplayActor]      # started in this order
@@ -135,10 +137,26 @@ class Runtime:
         self.ctx.stopping.check(f"the {what} was not started")
         tok = self.ctx.cycle.enter(what)
         try:
-            return ask(tok).get(timeout=timeout)
+            return self._report(what, ask(tok), time.monotonic() + timeout)
         except pykka.ActorDeadError:
             self.ctx.cycle.leave(tok)
             raise
+
+    def _report(self, what: str, report: pykka.Future, end: float):
+        """The actor's report by `end`, waited for in slices: once the stop has come, REPORT_AT_STOP_SECONDS at
+        most (the call the actor waits on may hang: a slow Memory), then ServiceStopping."""
+        while True:
+            if self.stopping:
+                end = min(end, self.ctx.stopping.at + REPORT_AT_STOP_SECONDS)
+            try:
+                return report.get(timeout=max(0.0, min(0.1, end - time.monotonic())))
+            except pykka.Timeout:
+                if time.monotonic() < end:
+                    continue
+                if self.stopping:
+                    raise ServiceStopping(f"the {what} was still waiting on a call that does not answer; it is "
+                                          "left behind") from None
+                raise
 
     def restart(self, name: str, force: bool = False) -> str:
         """An operator's restart, asked of the supervisor (UnknownChild, ChildRunning, ChildDown); it answers at

@@ -63,3 +63,37 @@ def test_the_services_stop_with_a_hung_model_stop_command_ends_within_systemds_1
     assert took < 8, f"the stop took {took:.1f} s of systemd's 10"
     kept = svc.runtime.ctx.state.get("lifecycle")
     assert kept["started_by_us"] is True and "did not end within 3 s" in kept["unstopped"], kept
+
+
+def test_sigterm_with_two_actors_in_slow_memory_calls_exits_0_within_systemds_10_s_naming_what_it_abandoned(
+        tmp_path):
+    """Memory takes every call and never answers (60 s allowed): at SIGTERM the queue watch is in its first read
+    and the sleeper in a sleep by hand. The stop waits for its actors once, not 10 s for each, and the process
+    does not stay for their calls: it exits 0 inside systemd's TimeoutStopSec=10, and the log names each actor it
+    left behind."""
+    import signal
+
+    from tests.harness.misbehaving import Misbehaving
+    from tests.service.test_process import Proc, _yaml
+
+    memory = Misbehaving("silent")
+    p = None
+    try:
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
+                                           "sleep": {"mode": "external",
+                                                     "state_path": str(tmp_path / "state" / "state.json")}})
+        p = Proc(tmp_path, cfg)
+        port = p.bound_port()
+        threading.Thread(target=lambda: requests.post(f"http://127.0.0.1:{port}/sleep", timeout=90),
+                         daemon=True).start()
+        requests_before = memory.requests
+        p.wait_for(lambda: memory.requests > requests_before, 20, "the sleep's Memory call to be under way")
+        rc = p.stop(signal.SIGTERM, within=9.5)
+        err = p.stderr()
+        assert rc == 0, err
+        abandoned = [line for line in err.splitlines() if "abandoned" in line]
+        assert any("sleeper" in line for line in abandoned) and any("queue" in line for line in abandoned), err
+    finally:
+        if p is not None:
+            p.kill()
+        memory.close()
