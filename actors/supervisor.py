@@ -107,18 +107,19 @@ class Supervisor(Publishing):
         if self.ticker:
             self.ticker.stopped.set()
         deadline = (self.rt.ctx.stopping.at or time.monotonic()) + STOP_SECONDS     # once for all of them
-        for name in reversed(list(self.specs)):
-            ref = self.registry.get(name)
+        told = [(name, self.registry.get(name)) for name in reversed(list(self.specs))]
+        for name, ref in told:
             if ref is not None:
-                try:    # a child already dead answers False; one the stop does not wait on (the replay) is told
-                    ref.stop(block=self.specs[name].stop_waits, timeout=max(0.05, deadline - time.monotonic()))
-                except pykka.Timeout:
-                    what = (self.rt.board.get(name) or {}).get("what")
-                    log.warning("actor %s was still busy%s when the stop's %g s ran out: it is abandoned, and the "
-                                "process exits without waiting for it", name, f" ({what})" if what else "",
-                                STOP_SECONDS)
+                with contextlib.suppress(pykka.Timeout):    # a child already dead answers False; one the stop
+                    ref.stop(block=self.specs[name].stop_waits,     # does not wait on (a watch, the replay) is told
+                             timeout=max(0.05, deadline - time.monotonic()))
             self.children[name]["state"] = "stopped"
             self.registry.pop(name, None)
+        for name, ref in told:
+            if ref is not None and not ref.actor_stopped.wait(0.05):
+                what = (self.rt.board.get(name) or {}).get("what")
+                log.warning("actor %s was still busy%s at the end of the stop: it is abandoned, and the process exits "
+                            "without waiting for it", name, f" ({what})" if what else "")
         self.publish()
 
     on_failure = on_stop        # a crash of the supervisor stops its children too

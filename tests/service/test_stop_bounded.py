@@ -97,3 +97,30 @@ def test_sigterm_with_two_actors_in_slow_memory_calls_exits_0_within_systemds_10
         if p is not None:
             p.kill()
         memory.close()
+
+
+def test_sigterm_while_the_service_starts_exits_0_at_once_saying_it_was_stopped_while_starting(tmp_path):
+    """SIGTERM before "ready on" (the first read of Memory is slow: it never answers): the process exits 0 within
+    seconds, never says it is ready, and the log says it was stopped while starting."""
+    import signal
+
+    from tests.harness.misbehaving import Misbehaving
+    from tests.service.test_process import Proc, _yaml
+
+    memory = Misbehaving("silent")
+    p = None
+    try:
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
+                                           "sleep": {"mode": "external",
+                                                     "state_path": str(tmp_path / "state" / "state.json")}})
+        p = Proc(tmp_path, cfg)
+        p.wait_for(lambda: memory.requests > 0, 30, "the first read of Memory")
+        assert "ready on" not in p.stderr()
+        rc = p.stop(signal.SIGTERM, within=5)
+        err = p.stderr()
+        assert rc == 0, err
+        assert "stopped while starting" in err and "ready on" not in err, err
+    finally:
+        if p is not None:
+            p.kill()
+        memory.close()
