@@ -21,9 +21,8 @@ from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 from hippocampus.store.voice import VoiceCard
 from hippocampus.status.looks import Looks
-from hippocampus.stopping import ServiceStopping
 
-from actors.base import DOWN_OK
+from actors.base import DOWN_OK, answer
 from actors.board import Board
 from actors.chain import ChainActor, ChainProxy
 from actors.lifecycle import LifecycleActor
@@ -133,30 +132,16 @@ class Runtime:
 
     def request(self, what: str, ask: Callable[..., pykka.Future], timeout: float) -> dict:
         """A tend, check or sleep by hand: take the cycle lock here (Busy at once if it is held) and hand it to the
-        actor's method (`ask(token)`, on its proxy), waiting up to `timeout` for its report."""
+        actor's method (`ask(token)`, on its proxy), waiting up to `timeout` for its report (once the stop has come,
+        REPORT_AT_STOP_SECONDS more at most: the call the actor waits on may hang, a slow Memory)."""
         self.ctx.stopping.check(f"the {what} was not started")
         tok = self.ctx.cycle.enter(what)
         try:
-            return self._report(what, ask(tok), time.monotonic() + timeout)
+            return answer(ask(tok), time.monotonic() + timeout, self.ctx.stopping, f"the {what} was still waiting "
+                          "on a call that does not answer; it is left behind", REPORT_AT_STOP_SECONDS)
         except pykka.ActorDeadError:
             self.ctx.cycle.leave(tok)
             raise
-
-    def _report(self, what: str, report: pykka.Future, end: float):
-        """The actor's report by `end`, waited for in slices: once the stop has come, REPORT_AT_STOP_SECONDS at
-        most (the call the actor waits on may hang: a slow Memory), then ServiceStopping."""
-        while True:
-            if self.stopping:
-                end = min(end, self.ctx.stopping.at + REPORT_AT_STOP_SECONDS)
-            try:
-                return report.get(timeout=max(0.0, min(0.1, end - time.monotonic())))
-            except pykka.Timeout:
-                if time.monotonic() < end:
-                    continue
-                if self.stopping:
-                    raise ServiceStopping(f"the {what} was still waiting on a call that does not answer; it is "
-                                          "left behind") from None
-                raise
 
     def restart(self, name: str, force: bool = False) -> str:
         """An operator's restart, asked of the supervisor (UnknownChild, ChildRunning, ChildDown); it answers at
