@@ -124,3 +124,32 @@ def test_sigterm_while_the_service_starts_exits_0_at_once_saying_it_was_stopped_
         if p is not None:
             p.kill()
         memory.close()
+
+
+def test_the_hosted_services_stop_with_a_sleep_in_a_slow_memory_call_leaves_it_and_ends_within_systemds_10_s(
+        tmp_path):
+    """The service hosted without a console (the Windows service): its stop leaves the sleeper the actors' stop
+    abandoned, rather than waiting on it again (the wait hint out, and "the stop failed" in its log)."""
+    from hippocampus.service.host import ServiceHost
+    from tests.harness.misbehaving import Misbehaving
+    from tests.service.test_process import _yaml
+
+    memory = Misbehaving("silent")
+    host = None
+    try:
+        (tmp_path / "app").mkdir()
+        cfg = _yaml(tmp_path / "app" / "h.yaml", {
+            "server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
+            "sleep": {"mode": "external", "state_path": str(tmp_path / "state" / "state.json")}})
+        host = ServiceHost(cfg, tmp_path / "logs").start()
+        threading.Thread(target=lambda: requests.post(host.url + "/sleep", timeout=90), daemon=True).start()
+        before = memory.requests
+        wait_for(lambda: memory.requests > before, timeout=20, what="the sleep's Memory call to be under way")
+        took = host.stop(wait_hint_seconds=15)
+        text = (tmp_path / "logs" / "seren-hippocampus.log").read_text(encoding="utf-8")
+        assert took < 9, f"the stop took {took:.1f} s\n{text}"
+        assert "the stop failed" not in text and "actor sleeper was still busy (sleep)" in text, text
+    finally:
+        if host is not None:
+            host.stop(wait_hint_seconds=15)
+        memory.close()
