@@ -58,6 +58,21 @@ def oldest_first(kept: Kept):
         yield from sorted(take_all(kept), key=lambda event: event["seq"])
 
 
+def answer(future: pykka.Future, end: float, stopping, what: str, grace: float = 0.0):
+    """The actor's answer by `end` (time.monotonic(); pykka.Timeout past it), waited for in slices: once the stop
+    has come, `grace` s more at most, then ServiceStopping(what)."""
+    while True:
+        if stopping.is_set():
+            end = min(end, stopping.at + grace)
+        try:
+            return future.get(timeout=max(0.0, min(0.1, end - time.monotonic())))
+        except pykka.Timeout:
+            if time.monotonic() < end:
+                continue
+            stopping.check(what)
+            raise
+
+
 class Publishing(pykka.ThreadingActor):
     """An actor that publishes (its publish()) after every message it reads, whatever the message did."""
 
@@ -71,6 +86,8 @@ class Publishing(pykka.ThreadingActor):
 class Supervised(Publishing):
     name = "child"
     wants_beat = False      # wants the supervisor's fanned-out beat
+    use_daemon_thread = True    # one the service's stop abandons (busy past its time) never holds the exit
+    stop_waits = True       # the service's stop waits (within its time) for its work to end and its on_stop
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__()

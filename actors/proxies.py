@@ -13,11 +13,10 @@ import pykka
 
 from hippocampus.model.client import ModelUnavailable
 
-from actors.base import DOWN_OK
+from actors.base import DOWN_OK, answer
 from actors.lifecycle import LifecycleProxy
 
 P = TypeVar("P")
-POLL_SECONDS = 0.25          # how often a wait for the model looks for a stop
 WAITING = "the wait for the model to start was given up and nothing was posted"
 
 
@@ -77,17 +76,8 @@ class Gate(Child[LifecycleProxy]):
             raise
 
     def _ensure(self) -> None:
-        deadline = time.monotonic() + self.timeout
         try:
-            answer = self().ensure()
-            while True:
-                self.stopping.check(WAITING)
-                try:
-                    answer.get(timeout=min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
-                    return
-                except pykka.Timeout:
-                    if time.monotonic() >= deadline:
-                        raise
+            answer(self().ensure(), time.monotonic() + self.timeout, self.stopping, WAITING)
         except pykka.ActorDeadError:
             self.stopping.check(WAITING)      # the stop took the lifecycle actor down: not "restarting"
             if ((self.board.get("actors") or {}).get(self.name) or {}).get("state") == "failed":   # left down

@@ -13,7 +13,7 @@ from actors.base import Supervised
 
 class ReplayActor(Supervised):
     name = "replay"
-    use_daemon_thread = True        # a replay honours the stop between calls; it never holds the exit
+    stop_waits = False      # a replay honours the stop between calls; the stop never waits on it
 
     def run(self, replays, run, env, packet, cand) -> None:
         replays.work(run, env, packet, cand)

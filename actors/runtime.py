@@ -22,7 +22,7 @@ from hippocampus.store.state import State
 from hippocampus.store.voice import VoiceCard
 from hippocampus.status.looks import Looks
 
-from actors.base import DOWN_OK
+from actors.base import DOWN_OK, answer
 from actors.board import Board
 from actors.chain import ChainActor, ChainProxy
 from actors.lifecycle import LifecycleActor
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that matters between) are one event
 FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
 RESTART_ANSWER_SECONDS = 10.0   # an operator's restart is answered at once: this long means the supervisor hangs
+REPORT_AT_STOP_SECONDS = 2.0    # once the stop has come, a request waits this long at most for its actor's report
 
 CHILDREN = [NotifierActor, RippleActor, LifecycleActor, ChainActor, SleeperActor, SchedulerActor,
             QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch, ReplayActor]      # started in this order
@@ -131,11 +132,13 @@ class Runtime:
 
     def request(self, what: str, ask: Callable[..., pykka.Future], timeout: float) -> dict:
         """A tend, check or sleep by hand: take the cycle lock here (Busy at once if it is held) and hand it to the
-        actor's method (`ask(token)`, on its proxy), waiting up to `timeout` for its report."""
+        actor's method (`ask(token)`, on its proxy), waiting up to `timeout` for its report (once the stop has come,
+        REPORT_AT_STOP_SECONDS more at most: the call the actor waits on may hang, a slow Memory)."""
         self.ctx.stopping.check(f"the {what} was not started")
         tok = self.ctx.cycle.enter(what)
         try:
-            return ask(tok).get(timeout=timeout)
+            return answer(ask(tok), time.monotonic() + timeout, self.ctx.stopping, f"the {what} was still waiting "
+                          "on a call that does not answer; it is left behind", REPORT_AT_STOP_SECONDS)
         except pykka.ActorDeadError:
             self.ctx.cycle.leave(tok)
             raise

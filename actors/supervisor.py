@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 MAX_DOUBLINGS = 5           # the backoff doubles with each crash in the window, up to 2**5 times backoff_seconds
 LIVENESS_GRACE_S = 0.2      # a dead child's own child_failed gets this long to arrive before the check calls it
 STOP_WAIT_SECONDS = 10     # an operator's restart gives a busy child this long to end its work, then starts anew
+STOP_SECONDS = 7.0          # the service's stop, from SIGTERM, waits this long in all for its children (systemd: 10)
 SHOWN = ("state", "restarts", "last_error", "last_error_at", "started_at")     # of a child, on the board
 
 
@@ -105,15 +106,20 @@ class Supervisor(Publishing):
     def on_stop(self, *exc) -> None:
         if self.ticker:
             self.ticker.stopped.set()
-        for name in reversed(list(self.specs)):
-            ref = self.registry.get(name)
+        deadline = (self.rt.ctx.stopping.at or time.monotonic()) + STOP_SECONDS     # once for all of them
+        told = [(name, self.registry.get(name)) for name in reversed(list(self.specs))]
+        for name, ref in told:
             if ref is not None:
-                try:    # a child already dead answers False; a daemon-thread one (the replay) is not waited on
-                    ref.stop(block=not self.specs[name].use_daemon_thread, timeout=10)
-                except pykka.Timeout:
-                    log.error("%s did not stop within 10 s", name)
+                with contextlib.suppress(pykka.Timeout):    # a child already dead answers False; one the stop
+                    ref.stop(block=self.specs[name].stop_waits,     # does not wait on (a watch, the replay) is told
+                             timeout=max(0.05, deadline - time.monotonic()))
             self.children[name]["state"] = "stopped"
             self.registry.pop(name, None)
+        for name, ref in told:
+            if ref is not None and not ref.actor_stopped.wait(0.05):
+                what = (self.rt.board.get(name) or {}).get("what")
+                log.warning("actor %s was still busy%s at the end of the stop: it is abandoned, and the process exits "
+                            "without waiting for it", name, f" ({what})" if what else "")
         self.publish()
 
     on_failure = on_stop        # a crash of the supervisor stops its children too

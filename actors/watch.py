@@ -31,6 +31,7 @@ class WatchActor(Supervised):
     at_start = False        # read once in on_start, so the first answer of /health already knows
     first: dict = {}        # what the board shows before the first read
     looked_at = False       # read on every beat while someone looks (a viewer, a /status client)
+    stop_waits = False      # a read only feeds the board: the service's stop never waits on it
 
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)

@@ -26,8 +26,21 @@ def serve(cfg) -> int:
 
     enforce_exposure(cfg)
     use_system_trust(cfg)
+    service, asked = None, threading.Event()     # asked: a stop that came while the service started
+
+    def stop(signum, frame) -> None:
+        log.info("signal %s: stopping (draining in-flight requests)", signum)
+        sdnotify.notify("STOPPING=1")
+        if service is None:
+            asked.set()
+        else:
+            threading.Thread(target=service.request_stop, name="stopper", daemon=True).start()
+
+    for name in ("SIGINT", "SIGTERM", "SIGBREAK"):     # SIGBREAK: Windows' CTRL_BREAK from a service wrapper
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
     try:
-        service = Service(cfg, own_process=True).start()
+        started = Service(cfg, own_process=True).start()
     except BindError as exc:        # before any actor started: nothing to stop
         logs.console(f"[{SERVICE}] {exc}", logging.ERROR)
         return 1
@@ -37,16 +50,12 @@ def serve(cfg) -> int:
         logs.console(f"[{SERVICE}] could not start: {exc.strerror or exc}{where}: make that path usable by this "
                      "account (its permissions, free disk space), then start again", logging.ERROR)
         return 1
+    service = started               # from here a signal stops it as it serves
+    if asked.is_set():
+        log.info("stopped while starting: a stop signal came before it was ready, so it never served")
+        service.stop_unserved()
+        return 0
     announce_exposure(cfg, service.port)
-
-    def stop(signum, frame) -> None:
-        log.info("signal %s: stopping (draining in-flight requests)", signum)
-        sdnotify.notify("STOPPING=1")
-        threading.Thread(target=service.request_stop, name="stopper", daemon=True).start()
-
-    for name in ("SIGINT", "SIGTERM", "SIGBREAK"):     # SIGBREAK: Windows' CTRL_BREAK from a service wrapper
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), stop)
     log.info("%s %s listening on %s (memory %s, %s mode, %s; %s)", SERVICE, __version__, service.url,
              redact.url(cfg.memory.url), cfg.sleep.mode,
              "model " + redact.url(cfg.model.url) if cfg.model.configured else "mechanical",

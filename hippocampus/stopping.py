@@ -6,6 +6,8 @@ nothing; the request waiting on it is answered 503.
 from __future__ import annotations
 
 import threading
+import time
+from typing import Optional
 
 
 class ServiceStopping(Exception):
@@ -14,7 +16,14 @@ class ServiceStopping(Exception):
 
 
 class StopFlag(threading.Event):
-    """Set once by whoever stops the service (any thread); checked by the steps before each slow call."""
+    """Set once by whoever stops the service (any thread); checked by the steps before each slow call. `at`: when
+    it was first set (time.monotonic()), from which the stop's waits are counted."""
+    at: Optional[float] = None
+
+    def set(self) -> None:
+        if self.at is None:
+            self.at = time.monotonic()
+        super().set()
 
     def check(self, what: str) -> None:
         if self.is_set():

@@ -106,9 +106,8 @@ class ModelClient:
         try:
             answer = self._structured(body, deadline or outbound.Deadline(float(timeout or self.cfg.timeout_seconds)))
         except (ModelUnavailable, ModelFailure):
-            if self.abandoned:          # the broken connection is the stop's doing, not the model's
-                raise ServiceStopping(ABANDONED) from None
-            raise
+            if not self.abandoned:      # else the broken connection is the stop's doing, not the model's: below
+                raise
         finally:
             with self._counting:
                 self.in_flight -= 1

@@ -6,6 +6,8 @@ import logging
 import threading
 from typing import Any, Callable, Optional
 
+import requests
+
 from hippocampus import outbound, transport_words
 from hippocampus.config import LifecycleConfig, redact, resolve_pointer
 from hippocampus.model.cancellable import CancellableSession
@@ -14,6 +16,7 @@ from hippocampus.model.fit import json_object
 HOLDER = "seren-hippocampus"
 ANSWER_CAP = 64 * 1024      # an Observatory's answer is a small JSON object
 LEFT_BEHIND = "the config no longer names the Observatory service that started it"
+LEFT_BEHIND_SECONDS = 5     # the start's stop of a model a previous run left: a hung Observatory holds it no longer
 log = logging.getLogger(__name__)
 
 
@@ -38,14 +41,14 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
 
 
 def unless_stopped(lc: LifecycleConfig, verb: str, reason: str, stopped: Callable[[], bool],
-                   wait: Callable[[], Any]) -> Optional[dict]:
+                   wait: Callable[[], Any], seconds: float = 60) -> Optional[dict]:
     """The call (an ensure waits for the model to load) on a thread of its own, looked at after each wait(): None
     once stopped() says so (the call is cut short); else its answer, or its error raised."""
     session, out = CancellableSession(), {}
 
     def ask() -> None:
         try:
-            out["data"] = observatory(lc, verb, reason, session=session)
+            out["data"] = observatory(lc, verb, reason, session=session, seconds=seconds)
         except Exception as exc:  # noqa: BLE001 - raised again on the caller's thread
             out["error"] = exc
 
@@ -85,15 +88,18 @@ def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any]
         if not (url and service):
             raise RuntimeError("the state file does not say which Observatory service it was")
         if unless_stopped(dataclasses.replace(lc, observatory_url=url, observatory_service=service), "stop",
-                          LEFT_BEHIND, stopped, wait) is None:
+                          LEFT_BEHIND, stopped, wait, LEFT_BEHIND_SECONDS) is None:
             raise RuntimeError("the service is stopping")
     except Exception as exc:  # noqa: BLE001 - said, never raised
         where, how = "its service in the Observatory", "stop it in the Observatory"
+        why = transport_words.in_words(exc)
+        if isinstance(exc, requests.RequestException):      # a hung one: "did not answer within 5 s"
+            why = transport_words.failed(exc, "the Observatory", redact.url(url), seconds=LEFT_BEHIND_SECONDS)[1]
         if url and service:
             where = f"{service} at {redact.url(url)}"
             how = f"POST {redact.url(url.rstrip('/'))}/api/v1/service/{service}/stop"
         said = (f"the model the Observatory started for a previous run ({where}) could not be stopped "
-                f"({transport_words.in_words(exc)}) and is left running, holding its memory: {how}")
+                f"({why}) and is left running, holding its memory: {how}")
         log.warning("model lifecycle: %s", said)
         return said
     log.info("model lifecycle: stopped the model the Observatory started for a previous run (%s at %s): %s",

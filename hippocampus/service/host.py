@@ -138,11 +138,8 @@ class ServiceHost:
             svc.request_stop(drain_seconds=budget * 0.6)
             if not svc.wait_stopped(left()):
                 log.warning("the server had not stopped %.1f s into the stop", time.monotonic() - t0)
-            if self._thread is not None:
+            if self._thread is not None:    # the actors' stop within it: one still busy then is left, abandoned
                 self._thread.join(left())
-            import pykka
-
-            pykka.ActorRegistry.stop_all(block=True, timeout=left())       # none left: nothing to do
         except Exception:  # noqa: BLE001
             log.exception("the stop failed")
         took = time.monotonic() - t0

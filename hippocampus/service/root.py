@@ -77,12 +77,20 @@ class Service:
         try:
             http_server.serve(self.server, lambda: self._stopping)
         finally:
-            self.runtime.begin_stop()       # a loop that died: its actors must not wait on the model either
-            http_server.stop_threads(self.server)
-            self.lazy_mcp.stop()
-            self.runtime.stop()
-            self._stopped.set()
-            log.info("stopped")
+            self._wind_down(http_server.stop_threads)
+
+    def stop_unserved(self) -> None:
+        """A stop that came while start() ran (a signal before "ready on"): what it started stops, never served."""
+        self._stopping = True
+        self._wind_down(http_server.discard)
+
+    def _wind_down(self, close) -> None:
+        self.runtime.begin_stop()       # a loop that died: its actors must not wait on the model either
+        close(self.server)
+        self.lazy_mcp.stop()
+        self.runtime.stop()
+        self._stopped.set()
+        log.info("stopped")
 
     def serve_in_thread(self) -> threading.Thread:
         t = threading.Thread(target=self.serve_forever, name="waitress-main", daemon=True)

@@ -63,3 +63,93 @@ def test_the_services_stop_with_a_hung_model_stop_command_ends_within_systemds_1
     assert took < 8, f"the stop took {took:.1f} s of systemd's 10"
     kept = svc.runtime.ctx.state.get("lifecycle")
     assert kept["started_by_us"] is True and "did not end within 3 s" in kept["unstopped"], kept
+
+
+def test_sigterm_with_two_actors_in_slow_memory_calls_exits_0_within_systemds_10_s_naming_what_it_abandoned(
+        tmp_path):
+    """Memory takes every call and never answers (60 s allowed): at SIGTERM the queue watch is in its first read
+    and the sleeper in a sleep by hand. The stop waits for its actors once, not 10 s for each, and the process
+    does not stay for their calls: it exits 0 inside systemd's TimeoutStopSec=10, and the log names each actor it
+    left behind."""
+    import signal
+
+    from tests.harness.misbehaving import Misbehaving
+    from tests.service.test_process import Proc, _yaml
+
+    memory = Misbehaving("silent")
+    p = None
+    try:
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
+                                           "sleep": {"mode": "external",
+                                                     "state_path": str(tmp_path / "state" / "state.json")}})
+        p = Proc(tmp_path, cfg)
+        port = p.bound_port()
+        threading.Thread(target=lambda: requests.post(f"http://127.0.0.1:{port}/sleep", timeout=90),
+                         daemon=True).start()
+        requests_before = memory.requests
+        p.wait_for(lambda: memory.requests > requests_before, 20, "the sleep's Memory call to be under way")
+        rc = p.stop(signal.SIGTERM, within=9.5)
+        err = p.stderr()
+        assert rc == 0, err
+        abandoned = [line for line in err.splitlines() if "abandoned" in line]
+        assert any("sleeper" in line for line in abandoned) and any("queue" in line for line in abandoned), err
+    finally:
+        if p is not None:
+            p.kill()
+        memory.close()
+
+
+def test_sigterm_while_the_service_starts_exits_0_at_once_saying_it_was_stopped_while_starting(tmp_path):
+    """SIGTERM before "ready on" (the first read of Memory is slow: it never answers): the process exits 0 within
+    seconds, never says it is ready, and the log says it was stopped while starting."""
+    import signal
+
+    from tests.harness.misbehaving import Misbehaving
+    from tests.service.test_process import Proc, _yaml
+
+    memory = Misbehaving("silent")
+    p = None
+    try:
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
+                                           "sleep": {"mode": "external",
+                                                     "state_path": str(tmp_path / "state" / "state.json")}})
+        p = Proc(tmp_path, cfg)
+        p.wait_for(lambda: memory.requests > 0, 30, "the first read of Memory")
+        assert "ready on" not in p.stderr()
+        rc = p.stop(signal.SIGTERM, within=5)
+        err = p.stderr()
+        assert rc == 0, err
+        assert "stopped while starting" in err and "ready on" not in err, err
+    finally:
+        if p is not None:
+            p.kill()
+        memory.close()
+
+
+def test_the_hosted_services_stop_with_a_sleep_in_a_slow_memory_call_leaves_it_and_ends_within_systemds_10_s(
+        tmp_path):
+    """The service hosted without a console (the Windows service): its stop leaves the sleeper the actors' stop
+    abandoned, rather than waiting on it again (the wait hint out, and "the stop failed" in its log)."""
+    from hippocampus.service.host import ServiceHost
+    from tests.harness.misbehaving import Misbehaving
+    from tests.service.test_process import _yaml
+
+    memory = Misbehaving("silent")
+    host = None
+    try:
+        (tmp_path / "app").mkdir()
+        cfg = _yaml(tmp_path / "app" / "h.yaml", {
+            "server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
+            "sleep": {"mode": "external", "state_path": str(tmp_path / "state" / "state.json")}})
+        host = ServiceHost(cfg, tmp_path / "logs").start()
+        threading.Thread(target=lambda: requests.post(host.url + "/sleep", timeout=90), daemon=True).start()
+        before = memory.requests
+        wait_for(lambda: memory.requests > before, timeout=20, what="the sleep's Memory call to be under way")
+        took = host.stop(wait_hint_seconds=15)
+        text = (tmp_path / "logs" / "seren-hippocampus.log").read_text(encoding="utf-8")
+        assert took < 9, f"the stop took {took:.1f} s\n{text}"
+        assert "the stop failed" not in text and "actor sleeper was still busy (sleep)" in text, text
+    finally:
+        if host is not None:
+            host.stop(wait_hint_seconds=15)
+        memory.close()

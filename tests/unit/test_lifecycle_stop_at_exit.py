@@ -77,6 +77,25 @@ def test_a_stop_while_the_start_asks_a_hung_observatory_to_stop_a_left_model_end
     assert rig.saves[-1]["started_by_us"] is False
 
 
+def test_a_hung_observatory_asked_to_stop_a_left_model_at_the_start_holds_it_seconds_and_says_it_hung(rig,
+                                                                                                       observatory):
+    """No stop is asked this time: the start asks the Observatory to stop the model a previous run had it start
+    (the config no longer names it), and the Observatory takes the call and never answers. The start (and the
+    sleep queued behind it, and /status's model card) waits seconds, not a minute, and says the Observatory hung."""
+    import threading
+
+    observatory.up = True
+    observatory.stop_hold = threading.Event()       # the Observatory takes the stop and does not answer
+    lc = rig.make(persisted={"started_by_us": True, "how": "observatory", "observatory_url": observatory.url,
+                             "observatory_service": "small-model"})
+    t0 = time.monotonic()
+    lc.adopt()                                      # the lifecycle actor's on_start
+    took = time.monotonic() - t0
+    assert took < 8, f"the start waited {took:.1f} s on the hung Observatory"
+    said = lc.snapshot()["last_error"]
+    assert "small-model" in said and "left running" in said and "did not answer within" in said, said
+
+
 @pytest.mark.parametrize("via", ["observatory", "stop command"])
 def test_the_services_stop_during_an_idle_stop_that_hangs_ends_it_at_once_and_keeps_the_model_for_the_next_run(
         rig, observatory, via):
