@@ -151,7 +151,10 @@ def test_the_sample_config_serves_and_stops_cleanly_on_sigterm_and_sigint(tmp_pa
         assert p.wait_healthy(port) == {"ok": True, "memory_reachable": True}
         root = requests.get(f"http://127.0.0.1:{port}/", timeout=5).json()
         assert root["mode"] == "thread" and "memory" not in root and root["model"] == "configured"
-        assert "warning" not in p.stderr().lower(), p.stderr()
+        # the sample's config gives no warning (the model watch may warn that nothing answers on localhost:8090,
+        # at a moment of its own: that is the sample's model, not the config's)
+        said = [line for line in p.stderr().splitlines() if "warning" in line.lower() and "config:" in line]
+        assert not said, p.stderr()
     for sig, port, p in runs:
         assert p.stop(sig) == 0, (sig.name, p.stderr())
         err = p.stderr()
