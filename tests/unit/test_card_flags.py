@@ -26,3 +26,17 @@ def test_a_finite_seconds_flag_is_taken():
     apply_flags(cfg, build_parser().parse_args(["serve", "--tend-every", "90", "--budget-seconds", "0"]),
                 say=lambda line: None)
     assert (cfg.sleep.tend_interval_seconds, cfg.sleep.budget.wall_seconds) == (90.0, 0.0)
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+@pytest.mark.parametrize("given", ["", "   "])
+def test_a_blank_config_path_is_refused_not_read_as_no_flag(capsys, where, given):
+    """`--config ''` (an unset shell variable: --config "$CFG") quietly fell back to $SEREN_HIPPOCAMPUS_CONFIG or
+    the defaults: a service that started on other settings than the operator named."""
+    from hippocampus.__main__ import build_parser
+
+    args = ["--config", given, "check-config"] if where == "before" else ["check-config", "--config", given]
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(args)
+    assert stopped.value.code == 2
+    assert "--config is blank: give the path of the yaml file" in capsys.readouterr().err
