@@ -18,7 +18,7 @@ from typing import Iterable
 from hippocampus.drafting.measures import DECADE, UNIT_WORDS as _UNIT_WORDS, clock, decades, given, hour, meridiem
 from hippocampus.drafting.measures import key as _unit_key
 from hippocampus.drafting.numwords import _SCALES, _SPELLED, norm, spelled
-from hippocampus.drafting.stopwords import STOP
+from hippocampus.drafting.stopwords import STOP, is_common
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
@@ -224,8 +224,13 @@ def _capitals(text: str) -> tuple:
             caps.append(w)
         small = small or (w.islower() and w in STOP)
     if seen >= 3 and len(caps) > seen * 0.6 and (not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
-        return [], [(_IN_CAPITALS, w) for w in starts + caps if w.casefold() not in STOP]
-    return [w for w in caps if w.casefold() not in STOP], [(_AT_START, w) for w in starts if w.casefold() not in STOP]
+        return [], [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
+    return [w for w in caps if w.casefold() not in STOP], [(_AT_START, w) for w in starts if not _common(w)]
+
+
+def _common(word: str) -> bool:
+    """A capitalised word whose capital says nothing that names no one: a stopword or a common English word."""
+    return word.casefold() in STOP or is_common(word)
 
 
 def unchecked_names(text: str, sources: Iterable[str]) -> list:
