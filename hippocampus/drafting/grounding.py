@@ -211,9 +211,8 @@ def names(text: str) -> list:
 
 def _capitals(text: str) -> tuple:
     """(the names checked, [(where, word)] for the capitalised words left unchecked: a sentence's first, or every
-    one of a Title Case or shouted line)."""
-    text = norm(text)
-    caps, seen, small, last, starts = [], 0, False, None, []
+    one of a Title Case or shouted line). Each line is judged on its own: a heading is no sentence below it."""
+    text, words, last = norm(text), [], None        # words: (line, word, opens a sentence)
     units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))} | {
         i for a, b, _, _ in _measured(text) for i in range(a, b)}      # and EUR 50, 5 km: no names
     for m in _WORD.finditer(text):
@@ -222,16 +221,21 @@ def _capitals(text: str) -> tuple:
             continue
         before = text[:m.start()]
         titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
-        if not before.strip() or (not titled and _SENTENCE_END.search(before)):
-            starts += [w] if w[0].isupper() else []
-            continue
-        seen += 1
-        if w[0].isupper():
-            caps.append(w)
-        small = small or (w.islower() and w in STOP)
-    if seen >= 3 and len(caps) > seen * 0.6 and (not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
-        return [], [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
-    return [w for w in caps if w.casefold() not in STOP], [(_AT_START, w) for w in starts if not _common(w)]
+        opens = not before.strip() or (not titled and _SENTENCE_END.search(before))
+        words.append((before.count("\n"), w, bool(opens)))
+    checked, unsure = [], []
+    for n in dict.fromkeys(line for line, _, _ in words):
+        starts = [w for line, w, opens in words if line == n and opens and w[0].isupper()]
+        rest = [w for line, w, opens in words if line == n and not opens]
+        caps = [w for w in rest if w[0].isupper()]
+        small = any(w.islower() and w in STOP for w in rest)
+        if len(rest) >= 3 and len(caps) > len(rest) * 0.6 and (
+                not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
+            unsure += [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
+        else:
+            checked += [w for w in caps if w.casefold() not in STOP]
+            unsure += [(_AT_START, w) for w in starts if not _common(w)]
+    return checked, unsure
 
 
 def _common(word: str) -> bool:

@@ -121,3 +121,17 @@ def test_a_common_word_opening_a_sentence_is_no_name(content, fragment):
 def test_a_name_opening_a_sentence_is_still_named_beside_a_common_word():
     op, dropped = guarded("Likes the climbing gym. Bertrand climbs there with Anna", rationale="r")
     assert dropped == [] and op["rationale"] == f"r; {NOTE}Bertrand"
+
+
+def test_a_title_case_heading_leaves_the_names_of_the_lines_below_checked():
+    """A Title Case heading names no one, but the line below it is a sentence: Bertrand there is an invented
+    name, dropped as anywhere else (the heading made the whole operation read as Title Case)."""
+    op, dropped = guarded("Notes From The Climbing Gym With Anna\nMet Bertrand there")
+    assert op is None and dropped == ["names"]
+
+
+def test_a_title_case_heading_over_a_long_sentence_is_still_a_title_case_line():
+    """The reverse: a long sentence below made the heading's capitals read as names, and Notes, a word of no
+    fragment, dropped the operation. The heading's words are named for the reviewer instead."""
+    op, dropped = guarded("Climbing Gym Notes For Anna\nAnna climbed at the climbing gym with her partners yesterday")
+    assert dropped == [] and op["rationale"] == "unchecked name in a Title Case or capitals line: Notes"
