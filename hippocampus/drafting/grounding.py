@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Iterable
 
 from hippocampus.drafting.measures import DECADE, UNIT_WORDS as _UNIT_WORDS, clock, decades, given, hour, meridiem
-from hippocampus.drafting.measures import key as _unit_key
+from hippocampus.drafting.measures import initial, key as _unit_key
 from hippocampus.drafting.numwords import _ORDINALS, _SCALES, _SPELLED, norm, spelled
 from hippocampus.drafting.stopwords import STOP, is_common
 
@@ -32,7 +32,7 @@ _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
                     r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
-_KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)[kK](?!\w)")        # 2k, 2.5K: thousands
+_KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -287,7 +287,8 @@ class Known:
         parts = [m.groups() for s in sources for p in _PARTS for m in p.finditer(norm(s))]
         self.idents = {w.casefold() for s in sources for w in _WORD.findall(norm(s)) if _IDENT.fullmatch(w)} | {
             (a + b).casefold() for a, b in parts if not a.isdigit() or len(b) == 1}
-        self.initials = {(a + b[0]).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP}
+        self.initials = {(a + initial(b)).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP
+                         and initial(b)}       # 8h by 8 hours; no 2k by 2 kids
         self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
         self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
         for _, _, n, keys in (m for s in sources for m in _measured(s)):
@@ -367,7 +368,7 @@ def known_of(sources: tuple) -> Known:
 
 
 def _kilo(m: re.Match) -> str:
-    return format((Decimal(_num(m.group(1))) * 1000).normalize(), "f")
+    return format((Decimal(_num(m.group(1))) * (1000 if m.group(2) in "kK" else 10 ** 6)).normalize(), "f")
 
 
 def _alone(text: str) -> list:
@@ -417,7 +418,7 @@ def _words_in(quote: str, flat: str) -> bool:
 def specifics(text: str) -> list:
     """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
     quoted words of a text, each once."""
-    kilo = [m.span() for m in _KILO.finditer(norm(text))]                 # 2k as written: 2000 or 2 km
+    kilo = [m.span() for m in _KILO.finditer(norm(text))]                 # 2k as written: 2000 or 2 km; 2m
     days = [(a, b) for a, b, _, _ in _days(norm(text))]                   # 5 March, the 5th: checked as a date
     days += [m.span() for m in _ORDINAL.finditer(norm(text)) if not any(x <= m.start() < y for x, y in days)]
     spans = [m.span() for m in _MERIDIEM.finditer(norm(text))] + kilo + days    # 2 of 2pm: checked as the time

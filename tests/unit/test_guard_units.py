@@ -96,9 +96,15 @@ def test_a_decade_is_grounded_by_a_year_in_it(content, fragment, is_kept):
     ("Anna earns $50k a year", "Anna earns 50,000 dollars a year (2026-03-05)", True),
     ("Anna earns 50,000 dollars a year", "Anna earns $50k a year (2026-03-05)", True),
     ("Anna earns $50k a year", "Anna earns 50,000 euros a year (2026-03-05)", False),
+    ("Anna's channel has 2k followers", "Anna has 2 kids and a channel with followers (2026-03-05)", False),
+    ("Anna's channel has 2m followers", "Anna has 2 mice and a channel with followers (2026-03-05)", False),
+    ("Anna's channel has 2m followers", "Anna's channel has 2 million followers (2026-03-05)", True),
+    ("Anna ran 2m along the river", "Anna ran 2 metres along the river (2026-03-07)", True),
+    ("Anna lifted 5k along the river", "Anna lifted 5 kg along the river (2026-03-07)", True),
 ])
 def test_2k_is_two_thousand(content, fragment, is_kept):
-    """The fragment says 2000 followers; "2k followers" is the same number (and the reverse); 3k is not."""
+    """The fragment says 2000 followers; "2k followers" is the same number (and the reverse); 3k is not. A
+    magnitude's letter is no unit's initial: 2 kids are no 2k, 2 mice no 2m (2 million and 2 metres are)."""
     assert kept(content, fragment) is is_kept
 
 
