@@ -7,8 +7,9 @@ import re
 
 UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "l": "litre|liter",
               "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
-              "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz", "€": "euro|eur", "$": "dollar|usd",
-              "£": "pound|gbp", "km": "kilometre|kilometer", "mi": "mile"}     # what names a unit besides its symbol
+              "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz", "€": "euro|eur", "$": "dollar|usd|buck",
+              "£": "pound|gbp", "km": "kilometre|kilometer", "mi": "mile", "kg": "kilogram|kilo",
+              "lb": "pound"}     # what names a unit besides its symbol ("pound": money or a weight)
 _BEFORE = re.compile(r"(?:[€$£]|(?<![^\W\d_])(?:eur|usd|gbp))[^\S\n]?\Z", re.I)     # $50, EUR 50
 _AFTER = re.compile(r"(?:[^\S\n]|-)?(°[^\S\n]?[cf]|[€$£]|[^\W\d_]+)(?!\w)", re.I)      # 50 €, 5 km, 50-euro
 

@@ -54,6 +54,22 @@ def test_a_unit_said_of_a_number_must_be_its_fragment_s(content, fragment, is_ke
 
 
 @pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna lifted 5 kg at the gym", "Anna lifted 5 lb at the gym (2026-03-07)", False),
+    ("Anna lifted 5 lb at the gym", "Anna lifted 5 kg at the gym (2026-03-07)", False),
+    ("Anna lifted 5kg at the gym", "Anna lifted 5 pounds at the gym (2026-03-07)", False),
+    ("Anna lifted 5 kg at the gym", "Anna lifted 5 kilograms at the gym (2026-03-07)", True),
+    ("Anna lifted 5 kilos at the gym", "Anna lifted 5kg at the gym (2026-03-07)", True),
+    ("Anna lifted 5 lbs at the gym", "Anna lifted 5 pounds at the gym (2026-03-07)", True),
+    ("Anna paid 50 bucks for the gym", "Anna paid 50 euros for the gym (2026-03-07)", False),
+    ("Anna paid 50 bucks for the gym", "Anna paid $50 for the gym (2026-03-07)", True),
+    ("Anna paid $50 for the gym", "Anna paid 50 bucks for the gym (2026-03-07)", True),
+])
+def test_a_weight_and_bucks_are_units_too(content, fragment, is_kept):
+    """5 kg is not 5 lb (a pound is a weight as well as money), and 50 bucks are 50 dollars, not 50 euros."""
+    assert kept(content, fragment) is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
     ("We meet Anna at 14:00 on the balcony", "We meet Anna at 2pm on the balcony (2026-03-05)", True),
     ("We meet Anna at 2pm on the balcony", "We meet Anna at 14:00 on the balcony (2026-03-05)", True),
     ("We meet Anna at 2:30 p.m. on the balcony", "We meet Anna at 14:30 on the balcony (2026-03-05)", True),
