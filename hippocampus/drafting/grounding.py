@@ -262,41 +262,40 @@ class Known:
     """The specifics a set of sources holds: number tokens and their parts, word stems, the flattened text."""
 
     def __init__(self, sources: Iterable[str]):
-        sources = [s for s in sources if s]
+        sources = [norm(s) for s in sources if s]
+        words = [w for s in sources for w in _WORD.findall(s)]
         self.numbers: set = set()
         self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
         self.days: set = set()      # (day, month) of each date, as far as it says ("" for no day)
-        for text in map(norm, sources):
+        for text in sources:
             days = _days(text)
             self.days.update((d, m) for _, _, d, m in days)
             self.dates += [{d, str(m)} for _, _, d, m in days]
             self._numbers([t for a, _, t in _numbered(text) if not any(x <= a < y for x, y, _, _ in days)])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
-        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(norm(s)))   # 2k holds 2000
+        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(s))   # 2k holds 2000
         self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
-            norm(s))} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
+            s)} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
         self.numbers.update(clock(n, x) for n, x in self.meridiem)
         self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)
-        for s in sources:
-            for n, after in _alone(s):
-                self.alone.setdefault(n, set()).add(after)
-        self.names = {_name_stem(w) for s in sources for w in _WORD.findall(norm(s))}
-        self.months = {m for _, m in self.days} | {
-            _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
-            if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
-        parts = [m.groups() for s in sources for p in _PARTS for m in p.finditer(norm(s))]
-        self.idents = {w.casefold() for s in sources for w in _WORD.findall(norm(s)) if _IDENT.fullmatch(w)} | {
+        for n, after in (x for s in sources for x in _alone(s)):
+            self.alone.setdefault(n, set()).add(after)
+        self.names = {_name_stem(w) for w in words}
+        self.months = {m for _, m in self.days} | {_MONTHS[w.casefold()] for w in words if w.casefold() in _MONTHS
+                                                   and (w[0].isupper() or w not in ("may", "mar"))}   # not "we may"
+        parts = [m.groups() for s in sources for p in _PARTS for m in p.finditer(s)]
+        self.idents = {w.casefold() for w in words if _IDENT.fullmatch(w)} | {
             (a + b).casefold() for a, b in parts if not a.isdigit() or len(b) == 1}
         self.initials = {(a + initial(b)).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP
                          and initial(b)}       # 8h by 8 hours; no 2k by 2 kids
-        self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
+        self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(s)}
         self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
         for _, _, n, keys in (m for s in sources for m in _measured(s)):
             self.given.setdefault(n, set()).update(keys)
         dotted = {f"{n[:-3]}.{n[-3:]}": n for n in self.numbers if n.isdigit() and 4 <= len(n) <= 6}
         self.numbers.update(dotted)                 # 1200 is 1.200 written the German way (1.2 stays 1.2)
         self.given.update({d: self.given[n] for d, n in dotted.items() if n in self.given})
-        self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
+        self.flat = " \n ".join(" ".join(s.casefold().split()) for s in sources).translate(_APOSTROPHE)
 
     def _numbers(self, tokens: list) -> None:
         """Takes in a source's number tokens: a date's or time's parts together, and a time's parts as numbers."""
