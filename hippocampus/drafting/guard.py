@@ -231,8 +231,7 @@ def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int 
         f = functools.partial(_finding, i, op)
         longest = max(len(str(op.get("content") or "")), len(str(op.get("restated_content") or "")))
         if longest > cap_chars:
-            res.dropped.append(f("oversize", f"{longest} characters; model.max_tokens {max_tokens} allows "
-                                             f"{cap_chars}"))
+            res.dropped.append(f("oversize", f"{longest} characters; model.max_tokens {max_tokens} allows {cap_chars}"))
             continue
         if is_placeholder(str(op.get("content") or "")):
             res.dropped.append(f("placeholder", str(op.get("content") or "")[:40]))
