@@ -223,9 +223,8 @@ def _same_aim(a: dict, b: dict) -> bool:
 
 def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int = CHARS_PER_TOKEN) -> Guarded:
     """One pile's operations (as the answer reader gave them, target_op counting this list), guarded."""
-    res = Guarded()
+    res, kept = Guarded(), []
     cap_chars = max(1, int(max_tokens)) * chars_per_token
-    kept: list = []
     for i, raw in enumerate(ops):
         op = dict(raw)
         f = functools.partial(_finding, i, op)
@@ -256,8 +255,7 @@ def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int 
 
 
 def _merge_duplicates(kept: list, res: Guarded) -> tuple:
-    out: list = []
-    moved: dict = {}
+    out, moved = [], {}
     for i, op in kept:
         twin = next(((k, other) for k, other in out if near_duplicate(_text_of(op), _text_of(other))), None)
         if twin is None:
@@ -278,8 +276,7 @@ def _merge_duplicates(kept: list, res: Guarded) -> tuple:
 def drop_repeats(earlier: list, ops: list, fold: bool = False) -> tuple:
     """(ops without those repeating an operation already in the draft, findings): the check across piles. fold:
     the operation kept also cites the fragments of the one dropped, so they land with it (a redraft's twins)."""
-    dropped: list = []
-    kept = []
+    dropped, kept = [], []
     for i, op in enumerate(ops):
         twin = next((k for k, other in enumerate(earlier) if near_duplicate(_text_of(op), _text_of(other))), None)
         if twin is None:
