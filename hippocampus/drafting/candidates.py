@@ -41,11 +41,12 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
     out = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row: Optional[dict] = rows.get(cid)
-        if row is None:
+        if row is None:     # found through a satellite: the core with its count (GET /memory/{id} has none)
             try:
-                row = memory.memory(cid)
+                got = memory.get_or_none(f"/long/{cid}/satellites") or {}
             except MemoryError_:
-                row = None
+                got = {}
+            row = dict(got["core"], satellites=got.get("count")) if got.get("core") else None
             gone = any(((row or {}).get("metadata") or {}).get(k) for k in ("superseded_by", "forget_flag"))
             if not row or gone or row.get("tier", "long") != "long":      # as a hit of its own is skipped above
                 continue

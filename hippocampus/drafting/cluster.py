@@ -47,9 +47,7 @@ class Cluster:
 
 def cluster_by_tags(shorts: Iterable[dict]) -> list:
     """Piles in input order; the untagged pile (topic None) comes last."""
-    piles: list = []
-    anchors: list = []
-    untagged: list = []
+    piles, anchors, untagged = [], [], []
     # tag set -> (best anchor, its index, how many anchors that covered): anchors are only ever added, so a
     # tag set seen before is compared only with the anchors added since (the same first-best answer)
     seen: dict = {}

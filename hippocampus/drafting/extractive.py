@@ -13,15 +13,11 @@ from typing import Any, Callable, Optional
 
 from hippocampus.drafting.answer import _NONE, Parsed, _marker, parse_with
 from hippocampus.drafting.prompt import one_line
-from hippocampus.drafting.schema import UNBOUNDED, cap_for, estimate_tokens, first_fitting, worst_case
+from hippocampus.drafting.schema import UNBOUNDED, _object, cap_for, estimate_tokens, first_fitting, worst_case
 
 NAME_EXTRACT = "extract_operations"
 NEW, TARGETED = ("new_core",), ("attach", "supersede")
 MAX_OPERATIONS = 8
-
-
-def _object(props: dict) -> dict:
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
 def _schema(frags: list, cores: list, ops: int, also: int, held: Optional[dict] = None) -> dict:

@@ -16,9 +16,9 @@ from decimal import Decimal
 from typing import Iterable
 
 from hippocampus.drafting.measures import DECADE, UNIT_WORDS as _UNIT_WORDS, clock, decades, given, hour, meridiem
-from hippocampus.drafting.measures import key as _unit_key
-from hippocampus.drafting.numwords import _SCALES, _SPELLED, norm, spelled
-from hippocampus.drafting.stopwords import STOP
+from hippocampus.drafting.measures import initial, key as _unit_key
+from hippocampus.drafting.numwords import _ORDINALS, _SCALES, _SPELLED, norm, spelled
+from hippocampus.drafting.stopwords import STOP, is_common
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
@@ -32,7 +32,7 @@ _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
                     r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
-_KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)[kK](?!\w)")        # 2k, 2.5K: thousands
+_KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -55,12 +55,18 @@ _VAGUE = {"dozens": (24, 200), "hundreds": (200, 1000), "thousands": (2000, 10 *
           "millions": (2 * 10 ** 6, 10 ** 9), "billions": (2 * 10 ** 9, 10 ** 12)}
 _VAGUE_WORD = re.compile(r"(?<!\d )(?<!\w)(dozens|hundreds|thousands|millions|billions)(?!\w)"
                          r"(?!\s+of\s+(?:thousands|millions|billions))", re.I)     # hundreds of thousands: by the last
+_ORDINAL_WORDS = set(_ORDINALS) - {"twice", "thrice"}
 _IDIOM = ("one", "first", "second")     # alone: "one of them", "at first", "a second", unchecked
 _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
 _MONTH_DAY = re.compile(rf"(?<!\w)(?:{'|'.join(_MONTHS)})\.?[^\S\n]+\Z", re.I)    # March 3 500 people: 3, 500
+_TH = r"(?:st|nd|rd|th)"
+_DAY_MONTH = re.compile(rf"(?<![\w.,:/-])(?:(\d{{1,2}}){_TH}?(?:[^\S\n]+of)?[^\S\n]+({'|'.join(_MONTHS)})\.?"
+                        rf"|({'|'.join(_MONTHS)})\.?[^\S\n]+(\d{{1,2}}){_TH}?)(?!\w)", re.I)   # 5 March, March 5th
+_ORDINAL = re.compile(rf"(?<![\w.,:/-])(\d{{1,2}}){_TH}(?!\w)", re.I)        # the 5th: a day
+_DATE = re.compile(r"\d+([/.-])\d+\1\d+")     # 2026-3-5, 5/3/2026: a day, a month and a year, no counts
 
 
 # ------------------------------------------------------------------ words
@@ -205,9 +211,8 @@ def names(text: str) -> list:
 
 def _capitals(text: str) -> tuple:
     """(the names checked, [(where, word)] for the capitalised words left unchecked: a sentence's first, or every
-    one of a Title Case or shouted line)."""
-    text = norm(text)
-    caps, seen, small, last, starts = [], 0, False, None, []
+    one of a Title Case or shouted line). Each line is judged on its own: a heading is no sentence below it."""
+    text, words, last = norm(text), [], None        # words: (line, word, opens a sentence)
     units = {i for u in _UNIT.finditer(text) for i in range(u.start(1), u.end(1))} | {
         i for a, b, _, _ in _measured(text) for i in range(a, b)}      # and EUR 50, 5 km: no names
     for m in _WORD.finditer(text):
@@ -216,16 +221,26 @@ def _capitals(text: str) -> tuple:
             continue
         before = text[:m.start()]
         titled = prev and _TITLE.fullmatch(prev.group(0)) and _DOT.fullmatch(text, prev.end(), m.start())
-        if not before.strip() or (not titled and _SENTENCE_END.search(before)):
-            starts += [w] if w[0].isupper() else []
-            continue
-        seen += 1
-        if w[0].isupper():
-            caps.append(w)
-        small = small or (w.islower() and w in STOP)
-    if seen >= 3 and len(caps) > seen * 0.6 and (not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
-        return [], [(_IN_CAPITALS, w) for w in starts + caps if w.casefold() not in STOP]
-    return [w for w in caps if w.casefold() not in STOP], [(_AT_START, w) for w in starts if w.casefold() not in STOP]
+        opens = not before.strip() or (not titled and _SENTENCE_END.search(before))
+        words.append((before.count("\n"), w, bool(opens)))
+    checked, unsure = [], []
+    for n in dict.fromkeys(line for line, _, _ in words):
+        starts = [w for line, w, opens in words if line == n and opens and w[0].isupper()]
+        rest = [w for line, w, opens in words if line == n and not opens]
+        caps = [w for w in rest if w[0].isupper()]
+        small = any(w.islower() and w in STOP for w in rest)
+        if len(rest) >= 3 and len(caps) > len(rest) * 0.6 and (
+                not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
+            unsure += [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
+        else:
+            checked += [w for w in caps if w.casefold() not in STOP]
+            unsure += [(_AT_START, w) for w in starts if not _common(w)]
+    return checked, unsure
+
+
+def _common(word: str) -> bool:
+    """A capitalised word whose capital says nothing that names no one: a stopword or a common English word."""
+    return word.casefold() in STOP or is_common(word)
 
 
 def unchecked_names(text: str, sources: Iterable[str]) -> list:
@@ -247,43 +262,53 @@ class Known:
     """The specifics a set of sources holds: number tokens and their parts, word stems, the flattened text."""
 
     def __init__(self, sources: Iterable[str]):
-        sources = [s for s in sources if s]
+        sources = [norm(s) for s in sources if s]
+        words = [w for s in sources for w in _WORD.findall(s)]
         self.numbers: set = set()
         self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
-        for tok in (t for s in sources for t in numbers(s)):
-            self.numbers.add(tok)
-            sign, tok = ("-", tok[1:]) if tok.startswith("-") else ("", tok)
-            if not _DECIMAL.fullmatch(tok):
-                if not sign:                           # -5 holds no 5
-                    self.dates.append(set(p for p in _SEP.split(tok) if p))
-                    self.numbers.update(self.dates[-1])
-            elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
-                self.numbers.add(sign + tok.split(".")[0])
+        self.days: set = set()      # (day, month) of each date, as far as it says ("" for no day)
+        for text in sources:
+            days = _days(text)
+            self.days.update((d, m) for _, _, d, m in days)
+            self.dates += [{d, str(m)} for _, _, d, m in days]
+            self._numbers([t for a, _, t in _numbered(text) if not any(x <= a < y for x, y, _, _ in days)])
         self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
-        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(norm(s)))   # 2k holds 2000
+        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(s))   # 2k holds 2000
         self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
-            norm(s))} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
+            s)} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
         self.numbers.update(clock(n, x) for n, x in self.meridiem)
         self.alone: dict = {}       # a whole number said alone -> the words after it ("" for none)
-        for s in sources:
-            for n, after in _alone(s):
-                self.alone.setdefault(n, set()).add(after)
-        self.names = {_name_stem(w) for s in sources for w in _WORD.findall(norm(s))}
-        self.months = {m for t in self.numbers for m in _months_of(t)} | {
-            _MONTHS[w.casefold()] for s in sources for w in _WORD.findall(norm(s))
-            if w.casefold() in _MONTHS and (w[0].isupper() or w not in ("may", "mar"))}    # not "we may"
-        parts = [m.groups() for s in sources for p in _PARTS for m in p.finditer(norm(s))]
-        self.idents = {w.casefold() for s in sources for w in _WORD.findall(norm(s)) if _IDENT.fullmatch(w)} | {
+        for n, after in (x for s in sources for x in _alone(s)):
+            self.alone.setdefault(n, set()).add(after)
+        self.names = {_name_stem(w) for w in words}
+        self.months = {m for _, m in self.days} | {_MONTHS[w.casefold()] for w in words if w.casefold() in _MONTHS
+                                                   and (w[0].isupper() or w not in ("may", "mar"))}   # not "we may"
+        parts = [m.groups() for s in sources for p in _PARTS for m in p.finditer(s)]
+        self.idents = {w.casefold() for w in words if _IDENT.fullmatch(w)} | {
             (a + b).casefold() for a, b in parts if not a.isdigit() or len(b) == 1}
-        self.initials = {(a + b[0]).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP}
-        self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(norm(s))}
+        self.initials = {(a + initial(b)).casefold() for a, b in parts if a.isdigit() and b.casefold() not in STOP
+                         and initial(b)}       # 8h by 8 hours; no 2k by 2 kids
+        self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(s)}
         self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
         for _, _, n, keys in (m for s in sources for m in _measured(s)):
             self.given.setdefault(n, set()).update(keys)
         dotted = {f"{n[:-3]}.{n[-3:]}": n for n in self.numbers if n.isdigit() and 4 <= len(n) <= 6}
         self.numbers.update(dotted)                 # 1200 is 1.200 written the German way (1.2 stays 1.2)
         self.given.update({d: self.given[n] for d, n in dotted.items() if n in self.given})
-        self.flat = " \n ".join(" ".join(norm(s).casefold().split()) for s in sources).translate(_APOSTROPHE)
+        self.flat = " \n ".join(" ".join(s.casefold().split()) for s in sources).translate(_APOSTROPHE)
+
+    def _numbers(self, tokens: list) -> None:
+        """Takes in a source's number tokens: a date's or time's parts together, and a time's parts as numbers."""
+        for tok in tokens:
+            self.numbers.add(tok)
+            sign, tok = ("-", tok[1:]) if tok.startswith("-") else ("", tok)
+            if not _DECIMAL.fullmatch(tok):
+                if not sign:                           # -5 holds no 5
+                    self.dates.append(set(p for p in _SEP.split(tok) if p))
+                    self.days.update(_days_of(tok))
+                    self.numbers.update(() if _DATE.fullmatch(tok) else self.dates[-1])     # 2026-03-05 holds no 3
+            elif not tok.split(".")[1].strip("0") and len(tok.split(".")[1]) < 3:    # 45.00 holds 45 (1.000: 1000?)
+                self.numbers.add(sign + tok.split(".")[0])
 
     def has(self, rule: str, token: str) -> bool:
         said = _measured(token) if rule == "numbers" else []
@@ -300,10 +325,17 @@ class Known:
             if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
                 return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
             if token[:-1].isdigit() and token.endswith("s"):      # the 1990s by the word or a year in it
-                return token in self.numbers or any(token in decades(n) for n in self.numbers)
+                return token in self.numbers or any(token in decades(n) for n in self.numbers.union(*self.dates))
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
                 words = _UNIT_WORDS[_unit_key(token)]
                 return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))
+            day = _days(token)                                   # 5 March: by a date of that day (the month
+            if day and day[0][:2] == (0, len(token)):            # is checked as a name)
+                return any(day[0][2] == d for d, _ in self.days)
+            th = _ORDINAL.fullmatch(token)                       # the 5th, the fifth: a day of a date, or a 5
+            if th or re.split(r"[\s-]", token)[-1].casefold() in _ORDINAL_WORDS:
+                n = _digits(th.group(1)) if th else _spelled_value(token)
+                return n in self.numbers or any(n in d for d in self.dates)
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
             said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
@@ -316,7 +348,8 @@ class Known:
             if _is_range(token):    # its ends said of the same thing: 6 hours, 8 hours (not 6 cups, 8 hours)
                 a, b = (self.alone.get(e) for e in token.split("-"))
                 return token in self.numbers or bool(a and b and ("" in a or "" in b or a & b))
-            return token in self.numbers or (not _DECIMAL.fullmatch(token) and any(parts <= d for d in self.dates))
+            return token in self.numbers or (not _DECIMAL.fullmatch(token) and (len(parts) > 1 or len(token) == 4)
+                                             and any(parts <= d for d in self.dates))    # 2026: a year
         if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
             return _MONTHS[token.casefold()] in self.months
         spelt = _SPELT_OUT.get(token.casefold()) if rule == "names" else None
@@ -334,7 +367,7 @@ def known_of(sources: tuple) -> Known:
 
 
 def _kilo(m: re.Match) -> str:
-    return format((Decimal(_num(m.group(1))) * 1000).normalize(), "f")
+    return format((Decimal(_num(m.group(1))) * (1000 if m.group(2) in "kK" else 10 ** 6)).normalize(), "f")
 
 
 def _alone(text: str) -> list:
@@ -350,14 +383,28 @@ def _alone(text: str) -> list:
     return out
 
 
-def _months_of(token: str) -> set:
-    """The month a date token may name: 2026-3-5 (year first) March; 5/3/2026 (year last) March or May."""
+def _days_of(token: str) -> set:
+    """The (day, month) a date token may name: 2026-3-5 (year first) ("5", 3); 5/3/2026 (year last) ("5", 3) or
+    ("3", 5); 2026-03 ("", 3)."""
     parts = _SEP.split(token)
     if ":" in token or token.startswith("-") or _DECIMAL.fullmatch(token) or len(parts) < 2:
         return set()
     if len(parts[0]) == 4 and len(parts[1]) <= 2:
-        return {int(parts[1])}
-    return {int(p) for p in parts[:2] if len(p) <= 2} if len(parts) == 3 and len(parts[2]) == 4 else set()
+        return {((parts + [""])[2], int(parts[1]))}
+    if len(parts) == 3 and len(parts[2]) == 4:
+        return {(d, int(m)) for d, m in (parts[:2], parts[1::-1]) if len(m) <= 2}
+    return set()
+
+
+def _days(text: str) -> list:
+    """[(start, end, day, month)] for the days a normalised text says with their month (5 March, March 5th, the
+    5th of March); "may 5" written small is no date."""
+    out = []
+    for m in _DAY_MONTH.finditer(text):
+        day, month = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        if month[0].isupper() or month.casefold() not in ("may", "mar"):
+            out.append((m.start(), m.end(), _digits(day), _MONTHS[month.casefold()]))
+    return out
 
 
 def _words_in(quote: str, flat: str) -> bool:
@@ -370,10 +417,12 @@ def _words_in(quote: str, flat: str) -> bool:
 def specifics(text: str) -> list:
     """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
     quoted words of a text, each once."""
-    kilo = [m.span() for m in _KILO.finditer(norm(text))]                 # 2k as written: 2000 or 2 km
-    spans = [m.span() for m in _MERIDIEM.finditer(norm(text))] + kilo     # 2 of 2pm: checked as the time
+    kilo = [m.span() for m in _KILO.finditer(norm(text))]                 # 2k as written: 2000 or 2 km; 2m
+    days = [(a, b) for a, b, _, _ in _days(norm(text))]                   # 5 March, the 5th: checked as a date
+    days += [m.span() for m in _ORDINAL.finditer(norm(text)) if not any(x <= m.start() < y for x, y in days)]
+    spans = [m.span() for m in _MERIDIEM.finditer(norm(text))] + kilo + days    # 2 of 2pm: checked as the time
     words = [("numbers", n) for a, _, n in _numbered(norm(text)) if not any(x <= a < y for x, y in spans)]
-    words += [("numbers", norm(text)[a:b]) for a, b in kilo]
+    words += [("numbers", norm(text)[a:b]) for a, b in kilo + days]
     words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]

@@ -137,6 +137,11 @@ def _warn(op: dict, ops: list, sources: Sources) -> None:
         op["rationale"] = (theirs + note)[:RATIONALE_CHARS]
 
 
+def _union(a: dict, b: dict) -> list:
+    """The fragments two operations cite, each once, a's first."""
+    return list(dict.fromkeys((a.get("source_short_ids") or []) + (b.get("source_short_ids") or [])))
+
+
 def _cite(op: dict, ids: list) -> None:
     op["source_short_ids"] = ids
     op["evidence_count"] = max(1, len(ids))
@@ -144,11 +149,7 @@ def _cite(op: dict, ids: list) -> None:
 
 def _ground(i: int, op: dict, ops: list, sources: Sources) -> tuple:
     """(the operation, grounded or repaired, or None; findings dropped, findings repaired)."""
-    f = functools.partial(_finding, i, op)
-
-    def texts(ids: list) -> list:
-        return _texts(op, ids, ops, sources)
-
+    f, texts = functools.partial(_finding, i, op), functools.partial(_texts, op, ops=ops, sources=sources)
     op, fixed = dict(op), []
     given = list(op.get("source_short_ids") or [])
     cited = [s for s in given if s in sources.fragments]
@@ -222,16 +223,14 @@ def _same_aim(a: dict, b: dict) -> bool:
 
 def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int = CHARS_PER_TOKEN) -> Guarded:
     """One pile's operations (as the answer reader gave them, target_op counting this list), guarded."""
-    res = Guarded()
+    res, kept = Guarded(), []
     cap_chars = max(1, int(max_tokens)) * chars_per_token
-    kept: list = []
     for i, raw in enumerate(ops):
         op = dict(raw)
         f = functools.partial(_finding, i, op)
         longest = max(len(str(op.get("content") or "")), len(str(op.get("restated_content") or "")))
         if longest > cap_chars:
-            res.dropped.append(f("oversize", f"{longest} characters; model.max_tokens {max_tokens} allows "
-                                             f"{cap_chars}"))
+            res.dropped.append(f("oversize", f"{longest} characters; model.max_tokens {max_tokens} allows {cap_chars}"))
             continue
         if is_placeholder(str(op.get("content") or "")):
             res.dropped.append(f("placeholder", str(op.get("content") or "")[:40]))
@@ -256,8 +255,7 @@ def check(ops: list, sources: Sources, *, max_tokens: int, chars_per_token: int 
 
 
 def _merge_duplicates(kept: list, res: Guarded) -> tuple:
-    out: list = []
-    moved: dict = {}
+    out, moved = [], {}
     for i, op in kept:
         twin = next(((k, other) for k, other in out if near_duplicate(_text_of(op), _text_of(other))), None)
         if twin is None:
@@ -265,10 +263,9 @@ def _merge_duplicates(kept: list, res: Guarded) -> tuple:
             continue
         k, other = twin
         if _same_aim(op, other):
-            ids = list(dict.fromkeys((other.get("source_short_ids") or []) + (op.get("source_short_ids") or [])))
             if len(str(op.get("content") or "")) > len(str(other.get("content") or "")):
                 other["content"] = op["content"]
-            _cite(other, ids)
+            _cite(other, _union(other, op))
             res.repaired.append(_finding(i, op, "merged", f"into op {k}"))
         else:
             res.dropped.append(_finding(i, op, "duplicate", f"of op {k}"))
@@ -279,8 +276,7 @@ def _merge_duplicates(kept: list, res: Guarded) -> tuple:
 def drop_repeats(earlier: list, ops: list, fold: bool = False) -> tuple:
     """(ops without those repeating an operation already in the draft, findings): the check across piles. fold:
     the operation kept also cites the fragments of the one dropped, so they land with it (a redraft's twins)."""
-    dropped: list = []
-    kept = []
+    dropped, kept = [], []
     for i, op in enumerate(ops):
         twin = next((k for k, other in enumerate(earlier) if near_duplicate(_text_of(op), _text_of(other))), None)
         if twin is None:
@@ -288,9 +284,7 @@ def drop_repeats(earlier: list, ops: list, fold: bool = False) -> tuple:
             continue
         dropped.append(_finding(i, op, "duplicate", f"of op {twin} of the draft"))
         if fold:
-            sources = earlier[twin].setdefault("source_short_ids", [])
-            sources += [sid for sid in op.get("source_short_ids") or [] if sid not in sources]
-            earlier[twin]["evidence_count"] = max(1, len(sources))
+            _cite(earlier[twin], _union(earlier[twin], op))
     return [op for _, op in _relink(kept, {}, dropped)], dropped
 
 

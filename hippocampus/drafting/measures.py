@@ -7,10 +7,21 @@ import re
 
 UNIT_WORDS = {"°c": "degree|celsius|centigrade|grad|degré|grado", "°f": "degree|fahrenheit", "l": "litre|liter",
               "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "hz": "hertz",
-              "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz", "€": "euro|eur", "$": "dollar|usd",
-              "£": "pound|gbp", "km": "kilometre|kilometer", "mi": "mile"}     # what names a unit besides its symbol
+              "khz": "kilohertz", "mhz": "megahertz", "ghz": "gigahertz", "€": "euro|eur", "$": "dollar|usd|buck",
+              "£": "pound|gbp", "km": "kilometre|kilometer", "mi": "mile", "kg": "kilogram|kilo",
+              "lb": "pound"}     # what names a unit besides its symbol ("pound": money or a weight)
 _BEFORE = re.compile(r"(?:[€$£]|(?<![^\W\d_])(?:eur|usd|gbp))[^\S\n]?\Z", re.I)     # $50, EUR 50
 _AFTER = re.compile(r"(?:[^\S\n]|-)?(°[^\S\n]?[cf]|[€$£]|[^\W\d_]+)(?!\w)", re.I)      # 50 €, 5 km, 50-euro
+
+
+_MAGNITUDES = {"k": r"k[mgbw]|kilo", "m": r"m\Z|million|met(?:re|er)|min"}   # what k or m glued to a number is
+
+
+def initial(word: str) -> str:
+    """The letter a unit's word gives a number glued to it (8 hours: 8h), or "" where that letter is a magnitude
+    the word is not: 2 kids is no 2k, 2 mice no 2m (a thousand, km, kg; a million, a metre, a minute are)."""
+    w = word.casefold()
+    return w[0] if w[0] not in _MAGNITUDES or re.match(_MAGNITUDES[w[0]], w) else ""
 
 
 def key(symbol: str) -> str:

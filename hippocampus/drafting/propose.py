@@ -48,8 +48,7 @@ def _record(table: dict, hints: list, topic: Optional[str]) -> None:
 def plan_sleep(shorts: Iterable[dict], *, promote_hints: Iterable[str], noise_hints: Iterable[str],
                min_evidence: int, pile_max: int) -> Plan:
     plan = Plan()
-    promote = list(promote_hints or ())
-    noise = list(noise_hints or ())
+    promote, noise = list(promote_hints or ()), list(noise_hints or ())
     for n, cluster in enumerate(cluster_by_tags([s for s in shorts if isinstance(s, dict)])):
         plan.verbatim_ops += [{"kind": "verbatim", "content": _text(e), "topic": cluster.topic or None,
                                "source_short_ids": [e.get("id")], "evidence_count": 1,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from hippocampus.drafting.answer import clean, json_value
-from hippocampus.drafting.schema import _largest_share, _scaled, _text, within
+from hippocampus.drafting.schema import _largest_share, _object, _scaled, _text, within
 
 FULL = {"summary": 1200, "hints": 8, "hint": 40}
 LEAST = {"summary": 40, "hints": 2, "hint": 12}
@@ -33,7 +33,7 @@ def _schema(share: float) -> dict:
     hints = {"type": "array", "items": _text(size["hint"]), "maxItems": size["hints"]}
     props = {"summary": _text(size["summary"], 1), "promote_hints": hints, "noise_hints": hints,
              "completed_intents": {"type": "array", "items": _text(64), "maxItems": 0}}
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    return _object(props)
 
 
 def response_format(max_tokens: int) -> dict:

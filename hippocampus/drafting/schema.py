@@ -103,10 +103,12 @@ def _schema(ops: int, lengths: dict, cited: int, n_fragments: int, n_cores: int,
     if not redraft:                            # a redraft never restates a core
         op["restated_content"] = {"anyOf": [_text(lengths["content"], 1), {"type": "null"}]}
     op["rationale"] = _text(lengths["rationale"])
-    item = {"type": "object", "properties": op, "required": list(op), "additionalProperties": False}
-    return {"type": "object",
-            "properties": {"operations": {"type": "array", "items": item, "maxItems": ops}},
-            "required": ["operations"], "additionalProperties": False}
+    return _object({"operations": {"type": "array", "items": _object(op), "maxItems": ops}})
+
+
+def _object(props: dict) -> dict:
+    """A JSON object of exactly these properties, each required."""
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
 def answer_schema(markers: Markers, max_tokens: int, redraft: bool = False) -> dict:

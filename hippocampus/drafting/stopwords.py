@@ -1,5 +1,6 @@
 """The stopwords of the grounding guard's content words (several European languages): words that say nothing
-a memory could be checked by, and small words a Title Case line writes capitalised."""
+a memory could be checked by, and small words a Title Case line writes capitalised; and the common English
+words a sentence opens with, which name no one."""
 from __future__ import annotations
 
 STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
@@ -17,3 +18,25 @@ su sus del al que muy más
 il lo gli uno una e ma non per senza di da su è sono io noi voi loro che del della
 os as um uma mas não com sem em sobre é são eu ele ela nós eles do da dos das que
 het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij jullie ze dat""".split())
+
+# Common English words a drafted memory opens a sentence with ("Plans to visit...", "Likes green tea",
+# "Recently moved..."): capitalised there, they name no one. Base forms; an ending (plans, visited, enjoying)
+# is taken off before the look-up. Words that are also names (mark, bill, hope, grace, cook) are not here.
+COMMON = frozenset("""like love enjoy prefer want need plan hate dislike visit go went gone come came attend start
+began begin stop finish keep kept try work live move buy bought sell sold pay paid use make made take took give
+gave find found feel felt think thought know knew see saw meet met call read write wrote run ran walk eat ate
+drink drank sleep slept play watch study learn teach taught travel fly flew drive drove ride rode stay spend
+spent leave left return book schedule organise organize join host celebrate remember forget forgot mention said
+say tell told ask wish expect decide agree intend usually often always never sometimes rarely recently currently
+today tonight tomorrow yesterday later soon still already once twice every many several another new old next
+last first doesn didn isn wasn hasn hadn haven aren weren wouldn couldn shouldn user person speaker people
+family friend partner kid child children favorite favourite daily weekly monthly regular morning evening weekend
+afternoon night""".split())
+_ENDINGS = ("ing", "ies", "ied", "ed", "es", "s", "d")
+
+
+def is_common(word: str) -> bool:
+    """`word` (any case, any ending) is one of COMMON: "Plans", "Enjoyed", "Moving", "Studies" are."""
+    w = word.casefold()
+    return w in COMMON or any(w[:-len(e)] + tail in COMMON for e in _ENDINGS if w.endswith(e)
+                              for tail in ("", "e", "y"))

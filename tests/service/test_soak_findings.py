@@ -204,6 +204,27 @@ def test_a_core_flagged_for_forget_is_no_candidate_through_its_satellite(make_ct
     assert find_candidates(make_ctx().memory, texts, 4) == []
 
 
+
+def test_a_core_found_through_its_satellite_is_shown_with_its_satellites(make_ctx, hand, memory):
+    """A core the search reaches only through one of its satellites is fetched by its id, a row that carries no
+    count: the prompt showed "(0 satellites)" for a core with one attached."""
+    from hippocampus.drafting.candidates import find_candidates
+    from hippocampus.drafting.prompt import Markers, core_lines
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("we drove past the little bakery on elm street", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
+         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
+    client.close_draft(d["id"])
+    found = find_candidates(make_ctx().memory, ["we drove past the little bakery on elm street"], 1)
+    assert [(c["id"], c["via"]) for c in found] == [(core, "we drove past the little bakery on elm street")]
+    assert core_lines(found, Markers(), 200)[0] == "[c1] the old address was on elm street (1 satellites)"
+
+
 def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(make_ctx, hand, fake_model, memory):
     """The reviewer denied an attach; its core was forgotten and purged before the redraft, which still showed
     it as the denied operation's target: the model attached to it again and Memory refused every redraft (the

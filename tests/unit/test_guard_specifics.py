@@ -388,3 +388,27 @@ def test_a_new_core_restating_a_shown_core_in_other_numerals_is_caught(content, 
     res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": ["s1"],
                   "evidence_count": 1}], Sources({"s1": frag}, {"c1": core}, ()), max_tokens=2000)
     assert [f.rule for f in res.dropped] == (["restates_core"] if restates else []), res.dropped
+
+
+CATS = "Anna adopted cats for the garden (2026-03-05)"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna adopted 3 cats for the garden", CATS, False),         # the month of the shown date
+    ("Anna adopted 5 cats for the garden", CATS, False),         # its day
+    ("Anna adopted 5 cats for the garden", "On 5 March 2024 Anna adopted cats for the garden", False),
+    ("Anna adopted 5 cats for the garden", "On March 5th Anna adopted cats for the garden", False),
+    ("Anna adopted 3 cats for the garden", "Anna adopted cats for the garden on 05/03/2024", False),
+    ("Anna adopted 5 cats for the garden", "Anna adopted 5 cats for the garden (2026-03-05)", True),
+    ("Anna adopted cats for the garden on 5 March", CATS, True),      # the same day, as a date
+    ("Anna adopted cats for the garden on March 5th", CATS, True),
+    ("Anna adopted cats for the garden on the 5th", CATS, True),
+    ("Anna adopted cats for the garden in 2026", CATS, True),
+    ("Anna adopted cats for the garden on 2026-03-05", CATS, True),
+    ("Anna adopted cats for the garden on 5 March", "On 5 March 2024 Anna adopted cats for the garden", True),
+    ("Anna adopted cats for the garden on 3 May", CATS, False),       # its day and month swapped
+])
+def test_a_number_inside_a_date_grounds_only_a_date(content, fragment, is_kept):
+    """The shown date 2026-03-05 (or "5 March 2024") holds a day, a month and a year, not a count: "5 cats" or "3
+    cats" is invented; the same day or year said as a date ("on 5 March", "the 5th", "in 2026") is grounded."""
+    assert kept(content, fragment, rule="numbers") is is_kept

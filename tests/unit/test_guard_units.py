@@ -54,6 +54,22 @@ def test_a_unit_said_of_a_number_must_be_its_fragment_s(content, fragment, is_ke
 
 
 @pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna lifted 5 kg at the gym", "Anna lifted 5 lb at the gym (2026-03-07)", False),
+    ("Anna lifted 5 lb at the gym", "Anna lifted 5 kg at the gym (2026-03-07)", False),
+    ("Anna lifted 5kg at the gym", "Anna lifted 5 pounds at the gym (2026-03-07)", False),
+    ("Anna lifted 5 kg at the gym", "Anna lifted 5 kilograms at the gym (2026-03-07)", True),
+    ("Anna lifted 5 kilos at the gym", "Anna lifted 5kg at the gym (2026-03-07)", True),
+    ("Anna lifted 5 lbs at the gym", "Anna lifted 5 pounds at the gym (2026-03-07)", True),
+    ("Anna paid 50 bucks for the gym", "Anna paid 50 euros for the gym (2026-03-07)", False),
+    ("Anna paid 50 bucks for the gym", "Anna paid $50 for the gym (2026-03-07)", True),
+    ("Anna paid $50 for the gym", "Anna paid 50 bucks for the gym (2026-03-07)", True),
+])
+def test_a_weight_and_bucks_are_units_too(content, fragment, is_kept):
+    """5 kg is not 5 lb (a pound is a weight as well as money), and 50 bucks are 50 dollars, not 50 euros."""
+    assert kept(content, fragment) is is_kept
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
     ("We meet Anna at 14:00 on the balcony", "We meet Anna at 2pm on the balcony (2026-03-05)", True),
     ("We meet Anna at 2pm on the balcony", "We meet Anna at 14:00 on the balcony (2026-03-05)", True),
     ("We meet Anna at 2:30 p.m. on the balcony", "We meet Anna at 14:30 on the balcony (2026-03-05)", True),
@@ -96,9 +112,15 @@ def test_a_decade_is_grounded_by_a_year_in_it(content, fragment, is_kept):
     ("Anna earns $50k a year", "Anna earns 50,000 dollars a year (2026-03-05)", True),
     ("Anna earns 50,000 dollars a year", "Anna earns $50k a year (2026-03-05)", True),
     ("Anna earns $50k a year", "Anna earns 50,000 euros a year (2026-03-05)", False),
+    ("Anna's channel has 2k followers", "Anna has 2 kids and a channel with followers (2026-03-05)", False),
+    ("Anna's channel has 2m followers", "Anna has 2 mice and a channel with followers (2026-03-05)", False),
+    ("Anna's channel has 2m followers", "Anna's channel has 2 million followers (2026-03-05)", True),
+    ("Anna ran 2m along the river", "Anna ran 2 metres along the river (2026-03-07)", True),
+    ("Anna lifted 5k along the river", "Anna lifted 5 kg along the river (2026-03-07)", True),
 ])
 def test_2k_is_two_thousand(content, fragment, is_kept):
-    """The fragment says 2000 followers; "2k followers" is the same number (and the reverse); 3k is not."""
+    """The fragment says 2000 followers; "2k followers" is the same number (and the reverse); 3k is not. A
+    magnitude's letter is no unit's initial: 2 kids are no 2k, 2 mice no 2m (2 million and 2 metres are)."""
     assert kept(content, fragment) is is_kept
 
 
