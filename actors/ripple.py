@@ -55,6 +55,11 @@ class RippleActor(InTurn):
         return self._fire(event) if self.ripple.wants(event["type"]) else None
 
     def retry_skipped(self) -> None:
+        """Told at a tick's end, once its lock is let go. A tick that took the cycle since (a nudge's) may be about
+        to sleep on the brief a kept wake-up asked for, with the small model: the kept ones wait for its end."""
+        held = self.rt.ctx.cycle.holder()
+        if held is not None and held.what == "tick":
+            return
         for type_, event in list(self.kept.items()):
             if not self.ripple.busy(type_) and self.kept.pop(type_, None) is not None:   # one instance fires it
                 if not self._stale(event):

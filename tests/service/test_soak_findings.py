@@ -88,6 +88,51 @@ def test_a_skipped_brief_request_is_not_fired_again_once_the_brief_arrived(make_
     assert not event(base, two["seq"])["ripple"].get("ok")
 
 
+
+def test_a_kept_wake_up_waits_for_the_end_of_a_tick_that_took_the_cycle_before_its_retry(make_config, start_service,
+                                                                                        tmp_path):
+    """The retry at a tick's end ran on the ripple's thread after the lock was let go, so a nudge's tick could
+    take the cycle first: the kept wake-up went out while that tick's check slept on the brief the last
+    wake-up had written, with the small model starting (soak night 22: 'the main model was woken while the
+    small model was up'). A retry that finds a tick running leaves the wake-up for that tick's end."""
+    rec = Recorder(tmp_path, delay=1.5)
+    cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_check_misses": 100000},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["brief_requested"]})
+    svc = start_service(cfg)
+    base, ctx = svc.url, svc.runtime.ctx
+    asked = {"asked_at": time.time(), "for_sleep_due_at": time.time(), "intent_id": None, "answered": None,
+             "nudges": 0, "forced": False}
+    ctx.state.set(brief_request=asked)
+    one = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None)
+    two = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None, nudge=1)
+    first = wait_for(lambda: event(base, one["seq"]).get("ripple"), timeout=5, what="the first wake-up")
+    wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the skip")
+    token = wait_for(lambda: _take_the_cycle(ctx), timeout=10, what="the cycle free between two ticks")
+    try:
+        rec.release()
+        rec.run(first["pid"], timeout=10)
+        wait_for(lambda: not svc.runtime.board.get("ripple")["running"], timeout=10, what="the first to end")
+        svc.runtime.ripple().retry_skipped().get(timeout=10)         # a tick's end, while the next tick runs
+        assert len(rec.runs()) == 1, "the kept wake-up went out while a tick held the cycle"
+        assert svc.runtime.board.get("ripple")["waiting_to_retry"] == ["brief_requested"]
+    finally:
+        ctx.cycle.leave(token)
+    retried = wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("retried"), timeout=10,
+                       what="the kept wake-up at the end of the next tick")
+    assert retried is True
+    rec.release()
+    wait_for(lambda: len(rec.runs()) == 2, timeout=10, what="the kept wake-up's run")
+
+
+def _take_the_cycle(ctx):
+    from hippocampus.cycle.lock import Busy
+    try:
+        return ctx.cycle.enter("tick")
+    except Busy:
+        return None
+
+
 # A woken session that answers the brief request as its last act, and records each run.
 ANSWERS_THE_BRIEF = r'''
 import json, os, sys, time, urllib.request
