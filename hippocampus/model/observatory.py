@@ -17,6 +17,7 @@ HOLDER = "seren-hippocampus"
 ANSWER_CAP = 64 * 1024      # an Observatory's answer is a small JSON object
 LEFT_BEHIND = "the config no longer names the Observatory service that started it"
 LEFT_BEHIND_SECONDS = 5     # the start's stop of a model a previous run left: a hung Observatory holds it no longer
+ENSURE_ANSWER_SECONDS = 5   # an ensure's answer, past the wait_seconds (model.lifecycle.ready_timeout_seconds) it asks
 log = logging.getLogger(__name__)
 
 
@@ -27,7 +28,7 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
     or an answer that is not a JSON object, raises."""
     body, timeout = {"holder": HOLDER, "reason": reason}, seconds
     if verb == "ensure":
-        body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + 90
+        body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + ENSURE_ANSWER_SECONDS
     token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
     url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
     with outbound.session_or_own(session) as s:
@@ -38,6 +39,20 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
         detail = data.get("error") or data.get("detail") or resp.text[:200]
         raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
     return data
+
+
+def failed(exc: Exception, url: str, seconds: float, setting: str = "") -> str:
+    """Why a call to the Observatory at `url` failed, in words (a hung one: "did not answer within N s")."""
+    if not isinstance(exc, requests.RequestException):
+        return transport_words.in_words(exc)
+    return transport_words.failed(exc, "the Observatory", redact.url(url), seconds=seconds, setting=setting,
+                                  connect_seconds=min(seconds, outbound.CONNECT_SECONDS))[1]
+
+
+def ensure_failed(exc: Exception, lc: LifecycleConfig) -> str:
+    """Why an ensure failed, in words (a hung one: "did not answer within N s (model.lifecycle...)")."""
+    return failed(exc, lc.observatory_url, lc.ready_timeout_seconds + ENSURE_ANSWER_SECONDS,
+                  f"model.lifecycle.ready_timeout_seconds + {ENSURE_ANSWER_SECONDS} s")
 
 
 def unless_stopped(lc: LifecycleConfig, verb: str, reason: str, stopped: Callable[[], bool],
@@ -92,9 +107,7 @@ def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any]
             raise RuntimeError("the service is stopping")
     except Exception as exc:  # noqa: BLE001 - said, never raised
         where, how = "its service in the Observatory", "stop it in the Observatory"
-        why = transport_words.in_words(exc)
-        if isinstance(exc, requests.RequestException):      # a hung one: "did not answer within 5 s"
-            why = transport_words.failed(exc, "the Observatory", redact.url(url), seconds=LEFT_BEHIND_SECONDS)[1]
+        why = failed(exc, url, LEFT_BEHIND_SECONDS)
         if url and service:
             where = f"{service} at {redact.url(url)}"
             how = f"POST {redact.url(url.rstrip('/'))}/api/v1/service/{service}/stop"
