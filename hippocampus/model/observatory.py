@@ -96,26 +96,26 @@ def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any]
                      wait: Callable[[], Any]) -> str:
     """The model the Observatory started for a previous run (its state `record`), which the config no longer
     names: stopped there ("", and model_stopped emitted), else the sentence that says it is left running and how
-    to stop it (also logged). The service's stop (stopped()) cuts the call short."""
+    to stop it (also logged). The service's stop (stopped()) cuts the call short: the record stays, and the
+    sentence says the next start asks again."""
     url = record.get("observatory_url") or lc.observatory_url      # a record from before they were kept
     service = record.get("observatory_service") or lc.observatory_service
+    where = f"{service} at {redact.url(url)}" if url and service else "its service in the Observatory"
+    said = f"the model the Observatory started for a previous run ({where})"
     try:
         if not (url and service):
             raise RuntimeError("the state file does not say which Observatory service it was")
         if unless_stopped(dataclasses.replace(lc, observatory_url=url, observatory_service=service), "stop",
-                          LEFT_BEHIND, stopped, wait, LEFT_BEHIND_SECONDS) is None:
-            raise RuntimeError("the service is stopping")
+                          LEFT_BEHIND, stopped, wait, LEFT_BEHIND_SECONDS) is not None:
+            log.info("model lifecycle: stopped %s: %s", said, LEFT_BEHIND)
+            emit("model_stopped", how="observatory", why=LEFT_BEHIND)     # up since a previous run
+            return ""
+        said += " was not stopped: the stop was cut short by the service's own stop; the next start asks again"
     except Exception as exc:  # noqa: BLE001 - said, never raised
-        where, how = "its service in the Observatory", "stop it in the Observatory"
-        why = failed(exc, url, LEFT_BEHIND_SECONDS)
+        how = "stop it in the Observatory"
         if url and service:
-            where = f"{service} at {redact.url(url)}"
             how = f"POST {redact.url(url.rstrip('/'))}/api/v1/service/{service}/stop"
-        said = (f"the model the Observatory started for a previous run ({where}) could not be stopped "
-                f"({why}) and is left running, holding its memory: {how}")
-        log.warning("model lifecycle: %s", said)
-        return said
-    log.info("model lifecycle: stopped the model the Observatory started for a previous run (%s at %s): %s",
-             service, redact.url(url), LEFT_BEHIND)
-    emit("model_stopped", how="observatory", why=LEFT_BEHIND)     # up since a previous run
-    return ""
+        said += f" could not be stopped ({failed(exc, url, LEFT_BEHIND_SECONDS)}) and is left running, holding " \
+            f"its memory: {how}"
+    log.warning("model lifecycle: %s", said)
+    return said
