@@ -23,7 +23,7 @@ from hippocampus.clock import Clock
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
-from hippocampus.model.observatory import names, record, stop_left_behind, unless_stopped
+from hippocampus.model.observatory import ensure_failed, names, record, stop_left_behind, unless_stopped
 from hippocampus.model.stop import stop_left_at_exit, stop_quietly
 from hippocampus.store import private
 
@@ -242,7 +242,7 @@ class ModelLifecycle:
             data = unless_stopped(self.lc, "ensure", "a sleep or a redraft needs the drafting model", self.stop_asked,
                                   lambda: self._halt.wait(STOP_CHECK_SECONDS))
         except Exception as exc:  # noqa: BLE001
-            self._fail(f"{could_not}: {exc}")
+            self._fail(f"{could_not}: {ensure_failed(exc, self.lc)}")
         if data is None:    # a stop while it loads: the start we asked for (nothing answered before) is called off
             self._how, self.started_by_us = "observatory", self.started_by_us or nothing_answered
             self._give_up_loading(theirs=False)

@@ -17,6 +17,7 @@ HOLDER = "seren-hippocampus"
 ANSWER_CAP = 64 * 1024      # an Observatory's answer is a small JSON object
 LEFT_BEHIND = "the config no longer names the Observatory service that started it"
 LEFT_BEHIND_SECONDS = 5     # the start's stop of a model a previous run left: a hung Observatory holds it no longer
+ENSURE_ANSWER_SECONDS = 5   # an ensure's answer, past the wait_seconds (model.lifecycle.ready_timeout_seconds) it asks
 log = logging.getLogger(__name__)
 
 
@@ -27,7 +28,7 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
     or an answer that is not a JSON object, raises."""
     body, timeout = {"holder": HOLDER, "reason": reason}, seconds
     if verb == "ensure":
-        body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + 90
+        body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + ENSURE_ANSWER_SECONDS
     token = resolve_pointer(lc, "observatory_token")     # one that yields nothing was named at load
     url = f"{lc.observatory_url.rstrip('/')}/api/v1/service/{lc.observatory_service}/{verb}"
     with outbound.session_or_own(session) as s:
@@ -38,6 +39,20 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
         detail = data.get("error") or data.get("detail") or resp.text[:200]
         raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
     return data
+
+
+def failed(exc: Exception, url: str, seconds: float, setting: str = "") -> str:
+    """Why a call to the Observatory at `url` failed, in words (a hung one: "did not answer within N s")."""
+    if not isinstance(exc, requests.RequestException):
+        return transport_words.in_words(exc)
+    return transport_words.failed(exc, "the Observatory", redact.url(url), seconds=seconds, setting=setting,
+                                  connect_seconds=min(seconds, outbound.CONNECT_SECONDS))[1]
+
+
+def ensure_failed(exc: Exception, lc: LifecycleConfig) -> str:
+    """Why an ensure failed, in words (a hung one: "did not answer within N s (model.lifecycle...)")."""
+    return failed(exc, lc.observatory_url, lc.ready_timeout_seconds + ENSURE_ANSWER_SECONDS,
+                  f"model.lifecycle.ready_timeout_seconds + {ENSURE_ANSWER_SECONDS} s")
 
 
 def unless_stopped(lc: LifecycleConfig, verb: str, reason: str, stopped: Callable[[], bool],
@@ -81,28 +96,26 @@ def stop_left_behind(lc: LifecycleConfig, record: dict, emit: Callable[..., Any]
                      wait: Callable[[], Any]) -> str:
     """The model the Observatory started for a previous run (its state `record`), which the config no longer
     names: stopped there ("", and model_stopped emitted), else the sentence that says it is left running and how
-    to stop it (also logged). The service's stop (stopped()) cuts the call short."""
+    to stop it (also logged). The service's stop (stopped()) cuts the call short: the record stays, and the
+    sentence says the next start asks again."""
     url = record.get("observatory_url") or lc.observatory_url      # a record from before they were kept
     service = record.get("observatory_service") or lc.observatory_service
+    where = f"{service} at {redact.url(url)}" if url and service else "its service in the Observatory"
+    said = f"the model the Observatory started for a previous run ({where})"
     try:
         if not (url and service):
             raise RuntimeError("the state file does not say which Observatory service it was")
         if unless_stopped(dataclasses.replace(lc, observatory_url=url, observatory_service=service), "stop",
-                          LEFT_BEHIND, stopped, wait, LEFT_BEHIND_SECONDS) is None:
-            raise RuntimeError("the service is stopping")
+                          LEFT_BEHIND, stopped, wait, LEFT_BEHIND_SECONDS) is not None:
+            log.info("model lifecycle: stopped %s: %s", said, LEFT_BEHIND)
+            emit("model_stopped", how="observatory", why=LEFT_BEHIND)     # up since a previous run
+            return ""
+        said += " was not stopped: the stop was cut short by the service's own stop; the next start asks again"
     except Exception as exc:  # noqa: BLE001 - said, never raised
-        where, how = "its service in the Observatory", "stop it in the Observatory"
-        why = transport_words.in_words(exc)
-        if isinstance(exc, requests.RequestException):      # a hung one: "did not answer within 5 s"
-            why = transport_words.failed(exc, "the Observatory", redact.url(url), seconds=LEFT_BEHIND_SECONDS)[1]
+        how = "stop it in the Observatory"
         if url and service:
-            where = f"{service} at {redact.url(url)}"
             how = f"POST {redact.url(url.rstrip('/'))}/api/v1/service/{service}/stop"
-        said = (f"the model the Observatory started for a previous run ({where}) could not be stopped "
-                f"({why}) and is left running, holding its memory: {how}")
-        log.warning("model lifecycle: %s", said)
-        return said
-    log.info("model lifecycle: stopped the model the Observatory started for a previous run (%s at %s): %s",
-             service, redact.url(url), LEFT_BEHIND)
-    emit("model_stopped", how="observatory", why=LEFT_BEHIND)     # up since a previous run
-    return ""
+        said += f" could not be stopped ({failed(exc, url, LEFT_BEHIND_SECONDS)}) and is left running, holding " \
+            f"its memory: {how}"
+    log.warning("model lifecycle: %s", said)
+    return said

@@ -3,6 +3,7 @@ candidate model) is not waited for, as a sleep's is not (test_stop.py), and a mo
 seconds, not a minute."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -153,3 +154,35 @@ def test_the_hosted_services_stop_with_a_sleep_in_a_slow_memory_call_leaves_it_a
         if host is not None:
             host.stop(wait_hint_seconds=15)
         memory.close()
+
+
+def test_a_request_that_hangs_past_the_drain_does_not_hold_the_stop_longer(make_config, start_service, caplog):
+    """A request that never ends (a handler stuck on a call nothing cuts) gets the drain's 3 s like any other, then
+    is abandoned: the stop does not wait longer on its thread (waitress's own 5 s more), so the actors' 7 s from
+    SIGTERM are still theirs and the whole stop stays inside systemd's TimeoutStopSec=10."""
+    from hippocampus.service.root import STOP_DRAIN_SECONDS
+
+    release = threading.Event()
+
+    class Hung:
+        def on_get(self, req, resp):
+            release.wait(60)
+            resp.media = {"late": True}
+
+    svc = start_service(make_config())
+    svc.app.add_route("/test-hung", Hung())
+    try:
+        def ask():
+            with contextlib.suppress(requests.RequestException):     # the drain's end closes its connection
+                requests.get(svc.url + "/test-hung", timeout=90)
+
+        threading.Thread(target=ask, daemon=True).start()
+        wait_for(lambda: svc.server.task_dispatcher.active_count == 1, timeout=10, what="the request to be under way")
+        t0 = time.monotonic()
+        svc.request_stop()                          # what SIGTERM does
+        assert svc.wait_stopped(30), "the service did not stop"
+        took = time.monotonic() - t0
+        assert took < STOP_DRAIN_SECONDS + 1.5, f"the stop took {took:.1f} s behind a request that hangs"
+        assert "1 request(s) still running after the stop's drain: abandoned" in caplog.text, caplog.text
+    finally:
+        release.set()

@@ -239,3 +239,23 @@ def test_an_observatory_answer_is_read_no_further_than_its_cap(rig):
             observatory_call(lc.lc, "stop", "done drafting")
     finally:
         peer.close()
+
+
+def test_a_hung_observatory_ensure_fails_the_start_within_the_ready_timeout_and_holds_the_retry(rig, observatory):
+    """The Observatory takes the ensure and never answers: the start waits model.lifecycle.ready_timeout_seconds
+    (plus a few seconds for the answer), not a minute and a half more, then fails naming the Observatory and the
+    time, and the next sleep within retry_after_seconds does not ask again."""
+    observatory.hold = threading.Event()           # the ensure is never answered
+    lc = _via(rig, observatory, ready_timeout_seconds=2)
+    t0 = time.monotonic()
+    with pytest.raises(ModelUnavailable) as caught:
+        lc.ensure()
+    took = time.monotonic() - t0
+    assert took < 9, f"the start waited {took:.1f} s on the hung Observatory (ready_timeout_seconds is 2)"
+    said = str(caught.value)
+    assert "the Observatory" in said and observatory.url in said and "did not answer within 7 s" in said, said
+    assert "model.lifecycle.ready_timeout_seconds" in said, said
+    assert lc.snapshot()["state"] == "failed" and rig.kinds("model_start_failed")[0]["error"] == said
+    with pytest.raises(ModelUnavailable, match="the next attempt is in"):
+        lc.ensure()
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure"]

@@ -50,10 +50,12 @@ def test_a_hung_stop_command_at_the_services_stop_is_given_seconds_and_the_next_
 
 
 def test_a_stop_while_the_start_asks_a_hung_observatory_to_stop_a_left_model_ends_at_once_and_keeps_it(rig,
-                                                                                                        observatory):
+                                                                                                        observatory,
+                                                                                                        caplog):
     """A previous run had the Observatory start the model; the config no longer names it, so the start asks the
-    Observatory to stop it, and the Observatory hangs. The service's stop meanwhile ends the wait at once, and the
-    record stays for the next run, which stops it."""
+    Observatory to stop it, and the Observatory hangs. The service's stop meanwhile ends the wait at once, the words
+    say the stop was cut short (not that the model is left running), and the record stays for the next run, which
+    stops it."""
     import threading
 
     observatory.up = True
@@ -70,6 +72,10 @@ def test_a_stop_while_the_start_asks_a_hung_observatory_to_stop_a_left_model_end
     took = time.monotonic() - t0
     assert not starting.is_alive() and took < 2, f"the stop waited {took:.1f} s on the Observatory"
     assert not rig.saves or rig.saves[-1]["started_by_us"] is True, rig.saves     # still on the record
+    said = lc.snapshot()["last_error"]
+    assert "small-model" in said and "the stop was cut short by the service's own stop" in said, said
+    assert "the next start asks again" in said and "left running" not in said, said
+    assert said in caplog.text
     observatory.stop_hold.set()
     then = rig.make(persisted=dict(kept))
     then.adopt()                                    # the next run asks again: stopped
