@@ -43,7 +43,7 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
         row: Optional[dict] = rows.get(cid)
         if row is None:     # found through a satellite: the core with its count (GET /memory/{id} has none)
             try:
-                got = memory.get_or_none(f"/long/{cid}/satellites") or {}
+                got = memory.satellites(cid) or {}
             except MemoryError_:
                 got = {}
             row = dict(got["core"], satellites=got.get("count")) if got.get("core") else None
