@@ -251,3 +251,48 @@ def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(
     redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
     assert redrafts and all("target: (none)" in p for p in redrafts)
     assert len(report["resubmitted"]) == 1, report
+
+
+def test_a_redraft_shows_its_chain_cores_and_its_target_with_their_satellites(make_ctx, hand, fake_model, memory):
+    """The redraft showed the cores its chain made, and the denied attach's target, as "(0 satellites)" whatever
+    Memory held (the model weighs the count to attach or supersede); and it read each chain core again for every
+    denied operation. Now each is shown with its count, read once per redraft."""
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("we drove past the little bakery on elm street", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
+         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
+    client.close_draft(d["id"])
+    s = [hand.short(t, topic="places") for t in ("the old address was on elm street, said again",
+                                                 "the cafe on oak road opened", "the cafe on oak road was full",
+                                                 "the dentist moved across town")]
+    op = {"evidence_count": 1, "rationale": "it came up"}
+    d = client.submit_draft({"summary": "places", "attempt": 1, "terminal": False, "operations": [
+        {**op, "kind": "attach", "content": "the old address was on elm street, said again", "topic": "places",
+         "target_core_id": core, "source_short_ids": [s[0]]},
+        {**op, "kind": "new_core", "content": "the cafe on oak road opened", "topic": "places",
+         "source_short_ids": [s[1]]},
+        {**op, "kind": "attach", "content": "the cafe on oak road was full", "topic": "places", "target_op": 1,
+         "source_short_ids": [s[2]]},
+        {**op, "kind": "new_core", "content": "the dentist moved across town", "topic": "places",
+         "source_short_ids": [s[3]]}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "deny", "critique": "not quite"},
+                                  {"op": 1, "verdict": "approve"}, {"op": 2, "verdict": "approve"},
+                                  {"op": 3, "verdict": "deny", "critique": "not quite"}])
+    fake_model.responder = scripted_model
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url}, sleep={"candidate_cores": 0})
+    asked, request = [], ctx.memory.request
+    ctx.memory.request = lambda method, path, **kw: asked.append((method, path)) or request(method, path, **kw)
+    report = executor.tend(ctx).to_dict()
+    assert report["error"] is None, report
+    redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert len(redrafts) == 2
+    assert "] the cafe on oak road opened (1 satellites)" in redrafts[0]
+    assert "] the old address was on elm street (1 satellites)" in redrafts[0]
+    oak = next(o["long_term_id"] for o in hand.draft(d["id"])["operations"] if o["index"] == 1)
+    reads = [p for m, p in asked if m == "GET" and oak in p]
+    assert len(reads) == 1, reads
