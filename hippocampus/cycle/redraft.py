@@ -59,8 +59,9 @@ def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
 
 def _core(ctx: Context, core_id: str, read: dict) -> Optional[dict]:
     """The core as the model is shown it, with its satellites, if Memory still has it as a live core: one
-    superseded since may be a satellite now (Memory refuses a draft that attaches to one), or replaced. `read`
-    holds the cores this redraft has read already: each is read once."""
+    superseded since may be a satellite now (Memory refuses a draft that attaches to one), or replaced; one
+    flagged for forget is purged before an attach to it could land. `read` holds the cores this redraft has read
+    already: each is read once."""
     if core_id not in read:
         try:
             got = ctx.memory.satellites(core_id) or {}
@@ -68,7 +69,8 @@ def _core(ctx: Context, core_id: str, read: dict) -> Optional[dict]:
             got = {}
         row = got.get("core") or {}
         meta = row.get("metadata") or {}
-        live = row.get("tier") == "long" and meta.get("kind", "core") == "core" and not meta.get("superseded_by")
+        live = row.get("tier") == "long" and meta.get("kind", "core") == "core" \
+            and not (meta.get("superseded_by") or meta.get("forget_flag"))
         read[core_id] = {"id": core_id, "content": row.get("content", ""), "topic": meta.get("topic"),
                          "satellites": int(got.get("count") or 0)} if live else None
     return read[core_id]

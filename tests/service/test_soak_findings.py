@@ -296,3 +296,24 @@ def test_a_redraft_shows_its_chain_cores_and_its_target_with_their_satellites(ma
     oak = next(o["long_term_id"] for o in hand.draft(d["id"])["operations"] if o["index"] == 1)
     reads = [p for m, p in asked if m == "GET" and oak in p]
     assert len(reads) == 1, reads
+
+
+def test_a_redraft_does_not_show_a_core_flagged_for_forget_as_its_target(make_ctx, hand, fake_model, memory):
+    """The person asked to forget a core a denied attach targets, and no purge has run yet: the draft's search
+    leaves such a core out (an attach to it could never land), but the redraft still showed it as the target."""
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("the old address was on elm street, said again", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "the old address was on elm street, said again", "topic": "address",
+         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "deny", "critique": "not quite"}])
+    hand.forget(core, "the person asked")
+    fake_model.responder = scripted_model
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url}, sleep={"candidate_cores": 0})
+    assert executor.tend(ctx).to_dict()["error"] is None
+    redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert len(redrafts) == 1 and "target: (none)" in redrafts[0]
+    assert "the old address was on elm street (" not in redrafts[0]
