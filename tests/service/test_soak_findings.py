@@ -317,3 +317,28 @@ def test_a_redraft_does_not_show_a_core_flagged_for_forget_as_its_target(make_ct
     redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
     assert len(redrafts) == 1 and "target: (none)" in redrafts[0]
     assert "the old address was on elm street (" not in redrafts[0]
+
+
+def test_a_redraft_shows_a_chain_core_in_the_words_memory_holds_now(make_ctx, hand, fake_model, memory):
+    """An approved attach of the chain reworded the chain's own core (restated_content): the redraft showed the
+    core in the words of the operation that made it, not in the words Memory holds."""
+    from tests.harness.memory_client import ReviewingClient
+
+    client = ReviewingClient(memory.url)
+    s = [hand.short(t, topic="places") for t in ("the cafe on oak road opened", "the cafe on oak road opened in may",
+                                                 "the dentist moved across town")]
+    op = {"evidence_count": 1, "rationale": "it came up", "topic": "places"}
+    d = client.submit_draft({"summary": "places", "attempt": 1, "terminal": False, "operations": [
+        {**op, "kind": "new_core", "content": "the cafe on oak road opened", "source_short_ids": [s[0]]},
+        {**op, "kind": "attach", "content": "the cafe on oak road opened in may", "target_op": 0,
+         "restated_content": "the cafe on oak road opened in may", "source_short_ids": [s[1]]},
+        {**op, "kind": "new_core", "content": "the dentist moved across town", "source_short_ids": [s[2]]}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}, {"op": 1, "verdict": "approve", "restate": True},
+                                  {"op": 2, "verdict": "deny", "critique": "not quite"}])
+    oak = next(o["long_term_id"] for o in hand.draft(d["id"])["operations"] if o["index"] == 0)
+    assert client.memory(oak)["content"] == "the cafe on oak road opened in may"
+    fake_model.responder = scripted_model
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url}, sleep={"candidate_cores": 0})
+    assert executor.tend(ctx).to_dict()["error"] is None
+    redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert len(redrafts) == 1 and "] the cafe on oak road opened in may (1 satellites)" in redrafts[0]
