@@ -225,6 +225,33 @@ def test_a_core_found_through_its_satellite_is_shown_with_its_satellites(make_ct
     assert core_lines(found, Markers(), 200)[0] == "[c1] the old address was on elm street (1 satellites)"
 
 
+def test_a_core_found_through_an_episode_it_shares_is_a_candidate(make_ctx, hand, memory):
+    """An episode can support more than one core (also_target_core_ids on an attach): the search hit of such a
+    satellite counted for its first core only, so the other core it supports was never shown."""
+    from hippocampus.drafting.candidates import find_candidates
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    first, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("the bakery on elm street sells rye bread", topic="bakery")
+    d = client.submit_draft({"summary": "a bakery", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "new_core", "content": "the bakery on elm street sells rye bread", "topic": "bakery",
+         "source_short_ids": [sid], "evidence_count": 1, "rationale": "it came up"}]})
+    other = client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])["results"][0]["long_term_id"]
+    client.close_draft(d["id"])
+    sid = hand.short("we drove past the little bakery on elm street", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
+         "target_core_id": first, "also_target_core_ids": [other], "source_short_ids": [sid], "evidence_count": 1,
+         "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
+    client.close_draft(d["id"])
+    hand.forget(first, "the person asked")
+    found = find_candidates(make_ctx().memory, ["we drove past the little bakery on elm street"], 1)
+    assert [(c["id"], c["via"], c["satellites"]) for c in found] == [
+        (other, "we drove past the little bakery on elm street", 1)]
+
+
 def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(make_ctx, hand, fake_model, memory):
     """The reviewer denied an attach; its core was forgotten and purged before the redraft, which still showed
     it as the denied operation's target: the model attached to it again and Memory refused every redraft (the
