@@ -257,6 +257,11 @@ class MemoryClient:
     def memory(self, memory_id: str) -> Optional[dict]:
         return self.get_or_none(f"/memory/{memory_id}")
 
+    def satellites(self, core_id: str) -> Optional[dict]:
+        """The long-term entry with its satellites and their count ({"core", "satellites", "count"}); None when
+        Memory holds no long-term entry by that id. GET /memory/{id} carries no count."""
+        return self.get_or_none(f"/long/{core_id}/satellites")
+
     def tidy(self, *, age_out: bool, near: bool, sweep: bool, purge: bool) -> dict:
         return self._call("POST", "/tidy", json={"age_out": age_out, "near": near, "sweep": sweep, "purge": purge})
 

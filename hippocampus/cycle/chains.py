@@ -53,8 +53,6 @@ def next_step(cluster_id: str, attempts: list) -> Optional[Next]:
 
 
 def chain_cores(attempts: list) -> list:
-    """The cores this chain has made so far, as candidates."""
-    return [{"id": op["long_term_id"], "content": op.get("edited_content") or op.get("content") or "",
-             "topic": op.get("topic"), "satellites": 0}
-            for d in attempts for op in ops_with(d, "approved")
+    """The ids of the cores this chain has made so far (Memory holds what they say now, and their satellites)."""
+    return [op["long_term_id"] for d in attempts for op in ops_with(d, "approved")
             if op.get("kind") in ("new_core", "supersede", "verbatim") and op.get("long_term_id")]

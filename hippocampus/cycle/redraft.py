@@ -57,12 +57,23 @@ def _row(ctx: Context, memory_id: str, tier: str) -> Optional[dict]:
     return row if row and row.get("tier") == tier else None
 
 
-def _core(ctx: Context, core_id: str) -> Optional[dict]:
-    """The core if Memory still has it as a live core: one superseded since may be a satellite now (Memory refuses
-    a draft that attaches to one), or replaced."""
-    row = _row(ctx, core_id, "long")
-    meta = (row or {}).get("metadata") or {}
-    return row if row and meta.get("kind", "core") == "core" and not meta.get("superseded_by") else None
+def _core(ctx: Context, core_id: str, read: dict) -> Optional[dict]:
+    """The core as the model is shown it, with its satellites, if Memory still has it as a live core: one
+    superseded since may be a satellite now (Memory refuses a draft that attaches to one), or replaced; one
+    flagged for forget is purged before an attach to it could land. `read` holds the cores this redraft has read
+    already: each is read once."""
+    if core_id not in read:
+        try:
+            got = ctx.memory.satellites(core_id) or {}
+        except MemoryRefused:          # a Memory that did not answer (MemoryUnavailable) raises
+            got = {}
+        row = got.get("core") or {}
+        meta = row.get("metadata") or {}
+        live = row.get("tier") == "long" and meta.get("kind", "core") == "core" \
+            and not (meta.get("superseded_by") or meta.get("forget_flag"))
+        read[core_id] = {"id": core_id, "content": row.get("content", ""), "topic": meta.get("topic"),
+                         "satellites": int(got.get("count") or 0)} if live else None
+    return read[core_id]
 
 
 def _target_id(draft: dict, op: dict) -> Optional[str]:
@@ -75,21 +86,21 @@ def _target_id(draft: dict, op: dict) -> Optional[str]:
     return None
 
 
-def _candidates(ctx: Context, step: Next, op: dict, entries: list) -> tuple:
+def _candidates(ctx: Context, step: Next, op: dict, entries: list, read: dict) -> tuple:
     """(the cores shown to the model, the denied operation's target if Memory still has it: a purged core
     shown as a target would be attached to again, and Memory refuses a draft naming it)."""
     seen: dict = {}
-    for c in chain_cores(step.attempts):
-        if _core(ctx, c["id"]):      # a core this chain made may have been forgotten or superseded since
-            seen.setdefault(c["id"], c)
+    for cid in chain_cores(step.attempts):
+        core = _core(ctx, cid, read)      # a core this chain made may have been forgotten or superseded since
+        if core:
+            seen.setdefault(cid, core)
     texts = [e["content"] for e in entries] + [op.get("content") or ""]
     for c in find_candidates(ctx.memory, texts, ctx.cfg.sleep.candidate_cores):
         seen.setdefault(c["id"], c)
     target = _target_id(step.latest, op)
-    row = _core(ctx, target) if target and target not in seen else None
-    if row:
-        seen[target] = {"id": target, "content": row.get("content", ""), "satellites": 0,
-                        "topic": (row.get("metadata") or {}).get("topic")}
+    core = _core(ctx, target, read) if target and target not in seen else None
+    if core:
+        seen[target] = core
     return list(seen.values()), target if target in seen else None
 
 
@@ -100,16 +111,16 @@ def _fragments(ctx: Context, op: dict) -> list:
             for sid, row in rows if row]
 
 
-def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str) -> tuple:
+def redraft_op(ctx: Context, step: Next, op: dict, voice_block: str, read: dict) -> tuple:
     """(new operations, withdrawn? (or why, when not the model's or the guard's doing), failure or None, the
     guard's tally) for one denied operation. The guard checks a redraft as it checks a draft; its sources add
-    the critique and the denied version."""
+    the critique and the denied version. `read`: the cores this redraft has read from Memory."""
     # all of its material or none: a redraft from a fragment short would leave that one behind; a Memory that
     # does not answer (MemoryUnavailable) fails the tend, which says so, and the chain waits (not the model's doing)
     entries = _fragments(ctx, op)
     if op.get("kind") == "verbatim" and any(e["metadata"].get("verbatim") for e in entries):
         return [], VERBATIM, None, {}      # word for word was the person's call: not redrafted
-    candidates, target = _candidates(ctx, step, op, entries)
+    candidates, target = _candidates(ctx, step, op, entries, read)
     shown_op = dict(op, target_core_id=target)
     extractive = write_mode(ctx) == size.EXTRACTIVE     # chosen, not written: the fragments' or the critique's words
     prompt, markers = (rechoose.prompt if extractive else redraft_prompt)(
@@ -176,7 +187,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
     if ctx.mechanical:
         log.info("chain %s has denied operations but no model is configured to redraft them", step.cluster_id)
         return None, 0, [], {}
-    latest, failures, ops, checked, why = step.latest, [], [], {}, {}     # why: each withdrawn op's reason
+    latest, failures, ops, checked, why, read = step.latest, [], [], {}, {}, {}     # why: each withdrawn op's reason
     voice_block, voice_version = ctx.voice_block()
     capture.begin(ctx)
     ctx.progress.update(what="redrafting", since=ctx.clock.now())
@@ -185,7 +196,7 @@ def redraft_chain(ctx: Context, step: Next) -> tuple:
         for op in ops_with(latest, "denied"):
             try:
                 with budget.metered(ctx, meter):
-                    new_ops, gone, failure, tally = redraft_op(ctx, step, op, voice_block)
+                    new_ops, gone, failure, tally = redraft_op(ctx, step, op, voice_block, read)
             except budget.BudgetSpent as exc:        # all or nothing: the tend's line says why
                 failures.append(_budget_spent(ctx, op, latest, exc))
                 break

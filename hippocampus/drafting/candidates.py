@@ -1,6 +1,7 @@
 """The nearest existing cores for a pile of fragments, through Memory's search."""
 from __future__ import annotations
 
+import json
 import logging
 from typing import Optional
 
@@ -10,9 +11,22 @@ log = logging.getLogger(__name__)
 RRF_K = 60
 
 
+def parents(meta: dict) -> list:
+    """Every core a satellite supports: its own (core_id), then the others it also supports (also_core_ids, a list
+    or Memory's JSON spelling of one)."""
+    also = meta.get("also_core_ids")
+    if isinstance(also, str) and also.startswith("["):
+        try:
+            also = json.loads(also)
+        except ValueError:
+            also = None
+    ids = [meta.get("core_id")] + (also if isinstance(also, list) else [])
+    return [str(c) for c in dict.fromkeys(ids) if c]
+
+
 def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
     """Cores near these texts, best first: one search over the texts together (a pile is one topic), satellites
-    counting for their core."""
+    counting for each core they support."""
     if wanted <= 0:
         return []
     queries = [t[:1500] for t in texts if t and t.strip()][:8]
@@ -30,20 +44,20 @@ def find_candidates(memory: MemoryClient, texts: list, wanted: int) -> list:
         if meta.get("superseded_by") or meta.get("forget_flag"):
             continue        # replaced, or about to be purged: an attach to it could never land
         if meta.get("kind") == "satellite":
-            cid = meta.get("core_id")
-            if not cid:
-                continue
-            via.setdefault(cid, hit.get("content", ""))
+            cids = parents(meta)
+            for cid in cids:
+                via.setdefault(cid, hit.get("content", ""))
         else:
-            cid = hit.get("id")
-            rows[cid] = hit
-        scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+            cids = [hit.get("id")]
+            rows[hit.get("id")] = hit
+        for cid in cids:
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
     out = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row: Optional[dict] = rows.get(cid)
         if row is None:     # found through a satellite: the core with its count (GET /memory/{id} has none)
             try:
-                got = memory.get_or_none(f"/long/{cid}/satellites") or {}
+                got = memory.satellites(cid) or {}
             except MemoryError_:
                 got = {}
             row = dict(got["core"], satellites=got.get("count")) if got.get("core") else None

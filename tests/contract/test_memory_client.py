@@ -190,6 +190,15 @@ def test_satellites_of_a_core(client, hand):
     assert sat["core"]["id"] == core_id and "satellites" in sat
 
 
+def test_the_service_client_reads_a_core_with_its_satellites(memory, hand):
+    """The service's own client (not the test harness's) reads GET /long/{id}/satellites: the core and its count;
+    None for an id that is no long-term entry."""
+    core_id = _approved_core(ReviewingClient(memory.url), hand)
+    got = MemoryClient(memory.url).satellites(core_id)
+    assert (got["core"]["id"], got["count"]) == (core_id, 0)
+    assert MemoryClient(memory.url).satellites("no-such-core") is None
+
+
 # ---------------------------------------------------------------- tidy
 
 TIDY_CASES = [

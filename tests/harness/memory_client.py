@@ -34,9 +34,6 @@ class ReviewingClient(MemoryClient):
     def audit(self, limit: int = 20) -> dict:
         return self.request("GET", "/audit", params={"limit": limit})
 
-    def satellites(self, core_id: str) -> Optional[dict]:
-        return self.get_or_none(f"/long/{core_id}/satellites")
-
     def long(self, include_superseded: bool = False, include_satellites: bool = False) -> list:
         return self.request("GET", "/long", params={
             "include_superseded": str(include_superseded).lower(),

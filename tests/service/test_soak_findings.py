@@ -270,6 +270,33 @@ def test_a_core_found_through_its_satellite_is_shown_with_its_satellites(make_ct
     assert core_lines(found, Markers(), 200)[0] == "[c1] the old address was on elm street (1 satellites)"
 
 
+def test_a_core_found_through_an_episode_it_shares_is_a_candidate(make_ctx, hand, memory):
+    """An episode can support more than one core (also_target_core_ids on an attach): the search hit of such a
+    satellite counted for its first core only, so the other core it supports was never shown."""
+    from hippocampus.drafting.candidates import find_candidates
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    first, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("the bakery on elm street sells rye bread", topic="bakery")
+    d = client.submit_draft({"summary": "a bakery", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "new_core", "content": "the bakery on elm street sells rye bread", "topic": "bakery",
+         "source_short_ids": [sid], "evidence_count": 1, "rationale": "it came up"}]})
+    other = client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])["results"][0]["long_term_id"]
+    client.close_draft(d["id"])
+    sid = hand.short("we drove past the little bakery on elm street", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
+         "target_core_id": first, "also_target_core_ids": [other], "source_short_ids": [sid], "evidence_count": 1,
+         "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
+    client.close_draft(d["id"])
+    hand.forget(first, "the person asked")
+    found = find_candidates(make_ctx().memory, ["we drove past the little bakery on elm street"], 1)
+    assert [(c["id"], c["via"], c["satellites"]) for c in found] == [
+        (other, "we drove past the little bakery on elm street", 1)]
+
+
 def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(make_ctx, hand, fake_model, memory):
     """The reviewer denied an attach; its core was forgotten and purged before the redraft, which still showed
     it as the denied operation's target: the model attached to it again and Memory refused every redraft (the
@@ -296,3 +323,94 @@ def test_a_denied_attach_whose_core_was_purged_is_redrafted_without_that_target(
     redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
     assert redrafts and all("target: (none)" in p for p in redrafts)
     assert len(report["resubmitted"]) == 1, report
+
+
+def test_a_redraft_shows_its_chain_cores_and_its_target_with_their_satellites(make_ctx, hand, fake_model, memory):
+    """The redraft showed the cores its chain made, and the denied attach's target, as "(0 satellites)" whatever
+    Memory held (the model weighs the count to attach or supersede); and it read each chain core again for every
+    denied operation. Now each is shown with its count, read once per redraft."""
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("we drove past the little bakery on elm street", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
+         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
+    client.close_draft(d["id"])
+    s = [hand.short(t, topic="places") for t in ("the old address was on elm street, said again",
+                                                 "the cafe on oak road opened", "the cafe on oak road was full",
+                                                 "the dentist moved across town")]
+    op = {"evidence_count": 1, "rationale": "it came up"}
+    d = client.submit_draft({"summary": "places", "attempt": 1, "terminal": False, "operations": [
+        {**op, "kind": "attach", "content": "the old address was on elm street, said again", "topic": "places",
+         "target_core_id": core, "source_short_ids": [s[0]]},
+        {**op, "kind": "new_core", "content": "the cafe on oak road opened", "topic": "places",
+         "source_short_ids": [s[1]]},
+        {**op, "kind": "attach", "content": "the cafe on oak road was full", "topic": "places", "target_op": 1,
+         "source_short_ids": [s[2]]},
+        {**op, "kind": "new_core", "content": "the dentist moved across town", "topic": "places",
+         "source_short_ids": [s[3]]}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "deny", "critique": "not quite"},
+                                  {"op": 1, "verdict": "approve"}, {"op": 2, "verdict": "approve"},
+                                  {"op": 3, "verdict": "deny", "critique": "not quite"}])
+    fake_model.responder = scripted_model
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url}, sleep={"candidate_cores": 0})
+    asked, request = [], ctx.memory.request
+    ctx.memory.request = lambda method, path, **kw: asked.append((method, path)) or request(method, path, **kw)
+    report = executor.tend(ctx).to_dict()
+    assert report["error"] is None, report
+    redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert len(redrafts) == 2
+    assert "] the cafe on oak road opened (1 satellites)" in redrafts[0]
+    assert "] the old address was on elm street (1 satellites)" in redrafts[0]
+    oak = next(o["long_term_id"] for o in hand.draft(d["id"])["operations"] if o["index"] == 1)
+    reads = [p for m, p in asked if m == "GET" and oak in p]
+    assert len(reads) == 1, reads
+
+
+def test_a_redraft_does_not_show_a_core_flagged_for_forget_as_its_target(make_ctx, hand, fake_model, memory):
+    """The person asked to forget a core a denied attach targets, and no purge has run yet: the draft's search
+    leaves such a core out (an attach to it could never land), but the redraft still showed it as the target."""
+    from tests.harness.memory_client import ReviewingClient
+    from tests.service.test_tick import a_core_to_forget
+
+    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
+    sid = hand.short("the old address was on elm street, said again", topic="address")
+    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
+        {"kind": "attach", "content": "the old address was on elm street, said again", "topic": "address",
+         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "deny", "critique": "not quite"}])
+    hand.forget(core, "the person asked")
+    fake_model.responder = scripted_model
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url}, sleep={"candidate_cores": 0})
+    assert executor.tend(ctx).to_dict()["error"] is None
+    redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert len(redrafts) == 1 and "target: (none)" in redrafts[0]
+    assert "the old address was on elm street (" not in redrafts[0]
+
+
+def test_a_redraft_shows_a_chain_core_in_the_words_memory_holds_now(make_ctx, hand, fake_model, memory):
+    """An approved attach of the chain reworded the chain's own core (restated_content): the redraft showed the
+    core in the words of the operation that made it, not in the words Memory holds."""
+    from tests.harness.memory_client import ReviewingClient
+
+    client = ReviewingClient(memory.url)
+    s = [hand.short(t, topic="places") for t in ("the cafe on oak road opened", "the cafe on oak road opened in may",
+                                                 "the dentist moved across town")]
+    op = {"evidence_count": 1, "rationale": "it came up", "topic": "places"}
+    d = client.submit_draft({"summary": "places", "attempt": 1, "terminal": False, "operations": [
+        {**op, "kind": "new_core", "content": "the cafe on oak road opened", "source_short_ids": [s[0]]},
+        {**op, "kind": "attach", "content": "the cafe on oak road opened in may", "target_op": 0,
+         "restated_content": "the cafe on oak road opened in may", "source_short_ids": [s[1]]},
+        {**op, "kind": "new_core", "content": "the dentist moved across town", "source_short_ids": [s[2]]}]})
+    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}, {"op": 1, "verdict": "approve", "restate": True},
+                                  {"op": 2, "verdict": "deny", "critique": "not quite"}])
+    oak = next(o["long_term_id"] for o in hand.draft(d["id"])["operations"] if o["index"] == 0)
+    assert client.memory(oak)["content"] == "the cafe on oak road opened in may"
+    fake_model.responder = scripted_model
+    ctx = make_ctx(clock=FakeClock(time.time()), model={"url": fake_model.url}, sleep={"candidate_cores": 0})
+    assert executor.tend(ctx).to_dict()["error"] is None
+    redrafts = [p for p in fake_model.prompts() if "THE CRITIQUE" in p]
+    assert len(redrafts) == 1 and "] the cafe on oak road opened in may (1 satellites)" in redrafts[0]
