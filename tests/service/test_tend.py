@@ -203,6 +203,11 @@ def test_tend_cycle_off_no_redraft_on_the_timer_but_tend_and_nudge_do(make_confi
     seed(hand)
     requests.post(base + "/nudge", timeout=5)
     first = pending_draft(hand, 1)
+    # a timer tick may have slept on the brief while the nudge waited for a free cycle: that nudge's tick tends,
+    # and must run before the denial, or it redrafts it (a nudge does) and the timer is blamed
+    wait_for(lambda: not svc.runtime.scheduler.nudge_pending(), timeout=10, what="the nudge taken")
+    taken = svc.runtime.board.get("ticks")["ticks"]
+    wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] >= taken + 1, timeout=10, what="the nudge's tick")
     deny_garden(hand, first, "The rose garden bloomed early")
     ticks = svc.runtime.board.get("ticks")["ticks"]
     wait_for(lambda: svc.runtime.board.get("ticks")["ticks"] >= ticks + 5, timeout=10, what="five ticks")
