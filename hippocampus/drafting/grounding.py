@@ -329,9 +329,10 @@ class Known:
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
                 words = _UNIT_WORDS[_unit_key(token)]
                 return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))
-            day = _days(token)                                   # 5 March: by a date of that day (the month
-            if day and day[0][:2] == (0, len(token)):            # is checked as a name)
-                return any(day[0][2] == d for d, _ in self.days)
+            day = _days(token)                   # 5 March: by a date of that day in that month (not by 5 April
+            if day and day[0][:2] == (0, len(token)):            # and a date in March); a month no source
+                _, _, d, month = day[0]                          # has is left to the names check to report
+                return (d, month) in self.days or (month not in self.months and any(d == x for x, _ in self.days))
             th = _ORDINAL.fullmatch(token)                       # the 5th, the fifth: a day of a date, or a 5
             if th or re.split(r"[\s-]", token)[-1].casefold() in _ORDINAL_WORDS:
                 n = _digits(th.group(1)) if th else _spelled_value(token)

@@ -1,0 +1,34 @@
+"""The grounding guard's numbers read as the fragment means them: an ordinal (the 5th, the fifth) is a place or
+a day, no count; a number glued to "m" (5m) is metres or minutes unless the fragment says it is millions; a day
+said with its month (5 March) needs that day of that month. Each row: what the model drafted against what its
+fragments say, and whether it reaches Memory."""
+from __future__ import annotations
+
+import pytest
+
+from hippocampus.drafting.guard import Sources, check
+
+
+def kept(content: str, *fragments: str) -> bool:
+    """Whether an operation with `content`, citing every fragment, is kept; a drop must be for its numbers."""
+    frags = {f"s{n}": f for n, f in enumerate(fragments, 1)}
+    res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": list(frags),
+                  "evidence_count": len(frags)}], Sources(frags, {}, ()), max_tokens=2000)
+    assert [f.rule for f in res.dropped] in ([], ["numbers"]), [(f.rule, f.detail) for f in res.dropped]
+    return bool(res.operations)
+
+
+@pytest.mark.parametrize("content,fragments,is_kept", [
+    ("Met Anna at the gym on 5 March", ("Met Anna at the gym on 5 April (2026-03-07)",), False),
+    ("Met Anna at the gym on 5 March", ("Met Anna at the gym (2026-04-05)", "Met Anna at the gym (2026-03-07)"),
+     False),
+    ("Met Anna at the gym on March 5th", ("Met Anna at the gym on 5 April (2026-03-07)",), False),
+    ("Met Anna at the gym on 5 March", ("Met Anna at the gym on 5 March (2026-04-07)",), True),
+    ("Met Anna at the gym on 5 March", ("Met Anna at the gym (2026-04-09)", "Met Anna at the gym (2026-03-05)"),
+     True),
+    ("Met Anna at the gym on 5 March", ("Met Anna at the gym on 05/03/2026",), True),
+])
+def test_a_day_with_its_month_needs_a_date_of_that_day_in_that_month(content, fragments, is_kept):
+    """"5 March" against a fragment's 5 April and a date in March is invented: the day and the month must be one
+    date's, not each from another."""
+    assert kept(content, *fragments) is is_kept
