@@ -267,12 +267,15 @@ class Known:
         self.numbers: set = set()
         self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
         self.days: set = set()      # (day, month) of each date, as far as it says ("" for no day)
+        self.ordinals = {_digits(m.group(1)) for s in sources for m in _ORDINAL.finditer(s)} | {
+            v for s in sources for w, v in spelled(s) if _is_ordinal(w)}     # the 5th, the fifth: 5, no count
         for text in sources:
             days = _days(text)
             self.days.update((d, m) for _, _, d, m in days)
             self.dates += [{d, str(m)} for _, _, d, m in days]
-            self._numbers([t for a, _, t in _numbered(text) if not any(x <= a < y for x, y, _, _ in days)])
-        self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
+            spans = [(a, b) for a, b, _, _ in days] + [m.span() for m in _ORDINAL.finditer(text)]
+            self._numbers([t for a, _, t in _numbered(text) if not any(x <= a < y for x, y in spans)])
+        self.numbers.update(v for s in sources for w, v in spelled(s) if not _is_ordinal(w))   # nine cats: 9 cats
         self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(s))   # 2k holds 2000
         self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
             s)} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
@@ -333,10 +336,10 @@ class Known:
             if day and day[0][:2] == (0, len(token)):            # and a date in March); a month no source
                 _, _, d, month = day[0]                          # has is left to the names check to report
                 return (d, month) in self.days or (month not in self.months and any(d == x for x, _ in self.days))
-            th = _ORDINAL.fullmatch(token)                       # the 5th, the fifth: a day of a date, or a 5
-            if th or re.split(r"[\s-]", token)[-1].casefold() in _ORDINAL_WORDS:
+            th = _ORDINAL.fullmatch(token)                       # the 5th, the fifth: a day of a date, an
+            if th or _is_ordinal(token):                         # ordinal, or a 5
                 n = _digits(th.group(1)) if th else _spelled_value(token)
-                return n in self.numbers or any(n in d for d in self.dates)
+                return n in self.numbers or n in self.ordinals or any(n in d for d in self.dates)
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
             said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
@@ -371,11 +374,16 @@ def _kilo(m: re.Match) -> str:
     return format((Decimal(_num(m.group(1))) * (1000 if m.group(2) in "kK" else 10 ** 6)).normalize(), "f")
 
 
+def _is_ordinal(words: str) -> bool:
+    """A number written in words says which one, not how many: the fifth, twenty-first (not twice)."""
+    return re.split(r"[\s-]", words)[-1].casefold() in _ORDINAL_WORDS
+
+
 def _alone(text: str) -> list:
     """[(number, the stem of the word after it or "")] for the whole numbers of a text, in digits or words."""
     text = norm(text)
-    found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text)]
-    found += [(e, n) for _, e, n in _said(text)]
+    found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text) if not _ORDINAL.match(text, m.start())]
+    found += [(e, n) for s, e, n in _said(text) if not _is_ordinal(text[s:e])]
     out = []
     for end, n in found:
         if n.isdigit():

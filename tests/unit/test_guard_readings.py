@@ -18,6 +18,23 @@ def kept(content: str, *fragments: str) -> bool:
     return bool(res.operations)
 
 
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna adopted 5 cats for the garden", "Anna adopted cats for the garden on the 5th (2026-04-07)", False),
+    ("Anna adopted 5 cats for the garden", "Anna adopted cats for the garden for the fifth time (2026-04-07)",
+     False),
+    ("Anna adopted 21 cats for the garden", "Anna adopted cats on the twenty-first (2026-04-07)", False),
+    ("Anna adopted cats for the garden on the 5th", "Anna adopted cats for the garden on the fifth (2026-04-07)",
+     True),
+    ("Anna adopted cats for the fifth time", "Anna adopted cats for the 5th time (2026-04-07)", True),
+    ("Anna adopted cats for the 5th time", "Anna adopted 5 cats for the garden (2026-04-07)", True),
+    ("Anna adopted 5 cats for the garden", "Anna adopted 5 cats on the 5th (2026-04-07)", True),
+])
+def test_an_ordinal_grounds_an_ordinal_or_a_day_not_a_count(content, fragment, is_kept):
+    """"on the 5th" or "the fifth time" says which one, not how many: "5 cats" is invented; the same ordinal
+    said again (5th for fifth) is grounded, and a count grounds its ordinal as before."""
+    assert kept(content, fragment) is is_kept
+
+
 @pytest.mark.parametrize("content,fragments,is_kept", [
     ("Met Anna at the gym on 5 March", ("Met Anna at the gym on 5 April (2026-03-07)",), False),
     ("Met Anna at the gym on 5 March", ("Met Anna at the gym (2026-04-05)", "Met Anna at the gym (2026-03-07)"),
