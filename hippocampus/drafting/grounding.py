@@ -33,6 +33,7 @@ NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(
                     r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
 _KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
+_MILLION = re.compile(r"(?<!\w)millions?(?!\w)", re.I)    # a word that makes a small m (5m) a million
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -276,7 +277,7 @@ class Known:
             spans = [(a, b) for a, b, _, _ in days] + [m.span() for m in _ORDINAL.finditer(text)]
             self._numbers([t for a, _, t in _numbered(text) if not any(x <= a < y for x, y in spans)])
         self.numbers.update(v for s in sources for w, v in spelled(s) if not _is_ordinal(w))   # nine cats: 9 cats
-        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(s))   # 2k holds 2000
+        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(s) if _magnitude(s, m))   # 2k: 2000
         self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
             s)} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
         self.numbers.update(clock(n, x) for n, x in self.meridiem)
@@ -372,6 +373,12 @@ def known_of(sources: tuple) -> Known:
 
 def _kilo(m: re.Match) -> str:
     return format((Decimal(_num(m.group(1))) * (1000 if m.group(2) in "kK" else 10 ** 6)).normalize(), "f")
+
+
+def _magnitude(text: str, m: re.Match) -> bool:
+    """Whether a source's number glued to k or m (2k, 5m) may be read as thousands or millions: a k or M always,
+    a small m (5 metres, 5 minutes) only said of money (£5m) or where the source has a word for millions."""
+    return m.group(2) != "m" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
 
 
 def _is_ordinal(words: str) -> bool:

@@ -35,6 +35,22 @@ def test_an_ordinal_grounds_an_ordinal_or_a_day_not_a_count(content, fragment, i
     assert kept(content, fragment) is is_kept
 
 
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna has 5 million followers online", "Anna has followers online, swam 5m in a pool (2026-04-07)", False),
+    ("Anna has 5 million followers online", "Anna has followers online, waited 5m for a bus (2026-04-07)", False),
+    ("Anna swam 5 metres underwater in the pool", "Anna swam 5m underwater in the pool (2026-04-07)", True),
+    ("Anna waited 5 minutes for the bus", "Anna waited 5m for the bus (2026-04-07)", True),
+    ("Anna swam 5m underwater in the pool", "Anna swam 5m underwater in the pool (2026-04-07)", True),
+    ("Anna sold the flat for 5 million pounds", "Anna sold the flat for £5m (2026-04-07)", True),
+    ("Anna has 5 million followers online", "Anna has 5M followers online (2026-04-07)", True),
+    ("Anna has 5 million followers online", "Anna has 5m followers online, millions (2026-04-07)", True),
+])
+def test_a_number_glued_to_a_small_m_is_no_million_without_a_word_for_it(content, fragment, is_kept):
+    """5m in a fragment may be 5 metres or 5 minutes; it grounds 5,000,000 only where the fragment says money
+    (£5m), writes a capital M, or has a word for millions."""
+    assert kept(content, fragment) is is_kept
+
+
 @pytest.mark.parametrize("content,fragments,is_kept", [
     ("Met Anna at the gym on 5 March", ("Met Anna at the gym on 5 April (2026-03-07)",), False),
     ("Met Anna at the gym on 5 March", ("Met Anna at the gym (2026-04-05)", "Met Anna at the gym (2026-03-07)"),
