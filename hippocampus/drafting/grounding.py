@@ -27,6 +27,7 @@ NAME_ENDINGS = ("n", "s", "ns")   # what a name's stem may gain and stay the nam
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
+_SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
@@ -251,7 +252,21 @@ def unchecked_names(text: str, sources: Iterable[str]) -> list:
     unsure = [(where, w) for where, w in _capitals(text)[1] if not known_of(sources).has("names", w)]
     pool = set().union(*(content_words(s) for s in sources)) if unsure else set()
     return [(where, w) for where, w in unsure if not any(
-        len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})]
+        len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})
+        and not (where == _AT_START and _verb_at_start(norm(text), w))]
+
+
+def _verb_at_start(text: str, word: str) -> bool:
+    """A sentence's first word that reads as a verb with no subject before it ("Adores green tea", "Hiking with
+    Anna"): it ends like a verb's form (-s, -ed, -ing) and the word after it is written small and is no verb,
+    for a name is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ..."""
+    if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")):
+        return False
+    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
+    if not after or not after.group(1).islower():
+        return False
+    w = after.group(1)      # after an -s word an -s word is a plural as often as a verb (Adores cats)
+    return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in _SUBJECT_NEXT or is_common(w))
 
 
 def quoted(text: str) -> list:
