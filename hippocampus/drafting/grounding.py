@@ -27,12 +27,14 @@ NAME_ENDINGS = ("n", "s", "ns")   # what a name's stem may gain and stay the nam
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
+_SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
                     r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
 _KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
+_MILLION = re.compile(r"(?<!\w)millions?(?!\w)", re.I)    # a word that makes a small m (5m) a million
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -250,7 +252,21 @@ def unchecked_names(text: str, sources: Iterable[str]) -> list:
     unsure = [(where, w) for where, w in _capitals(text)[1] if not known_of(sources).has("names", w)]
     pool = set().union(*(content_words(s) for s in sources)) if unsure else set()
     return [(where, w) for where, w in unsure if not any(
-        len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})]
+        len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})
+        and not (where == _AT_START and _verb_at_start(norm(text), w))]
+
+
+def _verb_at_start(text: str, word: str) -> bool:
+    """A sentence's first word that reads as a verb with no subject before it ("Adores green tea", "Hiking with
+    Anna"): it ends like a verb's form (-s, -ed, -ing) and the word after it is written small and is no verb,
+    for a name is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ..."""
+    if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")):
+        return False
+    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
+    if not after or not after.group(1).islower():
+        return False
+    w = after.group(1)      # after an -s word an -s word is a plural as often as a verb (Adores cats)
+    return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in _SUBJECT_NEXT or is_common(w))
 
 
 def quoted(text: str) -> list:
@@ -267,13 +283,16 @@ class Known:
         self.numbers: set = set()
         self.dates: list = []       # the parts of each date or time, together (a decimal's are no numbers)
         self.days: set = set()      # (day, month) of each date, as far as it says ("" for no day)
+        self.ordinals = {_digits(m.group(1)) for s in sources for m in _ORDINAL.finditer(s)} | {
+            v for s in sources for w, v in spelled(s) if _is_ordinal(w)}     # the 5th, the fifth: 5, no count
         for text in sources:
             days = _days(text)
             self.days.update((d, m) for _, _, d, m in days)
             self.dates += [{d, str(m)} for _, _, d, m in days]
-            self._numbers([t for a, _, t in _numbered(text) if not any(x <= a < y for x, y, _, _ in days)])
-        self.numbers.update(v for s in sources for _, v in spelled(s))     # nine cats hold 9 cats
-        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(s))   # 2k holds 2000
+            spans = [(a, b) for a, b, _, _ in days] + [m.span() for m in _ORDINAL.finditer(text)]
+            self._numbers([t for a, _, t in _numbered(text) if not any(x <= a < y for x, y in spans)])
+        self.numbers.update(v for s in sources for w, v in spelled(s) if not _is_ordinal(w))   # nine cats: 9 cats
+        self.numbers.update(_kilo(m) for s in sources for m in _KILO.finditer(s) if _magnitude(s, m))   # 2k: 2000
         self.meridiem = {(hour(_num(m.group(1))), m.group(2).lower()) for s in sources for m in _MERIDIEM.finditer(
             s)} | {m for m in map(meridiem, self.numbers) if m}        # 14:00 is 2pm, and 2pm 14:00
         self.numbers.update(clock(n, x) for n, x in self.meridiem)
@@ -329,13 +348,14 @@ class Known:
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
                 words = _UNIT_WORDS[_unit_key(token)]
                 return _unit_key(token) in self.units or bool(re.search(rf"(?<!\w)(?:{words})s?(?!\w)", self.flat))
-            day = _days(token)                                   # 5 March: by a date of that day (the month
-            if day and day[0][:2] == (0, len(token)):            # is checked as a name)
-                return any(day[0][2] == d for d, _ in self.days)
-            th = _ORDINAL.fullmatch(token)                       # the 5th, the fifth: a day of a date, or a 5
-            if th or re.split(r"[\s-]", token)[-1].casefold() in _ORDINAL_WORDS:
+            day = _days(token)                   # 5 March: by a date of that day in that month (not by 5 April
+            if day and day[0][:2] == (0, len(token)):            # and a date in March); a month no source
+                _, _, d, month = day[0]                          # has is left to the names check to report
+                return (d, month) in self.days or (month not in self.months and any(d == x for x, _ in self.days))
+            th = _ORDINAL.fullmatch(token)                       # the 5th, the fifth: a day of a date, an
+            if th or _is_ordinal(token):                         # ordinal, or a 5
                 n = _digits(th.group(1)) if th else _spelled_value(token)
-                return n in self.numbers or any(n in d for d in self.dates)
+                return n in self.numbers or n in self.ordinals or any(n in d for d in self.dates)
             token = _spelled_value(token)                        # ends; a decimal only whole; thirty as 30
             said = _MERIDIEM.fullmatch(token)                    # 10 pm: by 10 pm, or 10 where no 10 am
             if said:
@@ -370,11 +390,22 @@ def _kilo(m: re.Match) -> str:
     return format((Decimal(_num(m.group(1))) * (1000 if m.group(2) in "kK" else 10 ** 6)).normalize(), "f")
 
 
+def _magnitude(text: str, m: re.Match) -> bool:
+    """Whether a source's number glued to k or m (2k, 5m) may be read as thousands or millions: a k or M always,
+    a small m (5 metres, 5 minutes) only said of money (£5m) or where the source has a word for millions."""
+    return m.group(2) != "m" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
+
+
+def _is_ordinal(words: str) -> bool:
+    """A number written in words says which one, not how many: the fifth, twenty-first (not twice)."""
+    return re.split(r"[\s-]", words)[-1].casefold() in _ORDINAL_WORDS
+
+
 def _alone(text: str) -> list:
     """[(number, the stem of the word after it or "")] for the whole numbers of a text, in digits or words."""
     text = norm(text)
-    found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text)]
-    found += [(e, n) for _, e, n in _said(text)]
+    found = [(m.end(), _num(m.group(0))) for m in NUMBER.finditer(text) if not _ORDINAL.match(text, m.start())]
+    found += [(e, n) for s, e, n in _said(text) if not _is_ordinal(text[s:e])]
     out = []
     for end, n in found:
         if n.isdigit():

@@ -135,3 +135,32 @@ def test_a_title_case_heading_over_a_long_sentence_is_still_a_title_case_line():
     fragment, dropped the operation. The heading's words are named for the reviewer instead."""
     op, dropped = guarded("Climbing Gym Notes For Anna\nAnna climbed at the climbing gym with her partners yesterday")
     assert dropped == [] and op["rationale"] == "unchecked name in a Title Case or capitals line: Notes"
+
+
+@pytest.mark.parametrize("content", [
+    "Adores green tea in the morning with Anna",
+    "Swims at the climbing gym with her partners",
+    "Hiking with Anna at the climbing gym is fun",
+    "Anna climbed at the climbing gym. Devours her snacks there",
+])
+def test_a_verb_opening_a_sentence_is_no_name_though_no_list_holds_it(content):
+    """A verb no list holds ("Adores", "Swims", "Hiking") opens a sentence with no subject: its ending and the
+    word after it (no verb) say it names no one, so the reviewer is not told of an unchecked name."""
+    op, dropped = guarded(content, "Anna drinks green tea every morning at the climbing gym with her partners "
+                          "and eats snacks there (2026-03-05)", rationale="r")
+    assert dropped == [] and op["rationale"] == "r", op
+
+
+@pytest.mark.parametrize("content,names", [
+    ("James climbed with Anna at the climbing gym", "James"),
+    ("Emily climbed with Anna at the climbing gym", "Emily"),
+    ("Fred and Anna climbed at the climbing gym", "Fred"),
+    ("Golding wrote about the climbing gym with Anna", "Golding"),
+    ("Thomas is at the climbing gym with Anna", "Thomas"),
+    ("Anna climbed at the climbing gym. Marcus, her partner, climbed", "Marcus"),
+])
+def test_a_name_with_a_verb_s_ending_is_still_named_for_the_reviewer(content, names):
+    """James, Emily, Fred, Golding end like a verb's form, but a verb (or "and", or a comma) follows them: they
+    still read as names, and the ones no fragment holds are named for the reviewer."""
+    op, dropped = guarded(content, rationale="r")
+    assert dropped == [] and op["rationale"] == f"r; {NOTE}{names}", op
