@@ -62,20 +62,10 @@ def test_a_skipped_brief_request_is_not_fired_again_once_the_brief_arrived(make_
     """A brief request skipped while the last wake-up ran was fired again on the next tick even when that
     wake-up had answered it: the main model woke for nothing, on top of the sleep (and of the small model
     drafting, with handover on)."""
-    rec = Recorder(tmp_path, delay=1.5)
-    cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_check_misses": 100000},
-                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
-                              "events": ["brief_requested"]})
-    svc = start_service(cfg)
+    rec, svc, asked, one, two, first = _a_brief_request_kept_behind_its_first_wake_up(make_config, start_service,
+                                                                                      tmp_path)
     base, ctx = svc.url, svc.runtime.ctx
-    asked = {"asked_at": time.time(), "for_sleep_due_at": time.time(), "intent_id": None, "answered": None,
-             "nudges": 0, "forced": False}
-    ctx.state.set(brief_request=asked)
-    one = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None)
-    two = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None, nudge=1)
-    first = wait_for(lambda: event(base, one["seq"]).get("ripple"), timeout=5, what="the first wake-up")
     assert first["ok"] is True
-    wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the skip")
     ctx.state.set(brief_request={**asked, "answered": True, "resolved_at": time.time()})   # the brief came
     rec.release()                           # while the first ran: it may end now
     rec.run(first["pid"], timeout=10)
@@ -95,19 +85,9 @@ def test_a_kept_wake_up_waits_for_the_end_of_a_tick_that_took_the_cycle_before_i
     take the cycle first: the kept wake-up went out while that tick's check slept on the brief the last
     wake-up had written, with the small model starting (soak night 22: 'the main model was woken while the
     small model was up'). A retry that finds a tick running leaves the wake-up for that tick's end."""
-    rec = Recorder(tmp_path, delay=1.5)
-    cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_check_misses": 100000},
-                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
-                              "events": ["brief_requested"]})
-    svc = start_service(cfg)
+    rec, svc, asked, one, two, first = _a_brief_request_kept_behind_its_first_wake_up(make_config, start_service,
+                                                                                      tmp_path)
     base, ctx = svc.url, svc.runtime.ctx
-    asked = {"asked_at": time.time(), "for_sleep_due_at": time.time(), "intent_id": None, "answered": None,
-             "nudges": 0, "forced": False}
-    ctx.state.set(brief_request=asked)
-    one = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None)
-    two = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None, nudge=1)
-    first = wait_for(lambda: event(base, one["seq"]).get("ripple"), timeout=5, what="the first wake-up")
-    wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the skip")
     token = wait_for(lambda: _take_the_cycle(ctx), timeout=10, what="the cycle free between two ticks")
     try:
         rec.release()
@@ -124,6 +104,25 @@ def test_a_kept_wake_up_waits_for_the_end_of_a_tick_that_took_the_cycle_before_i
     rec.release()
     wait_for(lambda: len(rec.runs()) == 2, timeout=10, what="the kept wake-up's run")
 
+
+
+def _a_brief_request_kept_behind_its_first_wake_up(make_config, start_service, tmp_path):
+    """A brief wanted, its wake-up running (a recorder held 1.5 s or until released) and its nudge-1 wake-up
+    skipped and kept: (recorder, service, the request, the two events, the first's ripple outcome)."""
+    rec = Recorder(tmp_path, delay=1.5)
+    cfg = make_config(sleep={"mode": "thread", "tick_seconds": 0.2, "brief_check_misses": 100000},
+                      ripple={"type": "script", "command": rec.command(), "run_as": getpass.getuser(),
+                              "events": ["brief_requested"]})
+    svc = start_service(cfg)
+    base, ctx = svc.url, svc.runtime.ctx
+    asked = {"asked_at": time.time(), "for_sleep_due_at": time.time(), "intent_id": None, "answered": None,
+             "nudges": 0, "forced": False}
+    ctx.state.set(brief_request=asked)
+    one = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None)
+    two = ctx.emit("brief_requested", due_at=asked["for_sleep_due_at"], intent_id=None, nudge=1)
+    first = wait_for(lambda: event(base, one["seq"]).get("ripple"), timeout=5, what="the first wake-up")
+    wait_for(lambda: (event(base, two["seq"]).get("ripple") or {}).get("skipped"), timeout=5, what="the skip")
+    return rec, svc, asked, one, two, first
 
 def _take_the_cycle(ctx):
     from hippocampus.cycle.lock import Busy

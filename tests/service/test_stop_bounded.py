@@ -74,16 +74,7 @@ def test_sigterm_with_two_actors_in_slow_memory_calls_exits_0_within_systemds_10
     left behind."""
     import signal
 
-    from tests.harness.misbehaving import Misbehaving
-    from tests.service.test_process import Proc, _yaml
-
-    memory = Misbehaving("silent")
-    p = None
-    try:
-        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
-                                           "sleep": {"mode": "external",
-                                                     "state_path": str(tmp_path / "state" / "state.json")}})
-        p = Proc(tmp_path, cfg)
+    with _on_a_silent_memory(tmp_path) as (memory, p):
         port = p.bound_port()
         threading.Thread(target=lambda: requests.post(f"http://127.0.0.1:{port}/sleep", timeout=90),
                          daemon=True).start()
@@ -94,6 +85,22 @@ def test_sigterm_with_two_actors_in_slow_memory_calls_exits_0_within_systemds_10
         assert rc == 0, err
         abandoned = [line for line in err.splitlines() if "abandoned" in line]
         assert any("sleeper" in line for line in abandoned) and any("queue" in line for line in abandoned), err
+
+
+@contextlib.contextmanager
+def _on_a_silent_memory(tmp_path):
+    """(Memory that takes every call and never answers, the service as a process on it in external mode)."""
+    from tests.harness.misbehaving import Misbehaving
+    from tests.service.test_process import Proc, _yaml
+
+    memory = Misbehaving("silent")
+    p = None
+    try:
+        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
+                                           "sleep": {"mode": "external",
+                                                     "state_path": str(tmp_path / "state" / "state.json")}})
+        p = Proc(tmp_path, cfg)
+        yield memory, p
     finally:
         if p is not None:
             p.kill()
@@ -105,26 +112,13 @@ def test_sigterm_while_the_service_starts_exits_0_at_once_saying_it_was_stopped_
     seconds, never says it is ready, and the log says it was stopped while starting."""
     import signal
 
-    from tests.harness.misbehaving import Misbehaving
-    from tests.service.test_process import Proc, _yaml
-
-    memory = Misbehaving("silent")
-    p = None
-    try:
-        cfg = _yaml(tmp_path / "h.yaml", {"server": {"port": 0}, "memory": {"url": memory.url, "timeout_seconds": 60},
-                                           "sleep": {"mode": "external",
-                                                     "state_path": str(tmp_path / "state" / "state.json")}})
-        p = Proc(tmp_path, cfg)
+    with _on_a_silent_memory(tmp_path) as (memory, p):
         p.wait_for(lambda: memory.requests > 0, 30, "the first read of Memory")
         assert "ready on" not in p.stderr()
         rc = p.stop(signal.SIGTERM, within=5)
         err = p.stderr()
         assert rc == 0, err
         assert "stopped while starting" in err and "ready on" not in err, err
-    finally:
-        if p is not None:
-            p.kill()
-        memory.close()
 
 
 def test_the_hosted_services_stop_with_a_sleep_in_a_slow_memory_call_leaves_it_and_ends_within_systemds_10_s(
