@@ -227,10 +227,9 @@ def test_a_core_flagged_for_forget_is_never_a_candidate(make_ctx, hand, memory):
     assert find_candidates(ctx.memory, texts, 4) == []
 
 
-def test_a_core_flagged_for_forget_is_no_candidate_through_its_satellite(make_ctx, hand, memory):
-    """The same, where the search finds the flagged core only through one of its satellites (an attach that
-    landed): it was fetched and offered all the same, and an attach to it could never land."""
-    from hippocampus.drafting.candidates import find_candidates
+def _a_core_with_a_landed_satellite(memory, hand):
+    """A core ("the old address was on elm street") with one satellite attached through a landed draft:
+    (its id, a reviewing client)."""
     from tests.harness.memory_client import ReviewingClient
     from tests.service.test_tick import a_core_to_forget
 
@@ -241,6 +240,15 @@ def test_a_core_flagged_for_forget_is_no_candidate_through_its_satellite(make_ct
          "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
     client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
     client.close_draft(d["id"])
+    return core, client
+
+
+def test_a_core_flagged_for_forget_is_no_candidate_through_its_satellite(make_ctx, hand, memory):
+    """The same, where the search finds the flagged core only through one of its satellites (an attach that
+    landed): it was fetched and offered all the same, and an attach to it could never land."""
+    from hippocampus.drafting.candidates import find_candidates
+
+    core, client = _a_core_with_a_landed_satellite(memory, hand)
     assert client.satellites(core)
     texts = ["we drove past the little bakery on elm street"]
     assert [c["id"] for c in find_candidates(make_ctx().memory, texts, 4)] == [core]
@@ -254,16 +262,8 @@ def test_a_core_found_through_its_satellite_is_shown_with_its_satellites(make_ct
     count: the prompt showed "(0 satellites)" for a core with one attached."""
     from hippocampus.drafting.candidates import find_candidates
     from hippocampus.drafting.prompt import Markers, core_lines
-    from tests.harness.memory_client import ReviewingClient
-    from tests.service.test_tick import a_core_to_forget
 
-    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
-    sid = hand.short("we drove past the little bakery on elm street", topic="address")
-    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
-        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
-         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
-    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
-    client.close_draft(d["id"])
+    core, client = _a_core_with_a_landed_satellite(memory, hand)
     found = find_candidates(make_ctx().memory, ["we drove past the little bakery on elm street"], 1)
     assert [(c["id"], c["via"]) for c in found] == [(core, "we drove past the little bakery on elm street")]
     assert core_lines(found, Markers(), 200)[0] == "[c1] the old address was on elm street (1 satellites)"
@@ -328,16 +328,7 @@ def test_a_redraft_shows_its_chain_cores_and_its_target_with_their_satellites(ma
     """The redraft showed the cores its chain made, and the denied attach's target, as "(0 satellites)" whatever
     Memory held (the model weighs the count to attach or supersede); and it read each chain core again for every
     denied operation. Now each is shown with its count, read once per redraft."""
-    from tests.harness.memory_client import ReviewingClient
-    from tests.service.test_tick import a_core_to_forget
-
-    core, client = a_core_to_forget(memory.url, hand), ReviewingClient(memory.url)
-    sid = hand.short("we drove past the little bakery on elm street", topic="address")
-    d = client.submit_draft({"summary": "again", "attempt": 1, "terminal": False, "operations": [
-        {"kind": "attach", "content": "we drove past the little bakery on elm street", "topic": "address",
-         "target_core_id": core, "source_short_ids": [sid], "evidence_count": 1, "rationale": "the same street"}]})
-    client.review_draft(d["id"], [{"op": 0, "verdict": "approve"}])
-    client.close_draft(d["id"])
+    core, client = _a_core_with_a_landed_satellite(memory, hand)
     s = [hand.short(t, topic="places") for t in ("the old address was on elm street, said again",
                                                  "the cafe on oak road opened", "the cafe on oak road was full",
                                                  "the dentist moved across town")]

@@ -6,16 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippocampus.drafting.guard import Sources, check
-
-
-def kept(content: str, *fragments: str) -> bool:
-    """Whether an operation with `content`, citing every fragment, is kept; a drop must be for its numbers."""
-    frags = {f"s{n}": f for n, f in enumerate(fragments, 1)}
-    res = check([{"kind": "new_core", "content": content, "topic": "t", "source_short_ids": list(frags),
-                  "evidence_count": len(frags)}], Sources(frags, {}, ()), max_tokens=2000)
-    assert [f.rule for f in res.dropped] in ([], ["numbers"]), [(f.rule, f.detail) for f in res.dropped]
-    return bool(res.operations)
+from tests.unit.test_guard_units import kept
 
 
 @pytest.mark.parametrize("content,fragment,is_kept", [
