@@ -274,7 +274,8 @@ class MemoryProxy:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, name="memory-proxy", daemon=True)
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="memory-proxy", daemon=True)
 
     def _session(self) -> requests.Session:
         s = getattr(self._local, "s", None)

@@ -98,6 +98,57 @@ def wheel(clone, tmp_path_factory) -> Path:
     return clone / "dist" / named
 
 
+class Background:
+    """A bash script started now and waited for later, its output in files (a pipe nobody reads could fill)."""
+
+    def __init__(self, script: str, cwd: Path, home: Path, logs: Path):
+        self.out, self.err = logs / "stdout", logs / "stderr"
+        with self.out.open("wb") as out, self.err.open("wb") as err:
+            self.proc = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=str(cwd),
+                                         env=_shell_env(home), stdout=out, stderr=err, start_new_session=True)
+
+    def result(self, timeout: float = 600) -> subprocess.CompletedProcess:
+        rc = self.proc.wait(timeout)
+        return subprocess.CompletedProcess(self.proc.args, rc, self.out.read_text(encoding="utf-8", errors="replace"),
+                                           self.err.read_text(encoding="utf-8", errors="replace"))
+
+    def end(self) -> None:
+        if self.proc.poll() is None:                  # its test never ran: the whole group goes
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(30)
+
+
+@pytest.fixture(scope="session")
+def jetson_install(clone, wheel, tmp_path_factory):
+    """The Jetson page's install block up to its token step, by the wheel route, started in the background: a fresh
+    venv, the wheel with [mcp] and its dependencies from the index, the --version line, the profile copied. Both
+    pages' installs mostly wait on the index, so the systemd test asks for this at its start and the two overlap
+    (about a minute each) instead of running one after the other. Gives (the folder the block runs from, HOME, the
+    rest of the block, the started first part)."""
+    where = tmp_path_factory.mktemp("jetson")
+    home = where / "home"
+    home.mkdir()
+    block = _blocks(JETSON, "bash", after="## Install")[0]
+    lines = block.splitlines()
+    box_check = [i for i, line in enumerate(lines) if line.startswith("ls ~/llama.cpp")]
+    assert len(box_check) == 1                                   # the Nano's own check: nothing to list here
+    checkout_install = next(i for i, line in enumerate(lines) if 'pip install ".[mcp]"' in line)
+    wheel_install = next(line for line in _blocks(JETSON, "bash") if "pip wheel" in line).splitlines()[1]
+    # the page's other route for the install line (the first route is the systemd page's, run above);
+    # the wheel lies beside the copied profile, so the commands run from a folder holding both
+    lines[checkout_install] = wheel_install
+    del lines[box_check[0]]
+    here = where / "copied"
+    (here / "deploy" / "jetson").mkdir(parents=True)
+    shutil.copy2(wheel, here / wheel.name)
+    shutil.copy2(clone / "deploy" / "jetson" / "seren-hippocampus.jetson.yaml", here / "deploy" / "jetson")
+    split = next(i for i, line in enumerate(lines) if line.startswith("umask"))
+    first, rest = "\n".join(lines[:split]) + "\n", "\n".join(lines[split:]) + "\n"
+    started = Background(first, here, home, where)
+    yield here, home, rest, started
+    started.end()
+
+
 def _metadata(whl: Path):
     with zipfile.ZipFile(whl) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
@@ -182,7 +233,9 @@ def _env_file(path: Path) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_the_systemd_page_as_written_then_the_unit_s_exec_start_serves_from_that_venv(clone, memory, tmp_path):
+def test_the_systemd_page_as_written_then_the_unit_s_exec_start_serves_from_that_venv(clone, memory, tmp_path,
+                                                                                      jetson_install):
+    # jetson_install is not read here: asking for it starts the Jetson page's install beside this test's own
     user = "you"
     home = tmp_path / "home" / user           # the unit's /home/<user> is this throwaway home
     home.mkdir(parents=True)
@@ -260,27 +313,9 @@ def test_the_systemd_page_as_written_then_the_unit_s_exec_start_serves_from_that
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_the_jetson_page_as_written_installing_the_wheel_it_says_how_to_build(clone, wheel, memory, tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    block = _blocks(JETSON, "bash", after="## Install")[0]
-    lines = block.splitlines()
-    box_check = [i for i, line in enumerate(lines) if line.startswith("ls ~/llama.cpp")]
-    assert len(box_check) == 1                                   # the Nano's own check: nothing to list here
-    checkout_install = next(i for i, line in enumerate(lines) if 'pip install ".[mcp]"' in line)
-    wheel_install = next(line for line in _blocks(JETSON, "bash") if "pip wheel" in line).splitlines()[1]
-    # the page's other route for the install line (the first route is the systemd page's, run above);
-    # the wheel lies beside the copied profile, so the commands run from a folder holding both
-    lines[checkout_install] = wheel_install
-    del lines[box_check[0]]
-    here = tmp_path / "copied"
-    (here / "deploy" / "jetson").mkdir(parents=True)
-    shutil.copy2(wheel, here / wheel.name)
-    shutil.copy2(clone / "deploy" / "jetson" / "seren-hippocampus.jetson.yaml", here / "deploy" / "jetson")
-    split = next(i for i, line in enumerate(lines) if line.startswith("umask"))
-    first, rest = "\n".join(lines[:split]) + "\n", "\n".join(lines[split:]) + "\n"
-
-    out = _ok(_bash(first, here, home), "the venv, the wheel, the profile").stdout
+def test_the_jetson_page_as_written_installing_the_wheel_it_says_how_to_build(jetson_install, memory):
+    here, home, rest, started = jetson_install
+    out = _ok(started.result(), "the venv, the wheel, the profile").stdout
     assert f"seren-hippocampus {_version()}" in out, out[-2000:]
     cfg = home / "seren-hippocampus" / "seren-hippocampus.yaml"
     model = home / "models" / "small.gguf"                      # "edit model.lifecycle.model_path ... and memory.url"
