@@ -84,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seren-hippocampus", description="The sleep cycle for SerenMemory.")
     p.add_argument("--version", action="version", version=f"{SERVICE} {__version__}",
                    help="print the installed version and exit")
-    p.add_argument("--config", "-c", type=flags_mod.config_path, help=f"the yaml config (else ${config_mod.loader.CONFIG_ENV}, else "
-                                          "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
+    p.add_argument("--config", "-c", type=flags_mod.config_path,
+                   help=f"the yaml config (else ${config_mod.loader.CONFIG_ENV}, else "
+                        "~/seren-hippocampus/seren-hippocampus.yaml, else defaults)")
     _, level = config_mod.loader.env_override("server.log_level")
     p.add_argument("--log-level", type=flags_mod.log_level, default=flags_mod.LEVEL_ALIASES.get((level or "").lower()),
                    help=f"DEBUG, INFO, WARNING or ERROR (else ${config_mod.loader.env_names('server.log_level')[0]}, "

@@ -47,12 +47,12 @@ _indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of s
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
 
-
 def config_path(text: str) -> str:
     """--config's path; a blank one (an unset shell variable) is refused, not read as no flag at all."""
     if not text.strip():
         raise argparse.ArgumentTypeError("--config is blank: give the path of the yaml file")
     return text
+
 
 def _range(name: str) -> tuple:
     """(least, most) model.`name` takes: the schema's rule, which the flag and the yaml share."""

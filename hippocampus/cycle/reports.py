@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 
-
 class Report:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

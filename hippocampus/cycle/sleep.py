@@ -20,7 +20,7 @@ from hippocampus.store import capture
 from hippocampus.store import scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
-from hippocampus.words import FAILED_WAIT_MAX_SECONDS
+from hippocampus.words import FAILED_WAIT_MAX_SECONDS, whole
 from hippocampus.cycle.drafter import extend_ops, first_draft_id, landed_late, model_key, say_dropped, stamp, \
     submittable
 from hippocampus.drafting import guard
@@ -216,7 +216,7 @@ def wait_after(ctx: Context, report: SleepReport) -> None:
     answer is not waited for here: the next check tries again once it answers, or the lifecycle holds a start.)"""
     last = ctx.state.get("last_sleep") or {}
     before = last.get("failures") if last.get("error") and last.get("brief_id") == report.brief_id else 0
-    report.failures = (before if isinstance(before, int) and not isinstance(before, bool) and before > 0 else 0) + 1
+    report.failures = max(whole(before) or 0, 0) + 1
     tick = ctx.cfg.sleep.tick_seconds
     wait = min(tick * 2 ** min(report.failures - 1, 30), max(tick, FAILED_WAIT_MAX_SECONDS))
     report.next_try_at = ctx.clock.now() + wait

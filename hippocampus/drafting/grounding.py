@@ -448,19 +448,20 @@ def _words_in(quote: str, flat: str) -> bool:
 def specifics(text: str) -> list:
     """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
     quoted words of a text, each once."""
-    kilo = [m.span() for m in _KILO.finditer(norm(text))]                 # 2k as written: 2000 or 2 km; 2m
-    days = [(a, b) for a, b, _, _ in _days(norm(text))]                   # 5 March, the 5th: checked as a date
-    days += [m.span() for m in _ORDINAL.finditer(norm(text)) if not any(x <= m.start() < y for x, y in days)]
-    spans = [m.span() for m in _MERIDIEM.finditer(norm(text))] + kilo + days    # 2 of 2pm: checked as the time
-    words = [("numbers", n) for a, _, n in _numbered(norm(text)) if not any(x <= a < y for x, y in spans)]
-    words += [("numbers", norm(text)[a:b]) for a, b in kilo + days]
+    said = norm(text)
+    kilo = [m.span() for m in _KILO.finditer(said)]                 # 2k as written: 2000 or 2 km; 2m
+    days = [(a, b) for a, b, _, _ in _days(said)]                   # 5 March, the 5th: checked as a date
+    days += [m.span() for m in _ORDINAL.finditer(said) if not any(x <= m.start() < y for x, y in days)]
+    spans = [m.span() for m in _MERIDIEM.finditer(said)] + kilo + days    # 2 of 2pm: checked as the time
+    words = [("numbers", n) for a, _, n in _numbered(said) if not any(x <= a < y for x, y in spans)]
+    words += [("numbers", said[a:b]) for a, b in kilo + days]
     words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
-    words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(norm(text))]
-    words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(norm(text))]
-    words += [("numbers", m.group(0)) for m in _WORD.finditer(norm(text)) if _IDENT.fullmatch(m.group(0))
+    words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(said)]
+    words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(said)]
+    words += [("numbers", m.group(0)) for m in _WORD.finditer(said) if _IDENT.fullmatch(m.group(0))
               and not _UNIT.search(m.group(0)) and not any(x <= m.start() < y for x, y in kilo)]
-    words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(norm(text))]
-    words += [("numbers", norm(text)[a:b]) for a, b, _, _ in _measured(text)]
+    words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(said)]
+    words += [("numbers", said[a:b]) for a, b, _, _ in _measured(text)]
     return list(dict.fromkeys(words + [("names", w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 

@@ -230,7 +230,8 @@ CHECK = {"sleeping": "slept on a brief", "sleeping_on_pulled_brief": "slept on a
          "chain_open": "a chain is open, so no new sleep yet", "not_bedtime": "not bedtime yet",
          "waiting_for_brief": "past bedtime, waiting for a brief", "error": "failed",
          "waiting_for_model": "waiting to try the model's start again", "other_copy": "another copy is sleeping",
-         "waiting_after_failure": "the last sleep on this brief failed, so its next try waits (Sleep now tries at once)",
+         "waiting_after_failure": "the last sleep on this brief failed, so its next try waits "
+                                  "(Sleep now tries at once)",
          "budget_rest": "the last night ran out of its budget (sleep.budget), so the next sleep waits for bedtime"}
 
 
