@@ -27,6 +27,7 @@ NAME_ENDINGS = ("n", "s", "ns")   # what a name's stem may gain and stay the nam
 _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
+_ADVERB = re.compile(r"[^\W\d_]{2,}(?:[bcdfghjkmnpqstvwxz]|e|[au]l|[^\W\d_]{2}i|ar)ly")  # Mostly, Finally (no Emily)
 _SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
@@ -259,10 +260,15 @@ def unchecked_names(text: str, sources: Iterable[str]) -> list:
 def _verb_at_start(text: str, word: str) -> bool:
     """A sentence's first word that reads as a verb with no subject before it ("Adores green tea", "Hiking with
     Anna"): it ends like a verb's form (-s, -ed, -ing) and the word after it is written small and is no verb,
-    for a name is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ..."""
-    if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")):
+    for a name is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ...
+    Or an adverb ("Finally, Anna", "Mostly walks"): it ends as one (-ly, not as Emily, Kelly, Sally, Carly do)
+    and no "is" or "and" follows it."""
+    adverb = _ADVERB.fullmatch(word.casefold())
+    if len(word) < 4 or not word[1:].islower() or not (adverb or word.endswith(("s", "ed", "ing"))):
         return False
-    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
+    after = re.search(rf"(?<!\w){re.escape(word)}{',?' if adverb else ''}[^\S\n]+([^\W\d_]+)", text)
+    if adverb:      # before its verb, the sentence's subject (Finally, Anna ...), an object: any word but is, and
+        return not after or after.group(1) not in _SUBJECT_NEXT
     if not after or not after.group(1).islower():
         return False
     w = after.group(1)      # after an -s word an -s word is a plural as often as a verb (Adores cats)

@@ -164,3 +164,33 @@ def test_a_name_with_a_verb_s_ending_is_still_named_for_the_reviewer(content, na
     still read as names, and the ones no fragment holds are named for the reviewer."""
     op, dropped = guarded(content, rationale="r")
     assert dropped == [] and op["rationale"] == f"r; {NOTE}{names}", op
+
+
+@pytest.mark.parametrize("content", [
+    "Finally, the dog walks in the park every morning",
+    "Finally, Anna walks her dog in the park every morning",
+    "Occasionally she walks her dog in the park",
+    "Typically walks her dog in the park every morning",
+    "Anna walks her dog every morning. Normally the park is empty",
+    "Happily walks her dog in the park every morning",
+    "Mostly walks her dog in the park every morning",
+    "Nearly every morning Anna walks her dog in the park",
+])
+def test_an_adverb_opening_a_sentence_is_no_name(content):
+    """An -ly adverb no list holds ("Finally", "Occasionally") opens a sentence: its capital says nothing and it
+    names no one, so the reviewer is not told of an unchecked name."""
+    op, dropped = guarded(content, "Anna walks her dog in the park every morning (2026-03-05)", rationale="r")
+    assert dropped == [] and op["rationale"] == "r", op
+
+
+@pytest.mark.parametrize("content,names", [
+    ("Emily walks her dog in the park every morning", "Emily"),
+    ("Kelly walks her dog in the park every morning", "Kelly"),
+    ("Sally, her sister, walks the dog in the park", "Sally"),
+    ("Lily walks her dog in the park every morning", "Lily"),
+    ("Carly walks her dog in the park every morning", "Carly"),
+    ("Kimberly walks her dog in the park every morning", "Kimberly"),
+])
+def test_a_name_ending_like_an_adverb_is_still_named_for_the_reviewer(content, names):
+    op, dropped = guarded(content, "Anna walks her dog in the park every morning (2026-03-05)", rationale="r")
+    assert dropped == [] and op["rationale"] == f"r; {NOTE}{names}", op
