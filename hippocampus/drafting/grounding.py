@@ -28,6 +28,7 @@ _WORD = re.compile(r"[^\W_]+")
 _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
 _ADVERB = re.compile(r"[^\W\d_]{2,}(?:[bcdfghjkmnpqstvwxz]|e|[au]l|[^\W\d_]{2}i|ar)ly")  # Mostly, Finally (no Emily)
+_NAME_S = ("as", "is", "os", "us")    # Thomas, Chris, Carlos, Marcus: a name's ending, hardly a verb's -s form
 _SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
@@ -259,12 +260,14 @@ def unchecked_names(text: str, sources: Iterable[str]) -> list:
 
 def _verb_at_start(text: str, word: str) -> bool:
     """A sentence's first word that reads as a verb with no subject before it ("Adores green tea", "Hiking with
-    Anna"): it ends like a verb's form (-s, -ed, -ing) and the word after it is written small and is no verb,
-    for a name is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ...
+    Anna"): it ends like a verb's form (-s, -ed, -ing; -as, -is, -os, -us end names: Lucas, Chris) and the word
+    after it is written small and is no verb, for a name is followed by its verb: James climbed, Fred and Anna,
+    Golding wrote, Thomas is, Marcus, ...
     Or an adverb ("Finally, Anna", "Mostly walks"): it ends as one (-ly, not as Emily, Kelly, Sally, Carly do)
     and no "is" or "and" follows it."""
     adverb = _ADVERB.fullmatch(word.casefold())
-    if len(word) < 4 or not word[1:].islower() or not (adverb or word.endswith(("s", "ed", "ing"))):
+    verb = word.endswith(("s", "ed", "ing")) and not word.endswith(_NAME_S)
+    if len(word) < 4 or not word[1:].islower() or not (adverb or verb):
         return False
     after = re.search(rf"(?<!\w){re.escape(word)}{',?' if adverb else ''}[^\S\n]+([^\W\d_]+)", text)
     if adverb:      # before its verb, the sentence's subject (Finally, Anna ...), an object: any word but is, and

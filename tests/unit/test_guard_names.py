@@ -158,6 +158,11 @@ def test_a_verb_opening_a_sentence_is_no_name_though_no_list_holds_it(content):
     ("Golding wrote about the climbing gym with Anna", "Golding"),
     ("Thomas is at the climbing gym with Anna", "Thomas"),
     ("Anna climbed at the climbing gym. Marcus, her partner, climbed", "Marcus"),
+    ("Lucas from work climbed with Anna at the climbing gym", "Lucas"),
+    ("Thomas adores the climbing gym with Anna", "Thomas"),
+    ("Nicholas climbs at the climbing gym with Anna", "Nicholas"),
+    ("Chris often climbs at the climbing gym with Anna", "Chris"),
+    ("Carlos from the climbing gym climbed with Anna", "Carlos"),
 ])
 def test_a_name_with_a_verb_s_ending_is_still_named_for_the_reviewer(content, names):
     """James, Emily, Fred, Golding end like a verb's form, but a verb (or "and", or a comma) follows them: they
