@@ -37,6 +37,8 @@ NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
 _KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
 _MILLION = re.compile(r"(?<!\w)millions?(?!\w)", re.I)    # a word that makes a small m (5m) a million
+_RACE = (re.compile(r"(?<!\w)(?:r[au]n(?:s|ning)?|jog\w*|rac(?:e[sd]?|ing))[^\S\n]+(?:(?:an?|the)[^\S\n]+)?\Z", re.I),
+         re.compile(r"[^\S\n]?-?(?:run|race)s?(?!\w)", re.I))       # ran a 5k, the 10k run: a race's distance, no 10000
 _SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
@@ -400,9 +402,12 @@ def _kilo(m: re.Match) -> str:
 
 
 def _magnitude(text: str, m: re.Match) -> bool:
-    """Whether a source's number glued to k or m (2k, 5m) may be read as thousands or millions: a k or M always,
-    a small m (5 metres, 5 minutes) only said of money (£5m) or where the source has a word for millions."""
-    return m.group(2) != "m" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
+    """Whether a source's number glued to k or m (2k, 5m) may be read as thousands or millions: a k unless it is
+    a race's distance (ran 5k, a 10k run: 5k, 5 km, five k, never 5000 of anything), an M always, a small m
+    (5 metres, 5 minutes) only said of money (£5m) or where the source has a word for millions."""
+    if m.group(2) in "kK":
+        return not (_RACE[0].search(text, max(0, m.start() - 16), m.start()) or _RACE[1].match(text, m.end()))
+    return m.group(2) == "M" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
 
 
 def _is_ordinal(words: str) -> bool:

@@ -124,6 +124,31 @@ def test_2k_is_two_thousand(content, fragment, is_kept):
     assert kept(content, fragment) is is_kept
 
 
+RAN = "Anna ran 5k along the river this morning (2026-03-07)"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna ran along the river with 5000 people", RAN, False),
+    ("Anna ran 5000 along the river", RAN, False),
+    ("Anna has 5,000 followers", "Anna ran a 5k along the river (2026-03-07)", False),
+    ("Anna has 10000 followers", "Anna did the 10k run along the river (2026-03-07)", False),
+    ("Anna has 10000 followers", "Anna is running the 10k race on Sunday (2026-03-07)", False),
+    ("Anna ran 5k along the river", RAN, True),
+    ("Anna ran a 5k along the river", RAN, True),
+    ("Anna ran 5 k along the river", RAN, True),
+    ("Anna ran 5 km along the river", RAN, True),
+    ("Anna ran 5km along the river", RAN, True),
+    ("Anna ran five k along the river", RAN, True),
+    ("Anna walked 5000 steps along the river", "Anna walked 5k steps along the river (2026-03-07)", True),
+    ("Anna pays 5000 euros rent", "Anna pays 5k euros rent (2026-03-07)", True),
+    ("The race had 10000 runners", "The race had 10k runners along the river (2026-03-07)", True),
+])
+def test_a_race_s_5k_is_no_five_thousand(content, fragment, is_kept):
+    """A 5k run, a 10k race: the k is the distance's, so "ran 5k" grounds 5k, 5 k, 5 km and five k, but no 5000
+    (or 5,000 followers: the number of nothing the fragment counts). A 5k said of steps or euros is 5000."""
+    assert kept(content, fragment) is is_kept
+
+
 MARCH = "On March 3 500 people marched through the town (2026-03-04)"
 
 
