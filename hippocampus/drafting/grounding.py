@@ -210,8 +210,9 @@ def _measured(text: str) -> list:
 
 
 def names(text: str) -> list:
-    """Capitalised words not at the start of a sentence (and not stopwords); none in a Title Case or shouted
-    line (most words capitalised, its small words too if it has any: Anna Schmidt and Bertrand Weber is none)."""
+    """Capitalised words not at the start of a sentence, nor stopwords or common English words ("habits: Meeting",
+    "(Usually"); none in a Title Case or shouted line (most words capitalised, its small words too if it has any:
+    Anna Schmidt and Bertrand Weber is none)."""
     return _capitals(text)[0]
 
 
@@ -239,7 +240,7 @@ def _capitals(text: str) -> tuple:
                 not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
             unsure += [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
         else:
-            checked += [w for w in caps if w.casefold() not in STOP]
+            checked += [w for w in caps if not _common(w)]
             unsure += [(_AT_START, w) for w in starts if not _common(w)]
     return checked, unsure
 

@@ -118,6 +118,18 @@ def test_a_common_word_opening_a_sentence_is_no_name(content, fragment):
     assert dropped == [] and op["rationale"] == "the fragment says so", op
 
 
+@pytest.mark.parametrize("content", [
+    "Anna's habits at the climbing gym: Meeting her partners there yesterday",
+    "Anna climbed at the climbing gym with her partners (Usually on weekends)",
+    "Anna climbed at the climbing gym - Recently with her partners",
+])
+def test_a_common_word_capitalised_within_a_sentence_is_no_name(content):
+    """After a colon, a bracket or a dash a common word is often capitalised ("habits: Climbing with ..."): it
+    names no one there either, so the operation is not dropped as if it named someone no fragment holds."""
+    op, dropped = guarded(content, rationale="r")
+    assert dropped == [] and op["rationale"] == "r", (op, dropped)
+
+
 def test_a_name_opening_a_sentence_is_still_named_beside_a_common_word():
     op, dropped = guarded("Likes the climbing gym. Bertrand climbs there with Anna", rationale="r")
     assert dropped == [] and op["rationale"] == f"r; {NOTE}Bertrand"
@@ -185,7 +197,7 @@ def test_an_adverb_opening_a_sentence_is_no_name(content):
     """An -ly adverb no list holds ("Finally", "Occasionally") opens a sentence: its capital says nothing and it
     names no one, so the reviewer is not told of an unchecked name."""
     op, dropped = guarded(content, "Anna walks her dog in the park every morning (2026-03-05)", rationale="r")
-    assert dropped == [] and op["rationale"] == "r", op
+    assert dropped == [] and op["rationale"] == "r", (op, dropped)
 
 
 @pytest.mark.parametrize("content,names", [
