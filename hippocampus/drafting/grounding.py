@@ -211,8 +211,8 @@ def _measured(text: str) -> list:
 
 def names(text: str) -> list:
     """Capitalised words not at the start of a sentence, nor stopwords or common English words ("habits: Meeting",
-    "(Usually"); none in a Title Case or shouted line (most words capitalised, its small words too if it has any:
-    Anna Schmidt and Bertrand Weber is none)."""
+    "(Usually"); none in a Title Case or shouted line (most words capitalised, its small words too if it has any,
+    no other word written small: Anna Schmidt and Bertrand Weber is none, nor Anna met Bertrand Weber)."""
     return _capitals(text)[0]
 
 
@@ -236,7 +236,8 @@ def _capitals(text: str) -> tuple:
         rest = [w for line, w, opens in words if line == n and not opens]
         caps = [w for w in rest if w[0].isupper()]
         small = any(w.islower() and w in STOP for w in rest)
-        if len(rest) >= 3 and len(caps) > len(rest) * 0.6 and (
+        plain = any(w.islower() and len(w) > 2 and w not in STOP for w in rest)    # "Anna met Bertrand": a sentence
+        if len(rest) >= 3 and len(caps) > len(rest) * 0.6 and not plain and (
                 not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
             unsure += [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
         else:

@@ -76,6 +76,18 @@ def test_a_name_in_a_title_case_or_shouted_line_is_named_for_the_reviewer(conten
     assert dropped == [] and op["rationale"] == f"unchecked name in a Title Case or capitals line: {names}"
 
 
+@pytest.mark.parametrize("content", [
+    "Anna met Bertrand Weber",
+    "Anna Schmidt met Bertrand",
+    "Anna Schmidt met Bertrand Weber",
+])
+def test_a_short_sentence_of_names_is_no_title_case_line(content):
+    """A Title Case line writes small only its small words (and, of, the); "met" written small says the line
+    is a sentence, so Bertrand, whom no fragment holds, is an invented name and dropped, not merely noted."""
+    op, dropped = guarded(content, "Anna Schmidt met her partners at the climbing gym yesterday (2026-03-05)")
+    assert op is None and dropped == ["names"], (op, dropped)
+
+
 @pytest.mark.parametrize("content,fragment,is_kept", [
     ("Anna sees Dr. Weber about her knee", "Anna sees the doctor, Weber, about her knee (2026-03-05)", True),
     ("Anna sees Prof. Weber about her thesis", "Anna sees professor Weber about her thesis (2026-03-05)", True),
