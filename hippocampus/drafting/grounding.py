@@ -73,6 +73,8 @@ _DAY_MONTH = re.compile(rf"(?<![\w.,:/-])(?:(\d{{1,2}}){_TH}?(?:[^\S\n]+of)?[^\S
                         rf"|({'|'.join(_MONTHS)})\.?[^\S\n]+(\d{{1,2}}){_TH}?)(?!\w)", re.I)   # 5 March, March 5th
 _ORDINAL = re.compile(rf"(?<![\w.,:/-])(\d{{1,2}}){_TH}(?!\w)", re.I)        # the 5th: a day
 _DATE = re.compile(r"\d+([/.-])\d+\1\d+")     # 2026-3-5, 5/3/2026: a day, a month and a year, no counts
+_LISTED = re.compile(rf"^[^\S\n]*\d{{1,2}}[.)](?=[^\S\n]+[^\W\d_])(?![^\S\n]+(?:{'|'.join(_MONTHS)})\.?(?!\w))",
+                     re.M | re.I)     # "1." or "2)" opening a line: a list's marker (7. März: a date)
 
 
 # ------------------------------------------------------------------ words
@@ -462,14 +464,15 @@ def _words_in(quote: str, flat: str) -> bool:
 
 
 def specifics(text: str) -> list:
-    """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom), names and
-    quoted words of a text, each once."""
+    """[(rule, token)]: the numbers (in digits or words; a lone "one", "first" or "second" is idiom, a list's "1."
+    no number), names and quoted words of a text, each once."""
     said = norm(text)
     kilo = [m.span() for m in _KILO.finditer(said)]                 # 2k as written: 2000 or 2 km; 2m
     days = [(a, b) for a, b, _, _ in _days(said)]                   # 5 March, the 5th: checked as a date
     days += [m.span() for m in _ORDINAL.finditer(said) if not any(x <= m.start() < y for x, y in days)]
     spans = [m.span() for m in _MERIDIEM.finditer(said)] + kilo + days    # 2 of 2pm: checked as the time
-    words = [("numbers", n) for a, _, n in _numbered(said) if not any(x <= a < y for x, y in spans)]
+    listed = [m.span() for m in _LISTED.finditer(said)]                     # no number at all
+    words = [("numbers", n) for a, _, n in _numbered(said) if not any(x <= a < y for x, y in spans + listed)]
     words += [("numbers", said[a:b]) for a, b in kilo + days]
     words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(said)]

@@ -412,3 +412,21 @@ def test_a_number_inside_a_date_grounds_only_a_date(content, fragment, is_kept):
     """The shown date 2026-03-05 (or "5 March 2024") holds a day, a month and a year, not a count: "5 cats" or "3
     cats" is invented; the same day or year said as a date ("on 5 March", "the 5th", "in 2026") is grounded."""
     assert kept(content, fragment, rule="numbers") is is_kept
+
+
+ROUTINE = "Anna walks her dog in the park every morning and drinks green tea (2026-03-05)"
+
+
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna's morning routine:\n1. Walks her dog in the park\n2. Drinks green tea", ROUTINE, True),
+    ("Anna's morning routine:\n1) Walks her dog in the park\n2) Drinks green tea", ROUTINE, True),
+    ("1. Anna walks her dog in the park every morning", ROUTINE, True),
+    ("Anna's morning routine:\n1. Walks her dog for 3 hours in the park", ROUTINE, False),   # 3 hours: a count
+    ("Anna walks her dog in the park every morning, 2. time today", ROUTINE, False),     # mid-line: no list
+    ("Anna walks her dog in the park every morning\n7. March: drinks green tea", ROUTINE, False),   # a date
+])
+def test_a_numbered_list_s_markers_are_no_numbers(content, fragment, is_kept):
+    """"1." or "1)" opening a line numbers a list; it says nothing of Anna, so a drafted list is not dropped for
+    numbers in none of its fragments. A number within the line still needs its fragment, and "7. March" is a
+    date (the German way), no marker."""
+    assert kept(content, fragment, rule="numbers") is is_kept
