@@ -243,7 +243,7 @@ def _capitals(text: str) -> tuple:
                 not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
             unsure += [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
         else:
-            checked += [w for w in caps if not _common(w)]
+            checked += [w for w in caps if not _common(w) and not _adverb(text, w)]
             unsure += [(_AT_START, w) for w in starts if not _common(w)]
     return checked, unsure
 
@@ -268,20 +268,25 @@ def _verb_at_start(text: str, word: str) -> bool:
     """A sentence's first word that reads as a verb with no subject before it ("Adores green tea", "Hiking with
     Anna"): it ends like a verb's form (-s, -ed, -ing; -as, -is, -os, -us end names: Lucas, Chris) and the word
     after it is written small and is no verb, for a name is followed by its verb: James climbed, Fred and Anna,
-    Golding wrote, Thomas is, Marcus, ...
-    Or an adverb ("Finally, Anna", "Mostly walks"): it ends as one (-ly, not as Emily, Kelly, Sally, Carly do)
-    and no "is" or "and" follows it."""
-    adverb = _ADVERB.fullmatch(word.casefold())
-    verb = word.endswith(("s", "ed", "ing")) and not word.endswith(_NAME_S)
-    if len(word) < 4 or not word[1:].islower() or not (adverb or verb):
+    Golding wrote, Thomas is, Marcus, ... Or an adverb."""
+    if _adverb(text, word):
+        return True
+    if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")) or word.endswith(_NAME_S):
         return False
-    after = re.search(rf"(?<!\w){re.escape(word)}{',?' if adverb else ''}[^\S\n]+([^\W\d_]+)", text)
-    if adverb:      # before its verb, the sentence's subject (Finally, Anna ...), an object: any word but is, and
-        return not after or after.group(1) not in _SUBJECT_NEXT
+    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
     if not after or not after.group(1).islower():
         return False
     w = after.group(1)      # after an -s word an -s word is a plural as often as a verb (Adores cats)
     return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in _SUBJECT_NEXT or is_common(w))
+
+
+def _adverb(text: str, word: str) -> bool:
+    """A capitalised word that reads as an adverb ("Finally, Anna", "Mostly walks", "habits: Typically"): it ends
+    as one (-ly, not as Emily, Kelly, Sally, Carly do) and no "is" or "and" follows it."""
+    if not word[1:].islower() or not _ADVERB.fullmatch(word.casefold()):
+        return False
+    after = re.search(rf"(?<!\w){re.escape(word)},?[^\S\n]+([^\W\d_]+)", text)
+    return not after or after.group(1) not in _SUBJECT_NEXT
 
 
 def quoted(text: str) -> list:

@@ -142,6 +142,22 @@ def test_a_common_word_capitalised_within_a_sentence_is_no_name(content):
     assert dropped == [] and op["rationale"] == "r", (op, dropped)
 
 
+@pytest.mark.parametrize("content", [
+    "Anna's habits at the climbing gym: Typically climbs with her partners",
+    "Anna climbed at the climbing gym with her partners (Occasionally yesterday)",
+    "Anna climbed at the climbing gym - Mostly with her partners",
+])
+def test_an_adverb_capitalised_within_a_sentence_is_no_name(content):
+    """The same for an -ly adverb no list holds ("habits: Typically climbs"): the operation is not dropped."""
+    op, dropped = guarded(content, rationale="r")
+    assert dropped == [] and op["rationale"] == "r", (op, dropped)
+
+
+def test_a_name_ending_like_an_adverb_within_a_sentence_is_still_checked():
+    op, dropped = guarded("Anna's partners at the climbing gym: Kelly and Emily")
+    assert op is None and dropped == ["names"]
+
+
 def test_a_name_opening_a_sentence_is_still_named_beside_a_common_word():
     op, dropped = guarded("Likes the climbing gym. Bertrand climbs there with Anna", rationale="r")
     assert dropped == [] and op["rationale"] == f"r; {NOTE}Bertrand"
