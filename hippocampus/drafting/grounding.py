@@ -241,16 +241,17 @@ def _capitals(text: str) -> tuple:
         plain = any(w.islower() and len(w) > 2 and w not in STOP for w in rest)    # "Anna met Bertrand": a sentence
         if len(rest) >= 3 and len(caps) > len(rest) * 0.6 and not plain and (
                 not small or any(len(w) > 1 and w.casefold() in STOP for w in caps)):
-            unsure += [(_IN_CAPITALS, w) for w in starts + caps if not _common(w)]
+            unsure += [(_IN_CAPITALS, w) for w in starts + caps if not _common(text, w)]
         else:
-            checked += [w for w in caps if not _common(w) and not _adverb(text, w)]
-            unsure += [(_AT_START, w) for w in starts if not _common(w)]
+            checked += [w for w in caps if not _common(text, w)]
+            unsure += [(_AT_START, w) for w in starts if not _common(text, w)]
     return checked, unsure
 
 
-def _common(word: str) -> bool:
-    """A capitalised word whose capital says nothing that names no one: a stopword or a common English word."""
-    return word.casefold() in STOP or is_common(word)
+def _common(text: str, word: str) -> bool:
+    """A capitalised word whose capital says nothing that names no one: a stopword, a common English word or an
+    adverb."""
+    return word.casefold() in STOP or is_common(word) or _adverb(text, word)
 
 
 def unchecked_names(text: str, sources: Iterable[str]) -> list:
@@ -268,9 +269,7 @@ def _verb_at_start(text: str, word: str) -> bool:
     """A sentence's first word that reads as a verb with no subject before it ("Adores green tea", "Hiking with
     Anna"): it ends like a verb's form (-s, -ed, -ing; -as, -is, -os, -us end names: Lucas, Chris) and the word
     after it is written small and is no verb, for a name is followed by its verb: James climbed, Fred and Anna,
-    Golding wrote, Thomas is, Marcus, ... Or an adverb."""
-    if _adverb(text, word):
-        return True
+    Golding wrote, Thomas is, Marcus, ..."""
     if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")) or word.endswith(_NAME_S):
         return False
     after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
