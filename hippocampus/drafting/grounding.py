@@ -29,6 +29,7 @@ _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u
 _VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
 _ADVERB = re.compile(r"[^\W\d_]{2,}(?:[bcdfghjkmnpqstvwxz]|e|[au]l|[^\W\d_]{2}i|ar)ly")  # Mostly, Finally (no Emily)
 _NAME_S = ("as", "is", "os", "us")    # Thomas, Chris, Carlos, Marcus: a name's ending, hardly a verb's -s form
+_SUBJECT = r",?[^\S\n]+(?:I|you|he|she|it|we|they)(?!\w)"     # the subject after a sentence's opener
 _SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
@@ -262,14 +263,16 @@ def unchecked_names(text: str, sources: Iterable[str]) -> list:
     pool = set().union(*(content_words(s) for s in sources)) if unsure else set()
     return [(where, w) for where, w in unsure if not any(
         len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})
-        and not (where == _AT_START and _verb_at_start(norm(text), w))]
+        and not (where == _AT_START and _opener(norm(text), w))]
 
 
-def _verb_at_start(text: str, word: str) -> bool:
-    """A sentence's first word that reads as a verb with no subject before it ("Adores green tea", "Hiking with
-    Anna"): it ends like a verb's form (-s, -ed, -ing; -as, -is, -os, -us end names: Lucas, Chris) and the word
-    after it is written small and is no verb, for a name is followed by its verb: James climbed, Fred and Anna,
-    Golding wrote, Thomas is, Marcus, ..."""
+def _opener(text: str, word: str) -> bool:
+    """A sentence's first word that opens it before its subject ("However, she", "Maybe they"), or reads as a verb
+    with no subject before it ("Adores green tea", "Hiking with Anna"): it ends like a verb's form (-s, -ed, -ing;
+    -as, -is, -os, -us end names: Lucas, Chris) and the word after it is written small and is no verb, for a name
+    is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ..."""
+    if word[1:].islower() and re.search(rf"(?<!\w){re.escape(word)}{_SUBJECT}", text):
+        return True
     if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")) or word.endswith(_NAME_S):
         return False
     after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
