@@ -29,7 +29,9 @@ _NO_SPACE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u
 _VERBAL = ("ing", "ed", "ly")   # the endings of a verb's or adverb's forms, which a name seldom has
 _ADVERB = re.compile(r"[^\W\d_]{2,}(?:[bcdfghjkmnpqstvwxz]|e|[au]l|[^\W\d_]{2}i|ar)ly")  # Mostly, Finally (no Emily)
 _NAME_S = ("as", "is", "os", "us")    # Thomas, Chris, Carlos, Marcus: a name's ending, hardly a verb's -s form
-_SUBJECT = r",?[^\S\n]+(?:I|you|he|she|it|we|they)(?!\w)"     # the subject after a sentence's opener
+# the subject after a sentence's opener; not an aside after a name ("Bertrand, she said, ...")
+_SUBJECT = (r",?[^\S\n]+(?:I|you|he|she|it|we|they)(?!\w)"
+            r"(?![^\S\n]+(?:said|says|told|tells|thinks|thought|added|adds)\b)")
 _SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")

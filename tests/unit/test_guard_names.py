@@ -204,6 +204,8 @@ def test_a_verb_opening_a_sentence_is_no_name_though_no_list_holds_it(content):
     ("Nicholas climbs at the climbing gym with Anna", "Nicholas"),
     ("Chris often climbs at the climbing gym with Anna", "Chris"),
     ("Carlos from the climbing gym climbed with Anna", "Carlos"),
+    ("Bertrand, she said, climbed at the climbing gym with Anna", "Bertrand"),
+    ("Bertrand, they told her, climbs at the climbing gym with Anna", "Bertrand"),
 ])
 def test_a_name_with_a_verb_s_ending_is_still_named_for_the_reviewer(content, names):
     """James, Emily, Fred, Golding end like a verb's form, but a verb (or "and", or a comma) follows them: they
