@@ -20,7 +20,7 @@ os as um uma mas não com sem em sobre é são eu ele ela nós eles do da dos da
 het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij jullie ze dat""".split())
 
 # Common English words a drafted memory opens a sentence with ("Plans to visit...", "Likes green tea",
-# "Recently moved..."): capitalised there, they name no one. Base forms; an ending (plans, visited, enjoying)
+# "Recently moved...", "Although busy, ..."): capitalised there, they name no one. Base forms; an ending (plans, visited, enjoying)
 # is taken off before the look-up. Words that are also names (mark, bill, hope, grace, cook) are not here.
 COMMON = frozenset("""like love enjoy prefer want need plan hate dislike visit go went gone come came attend start
 began begin stop finish keep kept try work live move buy bought sell sold pay paid use make made take took give
@@ -31,7 +31,8 @@ say tell told ask wish expect decide agree intend usually often always never som
 today tonight tomorrow yesterday later soon still already once twice every many several another new old next
 last first doesn didn isn wasn hasn hadn haven aren weren wouldn couldn shouldn user person speaker people
 family friend partner kid child children favorite favourite daily weekly monthly regular morning evening weekend
-afternoon night""".split())
+afternoon night although though since despite whether neither either meanwhile together early instead however
+maybe perhaps overall whenever unless""".split())
 _ENDINGS = ("ing", "ies", "ied", "ed", "es", "s", "d")
 
 

@@ -122,6 +122,13 @@ def test_the_note_keeps_the_rationale_within_its_cap():
     ("Doesn't like the climbing gym with her partners", GYM),
     ("Recently climbed at the gym with Anna", GYM),
     ("Anna climbed at the climbing gym. Wants to go again", GYM),
+    ("Although busy, Anna climbed at the climbing gym", GYM),
+    ("Since March Anna climbs at the climbing gym", "Anna climbs at the climbing gym since March (2026-03-05)"),
+    ("Despite the rain Anna climbed at the climbing gym", GYM),
+    ("Whether or not it rains, Anna climbs at the climbing gym", GYM),
+    ("Neither Anna nor her partners skipped the climbing gym", GYM),
+    ("Anna climbed at the climbing gym. Meanwhile the gym got busy", GYM),
+    ("Early on weekends Anna climbs at the climbing gym", GYM),
 ])
 def test_a_common_word_opening_a_sentence_is_no_name(content, fragment):
     """A drafted memory often opens with a verb ("Plans to visit...", "Likes green tea"): its capital says
