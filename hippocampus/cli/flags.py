@@ -16,7 +16,7 @@ from hippocampus import cmdline
 from hippocampus.config import Config
 from hippocampus.config.loader import LONGEST, out_of_range
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
-from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, ModelConfig
+from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
 from hippocampus.words import yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
@@ -54,16 +54,19 @@ def config_path(text: str) -> str:
     return text
 
 
-def _range(name: str) -> tuple:
-    """(least, most) model.`name` takes: the schema's rule, which the flag and the yaml share."""
-    rules = ModelConfig.__dataclass_fields__[name].metadata
-    return rules["min"], rules["max"]
+def _range(path: str) -> tuple:
+    """(least, most) the setting at dotted `path` takes (None: no bound): the schema's rule, which the flag, the yaml
+    and the environment share."""
+    *blocks, name = path.split(".")
+    rules = functools.reduce(_block_type, blocks, Config).__dataclass_fields__[name].metadata
+    return rules.get("min"), rules.get("max")
 
 
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
 _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
-    ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least 60 (sleep.tend_interval_seconds)"),
+    ("--tend-every", _seconds, "SECONDS",
+     "seconds between tends, at least %g (sleep.tend_interval_seconds)" % _range("sleep.tend_interval_seconds")[0]),
     ("--budget-calls", _whole, "N", "model calls one night may make, 0 for no limit (sleep.budget.calls)"),
     ("--budget-answer-tokens", _whole, "N", "answer tokens one night may spend, 0 for no limit "
                                             "(sleep.budget.answer_tokens)"),
@@ -75,10 +78,10 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--model-args", None, "ARGS",
      'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
     ("--model-max-tokens", _whole, "N",
-     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % _range("max_tokens")),
+     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % _range("model.max_tokens")),
     ("--model-parallel", _whole, "N", "piles drafted at once, %d to %d (model.parallel): start llama-server with as "
                                       "many slots (-np N); for a box that can afford it, 1 on a Jetson"
-                                      % _range("parallel")),
+                                      % _range("model.parallel")),
     ("--model-handover", SWITCH, None,
      "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
@@ -219,8 +222,8 @@ def _apply_sleep(given: dict, put) -> None:
     if "tend_every" in given:       # argparse has made it a float (_seconds), as it makes the others ints (_whole)
         if given.get("tend_cycle") is False:
             raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
-        if given["tend_every"] < 60:
-            raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
+        if problem := out_of_range(given["tend_every"], *_range("sleep.tend_interval_seconds")):
+            raise FlagError(f"--tend-every {problem}, not {given['tend_every']:g}")
         put("sleep.tend_interval_seconds", given["tend_every"])
     for flag, key in (("budget_calls", "calls"), ("budget_answer_tokens", "answer_tokens"),
                       ("budget_seconds", "wall_seconds"), ("budget_cut_in_a_row", "cut_in_a_row")):
@@ -243,7 +246,7 @@ def _apply_model(model, given: dict, put) -> None:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
     for name in ("max_tokens", "parallel"):       # the yaml's range for the setting, in the loader's words
         if (value := given.get("model_" + name)) is not None:
-            if problem := out_of_range(value, *_range(name)):
+            if problem := out_of_range(value, *_range("model." + name)):
                 raise FlagError(f"--model-{name.replace('_', '-')} {problem}, not {value}")
             put("model." + name, value)
     if given.get("model_handover"):
