@@ -15,6 +15,7 @@ from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
 from hippocampus.config.loader import LONGEST
 from hippocampus.config.reach import with_scheme
+from hippocampus.config.replay_endpoints import TIMEOUT_RULE, seconds_above_zero
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
 from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
@@ -209,8 +210,8 @@ def replay_command(args, out=None) -> int:
         return _fail(f"--model-url is no longer taken: replay reaches only the configured model and the candidates "
                      f"listed in replay.candidates; list {args.model_url!r} there under a name and pass --candidate "
                      "NAME", 2)
-    if args.timeout is not None and not args.timeout > 0:
-        return _fail("--timeout is a number of seconds above 0", 2)
+    if args.timeout is not None and not seconds_above_zero(args.timeout):     # POST /replay's rule and words
+        return _fail(f"--timeout is {TIMEOUT_RULE}, not {args.timeout:g}", 2)
     cfg = config_mod.load(getattr(args, "config", None), announce=False)
     memory = MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
     env = ReplayEnv(cfg=cfg, store=store_for(cfg), memory=memory)

@@ -6,6 +6,7 @@ the replay asks again at connect."""
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -89,9 +90,13 @@ def name_problem(key: str, value: Any) -> Optional[str]:
     return f"'{key}' is a name (text on one line, at most {NAME_CHARS} characters)"
 
 
+TIMEOUT_RULE = f"a number of seconds above 0 (at most {TIMEOUT_CAP:g}: a larger one is capped)"
+
+
 def seconds_above_zero(value: Any) -> bool:
-    """A replay's timeout_seconds as given (a setting, or a request's body): a number above 0 (not NaN)."""
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+    """A replay's timeout_seconds as given (a setting, a request's body, the CLI's --timeout): a finite number above
+    0 (not NaN, nor infinity, which no deadline takes and JSON cannot carry)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value < math.inf
 
 
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
