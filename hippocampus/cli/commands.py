@@ -13,7 +13,7 @@ from typing import Optional
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
-from hippocampus.config.loader import LONGEST
+from hippocampus.config.loader import out_of_range
 from hippocampus.config.reach import with_scheme
 from hippocampus.config.replay_endpoints import TIMEOUT_RULE, seconds_above_zero
 from hippocampus.memory import MemoryClient
@@ -167,8 +167,9 @@ def ripple_claude(args: argparse.Namespace) -> int:
 
 
 def check_ripple(args: argparse.Namespace) -> int:
-    if args.timeout is not None and not 0 < args.timeout <= LONGEST:
-        return _fail("--timeout is a number of seconds above 0", who=ERROR)
+    least, most = flags_mod.setting_range("ripple.timeout_seconds")       # the yaml's rule (argparse: finite)
+    if args.timeout is not None and (problem := out_of_range(args.timeout, least, most)):
+        return _fail(f"--timeout {problem}, not {args.timeout:g}", who=ERROR)
     cfg = config_mod.load(args.config, announce=False)
     try:
         overrides = flags_mod.apply_flags(cfg, args)

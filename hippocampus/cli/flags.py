@@ -54,7 +54,7 @@ def config_path(text: str) -> str:
     return text
 
 
-def _range(path: str) -> tuple:
+def setting_range(path: str) -> tuple:
     """(least, most) the setting at dotted `path` takes (None: no bound): the schema's rule, which the flag, the yaml
     and the environment share."""
     *blocks, name = path.split(".")
@@ -65,8 +65,8 @@ def _range(path: str) -> tuple:
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
 _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
-    ("--tend-every", _seconds, "SECONDS",
-     "seconds between tends, at least %g (sleep.tend_interval_seconds)" % _range("sleep.tend_interval_seconds")[0]),
+    ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least %g (sleep.tend_interval_seconds)"
+                                          % setting_range("sleep.tend_interval_seconds")[0]),
     ("--budget-calls", _whole, "N", "model calls one night may make, 0 for no limit (sleep.budget.calls)"),
     ("--budget-answer-tokens", _whole, "N", "answer tokens one night may spend, 0 for no limit "
                                             "(sleep.budget.answer_tokens)"),
@@ -78,10 +78,10 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--model-args", None, "ARGS",
      'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
     ("--model-max-tokens", _whole, "N",
-     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % _range("model.max_tokens")),
+     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % setting_range("model.max_tokens")),
     ("--model-parallel", _whole, "N", "piles drafted at once, %d to %d (model.parallel): start llama-server with as "
                                       "many slots (-np N); for a box that can afford it, 1 on a Jetson"
-                                      % _range("model.parallel")),
+                                      % setting_range("model.parallel")),
     ("--model-handover", SWITCH, None,
      "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
@@ -167,8 +167,9 @@ def add_ripple_commands(sub, after: argparse.ArgumentParser, card: argparse.Argu
                               "or what is wrong and how to fix it); exit 1 when any is not ok")
     chk.add_argument("--fire", action="store_true", help="also send one harmless wake-up through the real route and "
                                                          "report its exit code, time and first lines of output")
-    chk.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
-                     help="how long --fire waits for the command (default ripple.timeout_seconds)")
+    chk.add_argument("--timeout", type=_seconds, metavar="SECONDS", default=None,
+                     help="how long --fire waits for the command (at least %g; default ripple.timeout_seconds)"
+                          % setting_range("ripple.timeout_seconds")[0])
 
 
 def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
@@ -222,7 +223,7 @@ def _apply_sleep(given: dict, put) -> None:
     if "tend_every" in given:       # argparse has made it a float (_seconds), as it makes the others ints (_whole)
         if given.get("tend_cycle") is False:
             raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
-        if problem := out_of_range(given["tend_every"], *_range("sleep.tend_interval_seconds")):
+        if problem := out_of_range(given["tend_every"], *setting_range("sleep.tend_interval_seconds")):
             raise FlagError(f"--tend-every {problem}, not {given['tend_every']:g}")
         put("sleep.tend_interval_seconds", given["tend_every"])
     for flag, key in (("budget_calls", "calls"), ("budget_answer_tokens", "answer_tokens"),
@@ -246,7 +247,7 @@ def _apply_model(model, given: dict, put) -> None:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
     for name in ("max_tokens", "parallel"):       # the yaml's range for the setting, in the loader's words
         if (value := given.get("model_" + name)) is not None:
-            if problem := out_of_range(value, *_range("model." + name)):
+            if problem := out_of_range(value, *setting_range("model." + name)):
                 raise FlagError(f"--model-{name.replace('_', '-')} {problem}, not {value}")
             put("model." + name, value)
     if given.get("model_handover"):

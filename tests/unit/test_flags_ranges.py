@@ -69,3 +69,32 @@ def test_the_tend_every_help_says_the_yamls_least():
 
     help_text = " ".join(build_parser().format_help().split())
     assert "seconds between tends, at least 0.05 (sleep.tend_interval_seconds)" in help_text
+
+
+@pytest.mark.parametrize("given, says", [
+    ("0.05", "--timeout must be at least 0.1, not 0.05"), ("0", "--timeout must be at least 0.1, not 0"),
+    ("-5", "--timeout must be at least 0.1, not -5"), ("nan", "--timeout: expected a number of seconds, not 'nan'"),
+    ("inf", "--timeout: expected a number of seconds, not 'inf'")])
+def test_check_ripples_timeout_is_held_to_ripple_timeout_seconds_rule(tmp_path, capsys, given, says):
+    """Found: check-ripple --fire --timeout took 0.05 (any number above 0) where the yaml's and the environment's
+    ripple.timeout_seconds refuse anything under 0.1; its refusal named neither the range nor the value."""
+    from hippocampus.__main__ import main
+
+    conf = tmp_path / "h.yaml"
+    conf.write_text(f"sleep:\n  state_path: {tmp_path / 'state.json'}\n", encoding="utf-8")
+    try:
+        code = main(["check-ripple", "--config", str(conf), "--fire", f"--timeout={given}"])
+    except SystemExit as stopped:       # argparse's refusal
+        code = stopped.code
+    assert code == 2
+    assert says in capsys.readouterr().err
+    cfg = cm.build({"ripple": {"timeout_seconds": 0.05}}, environ={})
+    assert cfg.warnings == ["'ripple.timeout_seconds' = 0.05 must be at least 0.1; using the default 900.0"]
+
+
+def test_check_ripples_timeout_help_says_the_least():
+    from hippocampus.__main__ import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["check-ripple"]
+    assert "(at least 0.1; default ripple.timeout_seconds)" in " ".join(sub.format_help().split())
