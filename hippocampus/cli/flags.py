@@ -17,7 +17,7 @@ from hippocampus.config import Config
 from hippocampus.config.loader import LONGEST, out_of_range
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
-from hippocampus.words import yes_no
+from hippocampus.words import whole, yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
 REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate "
@@ -42,7 +42,7 @@ def _typed(convert: Callable, what: str) -> Callable:
 _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
-_whole = _typed(int, "a whole number")
+_whole = _typed(whole, "a whole number")        # as the yaml and the environment read one (no "2_000")
 _indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 

@@ -98,3 +98,22 @@ def test_check_ripples_timeout_help_says_the_least():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices["check-ripple"]
     assert "(at least 0.1; default ripple.timeout_seconds)" in " ".join(sub.format_help().split())
+
+
+@pytest.mark.parametrize("flag, setting", [("--model-max-tokens", "model.max_tokens"),
+                                           ("--budget-calls", "sleep.budget.calls")])
+def test_a_whole_number_flag_reads_a_number_as_the_environment_does(capsys, flag, setting):
+    """Found: the whole-number flags read their value with Python's int(), which takes "2_000" (and "1_0"), where
+    the environment and the yaml say it "is not a whole number": one setting, two rules."""
+    import operator
+
+    from hippocampus.__main__ import build_parser
+
+    variable = "SEREN_HIPPOCAMPUS_" + setting.replace(".", "_").upper()
+    env = cm.build({}, environ={variable: "2_000"})
+    assert len(env.warnings) == 1 and env.warnings[0].startswith(f"{variable}='2_000' is not a whole number")
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["check-config", flag, "2_000"])
+    assert stopped.value.code == 2
+    assert f"{flag}: expected a whole number, not '2_000'" in capsys.readouterr().err
+    assert operator.attrgetter(setting)(_flag(flag, " 2000 ")) == 2000      # spaces around it: both doors take them
