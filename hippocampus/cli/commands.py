@@ -15,7 +15,7 @@ from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
 from hippocampus.config.loader import out_of_range
 from hippocampus.config.reach import with_scheme
-from hippocampus.config.replay_endpoints import TIMEOUT_RULE, seconds_above_zero
+from hippocampus.config.replay_endpoints import TIMEOUT_RULE, name_problem, seconds_above_zero
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
 from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
@@ -203,8 +203,11 @@ def replay_command(args, out=None) -> int:
     """`replay DRAFT_ID | --last N`, by the service's rule (a URL given here is refused, so a shell cannot send the
     person's fragments anywhere either): exit 1 when a draft has no packet or the candidate is not allowed."""
     out = out or sys.stdout
-    if (args.draft_id is None) == (args.last is None):
+    draft_id = (args.draft_id or "").strip() or None        # as POST /replay and replay_draft read it
+    if (draft_id is None) == (args.last is None):
         return _fail("give a DRAFT_ID or --last N (one of them)", 2)
+    if problem := name_problem("--candidate", args.candidate) or name_problem("--model-name", args.model_name):
+        return _fail(problem, 2)
     if args.last is not None and args.last < 1:
         return _fail("--last takes a whole number of drafts, 1 or more", 2)
     if args.model_url:
@@ -219,7 +222,7 @@ def replay_command(args, out=None) -> int:
     kw = {"candidate": args.candidate, "model": args.model_name, "timeout_seconds": args.timeout}
     try:
         if args.last is None:
-            result = replay(env, args.draft_id, **kw)
+            result = replay(env, draft_id, **kw)
             print(json.dumps(result, indent=2) if args.json else words(result), file=out)
             return 0
         results = compare(env, min(args.last, sys.maxsize), **kw)      # past what islice counts: every one

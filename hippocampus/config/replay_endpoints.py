@@ -83,11 +83,15 @@ def reaches_memory(url: str, memory_url: str) -> bool:
     return same_service(url, memory_url) or reach.Memory(memory_url).reached_by(url)
 
 
+NAME_RULE = f"a name (text on one line, at most {NAME_CHARS} characters)"
+
+
 def name_problem(key: str, value: Any) -> Optional[str]:
-    """Why a replay's `candidate` or `model` as a caller gave it is no name (it is logged and sent), or None."""
+    """Why a replay's `candidate` or `model` as a caller gave it is no name (it is logged and sent), or None; `key`
+    as the caller named it (a flag is named as it is, a body's key quoted)."""
     if value is None or isinstance(value, str) and len(value) <= NAME_CHARS and re.fullmatch(ONE_LINE, value):
         return None
-    return f"'{key}' is a name (text on one line, at most {NAME_CHARS} characters)"
+    return f"{key if key.startswith('--') else repr(key)} is {NAME_RULE}"
 
 
 TIMEOUT_RULE = f"a number of seconds above 0 (at most {TIMEOUT_CAP:g}: a larger one is capped)"
