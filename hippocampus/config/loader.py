@@ -149,7 +149,7 @@ def _coerce(value: Any, default: Any) -> Any:
     if isinstance(default, str):
         if isinstance(value, (dict, list)):
             raise ValueError("is not a text value")
-        return default if value is None else str(value)
+        return default if value is None else str(value).strip()     # as the environment's value is (env_override)
     if isinstance(default, list):
         if isinstance(value, str):
             try:
