@@ -18,7 +18,7 @@ from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES,
 from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import names, replay_endpoints
 from hippocampus.config.hosts import entry_problems
-from hippocampus.config.pointers import pointer_problems
+from hippocampus.config.pointers import bare_variable_names, pointer_problems
 from hippocampus.config.suggest import unknown_key_line
 from hippocampus.words import whole, yes_no
 
@@ -303,6 +303,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
         head, sep, rest = block.url.rpartition("://")
         block.url = head + sep + rest.rstrip("/")
     cfg.server.mcp_mount = "/" + (cfg.server.mcp_mount.strip().strip("/") or "mcp")
+    bare_variable_names(cfg)
     warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_endpoints.problems(cfg))
     warnings.extend(names.problems(cfg))
