@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST, out_of_range
+from hippocampus.config.loader import LONGEST, check_value, out_of_range
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
 from hippocampus.words import whole, yes_no
@@ -54,16 +54,23 @@ def config_path(text: str) -> str:
     return text
 
 
-def setting_range(path: str) -> tuple:
-    """(least, most) the setting at dotted `path` takes (None: no bound): the schema's rule, which the flag, the yaml
-    and the environment share."""
+def _rules(path: str) -> dict:
+    """The schema's rules for the setting at dotted `path`, which the flag, the yaml and the environment share."""
     *blocks, name = path.split(".")
-    rules = functools.reduce(_block_type, blocks, Config).__dataclass_fields__[name].metadata
+    return dict(functools.reduce(_block_type, blocks, Config).__dataclass_fields__[name].metadata)
+
+
+def setting_range(path: str) -> tuple:
+    """(least, most) the setting at dotted `path` takes (None: no bound)."""
+    rules = _rules(path)
     return rules.get("min"), rules.get("max")
 
 
+_ripple_type = _typed(lambda v: check_value(v, _rules("ripple.type"))[0], "script, endpoint or off")   # as the yaml
+
+
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
-_FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its metavar, its help)
+_FLAGS = (   # (flag, its type: a converter or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
     ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least %g (sleep.tend_interval_seconds)"
                                           % setting_range("sleep.tend_interval_seconds")[0]),
@@ -86,7 +93,7 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
      "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
                             "endpoint is /mcp), say so, and load /mcp right after the start (server.mcp_preload)"),
-    ("--ripple", ("script", "endpoint", "off"), None,
+    ("--ripple", _ripple_type, "script|endpoint|off",
      "how the main model is woken: a script here, an endpoint, or not at all (ripple.type)"),
     ("--ripple-command", None, "CMD",
      'the script ripple\'s command line, split like a shell, e.g. "claude -p {message}" (ripple.command)'),
@@ -114,8 +121,7 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g = parser.add_argument_group(
         "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
     for flag, kind, metavar, text in _FLAGS:
-        how = ({"action": "store_const", "const": True} if kind == SWITCH else
-               {"choices": kind} if isinstance(kind, tuple) else {"type": kind, "metavar": metavar})
+        how = {"action": "store_const", "const": True} if kind == SWITCH else {"type": kind, "metavar": metavar}
         g.add_argument(flag, default=argparse.SUPPRESS, help=text, **how)
     return parser
 
@@ -259,7 +265,7 @@ def _apply_model(model, given: dict, put) -> None:
 
 def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
     if "ripple" in given:
-        put("ripple.type", "" if given["ripple"] == "off" else given["ripple"])
+        put("ripple.type", given["ripple"])        # "" for off, as the yaml reads it
     if "ripple_command" in given:
         try:
             argv = cmdline.split(str(given["ripple_command"]), windows=os.name == "nt")

@@ -177,7 +177,7 @@ def out_of_range(value: Any, lo: Any, hi: Any) -> str:
             else f"must be at least {lo}" if lo is not None else f"must be at most {hi}")
 
 
-def _check(value: Any, rules: dict) -> tuple:
+def check_value(value: Any, rules: dict) -> tuple:
     """(the value to use, why it differs from the value given, or None). ValueError: not usable."""
     aliases = rules.get("aliases") or {}
     if isinstance(value, str):
@@ -245,7 +245,7 @@ def _checked(f: dataclasses.Field, raw: Any, current: Any, said: str, instead: s
     and what is used `instead`. `said` names where it came from."""
     shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
     try:
-        value, clamped = _check(_coerce(raw, current), dict(f.metadata))
+        value, clamped = check_value(_coerce(raw, current), dict(f.metadata))
     except (ValueError, TypeError) as exc:
         warnings.append(f"{said}{shown} {exc}; {instead}")
         return False, None

@@ -117,3 +117,25 @@ def test_a_whole_number_flag_reads_a_number_as_the_environment_does(capsys, flag
     assert stopped.value.code == 2
     assert f"{flag}: expected a whole number, not '2_000'" in capsys.readouterr().err
     assert operator.attrgetter(setting)(_flag(flag, " 2000 ")) == 2000      # spaces around it: both doors take them
+
+
+@pytest.mark.parametrize("given, taken", [("Script", "script"), ("ENDPOINT", "endpoint"), ("none", ""),
+                                          ("Off", ""), (" script ", "script")])
+def test_the_ripple_flag_takes_the_spellings_ripple_type_takes(given, taken):
+    """Found: ripple.type takes "none" and any case ("Script"), in the yaml and the environment, but --ripple
+    refused them ("invalid choice: 'none' (choose from 'script', 'endpoint', 'off')")."""
+    argv = ["--ripple", given] + (["--ripple-url", "http://box:7401/ripple"] if taken == "endpoint" else [])
+    assert _flag(*argv).ripple.type == taken
+    assert cm.build({"ripple": {"type": given}}, environ={}).ripple.type == taken
+    assert cm.build({}, environ={"SEREN_HIPPOCAMPUS_RIPPLE_TYPE": given}).ripple.type == taken
+
+
+def test_the_ripple_flag_refuses_what_ripple_type_refuses(capsys):
+    from hippocampus.__main__ import build_parser
+
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["check-config", "--ripple", "webhook"])
+    assert stopped.value.code == 2
+    assert "--ripple: expected script, endpoint or off, not 'webhook'" in capsys.readouterr().err
+    assert cm.build({"ripple": {"type": "webhook"}}, environ={}).warnings == [
+        "'ripple.type' = 'webhook' must be one of '', 'script', 'endpoint'; using the default ''"]
