@@ -184,3 +184,22 @@ def test_a_candidate_timeout_of_infinity_is_named_and_the_model_timeout_used(tmp
     assert cfg.warnings == ["'replay.candidates.inf.timeout_seconds' = inf is not a number of seconds above 0; "
                             "using model.timeout_seconds"]
     assert choose(cfg, "inf").timeout_seconds == cfg.model.timeout_seconds
+
+
+def test_a_candidates_name_and_model_are_held_to_the_name_rule_a_replays_caller_is_held_to(tmp_path):
+    """Found: POST /replay, replay_draft and the CLI refuse a candidate or model name that is not one line of at
+    most 200 characters, but replay.candidates took one: a candidate named past 200 characters was listed yet no
+    door could ask for it, and a model: 'a\\nb' (or a list, sent as "['q', 'w']") was the name sent to the model."""
+    long = "x" * 201
+    cfg = build(tmp_path, candidates={long: {"url": "http://127.0.0.1:8091/v1"},
+                                      "two": {"url": "http://127.0.0.1:8092/v1", "model": "a\nb"},
+                                      "lst": {"url": "http://127.0.0.1:8093/v1", "model": ["q", "w"]}})
+    assert cfg.warnings == [
+        f"'replay.candidates.{long}': its name is not {NAME_RULE}, so no replay could ask for it; it is left out: "
+        "rename it",
+        f"'replay.candidates.two.model' = 'a\\nb' is not {NAME_RULE}; the candidate's name 'two' is sent instead",
+        f"'replay.candidates.lst.model' = ['q', 'w'] is not {NAME_RULE}; the candidate's name 'lst' is sent instead"]
+    assert {name: entry.model for name, entry in listed(cfg).items()} == {"two": "two", "lst": "lst"}
+
+
+NAME_RULE = "a name (text on one line, at most 200 characters)"
