@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST, check_value, out_of_range
+from hippocampus.config.loader import LONGEST, check_value, out_of_range, unsplit
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
 from hippocampus.words import whole, yes_no
@@ -270,9 +270,10 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
         try:
             argv = cmdline.split(str(given["ripple_command"]), windows=os.name == "nt")
         except ValueError as exc:
-            raise FlagError(f"--ripple-command could not be split ({exc})") from None
+            raise FlagError(f"--ripple-command {unsplit(exc)}") from None
         if not argv:
-            raise FlagError("--ripple-command is empty")
+            raise FlagError("--ripple-command is empty: give the command that wakes the main model, like "
+                            "--ripple-command 'claude -p {message}' (or --ripple-claude DIR to write it)")
         put("ripple.command", argv)
     _copy(given, put, (("ripple_url", "ripple.url"), ("ripple_run_as", "ripple.run_as")))
     _ripple_token(given, put, say)

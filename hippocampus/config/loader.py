@@ -126,6 +126,11 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
 NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
 
 
+def unsplit(exc: ValueError) -> str:
+    """Why a command line (the yaml's, a flag's) could not be split, and what to do."""
+    return f"cannot be read as a command line ({str(exc).lower()}): close its quotes"
+
+
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
     texts = value if isinstance(value, list) else [value]
@@ -155,7 +160,7 @@ def _coerce(value: Any, default: Any) -> Any:
             try:
                 return cmdline.split(value, windows=os.name == "nt")
             except ValueError as exc:       # an open quote: the splitter's words, as the start would read them
-                raise ValueError(f"cannot be read as a command line ({str(exc).lower()}): close its quotes") from None
+                raise ValueError(unsplit(exc)) from None
         if isinstance(value, list):
             return [str(v) for v in value]
         raise ValueError("is not a list")

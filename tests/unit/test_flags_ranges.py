@@ -139,3 +139,19 @@ def test_the_ripple_flag_refuses_what_ripple_type_refuses(capsys):
     assert "--ripple: expected script, endpoint or off, not 'webhook'" in capsys.readouterr().err
     assert cm.build({"ripple": {"type": "webhook"}}, environ={}).warnings == [
         "'ripple.type' = 'webhook' must be one of '', 'script', 'endpoint'; using the default ''"]
+
+
+@pytest.mark.parametrize("given, says", [
+    ('claude -p "{message}', "--ripple-command cannot be read as a command line (no closing quotation): close its "
+                             "quotes"),
+    ("   ", "--ripple-command is empty: give the command that wakes the main model, like "
+           "--ripple-command 'claude -p {message}' (or --ripple-claude DIR to write it)")])
+def test_a_ripple_command_flag_that_is_no_command_is_refused_in_the_yamls_words_with_what_to_do(given, says):
+    """Found: the flag said "--ripple-command could not be split (No closing quotation)" and "--ripple-command is
+    empty", naming nothing to do, where the yaml's words for the same command say to close its quotes."""
+    with pytest.raises(FlagError) as refused:
+        _flag("--ripple-command", given)
+    assert str(refused.value) == says
+    cfg = cm.build({"ripple": {"command": 'claude -p "{message}'}}, environ={})
+    assert cfg.warnings == ["'ripple.command' = 'claude -p \"{message}' cannot be read as a command line (no closing "
+                            "quotation): close its quotes; using the default ['claude', '-p', '{message}']"]
