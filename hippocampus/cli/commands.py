@@ -13,8 +13,9 @@ from typing import Optional
 from hippocampus import config as config_mod
 from hippocampus.cli import flags as flags_mod
 from hippocampus.cli import identify
-from hippocampus.config.loader import LONGEST
+from hippocampus.config.loader import out_of_range
 from hippocampus.config.reach import with_scheme
+from hippocampus.config.replay_endpoints import TIMEOUT_RULE, name_problem, seconds_above_zero
 from hippocampus.memory import MemoryClient
 from hippocampus.model.process import split_command
 from hippocampus.replay.run import NoPacket, NotAllowed, ReplayEnv, compare, replay
@@ -166,8 +167,9 @@ def ripple_claude(args: argparse.Namespace) -> int:
 
 
 def check_ripple(args: argparse.Namespace) -> int:
-    if args.timeout is not None and not 0 < args.timeout <= LONGEST:
-        return _fail("--timeout is a number of seconds above 0", who=ERROR)
+    least, most = flags_mod.setting_range("ripple.timeout_seconds")       # the yaml's rule (argparse: finite)
+    if args.timeout is not None and (problem := out_of_range(args.timeout, least, most)):
+        return _fail(f"--timeout {problem}, not {args.timeout:g}", who=ERROR)
     cfg = config_mod.load(args.config, announce=False)
     try:
         overrides = flags_mod.apply_flags(cfg, args)
@@ -201,23 +203,26 @@ def replay_command(args, out=None) -> int:
     """`replay DRAFT_ID | --last N`, by the service's rule (a URL given here is refused, so a shell cannot send the
     person's fragments anywhere either): exit 1 when a draft has no packet or the candidate is not allowed."""
     out = out or sys.stdout
-    if (args.draft_id is None) == (args.last is None):
+    draft_id = (args.draft_id or "").strip() or None        # as POST /replay and replay_draft read it
+    if (draft_id is None) == (args.last is None):
         return _fail("give a DRAFT_ID or --last N (one of them)", 2)
+    if problem := name_problem("--candidate", args.candidate) or name_problem("--model-name", args.model_name):
+        return _fail(problem, 2)
     if args.last is not None and args.last < 1:
         return _fail("--last takes a whole number of drafts, 1 or more", 2)
     if args.model_url:
         return _fail(f"--model-url is no longer taken: replay reaches only the configured model and the candidates "
                      f"listed in replay.candidates; list {args.model_url!r} there under a name and pass --candidate "
                      "NAME", 2)
-    if args.timeout is not None and not args.timeout > 0:
-        return _fail("--timeout is a number of seconds above 0", 2)
+    if args.timeout is not None and not seconds_above_zero(args.timeout):     # POST /replay's rule and words
+        return _fail(f"--timeout is {TIMEOUT_RULE}, not {args.timeout:g}", 2)
     cfg = config_mod.load(getattr(args, "config", None), announce=False)
     memory = MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
     env = ReplayEnv(cfg=cfg, store=store_for(cfg), memory=memory)
     kw = {"candidate": args.candidate, "model": args.model_name, "timeout_seconds": args.timeout}
     try:
         if args.last is None:
-            result = replay(env, args.draft_id, **kw)
+            result = replay(env, draft_id, **kw)
             print(json.dumps(result, indent=2) if args.json else words(result), file=out)
             return 0
         results = compare(env, min(args.last, sys.maxsize), **kw)      # past what islice counts: every one

@@ -14,10 +14,10 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST, out_of_range
+from hippocampus.config.loader import LONGEST, check_value, out_of_range, unsplit
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
-from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, ModelConfig
-from hippocampus.words import yes_no
+from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
+from hippocampus.words import whole, yes_no
 
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
 REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate "
@@ -42,7 +42,7 @@ def _typed(convert: Callable, what: str) -> Callable:
 _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
-_whole = _typed(int, "a whole number")
+_whole = _typed(whole, "a whole number")        # as the yaml and the environment read one (no "2_000")
 _indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
@@ -54,16 +54,26 @@ def config_path(text: str) -> str:
     return text
 
 
-def _range(name: str) -> tuple:
-    """(least, most) model.`name` takes: the schema's rule, which the flag and the yaml share."""
-    rules = ModelConfig.__dataclass_fields__[name].metadata
-    return rules["min"], rules["max"]
+def _rules(path: str) -> dict:
+    """The schema's rules for the setting at dotted `path`, which the flag, the yaml and the environment share."""
+    *blocks, name = path.split(".")
+    return dict(functools.reduce(_block_type, blocks, Config).__dataclass_fields__[name].metadata)
+
+
+def setting_range(path: str) -> tuple:
+    """(least, most) the setting at dotted `path` takes (None: no bound)."""
+    rules = _rules(path)
+    return rules.get("min"), rules.get("max")
+
+
+_ripple_type = _typed(lambda v: check_value(v, _rules("ripple.type"))[0], "script, endpoint or off")   # as the yaml
 
 
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
-_FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its metavar, its help)
+_FLAGS = (   # (flag, its type: a converter or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
-    ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least 60 (sleep.tend_interval_seconds)"),
+    ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least %g (sleep.tend_interval_seconds)"
+                                          % setting_range("sleep.tend_interval_seconds")[0]),
     ("--budget-calls", _whole, "N", "model calls one night may make, 0 for no limit (sleep.budget.calls)"),
     ("--budget-answer-tokens", _whole, "N", "answer tokens one night may spend, 0 for no limit "
                                             "(sleep.budget.answer_tokens)"),
@@ -75,15 +85,15 @@ _FLAGS = (   # (flag, its type: a converter, a tuple of choices or SWITCH, its m
     ("--model-args", None, "ARGS",
      'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
     ("--model-max-tokens", _whole, "N",
-     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % _range("max_tokens")),
+     "the answer budget of one drafting call, %d to %d (model.max_tokens)" % setting_range("model.max_tokens")),
     ("--model-parallel", _whole, "N", "piles drafted at once, %d to %d (model.parallel): start llama-server with as "
                                       "many slots (-np N); for a box that can afford it, 1 on a Jetson"
-                                      % _range("parallel")),
+                                      % setting_range("model.parallel")),
     ("--model-handover", SWITCH, None,
      "stop the model this service started before the main model is poked (model.lifecycle.handover)"),
     ("--mcp", SWITCH, None, "an MCP client calls this service: check that the [mcp] extra is installed (the "
                             "endpoint is /mcp), say so, and load /mcp right after the start (server.mcp_preload)"),
-    ("--ripple", ("script", "endpoint", "off"), None,
+    ("--ripple", _ripple_type, "script|endpoint|off",
      "how the main model is woken: a script here, an endpoint, or not at all (ripple.type)"),
     ("--ripple-command", None, "CMD",
      'the script ripple\'s command line, split like a shell, e.g. "claude -p {message}" (ripple.command)'),
@@ -111,8 +121,7 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g = parser.add_argument_group(
         "config overrides (the installer card's flags; each wins over the yaml, absent ones change nothing)")
     for flag, kind, metavar, text in _FLAGS:
-        how = ({"action": "store_const", "const": True} if kind == SWITCH else
-               {"choices": kind} if isinstance(kind, tuple) else {"type": kind, "metavar": metavar})
+        how = {"action": "store_const", "const": True} if kind == SWITCH else {"type": kind, "metavar": metavar}
         g.add_argument(flag, default=argparse.SUPPRESS, help=text, **how)
     return parser
 
@@ -164,8 +173,9 @@ def add_ripple_commands(sub, after: argparse.ArgumentParser, card: argparse.Argu
                               "or what is wrong and how to fix it); exit 1 when any is not ok")
     chk.add_argument("--fire", action="store_true", help="also send one harmless wake-up through the real route and "
                                                          "report its exit code, time and first lines of output")
-    chk.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
-                     help="how long --fire waits for the command (default ripple.timeout_seconds)")
+    chk.add_argument("--timeout", type=_seconds, metavar="SECONDS", default=None,
+                     help="how long --fire waits for the command (at least %g; default ripple.timeout_seconds)"
+                          % setting_range("ripple.timeout_seconds")[0])
 
 
 def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
@@ -219,8 +229,8 @@ def _apply_sleep(given: dict, put) -> None:
     if "tend_every" in given:       # argparse has made it a float (_seconds), as it makes the others ints (_whole)
         if given.get("tend_cycle") is False:
             raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
-        if given["tend_every"] < 60:
-            raise FlagError(f"--tend-every must be at least 60 seconds, not {given['tend_every']:g}")
+        if problem := out_of_range(given["tend_every"], *setting_range("sleep.tend_interval_seconds")):
+            raise FlagError(f"--tend-every {problem}, not {given['tend_every']:g}")
         put("sleep.tend_interval_seconds", given["tend_every"])
     for flag, key in (("budget_calls", "calls"), ("budget_answer_tokens", "answer_tokens"),
                       ("budget_seconds", "wall_seconds"), ("budget_cut_in_a_row", "cut_in_a_row")):
@@ -243,7 +253,7 @@ def _apply_model(model, given: dict, put) -> None:
         put("model.lifecycle.manage", True)   # server + path turn management on, as in the yaml
     for name in ("max_tokens", "parallel"):       # the yaml's range for the setting, in the loader's words
         if (value := given.get("model_" + name)) is not None:
-            if problem := out_of_range(value, *_range(name)):
+            if problem := out_of_range(value, *setting_range("model." + name)):
                 raise FlagError(f"--model-{name.replace('_', '-')} {problem}, not {value}")
             put("model." + name, value)
     if given.get("model_handover"):
@@ -255,14 +265,15 @@ def _apply_model(model, given: dict, put) -> None:
 
 def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
     if "ripple" in given:
-        put("ripple.type", "" if given["ripple"] == "off" else given["ripple"])
+        put("ripple.type", given["ripple"])        # "" for off, as the yaml reads it
     if "ripple_command" in given:
         try:
             argv = cmdline.split(str(given["ripple_command"]), windows=os.name == "nt")
         except ValueError as exc:
-            raise FlagError(f"--ripple-command could not be split ({exc})") from None
+            raise FlagError(f"--ripple-command {unsplit(exc)}") from None
         if not argv:
-            raise FlagError("--ripple-command is empty")
+            raise FlagError("--ripple-command is empty: give the command that wakes the main model, like "
+                            "--ripple-command 'claude -p {message}' (or --ripple-claude DIR to write it)")
         put("ripple.command", argv)
     _copy(given, put, (("ripple_url", "ripple.url"), ("ripple_run_as", "ripple.run_as")))
     _ripple_token(given, put, say)

@@ -18,7 +18,7 @@ from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES,
 from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import names, replay_endpoints
 from hippocampus.config.hosts import entry_problems
-from hippocampus.config.pointers import pointer_problems
+from hippocampus.config.pointers import bare_variable_names, pointer_problems
 from hippocampus.config.suggest import unknown_key_line
 from hippocampus.words import whole, yes_no
 
@@ -126,6 +126,11 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
 NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
 
 
+def unsplit(exc: ValueError) -> str:
+    """Why a command line (the yaml's, a flag's) could not be split, and what to do."""
+    return f"cannot be read as a command line ({str(exc).lower()}): close its quotes"
+
+
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
     texts = value if isinstance(value, list) else [value]
@@ -149,13 +154,13 @@ def _coerce(value: Any, default: Any) -> Any:
     if isinstance(default, str):
         if isinstance(value, (dict, list)):
             raise ValueError("is not a text value")
-        return default if value is None else str(value)
+        return default if value is None else str(value).strip()     # as the environment's value is (env_override)
     if isinstance(default, list):
         if isinstance(value, str):
             try:
                 return cmdline.split(value, windows=os.name == "nt")
             except ValueError as exc:       # an open quote: the splitter's words, as the start would read them
-                raise ValueError(f"cannot be read as a command line ({str(exc).lower()}): close its quotes") from None
+                raise ValueError(unsplit(exc)) from None
         if isinstance(value, list):
             return [str(v) for v in value]
         raise ValueError("is not a list")
@@ -177,7 +182,7 @@ def out_of_range(value: Any, lo: Any, hi: Any) -> str:
             else f"must be at least {lo}" if lo is not None else f"must be at most {hi}")
 
 
-def _check(value: Any, rules: dict) -> tuple:
+def check_value(value: Any, rules: dict) -> tuple:
     """(the value to use, why it differs from the value given, or None). ValueError: not usable."""
     aliases = rules.get("aliases") or {}
     if isinstance(value, str):
@@ -245,7 +250,7 @@ def _checked(f: dataclasses.Field, raw: Any, current: Any, said: str, instead: s
     and what is used `instead`. `said` names where it came from."""
     shown = "(hidden)" if f.name in SECRET_KEYS else repr(raw)
     try:
-        value, clamped = _check(_coerce(raw, current), dict(f.metadata))
+        value, clamped = check_value(_coerce(raw, current), dict(f.metadata))
     except (ValueError, TypeError) as exc:
         warnings.append(f"{said}{shown} {exc}; {instead}")
         return False, None
@@ -303,6 +308,7 @@ def build(data: dict, *, path: Optional[str] = None, environ: Optional[dict] = N
         head, sep, rest = block.url.rpartition("://")
         block.url = head + sep + rest.rstrip("/")
     cfg.server.mcp_mount = "/" + (cfg.server.mcp_mount.strip().strip("/") or "mcp")
+    bare_variable_names(cfg)
     warnings.extend(pointer_problems(cfg, env))
     warnings.extend(replay_endpoints.problems(cfg))
     warnings.extend(names.problems(cfg))

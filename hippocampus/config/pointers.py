@@ -92,6 +92,14 @@ def _server_consequence(server: Any) -> str:
     return f"the service refuses to start on {where}: beyond loopback it needs a bearer"
 
 
+def bare_variable_names(cfg: Any) -> None:
+    """Each `_env` pointer written as the shell spells the variable's value ($NAME) names NAME, as
+    --ripple-token-env reads it."""
+    for path, prefix, _ in POINTERS:
+        block = operator.attrgetter(path)(cfg)
+        setattr(block, f"{prefix}_env", getattr(block, f"{prefix}_env").lstrip("$"))
+
+
 def pointer_problems(cfg: Any, environ: Mapping[str, str]) -> list:
     """One line per block whose bearer pointer resolves to nothing (environ: the loader's environment)."""
     out = []

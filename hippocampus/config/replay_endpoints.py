@@ -6,6 +6,7 @@ the replay asks again at connect."""
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -82,16 +83,28 @@ def reaches_memory(url: str, memory_url: str) -> bool:
     return same_service(url, memory_url) or reach.Memory(memory_url).reached_by(url)
 
 
+NAME_RULE = f"a name (text on one line, at most {NAME_CHARS} characters)"
+
+
+def is_name(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= NAME_CHARS and bool(re.fullmatch(ONE_LINE, value))
+
+
 def name_problem(key: str, value: Any) -> Optional[str]:
-    """Why a replay's `candidate` or `model` as a caller gave it is no name (it is logged and sent), or None."""
-    if value is None or isinstance(value, str) and len(value) <= NAME_CHARS and re.fullmatch(ONE_LINE, value):
+    """Why a replay's `candidate` or `model` as a caller gave it is no name (it is logged and sent), or None; `key`
+    as the caller named it (a flag is named as it is, a body's key quoted)."""
+    if value is None or is_name(value):
         return None
-    return f"'{key}' is a name (text on one line, at most {NAME_CHARS} characters)"
+    return f"{key if key.startswith('--') else repr(key)} is {NAME_RULE}"
+
+
+TIMEOUT_RULE = f"a number of seconds above 0 (at most {TIMEOUT_CAP:g}: a larger one is capped)"
 
 
 def seconds_above_zero(value: Any) -> bool:
-    """A replay's timeout_seconds as given (a setting, or a request's body): a number above 0 (not NaN)."""
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+    """A replay's timeout_seconds as given (a setting, a request's body, the CLI's --timeout): a finite number above
+    0 (not NaN, nor infinity, which no deadline takes and JSON cannot carry)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value < math.inf
 
 
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
@@ -121,6 +134,10 @@ def _parse(cfg: Any) -> tuple:
             warnings.append(f"'{where}': '{CONFIGURED}' names the configured model (model.url) in a replay, so this "
                             "entry could never be chosen; it is left out: give it another name")
             continue
+        if not is_name(name):           # held to the rule a replay's caller is held to, or no door could name it
+            warnings.append(f"'{where}': its name is not {NAME_RULE}, so no replay could ask for it; it is left "
+                            "out: rename it")
+            continue
         if not isinstance(entry, dict):
             warnings.append(f"'{where}' should be a block with url (and model, extra_body, timeout_seconds), "
                             f"not {entry!r}; it is left out")
@@ -142,7 +159,12 @@ def _parse(cfg: Any) -> tuple:
                             "which JSON cannot carry); using model.extra_body")
             extra = cfg.model.extra_body
         model = entry.get("model")
-        out[name] = Listed(name=name, url=url, model=str(model).strip() if model else name, extra_body=dict(extra),
+        model = model.strip() if isinstance(model, str) else model
+        if model and not is_name(model):        # the name sent, held to the rule a replay's caller is held to
+            warnings.append(f"'{where}.model' = {model!r} is not {NAME_RULE}; the candidate's name {name!r} is sent "
+                            "instead")
+            model = None
+        out[name] = Listed(name=name, url=url, model=model or name, extra_body=dict(extra),
                            timeout_seconds=_timeout(entry.get("timeout_seconds"), where, warnings))
     return out, warnings
 

@@ -54,6 +54,11 @@ def test_replay_of_an_unknown_draft_is_404_with_a_plain_detail(make_config, star
                       headers={"Content-Type": "application/json"}, timeout=10)
     assert (r.status_code, r.json()["detail"]) == (400, "'timeout_seconds' is a number of seconds above 0 (at most "
                                                         "300: a larger one is capped)")
+    # nor Infinity (Python's json reads that too): it was taken and capped, where the CLI and the yaml refuse it
+    r = requests.post(svc.url + "/replay/x", data='{"candidate": "gone", "timeout_seconds": Infinity}',
+                      headers={"Content-Type": "application/json"}, timeout=10)
+    assert (r.status_code, r.json()["detail"]) == (400, "'timeout_seconds' is a number of seconds above 0 (at most "
+                                                        "300: a larger one is capped)")
 
 
 def test_the_quality_report_is_read_in_the_background_and_replay_runs_over_http_and_mcp(

@@ -86,3 +86,20 @@ def test_the_family_s_trust_store_variable_turns_the_os_trust_store_on(tmp_path)
         cfg = _load(tmp_path, {name: "1"})
         assert cfg.warnings == [] and cfg.tls.trust_system_store is True, name
         assert cfg.sources.variables["tls.trust_system_store"] == name
+
+
+def test_a_text_setting_with_spaces_around_it_is_read_alike_from_the_yaml_and_the_environment(tmp_path):
+    """Found: the environment strips a value (SEREN_HIPPOCAMPUS_SLEEP_AT=" 03:30 " is 03:30) while the yaml kept
+    the spaces of a quoted one: at: " 03:30 " was "not a local HH:MM time", host: " 0.0.0.0 " not a host, and
+    state_path: " /srv/h/state.json" a relative path (a folder named " " wherever the service started)."""
+    given = {"sleep": {"at": " 03:30 ", "state_path": f" {tmp_path}/state.json "},
+             "server": {"host": " 0.0.0.0 "}, "ripple": {"url": " http://box:7430/ripple "}}
+    text = "".join(f"{block}:\n" + "".join(f'  {k}: "{v}"\n' for k, v in keys.items())
+                   for block, keys in given.items())
+    from_yaml = _load(tmp_path, {}, text)
+    from_env = config.build({}, environ={f"SEREN_HIPPOCAMPUS_{block}_{k}".upper(): v
+                                         for block, keys in given.items() for k, v in keys.items()})
+    for cfg in (from_yaml, from_env):
+        assert cfg.warnings == []
+        assert (cfg.sleep.at, cfg.sleep.state_path, cfg.server.host, cfg.ripple.url) == \
+            ("03:30", f"{tmp_path}/state.json", "0.0.0.0", "http://box:7430/ripple")

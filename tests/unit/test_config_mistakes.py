@@ -220,7 +220,7 @@ def test_a_state_path_that_is_a_folder_is_named_and_never_taken(tmp_path, by_env
     assert "state.json" in cfg.warnings[0], cfg.warnings        # what to write instead
 
 
-@pytest.mark.parametrize("given", ["127.0.0.1:7424", "http://127.0.0.1", " 127.0.0.1", "[::1]", "box lan"])
+@pytest.mark.parametrize("given", ["127.0.0.1:7424", "http://127.0.0.1", "[::1]", "box lan"])
 def test_a_server_host_that_is_no_host_is_named_and_loopback_used(tmp_path, given):
     """Found: server.host with its port ('127.0.0.1:7424'), a scheme, a space or brackets loaded silently and
     check-config said "no warnings"; the service then refused to start ('cannot listen on 127.0.0.1:7424:7424:
@@ -229,8 +229,7 @@ def test_a_server_host_that_is_no_host_is_named_and_loopback_used(tmp_path, give
     assert cfg.server.host == "127.0.0.1"
     assert len(cfg.warnings) == 1 and f"'server.host' = {given!r}" in cfg.warnings[0], cfg.warnings
     env = config.build({}, environ={"SEREN_HIPPOCAMPUS_HOST": given})
-    if given.strip() != "127.0.0.1":      # the environment's value is taken stripped
-        assert env.server.host == "127.0.0.1" and len(env.warnings) == 1, env.warnings
+    assert env.server.host == "127.0.0.1" and len(env.warnings) == 1, env.warnings
 
 
 @pytest.mark.parametrize("given", ["0.0.0.0", "::", "::1", "localhost", "Box.lan", "192.168.1.20", "my_box"])

@@ -40,3 +40,118 @@ def test_the_help_says_the_range():
 
     help_text = " ".join(build_parser().format_help().split())
     assert "the answer budget of one drafting call, 64 to 32768 (model.max_tokens)" in help_text
+
+
+@pytest.mark.parametrize("given", ["0.05", "1", "30", "59.9"])
+def test_tend_every_takes_what_the_yaml_takes(given):
+    """Found: --tend-every refused anything under 60 s ("must be at least 60 seconds") while the yaml's and the
+    environment's sleep.tend_interval_seconds took 0.05 and up: one setting, two rules."""
+    assert _flag("--tend-every", given).sleep.tend_interval_seconds == float(given)
+    cfg = cm.build({"sleep": {"tend_interval_seconds": float(given)}}, environ={})
+    assert cfg.warnings == [] and cfg.sleep.tend_interval_seconds == float(given)
+
+
+@pytest.mark.parametrize("given", ["0.01", "0", "-5"])
+def test_tend_every_below_the_least_is_refused_alike_by_the_flag_and_the_yaml(given):
+    with pytest.raises(FlagError) as refused:
+        _flag("--tend-every", given)
+    assert str(refused.value) == f"--tend-every must be at least 0.05, not {given}"
+    cfg = cm.build({"sleep": {"tend_interval_seconds": float(given)}}, environ={})
+    assert cfg.warnings == [f"'sleep.tend_interval_seconds' = {float(given)!r} must be at least 0.05; "
+                            "using the default 600.0"]
+    env = cm.build({}, environ={"SEREN_HIPPOCAMPUS_SLEEP_TEND_INTERVAL_SECONDS": given})
+    assert env.warnings == [f"SEREN_HIPPOCAMPUS_SLEEP_TEND_INTERVAL_SECONDS={given!r} must be at least 0.05; "
+                            "keeping 600.0"]
+
+
+def test_the_tend_every_help_says_the_yamls_least():
+    from hippocampus.__main__ import build_parser
+
+    help_text = " ".join(build_parser().format_help().split())
+    assert "seconds between tends, at least 0.05 (sleep.tend_interval_seconds)" in help_text
+
+
+@pytest.mark.parametrize("given, says", [
+    ("0.05", "--timeout must be at least 0.1, not 0.05"), ("0", "--timeout must be at least 0.1, not 0"),
+    ("-5", "--timeout must be at least 0.1, not -5"), ("nan", "--timeout: expected a number of seconds, not 'nan'"),
+    ("inf", "--timeout: expected a number of seconds, not 'inf'")])
+def test_check_ripples_timeout_is_held_to_ripple_timeout_seconds_rule(tmp_path, capsys, given, says):
+    """Found: check-ripple --fire --timeout took 0.05 (any number above 0) where the yaml's and the environment's
+    ripple.timeout_seconds refuse anything under 0.1; its refusal named neither the range nor the value."""
+    from hippocampus.__main__ import main
+
+    conf = tmp_path / "h.yaml"
+    conf.write_text(f"sleep:\n  state_path: {tmp_path / 'state.json'}\n", encoding="utf-8")
+    try:
+        code = main(["check-ripple", "--config", str(conf), "--fire", f"--timeout={given}"])
+    except SystemExit as stopped:       # argparse's refusal
+        code = stopped.code
+    assert code == 2
+    assert says in capsys.readouterr().err
+    cfg = cm.build({"ripple": {"timeout_seconds": 0.05}}, environ={})
+    assert cfg.warnings == ["'ripple.timeout_seconds' = 0.05 must be at least 0.1; using the default 900.0"]
+
+
+def test_check_ripples_timeout_help_says_the_least():
+    from hippocampus.__main__ import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["check-ripple"]
+    assert "(at least 0.1; default ripple.timeout_seconds)" in " ".join(sub.format_help().split())
+
+
+@pytest.mark.parametrize("flag, setting", [("--model-max-tokens", "model.max_tokens"),
+                                           ("--budget-calls", "sleep.budget.calls")])
+def test_a_whole_number_flag_reads_a_number_as_the_environment_does(capsys, flag, setting):
+    """Found: the whole-number flags read their value with Python's int(), which takes "2_000" (and "1_0"), where
+    the environment and the yaml say it "is not a whole number": one setting, two rules."""
+    import operator
+
+    from hippocampus.__main__ import build_parser
+
+    variable = "SEREN_HIPPOCAMPUS_" + setting.replace(".", "_").upper()
+    env = cm.build({}, environ={variable: "2_000"})
+    assert len(env.warnings) == 1 and env.warnings[0].startswith(f"{variable}='2_000' is not a whole number")
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["check-config", flag, "2_000"])
+    assert stopped.value.code == 2
+    assert f"{flag}: expected a whole number, not '2_000'" in capsys.readouterr().err
+    assert operator.attrgetter(setting)(_flag(flag, " 2000 ")) == 2000      # spaces around it: both doors take them
+
+
+@pytest.mark.parametrize("given, taken", [("Script", "script"), ("ENDPOINT", "endpoint"), ("none", ""),
+                                          ("Off", ""), (" script ", "script")])
+def test_the_ripple_flag_takes_the_spellings_ripple_type_takes(given, taken):
+    """Found: ripple.type takes "none" and any case ("Script"), in the yaml and the environment, but --ripple
+    refused them ("invalid choice: 'none' (choose from 'script', 'endpoint', 'off')")."""
+    argv = ["--ripple", given] + (["--ripple-url", "http://box:7401/ripple"] if taken == "endpoint" else [])
+    assert _flag(*argv).ripple.type == taken
+    assert cm.build({"ripple": {"type": given}}, environ={}).ripple.type == taken
+    assert cm.build({}, environ={"SEREN_HIPPOCAMPUS_RIPPLE_TYPE": given}).ripple.type == taken
+
+
+def test_the_ripple_flag_refuses_what_ripple_type_refuses(capsys):
+    from hippocampus.__main__ import build_parser
+
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["check-config", "--ripple", "webhook"])
+    assert stopped.value.code == 2
+    assert "--ripple: expected script, endpoint or off, not 'webhook'" in capsys.readouterr().err
+    assert cm.build({"ripple": {"type": "webhook"}}, environ={}).warnings == [
+        "'ripple.type' = 'webhook' must be one of '', 'script', 'endpoint'; using the default ''"]
+
+
+@pytest.mark.parametrize("given, says", [
+    ('claude -p "{message}', "--ripple-command cannot be read as a command line (no closing quotation): close its "
+                             "quotes"),
+    ("   ", "--ripple-command is empty: give the command that wakes the main model, like "
+           "--ripple-command 'claude -p {message}' (or --ripple-claude DIR to write it)")])
+def test_a_ripple_command_flag_that_is_no_command_is_refused_in_the_yamls_words_with_what_to_do(given, says):
+    """Found: the flag said "--ripple-command could not be split (No closing quotation)" and "--ripple-command is
+    empty", naming nothing to do, where the yaml's words for the same command say to close its quotes."""
+    with pytest.raises(FlagError) as refused:
+        _flag("--ripple-command", given)
+    assert str(refused.value) == says
+    cfg = cm.build({"ripple": {"command": 'claude -p "{message}'}}, environ={})
+    assert cfg.warnings == ["'ripple.command' = 'claude -p \"{message}' cannot be read as a command line (no closing "
+                            "quotation): close its quotes; using the default ['claude', '-p', '{message}']"]

@@ -157,3 +157,49 @@ def test_a_candidate_listed_as_model_is_named_not_shadowed_by_the_configured_mod
     assert listed(cfg) == {}
     chosen = choose(cfg, "model")
     assert (chosen.url, chosen.name) == ("http://127.0.0.1:8090/v1", "small")       # what 'model' reaches
+
+
+TIMEOUT_RULE = "a number of seconds above 0 (at most 300: a larger one is capped)"
+
+
+@pytest.mark.parametrize("given, shown", [("inf", "inf"), ("1e400", "inf"), ("nan", "nan"), ("-1", "-1"),
+                                          ("0", "0"), ("-inf", "-inf")])
+def test_the_cli_refuses_a_timeout_that_is_no_number_of_seconds_in_the_http_bodys_words(tmp_path, capsys, given,
+                                                                                         shown):
+    """Found: `replay --timeout inf` was taken (capped to 300 with a note), where check-ripple's --timeout, every
+    other seconds flag and the loader refuse infinity; the refusal named no range."""
+    conf = tmp_path / "hippocampus.yaml"
+    conf.write_text(f"memory:\n  url: http://127.0.0.1:9\nsleep:\n  state_path: {tmp_path / 'state.json'}\n",
+                    encoding="utf-8")
+    args = build_parser().parse_args(["replay", "--last", "1", f"--timeout={given}", "--config", str(conf)])
+    assert replay_cli.replay_command(args, io.StringIO()) == 2
+    assert capsys.readouterr().err == f"seren-hippocampus replay: --timeout is {TIMEOUT_RULE}, not {shown}\n"
+    args = build_parser().parse_args(["replay", "--last", "1", "--timeout=3600", "--config", str(conf)])
+    assert replay_cli.replay_command(args, io.StringIO()) == 1        # taken (capped): no packets to replay
+    assert "no replay packets" in capsys.readouterr().err
+
+
+def test_a_candidate_timeout_of_infinity_is_named_and_the_model_timeout_used(tmp_path):
+    cfg = build(tmp_path, candidates={"inf": {"url": "http://127.0.0.1:8091/v1", "timeout_seconds": float("inf")}})
+    assert cfg.warnings == ["'replay.candidates.inf.timeout_seconds' = inf is not a number of seconds above 0; "
+                            "using model.timeout_seconds"]
+    assert choose(cfg, "inf").timeout_seconds == cfg.model.timeout_seconds
+
+
+def test_a_candidates_name_and_model_are_held_to_the_name_rule_a_replays_caller_is_held_to(tmp_path):
+    """Found: POST /replay, replay_draft and the CLI refuse a candidate or model name that is not one line of at
+    most 200 characters, but replay.candidates took one: a candidate named past 200 characters was listed yet no
+    door could ask for it, and a model: 'a\\nb' (or a list, sent as "['q', 'w']") was the name sent to the model."""
+    long = "x" * 201
+    cfg = build(tmp_path, candidates={long: {"url": "http://127.0.0.1:8091/v1"},
+                                      "two": {"url": "http://127.0.0.1:8092/v1", "model": "a\nb"},
+                                      "lst": {"url": "http://127.0.0.1:8093/v1", "model": ["q", "w"]}})
+    assert cfg.warnings == [
+        f"'replay.candidates.{long}': its name is not {NAME_RULE}, so no replay could ask for it; it is left out: "
+        "rename it",
+        f"'replay.candidates.two.model' = 'a\\nb' is not {NAME_RULE}; the candidate's name 'two' is sent instead",
+        f"'replay.candidates.lst.model' = ['q', 'w'] is not {NAME_RULE}; the candidate's name 'lst' is sent instead"]
+    assert {name: entry.model for name, entry in listed(cfg).items()} == {"two": "two", "lst": "lst"}
+
+
+NAME_RULE = "a name (text on one line, at most 200 characters)"

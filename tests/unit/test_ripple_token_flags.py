@@ -104,3 +104,28 @@ def test_an_empty_token_or_variable_name_is_refused_in_plain_words(flag, given, 
     with pytest.raises(FlagError) as refused:
         applied(URL + [flag, given])
     assert str(refused.value) == says
+
+
+@pytest.mark.parametrize("block, key", [("ripple", "bearer_token_env"), ("memory", "bearer_token_env"),
+                                        ("model.lifecycle", "observatory_token_env")])
+def test_a_variables_name_written_with_its_dollar_is_read_alike_by_the_flag_the_yaml_and_the_environment(
+        monkeypatch, block, key):
+    """Found: --ripple-token-env '$NAME' names NAME (the flag drops the shell's $), but the same text in the yaml
+    (bearer_token_env: $NAME) or its variable named a variable '$NAME', which is never set: the token was lost,
+    with a warning that "$NAME ... is not set in the environment" while NAME was."""
+    import operator
+
+    monkeypatch.setenv("HIPPO_TOKEN_FOR_TEST", "tok")
+    environ = {"HIPPO_TOKEN_FOR_TEST": "tok"}
+    *outer, inner = block.split(".")
+    yaml = {inner: {key: "$HIPPO_TOKEN_FOR_TEST"}}
+    for name in reversed(outer):
+        yaml = {name: yaml}
+    variable = "SEREN_HIPPOCAMPUS_" + f"{block}.{key}".replace(".", "_").upper()
+    for cfg in (cm.build(yaml, environ=environ),
+                cm.build({}, environ={**environ, variable: "$HIPPO_TOKEN_FOR_TEST"})):
+        assert cfg.warnings == []
+        assert getattr(operator.attrgetter(block)(cfg), key) == "HIPPO_TOKEN_FOR_TEST"
+    if block == "ripple":
+        cfg, _, _ = applied(URL + ["--ripple-token-env", "$HIPPO_TOKEN_FOR_TEST"])
+        assert cfg.ripple.bearer_token_env == "HIPPO_TOKEN_FOR_TEST" and cfg.ripple.resolve_bearer() == "tok"
