@@ -19,6 +19,9 @@ from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
 from hippocampus.words import whole, yes_no
 
+# The Seren installers' rule for --tend-every (family conventions): a person's flag; the yaml's
+# sleep.tend_interval_seconds takes down to the schema's least, which the tests use.
+TEND_EVERY_LEAST = 60.0
 MCP_HINT = "pip install 'seren-hippocampus[mcp]'"
 REPLAY_DESCRIPTION = ("Send past drafts' saved prompts (the replay packets beside the state file) to a candidate "
                       "small model, exactly as they were sent then, read its answers the way a sleep reads them, and "
@@ -72,8 +75,8 @@ _ripple_type = _typed(lambda v: check_value(v, _rules("ripple.type"))[0], "scrip
 SWITCH = "switch"       # a flag that takes no value: given, it sets True
 _FLAGS = (   # (flag, its type: a converter or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
-    ("--tend-every", _seconds, "SECONDS", "seconds between tends, at least %g (sleep.tend_interval_seconds)"
-                                          % setting_range("sleep.tend_interval_seconds")[0]),
+    ("--tend-every", _seconds, "SECONDS", f"seconds between tends, at least {TEND_EVERY_LEAST:g} "
+                                          "(sleep.tend_interval_seconds)"),
     ("--budget-calls", _whole, "N", "model calls one night may make, 0 for no limit (sleep.budget.calls)"),
     ("--budget-answer-tokens", _whole, "N", "answer tokens one night may spend, 0 for no limit "
                                             "(sleep.budget.answer_tokens)"),
@@ -229,8 +232,9 @@ def _apply_sleep(given: dict, put) -> None:
     if "tend_every" in given:       # argparse has made it a float (_seconds), as it makes the others ints (_whole)
         if given.get("tend_cycle") is False:
             raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
-        if problem := out_of_range(given["tend_every"], *setting_range("sleep.tend_interval_seconds")):
-            raise FlagError(f"--tend-every {problem}, not {given['tend_every']:g}")
+        if given["tend_every"] < TEND_EVERY_LEAST:
+            raise FlagError(f"--tend-every must be at least {TEND_EVERY_LEAST:g} seconds, not {given['tend_every']:g}"
+                            " (a shorter tend, for a test, is sleep.tend_interval_seconds in the yaml)")
         put("sleep.tend_interval_seconds", given["tend_every"])
     for flag, key in (("budget_calls", "calls"), ("budget_answer_tokens", "answer_tokens"),
                       ("budget_seconds", "wall_seconds"), ("budget_cut_in_a_row", "cut_in_a_row")):

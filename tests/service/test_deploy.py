@@ -247,7 +247,7 @@ def test_the_unit_does_not_restart_a_start_that_a_config_or_flag_error_ended(tmp
     kept = cp["Service"]["RestartPreventExitStatus"].split()
     cfg = _yaml(tmp_path / "h.yaml", {"model": {"url": ""}, "sleep": {"mode": "external"}})
     lan = _yaml(tmp_path / "lan.yaml", {"server": {"host": "0.0.0.0", "port": free_port()}})
-    for args in (["--config", str(cfg), "--tend-every", "0.01"], ["--config", str(cfg), "--no-such-flag"],
+    for args in (["--config", str(cfg), "--tend-every", "30"], ["--config", str(cfg), "--no-such-flag"],
                  ["--config", str(lan)]):
         res = _cli(*args, cwd=tmp_path)
         assert res.returncode != 0 and str(res.returncode) in kept, (args, res.returncode, kept, res.stderr[-500:])
@@ -372,7 +372,7 @@ def test_the_flags_override_the_yaml_and_show_in_check_config(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--tend-every", "0.01"], "--tend-every must be at least 0.05, not 0.01"),
+    (["--tend-every", "30"], "--tend-every must be at least 60 seconds, not 30"),
     (["--tend-cycle", "off", "--tend-every", "120"], "--tend-cycle off"),
     (["--model-max-tokens", "20"], "64 to 32768"),
     (["--model-parallel", "9"], "1 to 8"),
