@@ -7,7 +7,7 @@ from __future__ import annotations
 import falcon
 
 from hippocampus import SERVICE, __version__
-from hippocampus.config.replay_endpoints import TIMEOUT_CAP, NotAllowed, name_problem, refusal, seconds_above_zero
+from hippocampus.config.replay_endpoints import TIMEOUT_RULE, NotAllowed, name_problem, refusal, seconds_above_zero
 from hippocampus.replay.service import unknown_run
 from hippocampus.status import lists as boards
 from hippocampus.words import BOOLEAN, yes_no
@@ -154,8 +154,7 @@ def _replay_args(body: dict, cfg) -> dict:
         raise falcon.HTTPBadRequest(description=f"{', '.join(map(repr, unknown))} is not a replay field: send {SHAPE}")
     timeout = body.get("timeout_seconds")
     if timeout is not None and not seconds_above_zero(timeout):
-        raise falcon.HTTPBadRequest(description=f"'timeout_seconds' is a number of seconds above 0 (at most "
-                                                f"{TIMEOUT_CAP:g}: a larger one is capped)")
+        raise falcon.HTTPBadRequest(description=f"'timeout_seconds' is {TIMEOUT_RULE}")
     return {"candidate": _text(body, "candidate"), "model": _text(body, "model"), "timeout_seconds": timeout}
 
 
