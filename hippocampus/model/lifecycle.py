@@ -245,7 +245,7 @@ class ModelLifecycle:
             timed_out = nothing_answered and transport_words.cause(exc) == transport_words.TIMED_OUT
             self._fail(f"{could_not}: {ensure_failed(exc, self.lc)}" + stop_given_up(self, timed_out))
         if data is None:    # a stop while it loads: the start we asked for (nothing answered before) is called off
-            self._how, self.started_by_us = "observatory", self.started_by_us or nothing_answered
+            ours_via_observatory(self, nothing_answered)    # kept: one its stop leaves, the next run adopts
             self._give_up_loading(theirs=False)
         if not data.get("ok") or not data.get("ready"):
             self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}" +

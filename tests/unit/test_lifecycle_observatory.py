@@ -321,3 +321,19 @@ def test_a_model_that_never_answers_after_the_ensure_and_that_the_observatory_di
     lc.tick(chain_open=False)
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"]
     assert lc.snapshot()["started_by_us"] is False and rig.kinds("model_stopped")[-1]["why"] == "the cycle is over"
+
+
+def test_a_stop_while_the_model_we_asked_for_loads_and_a_hung_observatory_keeps_it_ours_for_the_next_run(
+        rig, observatory):
+    """The service's stop comes while the Observatory loads the model we asked for, and its stop is never answered:
+    the model may come up after we are gone, so the state file keeps it ours (the next run adopts and stops it),
+    never left for somebody else's."""
+    observatory.hold, observatory.stop_hold = threading.Event(), threading.Event()
+    lc = _via(rig, observatory, ready_timeout_seconds=60, health_url=f"http://127.0.0.1:{rig.port}/health")
+    starting = threading.Thread(target=lambda: pytest.raises(ModelUnavailable, lc.ensure), daemon=True)
+    starting.start()
+    assert wait_until(lambda: observatory.calls), "the Observatory was never asked"
+    lc.shutdown()                                   # the service's stop
+    starting.join(10)
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls][:2] == ["ensure", "stop"]
+    assert rig.saves and rig.saves[-1]["started_by_us"] is True and rig.saves[-1]["how"] == "observatory", rig.saves
