@@ -26,6 +26,7 @@ class Observatory:
         self.hold = None            # a threading.Event: an ensure answers only once it is set (a slow load)
         self.stop_fails = 0         # the next stops answered 503 (the Observatory restarting), the model left up
         self.stop_hold = None       # a threading.Event: a stop answers only once it is set (a hung Observatory)
+        self.stop_refusals = 0      # the next stops answered 200 {"ok": false, "error"}, the model left up
         obs = self
 
         class H(BaseHTTPRequestHandler):
@@ -53,6 +54,9 @@ class Observatory:
                     self._send(200, obs.answer)
                 elif self.path.endswith("/stop") and obs.stop_hold is not None and not obs.stop_hold.wait(30):
                     self._send(504, {"error": "hung"})
+                elif self.path.endswith("/stop") and obs.stop_refusals:
+                    obs.stop_refusals -= 1
+                    self._send(200, {"ok": False, "error": "seren-systemctl: stopping seren-small-model failed"})
                 elif self.path.endswith("/stop") and obs.stop_fails:
                     obs.stop_fails -= 1
                     self._send(503, {"error": "the Observatory is restarting"})
@@ -337,3 +341,17 @@ def test_a_stop_while_the_model_we_asked_for_loads_and_a_hung_observatory_keeps_
     starting.join(10)
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls][:2] == ["ensure", "stop"]
     assert rig.saves and rig.saves[-1]["started_by_us"] is True and rig.saves[-1]["how"] == "observatory", rig.saves
+
+
+def test_a_stop_the_observatory_answers_not_ok_keeps_the_model_ours_and_says_why(rig, observatory):
+    """The Observatory answers the stop 200 {"ok": false, "error"}: the model still runs, so it is not taken as
+    stopped (no model_stopped, never forgotten): it stays ours, /status says why, and it is asked again later."""
+    lc = _via(rig, observatory)
+    lc.ensure()
+    observatory.stop_refusals = 1
+    lc.tick(chain_open=False)
+    assert observatory.up is True and rig.kinds("model_stopped") == []
+    snap = lc.snapshot()
+    assert snap["started_by_us"] is True and "stopping seren-small-model failed" in snap["last_error"], snap
+    lc.tick(chain_open=False)                       # the next tick asks again
+    assert observatory.up is False and rig.kinds("model_stopped")[-1]["why"] == "the cycle is over"
