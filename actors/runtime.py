@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from typing import Callable, Optional, Sequence
 
@@ -17,6 +18,7 @@ from hippocampus.cycle.context import Context
 from hippocampus.store.events import FILE_NAME as EVENTS_FILE
 from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
+from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 from hippocampus.store.voice import VoiceCard
@@ -43,6 +45,7 @@ NUDGE_BURST_SECONDS = 60.0      # nudges closer together than this (nothing that
 FIRST_READ_SECONDS = 2.0        # start-up waits this long at most for the first read of Memory's health
 RESTART_ANSWER_SECONDS = 10.0   # an operator's restart is answered at once: this long means the supervisor hangs
 REPORT_AT_STOP_SECONDS = 2.0    # once the stop has come, a request waits this long at most for its actor's report
+MEMORY_CUT_SECONDS = 1.5        # then a Memory call still under way is cut (before that report is given up on)
 
 CHILDREN = [NotifierActor, RippleActor, LifecycleActor, ChainActor, SleeperActor, SchedulerActor,
             QualityActor, MemoryWatch, ModelWatch, WakeupWatch, QueueWatch, ReplayActor]      # started in this order
@@ -59,7 +62,8 @@ class Runtime:
         self.folder = private.hold(state_path.parent)     # one service per state folder (FolderHeld)
         state = State(state_path)
         events = EventLog(state_path.with_name(EVENTS_FILE), clock, keep=cfg.events.keep)
-        memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
+        memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds,
+                                        new_session=CancellableSession)     # the stop cuts a call that hangs
         model = ModelClient(cfg.model) if cfg.model.configured else None
         voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock) if cfg.voice.enabled else None
         self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model, voice=voice)
@@ -114,6 +118,18 @@ class Runtime:
             wakeups.abandon()       # nor on a ripple endpoint's
         log.info("stopping: no new sleep or tend starts%s", "; the model call in flight was abandoned "
                  "(the step waiting on it is recorded as interrupted)" if cut else "")
+        cutting = threading.Timer(MEMORY_CUT_SECONDS, self._cut_memory)
+        cutting.daemon = True
+        cutting.start()
+
+    def _cut_memory(self) -> None:
+        """MEMORY_CUT_SECONDS into the stop: a Memory call still under way (a Memory that hangs) is cut, and none
+        starts after, so the step waiting on it ends within the stop's time, recorded as interrupted."""
+        if self.ctx.memory.in_flight:
+            log.warning("stopping: %d call(s) to SerenMemory still under way %g s into the stop are cut short (the "
+                        "step waiting on one is recorded as interrupted; its brief is kept)", self.ctx.memory.in_flight,
+                        MEMORY_CUT_SECONDS)
+        self.ctx.memory.cut()
 
     def stop(self, timeout: float = 20.0) -> None:
         if self.supervisor is not None:

@@ -3,6 +3,7 @@
 MemoryUnavailable (no answer, or 5xx) and MemoryRefused (4xx) both name the method, path and status. Each call
 has one wall-clock deadline (memory.timeout_seconds, or the caller's; a GET asked twice shares it) however
 slowly the answer comes, and reads at most ANSWER_CAP of it (hippocampus.outbound): past it, MemoryTooLarge.
+cut(), from the stopping thread, cuts the calls in flight short and refuses new ones: MemoryCut, a ServiceStopping.
 """
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import contextlib
 import logging
 import os
 import threading
-from typing import Any, Optional
+import weakref
+from typing import Any, Callable, Optional
 
 import requests
 
 from hippocampus import outbound, transport_words as tw
 from hippocampus.config import redact
 from hippocampus.config.reach import host_or_port_missing, where, with_scheme
+from hippocampus.stopping import ServiceStopping
 
 log = logging.getLogger(__name__)
 # SerenMemory's largest answers (500 shorts, 200 drafts with their operations) are a few MB: this is far past them
@@ -51,6 +54,17 @@ class MemoryUnavailable(MemoryError_):
     def _message(self) -> str:
         what = f"answered {self.status}" if self.status else "did not answer"
         return f"SerenMemory {what} on {self.method} {self.path}: {self.detail}"
+
+
+class MemoryCut(MemoryUnavailable, ServiceStopping):
+    """The service's stop cut this call short (MemoryClient.cut): to a step that carries on without Memory, a Memory
+    that did not answer; to the sleep or tend it ends, the stop (recorded as interrupted, its brief kept)."""
+
+    def __init__(self, method: str, path: str):
+        super().__init__(method, path, None, "cut short by the service's stop")
+
+    def _message(self) -> str:       # ServiceStopping, next in line, puts "the service is stopping: " before it
+        return f"its call to SerenMemory ({self.method} {self.path}) was cut short"
 
 
 class MemoryRefused(MemoryError_):
@@ -129,22 +143,38 @@ def _settle_environment(s: requests.Session, url: str) -> None:
 
 
 class MemoryClient:
-    def __init__(self, url: str, bearer: str = "", timeout: float = 30.0,
-                 session: Optional[requests.Session] = None):
+    def __init__(self, url: str, bearer: str = "", timeout: float = 30.0, session: Optional[requests.Session] = None,
+                 new_session: Callable[[], requests.Session] = outbound.Session):
+        """new_session: makes each thread's session; the service's is a CancellableSession, whose call in flight
+        cut() shuts (of a plain one, cut() only refuses the calls after)."""
         self.unusable = unusable_url(url)      # said by every call: no request is tried
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._bearer = bearer
         self._local = threading.local()
-        self._session = session
+        self._session, self._new_session = session, new_session
         self._features: Optional[set] = None
+        self._sessions: "weakref.WeakSet[requests.Session]" = weakref.WeakSet()   # each live thread's, for cut()
+        self._cut = False
+        self.in_flight = 0
+        self._counting = threading.Lock()
+
+    def cut(self) -> None:
+        """The service's stop (any thread): shut the calls in flight now and refuse new ones, each a MemoryCut."""
+        self._cut = True
+        with self._counting:
+            sessions = [self._session] if self._session is not None else list(self._sessions)
+        for s in sessions:
+            getattr(s, "cancel", s.close)()     # a plain session can only be closed
 
     def _s(self) -> requests.Session:
         if self._session is not None:
             return self._session
         s = getattr(self._local, "s", None)
         if s is None:
-            s = outbound.Session()          # a call's deadline cuts its sockets, head or body
+            s = self._new_session()          # a call's deadline cuts its sockets, head or body
+            with self._counting:
+                self._sessions.add(s)
             if self._bearer:
                 s.headers["Authorization"] = f"Bearer {self._bearer}"
             _settle_environment(s, self.url)
@@ -155,13 +185,23 @@ class MemoryClient:
                 json: Any = None, timeout: Optional[float] = None) -> Any:
         if self.unusable:
             raise MemoryUnavailable(method, path, None, self.unusable)
+        session = self._s()     # made (and listed for cut()) first: a cut from now on reaches this call
+        if self._cut:
+            raise MemoryCut(method, path)
+        with self._counting:
+            self.in_flight += 1
         try:
-            resp = send(self._s(), method, self.url + path, params=params, json=json, timeout=timeout or self.timeout)
-        except outbound.AnswerTooLarge as exc:
-            raise MemoryTooLarge(method, path, None, exc.cap_words) from None
+            resp = send(session, method, self.url + path, params=params, json=json, timeout=timeout or self.timeout)
         except requests.RequestException as exc:
+            if self._cut:
+                raise MemoryCut(method, path) from None
+            if isinstance(exc, outbound.AnswerTooLarge):
+                raise MemoryTooLarge(method, path, None, exc.cap_words) from None
             raise MemoryUnavailable(method, path, None, tw.failed_predicate(
                 exc, seconds=timeout or self.timeout, setting="" if timeout else "memory.timeout_seconds")[1]) from None
+        finally:
+            with self._counting:
+                self.in_flight -= 1
         if resp.status_code >= 500:
             raise MemoryUnavailable(method, path, resp.status_code, _detail(resp))
         if resp.status_code >= 400:

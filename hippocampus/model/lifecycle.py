@@ -24,7 +24,7 @@ from hippocampus.config import ModelConfig, redact
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.model.fit import server_root
 from hippocampus.model.observatory import ensure_failed, names, record, stop_left_behind, unless_stopped
-from hippocampus.model.stop import stop_left_at_exit, stop_quietly
+from hippocampus.model.stop import stop_given_up, stop_left_at_exit, stop_quietly
 from hippocampus.store import private
 
 
@@ -241,19 +241,16 @@ class ModelLifecycle:
         try:
             data = unless_stopped(self.lc, "ensure", "a sleep or a redraft needs the drafting model", self.stop_asked,
                                   lambda: self._halt.wait(STOP_CHECK_SECONDS))
-        except Exception as exc:  # noqa: BLE001
-            self._fail(f"{could_not}: {ensure_failed(exc, self.lc)}")
+        except Exception as exc:  # noqa: BLE001 - one that timed out may have started the model for us
+            timed_out = nothing_answered and transport_words.cause(exc) == transport_words.TIMED_OUT
+            self._fail(f"{could_not}: {ensure_failed(exc, self.lc)}" + stop_given_up(self, timed_out))
         if data is None:    # a stop while it loads: the start we asked for (nothing answered before) is called off
-            self._how, self.started_by_us = "observatory", self.started_by_us or nothing_answered
+            ours_via_observatory(self, nothing_answered)    # kept: one its stop leaves, the next run adopts
             self._give_up_loading(theirs=False)
         if not data.get("ok") or not data.get("ready"):
-            self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}")
-        self._how, self.server = "observatory", None
-        # already_running: borrowed, never stopped, unless it is the one we had it start (adopted, or loading)
-        self.started_by_us = self.started_by_us or bool(data.get("started"))
-        if self.started_by_us:
-            self._launched_at = self._launched_at if self._launched_at is not None else self._clock.now()
-            self._save({**_CLEARED, "started_by_us": True, **record(self.lc)})
+            self._fail(f"{could_not}: {data.get('error') or 'it did not report ready'}" +
+                       stop_given_up(self, bool(data.get("started"))))
+        ours_via_observatory(self, bool(data.get("started")))
 
     def _wait_ready(self, t0: float, deadline: float, theirs: bool = False) -> None:
         # polls every tenth of the time waited so far, up to poll_seconds; looks for a stop every STOP_CHECK_SECONDS
@@ -280,12 +277,14 @@ class ModelLifecycle:
                 self._fail(f"the start command exited with code {'?' if code is None else code} "
                            "before the model answered" + procs().log_tail(self.log_path, self._log_offset))
             if time.monotonic() >= deadline:
-                tail = procs().log_tail(self.log_path, self._log_offset) if self._how == "command" else ""
+                why = (f"the model did not answer {redact.url(self.health_url)} within "
+                       f"{self.lc.ready_timeout_seconds:g} s")
+                if self._how == "observatory":
+                    self._fail(why + stop_given_up(self, False))
                 if self.started_by_us:
                     stop_quietly(self)
                     self._forget()
-                self._fail(f"the model did not answer {redact.url(self.health_url)} within "
-                           f"{self.lc.ready_timeout_seconds:g} s" + tail)
+                self._fail(why + (procs().log_tail(self.log_path, self._log_offset) if self._how == "command" else ""))
             step = min(self.lc.poll_seconds, max(0.05, (time.monotonic() - t0) / 10))
             until = time.monotonic() + max(0.0, min(step, deadline - time.monotonic()))
             while not self.stop_asked() and time.monotonic() < until:
@@ -349,6 +348,15 @@ class ModelLifecycle:
         if had:
             self._save(dict(_CLEARED))
         return up
+
+
+def ours_via_observatory(life: ModelLifecycle, started: bool) -> None:
+    """already_running: borrowed, never stopped, unless it is the one we had it start (adopted, or loading)."""
+    life._how, life.server = "observatory", None
+    life.started_by_us = life.started_by_us or started
+    if life.started_by_us:
+        life._launched_at = life._launched_at if life._launched_at is not None else life._clock.now()
+        life._save({**_CLEARED, "started_by_us": True, **record(life.lc)})
 
 
 def ours_to_adopt(life: ModelLifecycle, p: dict) -> bool:

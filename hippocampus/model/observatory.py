@@ -25,7 +25,7 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
                 seconds: float = 60) -> dict:
     """POST the node's Observatory ensure (answered {ok, ready, started, already_running, error?}: started False
     means somebody else's server) or stop, within one deadline, its answer read up to ANSWER_CAP. An HTTP error,
-    or an answer that is not a JSON object, raises."""
+    an answer that is not a JSON object, or a stop answered ok: false, raises."""
     body, timeout = {"holder": HOLDER, "reason": reason}, seconds
     if verb == "ensure":
         body["wait_seconds"], timeout = lc.ready_timeout_seconds, lc.ready_timeout_seconds + ENSURE_ANSWER_SECONDS
@@ -35,7 +35,7 @@ def observatory(lc: LifecycleConfig, verb: str, reason: str, session: Optional[o
         resp = outbound.call(s, "POST", url, json=body, deadline=outbound.Deadline(timeout), cap=ANSWER_CAP,
                              headers={"Authorization": f"Bearer {token}"} if token else {})
     data = json_object(resp, any_status=True) or {}
-    if resp.status_code >= 400 or not data:
+    if resp.status_code >= 400 or not data or (verb == "stop" and data.get("ok") is False):    # the model still runs
         detail = data.get("error") or data.get("detail") or resp.text[:200]
         raise RuntimeError(f"HTTP {resp.status_code} from {redact.url(url)}: {detail}")
     return data

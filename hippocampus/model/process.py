@@ -78,17 +78,11 @@ def split_command(line: str) -> Any:
     return line if WINDOWS else words
 
 
-def _created(pid: int) -> Optional[float]:
+def _read(pid: int, what: str, default: Any = None) -> Any:
+    """psutil's `what` of process `pid` (its create_time, its cmdline), or `default` when it cannot be read."""
     with contextlib.suppress(psutil.Error, OSError):
-        return psutil.Process(pid).create_time()
-    return None
-
-
-def _cmdline(pid: int) -> list:
-    """The command line process `pid` runs ([] when it cannot be read)."""
-    with contextlib.suppress(psutil.Error, OSError):
-        return psutil.Process(pid).cmdline()
-    return []
+        return getattr(psutil.Process(pid), what)()
+    return default
 
 
 @dataclass
@@ -195,7 +189,7 @@ def launch(cmd: Any, log_path: Path, cwd: Optional[str], grace_seconds: float = 
         raise LaunchFailed(said or f"the server's watchdog exited with code {dog.returncode} before starting it")
     pid = int(said)
     _WATCHED[pid] = dog
-    return ServerProcess(pid, _created(pid), dog, dog.pid, since_boot(pid))
+    return ServerProcess(pid, _read(pid, "create_time"), dog, dog.pid, since_boot(pid))
 
 
 def adopt(record: dict, grace_seconds: float = 10.0, stopped: Callable[[], bool] = lambda: False) \
@@ -226,7 +220,7 @@ def runs_command(pid: int, cmd: Any) -> bool:
     """Whether process `pid` runs the command `cmd` (the configured one): its command line is `cmd`, ends with
     it (a script run by its interpreter), or, for a command with arguments, ends with those arguments (a
     wrapper script that execs the server with "$@"). A process of another command never matches."""
-    running = [str(w) for w in _cmdline(pid)]
+    running = [str(w) for w in _read(pid, "cmdline", [])]
     wanted = [str(w) for w in (cmdline.split(cmd, windows=WINDOWS) if isinstance(cmd, str) else cmd or [])]
     if WINDOWS:
         wanted, running = [w.strip('"').lower() for w in wanted], [w.strip('"').lower() for w in running]
@@ -237,7 +231,7 @@ def runs_command(pid: int, cmd: Any) -> bool:
 
 
 def _command_matches(pid: int, cmd: Any) -> bool:
-    words = {os.path.basename(w) for w in _cmdline(pid) if w}
+    words = {os.path.basename(w) for w in _read(pid, "cmdline", []) if w}
     saved = cmd if isinstance(cmd, list) else str(cmd or "").split()
     wanted = [os.path.basename(str(w)) for w in saved if len(str(w)) > 2 and not str(w).startswith("-")]
     return bool(wanted) and any(w in words for w in wanted)

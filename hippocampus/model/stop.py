@@ -64,3 +64,20 @@ def stop_left_at_exit(life: "ModelLifecycle", why: str) -> None:
             "stopped now with model.lifecycle.stop")
     if not left:
         life._emit("model_stopped", how="command", why="left running by the previous run's stop")
+
+
+def stop_given_up(life: "ModelLifecycle", started: bool) -> str:
+    """The Observatory's model was not ready in time: one it started for us (`started`, or before) may come up after,
+    so it is ours, and stopped at once; one the Observatory does not stop stays ours, asked again later. What the
+    failure adds to say so."""
+    from hippocampus.model.lifecycle import ours_via_observatory
+
+    ours_via_observatory(life, started)
+    if not life.started_by_us:
+        return ""
+    refused = stop_quietly(life)
+    if refused:
+        life._refused = life._clock.now()
+        return f"; the Observatory did not stop it ({refused}): it is asked again later"
+    life._forget()
+    return "; it was asked to stop, so a late start does not hold the card"

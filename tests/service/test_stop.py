@@ -1,6 +1,7 @@
 """A stop that never waits on the model: SIGTERM during a 60 s model call, the service as a real process."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -119,3 +120,75 @@ def test_a_stop_during_a_redraft_answers_503_and_records_the_tend_as_interrupted
     assert "the service is stopping" in history[-1]["interrupted"]
     types = [e["type"] for e in svc.runtime.events.list(limit=100)]
     assert "tend_interrupted" in types and "redraft_failed" not in types, types
+
+
+class _HoldingDrafts:
+    """A relay in front of Memory that holds every POST /drafts (it never reaches Memory, nothing answers it):
+    a Memory that hangs on the sleep's submit."""
+
+    def __init__(self, memory_url: str):
+        from urllib.parse import urlsplit
+
+        from tests.harness.relay import RecordingProxy
+
+        target = urlsplit(memory_url)
+        held, release = threading.Event(), threading.Event()
+
+        class Proxy(RecordingProxy):
+            def seen(self, src, data):
+                if src in self._clients and data.startswith(b"POST /drafts "):
+                    held.set()
+                    release.wait(60)
+
+            def _pipe(self, src, dst):
+                if src in self._clients:
+                    return super()._pipe(src, dst)
+                with contextlib.suppress(OSError):      # Memory's side: its idle close is not passed on
+                    while data := src.recv(65536):
+                        dst.sendall(data)
+
+        self.held, self.release = held, release
+        self.proxy = Proxy((target.hostname, target.port)).open()
+        self.url = self.proxy.url
+
+    def close(self):
+        self.release.set()
+        self.proxy.close()
+
+
+def test_a_stop_while_the_sleeps_submit_hangs_cuts_it_and_records_the_sleep_as_interrupted_keeping_its_brief(
+        make_config, start_service, memory, hand, caplog):
+    """Memory takes the sleep's POST /drafts and never answers (60 s allowed): the stop cuts that call, as it cuts a
+    model call, rather than abandoning the sleeper with it: the history and the events say the sleep was
+    interrupted by the stop, the brief stays open, and the record of the submit stays for the next start."""
+    brief_id = seed(hand)
+    holding = _HoldingDrafts(memory.url)
+    try:
+        svc = start_service(make_config(memory={"url": holding.url, "timeout_seconds": 60}))
+        answer: dict = {}
+
+        def sleep_by_hand():
+            r = requests.post(svc.url + "/sleep", timeout=90)
+            answer["status"], answer["body"] = r.status_code, r.json()
+
+        caller = threading.Thread(target=sleep_by_hand)
+        caller.start()
+        wait_for(holding.held.is_set, timeout=30, what="the sleep's POST /drafts to be under way")
+        t0 = time.monotonic()
+        svc.request_stop()                          # what SIGTERM does
+        assert svc.wait_stopped(STOP_WITHIN), "the service did not stop"
+        took = time.monotonic() - t0
+        caller.join(STOP_WITHIN)
+        assert took < STOP_WITHIN, took
+        assert answer.get("status") == 503 and "the service is stopping" in answer["body"]["detail"], answer
+        state = svc.runtime.ctx.state       # read before the relay lets the held call go
+        row = state.get("history")[-1]
+        assert row["kind"] == "sleep" and row["error"] is None, row
+        assert "the service is stopping" in row["interrupted"] and "POST /drafts" in row["interrupted"], row
+        types = [e["type"] for e in svc.runtime.events.list(limit=100)]
+        assert "sleep_interrupted" in types and "sleep_failed" not in types, types
+        assert brief_id in [b["id"] for b in hand.open_briefs()] and hand.drafts() == []
+        assert (state.get("submitting") or {}).get("brief_id") == brief_id     # the next start looks for the draft
+        assert "still busy" not in caplog.text and "under way 1.5 s into the stop are cut short" in caplog.text
+    finally:
+        holding.close()

@@ -66,12 +66,11 @@ def test_the_services_stop_with_a_hung_model_stop_command_ends_within_systemds_1
     assert kept["started_by_us"] is True and "did not end within 3 s" in kept["unstopped"], kept
 
 
-def test_sigterm_with_two_actors_in_slow_memory_calls_exits_0_within_systemds_10_s_naming_what_it_abandoned(
-        tmp_path):
+def test_sigterm_with_two_actors_in_slow_memory_calls_cuts_them_and_exits_0_within_systemds_10_s(tmp_path):
     """Memory takes every call and never answers (60 s allowed): at SIGTERM the queue watch is in its first read
-    and the sleeper in a sleep by hand. The stop waits for its actors once, not 10 s for each, and the process
-    does not stay for their calls: it exits 0 inside systemd's TimeoutStopSec=10, and the log names each actor it
-    left behind."""
+    and the sleeper in a sleep by hand. The stop cuts their Memory calls MEMORY_CUT_SECONDS into it, as it cuts a
+    model call: the process exits 0 inside systemd's TimeoutStopSec=10, the log says the call was cut, and no
+    actor is left behind."""
     import signal
 
     with _on_a_silent_memory(tmp_path) as (memory, p):
@@ -80,11 +79,31 @@ def test_sigterm_with_two_actors_in_slow_memory_calls_exits_0_within_systemds_10
                          daemon=True).start()
         requests_before = memory.requests
         p.wait_for(lambda: memory.requests > requests_before, 20, "the sleep's Memory call to be under way")
-        rc = p.stop(signal.SIGTERM, within=9.5)
+        rc = p.stop(signal.SIGTERM, within=5)
         err = p.stderr()
         assert rc == 0, err
-        abandoned = [line for line in err.splitlines() if "abandoned" in line]
-        assert any("sleeper" in line for line in abandoned) and any("queue" in line for line in abandoned), err
+        assert "call(s) to SerenMemory still under way 1.5 s into the stop are cut short" in err, err
+        assert "still busy" not in err and "Traceback" not in err, err
+
+
+def test_an_actor_still_busy_at_the_end_of_the_stop_is_named_in_the_log_and_left_behind(
+        make_config, start_service, crashes, caplog):
+    """A step stuck on something the stop cannot cut (here: the sleeper held): the stop waits STOP_SECONDS in all
+    for its actors, then leaves that one behind, saying which it was."""
+    from actors.supervisor import STOP_SECONDS
+
+    svc = start_service(make_config(), children=crashes.children)
+    release = threading.Event()
+    try:
+        svc.runtime.registry.proxy("sleeper").hold.defer(release)
+        t0 = time.monotonic()
+        svc.request_stop()                          # what SIGTERM does
+        assert svc.wait_stopped(30), "the service did not stop"
+        took = time.monotonic() - t0
+    finally:
+        release.set()
+    assert STOP_SECONDS - 0.5 < took < STOP_SECONDS + 1.5, took
+    assert "actor sleeper was still busy at the end of the stop: it is abandoned" in caplog.text, caplog.text
 
 
 @contextlib.contextmanager
@@ -121,14 +140,17 @@ def test_sigterm_while_the_service_starts_exits_0_at_once_saying_it_was_stopped_
         assert "stopped while starting" in err and "ready on" not in err, err
 
 
-def test_the_hosted_services_stop_with_a_sleep_in_a_slow_memory_call_leaves_it_and_ends_within_systemds_10_s(
-        tmp_path):
+def test_the_hosted_services_stop_with_a_sleep_stuck_leaves_it_and_ends_within_systemds_10_s(tmp_path, monkeypatch):
     """The service hosted without a console (the Windows service): its stop leaves the sleeper the actors' stop
-    abandoned, rather than waiting on it again (the wait hint out, and "the stop failed" in its log)."""
+    abandoned (its sleep stuck on something the stop cannot cut), rather than waiting on it again (the wait hint
+    out, and "the stop failed" in its log)."""
+    from hippocampus.cycle import executor
     from hippocampus.service.host import ServiceHost
     from tests.harness.misbehaving import Misbehaving
     from tests.service.test_process import _yaml
 
+    stuck = threading.Event()
+    monkeypatch.setattr(executor, "sleep_by_hand", lambda *a, **kw: stuck.wait(60))
     memory = Misbehaving("silent")
     host = None
     try:
@@ -138,13 +160,14 @@ def test_the_hosted_services_stop_with_a_sleep_in_a_slow_memory_call_leaves_it_a
             "sleep": {"mode": "external", "state_path": str(tmp_path / "state" / "state.json")}})
         host = ServiceHost(cfg, tmp_path / "logs").start()
         threading.Thread(target=lambda: requests.post(host.url + "/sleep", timeout=90), daemon=True).start()
-        before = memory.requests
-        wait_for(lambda: memory.requests > before, timeout=20, what="the sleep's Memory call to be under way")
+        wait_for(lambda: (host.service.runtime.board.get("sleeper") or {}).get("busy"), timeout=20,
+                 what="the sleep to be under way")
         took = host.stop(wait_hint_seconds=15)
         text = (tmp_path / "logs" / "seren-hippocampus.log").read_text(encoding="utf-8")
         assert took < 9, f"the stop took {took:.1f} s\n{text}"
         assert "the stop failed" not in text and "actor sleeper was still busy (sleep)" in text, text
     finally:
+        stuck.set()
         if host is not None:
             host.stop(wait_hint_seconds=15)
         memory.close()

@@ -26,6 +26,7 @@ class Observatory:
         self.hold = None            # a threading.Event: an ensure answers only once it is set (a slow load)
         self.stop_fails = 0         # the next stops answered 503 (the Observatory restarting), the model left up
         self.stop_hold = None       # a threading.Event: a stop answers only once it is set (a hung Observatory)
+        self.stop_refusals = 0      # the next stops answered 200 {"ok": false, "error"}, the model left up
         obs = self
 
         class H(BaseHTTPRequestHandler):
@@ -53,6 +54,9 @@ class Observatory:
                     self._send(200, obs.answer)
                 elif self.path.endswith("/stop") and obs.stop_hold is not None and not obs.stop_hold.wait(30):
                     self._send(504, {"error": "hung"})
+                elif self.path.endswith("/stop") and obs.stop_refusals:
+                    obs.stop_refusals -= 1
+                    self._send(200, {"ok": False, "error": "seren-systemctl: stopping seren-small-model failed"})
                 elif self.path.endswith("/stop") and obs.stop_fails:
                     obs.stop_fails -= 1
                     self._send(503, {"error": "the Observatory is restarting"})
@@ -259,3 +263,95 @@ def test_a_hung_observatory_ensure_fails_the_start_within_the_ready_timeout_and_
     with pytest.raises(ModelUnavailable, match="the next attempt is in"):
         lc.ensure()
     assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure"]
+
+
+def test_an_ensure_that_gives_up_before_the_model_is_ready_asks_the_observatory_to_stop_the_model_it_started(
+        rig, observatory):
+    """The Observatory started the model for us but it was not ready within wait_seconds: the model, which may come
+    up after we stopped waiting, is ours, so it is stopped at once rather than left holding the card as somebody
+    else's."""
+    observatory.answer = {"ok": False, "ready": False, "started": True, "already_running": False,
+                          "error": "small-model did not become ready within 10 s"}
+    lc = _via(rig, observatory)
+    with pytest.raises(ModelUnavailable, match="did not become ready within 10 s") as failed:
+        lc.ensure()
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop"]
+    assert "it was asked to stop" in str(failed.value) and lc.snapshot()["started_by_us"] is False
+
+
+def test_a_model_the_observatory_did_not_stop_after_a_failed_ensure_stays_ours_and_is_stopped_later(
+        rig, observatory):
+    """That stop refused (the Observatory restarting): the model stays ours, so once it is up, the end of the cycle
+    stops it; never borrowed."""
+    observatory.answer = {"ok": True, "ready": False, "started": True, "already_running": False}
+    observatory.stop_fails = 1
+    lc = _via(rig, observatory)
+    with pytest.raises(ModelUnavailable, match="did not report ready"):
+        lc.ensure()
+    assert lc.snapshot()["started_by_us"] is True
+    observatory.up = True               # it came up after we stopped waiting
+    lc.ensure()                         # the next sleep finds it up: ours, not borrowed
+    assert lc.snapshot()["started_by_us"] is True
+    lc.tick(chain_open=False)
+    assert observatory.calls[-1][0].endswith("/stop") and observatory.up is False
+    assert rig.kinds("model_stopped")[-1]["why"] == "the cycle is over"
+
+
+def test_an_ensure_that_never_answers_after_we_asked_for_a_start_stops_the_model_it_may_have_started(
+        rig, observatory):
+    """Nothing answered the model's health when we asked for a start, and the ensure did not answer within
+    ready_timeout_seconds + 5 s: the model it may have started is ours, and asked to stop at once."""
+    from tests.harness.memory_server import free_port
+
+    observatory.hold = threading.Event()
+    lc = _via(rig, observatory, ready_timeout_seconds=0.5, health_url=f"http://127.0.0.1:{free_port()}/health")
+    with pytest.raises(ModelUnavailable, match="did not answer within 5.5 s") as failed:
+        lc.ensure()
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop"]
+    assert "it was asked to stop" in str(failed.value) and lc.snapshot()["started_by_us"] is False
+
+
+def test_a_model_that_never_answers_after_the_ensure_and_that_the_observatory_did_not_stop_stays_ours(
+        rig, observatory):
+    """The ensure said ready but the model's health never answered within ready_timeout_seconds, and the stop then
+    asked of the Observatory was refused: the model stays ours (never borrowed), and the end of the cycle stops it."""
+    from tests.harness.memory_server import free_port
+
+    observatory.stop_fails = 1
+    lc = _via(rig, observatory, ready_timeout_seconds=0.5, health_url=f"http://127.0.0.1:{free_port()}/health")
+    with pytest.raises(ModelUnavailable, match="did not answer .* within 0.5 s") as failed:
+        lc.ensure()
+    assert "the Observatory did not stop it" in str(failed.value) and lc.snapshot()["started_by_us"] is True
+    lc.tick(chain_open=False)
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls] == ["ensure", "stop", "stop"]
+    assert lc.snapshot()["started_by_us"] is False and rig.kinds("model_stopped")[-1]["why"] == "the cycle is over"
+
+
+def test_a_stop_while_the_model_we_asked_for_loads_and_a_hung_observatory_keeps_it_ours_for_the_next_run(
+        rig, observatory):
+    """The service's stop comes while the Observatory loads the model we asked for, and its stop is never answered:
+    the model may come up after we are gone, so the state file keeps it ours (the next run adopts and stops it),
+    never left for somebody else's."""
+    observatory.hold, observatory.stop_hold = threading.Event(), threading.Event()
+    lc = _via(rig, observatory, ready_timeout_seconds=60, health_url=f"http://127.0.0.1:{rig.port}/health")
+    starting = threading.Thread(target=lambda: pytest.raises(ModelUnavailable, lc.ensure), daemon=True)
+    starting.start()
+    assert wait_until(lambda: observatory.calls), "the Observatory was never asked"
+    lc.shutdown()                                   # the service's stop
+    starting.join(10)
+    assert [c[0].rsplit("/", 1)[1] for c in observatory.calls][:2] == ["ensure", "stop"]
+    assert rig.saves and rig.saves[-1]["started_by_us"] is True and rig.saves[-1]["how"] == "observatory", rig.saves
+
+
+def test_a_stop_the_observatory_answers_not_ok_keeps_the_model_ours_and_says_why(rig, observatory):
+    """The Observatory answers the stop 200 {"ok": false, "error"}: the model still runs, so it is not taken as
+    stopped (no model_stopped, never forgotten): it stays ours, /status says why, and it is asked again later."""
+    lc = _via(rig, observatory)
+    lc.ensure()
+    observatory.stop_refusals = 1
+    lc.tick(chain_open=False)
+    assert observatory.up is True and rig.kinds("model_stopped") == []
+    snap = lc.snapshot()
+    assert snap["started_by_us"] is True and "stopping seren-small-model failed" in snap["last_error"], snap
+    lc.tick(chain_open=False)                       # the next tick asks again
+    assert observatory.up is False and rig.kinds("model_stopped")[-1]["why"] == "the cycle is over"
