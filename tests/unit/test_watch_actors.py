@@ -144,3 +144,25 @@ def test_a_watch_reads_on_every_beat_while_someone_looks_and_at_its_own_pace_whe
         assert beats(3, 7) == 4, "the look is over: the beats still read"
     finally:
         watch.stop()
+
+
+def test_a_memory_read_the_stop_cut_says_nothing_of_memory(rt, caplog):
+    """Found: the stop cuts Memory calls in flight (MemoryCut); the Memory watch's read cut so logged "Memory at
+    ... is not answering" and emitted a Memory-down change while Memory was fine: a stop is no outage."""
+    from actors.watch import MemoryWatch
+    from hippocampus.memory import MemoryCut
+
+    class Cut:
+        def health(self):
+            raise MemoryCut("GET", "/health")
+
+    said = []
+    rt.ctx = SimpleNamespace(memory=Cut(), copies_announced=True)
+    rt.events = SimpleNamespace(emit=lambda kind, **fields: said.append(kind))
+    rt.stopping = True
+    watch = MemoryWatch(None, rt)
+    up = {"reachable": True, "error": None, "not_memory": False, "checked_at": 1.0, "up_at": 1.0}
+    watch.view = up
+    with caplog.at_level("INFO"):
+        assert watch.read() == up
+    assert said == [] and "not answering" not in caplog.text
