@@ -60,7 +60,9 @@ def purge(ctx: Context) -> list:
 
 
 def finish_submit(ctx: Context, record: dict) -> None:
-    """After the draft landed in Memory: the review note, the handover, draft_submitted (once). Idempotent."""
+    """After the draft landed in Memory: the review note, the handover, draft_submitted (once). Idempotent: the
+    review note has one id (Memory keeps the first note posted under it), so a restart after it landed never writes
+    it twice, and a note of that topic under another id is no one's but its writer's."""
     cluster_id, draft_id = record["cluster_id"], record["draft_id"]
     note_id = (ctx.state.get("review_notes") or {}).get(cluster_id)
     if not note_id:
@@ -94,24 +96,11 @@ def resume_submit(ctx: Context, snap) -> None:
             return
         raise
     log.info("finishing draft %s, submitted before the restart", record["draft_id"])
-    _adopt_review_note(ctx, record)
     finish_submit(ctx, record)
     saved = {"brief_id": record.get("brief_id"), "catch_up": bool(record.get("catch_up")),
              "started_at": record.get("at"), "operations": record.get("operations", 0), **(record.get("sleep") or {})}
     record_sleep(ctx, SleepReport.from_dict(saved, draft_id=record["draft_id"], resumed=True, duration_seconds=None,
                                             tidy={"deferred": "until the chain lands"}, finished_at=ctx.clock.now()))
-
-
-def _adopt_review_note(ctx: Context, record: dict) -> None:
-    """A review note that reached Memory before the restart could record it is adopted, never written twice."""
-    cluster_id, draft_id = record["cluster_id"], record["draft_id"]
-    if (ctx.state.get("review_notes") or {}).get(cluster_id):
-        return
-    with contextlib.suppress(MemoryError_):         # unread: the note is written again, under its one id
-        for n in ctx.memory.list_near():
-            if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and draft_id in (n.get("content") or ""):
-                ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
-                return
 
 
 def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:
