@@ -77,12 +77,16 @@ class Snapshot:
                     "attempt": waiting.get("attempt"), "created_at": waiting.get("created_at")}}
 
 
-def _created(brief: dict) -> Optional[float]:
-    at = (brief.get("metadata") or {}).get("created_at")
+def time_of(at) -> Optional[float]:
+    """A brief's time as Memory or the state holds it, as a number; None for none or one that is no number."""
     try:
         return None if at is None else float(at)
     except (TypeError, ValueError):
         return None
+
+
+def _created(brief: dict) -> Optional[float]:
+    return time_of((brief.get("metadata") or {}).get("created_at"))
 
 
 def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:

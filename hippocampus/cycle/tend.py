@@ -6,14 +6,14 @@ import logging
 from typing import Optional
 
 from hippocampus.cycle import claims, notes as note_rules, outcomes
-from hippocampus.cycle.briefs import consume_superseded
+from hippocampus.cycle.briefs import consume_superseded, written_before
 from hippocampus.cycle.chains import Next, brief_of, ops_with
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.redraft import redraft_chain
 from hippocampus.drafting import guard
 from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import CHAIN_FLAGS, review_note_id
-from hippocampus.cycle.snapshot import Snapshot
+from hippocampus.cycle.snapshot import Snapshot, _created, time_of
 from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
 from hippocampus.words import whole
 
@@ -240,10 +240,9 @@ def _retire_older_briefs(ctx: Context, record: dict, open_briefs: tuple) -> None
     recorded first, so a restart that finds them consumed in Memory (no longer open) still says so, once."""
     used_id = record["brief_id"]
     if "retiring" not in record:
-        created = {b.get("id"): (b.get("metadata") or {}).get("created_at") for b in open_briefs}
+        used = next((b for b in open_briefs if b.get("id") == used_id), {})
         # or, slept on by another copy (this state never saw it), as the tick's snapshot read it open
-        used_at = (ctx.state.get("brief_times") or {}).get(used_id) or created.get(used_id)
-        record["retiring"] = [i for i, at in created.items() if i != used_id and used_at is not None
-                              and at is not None and float(at) < float(used_at)]
+        used_at = time_of((ctx.state.get("brief_times") or {}).get(used_id)) or _created(used)
+        record["retiring"] = written_before(open_briefs, used_at, {used_id})
         _save(ctx, record)
     consume_superseded(ctx, record["retiring"], used_id)
