@@ -247,3 +247,28 @@ def test_a_sleep_by_hand_refused_by_a_chain_waiting_for_its_redraft_says_so_in_w
     refused = executor.sleep_by_hand(ctx).to_dict()
     assert refused["status"] == "chain_open", refused
     assert f"draft {first['id']} is waiting for a redraft" in refused["message"], refused["message"]
+
+
+def test_a_memory_that_answers_every_draft_closed_does_not_hold_the_check_for_good(make_ctx, hand, tmp_path):
+    """The first draft of a sleep on a brief takes the next night's id while Memory says the last one is closed;
+    a Memory (not SerenMemory) that answered every id so kept the check asking, one id after another, for good:
+    the tick never ended. After enough nights the check stops and says Memory answered unlike SerenMemory."""
+    from hippocampus.cycle import copies
+
+    a, b = (make_ctx(sleep={"state_path": str(tmp_path / name / "state.json")}) for name in "ab")
+    for ctx in (a, b):
+        copies.announce(ctx)                    # not alone: the check asks who drafted the brief
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    hand.brief("the owl")
+    asked = []
+
+    def every_draft_closed(draft_id: str) -> dict:
+        asked.append(draft_id)
+        if len(asked) > 20000:
+            raise AssertionError("still asking after 20000 draft ids")
+        return {"id": draft_id, "status": "closed"}
+    a.memory.draft = every_draft_closed
+    checked = executor.check(a).to_dict()
+    assert checked["status"] == "error" and "not SerenMemory" in checked["error"], checked
+    assert len(asked) <= 1000 and len(set(asked)) == len(asked), len(asked)
