@@ -111,7 +111,7 @@ def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
     copies.seen(ctx, near, drafts)
     if due and near is not None:
         copies.heard_slept(ctx, near)
-    times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
+    times = tuple((k, at) for k, v in (picked["brief_times"] or {}).items() if (at := time_of(v)) is not None)
     taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()
                       if isinstance(r, dict) and r.get("brief_id"))
     ctx.last_snapshot = Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), brief_times=times,

@@ -272,3 +272,21 @@ def test_a_memory_that_answers_every_draft_closed_does_not_hold_the_check_for_go
     checked = executor.check(a).to_dict()
     assert checked["status"] == "error" and "not SerenMemory" in checked["error"], checked
     assert len(asked) <= 1000 and len(set(asked)) == len(asked), len(asked)
+
+
+def test_a_hand_edited_brief_time_does_not_fail_every_check(make_ctx, hand):
+    """The state's brief_times edited by hand (a time that is no number) for the brief of a live chain that Memory
+    no longer lists open made every check fail as it compared it with the open briefs' times ('>=' not supported
+    between 'float' and 'str'). A time that is no number is read as none."""
+    ctx = make_ctx()
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    used = hand.brief("the owl")
+    assert executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    hand._req("POST", f"/brief/{used}/consume", json={"draft_id": None})       # consumed by hand, chain still open
+    path = ctx.cfg.sleep.resolved_state_path()
+    path.write_text(json.dumps({**json.loads(path.read_text()), "brief_times": {used: "x"}}))
+    ctx = make_ctx(ctx.cfg)                                         # restarted on the hand-edited file
+    hand.brief("the owl, again")
+    checked = executor.check(ctx).to_dict()
+    assert checked["status"] != "error" and not checked["error"], checked
