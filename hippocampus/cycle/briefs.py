@@ -15,7 +15,7 @@ from hippocampus.drafting import pull as pulling
 from hippocampus import transport_words
 from hippocampus.memory import MemoryRefused
 from hippocampus.stopping import ServiceStopping
-from hippocampus.words import WRITE_BRIEF, cap, hhmm
+from hippocampus.words import WRITE_BRIEF, cap, hhmm, whole
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def request_brief(ctx: Context, force: bool = False) -> dict:
     with sleep.brief_request on (the decision sees to it)."""
     req = brief_wanted(ctx)
     if req:
-        req["nudges"] = int(req.get("nudges") or 0) + 1
+        req["nudges"] = (whole(req.get("nudges")) or 0) + 1         # a hand-edited count that is no number: none
         ctx.state.set(brief_request=req)
         ctx.emit("brief_requested", due_at=req.get("for_sleep_due_at"), intent_id=req.get("intent_id"),
                  nudge=req["nudges"])

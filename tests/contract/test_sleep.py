@@ -290,3 +290,17 @@ def test_a_hand_edited_brief_time_does_not_fail_every_check(make_ctx, hand):
     hand.brief("the owl, again")
     checked = executor.check(ctx).to_dict()
     assert checked["status"] != "error" and not checked["error"], checked
+
+
+def test_a_hand_edited_nudge_count_is_read_as_none_not_a_failed_sleep_by_hand(make_ctx, hand):
+    """The state's brief_request edited by hand (nudges "x") made a sleep by hand with a request open raise
+    ("invalid literal for int()"): a 500 for the caller. A count that is no whole number is read as none."""
+    ctx = make_ctx()
+    assert executor.sleep_by_hand(ctx).to_dict()["status"] == "asked_for_brief"      # the request, open
+    path = ctx.cfg.sleep.resolved_state_path()
+    saved = json.loads(path.read_text())
+    path.write_text(json.dumps({**saved, "brief_request": {**saved["brief_request"], "nudges": "x"}}))
+    ctx = make_ctx(ctx.cfg)                                         # restarted on the hand-edited file
+    answer = executor.sleep_by_hand(ctx).to_dict()
+    assert answer["status"] == "asked_for_brief", answer
+    assert ctx.state.get("brief_request")["nudges"] == 1
