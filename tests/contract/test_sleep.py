@@ -304,3 +304,20 @@ def test_a_hand_edited_nudge_count_is_read_as_none_not_a_failed_sleep_by_hand(ma
     answer = executor.sleep_by_hand(ctx).to_dict()
     assert answer["status"] == "asked_for_brief", answer
     assert ctx.state.get("brief_request")["nudges"] == 1
+
+
+def test_a_model_server_that_counts_infinite_tokens_fails_no_sleep(make_ctx, hand, fake_model):
+    """A model server whose usage said completion_tokens: Infinity (JSON that Python reads) failed every sleep
+    with "cannot convert float infinity to integer". A count that is no finite number is not believed: the
+    answer's tokens are estimated from its text, as for a server that gives no count."""
+    import dataclasses
+
+    from tests.service.test_tend import scripted_model, seed
+
+    fake_model.responder = scripted_model
+    ctx = make_ctx(model={"url": fake_model.url})
+    chat = ctx.model.chat
+    ctx.model.chat = lambda *a, **kw: dataclasses.replace(chat(*a, **kw), usage={"completion_tokens": float("inf")})
+    seed(hand)
+    slept = executor.check(ctx).to_dict()["sleep"]
+    assert slept["error"] is None and slept["draft_id"], slept
