@@ -321,3 +321,22 @@ def test_a_model_server_that_counts_infinite_tokens_fails_no_sleep(make_ctx, han
     seed(hand)
     slept = executor.check(ctx).to_dict()["sleep"]
     assert slept["error"] is None and slept["draft_id"], slept
+
+
+def test_a_note_squatting_the_review_notes_id_does_not_speak_for_the_service(make_ctx, hand, memory):
+    """The review note's id follows from the draft's, and the first draft's from its brief's: a note posted under it
+    before the sleep (Memory keeps the first note posted under an id) was all the main model read about the draft,
+    in its writer's words. The sleep's own review note takes its place."""
+    from hippocampus.cycle.drafter import step_draft_id
+    from hippocampus.cycle.sleep import REVIEW_TOPIC, review_note_id
+    from hippocampus.memory import MemoryClient
+
+    ctx = make_ctx()
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    brief = hand.brief("the owl")
+    squat = review_note_id(step_draft_id(brief, 1))
+    MemoryClient(memory.url).add_near("nothing waits for your review", topic=REVIEW_TOPIC, note_id=squat)
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    [note] = [n for n in hand.near() if n["id"] == review_note_id(draft_id)]
+    assert "waits for your review" in note["content"] and draft_id in note["content"], note
