@@ -15,7 +15,7 @@ from hippocampus.drafting import pull as pulling
 from hippocampus import transport_words
 from hippocampus.memory import MemoryRefused
 from hippocampus.stopping import ServiceStopping
-from hippocampus.words import WRITE_BRIEF, cap, hhmm
+from hippocampus.words import WRITE_BRIEF, cap, hhmm, whole
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def request_brief(ctx: Context, force: bool = False) -> dict:
     with sleep.brief_request on (the decision sees to it)."""
     req = brief_wanted(ctx)
     if req:
-        req["nudges"] = int(req.get("nudges") or 0) + 1
+        req["nudges"] = (whole(req.get("nudges")) or 0) + 1         # a hand-edited count that is no number: none
         ctx.state.set(brief_request=req)
         ctx.emit("brief_requested", due_at=req.get("for_sleep_due_at"), intent_id=req.get("intent_id"),
                  nudge=req["nudges"])
@@ -138,11 +138,17 @@ def retire_older(ctx: Context, brief: dict, snap: Snapshot) -> None:
     still says each, once."""
     rec = ctx.state.get("retiring_briefs") or {}
     if rec.get("brief_id") != brief["id"]:
-        at, skip = _created(brief), snap.briefs_in_chains | {brief["id"]}
-        rec = {"brief_id": brief["id"], "ids": [b["id"] for b in snap.briefs if b.get("id") not in skip and at
-                                                is not None and _created(b) is not None and _created(b) < at]}
+        skip = snap.briefs_in_chains | {brief["id"]}
+        rec = {"brief_id": brief["id"], "ids": written_before(snap.briefs, _created(brief), skip)}
         ctx.state.set(retiring_briefs=rec)
     consume_superseded(ctx, rec["ids"], brief["id"])
+
+
+def written_before(open_briefs, at: Optional[float], skip: set) -> list:
+    """The ids of the open briefs written before `at` (none when it is None), but those of skip."""
+    if at is None:
+        return []
+    return [b["id"] for b in open_briefs if b.get("id") not in skip and (made := _created(b)) is not None and made < at]
 
 
 def consume_superseded(ctx: Context, ids: list, used_id: str) -> None:

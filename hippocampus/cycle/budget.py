@@ -121,10 +121,10 @@ class Meter:
 
 
 def answer_tokens(answer: Any) -> int:
-    """The answer's tokens: the server's usage.completion_tokens, else an estimate from its text."""
+    """The answer's tokens: the server's usage.completion_tokens (a finite count), else an estimate from its text."""
     usage = getattr(answer, "usage", None) or {}
     given = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    if isinstance(given, (int, float)) and not isinstance(given, bool) and given >= 0:
+    if isinstance(given, (int, float)) and not isinstance(given, bool) and 0 <= given < math.inf:
         return int(given)
     return math.ceil(len(getattr(answer, "text", "") or "") / CHARS_PER_TOKEN)
 

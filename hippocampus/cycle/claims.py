@@ -69,7 +69,7 @@ def malformed(ctx, note: dict, why: str) -> None:
                     "(delete it in Memory if nothing of yours wrote it)", str(note.get("id"))[:64], why)
 
 
-def _well_formed(ctx, notes: list, read) -> list:
+def well_formed(ctx, notes: list, read) -> list:
     """What `read` (notes.read_claim, notes.read_slept) makes of each note of its kind; a malformed one is said
     (malformed) and left out."""
     out = []
@@ -85,7 +85,7 @@ def _well_formed(ctx, notes: list, read) -> list:
 def _claims(ctx, key: str) -> list:
     """The well-formed claim notes on `key`, as {gen, copy, pid, host, folder, what, until, id, created_at}."""
     now, mine = ctx.clock.now(), me(ctx)["copy"]
-    return _well_formed(ctx, ctx.memory.list_near(), lambda n: note_rules.read_claim(n, key, now, mine))
+    return well_formed(ctx, ctx.memory.list_near(), lambda n: note_rules.read_claim(n, key, now, mine))
 
 
 def _holding(ctx, found: list) -> Optional[dict]:
@@ -235,7 +235,7 @@ def post_slept(ctx, at: float, next_at: float) -> None:
 def slept_at(ctx, notes: list) -> Optional[float]:
     """The newest sleep on this Memory, from the copies' well-formed "slept" notes."""
     now = ctx.clock.now()
-    return max(_well_formed(ctx, notes, lambda n: note_rules.read_slept(n, now)), default=None)
+    return max(well_formed(ctx, notes, lambda n: note_rules.read_slept(n, now)), default=None)
 
 
 def drafted_by(ctx, draft_id: str) -> Optional[dict]:

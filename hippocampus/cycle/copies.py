@@ -69,17 +69,14 @@ def _read_copy(note: dict, now: float) -> tuple:
     meta = note.get("metadata") if isinstance(note, dict) else None
     if not isinstance(meta, dict) or meta.get("topic") != COPY_TOPIC:
         return None, None
-    pid = meta.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid <= note_rules.MAX_PID:
-        return None, f"its pid {pid!r} is not a process id"
-    if bad := [k for k in ("copy", "host", "folder") if not isinstance(meta.get(k), str) or not meta.get(k)]:
-        return None, f"its {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not words"
+    if why := note_rules.stamp_problem(meta):
+        return None, why
     created, until = note_rules.sane_time(meta.get("created_at")), note_rules.sane_time(meta.get("until"))
     if created is None or created > now + note_rules.CLOCK_SKEW_SECONDS:
         return None, f"its created_at {meta.get('created_at')!r} is not a time before now"
     if until is None or until > created + ANNOUNCE_SECONDS + note_rules.CLOCK_SKEW_SECONDS:
         return None, f"its until {meta.get('until')!r} is not a time within a week of the note"
-    return {"copy": meta["copy"], "pid": pid, "host": meta["host"], "until": until}, None
+    return {"copy": meta["copy"], "pid": meta["pid"], "host": meta["host"], "until": until}, None
 
 
 def _other_note(ctx, note: dict, mine: str, now: float) -> bool:

@@ -13,7 +13,7 @@ from hippocampus.config import redact
 from hippocampus.cycle import budget, claims
 from hippocampus.cycle.context import Context
 from hippocampus.model import grounded, size
-from hippocampus.memory import MemoryRefused, MemoryUnavailable
+from hippocampus.memory import MemoryRefused, MemoryUnavailable, NotSerenMemory
 from hippocampus.model.client import ModelFailure
 from hippocampus.store import capture
 from hippocampus.drafting import guard
@@ -214,6 +214,9 @@ def step_draft_id(key: Optional[str], attempt: int) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:draft:{key}:{int(attempt)}").hex
 
 
+NIGHTS = 366         # a brief opens chains on at most this many nights (a budget keeps it open); more: not SerenMemory
+
+
 def first_draft_id(ctx: Context, brief_id: Optional[str], slept_on: bool = True) -> str:
     """The id of the first draft of a sleep on this brief (no brief: a fresh id). A brief a budget kept open past
     its chain's landing opens the next chain: its first draft (closed now) holds the brief's id, so the next night
@@ -221,8 +224,7 @@ def first_draft_id(ctx: Context, brief_id: Optional[str], slept_on: bool = True)
     alone on its Memory that never `slept_on` the brief takes the first id without asking Memory."""
     if not slept_on and claims.alone(ctx):
         return step_draft_id(brief_id, 1)
-    night = 0
-    while True:
+    for night in range(NIGHTS):
         draft_id = step_draft_id(f"{brief_id}:{night}" if brief_id and night else brief_id, 1)
         try:
             if not brief_id or ctx.memory.draft(draft_id).get("status") != "closed":
@@ -231,7 +233,8 @@ def first_draft_id(ctx: Context, brief_id: Optional[str], slept_on: bool = True)
             if exc.status != 404:
                 raise
             return draft_id
-        night += 1
+    raise NotSerenMemory(ctx.memory.url, "GET", f"/drafts/{draft_id}", 200,
+                         f"the first drafts of brief {brief_id} on {NIGHTS} nights all closed")
 
 
 def stamp(ctx: Context, served: Optional[str], voice_version: Optional[int]) -> dict:

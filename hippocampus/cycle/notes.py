@@ -1,10 +1,11 @@
-"""The copies' notes in Memory ("slept", and claims) read as data, never trusted as written.
+"""The copies' notes in Memory ("slept", claims, counts of unusable redrafts) read as data, never trusted as written.
 
 Any local program can write a near-term note, so a note counts only if every field is what a copy writes: times
 are finite numbers after 0, none later than the note's own created_at plus the longest lease a copy ever writes
 (created_at itself no later than now, with a small skew), a sleep no later than now; a claim's id is the one its
-key and generation give. A claim from this host whose process has exited is stale, as is one past its lease.
-Anything else is malformed: not a claim and not a sleep, with the reason in words. Pure: no Memory, no clock.
+key and generation give, a count's the one its chain, attempt and try give. A claim from this host whose process
+has exited is stale, as is one past its lease. Anything else is malformed: not a claim, not a sleep and not a
+count, with the reason in words. Pure: no Memory, no clock.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import uuid
 from typing import Callable, Optional
 
 SLEPT_TOPIC = "hippocampus, slept"
+UNUSABLE_TOPIC = "hippocampus, unusable redraft"      # the notes that count a chain's unusable redrafts
 CLOCK_SKEW_SECONDS = 300.0           # how far the copies' and Memory's clocks may disagree
 MAX_LEASE_SECONDS = 12 * 3600.0      # the longest lease any copy writes (claims.lease_seconds is capped by it)
 MAX_GEN = 2 ** 31                    # a claim's generation: 0 <= gen < MAX_GEN
@@ -23,6 +25,26 @@ TEXT_KEYS = ("copy", "host", "folder", "what")
 def note_id(key: str, gen: int) -> str:
     """The id of the claim note on `key` at generation `gen` (Memory keeps the first note posted under an id)."""
     return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:claim:{key}:{gen}").hex
+
+
+def unusable_id(cid: str, attempt: int, n: int) -> str:
+    """The id of the note that counts the n-th unusable redraft of this attempt of the chain."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:unusable:{cid}:{attempt}:{n}").hex
+
+
+def _small(value, top: int) -> bool:
+    """Whether value is a whole number (no bool) from 0 up to, not including, top."""
+    return not isinstance(value, bool) and isinstance(value, int) and 0 <= value < top
+
+
+def stamp_problem(meta: dict, keys: tuple = TEXT_KEYS[:3]) -> Optional[str]:
+    """Why the note's copy stamp (its pid and `keys`) is not one a copy writes, or None."""
+    pid = meta.get("pid")
+    if not _small(pid, MAX_PID + 1) or not pid:
+        return f"its pid {pid!r} is not a process id"
+    if bad := [k for k in keys if not isinstance(meta.get(k), str) or not meta.get(k)]:
+        return f"its {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not words"
+    return None
 
 
 def sane_time(value) -> Optional[float]:
@@ -72,15 +94,12 @@ def read_claim(note: dict, key: str, now: float, mine: str = "") -> tuple:
     if not isinstance(meta, dict) or meta.get("claim") != key:
         return None, None
     gen = meta.get("gen")
-    if isinstance(gen, bool) or not isinstance(gen, int) or not 0 <= gen < MAX_GEN:
+    if not _small(gen, MAX_GEN):
         return None, f"its generation {gen!r} is not a small whole number"
     if note.get("id") != note_id(key, gen):
         return None, f"its id is not the one a claim on {key} at generation {gen} has"
-    pid = meta.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid <= MAX_PID:
-        return None, f"its pid {pid!r} is not a process id"
-    if bad := [k for k in TEXT_KEYS if not isinstance(meta.get(k), str) or not meta.get(k)]:
-        return None, f"its {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not words"
+    if why := stamp_problem(meta, TEXT_KEYS):
+        return None, why
     created, why = _created(meta, now)
     if why and meta["copy"] != mine:
         return None, why
@@ -89,8 +108,26 @@ def read_claim(note: dict, key: str, now: float, mine: str = "") -> tuple:
         return None, f"its until {meta.get('until')!r} is not a time"
     if meta["copy"] != mine and until > created + MAX_LEASE_SECONDS + CLOCK_SKEW_SECONDS:
         return None, f"its until {until:.0f} is beyond the longest lease a copy writes"
-    return {**{k: meta[k] for k in TEXT_KEYS}, "gen": gen, "pid": pid, "until": until, "id": note["id"],
+    return {**{k: meta[k] for k in TEXT_KEYS}, "gen": gen, "pid": meta["pid"], "until": until, "id": note["id"],
             "created_at": created}, None
+
+
+def read_unusable(note: dict, cid: str, attempt: int, most: int, now: float) -> tuple:
+    """(n, why not) for a note counting the n-th (1 to `most`) unusable redraft of this attempt of chain `cid`;
+    (None, None) for a note that counts none of them (another topic, chain or attempt)."""
+    meta = note.get("metadata") if isinstance(note, dict) else None
+    if not isinstance(meta, dict) or meta.get("topic") != UNUSABLE_TOPIC:
+        return None, None
+    ids = [unusable_id(cid, attempt, n) for n in range(1, most + 1)]
+    if note.get("id") not in ids and (meta.get("cluster_id") != cid or meta.get("attempt") != attempt):
+        return None, None
+    tries = meta.get("tries")
+    if not _small(tries, most + 1) or not tries:
+        return None, f"its count of tries {tries!r} is not a whole number from 1 to {most}"
+    if meta.get("cluster_id") != cid or note.get("id") != ids[tries - 1]:
+        return None, f"its id and its chain {meta.get('cluster_id')!r} are not those of try {tries} on chain {cid}"
+    why = stamp_problem(meta) or _created(meta, now)[1]
+    return (None, why) if why else (tries, None)
 
 
 def stale(claim: dict, now: float, here: str, alive: Callable[[int], bool]) -> Optional[str]:

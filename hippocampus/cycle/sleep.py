@@ -16,19 +16,17 @@ from hippocampus.cycle.notes import sane_time
 from hippocampus.cycle.reports import SleepReport
 from hippocampus import transport_words
 from hippocampus.memory import MemoryError_, MemoryRefused, MemoryUnavailable
-from hippocampus.store import capture
-from hippocampus.store import scrub
+from hippocampus.store import capture, scrub
 from hippocampus.store.state import history_with
 from hippocampus.stopping import ServiceStopping
 from hippocampus.words import FAILED_WAIT_MAX_SECONDS, whole
 from hippocampus.cycle.drafter import extend_ops, first_draft_id, landed_late, model_key, say_dropped, stamp, \
     submittable
 from hippocampus.drafting import guard
-from hippocampus.model import grounded
+from hippocampus.model import grounded, timings
 from hippocampus.model.client import ModelUnavailable
 from hippocampus.drafting.prompt import Steer
 from hippocampus.drafting.propose import mechanical_ops, plan_sleep, whole_clusters
-from hippocampus.model import timings
 
 log = logging.getLogger(__name__)
 REVIEW_TOPIC = "hippocampus, review"
@@ -59,16 +57,29 @@ def purge(ctx: Context) -> list:
     return purged
 
 
+def _post_review_note(ctx: Context, note_id: str, text: str) -> str:
+    """The review note posted under its id; a note of other words there before it (Memory keeps the first posted
+    under an id) is said, deleted and replaced: the main model reads the service's words about its draft."""
+    for _ in range(2):
+        ctx.memory.add_near(text, topic=REVIEW_TOPIC, note_id=note_id)
+        kept = ctx.memory.memory(note_id)
+        if kept is None or kept.get("content") == text:
+            break
+        log.warning("the near-term note %s in Memory held the review note's id with other words: replaced", note_id)
+        ctx.memory.delete_near(note_id)
+    return note_id
+
+
 def finish_submit(ctx: Context, record: dict) -> None:
-    """After the draft landed in Memory: the review note, the handover, draft_submitted (once). Idempotent."""
+    """After the draft landed in Memory: the review note (one id: a restart never writes it twice; a note of that
+    topic under another id is its writer's), the handover, draft_submitted (once). Idempotent."""
     cluster_id, draft_id = record["cluster_id"], record["draft_id"]
     note_id = (ctx.state.get("review_notes") or {}).get(cluster_id)
     if not note_id:
         try:
-            note = ctx.memory.add_near(f"A draft with {record['operations']} operation(s) waits for your review: "
-                                       f"review_draft {draft_id}. Approve or deny each operation; a denial needs "
-                                       "a critique.", topic=REVIEW_TOPIC, note_id=review_note_id(draft_id))
-            note_id = note.get("id")
+            note_id = _post_review_note(ctx, review_note_id(draft_id), (
+                f"A draft with {record['operations']} operation(s) waits for your review: review_draft {draft_id}. "
+                "Approve or deny each operation; a denial needs a critique."))
             ctx.state.mutate("review_notes", lambda n: {**n, cluster_id: note_id})
         except MemoryError_ as exc:
             log.warning("could not leave the review note for draft %s: %s", draft_id, exc)
@@ -94,24 +105,11 @@ def resume_submit(ctx: Context, snap) -> None:
             return
         raise
     log.info("finishing draft %s, submitted before the restart", record["draft_id"])
-    _adopt_review_note(ctx, record)
     finish_submit(ctx, record)
     saved = {"brief_id": record.get("brief_id"), "catch_up": bool(record.get("catch_up")),
              "started_at": record.get("at"), "operations": record.get("operations", 0), **(record.get("sleep") or {})}
     record_sleep(ctx, SleepReport.from_dict(saved, draft_id=record["draft_id"], resumed=True, duration_seconds=None,
                                             tidy={"deferred": "until the chain lands"}, finished_at=ctx.clock.now()))
-
-
-def _adopt_review_note(ctx: Context, record: dict) -> None:
-    """A review note that reached Memory before the restart could record it is adopted, never written twice."""
-    cluster_id, draft_id = record["cluster_id"], record["draft_id"]
-    if (ctx.state.get("review_notes") or {}).get(cluster_id):
-        return
-    with contextlib.suppress(MemoryError_):         # unread: the note is written again, under its one id
-        for n in ctx.memory.list_near():
-            if (n.get("metadata") or {}).get("topic") == REVIEW_TOPIC and draft_id in (n.get("content") or ""):
-                ctx.state.mutate("review_notes", lambda m: {**m, cluster_id: n.get("id")})
-                return
 
 
 def resolve_brief_request(ctx: Context, brief: Optional[dict], pulled: bool) -> Optional[bool]:

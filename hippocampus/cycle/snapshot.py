@@ -77,12 +77,16 @@ class Snapshot:
                     "attempt": waiting.get("attempt"), "created_at": waiting.get("created_at")}}
 
 
-def _created(brief: dict) -> Optional[float]:
-    at = (brief.get("metadata") or {}).get("created_at")
+def time_of(at) -> Optional[float]:
+    """A brief's time as Memory or the state holds it, as a number; None for none or one that is no number."""
     try:
         return None if at is None else float(at)
     except (TypeError, ValueError):
         return None
+
+
+def _created(brief: dict) -> Optional[float]:
+    return time_of((brief.get("metadata") or {}).get("created_at"))
 
 
 def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
@@ -107,7 +111,7 @@ def read_for(ctx, briefs: Optional[tuple] = None) -> Snapshot:
     copies.seen(ctx, near, drafts)
     if due and near is not None:
         copies.heard_slept(ctx, near)
-    times = tuple((k, v) for k, v in (picked["brief_times"] or {}).items() if v is not None)
+    times = tuple((k, at) for k, v in (picked["brief_times"] or {}).items() if (at := time_of(v)) is not None)
     taken = frozenset(r["brief_id"] for r in (picked["closing"] or {}).values()
                       if isinstance(r, dict) and r.get("brief_id"))
     ctx.last_snapshot = Snapshot(at=now, drafts=tuple(drafts), briefs=tuple(briefs), brief_times=times,

@@ -3,18 +3,17 @@ drops them, so a crash repeats nothing and loses none."""
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Optional
 
-from hippocampus.cycle import claims, outcomes
-from hippocampus.cycle.briefs import consume_superseded
+from hippocampus.cycle import claims, notes as note_rules, outcomes
+from hippocampus.cycle.briefs import consume_superseded, written_before
 from hippocampus.cycle.chains import Next, brief_of, ops_with
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.redraft import redraft_chain
 from hippocampus.drafting import guard
 from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import CHAIN_FLAGS, review_note_id
-from hippocampus.cycle.snapshot import Snapshot
+from hippocampus.cycle.snapshot import Snapshot, _created, time_of
 from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
 from hippocampus.words import whole
 
@@ -25,7 +24,6 @@ log = logging.getLogger(__name__)
 # whose last attempt was denied (a model that cannot be reached does not count: the chain waits for it)
 UNUSABLE_TRIES = 3
 GAVE_UP = f"the small model could not write the redraft after {UNUSABLE_TRIES} tries"
-UNUSABLE_TOPIC = "hippocampus, unusable redraft"      # the notes that count the tries for every copy on a Memory
 UNUSABLE_NOTE_SECONDS = 7 * 86400.0      # a note no close deleted (its copy stopped mid-chain) expires after this
 HISTORY_KEYS = ("kind", "started_at", "finished_at", "duration_seconds", "error", "interrupted", "resubmitted",
                 "closed", "ended", "model_failures")       # a failed redraft is why its row is kept: its words
@@ -47,8 +45,8 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
     """Redraft a denied chain from its critique; with nothing left to redraft, close it."""
     report.redraft = True
     cid = step.cluster_id
-    noted = _noted_tries(ctx, step)
-    tries = max(unusable_tries(ctx, cid), len(noted))
+    counted, noted = _noted_tries(ctx, step)
+    tries = max(unusable_tries(ctx, cid), counted)
     if tries >= UNUSABLE_TRIES:            # counted before a restart cut the close short: not asked again
         close_chain(ctx, step, report, why=GAVE_UP, snap=snap)
         _drop_notes(ctx, noted)
@@ -67,7 +65,7 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
     elif failures:
         log.warning(outcomes.redraft_failed_line(step.cluster_id, failures))
         if any(f.get("answered") for f in failures):
-            noted += _count_try(ctx, step, tries + 1)
+            noted += _count_try(ctx, step, tries + 1, noted)
             if tries + 1 >= UNUSABLE_TRIES:
                 log.warning("%s", gave_up_words(cid))
                 close_chain(ctx, step, report, why=GAVE_UP, snap=snap)
@@ -80,34 +78,43 @@ def redraft(ctx: Context, step: Next, report: TendReport, snap: Snapshot) -> Non
 
 def _try_note_id(step: Next, n: int) -> str:
     """The id of the note in Memory that counts the n-th unusable redraft of this attempt of the chain."""
-    key = f"seren-hippocampus:unusable:{step.cluster_id}:{len(step.attempts)}:{n}"
-    return uuid.uuid5(uuid.NAMESPACE_URL, key).hex
+    return note_rules.unusable_id(step.cluster_id, len(step.attempts), n)
 
 
-def _noted_tries(ctx: Context, step: Next) -> list:
-    """The notes in Memory that count this attempt's unusable redrafts, by any copy of the service: copies on one
-    Memory take turns on a chain, so each counts the others' tries too. None to read for a copy alone on its
-    Memory: its state counts them all."""
+def _noted_tries(ctx: Context, step: Next) -> tuple:
+    """(the tries counted, the ids of the notes to drop with the count) from the notes in Memory that count this
+    attempt's unusable redrafts, by any copy of the service: copies on one Memory take turns on a chain, so each
+    counts the others' tries too. Only well-formed notes count, each try once; a malformed one is said in the log
+    (claims.malformed) and dropped with the count if it holds one of the count's ids. None to read for a copy alone
+    on its Memory: its state counts them all."""
     if claims.alone(ctx):
-        return []
+        return 0, []
+    near, now, attempt = ctx.memory.list_near(), ctx.clock.now(), len(step.attempts)
+    tries = claims.well_formed(ctx, near, lambda n: note_rules.read_unusable(
+        n, step.cluster_id, attempt, UNUSABLE_TRIES, now))
     ids = {_try_note_id(step, n) for n in range(1, UNUSABLE_TRIES + 1)}
-    return [n["id"] for n in ctx.memory.list_near() if n.get("id") in ids]
+    return len(set(tries)), list(dict.fromkeys(n["id"] for n in near if isinstance(n, dict) and n.get("id") in ids))
 
 
-def _count_try(ctx: Context, step: Next, tries: int) -> list:
-    """Count one more unusable redraft: in the state, and (not alone) in a note in Memory; the note's id."""
-    cid = step.cluster_id
+def _count_try(ctx: Context, step: Next, tries: int, noted: list) -> list:
+    """Count one more unusable redraft: in the state, and (not alone) in a note in Memory; the note's id. A note
+    already under that id (noted: a malformed one, as a well-formed one is counted) goes first: Memory keeps the
+    first note posted under an id."""
+    cid, note_id = step.cluster_id, _try_note_id(step, tries)
     ctx.state.mutate("chain_unusable", lambda c: {**c, cid: tries})
     if claims.alone(ctx):
         return []
+    if note_id in noted:
+        _drop_notes(ctx, [note_id])
     me = claims.me(ctx)
     note = ctx.memory.add_near(f"seren-hippocampus (pid {me['pid']} on {me['host']}) could not use the small "
                                f"model's redraft of chain {cid} ({tries} of {UNUSABLE_TRIES} tries in a row); "
-                               "nothing to do about it", topic=UNUSABLE_TOPIC,
+                               "nothing to do about it", topic=note_rules.UNUSABLE_TOPIC,
                                expires_at=ctx.clock.now() + UNUSABLE_NOTE_SECONDS, trigger_type="event",
                                trigger_value="seren-hippocampus unusable redraft",
-                               note_id=_try_note_id(step, tries), extra={"copy": me["copy"], "cluster_id": cid})
-    return [note.get("id") or _try_note_id(step, tries)]
+                               note_id=note_id, extra={**me, "cluster_id": cid, "attempt": len(step.attempts),
+                                                       "tries": tries})
+    return [note.get("id") or note_id]
 
 
 def _drop_notes(ctx: Context, noted: list) -> None:
@@ -233,10 +240,9 @@ def _retire_older_briefs(ctx: Context, record: dict, open_briefs: tuple) -> None
     recorded first, so a restart that finds them consumed in Memory (no longer open) still says so, once."""
     used_id = record["brief_id"]
     if "retiring" not in record:
-        created = {b.get("id"): (b.get("metadata") or {}).get("created_at") for b in open_briefs}
+        used = next((b for b in open_briefs if b.get("id") == used_id), {})
         # or, slept on by another copy (this state never saw it), as the tick's snapshot read it open
-        used_at = (ctx.state.get("brief_times") or {}).get(used_id) or created.get(used_id)
-        record["retiring"] = [i for i, at in created.items() if i != used_id and used_at is not None
-                              and at is not None and float(at) < float(used_at)]
+        used_at = time_of((ctx.state.get("brief_times") or {}).get(used_id)) or _created(used)
+        record["retiring"] = written_before(open_briefs, used_at, {used_id})
         _save(ctx, record)
     consume_superseded(ctx, record["retiring"], used_id)

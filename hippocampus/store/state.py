@@ -46,7 +46,9 @@ KINDS = {**{k: type(v) for k, v in DEFAULTS.items() if v is not None},
          **dict.fromkeys(("last_sleep_ok_at", "last_slept_at", "first_check_at", "memory_slept_at",
                           "redrafts_waiting_since"), NUMBER),
          **dict.fromkeys(("last_sleep", "last_tend", "last_check", "brief_request", "submitting", "gave_up"), dict)}
-RECORDS = ("history", "closing")     # each entry of these is a mapping: one that is not is dropped, and said
+# each entry of these is a mapping, or an id: one that is not is dropped, and said
+ENTRIES = {"history": (dict, "a mapping"), "closing": (dict, "a mapping"), "parked_briefs": (str, "an id"),
+           "ended_chains": (str, "an id")}
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
@@ -82,24 +84,25 @@ class State:
                                   if k in DEFAULTS and k not in wrong and v is not None)
                 said = [f"{k!r} holds {_TYPE_WORDS.get(type(loaded[k]), 'a value')} where {_TYPE_WORDS[KINDS[k]]} "
                         "belongs, read as absent" for k in wrong]
-                for k in RECORDS:
-                    said += self._records_only(k)
+                for k, (kind, words) in ENTRIES.items():
+                    said += self._entries_only(k, kind, words)
                 if said:
                     self._said_wrong(loaded, said)
             elif loaded is not None:
                 log.error("the state file %s did not hold a mapping; starting clean", self.path)
 
-    def _records_only(self, key: str) -> list:
-        """Drop the entries of `key` that are not mappings; what was dropped, in words."""
+    def _entries_only(self, key: str, kind: type, words: str) -> list:
+        """Drop the entries of `key` that are not of `kind` (`words` says what they should be); what was dropped,
+        in words."""
         value = self._data[key]
         entries = value.values() if isinstance(value, dict) else value
-        bad = sum(1 for e in entries if not isinstance(e, dict))
+        bad = sum(1 for e in entries if not isinstance(e, kind))
         if not bad:
             return []
-        self._data[key] = ({k: v for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict)
-                           else [v for v in value if isinstance(v, dict)])
-        return [f"{key!r} holds {bad} entr{'y' if bad == 1 else 'ies'} that {'is' if bad == 1 else 'are'} not a "
-                "mapping, dropped"]
+        self._data[key] = ({k: v for k, v in value.items() if isinstance(v, kind)} if isinstance(value, dict)
+                           else [v for v in value if isinstance(v, kind)])
+        return [f"{key!r} holds {bad} entr{'y' if bad == 1 else 'ies'} that {'is' if bad == 1 else 'are'} not "
+                f"{words}, dropped"]
 
     def _said_wrong(self, loaded: dict, said: list) -> None:
         """The file as it was kept beside it (the next write replaces the values), and what was wrong named."""

@@ -200,3 +200,19 @@ def test_another_programs_database_under_the_state_folder_is_named_not_corrupted
         assert db.execute("SELECT count(*) FROM notes").fetchone() == (50,)
     assert holding(ctx.cfg.state_dir, [GARDEN] + FRAGMENTS["garden"]) == {"notes-app/notes.sqlite": [GARDEN]}
     assert any(str(db_path) in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
+
+
+def test_nothing_is_owed_once_no_packet_is_left(make_ctx):
+    """forget-owed.json said purges were still owed a scrub after the last packet was gone (the texts to remove are
+    found in the packets: with none, nothing is left to scrub), and every sleep's purge read it again: it stayed
+    in the state folder for good. Once nothing is owed, the file is gone."""
+    from hippocampus.cycle import sleep
+    from hippocampus.store.packets import OWED
+
+    ctx = make_ctx()
+    owed = store_for(ctx.cfg).folder / OWED
+    owed.parent.mkdir(parents=True, exist_ok=True)
+    owed.write_text(json.dumps(["purged-before-the-packets-went"]), encoding="utf-8")
+    assert not store_for(ctx.cfg).paths()
+    assert sleep.purge(ctx) == []                 # a sleep's purge, with nothing flagged
+    assert not owed.exists() and store_for(ctx.cfg).owed() == []

@@ -114,3 +114,65 @@ def test_two_copies_on_one_memory_share_the_count(make_ctx, hand, fake_model, tm
     assert turns[-1]["closed"] == [first["id"]], turns                  # three in a row, across the copies
     assert {d["status"] for d in hand.drafts()} == {"closed"}
     assert not [n for n in hand.near() if "unusable" in str((n.get("metadata") or {}).get("topic"))]   # tidied
+
+
+def _two_copies(make_ctx, hand, fake_model, tmp_path) -> tuple:
+    """(a, b, the first draft): two copies on one Memory, each knowing the other, on a denied chain."""
+    from hippocampus.cycle import copies
+
+    a, first = garden_denied(make_ctx, hand, fake_model)
+    b = make_ctx(clock=a.clock, model={"url": fake_model.url}, sleep={"state_path": str(tmp_path / "b" / "state.json")})
+    for ctx in (a, b):
+        copies.announce(ctx)
+    return a, b, first
+
+
+def _forge_try(url: str, cid: str, n: int, attempt: int = 1, **fields) -> str:
+    """A note that looks like a copy's count of the n-th unusable redraft of chain cid, under that count's id."""
+    import os
+    import time
+    import uuid
+
+    from hippocampus.memory import MemoryClient
+
+    stamp = {"copy": uuid.uuid4().hex, "pid": os.getpid(), "host": socket.gethostname(), "folder": "/elsewhere",
+             "cluster_id": cid, "attempt": attempt, "tries": n}
+    note_id = uuid.uuid5(uuid.NAMESPACE_URL, f"seren-hippocampus:unusable:{cid}:{attempt}:{n}").hex
+    given = {k: v for k, v in {**stamp, **fields}.items() if v is not None}
+    return MemoryClient(url).add_near(f"seren-hippocampus (pid 1 on x) could not use the small model's redraft of "
+                                      f"chain {cid} ({n} of 3 tries in a row); nothing to do about it",
+                                      topic="hippocampus, unusable redraft", expires_at=time.time() + 3600,
+                                      trigger_type="event", trigger_value="seren-hippocampus unusable redraft",
+                                      note_id=note_id, extra=given)["id"]
+
+
+def test_forged_counts_of_unusable_redrafts_close_no_chain(make_ctx, hand, fake_model, memory, tmp_path, caplog):
+    """Notes that merely look like the copies' counts (no copy stamp, a count that is no number, a huge count,
+    another chain's) counted as tries: the chain was closed before the model was asked once. Only well-formed
+    notes count; each malformed one is said in the log, with its id and why, and the count's own note takes its
+    place: the third real try closes the chain."""
+    a, b, first = _two_copies(make_ctx, hand, fake_model, tmp_path)
+    cid = first["id"]
+    forged = [_forge_try(memory.url, cid, 1, copy=None), _forge_try(memory.url, cid, 2, tries="2"),
+              _forge_try(memory.url, cid, 3, tries=10 ** 30, cluster_id="another-chain")]
+    fake_model.responder = lambda body: dict(UNREADABLE)
+    asked = len(fake_model.requests)
+    with caplog.at_level(logging.WARNING, logger="hippocampus"):
+        tended = executor.tend(a).to_dict()
+    assert len(fake_model.requests) == asked + 1 and tended["closed"] == [], tended     # asked: the first real try
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING
+            and "looks like seren-hippocampus's but" in r.getMessage()]
+    for note_id, why in zip(forged, ("copy is not words", "'2'", "1e+30")):
+        assert [s for s in said if note_id in s and why in s], (note_id, why, said)
+    turns = [executor.tend(ctx).to_dict() for ctx in (b, a)]       # the squatters of the count's ids delay nothing
+    assert [t["closed"] for t in turns] == [[], [cid]], turns
+
+
+def test_a_count_of_unusable_redrafts_is_counted_once(make_ctx, hand, fake_model, memory, tmp_path):
+    """Each well-formed count counts once, however often Memory lists it: the chain closes at the third try."""
+    a, b, first = _two_copies(make_ctx, hand, fake_model, tmp_path)
+    listed = a.memory.list_near
+    a.memory.list_near = lambda *args, **kw: listed(*args, **kw) * 3       # every note listed three times
+    fake_model.responder = lambda body: dict(UNREADABLE)
+    turns = [executor.tend(ctx).to_dict() for ctx in (b, a, b)]
+    assert [t["closed"] for t in turns] == [[], [], [first["id"]]], turns

@@ -104,3 +104,28 @@ def test_a_sleep_killed_after_its_draft_landed_counts_once_and_moves_bedtime(mak
     assert [e for e in on_disk(cfg) if e["type"] == "brief_requested"] == [], where
     assert [n for n in hand.near() if n["metadata"].get("topic") == "hippocampus, brief"] == [], where
     assert len([e for e in on_disk(cfg) if e["type"] == "sleep_done"]) == 1, where
+
+
+def test_a_note_that_only_looks_like_the_review_note_is_not_taken_for_it(make_config, make_ctx, hand, memory):
+    """Killed as its draft landed, the sleep's restart took any near-term note with the review topic that named
+    the draft for its own review note, whoever wrote it: the main model was never told, in the service's words,
+    that the draft waits for its review. The review note is the one under its own id, posted again if need be."""
+    from hippocampus.cycle.sleep import REVIEW_TOPIC, review_note_id
+    from hippocampus.memory import MemoryClient
+
+    cfg = make_config()
+    clock = FakeClock(time.time())
+    make_ctx(cfg, clock=clock).state.set(last_sleep_ok_at=clock.now() - cfg.sleep.interval_seconds - HOUR)
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    hand.brief("the owl")
+    dying = make_ctx(cfg, clock=clock)
+    KillAfterTheDraft(dying, 0)
+    with pytest.raises(Killed):
+        executor.check(dying)
+    [draft] = hand.drafts()
+    MemoryClient(memory.url).add_near(f"draft {draft['id']} was reviewed already: leave it", topic=REVIEW_TOPIC)
+    clock.advance(60)
+    assert executor.check(make_ctx(cfg, clock=clock)).to_dict()["status"] == "chain_open"
+    ours = [n for n in hand.near() if n["id"] == review_note_id(draft["id"])]
+    assert len(ours) == 1 and "waits for your review" in ours[0]["content"], hand.near()

@@ -80,3 +80,24 @@ def test_an_event_line_whose_time_or_count_is_not_a_number_is_skipped_not_a_500(
     assert 1 in seqs and 4 in seqs and 2 not in seqs and 3 not in seqs, seqs
     assert "count" not in next(e for e in r.json()["entries"] if e["seq"] == 1)
     assert any("3 unreadable line(s)" in m.getMessage() and str(path) in m.getMessage() for m in caplog.records)
+
+
+def test_parked_briefs_that_are_not_ids_are_dropped_and_named_not_a_failed_check_on_every_tick(make_ctx, caplog):
+    """A parked brief edited by hand to something that is no id (a mapping) failed every check ("unhashable type:
+    'dict'"): no sleep came. Like a history row that is not a mapping, it is dropped and named; the rest is kept."""
+    import logging
+
+    from hippocampus.cycle import executor
+
+    ctx = make_ctx()
+    path = ctx.cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.write_text(json.dumps({"parked_briefs": [{"id": "b0"}, "b1", 7], "ended_chains": ["c1", ["c2"]]}))
+    with caplog.at_level(logging.ERROR, logger="hippocampus"):
+        ctx = make_ctx(ctx.cfg)
+        checked = executor.check(ctx).to_dict()
+    assert checked["status"] != "error" and not checked["error"], checked
+    said = ctx.state.view()["write_error"] or ""
+    assert "'parked_briefs' holds 2 entries that are not an id" in said, said
+    assert "'ended_chains' holds 1 entry that is not an id" in said, said
+    assert ctx.state.get("parked_briefs") == ["b1"] and ctx.state.get("ended_chains") == ["c1"]

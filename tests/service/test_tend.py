@@ -299,3 +299,25 @@ def test_a_nudge_waits_for_the_rippled_script_and_never_kills_it(make_config, st
     assert not done.exists()
     released.write_text("released")                             # (it still runs: it may end now)
     wait_for(done.exists, timeout=10, what="the script to run to its end")   # ...and never killed it
+
+
+def test_a_hand_edited_brief_time_keeps_no_chain_open(make_ctx, hand, caplog):
+    """The state's brief_times edited by hand (a time that is no number) made every close of the chain fail as it
+    retired the older briefs (float('x')): each tend said the error and the chain stayed open, so no sleep came.
+    A time that is no number is read as none (Memory's own time of the brief is used)."""
+    from hippocampus.cycle import executor
+
+    ctx = make_ctx()
+    older = hand.brief("the owl, first ask")
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    newer = hand.brief("the owl, asked again")
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    path = ctx.cfg.sleep.resolved_state_path()
+    saved = json.loads(path.read_text())
+    path.write_text(json.dumps({**saved, "brief_times": {newer: "x"}}))
+    ctx = make_ctx(ctx.cfg)                                             # restarted on the hand-edited file
+    hand.approve_all(draft_id)
+    tended = executor.tend(ctx).to_dict()
+    assert tended["error"] is None and tended["closed"] == [draft_id], tended
+    assert hand.open_briefs() == [], f"the older brief {older} is left open"

@@ -113,3 +113,34 @@ def test_a_claim_holds_while_its_lease_runs_and_its_process_on_this_host_lives(u
 def test_the_newest_claim_is_the_highest_generation():
     assert notes.newest([]) is None
     assert notes.newest([{"gen": 1}, {"gen": 7}, {"gen": 3}]) == {"gen": 7}
+
+
+def count(n: int = 2, note_id: str = None, **meta) -> dict:
+    """The note a copy writes for the n-th unusable redraft of attempt 1 of chain c1."""
+    fields = {"topic": notes.UNUSABLE_TOPIC, "created_at": NOW - 10, "copy": "c0ffee", "pid": 4242, "host": "h",
+              "folder": "/f", "cluster_id": "c1", "attempt": 1, "tries": n, **meta}
+    return {"id": note_id or notes.unusable_id("c1", 1, n), "metadata": {k: v for k, v in fields.items()
+                                                                        if v is not None}}
+
+
+@pytest.mark.parametrize("note, tries, why", [
+    (count(), 2, None),                                                        # what a copy writes
+    (count(copy=None), None, "copy is not words"),
+    (count(pid="4242"), None, "pid '4242' is not a process id"),
+    (count(tries="2"), None, "count of tries '2'"),
+    (count(tries=True), None, "count of tries True"),
+    (count(tries=1e30), None, "count of tries 1e+30"),
+    (count(tries=4), None, "count of tries 4"),
+    (count(tries=3), None, "not those of try 3"),                              # another try's id
+    (count(cluster_id="c2"), None, "its chain 'c2'"),                          # another chain's words, our id
+    (count(created_at=NOW + YEAR), None, "in the future"),
+    (count(cluster_id="c2", note_id=notes.unusable_id("c2", 1, 2)), None, None),     # another chain's count
+    (count(attempt=2, note_id=notes.unusable_id("c1", 2, 2)), None, None),           # another attempt's
+    (count(topic="hippocampus, slept"), None, None),
+    ({"id": notes.unusable_id("c1", 1, 2), "metadata": "x"}, None, None),
+    ("not a note", None, None),
+])
+def test_a_count_of_unusable_redrafts_counts_only_as_a_copy_writes_it(note, tries, why):
+    got, said = notes.read_unusable(note, "c1", 1, 3, NOW)
+    assert got == tries
+    assert (said is None) if why is None else (why in said), said
