@@ -1,5 +1,6 @@
 """Words and specifics for the grounding guard (pure): an operation's content words and the specifics it states
-(numbers, dates and times, proper names, quoted words), and whether its sources hold them.
+(numbers, dates and times, proper names, quoted words), and whether its sources hold them. The numbers and dates
+of one text are read in numerals.py.
 
 Invariant: nothing here assumes English for the specifics: words are Unicode words, digits of any script are
 numbers, a script written without spaces is compared in character pairs, a line in Title Case names no one,
@@ -15,9 +16,12 @@ import unicodedata
 from decimal import Decimal
 from typing import Iterable
 
-from hippocampus.drafting.measures import DECADE, UNIT_WORDS as _UNIT_WORDS, clock, decades, given, hour, meridiem
+from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, clock, decades, hour, meridiem
 from hippocampus.drafting.measures import initial, key as _unit_key
-from hippocampus.drafting.numwords import _ORDINALS, _SCALES, _SPELLED, norm, spelled
+from hippocampus.drafting.numerals import (NUMBER, _DATE, _DECIMAL, _KILO, _MONTHS, _ORDINAL, _SEP, _days,
+                                           _days_of, _digits, _is_ordinal, _is_range, _kilo, _magnitude, _measured,
+                                           _num, _numbered, _said, _spelled_value, numbers)
+from hippocampus.drafting.numwords import norm, spelled
 from hippocampus.drafting.stopwords import STOP, is_common
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
@@ -35,21 +39,12 @@ _SUBJECT = (r",?[^\S\n]+(?:I|you|he|she|it|we|they)(?!\w)"
 _SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(?<![A-Za-z\d])"   # -5: after a space
-                    r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
-_KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
-_MILLION = re.compile(r"(?<!\w)millions?(?!\w)", re.I)    # a word that makes a small m (5m) a million
-_RACE = (re.compile(r"(?<!\w)(?:r[au]n(?:s|ning)?|jog\w*|rac(?:e[sd]?|ing))[^\S\n]+(?:(?:an?|the)[^\S\n]+)?\Z", re.I),
-         re.compile(r"[^\S\n]?-?(?:run|race)s?(?!\w)", re.I))       # ran a 5k, the 10k run: a race's distance, no 10000
-_SEP = re.compile(r"[.,:/-]")
 _IDENT = re.compile(rf"(?!.*{_NO_SPACE.pattern})(?:\d+[^\W\d_s]|[^\W\d_]+\d[^\W_]*)")  # 12B, A4, q3, B12 (1990s: no)
 _PARTS = (re.compile(r"(?<!\w)([^\W\d_]+)[ -](\d[^\W_]*)(?!\w)"),    # what grounds one: B-12, 12 A, 8 hours (8h)
           re.compile(r"(?<!\w)(\d+)[ -]?([^\W\d_]+)"))
 _MERIDIEM = re.compile(r"(?<![\d.,:/-])(\d{1,2}(?::\d{2})?)\s?([ap])\.?m\.?(?!\w)", re.I)     # 10pm, 7:30 a.m.
 _AFTER = re.compile(r"[^\S\n]+([^\W\d_]+)")       # the word after a number: its unit
-_DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
-_GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}")    # 1.000,50 and 2.500.000: thousands dots
 _SENTENCE_END = re.compile(r"[.!?…\n•]\s*[\"'“‘«(\[*-]*\s*$")     # not a colon: "Partners: Bertrand" names him
 _DOT = re.compile(r"\.\s*")
 _SPELT_OUT = {"dr": "doctor", "prof": "professor", "st": "street|saint", "mt": "mount", "ave": "avenue",
@@ -59,23 +54,11 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|«([^»\n]{1
                      r"|「([^」\n]{1,200})」|『([^』\n]{1,200})』|(?<!\w)'([^'\n]{1,200})'(?!\w)"
                      r"|(?<!\w)‘([^‘’\n]{1,200})’(?!\w)|‹([^‹›\n]{1,200})›")
 _APOSTROPHE = str.maketrans("’ʼ", "''")         # I’m is I'm
-_SCALED = re.compile(r"[^\S\n]+(dozen|hundred|thousand|million|billion)s?(?!\w)", re.I)   # 2.5 million
 _VAGUE = {"dozens": (24, 200), "hundreds": (200, 1000), "thousands": (2000, 10 ** 6),   # by a number this size
           "millions": (2 * 10 ** 6, 10 ** 9), "billions": (2 * 10 ** 9, 10 ** 12)}
 _VAGUE_WORD = re.compile(r"(?<!\d )(?<!\w)(dozens|hundreds|thousands|millions|billions)(?!\w)"
                          r"(?!\s+of\s+(?:thousands|millions|billions))", re.I)     # hundreds of thousands: by the last
-_ORDINAL_WORDS = set(_ORDINALS) - {"twice", "thrice"}
 _IDIOM = ("one", "first", "second")     # alone: "one of them", "at first", "a second", unchecked
-_MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb", "march märz mar", "april apr",
-                                        "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
-                                        "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
-           for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
-_MONTH_DAY = re.compile(rf"(?<!\w)(?:{'|'.join(_MONTHS)})\.?[^\S\n]+\Z", re.I)    # March 3 500 people: 3, 500
-_TH = r"(?:st|nd|rd|th)"
-_DAY_MONTH = re.compile(rf"(?<![\w.,:/-])(?:(\d{{1,2}}){_TH}?(?:[^\S\n]+of)?[^\S\n]+({'|'.join(_MONTHS)})\.?"
-                        rf"|({'|'.join(_MONTHS)})\.?[^\S\n]+(\d{{1,2}}){_TH}?)(?!\w)", re.I)   # 5 March, March 5th
-_ORDINAL = re.compile(rf"(?<![\w.,:/-])(\d{{1,2}}){_TH}(?!\w)", re.I)        # the 5th: a day
-_DATE = re.compile(r"\d+([/.-])\d+\1\d+")     # 2026-3-5, 5/3/2026: a day, a month and a year, no counts
 _LISTED = re.compile(rf"^[^\S\n]*\d{{1,2}}[.)](?=[^\S\n]+[^\W\d_])(?![^\S\n]+(?:{'|'.join(_MONTHS)})\.?(?!\w))",
                      re.M | re.I)     # "1." or "2)" opening a line: a list's marker (7. März: a date)
 
@@ -140,78 +123,6 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 # ------------------------------------------------------------------ specifics
-
-
-def _num(token: str) -> str:
-    if token[:5].casefold() == "minus":   # minus 5 is -5
-        return "-" + _num(token[5:].strip())
-    if token[0] in "-\u2212\u2013":          # a leading minus (-, −, –) makes another number: -5 is not 5
-        return "-" + _num(token[1:])
-    if " " in token:                   # 2 500 000, 1 000,50: a thousands space (any space, after norm) groups one
-        token = token.replace(" ", "").replace(",", ".")       # number; its pieces are none (3 500 is 3500)
-    if _GROUPED.fullmatch(token):      # one number, not a date of its pieces
-        token = token.replace(".", "").replace(",", ".")
-    if not re.match(r"0+,", token):    # 1,000 is 1000; 0,125 is a decimal comma
-        token = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", token)
-    if _DECIMAL.fullmatch(token):      # its fraction's digits as written; a decimal comma as a point
-        whole, frac = _SEP.split(token)
-        return f"{_digits(whole)}.{''.join(str(unicodedata.decimal(c)) for c in frac)}"
-    return "".join(p if _SEP.fullmatch(p) else _digits(p) for p in re.split(f"({_SEP.pattern})", token) if p)
-
-
-def _digits(run: str) -> str:
-    """A run of digits in any script as ASCII without leading zeros: what str(int(run)) gives, for a run of any
-    length (int() refuses more than 4,300 digits, and a fragment may hold a longer one)."""
-    return "".join(str(unicodedata.decimal(c)) for c in run).lstrip("0") or "0"
-
-
-def _is_range(token: str) -> bool:
-    """Two whole numbers joined by a hyphen, the smaller first (6-8; 10-2 is a score or a date)."""
-    ends = token.split("-")
-    return len(ends) == 2 and all(e.isdigit() for e in ends) and (len(ends[0]), ends[0]) < (len(ends[1]), ends[1])
-
-
-def _spelled_value(token: str) -> str:
-    """The digits of a number written in words ("twenty five" -> "25"), or the token as it is."""
-    found = spelled(token) if _SPELLED.fullmatch(token) else []
-    return found[0][1] if len(found) == 1 else token
-
-
-def numbers(text: str) -> list:
-    """The number, date and time tokens of a text, normalised (1,000 = 1000, 03 = 3, 2.5 million = 2500000; any
-    script's digits)."""
-    return [n for _, _, n in _numbered(norm(text))]
-
-
-def _numbered(text: str) -> list:
-    """[(start, end, number)] for the numbers of a normalised text (2.5 million: to the end of million)."""
-    out, pos = [], 0
-    while m := NUMBER.search(text, pos):
-        space = re.search(r"\d( )\d", m.group(0))
-        if space and _MONTH_DAY.search(text, max(0, m.start() - 24), m.start()):    # a day after its month
-            m = NUMBER.match(text, m.start(), m.start() + space.start(1))
-        n, scale, end, pos = _num(m.group(0)), _SCALED.match(text, m.end()), m.end(), m.end()
-        if scale and re.fullmatch(r"-?\d+(?:\.\d+)?", n):
-            n, end = format((Decimal(n) * _SCALES[scale.group(1).casefold()]).normalize(), "f"), scale.end()
-        decade = n.isdigit() and len(n) in (2, 4) and n.endswith("0") and DECADE.match(text, end)
-        n, end = (n + "s", decade.end()) if decade else (n, end)        # the 1990s: a decade, no year
-        out.append((m.start(), end, n))
-    return out
-
-
-def _said(text: str) -> list:
-    """[(start, end, number)] for the numbers of a normalised text written in words, each one number."""
-    return [(m.start(), m.end(), v[0][1]) for m in _SPELLED.finditer(text) for v in [spelled(m[0])] if len(v) == 1]
-
-
-def _measured(text: str) -> list:
-    """[(start, end, number, unit keys)] for the numbers of a text said with a unit or currency ($50, 5 km)."""
-    text, out = norm(text), []
-    for s, e, n in _numbered(text) + _said(text):      # fifty dollars too
-        kilo = _KILO.match(text, s)             # $50k: 50000 dollars
-        n, e = (_kilo(kilo), kilo.end()) if kilo and kilo.end() == e + 1 else (n, e)
-        out += [(a, b, n, keys) for a, b, keys in [given(text, s, e)] if keys]
-    return out
 
 
 def names(text: str) -> list:
@@ -410,24 +321,6 @@ def known_of(sources: tuple) -> Known:
     return Known(sources)
 
 
-def _kilo(m: re.Match) -> str:
-    return format((Decimal(_num(m.group(1))) * (1000 if m.group(2) in "kK" else 10 ** 6)).normalize(), "f")
-
-
-def _magnitude(text: str, m: re.Match) -> bool:
-    """Whether a source's number glued to k or m (2k, 5m) may be read as thousands or millions: a k unless it is
-    a race's distance (ran 5k, a 10k run: 5k, 5 km, five k, never 5000 of anything), an M always, a small m
-    (5 metres, 5 minutes) only said of money (£5m) or where the source has a word for millions."""
-    if m.group(2) in "kK":
-        return not (_RACE[0].search(text, max(0, m.start() - 16), m.start()) or _RACE[1].match(text, m.end()))
-    return m.group(2) == "M" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
-
-
-def _is_ordinal(words: str) -> bool:
-    """A number written in words says which one, not how many: the fifth, twenty-first (not twice)."""
-    return re.split(r"[\s-]", words)[-1].casefold() in _ORDINAL_WORDS
-
-
 def _alone(text: str) -> list:
     """[(number, the stem of the word after it or "")] for the whole numbers of a text, in digits or words."""
     text = norm(text)
@@ -438,30 +331,6 @@ def _alone(text: str) -> list:
         if n.isdigit():
             w = _AFTER.match(text, end)
             out.append((n, _stem(w.group(1)) if w and w.group(1).casefold() not in STOP else ""))
-    return out
-
-
-def _days_of(token: str) -> set:
-    """The (day, month) a date token may name: 2026-3-5 (year first) ("5", 3); 5/3/2026 (year last) ("5", 3) or
-    ("3", 5); 2026-03 ("", 3)."""
-    parts = _SEP.split(token)
-    if ":" in token or token.startswith("-") or _DECIMAL.fullmatch(token) or len(parts) < 2:
-        return set()
-    if len(parts[0]) == 4 and len(parts[1]) <= 2:
-        return {((parts + [""])[2], int(parts[1]))}
-    if len(parts) == 3 and len(parts[2]) == 4:
-        return {(d, int(m)) for d, m in (parts[:2], parts[1::-1]) if len(m) <= 2}
-    return set()
-
-
-def _days(text: str) -> list:
-    """[(start, end, day, month)] for the days a normalised text says with their month (5 March, March 5th, the
-    5th of March); "may 5" written small is no date."""
-    out = []
-    for m in _DAY_MONTH.finditer(text):
-        day, month = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-        if month[0].isupper() or month.casefold() not in ("may", "mar"):
-            out.append((m.start(), m.end(), _digits(day), _MONTHS[month.casefold()]))
     return out
 
 

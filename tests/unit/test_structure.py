@@ -133,6 +133,14 @@ def test_no_function_over_60_lines_and_no_class_over_300():
     assert long == []
 
 
+def test_no_module_over_400_lines():
+    """A module a reader takes in whole: the layout's promise (found: drafting/grounding.py had grown to 509)."""
+    long = [f"{path.relative_to(ROOT)} ({n} lines)" for top in ("hippocampus", "actors")
+            for path in (ROOT / top).rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400]
+    assert long == []
+
+
 # the subcommands' own code: `serve` must start without importing any of it (each subcommand imports its own)
 SUBCOMMAND_MODULES = ("hippocampus.cli.commands", "hippocampus.demo.run",
                       "hippocampus.service.winservice")
