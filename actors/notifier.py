@@ -7,7 +7,7 @@ from __future__ import annotations
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
-from hippocampus.model.cancellable import CancellableSession
+from hippocampus import outbound
 from hippocampus.ripple.fire import Webhook
 
 from actors import ripple
@@ -25,7 +25,7 @@ class NotifierActor(InTurn):
     def __init__(self, supervisor, runtime) -> None:
         super().__init__(supervisor, runtime)
         # the stop cuts the post in flight (Runtime.begin_stop): it never waits on it
-        self.session = self.inherit("session", CancellableSession)
+        self.session = self.inherit("session", outbound.CancellableSession)
         self.webhook = Webhook(runtime.cfg.notify, self.session)
         self.delivered = 0
         self.failed = 0

@@ -18,7 +18,6 @@ from hippocampus.cycle.context import Context
 from hippocampus.store.events import FILE_NAME as EVENTS_FILE
 from hippocampus.store.events import EventLog
 from hippocampus.memory import MemoryClient
-from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.client import ModelClient
 from hippocampus.store.state import State
 from hippocampus.store.voice import VoiceCard
@@ -62,8 +61,7 @@ class Runtime:
         self.folder = private.hold(state_path.parent)     # one service per state folder (FolderHeld)
         state = State(state_path)
         events = EventLog(state_path.with_name(EVENTS_FILE), clock, keep=cfg.events.keep)
-        memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds,
-                                        new_session=CancellableSession)     # the stop cuts a call that hangs
+        memory = memory or MemoryClient(cfg.memory.url, cfg.memory.resolve_bearer(), cfg.memory.timeout_seconds)
         model = ModelClient(cfg.model) if cfg.model.configured else None
         voice = VoiceCard(state_path.with_name("voice.json"), cfg.voice.max_chars, clock) if cfg.voice.enabled else None
         self.ctx = Context(cfg=cfg, memory=memory, state=state, events=events, clock=clock, model=model, voice=voice)

@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import requests
 
@@ -143,16 +143,15 @@ def _settle_environment(s: requests.Session, url: str) -> None:
 
 
 class MemoryClient:
-    def __init__(self, url: str, bearer: str = "", timeout: float = 30.0, session: Optional[requests.Session] = None,
-                 new_session: Callable[[], requests.Session] = outbound.Session):
-        """new_session: makes each thread's session; the service's is a CancellableSession, whose call in flight
-        cut() shuts (of a plain one, cut() only refuses the calls after)."""
+    def __init__(self, url: str, bearer: str = "", timeout: float = 30.0, session: Optional[requests.Session] = None):
+        """Each thread has a session of its own, an outbound.CancellableSession whose call in flight cut() shuts (of
+        a `session` given, a plain one, cut() only refuses the calls after)."""
         self.unusable = unusable_url(url)      # said by every call: no request is tried
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._bearer = bearer
         self._local = threading.local()
-        self._session, self._new_session = session, new_session
+        self._session = session
         self._features: Optional[set] = None
         self._sessions: "weakref.WeakSet[requests.Session]" = weakref.WeakSet()   # each live thread's, for cut()
         self._cut = False
@@ -172,7 +171,7 @@ class MemoryClient:
             return self._session
         s = getattr(self._local, "s", None)
         if s is None:
-            s = self._new_session()          # a call's deadline cuts its sockets, head or body
+            s = outbound.CancellableSession()     # a call's deadline cuts its sockets, head or body; so does cut()
             with self._counting:
                 self._sessions.add(s)
             if self._bearer:

@@ -1,1 +1,1 @@
-"""The small model: its client, the cancellable session, its server's lifecycle and process, the Observatory."""
+"""The small model: its client, its server's lifecycle and process, the Observatory."""

@@ -18,7 +18,6 @@ from hippocampus import outbound
 from hippocampus import transport_words as tw
 from hippocampus.config import ModelConfig, redact
 from hippocampus.model import fit, structured, timings
-from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.learned import Learned
 from hippocampus.stopping import ServiceStopping
 
@@ -65,7 +64,7 @@ class ModelClient:
     def __init__(self, cfg: ModelConfig, session: Optional[requests.Session] = None, *, who: str = "the model",
                  url_setting: str = "model.url", timeout_setting: str = "model.timeout_seconds"):
         self.cfg = cfg
-        self._session = session or CancellableSession()
+        self._session = session or outbound.CancellableSession()
         self.who, self.url_setting, self.timeout_setting = who, url_setting, timeout_setting
         self.abandoned = False
         self.learned = Learned()               # what this server said of itself (a refused schema, its size)

@@ -10,7 +10,6 @@ import requests
 
 from hippocampus import outbound, transport_words
 from hippocampus.config import LifecycleConfig, redact, resolve_pointer
-from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.fit import json_object
 
 HOLDER = "seren-hippocampus"
@@ -59,7 +58,7 @@ def unless_stopped(lc: LifecycleConfig, verb: str, reason: str, stopped: Callabl
                    wait: Callable[[], Any], seconds: float = 60) -> Optional[dict]:
     """The call (an ensure waits for the model to load) on a thread of its own, looked at after each wait(): None
     once stopped() says so (the call is cut short); else its answer, or its error raised."""
-    session, out = CancellableSession(), {}
+    session, out = outbound.CancellableSession(), {}
 
     def ask() -> None:
         try:

@@ -16,8 +16,8 @@ from typing import Any, Callable, Optional
 import requests
 
 from hippocampus.memory import MemoryError_
+from hippocampus import outbound
 from hippocampus.outbound import Deadline
-from hippocampus.model.cancellable import CancellableSession
 from hippocampus.model.client import ModelClient
 from hippocampus.drafting.answer import parse_answer
 from hippocampus.drafting import rechoose
@@ -51,7 +51,7 @@ def _memory_words(memory_url: str) -> str:
             "sends to Memory, so nothing was sent; point the candidate's url at a model")
 
 
-class ReplaySession(CancellableSession):
+class ReplaySession(outbound.CancellableSession):
     """No redirects followed; nothing sent to Memory (memory_url), checked by address before the call and at
     connect."""
 

@@ -19,7 +19,6 @@ import requests
 
 from hippocampus import SERVICE, cmdline, outbound, transport_words as tw
 from hippocampus.config import NotifyConfig, RippleConfig, redact
-from hippocampus.model.cancellable import CancellableSession
 from hippocampus.ripple.claude import whoami as _whoami
 from hippocampus.store import private
 
@@ -122,7 +121,7 @@ class Ripple:
         self._children: list[Any] = []       # every child started and not yet seen to exit
         self._results: dict[str, dict] = {}  # event type -> what its last ripple did (and how it ended)
         self.on_exit: Optional[Callable[[str], None]] = None   # told the event type when a child ends
-        self.posting = CancellableSession()     # an endpoint's posts: the stop cuts the one in flight (abandon)
+        self.posting = outbound.CancellableSession()     # an endpoint's posts: the stop cuts the one in flight (abandon)
 
     def wants(self, event_type: str) -> bool:
         return self.cfg.type in ("script", "endpoint") and event_type in (self.cfg.events or [])

@@ -9,7 +9,6 @@ import time
 import pytest
 
 from hippocampus.memory import MemoryClient, MemoryCut, MemoryUnavailable
-from hippocampus.model.cancellable import CancellableSession
 from hippocampus.stopping import ServiceStopping
 from tests.harness.misbehaving import Misbehaving
 from tests.harness.reviewer import wait_for
@@ -18,7 +17,7 @@ from tests.harness.reviewer import wait_for
 def test_cut_ends_a_call_memory_never_answers_at_once_and_refuses_the_next():
     memory = Misbehaving("silent")
     try:
-        client = MemoryClient(memory.url, timeout=60, new_session=CancellableSession)
+        client = MemoryClient(memory.url, timeout=60)
         outcome: dict = {}
 
         def call():
@@ -47,7 +46,7 @@ def test_cut_ends_a_call_memory_never_answers_at_once_and_refuses_the_next():
 
 
 def test_the_sessions_of_threads_that_ended_are_not_kept_for_the_cut():
-    client = MemoryClient("http://127.0.0.1:9", new_session=CancellableSession)
+    client = MemoryClient("http://127.0.0.1:9")
     threads = [threading.Thread(target=lambda: pytest.raises(MemoryUnavailable, client.health)) for _ in range(5)]
     for t in threads:
         t.start()
