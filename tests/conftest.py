@@ -27,6 +27,21 @@ def _compile_bytecode() -> None:
 
 _compile_bytecode()
 
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """The test modules' assert-rewritten bytecode kept too: pytest rewrites every test module's asserts at
+    collection (about 10 s for this suite on 2 cores) and reads the result back from __pycache__ on the next run,
+    but it writes it only where bytecode may be written, so under PYTHONDONTWRITEBYTECODE=1 every run paid the
+    10 s again. Written during collection only; a changed test file is rewritten as before (pytest checks its
+    mtime and size)."""
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = before
+
 from tests.harness.fake_model import FakeModel  # noqa: E402
 from tests.harness.memory_server import MemoryServer  # noqa: E402
 from tests.harness.reviewer import MemoryHand  # noqa: E402

@@ -84,7 +84,7 @@ def model_later():
 
     def start():
         server = ThreadingHTTPServer(("127.0.0.1", port), ModelStub)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         servers.append(server)
     yield port, start
     for server in servers:

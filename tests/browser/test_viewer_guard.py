@@ -75,7 +75,7 @@ def evil_site():
             pass
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
 
     def serve(html: str, path: str = "/") -> str:

@@ -31,7 +31,7 @@ class NotFound(BaseHTTPRequestHandler):
 @pytest.fixture
 def not_a_model():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
     srv.shutdown()
     srv.server_close()

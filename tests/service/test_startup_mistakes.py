@@ -342,11 +342,15 @@ def test_check_config_offline_warns_of_the_state_folder_the_service_refuses_and_
                                   ["check-ripple", "--log-level", "verbose"]])
 def test_a_log_level_that_is_not_one_is_refused_not_taken_as_info(args):
     """`--log-level DEUBG` ran at INFO without a word (the DEBUG lines asked for never came); it is refused like
-    any bad flag value, and any case of a real level, or warn, is still taken."""
+    any bad flag value (the next test: any case of a real level, or warn, is still taken)."""
     r = subprocess.run([sys.executable, "-m", "hippocampus", *args, "--config", str(SAMPLE)], capture_output=True,
                        text=True, encoding="utf-8", env=_env(), cwd=str(ROOT), timeout=60)
     assert r.returncode == 2 and "--log-level" in r.stderr and "DEBUG, INFO, WARNING or ERROR" in r.stderr, \
         (r.returncode, r.stderr[-600:])
+
+
+def test_any_case_of_a_real_log_level_or_warn_is_still_taken():
+    """Once, not once per refused spelling above: these three check-config runs do not depend on it."""
     for given in ("debug", "warn", "Error"):
         r = _check_config("--offline", "--log-level", given, "--config", str(SAMPLE))
         assert r.returncode == 0 and r.stdout.rstrip().endswith("no warnings"), r.stderr[-600:]

@@ -53,7 +53,10 @@ class Rig:
         self.model.write_bytes(b"GGUF fake")
         self.server = tmp_path / "bin" / "llama-server"
         self.server.parent.mkdir()
-        self.server.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+        # the stand-in "loads" 0.3 s, as the service tests' does (its own default is 1 s); a test that sets
+        # FAKE_LLAMA_WARMUP keeps its own
+        self.server.write_text(f'#!/bin/sh\nexport FAKE_LLAMA_WARMUP="${{FAKE_LLAMA_WARMUP:-0.3}}"\n'
+                               f'exec "{sys.executable}" "{FAKE}" "$@"\n')
         self.server.chmod(0o755)
 
     def emit(self, kind: str, **fields) -> dict:
@@ -150,7 +153,8 @@ def test_built_command_line_is_exact(rig):
 
 # ---------------------------------------------------------------- start, keep warm, stop
 
-def test_ensure_starts_waits_through_loading_and_idle_tick_stops(rig):
+def test_ensure_starts_waits_through_loading_and_idle_tick_stops(rig, monkeypatch):
+    monkeypatch.setenv("FAKE_LLAMA_WARMUP", "1.0")  # the stand-in's whole 503 second
     lc = rig.make(keep_warm_seconds=300)
     t0 = time.monotonic()
     lc.ensure()
@@ -220,7 +224,7 @@ def test_handover_off_keeps_it_warm(rig):
 
 def test_a_server_already_up_is_borrowed_and_never_stopped(rig):
     p = rig.spawn([sys.executable, str(FAKE), "-m", str(rig.model), "--host", "127.0.0.1",
-                   "--port", str(rig.port)])
+                   "--port", str(rig.port)], env=dict(os.environ, FAKE_LLAMA_WARMUP="0"))
     assert wait_until(lambda: healthy(f"http://127.0.0.1:{rig.port}/health"))
     lc = rig.make(keep_warm_seconds=0)
     lc.ensure()

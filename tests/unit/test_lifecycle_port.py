@@ -22,7 +22,7 @@ class NotFound(http.server.BaseHTTPRequestHandler):
 
 def test_a_port_answered_by_another_program_is_named_and_no_second_server_is_launched(rig):  # noqa: F811
     other = http.server.ThreadingHTTPServer(("127.0.0.1", rig.port), NotFound)
-    threading.Thread(target=other.serve_forever, daemon=True).start()
+    threading.Thread(target=other.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         lc = rig.make(ready_timeout_seconds=3.0)
         with pytest.raises(ModelUnavailable) as ei:
