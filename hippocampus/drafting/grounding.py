@@ -20,7 +20,7 @@ from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, clock, deca
 from hippocampus.drafting.measures import initial, key as _unit_key
 from hippocampus.drafting.numerals import (NUMBER, _DATE, _DECIMAL, _KILO, _MONTHS, _ORDINAL, _SEP, _days,
                                            _days_of, _digits, _is_ordinal, _is_range, _kilo, _magnitude, _measured,
-                                           _num, _numbered, _said, _spelled_value, numbers)
+                                           _num, _numbered, _race, _said, _spelled_value, numbers)
 from hippocampus.drafting.numwords import norm, spelled
 from hippocampus.drafting.stopwords import STOP, is_common
 
@@ -244,7 +244,8 @@ class Known:
                          and initial(b)}       # 8h by 8 hours; no 2k by 2 kids
         self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(s)}
         self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
-        for _, _, n, keys in (m for s in sources for m in _measured(s)):
+        races = [(_num(m.group(1)), {"km"}) for s in sources for m in _KILO.finditer(s) if _race(s, m)]
+        for n, keys in [(n, keys) for s in sources for _, _, n, keys in _measured(s)] + races:   # ran 5k: 5 km
             self.given.setdefault(n, set()).update(keys)
         dotted = {f"{n[:-3]}.{n[-3:]}": n for n in self.numbers if n.isdigit() and 4 <= len(n) <= 6}
         self.numbers.update(dotted)                 # 1200 is 1.200 written the German way (1.2 stays 1.2)
@@ -351,7 +352,8 @@ def specifics(text: str) -> list:
     spans = [m.span() for m in _MERIDIEM.finditer(said)] + kilo + days    # 2 of 2pm: checked as the time
     listed = [m.span() for m in _LISTED.finditer(said)]                     # no number at all
     words = [("numbers", n) for a, _, n in _numbered(said) if not any(x <= a < y for x, y in spans + listed)]
-    words += [("numbers", said[a:b]) for a, b in kilo + days]
+    words += [("numbers", said[a:b]) for a, b in days]
+    words += [("numbers", f"{m.group(1)} km" if _race(said, m) else m.group(0)) for m in _KILO.finditer(said)]
     words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(said)]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(said)]

@@ -118,6 +118,11 @@ def _magnitude(text: str, m: re.Match) -> bool:
     return m.group(2) == "M" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
 
 
+def _race(text: str, m: re.Match) -> bool:
+    """A number glued to k that is a race's distance (ran 5k, the 10k run): 5 km, no 5000."""
+    return m.group(2) in "kK" and not _magnitude(text, m)
+
+
 def _is_ordinal(words: str) -> bool:
     """A number written in words says which one, not how many: the fifth, twenty-first (not twice)."""
     return re.split(r"[\s-]", words)[-1].casefold() in _ORDINAL_WORDS
