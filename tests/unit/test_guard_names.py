@@ -263,3 +263,31 @@ def test_a_word_opening_a_clause_before_its_subject_is_no_name(content):
 def test_a_name_ending_like_an_adverb_is_still_named_for_the_reviewer(content, names):
     op, dropped = guarded(content, "Anna walks her dog in the park every morning (2026-03-05)", rationale="r")
     assert dropped == [] and op["rationale"] == f"r; {NOTE}{names}", op
+
+
+PETS = "Anna walks her dog and her puppy in the park; she keeps the toys in a box by the class door (2026-03-05)"
+
+
+@pytest.mark.parametrize("content", [
+    "Dogs are welcome in the park, so Anna walks her dog there",
+    "Cats are not: Anna walks her dog and her puppy in the park",
+    "Puppies are welcome in the park, so Anna walks her puppy there",
+    "Boxes are by the class door and hold the toys of her dog",
+    "Classes are held by the door; Anna walks her dog in the park",
+])
+def test_a_plural_opening_a_sentence_is_grounded_by_its_singular(content):
+    """The fragment says "dog"; a sentence opening with "Dogs" (or Puppies, Boxes, Classes) says the same word,
+    and the reviewer is not told of an unchecked name (Cats: the fragment has no cat, it is named)."""
+    op, dropped = guarded(content, PETS, rationale="r")
+    want = f"r; {NOTE}Cats" if content.startswith("Cats") else "r"
+    assert dropped == [] and op["rationale"] == want, op
+
+
+@pytest.mark.parametrize("content,fragment,names", [
+    ("James is at the park with Anna and her dog", "Anna made jam and walked her dog in the park", "James"),
+    ("Charles is at the park with Anna and her dog", "Anna walks her dog in the park with her char", "Charles"),
+])
+def test_a_name_ending_in_s_is_not_grounded_by_a_word_it_is_no_plural_of(content, fragment, names):
+    """James is no plural of jam, Charles none of char: a fragment's "jam" leaves him named for the reviewer."""
+    op, dropped = guarded(content, fragment, rationale="r")
+    assert dropped == [] and op["rationale"] == f"r; {NOTE}{names}", op
