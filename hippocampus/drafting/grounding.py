@@ -22,7 +22,7 @@ from hippocampus.drafting.numerals import (NUMBER, _DATE, _DECIMAL, _KILO, _MONT
                                            _days_of, _digits, _is_ordinal, _is_range, _kilo, _magnitude, _measured,
                                            _num, _numbered, _race, _said, _spelled_value, numbers)
 from hippocampus.drafting.numwords import norm, spelled
-from hippocampus.drafting.stopwords import STOP, is_common
+from hippocampus.drafting.stopwords import STOP, SUBJECT_NEXT, is_common, verb_after
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
@@ -36,7 +36,6 @@ _NAME_S = ("as", "is", "os", "us")    # Thomas, Chris, Carlos, Marcus: a name's 
 # the subject after a sentence's opener; not an aside after a name ("Bertrand, she said, ...")
 _SUBJECT = (r",?[^\S\n]+(?:I|you|he|she|it|we|they)(?!\w)"
             r"(?![^\S\n]+(?:said|says|told|tells|thinks|thought|added|adds)\b)")
-_SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
@@ -192,7 +191,8 @@ def _opener(text: str, word: str) -> bool:
     """A sentence's first word that opens it before its subject ("However, she", "Maybe they"), or reads as a verb
     with no subject before it ("Adores green tea", "Hiking with Anna"): it ends like a verb's form (-s, -ed, -ing;
     -as, -is, -os, -us end names: Lucas, Chris) and the word after it is written small and is no verb, for a name
-    is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ..."""
+    is followed by its verb, at once or after a small word's phrase: James climbed, Fred and Anna, Golding wrote,
+    Thomas is, Marcus, ..., James from work climbed, Fred with Anna is."""
     if word[1:].islower() and re.search(rf"(?<!\w){re.escape(word)}{_SUBJECT}", text):
         return True
     if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")) or word.endswith(_NAME_S):
@@ -201,7 +201,9 @@ def _opener(text: str, word: str) -> bool:
     if not after or not after.group(1).islower():
         return False
     w = after.group(1)      # after an -s word an -s word is a plural as often as a verb (Adores cats)
-    return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in _SUBJECT_NEXT or is_common(w))
+    if w in STOP and not word.endswith("ing") and verb_after(text[after.end():]):   # James from work climbed
+        return False
+    return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in SUBJECT_NEXT or is_common(w))
 
 
 def _adverb(text: str, word: str) -> bool:
@@ -210,7 +212,7 @@ def _adverb(text: str, word: str) -> bool:
     if not word[1:].islower() or not _ADVERB.fullmatch(word.casefold()):
         return False
     after = re.search(rf"(?<!\w){re.escape(word)},?[^\S\n]+([^\W\d_]+)", text)
-    return not after or after.group(1) not in _SUBJECT_NEXT
+    return not after or after.group(1) not in SUBJECT_NEXT
 
 
 def quoted(text: str) -> list:

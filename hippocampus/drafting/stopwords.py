@@ -3,6 +3,8 @@ a memory could be checked by, and small words a Title Case line writes capitalis
 words a sentence opens with, which name no one."""
 from __future__ import annotations
 
+import re
+
 STOP = frozenset("""the a an and or but not nor for with without from into onto about above after again against
 because been being before below between both did does doing down during few further once other our out over under
 until while where these those this that there here what when which who whom why how all any each more most some
@@ -20,8 +22,9 @@ os as um uma mas não com sem em sobre é são eu ele ela nós eles do da dos da
 het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij jullie ze dat""".split())
 
 # Common English words a drafted memory opens a sentence with ("Plans to visit...", "Likes green tea",
-# "Recently moved...", "Although busy, ..."): capitalised there, they name no one. Base forms; an ending (plans, visited, enjoying)
-# is taken off before the look-up. Words that are also names (mark, bill, hope, grace, cook) are not here.
+# "Recently moved...", "Although busy, ..."): capitalised there, they name no one. Base forms; an ending (plans,
+# visited, enjoying) is taken off before the look-up. Words that are also names (mark, bill, hope, grace, cook) are
+# not here.
 COMMON = frozenset("""like love enjoy prefer want need plan hate dislike visit go went gone come came attend start
 began begin stop finish keep kept try work live move buy bought sell sold pay paid use make made take took give
 gave find found feel felt think thought know knew see saw meet met call read write wrote run ran walk eat ate
@@ -33,6 +36,10 @@ last first doesn didn isn wasn hasn hadn haven aren weren wouldn couldn shouldn 
 family friend partner kid child children favorite favourite daily weekly monthly regular morning evening weekend
 afternoon night although though since despite whether neither either meanwhile together early instead however
 maybe perhaps overall whenever unless""".split())
+# What follows a sentence's subject: a name before it is no verb ("Thomas is", "Fred and Anna", "Lars went").
+SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
+PAST = frozenset("""went came took made met saw ran ate drank got gave found felt thought knew bought sold paid kept
+left told said wrote spent taught slept flew drove rode began forgot""".split())     # a clause's verb, as -ed is
 _ENDINGS = ("ing", "ies", "ied", "ed", "es", "s", "d")
 
 
@@ -41,3 +48,15 @@ def is_common(word: str) -> bool:
     w = word.casefold()
     return w in COMMON or any(w[:-len(e)] + tail in COMMON for e in _ENDINGS if w.endswith(e)
                               for tail in ("", "e", "y"))
+
+
+def verb_after(text: str) -> bool:
+    """A verb in the clause `text` opens (to its first comma, or and, that, which...): after a content word, a
+    past (-ed, went), is, has, will, or an -s word after a name ("from work climbed", "with Anna climbs"; not
+    "her snacks")."""
+    clause = re.split(r"[,;:.!?()\n]|(?<!\w)(?:and|but|or|that|which|who|where|when|because|since|while|if)(?!\w)",
+                      text)[0]
+    words = re.findall(r"[^\W\d_]+", clause)
+    return any(w.islower() and p.casefold() not in STOP and (
+        w in SUBJECT_NEXT or w in PAST or (len(w) >= 4 and w.endswith("ed")) or (p[0].isupper() and w.endswith("s")))
+        for p, w in zip(words, words[1:]))

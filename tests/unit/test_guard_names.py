@@ -291,3 +291,32 @@ def test_a_name_ending_in_s_is_not_grounded_by_a_word_it_is_no_plural_of(content
     """James is no plural of jam, Charles none of char: a fragment's "jam" leaves him named for the reviewer."""
     op, dropped = guarded(content, fragment, rationale="r")
     assert dropped == [] and op["rationale"] == f"r; {NOTE}{names}", op
+
+
+@pytest.mark.parametrize("content,names", [
+    ("James from work climbed with Anna at the climbing gym", "James"),
+    ("Charles from work climbed with Anna at the climbing gym", "Charles"),
+    ("Hans from the climbing gym is her partner", "Hans"),
+    ("Lars with Anna went to the climbing gym", "Lars"),
+    ("Fred with Anna climbed at the climbing gym", "Fred"),
+    ("Ned with Anna climbs at the climbing gym", "Ned"),
+])
+def test_a_name_ending_like_a_verb_before_a_small_word_is_still_named_for_the_reviewer(content, names):
+    """James, Charles, Fred end like a verb's form and a small word follows them ("James from work"), but a verb
+    follows later in the clause (climbed, is, went; climbs after a name): they are its subject, names, and
+    the reviewer is told of them."""
+    op, dropped = guarded(content, rationale="r")
+    assert dropped == [] and op["rationale"] == f"r; {NOTE}{names}", op
+
+
+@pytest.mark.parametrize("content", [
+    "Swims at the climbing gym with her partners",
+    "Devours her snacks at the climbing gym",
+    "Swims at the climbing gym, which Anna climbed",
+    "Swims at the climbing gym and climbed there with Anna",
+    "Adores the renovated climbing gym with Anna",
+])
+def test_a_verb_before_a_small_word_with_no_verb_after_it_is_no_name(content):
+    op, dropped = guarded(content, "Anna swims and climbs at the climbing gym with her partners and devours "
+                          "snacks there (2026-03-05)", rationale="r")
+    assert dropped == [] and op["rationale"] == "r", op
