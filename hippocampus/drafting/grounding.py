@@ -22,7 +22,7 @@ from hippocampus.drafting.numerals import (NUMBER, _DATE, _DECIMAL, _KILO, _MONT
                                            _days_of, _digits, _is_ordinal, _is_range, _kilo, _magnitude, _measured,
                                            _num, _numbered, _race, _said, _spelled_value, numbers)
 from hippocampus.drafting.numwords import norm, spelled
-from hippocampus.drafting.stopwords import STOP, SUBJECT_NEXT, is_common, verb_after
+from hippocampus.drafting.stopwords import NAMES_TOO, STOP, SUBJECT_NEXT, is_common, verb_after
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
@@ -162,9 +162,9 @@ def _capitals(text: str) -> tuple:
 
 
 def _common(text: str, word: str) -> bool:
-    """A capitalised word whose capital says nothing that names no one: a stopword, a common English word or an
-    adverb."""
-    return word.casefold() in STOP or is_common(word) or _adverb(text, word)
+    """A capitalised word whose capital says nothing that names no one: a stopword (not Will, Ella), a common
+    English word or an adverb."""
+    return (word.casefold() in STOP and word.casefold() not in NAMES_TOO) or is_common(word) or _adverb(text, word)
 
 
 def unchecked_names(text: str, sources: Iterable[str]) -> list:
@@ -195,14 +195,14 @@ def _opener(text: str, word: str) -> bool:
     Thomas is, Marcus, ..., James from work climbed, Fred with Anna is."""
     if word[1:].islower() and re.search(rf"(?<!\w){re.escape(word)}{_SUBJECT}", text):
         return True
+    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
+    w = after.group(1) if after and after.group(1).islower() else ""
+    if word == "Will" and w and w not in STOP and w not in SUBJECT_NEXT and not w.endswith(("ed", "s")):
+        return True         # Will go climbing: a verb (a name is followed by its own: Will climbed, Will is)
     if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")) or word.endswith(_NAME_S):
         return False
-    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
-    if not after or not after.group(1).islower():
-        return False
-    w = after.group(1)      # after an -s word an -s word is a plural as often as a verb (Adores cats)
-    if w in STOP and not word.endswith("ing") and verb_after(text[after.end():]):   # James from work climbed
-        return False
+    if not w or (w in STOP and not word.endswith("ing") and verb_after(text[after.end():])):   # James from work
+        return False        # climbed; after an -s word an -s word is a plural as often as a verb (Adores cats)
     return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in SUBJECT_NEXT or is_common(w))
 
 

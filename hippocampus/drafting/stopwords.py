@@ -36,6 +36,7 @@ last first doesn didn isn wasn hasn hadn haven aren weren wouldn couldn shouldn 
 family friend partner kid child children favorite favourite daily weekly monthly regular morning evening weekend
 afternoon night although though since despite whether neither either meanwhile together early instead however
 maybe perhaps overall whenever unless""".split())
+NAMES_TOO = frozenset("will ella al les del".split())     # stopwords that, capitalised, are names (Will, Ella)
 # What follows a sentence's subject: a name before it is no verb ("Thomas is", "Fred and Anna", "Lars went").
 SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 PAST = frozenset("""went came took made met saw ran ate drank got gave found felt thought knew bought sold paid kept

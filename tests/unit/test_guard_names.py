@@ -320,3 +320,20 @@ def test_a_verb_before_a_small_word_with_no_verb_after_it_is_no_name(content):
     op, dropped = guarded(content, "Anna swims and climbs at the climbing gym with her partners and devours "
                           "snacks there (2026-03-05)", rationale="r")
     assert dropped == [] and op["rationale"] == "r", op
+
+
+@pytest.mark.parametrize("content,dropped_for,note", [
+    ("Anna climbed at the climbing gym with Ella", ["names"], None),
+    ("Anna climbed at the climbing gym with Will", ["names"], None),
+    ("Anna climbed at the climbing gym with Al", ["names"], None),
+    ("Ella climbed at the climbing gym with Anna", [], f"r; {NOTE}Ella"),
+    ("Will climbed at the climbing gym with Anna", [], f"r; {NOTE}Will"),
+    ("Anna climbed at the climbing gym. Will she go again", [], "r"),
+    ("Will visit the climbing gym again with Anna", [], "r"),
+])
+def test_a_name_spelled_like_a_stopword_is_still_a_name(content, dropped_for, note):
+    """Ella (Spanish "she"), Will, Al (Spanish "to the") are stopwords of the content-word share, but capitalised
+    in a sentence they are names: one no fragment holds drops the operation, or opening a sentence is named for
+    the reviewer ("Will she", "Will visit": a verb, no note)."""
+    op, dropped = guarded(content, rationale="r")
+    assert dropped == dropped_for and (op or {}).get("rationale") == note, (op, dropped)
