@@ -14,7 +14,8 @@ NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(
                     r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
 _MILLION = re.compile(r"(?<!\w)millions?(?!\w)", re.I)    # a word that makes a small m (5m) a million
-_RACE = (re.compile(r"(?<!\w)(?:r[au]n(?:s|ning)?|jog\w*|rac(?:e[sd]?|ing))[^\S\n]+(?:(?:an?|the)[^\S\n]+)?\Z", re.I),
+_RACE = (re.compile(r"(?<!\w)(?:r[au]n(?:s|ning)?|jog\w*|rac(?:e[sd]?|ing))[^\S\n]+"
+                    r"(?:(?:an?|the)[^\S\n]+(?:[^\W\d_]+[^\S\n]+)?)?\Z", re.I),     # ran the Berlin 10k too
          re.compile(r"[^\S\n]?-?(?:run|race)s?(?!\w)", re.I))       # ran a 5k, the 10k run: a race's distance, no 10000
 _SEP = re.compile(r"[.,:/-]")
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
@@ -114,7 +115,7 @@ def _magnitude(text: str, m: re.Match) -> bool:
     a race's distance (ran 5k, a 10k run: 5k, 5 km, five k, never 5000 of anything), an M always, a small m
     (5 metres, 5 minutes) only said of money (£5m) or where the source has a word for millions."""
     if m.group(2) in "kK":
-        return not (_RACE[0].search(text, max(0, m.start() - 16), m.start()) or _RACE[1].match(text, m.end()))
+        return not (_RACE[0].search(text, max(0, m.start() - 40), m.start()) or _RACE[1].match(text, m.end()))
     return m.group(2) == "M" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
 
 
