@@ -21,6 +21,10 @@ il lo gli uno una e ma non per senza di da su è sono io noi voi loro che del de
 os as um uma mas não com sem em sobre é são eu ele ela nós eles do da dos das que
 het een en maar niet voor zonder van op bij is zijn was ik jij hij zij wij jullie ze dat""".split())
 
+# A verb's past with no -ed to read it by: a clause's verb; it names no one (Drew, Won, Sang, Hung, Fell do: not here).
+PAST = frozenset("""went came took made met saw ran ate drank got gave found felt thought knew bought sold paid kept
+left told said wrote spent taught slept flew drove rode began forgot swam wore grew threw held heard sat stood built
+sent caught brought lost chose spoke broke woke""".split())
 # Common English words a drafted memory opens a sentence with ("Plans to visit...", "Likes green tea",
 # "Recently moved...", "Although busy, ..."): capitalised there, they name no one. Base forms; an ending (plans,
 # visited, enjoying) is taken off before the look-up. Words that are also names (mark, bill, hope, grace, cook) are
@@ -35,12 +39,10 @@ today tonight tomorrow yesterday later soon still already once twice every many 
 last first doesn didn isn wasn hasn hadn haven aren weren wouldn couldn shouldn user person speaker people
 family friend partner kid child children favorite favourite daily weekly monthly regular morning evening weekend
 afternoon night although though since despite whether neither either meanwhile together early instead however
-maybe perhaps overall whenever unless""".split())
+maybe perhaps overall whenever unless""".split()) | PAST
 NAMES_TOO = frozenset("will ella al les del".split())     # stopwords that, capitalised, are names (Will, Ella)
 # What follows a sentence's subject: a name before it is no verb ("Thomas is", "Fred and Anna", "Lars went").
 SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
-PAST = frozenset("""went came took made met saw ran ate drank got gave found felt thought knew bought sold paid kept
-left told said wrote spent taught slept flew drove rode began forgot""".split())     # a clause's verb, as -ed is
 _ENDINGS = ("ing", "ies", "ied", "ed", "es", "s", "d")
 
 
