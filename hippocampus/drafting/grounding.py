@@ -169,22 +169,22 @@ def _common(text: str, word: str) -> bool:
 
 def unchecked_names(text: str, sources: Iterable[str]) -> list:
     """[(where, word)] for the capitalised words names() does not check that no source holds in any case, as
-    written, as a name's inflection, as another form of its word (Climbs by climbed) or its singular (Dogs by dog)."""
+    written, as a name's inflection, as another form of its word (Climbs by climbed) or number (Dogs by dog)."""
     sources, known = tuple(sources), known_of(tuple(sources))
     unsure = [(where, w) for where, w in _capitals(text)[1] if not known.has("names", w)
-              and not any(len(s) >= 3 and _name_stem(s) in known.names for s in _singulars(w))]
+              and not any(len(s) >= 3 and _name_stem(s) in known.names for s in _numbers_of(w))]
     pool = set().union(*(content_words(s) for s in sources)) if unsure else set()
     return [(where, w) for where, w in unsure if not any(
         len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})
         and not (where == _AT_START and _opener(norm(text), w))]
 
 
-def _singulars(word: str) -> set:
-    """What a plural's singular may be: Dogs dog, Boxes box, Puppies puppy (James is no jam: -es only after s, x,
-    z, ch, sh)."""
+def _numbers_of(word: str) -> set:
+    """What a plural's singular may be (Dogs dog, Boxes box, Puppies puppy; James is no jam: -es only after s, x,
+    z, ch, sh), and a word's plural (Dog dogs)."""
     w = word.casefold()
     return {w[:-1] if w.endswith("s") and not w.endswith("ss") else "", w[:-3] + "y" if w.endswith("ies") else "",
-            w[:-2] if re.search(r"(?:[sxz]|[cs]h)es\Z", w) else ""}
+            w[:-2] if re.search(r"(?:[sxz]|[cs]h)es\Z", w) else "", w + "s", w + "es"}
 
 
 def _opener(text: str, word: str) -> bool:

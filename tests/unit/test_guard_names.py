@@ -283,6 +283,18 @@ def test_a_plural_opening_a_sentence_is_grounded_by_its_singular(content):
     assert dropped == [] and op["rationale"] == want, op
 
 
+@pytest.mark.parametrize("content", [
+    "Dog walks in the park are what Anna does every morning",
+    "Cat toys are in the box by the class door",
+    "Toy boxes are by the class door",
+])
+def test_a_singular_opening_a_sentence_is_grounded_by_its_plural(content):
+    """The fragment says "dogs" (and toys, cats); a sentence opening with "Dog" says the same word: no note."""
+    op, dropped = guarded(content, "Anna walks her two dogs in the park; her cats play with toys in a box by the "
+                          "class door (2026-03-05)", rationale="r")
+    assert dropped == [] and op["rationale"] == "r", op
+
+
 @pytest.mark.parametrize("content,fragment,names", [
     ("James is at the park with Anna and her dog", "Anna made jam and walked her dog in the park", "James"),
     ("Charles is at the park with Anna and her dog", "Anna walks her dog in the park with her char", "Charles"),
