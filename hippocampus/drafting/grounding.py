@@ -288,8 +288,9 @@ class Known:
                     lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
             if _KILO.fullmatch(token) and _kilo(_KILO.fullmatch(token)) in self.numbers:
                 return True
-            if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
-                return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
+            if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours,
+                return token.casefold() in self.idents or (      # a 10K by 10 km)
+                    (token[-1].islower() or token[-1] == "K") and token.casefold() in self.initials)
             if token[:-1].isdigit() and token.endswith("s"):      # the 1990s by the word or a year in it
                 return token in self.numbers or any(token in decades(n) for n in self.numbers.union(*self.dates))
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
