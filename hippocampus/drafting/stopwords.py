@@ -39,7 +39,8 @@ today tonight tomorrow yesterday later soon still already once twice every many 
 last first doesn didn isn wasn hasn hadn haven aren weren wouldn couldn shouldn user person speaker people
 family friend partner kid child children favorite favourite daily weekly monthly regular morning evening weekend
 afternoon night although though since despite whether neither either meanwhile together early instead however
-maybe perhaps overall whenever unless""".split()) | PAST
+maybe perhaps overall whenever unless now nowadays otherwise anyway afterwards besides somehow elsewhere everywhere
+yet almost earlier thus hence rather quite around ago outside inside upstairs downstairs abroad""".split()) | PAST
 NAMES_TOO = frozenset("will ella al les del".split())     # stopwords that, capitalised, are names (Will, Ella)
 # What follows a sentence's subject: a name before it is no verb ("Thomas is", "Fred and Anna", "Lars went").
 SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())

@@ -364,3 +364,12 @@ def test_an_irregular_past_opening_a_sentence_is_no_name(content):
     one, so the reviewer is not told of an unchecked name (Drew and Won are names: not among them)."""
     op, dropped = guarded(content, rationale="r")
     assert dropped == [] and op["rationale"] == "r", op
+
+
+@pytest.mark.parametrize("word", "Now Nowadays Otherwise Anyway Afterwards Besides Earlier Thus Almost Yet Outside "
+                                 "Abroad Around".split())
+def test_an_adverb_with_no_ly_opening_a_sentence_is_no_name(word):
+    """Now, Nowadays, Afterwards, Earlier: an adverb with no -ly to read it by opens a sentence before its
+    subject (a name, not he or she); it names no one, so the reviewer is not told of an unchecked name."""
+    op, dropped = guarded(f"{word} Anna climbed at the climbing gym with her partners", rationale="r")
+    assert dropped == [] and op["rationale"] == "r", op
