@@ -57,10 +57,18 @@ def is_common(word: str) -> bool:
 def verb_after(text: str) -> bool:
     """A verb in the clause `text` opens (to its first comma, or and, that, which...): after a content word, a
     past (-ed, went), is, has, will, or an -s word after a name ("from work climbed", "with Anna climbs"; not
-    "her snacks")."""
+    "her snacks"). Not a participle after a noun (a gym named Boulderhalle, organised by, named after) nor the
+    verb of a relative clause (the gym Anna climbed at)."""
     clause = re.split(r"[,;:.!?()\n]|(?<!\w)(?:and|but|or|that|which|who|where|when|because|since|while|if)(?!\w)",
                       text)[0]
-    words = re.findall(r"[^\W\d_]+", clause)
-    return any(w.islower() and p.casefold() not in STOP and (
-        w in SUBJECT_NEXT or w in PAST or (len(w) >= 4 and w.endswith("ed")) or (p[0].isupper() and w.endswith("s")))
-        for p, w in zip(words, words[1:]))
+    words = re.findall(r"[^\W\d_]+", clause) + [""]
+    for i in range(1, len(words) - 1):
+        p, w, nxt = words[i - 1], words[i], words[i + 1]
+        if not w.islower() or p.casefold() in STOP or (p[0].isupper() and i > 1 and words[i - 2].islower()
+                                                       and words[i - 2] not in STOP):
+            continue
+        if w.endswith("ed") and p.islower() and (nxt[:1].isupper() or nxt in ("by", "after")):
+            continue
+        if w in SUBJECT_NEXT or w in PAST or (len(w) >= 4 and w.endswith("ed")) or (p[0].isupper() and w.endswith("s")):
+            return True
+    return False

@@ -327,10 +327,17 @@ def test_a_name_ending_like_a_verb_before_a_small_word_is_still_named_for_the_re
     "Swims at the climbing gym, which Anna climbed",
     "Swims at the climbing gym and climbed there with Anna",
     "Adores the renovated climbing gym with Anna",
+    "Adores the climbing gym named Boulderhalle with Anna",
+    "Adores the climbing gym called Boulderhalle with Anna",
+    "Adores the climbing gym organised by her partners",
+    "Adores the climbing gym named after her partners",
+    "Adores the climbing gym Anna climbed at",
 ])
 def test_a_verb_before_a_small_word_with_no_verb_after_it_is_no_name(content):
-    op, dropped = guarded(content, "Anna swims and climbs at the climbing gym with her partners and devours "
-                          "snacks there (2026-03-05)", rationale="r")
+    """Swims at, Devours her: a verb, for no verb of its own follows in the clause (a gym named Boulderhalle,
+    organised by, the gym Anna climbed at: a participle and a relative clause, no verb of the sentence's)."""
+    op, dropped = guarded(content, "Anna swims and climbs at the Boulderhalle climbing gym with her partners and "
+                          "devours snacks there (2026-03-05)", rationale="r")
     assert dropped == [] and op["rationale"] == "r", op
 
 
