@@ -20,7 +20,8 @@ from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, clock, deca
 from hippocampus.drafting.measures import initial, key as _unit_key
 from hippocampus.drafting.numerals import (NUMBER, _DATE, _DECIMAL, _KILO, _MONTHS, _ORDINAL, _SEP, _days,
                                            _days_of, _digits, _is_ordinal, _is_range, _kilo, _magnitude, _measured,
-                                           _num, _numbered, _race, _said, _spelled_value, numbers)
+                                           _num, _numbered, _race, _said, _spelled_value, Person,
+                                           numbers, persons)
 from hippocampus.drafting.numwords import norm, spelled
 from hippocampus.drafting.stopwords import NAMES_TOO, STOP, SUBJECT_NEXT, is_common, verb_after
 
@@ -318,8 +319,8 @@ class Known:
                 return token in self.numbers or bool(a and b and ("" in a or "" in b or a & b))
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and (len(parts) > 1 or len(token) == 4)
                                              and any(parts <= d for d in self.dates))    # 2026: a year
-        if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
-            return _MONTHS[token.casefold()] in self.months
+        if rule == "names" and token.casefold() in _MONTHS and not isinstance(token, Person):   # a month by its
+            return _MONTHS[token.casefold()] in self.months     # name or a date in that month (met June: a name)
         spelt = _SPELT_OUT.get(token.casefold()) if rule == "names" else None
         if spelt and re.search(rf"(?<!\w)(?:{spelt})s?(?!\w)", self.flat):     # Dr. by doctor, St. by street
             return True
@@ -373,7 +374,7 @@ def specifics(text: str) -> list:
               and not _UNIT.search(m.group(0)) and not any(x <= m.start() < y for x, y in kilo)]
     words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(said)]
     words += [("numbers", said[a:b]) for a, b, _, _ in _measured(text)]
-    return list(dict.fromkeys(words + [("names", w) for w in names(text)]
+    return list(dict.fromkeys(words + [("names", Person(w) if w in persons(said) else w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 
 

@@ -26,6 +26,19 @@ _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb"
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
+_OF_PERSON = re.compile(r"(?<!\w)(?:with|met|told|asked|called|visited|married|saw|friend|sister|brother|daughter|"
+                        r"son|wife|husband|partner|mother|father|colleague)[^\S\n]+(April|May|June|August)(?!\w)")
+
+
+class Person(str):
+    """A month's name said of a person (met June, her friend May): a name to check, not a month a date grounds."""
+
+
+def persons(text: str) -> set:
+    """The month names a normalised text says of a person."""
+    return {m.group(1) for m in _OF_PERSON.finditer(text)}
+
+
 _MONTH_DAY = re.compile(rf"(?<!\w)(?:{'|'.join(_MONTHS)})\.?[^\S\n]+\Z", re.I)    # March 3 500 people: 3, 500
 _TH = r"(?:st|nd|rd|th)"
 _DAY_MONTH = re.compile(rf"(?<![\w.,:/-])(?:(\d{{1,2}}){_TH}?(?:[^\S\n]+of)?[^\S\n]+({'|'.join(_MONTHS)})\.?"
