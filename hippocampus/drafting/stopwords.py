@@ -1,6 +1,7 @@
 """The stopwords of the grounding guard's content words (several European languages): words that say nothing
 a memory could be checked by, and small words a Title Case line writes capitalised; and the common English
-words a sentence opens with, which name no one."""
+words a sentence opens with, which name no one; and the words (pasts, is, has) by which a capitalised word opening
+a sentence is told for its subject, a name, rather than a verb ("James from work climbed")."""
 from __future__ import annotations
 
 import re
