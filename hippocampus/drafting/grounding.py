@@ -20,9 +20,10 @@ from hippocampus.drafting.measures import UNIT_WORDS as _UNIT_WORDS, clock, deca
 from hippocampus.drafting.measures import initial, key as _unit_key
 from hippocampus.drafting.numerals import (NUMBER, _DATE, _DECIMAL, _KILO, _MONTHS, _ORDINAL, _SEP, _days,
                                            _days_of, _digits, _is_ordinal, _is_range, _kilo, _magnitude, _measured,
-                                           _num, _numbered, _said, _spelled_value, numbers)
+                                           _num, _numbered, _race, _said, _spelled_value, Person,
+                                           numbers, persons)
 from hippocampus.drafting.numwords import norm, spelled
-from hippocampus.drafting.stopwords import STOP, is_common
+from hippocampus.drafting.stopwords import NAMES_TOO, STOP, SUBJECT_NEXT, is_common, verb_after
 
 DUPLICATE_SHARE = 0.8      # of the shorter text's content words in the other ...
 MATCH_SHARE = 0.7          # ... and of the longer text's in the shorter: a near-duplicate
@@ -36,7 +37,6 @@ _NAME_S = ("as", "is", "os", "us")    # Thomas, Chris, Carlos, Marcus: a name's 
 # the subject after a sentence's opener; not an aside after a name ("Bertrand, she said, ...")
 _SUBJECT = (r",?[^\S\n]+(?:I|you|he|she|it|we|they)(?!\w)"
             r"(?![^\S\n]+(?:said|says|told|tells|thinks|thought|added|adds)\b)")
-_SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
 _AT_START, _IN_CAPITALS = "at a sentence's start", "in a Title Case or capitals line"
 _SUFFIXES = ("ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 _UNIT = re.compile(r"(?<=\d)[^\S\n]?(°[^\S\n]?[CF]|[KMGT]B|[kMG]?Hz|L)(?!\w)")    # 5 °C, 500 GB: units, not names
@@ -163,36 +163,48 @@ def _capitals(text: str) -> tuple:
 
 
 def _common(text: str, word: str) -> bool:
-    """A capitalised word whose capital says nothing that names no one: a stopword, a common English word or an
-    adverb."""
-    return word.casefold() in STOP or is_common(word) or _adverb(text, word)
+    """A capitalised word whose capital says nothing that names no one: a stopword (not Will, Ella), a common
+    English word or an adverb."""
+    return (word.casefold() in STOP and word.casefold() not in NAMES_TOO) or is_common(word) or _adverb(text, word)
 
 
 def unchecked_names(text: str, sources: Iterable[str]) -> list:
     """[(where, word)] for the capitalised words names() does not check that no source holds in any case, as
-    written, as a name's inflection or as another form of its word (Climbs by climbed)."""
-    sources = tuple(sources)
-    unsure = [(where, w) for where, w in _capitals(text)[1] if not known_of(sources).has("names", w)]
+    written, as a name's inflection, as another form of its word (Climbs by climbed) or number (Dogs by dog)."""
+    sources, known = tuple(sources), known_of(tuple(sources))
+    unsure = [(where, w) for where, w in _capitals(text)[1] if not known.has("names", w)
+              and not any(len(s) >= 3 and _name_stem(s) in known.names for s in _numbers_of(w))]
     pool = set().union(*(content_words(s) for s in sources)) if unsure else set()
     return [(where, w) for where, w in unsure if not any(
         len(f) >= 4 and f in pool for f in {_name_stem(w), _stem(w) if w.casefold().endswith(_VERBAL) else ""})
         and not (where == _AT_START and _opener(norm(text), w))]
 
 
+def _numbers_of(word: str) -> set:
+    """What a plural's singular may be (Dogs dog, Boxes box, Puppies puppy; James is no jam: -es only after s, x,
+    z, ch, sh), and a word's plural (Dog dogs)."""
+    w = word.casefold()
+    return {w[:-1] if w.endswith("s") and not w.endswith("ss") else "", w[:-3] + "y" if w.endswith("ies") else "",
+            w[:-2] if re.search(r"(?:[sxz]|[cs]h)es\Z", w) else "", w + "s", w + "es"}
+
+
 def _opener(text: str, word: str) -> bool:
     """A sentence's first word that opens it before its subject ("However, she", "Maybe they"), or reads as a verb
     with no subject before it ("Adores green tea", "Hiking with Anna"): it ends like a verb's form (-s, -ed, -ing;
     -as, -is, -os, -us end names: Lucas, Chris) and the word after it is written small and is no verb, for a name
-    is followed by its verb: James climbed, Fred and Anna, Golding wrote, Thomas is, Marcus, ..."""
+    is followed by its verb, at once or after a small word's phrase: James climbed, Fred and Anna, Golding wrote,
+    Thomas is, Marcus, ..., James from work climbed, Fred with Anna is."""
     if word[1:].islower() and re.search(rf"(?<!\w){re.escape(word)}{_SUBJECT}", text):
         return True
+    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
+    w = after.group(1) if after and after.group(1).islower() else ""
+    if word == "Will" and w and w not in STOP and w not in SUBJECT_NEXT and not w.endswith(("ed", "s")):
+        return True         # Will go climbing: a verb (a name is followed by its own: Will climbed, Will is)
     if len(word) < 4 or not word[1:].islower() or not word.endswith(("s", "ed", "ing")) or word.endswith(_NAME_S):
         return False
-    after = re.search(rf"(?<!\w){re.escape(word)}[^\S\n]+([^\W\d_]+)", text)
-    if not after or not after.group(1).islower():
-        return False
-    w = after.group(1)      # after an -s word an -s word is a plural as often as a verb (Adores cats)
-    return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in _SUBJECT_NEXT or is_common(w))
+    if not w or (w in STOP and not word.endswith("ing") and verb_after(text[after.end():])):   # James from work
+        return False        # climbed; after an -s word an -s word is a plural as often as a verb (Adores cats)
+    return not (w.endswith(("ed",) if word.endswith("s") else ("ed", "s")) or w in SUBJECT_NEXT or is_common(w))
 
 
 def _adverb(text: str, word: str) -> bool:
@@ -201,7 +213,7 @@ def _adverb(text: str, word: str) -> bool:
     if not word[1:].islower() or not _ADVERB.fullmatch(word.casefold()):
         return False
     after = re.search(rf"(?<!\w){re.escape(word)},?[^\S\n]+([^\W\d_]+)", text)
-    return not after or after.group(1) not in _SUBJECT_NEXT
+    return not after or after.group(1) not in SUBJECT_NEXT
 
 
 def quoted(text: str) -> list:
@@ -244,7 +256,8 @@ class Known:
                          and initial(b)}       # 8h by 8 hours; no 2k by 2 kids
         self.units = {_unit_key(m.group(1)) for s in sources for m in _UNIT.finditer(s)}
         self.given: dict = {}       # a number -> the units or currencies its sources say it with (50 -> {€})
-        for _, _, n, keys in (m for s in sources for m in _measured(s)):
+        races = [(_num(m.group(1)), {"km"}) for s in sources for m in _KILO.finditer(s) if _race(s, m)]
+        for n, keys in [(n, keys) for s in sources for _, _, n, keys in _measured(s)] + races:   # ran 5k: 5 km
             self.given.setdefault(n, set()).update(keys)
         dotted = {f"{n[:-3]}.{n[-3:]}": n for n in self.numbers if n.isdigit() and 4 <= len(n) <= 6}
         self.numbers.update(dotted)                 # 1200 is 1.200 written the German way (1.2 stays 1.2)
@@ -276,8 +289,9 @@ class Known:
                     lo <= Decimal(n) < hi for n in self.numbers if re.fullmatch(r"\d+(?:\.\d+)?", n))
             if _KILO.fullmatch(token) and _kilo(_KILO.fullmatch(token)) in self.numbers:
                 return True
-            if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours)
-                return token.casefold() in self.idents or (token[-1].islower() and token.casefold() in self.initials)
+            if _IDENT.fullmatch(token):                          # 12B as written (12 A, B-12; 8h by 8 hours,
+                return token.casefold() in self.idents or (      # a 10K by 10 km)
+                    (token[-1].islower() or token[-1] == "K") and token.casefold() in self.initials)
             if token[:-1].isdigit() and token.endswith("s"):      # the 1990s by the word or a year in it
                 return token in self.numbers or any(token in decades(n) for n in self.numbers.union(*self.dates))
             if _unit_key(token) in _UNIT_WORDS:                  # a unit (°C) by its symbol or its word (degrees)
@@ -305,8 +319,8 @@ class Known:
                 return token in self.numbers or bool(a and b and ("" in a or "" in b or a & b))
             return token in self.numbers or (not _DECIMAL.fullmatch(token) and (len(parts) > 1 or len(token) == 4)
                                              and any(parts <= d for d in self.dates))    # 2026: a year
-        if rule == "names" and token.casefold() in _MONTHS:     # a month by its name or a date in that month
-            return _MONTHS[token.casefold()] in self.months
+        if rule == "names" and token.casefold() in _MONTHS and not isinstance(token, Person):   # a month by its
+            return _MONTHS[token.casefold()] in self.months     # name or a date in that month (met June: a name)
         spelt = _SPELT_OUT.get(token.casefold()) if rule == "names" else None
         if spelt and re.search(rf"(?<!\w)(?:{spelt})s?(?!\w)", self.flat):     # Dr. by doctor, St. by street
             return True
@@ -351,7 +365,8 @@ def specifics(text: str) -> list:
     spans = [m.span() for m in _MERIDIEM.finditer(said)] + kilo + days    # 2 of 2pm: checked as the time
     listed = [m.span() for m in _LISTED.finditer(said)]                     # no number at all
     words = [("numbers", n) for a, _, n in _numbered(said) if not any(x <= a < y for x, y in spans + listed)]
-    words += [("numbers", said[a:b]) for a, b in kilo + days]
+    words += [("numbers", said[a:b]) for a, b in days]
+    words += [("numbers", f"{m.group(1)} km" if _race(said, m) else m.group(0)) for m in _KILO.finditer(said)]
     words += [("numbers", w) for w, v in spelled(text) if w.casefold() not in _IDIOM]
     words += [("numbers", f"{m.group(1)} {m.group(2).lower()}m") for m in _MERIDIEM.finditer(said)]
     words += [("numbers", "".join(m.group(1).split())) for m in _UNIT.finditer(said)]
@@ -359,7 +374,7 @@ def specifics(text: str) -> list:
               and not _UNIT.search(m.group(0)) and not any(x <= m.start() < y for x, y in kilo)]
     words += [("numbers", m.group(1).casefold()) for m in _VAGUE_WORD.finditer(said)]
     words += [("numbers", said[a:b]) for a, b, _, _ in _measured(text)]
-    return list(dict.fromkeys(words + [("names", w) for w in names(text)]
+    return list(dict.fromkeys(words + [("names", Person(w) if w in persons(said) else w) for w in names(text)]
                               + [("quotes", q) for q in quoted(text)]))
 
 

@@ -14,7 +14,8 @@ NUMBER = re.compile(r"(?:(?<![^\s(\[])[-\u2212\u2013]|(?<!\w)[Mm]inus[^\S\n]+)?(
                     r"(?:\d{1,3}(?: \d{3}(?![^\W_]))+(?:[.,]\d+)?|\d+(?:[.,:/-]\d+)*)")  # 2 500 000 one; 2 500g two
 _KILO = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)([kKmM])(?!\w)")    # 2k, 2.5K, 3m: thousands, millions
 _MILLION = re.compile(r"(?<!\w)millions?(?!\w)", re.I)    # a word that makes a small m (5m) a million
-_RACE = (re.compile(r"(?<!\w)(?:r[au]n(?:s|ning)?|jog\w*|rac(?:e[sd]?|ing))[^\S\n]+(?:(?:an?|the)[^\S\n]+)?\Z", re.I),
+_RACE = (re.compile(r"(?<!\w)(?:r[au]n(?:s|ning)?|jog\w*|rac(?:e[sd]?|ing))[^\S\n]+"
+                    r"(?:(?:an?|the)[^\S\n]+(?:[^\W\d_]+[^\S\n]+)?)?\Z", re.I),     # ran the Berlin 10k too
          re.compile(r"[^\S\n]?-?(?:run|race)s?(?!\w)", re.I))       # ran a 5k, the 10k run: a race's distance, no 10000
 _SEP = re.compile(r"[.,:/-]")
 _DECIMAL = re.compile(r"\d+[.,]\d+")     # one point or comma: a decimal, which stands whole (0.05 is not 0.5)
@@ -25,6 +26,19 @@ _MONTHS = {w: n for n, ws in enumerate(("january januar", "february februar feb"
                                         "may mai", "june juni", "july juli jul", "august aug", "september sep sept",
                                         "october oktober oct okt", "november nov", "december dezember dec dez"), 1)
            for w in ws.split()}      # a month's names (English, German; Jan, Jun are names too: not here)
+_OF_PERSON = re.compile(r"(?<!\w)(?:with|met|told|asked|called|visited|married|saw|friend|sister|brother|daughter|"
+                        r"son|wife|husband|partner|mother|father|colleague)[^\S\n]+(April|May|June|August)(?!\w)")
+
+
+class Person(str):
+    """A month's name said of a person (met June, her friend May): a name to check, not a month a date grounds."""
+
+
+def persons(text: str) -> set:
+    """The month names a normalised text says of a person."""
+    return {m.group(1) for m in _OF_PERSON.finditer(text)}
+
+
 _MONTH_DAY = re.compile(rf"(?<!\w)(?:{'|'.join(_MONTHS)})\.?[^\S\n]+\Z", re.I)    # March 3 500 people: 3, 500
 _TH = r"(?:st|nd|rd|th)"
 _DAY_MONTH = re.compile(rf"(?<![\w.,:/-])(?:(\d{{1,2}}){_TH}?(?:[^\S\n]+of)?[^\S\n]+({'|'.join(_MONTHS)})\.?"
@@ -114,8 +128,13 @@ def _magnitude(text: str, m: re.Match) -> bool:
     a race's distance (ran 5k, a 10k run: 5k, 5 km, five k, never 5000 of anything), an M always, a small m
     (5 metres, 5 minutes) only said of money (£5m) or where the source has a word for millions."""
     if m.group(2) in "kK":
-        return not (_RACE[0].search(text, max(0, m.start() - 16), m.start()) or _RACE[1].match(text, m.end()))
+        return not (_RACE[0].search(text, max(0, m.start() - 40), m.start()) or _RACE[1].match(text, m.end()))
     return m.group(2) == "M" or bool(given(text, m.start(), m.end())[2]) or bool(_MILLION.search(text))
+
+
+def _race(text: str, m: re.Match) -> bool:
+    """A number glued to k that is a race's distance (ran 5k, the 10k run): 5 km, no 5000."""
+    return m.group(2) in "kK" and not _magnitude(text, m)
 
 
 def _is_ordinal(words: str) -> bool:

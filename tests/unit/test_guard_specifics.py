@@ -109,10 +109,17 @@ MET = "Met Anna at the climbing gym (2026-03-05)"
     ("I met Anna on Friday at the climbing gym", MET, False),           # a weekday only by the word
     ("I met Anna on Tuesday at the climbing gym", "Met Anna at the climbing gym on Tuesday (2026-03-03)", True),
     ("I met Jan at the climbing gym", "Met Anna at the climbing gym (2026-01-05)", False),   # Jan is a name too
+    ("I met June at the climbing gym", "Met Anna at the climbing gym (2026-06-05)", False),   # so are June,
+    ("Anna climbed with April at the climbing gym", "Met Anna at the climbing gym (2026-04-02)", False),  # April
+    ("I met Anna and her friend May at the climbing gym", "Met Anna at the climbing gym (2026-05-05)", False),
+    ("I met June at the climbing gym", "Met June at the climbing gym (2026-06-05)", True),
+    ("I met Anna in June at the climbing gym", "Met Anna at the climbing gym (2026-06-05)", True),
+    ("I met Anna between May and June at the gym", "Met Anna at the climbing gym (2026-05-05), (2026-06-05)", True),
 ])
 def test_a_month_is_grounded_by_a_date_with_that_month(content, fragment, is_kept):
     """A month is no person: "on 5 March" is grounded by the date 2026-03-05 its fragment holds (or by the word);
-    an invented month is still caught, and a weekday needs its word."""
+    an invented month is still caught, and a weekday needs its word. A month's name said of a person (met June,
+    with April, her friend May) is a name: a date in that month does not ground her."""
     assert kept(content, fragment, rule="names") is is_kept
 
 

@@ -149,6 +149,31 @@ def test_a_race_s_5k_is_no_five_thousand(content, fragment, is_kept):
     assert kept(content, fragment) is is_kept
 
 
+@pytest.mark.parametrize("content,fragment,is_kept", [
+    ("Anna ran 5k along the river", "Anna ran along the river with 5000 people (2026-03-07)", False),
+    ("Anna ran a 5k along the river", "Anna has 5,000 followers and runs along the river (2026-03-07)", False),
+    ("Anna did the 10k run along the river", "Anna has 10000 followers and runs along the river (2026-03-07)",
+     False),
+    ("Anna ran 5 miles along the river", RAN, False),
+    ("Anna ran 5k along the river", "Anna ran 5 miles along the river (2026-03-07)", False),
+    ("Anna ran a 5k along the river", "Anna ran 5 kilometres along the river (2026-03-07)", True),
+    ("Anna ran 5 kilometres along the river", RAN, True),
+    ("Anna ran the Berlin 10k along the river", "Berlin has 10000 runners along the river (2026-03-07)", False),
+    ("Anna has 10000 followers", "Anna ran the annual 10k along the river (2026-03-07)", False),
+    ("Anna ran the Berlin 10k along the river", "Anna ran the Berlin 10k along the river (2026-03-07)", True),
+    ("Anna ran up 10k in debt along the river", "Anna ran up 10000 in debt along the river (2026-03-07)", True),
+    ("Anna finished the 10K in 50 minutes", "Anna finished the 10 km run in 50 minutes (2026-03-07)", True),
+    ("Anna finished the 10k in 50 minutes", "Anna finished the 10 km run in 50 minutes (2026-03-07)", True),
+    ("Anna finished the 10K in 50 minutes", "Anna finished the 10 miles run in 50 minutes (2026-03-07)", False),
+    ("Anna ran 5 times along the river", "Anna ran 5 times along the river, a 5k each (2026-03-07)", True),
+])
+def test_a_drafted_race_s_5k_is_a_distance_too(content, fragment, is_kept):
+    """The race rule read the other way: a drafted "ran 5k" is 5 km, so a fragment's 5000 people or 5,000
+    followers does not ground it, and a fragment's "ran 5k" (5 km) grounds no "5 miles", nor "5 miles" a 5k. A
+    word may name the race (the Berlin 10k, the annual 10k); "ran up 10k" is no race. A 10K is a 10k: 10 km."""
+    assert kept(content, fragment) is is_kept
+
+
 MARCH = "On March 3 500 people marched through the town (2026-03-04)"
 
 
