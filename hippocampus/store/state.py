@@ -49,6 +49,16 @@ KINDS = {**{k: type(v) for k, v in DEFAULTS.items() if v is not None},
 # each entry of these is a mapping, or an id: one that is not is dropped, and said
 ENTRIES = {"history": (dict, "a mapping"), "closing": (dict, "a mapping"), "parked_briefs": (str, "an id"),
            "ended_chains": (str, "an id")}
+# a cull record (cycle/tend.py) needs these; the others it may hold are read with a default. One without them,
+# or with a value of another kind, would fail every tend and check: it is dropped, and said
+_IDS = (lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of ids")
+_FLAG = (lambda v: isinstance(v, bool), "true/false")
+_COUNT = (lambda v: _is(v, int), "a whole number")
+CULL_NEEDS = {"cluster_id": (lambda v: isinstance(v, str), "its own chain's id"), "drafts": _IDS, "closed": _IDS,
+              "last_draft_id": (lambda v: isinstance(v, str), "an id"), "consumed": _FLAG, "retired": _FLAG,
+              "note_deleted": _FLAG, "catch_up": _FLAG, "attempts": _COUNT, "landed": _COUNT, "denied": _COUNT}
+CULL_MAY = {"brief_id": (lambda v: v is None or isinstance(v, str), "an id or null"), "retiring": _IDS,
+            "verbatim": _IDS, "why": (lambda v: isinstance(v, str), "words")}
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
@@ -86,6 +96,7 @@ class State:
                         "belongs, read as absent" for k in wrong]
                 for k, (kind, words) in ENTRIES.items():
                     said += self._entries_only(k, kind, words)
+                said += self._sound_culls()
                 if said:
                     self._said_wrong(loaded, said)
             elif loaded is not None:
@@ -103,6 +114,23 @@ class State:
                            else [v for v in value if isinstance(v, kind)])
         return [f"{key!r} holds {bad} entr{'y' if bad == 1 else 'ies'} that {'is' if bad == 1 else 'are'} not "
                 f"{words}, dropped"]
+
+    def _sound_culls(self) -> list:
+        """Drop the cull records that lack what a cull needs or hold a value of another kind; each, in words."""
+        said, kept = [], {}
+        for cid, record in self._data["closing"].items():
+            bad = [(k, "is missing") for k in CULL_NEEDS if k not in record]
+            bad += [(k, f"is {_TYPE_WORDS.get(type(record[k]), 'a value')} where {words} belongs")
+                    for k, (ok, words) in {**CULL_NEEDS, **CULL_MAY}.items() if k in record and not ok(record[k])]
+            if not bad and record["cluster_id"] != cid:
+                bad = [("cluster_id", f"is {str(record['cluster_id'])[:64]!r}, another chain's")]
+            if bad:
+                said.append(f"'closing' holds a cull record for chain {str(cid)[:64]!r} whose "
+                            f"{', '.join(f'{k} {why}' for k, why in bad[:3])}, dropped")
+            else:
+                kept[cid] = record
+        self._data["closing"] = kept        # a new mapping: the file as it was is kept beside it as loaded
+        return said
 
     def _said_wrong(self, loaded: dict, said: list) -> None:
         """The file as it was kept beside it (the next write replaces the values), and what was wrong named."""
