@@ -54,11 +54,15 @@ ENTRIES = {"history": (dict, "a mapping"), "closing": (dict, "a mapping"), "park
 _IDS = (lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of ids")
 _FLAG = (lambda v: isinstance(v, bool), "true/false")
 _COUNT = (lambda v: _is(v, int), "a whole number")
+_ID = (lambda v: isinstance(v, str), "an id")
 CULL_NEEDS = {"cluster_id": (lambda v: isinstance(v, str), "its own chain's id"), "drafts": _IDS, "closed": _IDS,
-              "last_draft_id": (lambda v: isinstance(v, str), "an id"), "consumed": _FLAG, "retired": _FLAG,
+              "last_draft_id": _ID, "consumed": _FLAG, "retired": _FLAG,
               "note_deleted": _FLAG, "catch_up": _FLAG, "attempts": _COUNT, "landed": _COUNT, "denied": _COUNT}
-CULL_MAY = {"brief_id": (lambda v: v is None or isinstance(v, str), "an id or null"), "retiring": _IDS,
-            "verbatim": _IDS, "why": (lambda v: isinstance(v, str), "words")}
+_BRIEF = (lambda v: v is None or isinstance(v, str), "an id or null")
+CULL_MAY = {"brief_id": _BRIEF, "retiring": _IDS, "verbatim": _IDS, "why": (lambda v: isinstance(v, str), "words")}
+# a draft's submit in flight (cycle/sleep.py) needs these
+SUBMIT_NEEDS = {"draft_id": _ID, "cluster_id": _ID, "operations": _COUNT}
+SUBMIT_MAY = {"brief_id": _BRIEF}
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
@@ -97,6 +101,9 @@ class State:
                 for k, (kind, words) in ENTRIES.items():
                     said += self._entries_only(k, kind, words)
                 said += self._sound_culls()
+                if (why := _unsound(self._data["submitting"], SUBMIT_NEEDS, SUBMIT_MAY)) is not None:
+                    self._data["submitting"] = None
+                    said.append(f"'submitting' holds a record whose {why}, read as none")
                 if said:
                     self._said_wrong(loaded, said)
             elif loaded is not None:
@@ -119,14 +126,11 @@ class State:
         """Drop the cull records that lack what a cull needs or hold a value of another kind; each, in words."""
         said, kept = [], {}
         for cid, record in self._data["closing"].items():
-            bad = [(k, "is missing") for k in CULL_NEEDS if k not in record]
-            bad += [(k, f"is {_TYPE_WORDS.get(type(record[k]), 'a value')} where {words} belongs")
-                    for k, (ok, words) in {**CULL_NEEDS, **CULL_MAY}.items() if k in record and not ok(record[k])]
-            if not bad and record["cluster_id"] != cid:
-                bad = [("cluster_id", f"is {str(record['cluster_id'])[:64]!r}, another chain's")]
-            if bad:
-                said.append(f"'closing' holds a cull record for chain {str(cid)[:64]!r} whose "
-                            f"{', '.join(f'{k} {why}' for k, why in bad[:3])}, dropped")
+            why = _unsound(record, CULL_NEEDS, CULL_MAY)
+            if why is None and record["cluster_id"] != cid:
+                why = f"cluster_id is {str(record['cluster_id'])[:64]!r}, another chain's"
+            if why:
+                said.append(f"'closing' holds a cull record for chain {str(cid)[:64]!r} whose {why}, dropped")
             else:
                 kept[cid] = record
         self._data["closing"] = kept        # a new mapping: the file as it was is kept beside it as loaded
@@ -206,6 +210,17 @@ class State:
 
 def _is(value: Any, kind) -> bool:
     return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+
+
+def _unsound(record: Optional[dict], needs: dict, may: dict) -> Optional[str]:
+    """What is wrong with a record that lacks a key of `needs` or holds a value of another kind (up to three, in
+    words), or None: sound, or no record."""
+    if record is None:
+        return None
+    bad = [f"{k} is missing" for k in needs if k not in record]
+    bad += [f"{k} is {_TYPE_WORDS.get(type(record[k]), 'a value')} where {words} belongs"
+            for k, (ok, words) in {**needs, **may}.items() if k in record and not ok(record[k])]
+    return ", ".join(bad[:3]) or None
 
 
 def _known(keys) -> None:

@@ -101,3 +101,20 @@ def test_parked_briefs_that_are_not_ids_are_dropped_and_named_not_a_failed_check
     assert "'parked_briefs' holds 2 entries that are not an id" in said, said
     assert "'ended_chains' holds 1 entry that is not an id" in said, said
     assert ctx.state.get("parked_briefs") == ["b1"] and ctx.state.get("ended_chains") == ["c1"]
+
+
+def test_a_hand_edited_submitting_record_missing_its_draft_is_read_as_none_and_named(make_ctx):
+    """A "submitting" record edited by hand to lack its draft_id (or with a draft id that is a list) failed every
+    check and every tend (KeyError 'draft_id'): no sleep came. It is read as none and named; the rest is kept."""
+    from hippocampus.cycle import executor
+
+    ctx = make_ctx()
+    path = ctx.cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.write_text(json.dumps({"submitting": {"brief_id": "b1", "operations": 2}, "ended_chains": ["c1"]}))
+    ctx = make_ctx(ctx.cfg)
+    checked, tended = executor.check(ctx).to_dict(), executor.tend(ctx).to_dict()
+    assert checked["status"] != "error" and not checked["error"] and not tended["error"], (checked, tended)
+    said = ctx.state.view()["write_error"] or ""
+    assert "'submitting' holds a record whose draft_id is missing, cluster_id is missing, read as none" in said, said
+    assert ctx.state.get("submitting") is None and ctx.state.get("ended_chains") == ["c1"]
