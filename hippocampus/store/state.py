@@ -63,6 +63,10 @@ CULL_MAY = {"brief_id": _BRIEF, "retiring": _IDS, "verbatim": _IDS, "why": (lamb
 # a draft's submit in flight (cycle/sleep.py) needs these
 SUBMIT_NEEDS = {"draft_id": _ID, "cluster_id": _ID, "operations": _COUNT}
 SUBMIT_MAY = {"brief_id": _BRIEF}
+# the reports /status tells in words: a time (at, *_at) that is no number, or words that are no text, would fail
+# every /status, so such a report is read as absent, and said
+REPORTS = ("last_sleep", "last_tend", "last_check", "gave_up")
+REPORT_WORDS = ("error", "interrupted", "status", "said", "why")
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
@@ -100,7 +104,7 @@ class State:
                         "belongs, read as absent" for k in wrong]
                 for k, (kind, words) in ENTRIES.items():
                     said += self._entries_only(k, kind, words)
-                said += self._sound_culls()
+                said += self._sound_culls() + self._sound_reports()
                 if (why := _unsound(self._data["submitting"], SUBMIT_NEEDS, SUBMIT_MAY)) is not None:
                     self._data["submitting"] = None
                     said.append(f"'submitting' holds a record whose {why}, read as none")
@@ -134,6 +138,21 @@ class State:
             else:
                 kept[cid] = record
         self._data["closing"] = kept        # a new mapping: the file as it was is kept beside it as loaded
+        return said
+
+    def _sound_reports(self) -> list:
+        """Read as absent the REPORTS whose times or words are of another kind; each, in words."""
+        said = []
+        for key in REPORTS:
+            report = self._data[key] or {}
+            bad = [f"{k} is {_TYPE_WORDS.get(type(v), 'a value')} where "
+                   f"{'a time belongs' if k == 'at' or k.endswith('_at') else 'words belong'}"
+                   for k, v in report.items() if v is not None and (
+                       (k == "at" or k.endswith("_at")) and not _is(v, NUMBER)
+                       or k in REPORT_WORDS and not isinstance(v, str))]
+            if bad:
+                self._data[key] = None
+                said.append(f"{key!r} holds a report whose {', '.join(bad[:3])}, read as absent")
         return said
 
     def _said_wrong(self, loaded: dict, said: list) -> None:

@@ -118,3 +118,29 @@ def test_a_hand_edited_submitting_record_missing_its_draft_is_read_as_none_and_n
     said = ctx.state.view()["write_error"] or ""
     assert "'submitting' holds a record whose draft_id is missing, cluster_id is missing, read as none" in said, said
     assert ctx.state.get("submitting") is None and ctx.state.get("ended_chains") == ["c1"]
+
+
+def test_reports_whose_times_or_words_are_edited_to_another_kind_are_read_as_absent_not_a_500(
+        make_config, start_service, caplog):
+    """The last sleep, tend and check, and the chain given up on, edited by hand so that a time is words or an
+    error is a list: every GET /status answered 500 ("unsupported operand type(s) for -: 'float' and 'str'",
+    "expected string or bytes-like object"). Each such report is read as absent and named; /status answers."""
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, mode=0o700)
+    edited = {"last_check": {"status": ["x"], "at": "yesterday"}, "last_sleep": {"error": ["e"], "finished_at": 5},
+              "last_tend": {"started_at": "noon", "kind": "tend"}, "gave_up": {"said": ["x"], "at": 1.0},
+              "history": ROWS}
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    svc = start_service(cfg)
+    r = requests.get(svc.url + "/status", timeout=10)
+    assert r.status_code == 200, r.text
+    said = r.json()["state_error"] or ""
+    for key, why in (("last_check", "at is a text where a time belongs, read as absent"),
+                     ("last_sleep", "error is a list where words belong, read as absent"),
+                     ("last_tend", "started_at is a text where a time belongs, read as absent"),
+                     ("gave_up", "said is a list where words belong, read as absent")):
+        assert f"'{key}' holds a report whose " in said and why in said, said
+    assert json.loads(path.read_text(encoding="utf-8"))["history"][:2] == ROWS
+    faults = [m.getMessage() for m in caplog.records if "unexpected" in m.getMessage() or m.exc_info]
+    assert faults == []
