@@ -60,9 +60,9 @@ CULL_NEEDS = {"cluster_id": (lambda v: isinstance(v, str), "its own chain's id")
               "note_deleted": _FLAG, "catch_up": _FLAG, "attempts": _COUNT, "landed": _COUNT, "denied": _COUNT}
 _BRIEF = (lambda v: v is None or isinstance(v, str), "an id or null")
 CULL_MAY = {"brief_id": _BRIEF, "retiring": _IDS, "verbatim": _IDS, "why": (lambda v: isinstance(v, str), "words")}
-# a draft's submit in flight (cycle/sleep.py) needs these
-SUBMIT_NEEDS = {"draft_id": _ID, "cluster_id": _ID, "operations": _COUNT}
-SUBMIT_MAY = {"brief_id": _BRIEF}
+# the records a step in flight keeps, and what each needs (and may hold): one without it is read as none, and said
+RECORDS = {"submitting": ({"draft_id": _ID, "cluster_id": _ID, "operations": _COUNT}, {"brief_id": _BRIEF}),
+           "retiring_briefs": ({"brief_id": _ID, "ids": _IDS}, {})}      # cycle/sleep.py, cycle/briefs.py
 # the reports /status tells in words: a time (at, *_at) that is no number, or words that are no text, would fail
 # every /status, so such a report is read as absent, and said
 REPORTS = ("last_sleep", "last_tend", "last_check", "gave_up")
@@ -105,9 +105,10 @@ class State:
                 for k, (kind, words) in ENTRIES.items():
                     said += self._entries_only(k, kind, words)
                 said += self._sound_culls() + self._sound_reports()
-                if (why := _unsound(self._data["submitting"], SUBMIT_NEEDS, SUBMIT_MAY)) is not None:
-                    self._data["submitting"] = None
-                    said.append(f"'submitting' holds a record whose {why}, read as none")
+                for k, (needs, may) in RECORDS.items():
+                    if (why := _unsound(self._data[k], needs, may)) is not None:
+                        self._data[k] = copy.deepcopy(DEFAULTS[k])
+                        said.append(f"{k!r} holds a record whose {why}, read as none")
                 if said:
                     self._said_wrong(loaded, said)
             elif loaded is not None:
@@ -234,7 +235,7 @@ def _is(value: Any, kind) -> bool:
 def _unsound(record: Optional[dict], needs: dict, may: dict) -> Optional[str]:
     """What is wrong with a record that lacks a key of `needs` or holds a value of another kind (up to three, in
     words), or None: sound, or no record."""
-    if record is None:
+    if not record:
         return None
     bad = [f"{k} is missing" for k in needs if k not in record]
     bad += [f"{k} is {_TYPE_WORDS.get(type(record[k]), 'a value')} where {words} belongs"
