@@ -67,6 +67,10 @@ RECORDS = {"submitting": ({"draft_id": _ID, "cluster_id": _ID, "operations": _CO
 # every /status, so such a report is read as absent, and said
 REPORTS = ("last_sleep", "last_tend", "last_check", "gave_up")
 REPORT_WORDS = ("error", "interrupted", "status", "said", "why")
+REPORT_KINDS = {**dict.fromkeys(("kinds", "tokens", "tidy", "hints", "guard", "budget", "write", "other", "withdrawn",
+                                 "sleep"), dict),
+                **dict.fromkeys(("model_failures", "kept_back", "resubmitted", "ended", "closed", "deferred",
+                                 "under_review"), list)}     # cycle/reports.py's parts: each a mapping or a list
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
@@ -146,11 +150,8 @@ class State:
         said = []
         for key in REPORTS:
             report = self._data[key] or {}
-            bad = [f"{k} is {_TYPE_WORDS.get(type(v), 'a value')} where "
-                   f"{'a time belongs' if k == 'at' or k.endswith('_at') else 'words belong'}"
-                   for k, v in report.items() if v is not None and (
-                       (k == "at" or k.endswith("_at")) and not _is(v, NUMBER)
-                       or k in REPORT_WORDS and not isinstance(v, str))]
+            bad = [f"{k} is {_TYPE_WORDS.get(type(v), 'a value')} where {belongs}"
+                   for k, v in report.items() if v is not None and (belongs := _report_part(k, v))]
             if bad:
                 self._data[key] = None
                 said.append(f"{key!r} holds a report whose {', '.join(bad[:3])}, read as absent")
@@ -230,6 +231,16 @@ class State:
 
 def _is(value: Any, kind) -> bool:
     return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+
+
+def _report_part(key: str, value: Any) -> Optional[str]:
+    """What belongs under `key` of a report ("a time belongs"), when `value` is not it; else None."""
+    if (key == "at" or key.endswith("_at")) and not _is(value, NUMBER):
+        return "a time belongs"
+    if key in REPORT_WORDS and not isinstance(value, str):
+        return "words belong"
+    kind = REPORT_KINDS.get(key)
+    return f"{_TYPE_WORDS[kind]} belongs" if kind and not isinstance(value, kind) else None
 
 
 def _unsound(record: Optional[dict], needs: dict, may: dict) -> Optional[str]:

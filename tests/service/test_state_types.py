@@ -128,7 +128,8 @@ def test_reports_whose_times_or_words_are_edited_to_another_kind_are_read_as_abs
     cfg = make_config()
     path = cfg.sleep.resolved_state_path()
     path.parent.mkdir(parents=True, mode=0o700)
-    edited = {"last_check": {"status": ["x"], "at": "yesterday"}, "last_sleep": {"error": ["e"], "finished_at": 5},
+    edited = {"last_check": {"status": "other_copy", "at": "yesterday"},
+              "last_sleep": {"error": ["e"], "finished_at": 5, "budget": "spent"},
               "last_tend": {"started_at": "noon", "kind": "tend"}, "gave_up": {"said": ["x"], "at": 1.0},
               "history": ROWS}
     path.write_text(json.dumps(edited), encoding="utf-8")
@@ -137,10 +138,31 @@ def test_reports_whose_times_or_words_are_edited_to_another_kind_are_read_as_abs
     assert r.status_code == 200, r.text
     said = r.json()["state_error"] or ""
     for key, why in (("last_check", "at is a text where a time belongs, read as absent"),
-                     ("last_sleep", "error is a list where words belong, read as absent"),
+                     ("last_sleep", "error is a list where words belong, budget is a text where a mapping "
+                                    "belongs, read as absent"),
                      ("last_tend", "started_at is a text where a time belongs, read as absent"),
                      ("gave_up", "said is a list where words belong, read as absent")):
         assert f"'{key}' holds a report whose " in said and why in said, said
     assert json.loads(path.read_text(encoding="utf-8"))["history"][:2] == ROWS
     faults = [m.getMessage() for m in caplog.records if "unexpected" in m.getMessage() or m.exc_info]
     assert faults == []
+
+
+def test_reports_whose_parts_are_words_where_a_mapping_belongs_are_read_as_absent_not_a_500(
+        make_config, start_service, caplog):
+    """A last check naming its other copy as words ("other": "z"), a last sleep whose budget is words: every GET
+    /status answered 500 ("'str' object has no attribute 'get'"). Each is read as absent and named."""
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, mode=0o700)
+    edited = {"last_check": {"status": "other_copy", "other": "z", "at": 1.0},
+              "last_sleep": {"budget": "spent", "started_at": 1.0, "kept_back": {"a": 1}}}
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    svc = start_service(cfg)
+    r = requests.get(svc.url + "/status", timeout=10)
+    assert r.status_code == 200, r.text
+    said = r.json()["state_error"] or ""
+    assert "'last_check' holds a report whose other is a text where a mapping belongs, read as absent" in said, said
+    assert ("'last_sleep' holds a report whose budget is a text where a mapping belongs, kept_back is a mapping "
+            "where a list belongs, read as absent") in said, said
+    assert [m.getMessage() for m in caplog.records if "unexpected" in m.getMessage() or m.exc_info] == []
