@@ -146,15 +146,17 @@ class State:
         return said
 
     def _sound_reports(self) -> list:
-        """Read as absent the REPORTS whose times or words are of another kind; each, in words."""
+        """Read as absent the REPORTS whose parts are of another kind, and drop such history rows; each, in words."""
         said = []
         for key in REPORTS:
-            report = self._data[key] or {}
-            bad = [f"{k} is {_TYPE_WORDS.get(type(v), 'a value')} where {belongs}"
-                   for k, v in report.items() if v is not None and (belongs := _report_part(k, v))]
-            if bad:
+            if bad := _odd_parts(self._data[key] or {}):
                 self._data[key] = None
                 said.append(f"{key!r} holds a report whose {', '.join(bad[:3])}, read as absent")
+        rows = [(row, _odd_parts(row)) for row in self._data["history"]]
+        if odd := [bad for _, bad in rows if bad]:
+            self._data["history"] = [row for row, bad in rows if not bad]
+            said.append(f"'history' holds {len(odd)} row{'s' if len(odd) > 1 else ''} whose parts are of another "
+                        f"kind ({odd[0][0]}), dropped")
         return said
 
     def _said_wrong(self, loaded: dict, said: list) -> None:
@@ -231,6 +233,12 @@ class State:
 
 def _is(value: Any, kind) -> bool:
     return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+
+
+def _odd_parts(report: dict) -> list:
+    """The parts of a report (or history row) of another kind than _report_part says, in words."""
+    return [f"{k} is {_TYPE_WORDS.get(type(v), 'a value')} where {belongs}"
+            for k, v in report.items() if v is not None and (belongs := _report_part(k, v))]
 
 
 def _report_part(key: str, value: Any) -> Optional[str]:

@@ -166,3 +166,22 @@ def test_reports_whose_parts_are_words_where_a_mapping_belongs_are_read_as_absen
     assert ("'last_sleep' holds a report whose budget is a text where a mapping belongs, kept_back is a mapping "
             "where a list belongs, read as absent") in said, said
     assert [m.getMessage() for m in caplog.records if "unexpected" in m.getMessage() or m.exc_info] == []
+
+
+def test_history_rows_whose_parts_are_of_another_kind_are_dropped_and_named_not_a_500(make_config, start_service,
+                                                                                     caplog):
+    """History rows edited by hand so that a budget is words, a guard a number or what interrupted it a list made
+    every GET /history answer 500. Those rows are dropped and named; the sound ones are kept and shown."""
+    cfg = make_config()
+    path = cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, mode=0o700)
+    odd = [{"kind": "sleep", "at": 1.0, "budget": "x"}, {"kind": "sleep", "at": 1.0, "guard": 5},
+           {"kind": "sleep", "interrupted": ["x"], "other": {"pid": 1}}]
+    path.write_text(json.dumps({"history": [ROWS[0]] + odd + [ROWS[1]]}), encoding="utf-8")
+    svc = start_service(cfg)
+    r = requests.get(svc.url + "/history", timeout=10)
+    assert r.status_code == 200, r.text
+    said = requests.get(svc.url + "/status", timeout=10).json()["state_error"] or ""
+    assert ("'history' holds 3 rows whose parts are of another kind (budget is a text where a mapping belongs), "
+            "dropped") in said, said
+    assert [m.getMessage() for m in caplog.records if "unexpected" in m.getMessage() or m.exc_info] == []
