@@ -239,14 +239,22 @@ def slept_at(ctx, notes: list) -> Optional[float]:
 
 
 def drafted_by(ctx, draft_id: str) -> Optional[dict]:
-    """The copy that posted the draft under this id, as a claim names it ({} for a draft without the stamp),
-    or None: there is no such draft (any status) in Memory; None without a look for a copy alone on its Memory
-    (every draft this copy posted is in its state)."""
+    """The copy that posted the draft under this id, as a claim names it ({} for a draft without a well-formed
+    stamp: notes.stamp_problem, said in the log once), or None: there is no such draft (any status) in Memory; None
+    without a look for a copy alone on its Memory (every draft this copy posted is in its state)."""
     if alone(ctx):
         return None
     with gone_ok():
-        extra = ctx.memory.draft(draft_id).get("extra") or {}
-        return {k: extra[f"copy_{k}"] for k in COPY_KEYS if f"copy_{k}" in extra}
+        extra = ctx.memory.draft(draft_id).get("extra")
+        stamped = {k: extra.get(f"copy_{k}") for k in COPY_KEYS} if isinstance(extra, dict) else {}
+        why = note_rules.stamp_problem(stamped, COPY_KEYS[1:]) if any(v is not None for v in stamped.values()) \
+            else "it carries no copy's stamp"
+        if why and ("draft", draft_id) not in ctx.others:
+            ctx.others.add(("draft", draft_id))
+            log.warning("the draft %s in Memory holds the id this copy's sleep would post under, but %s, so it names "
+                        "no copy of seren-hippocampus; the brief it answers is left to it (delete the draft in "
+                        "Memory if nothing of yours wrote it)", draft_id, why)
+        return {} if why else stamped
     return None
 
 

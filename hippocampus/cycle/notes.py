@@ -20,6 +20,7 @@ MAX_LEASE_SECONDS = 12 * 3600.0      # the longest lease any copy writes (claims
 MAX_GEN = 2 ** 31                    # a claim's generation: 0 <= gen < MAX_GEN
 MAX_PID = 2 ** 22                    # the largest pid a POSIX or Windows host hands out
 TEXT_KEYS = ("copy", "host", "folder", "what")
+MAX_TEXT = 1024                      # the longest word a copy stamps (a state folder's path, what a claim is for)
 
 
 def note_id(key: str, gen: int) -> str:
@@ -41,9 +42,13 @@ def stamp_problem(meta: dict, keys: tuple = TEXT_KEYS[:3]) -> Optional[str]:
     """Why the note's copy stamp (its pid and `keys`) is not one a copy writes, or None."""
     pid = meta.get("pid")
     if not _small(pid, MAX_PID + 1) or not pid:
-        return f"its pid {pid!r} is not a process id"
+        return f"its pid {repr(pid)[:64]} is not a process id"
     if bad := [k for k in keys if not isinstance(meta.get(k), str) or not meta.get(k)]:
         return f"its {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not words"
+    if bad := [k for k in keys if len(meta[k]) > MAX_TEXT]:
+        return f"its {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} over {MAX_TEXT} characters"
+    if bad := [k for k in keys if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in meta[k])]:
+        return f"its {', '.join(bad)} {'holds' if len(bad) == 1 else 'hold'} control characters"
     return None
 
 

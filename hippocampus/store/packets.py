@@ -118,13 +118,9 @@ class PacketStore:
             return exc.strerror or str(exc)
 
     def owed(self) -> list:
-        """The purged ids whose scrub could not finish yet. With no packet left none is: the scrub finds the texts to
-        remove in the packets, so the file goes (it would say something is owed for good)."""
+        """The purged ids whose scrub could not finish yet (store/scrub.py clears them once no packet is left)."""
         try:
             with private.folder_fd(self.folder, follow=False) as fd:
-                if not self._listed(fd):
-                    self.set_owed([])
-                    return []
                 data = json.loads(private.read_bytes(self.folder / OWED, dir_fd=fd).decode("utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):       # none owed, or a file that says nothing
             return []

@@ -117,6 +117,7 @@ def _scrub(ctx, store, ids: list, drafts: Optional[list] = None) -> int:
                 for p in _logged(lambda: list(h.packets()), [], "could not read the packets a replay holder keeps")]
         if not store.paths() and not kept:
             scrubs.done.update(ids)      # no packet, so no copy of a text to find it by
+            store.set_owed([])           # nor one left to owe a scrub: the file would say so for good
             _say_refused(ctx, [], len(ids))
             return 0
         readable = True

@@ -49,6 +49,28 @@ KINDS = {**{k: type(v) for k, v in DEFAULTS.items() if v is not None},
 # each entry of these is a mapping, or an id: one that is not is dropped, and said
 ENTRIES = {"history": (dict, "a mapping"), "closing": (dict, "a mapping"), "parked_briefs": (str, "an id"),
            "ended_chains": (str, "an id")}
+# a cull record (cycle/tend.py) needs these; the others it may hold are read with a default. One without them,
+# or with a value of another kind, would fail every tend and check: it is dropped, and said
+_IDS = (lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of ids")
+_FLAG = (lambda v: isinstance(v, bool), "true/false")
+_COUNT = (lambda v: _is(v, int), "a whole number")
+_ID = (lambda v: isinstance(v, str), "an id")
+CULL_NEEDS = {"cluster_id": (lambda v: isinstance(v, str), "its own chain's id"), "drafts": _IDS, "closed": _IDS,
+              "last_draft_id": _ID, "consumed": _FLAG, "retired": _FLAG,
+              "note_deleted": _FLAG, "catch_up": _FLAG, "attempts": _COUNT, "landed": _COUNT, "denied": _COUNT}
+_BRIEF = (lambda v: v is None or isinstance(v, str), "an id or null")
+CULL_MAY = {"brief_id": _BRIEF, "retiring": _IDS, "verbatim": _IDS, "why": (lambda v: isinstance(v, str), "words")}
+# the records a step in flight keeps, and what each needs (and may hold): one without it is read as none, and said
+RECORDS = {"submitting": ({"draft_id": _ID, "cluster_id": _ID, "operations": _COUNT}, {"brief_id": _BRIEF}),
+           "retiring_briefs": ({"brief_id": _ID, "ids": _IDS}, {})}      # cycle/sleep.py, cycle/briefs.py
+# the reports /status tells in words: a time (at, *_at) that is no number, or words that are no text, would fail
+# every /status, so such a report is read as absent, and said
+REPORTS = ("last_sleep", "last_tend", "last_check", "gave_up")
+REPORT_WORDS = ("error", "interrupted", "status", "said", "why")
+REPORT_KINDS = {**dict.fromkeys(("kinds", "tokens", "tidy", "hints", "guard", "budget", "write", "other", "withdrawn",
+                                 "sleep"), dict),
+                **dict.fromkeys(("model_failures", "kept_back", "resubmitted", "ended", "closed", "deferred",
+                                 "under_review"), list)}     # cycle/reports.py's parts: each a mapping or a list
 _TYPE_WORDS = {dict: "a mapping", list: "a list", int: "a whole number", NUMBER: "a number", str: "a text",
                bool: "true/false", float: "a number"}
 # what /status, /metrics and /history show (published to the board after every write)
@@ -86,6 +108,11 @@ class State:
                         "belongs, read as absent" for k in wrong]
                 for k, (kind, words) in ENTRIES.items():
                     said += self._entries_only(k, kind, words)
+                said += self._sound_culls() + self._sound_reports()
+                for k, (needs, may) in RECORDS.items():
+                    if (why := _unsound(self._data[k], needs, may)) is not None:
+                        self._data[k] = copy.deepcopy(DEFAULTS[k])
+                        said.append(f"{k!r} holds a record whose {why}, read as none")
                 if said:
                     self._said_wrong(loaded, said)
             elif loaded is not None:
@@ -103,6 +130,34 @@ class State:
                            else [v for v in value if isinstance(v, kind)])
         return [f"{key!r} holds {bad} entr{'y' if bad == 1 else 'ies'} that {'is' if bad == 1 else 'are'} not "
                 f"{words}, dropped"]
+
+    def _sound_culls(self) -> list:
+        """Drop the cull records that lack what a cull needs or hold a value of another kind; each, in words."""
+        said, kept = [], {}
+        for cid, record in self._data["closing"].items():
+            why = _unsound(record, CULL_NEEDS, CULL_MAY)
+            if why is None and record["cluster_id"] != cid:
+                why = f"cluster_id is {str(record['cluster_id'])[:64]!r}, another chain's"
+            if why:
+                said.append(f"'closing' holds a cull record for chain {str(cid)[:64]!r} whose {why}, dropped")
+            else:
+                kept[cid] = record
+        self._data["closing"] = kept        # a new mapping: the file as it was is kept beside it as loaded
+        return said
+
+    def _sound_reports(self) -> list:
+        """Read as absent the REPORTS whose parts are of another kind, and drop such history rows; each, in words."""
+        said = []
+        for key in REPORTS:
+            if bad := _odd_parts(self._data[key] or {}):
+                self._data[key] = None
+                said.append(f"{key!r} holds a report whose {', '.join(bad[:3])}, read as absent")
+        rows = [(row, _odd_parts(row)) for row in self._data["history"]]
+        if odd := [bad for _, bad in rows if bad]:
+            self._data["history"] = [row for row, bad in rows if not bad]
+            said.append(f"'history' holds {len(odd)} row{'s' if len(odd) > 1 else ''} whose parts are of another "
+                        f"kind ({odd[0][0]}), dropped")
+        return said
 
     def _said_wrong(self, loaded: dict, said: list) -> None:
         """The file as it was kept beside it (the next write replaces the values), and what was wrong named."""
@@ -178,6 +233,33 @@ class State:
 
 def _is(value: Any, kind) -> bool:
     return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+
+
+def _odd_parts(report: dict) -> list:
+    """The parts of a report (or history row) of another kind than _report_part says, in words."""
+    return [f"{k} is {_TYPE_WORDS.get(type(v), 'a value')} where {belongs}"
+            for k, v in report.items() if v is not None and (belongs := _report_part(k, v))]
+
+
+def _report_part(key: str, value: Any) -> Optional[str]:
+    """What belongs under `key` of a report ("a time belongs"), when `value` is not it; else None."""
+    if (key == "at" or key.endswith("_at")) and not _is(value, NUMBER):
+        return "a time belongs"
+    if key in REPORT_WORDS and not isinstance(value, str):
+        return "words belong"
+    kind = REPORT_KINDS.get(key)
+    return f"{_TYPE_WORDS[kind]} belongs" if kind and not isinstance(value, kind) else None
+
+
+def _unsound(record: Optional[dict], needs: dict, may: dict) -> Optional[str]:
+    """What is wrong with a record that lacks a key of `needs` or holds a value of another kind (up to three, in
+    words), or None: sound, or no record."""
+    if not record:
+        return None
+    bad = [f"{k} is missing" for k in needs if k not in record]
+    bad += [f"{k} is {_TYPE_WORDS.get(type(record[k]), 'a value')} where {words} belongs"
+            for k, (ok, words) in {**needs, **may}.items() if k in record and not ok(record[k])]
+    return ", ".join(bad[:3]) or None
 
 
 def _known(keys) -> None:

@@ -76,3 +76,43 @@ def test_killed_after_the_draft_post_finishes_the_submit_instead_of_drafting_aga
     notes = [n for n in hand.near() if n["metadata"].get("topic") == "hippocampus, review"]
     assert len(notes) == 1 and hand.drafts()[0]["id"] in notes[0]["content"]
     assert [e["type"] for e in restarted.events.list()].count("draft_submitted") == 1
+
+
+def test_hand_edited_cull_records_are_dropped_and_named_and_the_sound_one_closes(make_config, make_ctx, hand):
+    """Cull records edited by hand (one missing its keys, one whose brief_id is a list, one whose brief_id is a
+    mapping) made every tend fail (KeyError 'drafts') and every check too (unhashable type: 'list'). Each is
+    dropped and named (the chain and what was wrong), the file as it was kept beside it; the sound record closes."""
+    import json
+
+    cfg = make_config()
+    ctx = make_ctx(cfg)
+    for i in range(3):
+        hand.short(f"the owl called at midnight, night {i}", topic="owl")
+    brief = hand.brief("the owl")
+    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
+    hand.approve_all(draft_id)
+    dying = make_ctx(cfg)
+    dying.memory = CountingMemory(cfg.memory.url, die_on="/consume")
+    with pytest.raises(Killed):
+        executor.tend(dying)
+    path = cfg.sleep.resolved_state_path()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sound = data["closing"][draft_id]
+    data["closing"].update({"c-bare": {"cluster_id": "c-bare"},
+                            "c-list": {**sound, "cluster_id": "c-list", "brief_id": ["b1", "b2"]},
+                            "c-map": {**sound, "cluster_id": "c-map", "brief_id": {"id": "b1"}}})
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+    restarted = make_ctx(cfg)
+    checked = executor.check(restarted).to_dict()
+    assert checked["status"] != "error" and not checked["error"], checked
+    report = executor.tend(restarted).to_dict()
+    assert not report["error"] and report["closed"] == [draft_id], report
+    assert hand.open_briefs() == [] and restarted.state.get("closing") == {}
+    said = restarted.state.view()["write_error"] or ""
+    assert "'closing' holds a cull record for chain 'c-bare' whose drafts is missing" in said, said
+    assert "for chain 'c-list' whose brief_id is a list where an id or null belongs" in said, said
+    assert "for chain 'c-map' whose brief_id is a mapping where an id or null belongs" in said, said
+    assert brief not in said and "dropped" in said
+    kept = list(path.parent.glob("state.json.corrupt-*"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text(encoding="utf-8")) == data

@@ -64,3 +64,23 @@ def test_a_quiet_sleep_killed_just_after_memory_consumed_a_brief_still_says_it_o
     assert not any(c["status"] == "sleeping" and c.get("brief_id") == older for c in checks), checks
     assert consumed(cfg) == sorted([(newer, None), (older, newer)])
     assert hand.open_briefs() == []
+
+
+def test_a_hand_edited_record_of_the_briefs_to_retire_is_read_as_none_and_named(make_config, make_ctx, hand):
+    """The state's retiring_briefs edited by hand so that its ids are no list (or missing) failed every sleep on
+    that brief (TypeError / KeyError 'ids'): its brief stayed open and was slept on again at every check. It is
+    read as none and named; the sleep answers both briefs."""
+    import json
+
+    cfg = make_config()
+    older, newer = two_briefs(hand)
+    path = cfg.sleep.resolved_state_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.write_text(json.dumps({"retiring_briefs": {"brief_id": newer, "ids": 5}}), encoding="utf-8")
+    ctx = make_ctx(cfg)
+    checked = executor.check(ctx).to_dict()
+    assert checked["status"] == "sleeping" and not checked["error"] and not checked["sleep"]["error"], checked
+    assert hand.open_briefs() == [] and consumed(cfg) == sorted([(newer, None), (older, newer)])
+    said = ctx.state.view()["write_error"] or ""
+    assert "'retiring_briefs' holds a record whose ids is a whole number where a list of ids belongs, read as " \
+           "none" in said, said

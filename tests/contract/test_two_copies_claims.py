@@ -80,3 +80,33 @@ def test_a_copy_that_meets_a_brief_another_copy_has_drafted_names_that_copy(make
                                                  f"{(tmp_path / 'a').resolve()}) has drafted brief {brief} already")
     said, _, _ = headline({"memory": {"reachable": True}, "last_check": checked}, clock.now())
     assert said.startswith(f"Another copy of seren-hippocampus (pid {os.getpid()} on "), said
+
+
+def test_a_draft_whose_copy_stamp_is_malformed_names_no_copy_on_status(make_ctx, hand, fake_model, tmp_path,
+                                                                       caplog):
+    """A draft under the brief's first draft id whose copy_* values are no stamp a copy writes (a pid that is words
+    with control characters, a host of thousands of characters): they went unchecked into the check's report and
+    /status's headline. Now the draft is named in the log as malformed and /status names no copy from it; the
+    brief is still left alone (Memory keeps the first draft posted under that id)."""
+    import logging
+
+    from hippocampus.cycle.decide import Asked
+    from hippocampus.cycle.drafter import step_draft_id
+    from hippocampus.status.narrator import headline
+    clock = FakeClock(time.time())
+    a, b = _running(make_ctx, clock, fake_model, tmp_path)
+    brief = seed(hand)
+    late = executor.plan(b, Asked(tend=False))
+    sid = hand.shorts()[0]["id"]
+    a.memory.submit_draft({"id": step_draft_id(brief, 1), "summary": "by hand", "brief_id_used": brief,
+                           "attempt": 1, "operations": [{"kind": "age_out", "source_short_ids": [sid]}],
+                           "extra": {"copy_pid": "12\x1b[2Jgone", "copy_host": "h" * 5000,
+                                     "copy_folder": "/x\nERROR forged"}})
+    with caplog.at_level(logging.WARNING, logger="hippocampus"):
+        checked = executor.check_steps(b, *late).to_dict()
+    assert checked["status"] == "other_copy" and checked["brief_id"] == brief, checked
+    said, _, _ = headline({"memory": {"reachable": True}, "last_check": checked}, clock.now())
+    assert "\x1b" not in said and "hhhhhhhhhh" not in said and "forged" not in said, said
+    assert "pid" not in said and f"has drafted brief {brief} already" in said, said
+    assert any(step_draft_id(brief, 1) in r.getMessage() and "pid '12" in r.getMessage() for r in caplog.records)
+    assert len(fake_model.requests) == 0

@@ -74,6 +74,9 @@ def claim_note(gen=3, **meta) -> dict:
     (claim_note(host=None), "host"),
     (claim_note(copy=7), "copy"),
     (claim_note(what=""), "what"),
+    (claim_note(host="box\x1b[2J"), "its host holds control characters"),     # went as written into /status
+    (claim_note(folder="/state\nERROR forged", what="x\x85"), "its folder, what hold control characters"),
+    (claim_note(what="w" * 5000), "its what is over 1024 characters"),
 ])
 def test_a_claim_is_a_claim_only_as_a_copy_writes_it(note, why):
     got, said = notes.read_claim(note, KEY, NOW)
