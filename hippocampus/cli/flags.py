@@ -8,6 +8,7 @@ import contextlib
 import functools
 import operator
 import os
+import stat
 import sys
 from importlib.util import find_spec
 from typing import Callable, Optional
@@ -328,16 +329,32 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
     put("ripple.bearer_token_keyring", "")
 
 
+TOKEN_FILE_BYTES = 16 * 1024      # of --ripple-token-file only this much is read: a bearer is one short line
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
 def _token_from_file(path: str, say: Callable[[str], None]) -> str:
-    """The file's first line, stripped; a file others may read is named (it holds a secret)."""
+    """The file's first line, stripped, read within TOKEN_FILE_BYTES; a FIFO, device or folder is refused before it
+    is opened (no wait for a writer, no endless read), and a file others may read is named (it holds a secret)."""
+    fix = "name a file holding the ripple's bearer on its first line"
     try:
-        with open(os.path.expanduser(path), encoding="utf-8") as fh:
-            token = fh.readline().strip()
+        mode = os.stat(os.path.expanduser(path)).st_mode
+        kind = next((what for test, what in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
+        if kind:
+            raise FlagError(f"--ripple-token-file {path} is not a regular file ({kind}): {fix}")
+        fd = os.open(os.path.expanduser(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:         # O_NONBLOCK: a FIFO swapped in since the stat waits for no writer
             mode = os.fstat(fh.fileno()).st_mode
+            head = fh.read(TOKEN_FILE_BYTES + 1) if stat.S_ISREG(mode) else b""
+        first, newline, _ = head.partition(b"\n")
+        if not newline and len(head) > TOKEN_FILE_BYTES:
+            raise FlagError(f"--ripple-token-file {path} has no line break within its first {TOKEN_FILE_BYTES} bytes:"
+                            f" a bearer is one short line; {fix}")
+        token = first.decode("utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise FlagError(f"--ripple-token-file {path} could not be read ({why}): name a file holding the ripple's "
-                        "bearer on its first line") from None
+        raise FlagError(f"--ripple-token-file {path} could not be read ({why}): {fix}") from None
     if not token:
         raise FlagError(f"--ripple-token-file {path} is empty: put the ripple's bearer on its first line")
     if os.name != "nt" and mode & 0o077:
