@@ -15,10 +15,10 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST, check_value, out_of_range, unsplit
+from hippocampus.config.loader import LONGEST, check_value, out_of_range, unsplit, whole_number
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
-from hippocampus.words import whole, yes_no
+from hippocampus.words import yes_no
 
 # The Seren installers' rule for --tend-every (family conventions): a person's flag; the yaml's
 # sleep.tend_interval_seconds takes down to the schema's least, which the tests use.
@@ -46,7 +46,7 @@ def _typed(convert: Callable, what: str) -> Callable:
 _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
-_whole = _typed(whole, "a whole number")        # as the yaml and the environment read one (no "2_000")
+_whole = _typed(whole_number, "a whole number")     # as the yaml and the environment read one (no "2_000")
 _indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 

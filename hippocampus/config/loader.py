@@ -131,6 +131,18 @@ def unsplit(exc: ValueError) -> str:
     return f"cannot be read as a command line ({str(exc).lower()}): close its quotes"
 
 
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")    # as the yaml reads a number written bare
+
+
+def whole_number(value: Any) -> Optional[int]:
+    """A whole number (words.whole), text written as the yaml writes a number bare included: the yaml takes
+    `2000.0` and `2e3` as 2000, so the environment, a flag and a quoted yaml value take "2000.0" too. None for
+    anything else ("2000.5", "nan", "2_000"): the caller says "is not a whole number" in its own words."""
+    if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
+        value = float(value) if whole(value) is None else value
+    return whole(value)
+
+
 def _coerce(value: Any, default: Any) -> Any:
     """Turn a yaml value into the default's type, or raise ValueError."""
     texts = value if isinstance(value, list) else [value]
@@ -141,9 +153,9 @@ def _coerce(value: Any, default: Any) -> Any:
             raise ValueError("is not true or false")
         return yes_no(value)
     if isinstance(default, int):
-        if whole(value) is None:
+        if whole_number(value) is None:
             raise ValueError("is not a whole number")
-        return whole(value)
+        return whole_number(value)
     if isinstance(default, float):
         if isinstance(value, (int, float, str)) and not isinstance(value, bool):
             with contextlib.suppress(ValueError):
