@@ -47,7 +47,8 @@ _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
 _whole = _typed(whole_number, "a whole number")     # as the yaml and the environment read one (no "2_000")
-_indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of spaces, 0 to 64")
+_indent = _typed(lambda v: n if (n := whole_number(v)) is not None and 0 <= n <= 64 else None,
+                 "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
 
@@ -187,7 +188,7 @@ def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
                        description=REPLAY_DESCRIPTION)
     p.add_argument("draft_id", nargs="?",
                    help="the draft to replay (its id, as in Memory's list_drafts); or use --last N")
-    p.add_argument("--last", type=int, metavar="N",
+    p.add_argument("--last", type=_whole, metavar="N",
                    help="replay the newest N drafts that have a packet and print one table with a total line")
     p.add_argument("--candidate", metavar="NAME", help="the candidate to replay on: a name listed in the config's "
                                                         "replay.candidates (default: the configured model, model.url)")
