@@ -5,6 +5,7 @@ told by where the address resolves (reach.py: every spelling of this host at Mem
 the replay asks again at connect."""
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import math
 import re
@@ -108,17 +109,23 @@ def seconds_above_zero(value: Any) -> bool:
 
 
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
+    """The yaml's timeout_seconds, read by the yaml's rule for seconds (text holding a number is that number, as
+    model.timeout_seconds: "30" is); a request's body stays JSON numbers only (seconds_above_zero as it is)."""
     if value is None:
         return None
-    if not seconds_above_zero(value):
+    number = value
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value)       # "nan" stays refused below, as every seconds setting refuses it
+    if not seconds_above_zero(number):
         warnings.append(f"'{where}.timeout_seconds' = {value!r} is not a number of seconds above 0; "
                         "using model.timeout_seconds")
         return None
-    if value > TIMEOUT_CAP:
-        warnings.append(f"'{where}.timeout_seconds' = {float(value):g} is above {TIMEOUT_CAP:g}, the most one "
+    if number > TIMEOUT_CAP:
+        warnings.append(f"'{where}.timeout_seconds' = {float(number):g} is above {TIMEOUT_CAP:g}, the most one "
                         f"replay call may take; using {TIMEOUT_CAP:g}")
         return TIMEOUT_CAP
-    return float(value)
+    return float(number)
 
 
 def _parse(cfg: Any) -> tuple:

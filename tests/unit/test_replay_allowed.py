@@ -203,3 +203,23 @@ def test_a_candidates_name_and_model_are_held_to_the_name_rule_a_replays_caller_
 
 
 NAME_RULE = "a name (text on one line, at most 200 characters)"
+
+
+def test_a_candidate_timeout_written_as_text_is_read_as_every_seconds_setting_in_the_yaml_reads_one(tmp_path):
+    """Found: `timeout_seconds: "30"` (quoted) left the candidate on model.timeout_seconds with 'is not a number of
+    seconds above 0', while every other seconds setting of the yaml (model.timeout_seconds: "30") takes it."""
+    from hippocampus.config.replay_endpoints import seconds_above_zero
+
+    cfg = build(tmp_path, candidates={"q": {"url": "http://127.0.0.1:8091/v1", "timeout_seconds": " 30 "},
+                                      "big": {"url": "http://127.0.0.1:8092/v1", "timeout_seconds": "900"},
+                                      "word": {"url": "http://127.0.0.1:8093/v1", "timeout_seconds": "soon"},
+                                      "nan": {"url": "http://127.0.0.1:8094/v1", "timeout_seconds": "nan"}})
+    assert cm.build({"model": {"timeout_seconds": "30"}}, environ={}).model.timeout_seconds == 30.0   # the yaml's rule
+    assert cfg.warnings == [
+        "'replay.candidates.big.timeout_seconds' = 900 is above 300, the most one replay call may take; using 300",
+        "'replay.candidates.word.timeout_seconds' = 'soon' is not a number of seconds above 0; using "
+        "model.timeout_seconds",
+        "'replay.candidates.nan.timeout_seconds' = 'nan' is not a number of seconds above 0; using "
+        "model.timeout_seconds"]
+    assert choose(cfg, "q").timeout_seconds == 30.0 and choose(cfg, "big").timeout_seconds == 300.0
+    assert not seconds_above_zero("30")         # a request's body stays JSON numbers only (POST /replay's rule)
