@@ -8,14 +8,13 @@ import contextlib
 import functools
 import operator
 import os
-import stat
 import sys
 from importlib.util import find_spec
 from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST, check_value, out_of_range, unsplit, whole_number
+from hippocampus.config.loader import LONGEST, NotAFile, check_value, out_of_range, read_head, unsplit, whole_number
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
 from hippocampus.words import yes_no
@@ -331,28 +330,22 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
 
 
 TOKEN_FILE_BYTES = 16 * 1024      # of --ripple-token-file only this much is read: a bearer is one short line
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 
 def _token_from_file(path: str, say: Callable[[str], None]) -> str:
-    """The file's first line, stripped, read within TOKEN_FILE_BYTES; a FIFO, device or folder is refused before it
-    is opened (no wait for a writer, no endless read), and a file others may read is named (it holds a secret)."""
+    """The file's first line, stripped, read within TOKEN_FILE_BYTES by the config file's rule (a FIFO, device or
+    folder is refused unopened: loader.read_head); a file others may read is named (it holds a secret)."""
     fix = "name a file holding the ripple's bearer on its first line"
     try:
+        head = read_head(os.path.expanduser(path), TOKEN_FILE_BYTES)
         mode = os.stat(os.path.expanduser(path)).st_mode
-        kind = next((what for test, what in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
-        if kind:
-            raise FlagError(f"--ripple-token-file {path} is not a regular file ({kind}): {fix}")
-        fd = os.open(os.path.expanduser(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:         # O_NONBLOCK: a FIFO swapped in since the stat waits for no writer
-            mode = os.fstat(fh.fileno()).st_mode
-            head = fh.read(TOKEN_FILE_BYTES + 1) if stat.S_ISREG(mode) else b""
         first, newline, _ = head.partition(b"\n")
         if not newline and len(head) > TOKEN_FILE_BYTES:
             raise FlagError(f"--ripple-token-file {path} has no line break within its first {TOKEN_FILE_BYTES} bytes:"
                             f" a bearer is one short line; {fix}")
         token = first.decode("utf-8").strip()
+    except NotAFile as exc:
+        raise FlagError(f"--ripple-token-file {path} {exc}: {fix}") from None
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise FlagError(f"--ripple-token-file {path} could not be read ({why}): {fix}") from None

@@ -9,7 +9,7 @@ import logging
 import math
 import os
 import re
-from pathlib import Path
+import stat
 from typing import Any, Optional
 
 from hippocampus import cmdline
@@ -70,18 +70,44 @@ def path_from(cli_path: Optional[str] = None) -> str:
     return FROM_FLAG if cli_path else FROM_ENV if os.environ.get(CONFIG_ENV) else FROM_DEFAULT
 
 
+CONFIG_BYTES = 1 << 20       # of a config file only this much is read: a real one is a few KiB
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+class NotAFile(OSError):
+    """A path a person gave (--config, a token file) that names no regular file, or one past its bound."""
+
+
+def read_head(path: str, most: int) -> bytes:
+    """Up to `most` + 1 bytes of the regular file at `path`; NotAFile for a FIFO, device, socket or folder, refused
+    before it is opened (no wait for a writer, no endless read). Opened O_NONBLOCK: a FIFO swapped in since the
+    stat waits for nobody, and is read as empty."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = next((what for test, what in _KINDS if test(mode)), "not a file")
+        raise NotAFile(f"is not a regular file ({kind})")
+    with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)), "rb") as fh:
+        return fh.read(most + 1) if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else b""
+
+
 def _read_yaml(path: str, warnings: list) -> dict:
     from ruamel.yaml import YAML
 
     text = None
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        head = read_head(path, CONFIG_BYTES)
+        if len(head) > CONFIG_BYTES:
+            raise NotAFile(f"is larger than {CONFIG_BYTES >> 20} MiB, more than any config needs")
+        text = head.decode("utf-8-sig")
         yaml_aliases.check(YAML(typ="safe", pure=True).compose(text), KNOWN_BLOCKS)   # before anything walks it
         data = YAML(typ="safe", pure=True).load(text)
     except Exception as exc:  # noqa: BLE001 - no text: it could not be read; else any parser error is "malformed"
         if isinstance(exc, UnicodeDecodeError):
             problem = (f"is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position {exc.start}): save it "
                        "as UTF-8")
+        elif isinstance(exc, NotAFile):
+            problem = f"{exc}: name the yaml file itself"
         elif text is None:
             problem = "does not exist" if isinstance(exc, FileNotFoundError) else f"could not be read ({exc})"
         elif isinstance(exc, yaml_aliases.AliasBomb):
