@@ -45,6 +45,7 @@ def _typed(convert: Callable, what: str) -> Callable:
 _on_off = _typed(yes_no, "on or off")
 _seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
                   "a number of seconds")
+_any_seconds = _typed(float, "a number of seconds")      # replay's: POST /replay's rule then says why it is refused
 _whole = _typed(whole_number, "a whole number")     # as the yaml and the environment read one (no "2_000")
 _indent = _typed(lambda v: n if (n := whole_number(v)) is not None and 0 <= n <= 64 else None,
                  "a number of spaces, 0 to 64")
@@ -195,7 +196,7 @@ def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
                    help="no longer taken: list the candidate's URL in replay.candidates and name it with --candidate")
     p.add_argument("--model-name", metavar="NAME",
                    help="the model name sent to the candidate (default: the candidate's model, or model.name)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
+    p.add_argument("--timeout", type=_any_seconds, metavar="SECONDS",
                    help="seconds each candidate call may take (default: the candidate's timeout_seconds or "
                         f"model.timeout_seconds; at most {TIMEOUT_CAP:g}); a call that takes longer is a failed "
                         "call in the result")

@@ -223,3 +223,13 @@ def test_a_candidate_timeout_written_as_text_is_read_as_every_seconds_setting_in
         "model.timeout_seconds"]
     assert choose(cfg, "q").timeout_seconds == 30.0 and choose(cfg, "big").timeout_seconds == 300.0
     assert not seconds_above_zero("30")         # a request's body stays JSON numbers only (POST /replay's rule)
+
+
+def test_a_timeout_that_is_no_number_is_refused_in_the_words_of_the_other_seconds_flags(capsys):
+    """Found: `replay --timeout soon` said argparse's "invalid float value: 'soon'", where every other seconds flag
+    (check-ripple --timeout, --tend-every, --budget-seconds) says "expected a number of seconds"."""
+    for argv in (["replay", "--last", "1", "--timeout", "soon"], ["check-ripple", "--timeout", "soon"]):
+        with pytest.raises(SystemExit) as stopped:
+            build_parser().parse_args(argv)
+        assert stopped.value.code == 2
+        assert "--timeout: expected a number of seconds, not 'soon'" in capsys.readouterr().err
