@@ -359,10 +359,13 @@ def _token_from_file(path: str, say: Callable[[str], None]) -> str:
 
 
 def _copy(given: dict, put, pairs: tuple) -> None:
-    """Each given flag's text onto its setting, stripped."""
+    """Each given flag's text onto its setting, stripped and held to the setting's rules (the yaml's words)."""
     for flag, path in pairs:
         if flag in given:
-            put(path, str(given[flag]).strip())
+            try:
+                put(path, check_value(str(given[flag]).strip(), _rules(path))[0])
+            except ValueError as exc:
+                raise FlagError(f"--{flag.replace('_', '-')} {exc}") from None
 
 
 def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:

@@ -232,6 +232,11 @@ def check_value(value: Any, rules: dict) -> tuple:
         value = [aliases.get(v, v) for v in value]
     if "choices" in rules and value not in rules["choices"]:
         raise ValueError("must be one of " + ", ".join(repr(c) for c in rules["choices"]))
+    if rules.get("command") and isinstance(value, str):      # as the start and the stop split it
+        try:
+            cmdline.split(value, windows=os.name == "nt")
+        except ValueError as exc:
+            raise ValueError(unsplit(exc)) from None
     clamped = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         lo, hi = rules.get("min"), rules.get("max")

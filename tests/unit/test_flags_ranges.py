@@ -171,3 +171,24 @@ def test_a_number_with_a_fraction_or_no_number_is_still_no_whole_number_at_any_d
     with pytest.raises(SystemExit):
         build_parser().parse_args(["check-config", "--model-max-tokens", given])
     assert f"--model-max-tokens: expected a whole number, not {given!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("setting", ["server_args", "start", "stop"])
+def test_a_lifecycle_command_line_with_an_open_quote_is_refused_at_load_as_ripple_command_is(setting):
+    """Found: ripple.command with an open quote is refused at load (the yaml, the environment, the flag), but
+    model.lifecycle.server_args, start and stop were taken silently (check-config --offline: 'no warnings',
+    --model-args: exit 0) and failed only when the model was started or stopped."""
+    given = '-ngl "99'
+    default = repr(getattr(cm.Config().model.lifecycle, setting))
+    why = "cannot be read as a command line (no closing quotation): close its quotes"
+    cfg = cm.build({"model": {"lifecycle": {setting: given}}}, environ={})
+    assert cfg.warnings == [f"'model.lifecycle.{setting}' = {given!r} {why}; using the default {default}"]
+    variable = f"SEREN_HIPPOCAMPUS_MODEL_LIFECYCLE_{setting.upper()}"
+    env = cm.build({}, environ={variable: given})
+    assert env.warnings == [f"{variable}={given!r} {why}; keeping {default}"]
+    if setting == "server_args":
+        with pytest.raises(FlagError) as refused:
+            _flag("--model-server", "/bin/true", "--model-path", "/tmp/m.gguf", "--model-args", given)
+        assert str(refused.value) == f"--model-args {why}"
+        assert _flag("--model-server", "/bin/true", "--model-path", "/tmp/m.gguf", "--model-args",
+                     '-ngl 99 --alias "a b"').model.lifecycle.server_args == '-ngl 99 --alias "a b"'
