@@ -344,7 +344,7 @@ def _token_from_file(path: str, say: Callable[[str], None]) -> str:
         if not newline and len(head) > TOKEN_FILE_BYTES:
             raise FlagError(f"--ripple-token-file {path} has no line break within its first {TOKEN_FILE_BYTES} bytes:"
                             f" a bearer is one short line; {fix}")
-        token = first.decode("utf-8").strip()
+        token = first.decode("utf-8-sig").strip()      # a BOM off, as the config file is read
     except NotAFile as exc:
         raise FlagError(f"--ripple-token-file {path} {exc}: {fix}") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -174,3 +174,12 @@ def test_the_file_flag_reads_a_bounded_first_line(tmp_path):
         applied(URL + ["--ripple-token-file", str(big)])
     big.write_bytes(b"tok\n" + b"b" * (4 * TOKEN_FILE_BYTES))      # a long rest after the first line is not read
     assert applied(URL + ["--ripple-token-file", str(big)])[0].ripple.resolve_bearer() == "tok"
+
+
+def test_the_file_flag_reads_a_file_saved_with_a_byte_order_mark_as_the_config_is_read(tmp_path):
+    """Found: a token file saved as UTF-8 with a BOM (Notepad's way) gave the bearer '\\ufefftok', which no HTTP
+    header carries, where the config file itself is read without its BOM (utf-8-sig)."""
+    secret = tmp_path / "ripple.token"
+    secret.write_bytes(b"\xef\xbb\xbftok-from-file\r\n")
+    os.chmod(secret, 0o600)
+    assert applied(URL + ["--ripple-token-file", str(secret)])[0].ripple.resolve_bearer() == "tok-from-file"
