@@ -59,15 +59,16 @@ class Sources:
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
     """--config, then $SEREN_HIPPOCAMPUS_CONFIG, then the home default if it exists."""
     env = os.environ if environ is None else environ
-    if cli_path or env.get(CONFIG_ENV):
-        return os.path.expanduser(cli_path or env[CONFIG_ENV])
+    named = cli_path or (env.get(CONFIG_ENV) or "").strip()     # a blank variable is unset, as every one is
+    if named:
+        return os.path.expanduser(named)
     home = os.path.expanduser(DEFAULT_PATH)
     return home if os.path.exists(home) else None
 
 
 def path_from(cli_path: Optional[str] = None) -> str:
     """Where resolve_path found the file: "flag", "environment" or "default"."""
-    return FROM_FLAG if cli_path else FROM_ENV if os.environ.get(CONFIG_ENV) else FROM_DEFAULT
+    return FROM_FLAG if cli_path else FROM_ENV if (os.environ.get(CONFIG_ENV) or "").strip() else FROM_DEFAULT
 
 
 CONFIG_BYTES = 1 << 20       # of a config file only this much is read: a real one is a few KiB
