@@ -13,8 +13,8 @@ import stat
 from typing import Any, Optional
 
 from hippocampus import cmdline
-from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, SECRET_KEYS, Config,
-                                       MemoryConfig, _all_paths, _block_type, _settings)
+from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, NUL, SECRET_KEYS,
+                                       Config, MemoryConfig, _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import names, replay_endpoints
 from hippocampus.config.hosts import entry_problems
@@ -148,9 +148,6 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
         if "\t" in re.match(r"[ \t]*", lines[n - 1]).group(0):
             return n
     return upto if tab_at_mark else None
-
-
-NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
 
 
 def unsplit(exc: ValueError) -> str:

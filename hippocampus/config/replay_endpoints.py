@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 from hippocampus.config import reach
-from hippocampus.config.schema import finite
+from hippocampus.config.schema import NUL, finite
 from hippocampus.words import ONE_LINE
 
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
@@ -152,6 +152,9 @@ def _parse(cfg: Any) -> tuple:
         warnings += [f"'{where}.{k}' is not a candidate setting (they are {', '.join(ENTRY_KEYS)}); it is ignored"
                      for k in entry if k not in ENTRY_KEYS]
         url = str(entry.get("url") or "").strip().rstrip("/")
+        if "\0" in url:                 # model.url's rule (the loader's), in its words
+            warnings.append(f"'{where}.url' = {url!r} {NUL}; the candidate is left out")
+            continue
         if not url.lower().startswith(("http://", "https://")) or _where(url) is None:
             warnings.append(f"'{where}.url' = {entry.get('url')!r} is not an http:// or https:// base URL "
                             "(like http://127.0.0.1:8091/v1); the candidate is left out")

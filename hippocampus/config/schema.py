@@ -27,6 +27,9 @@ def _field(default: Any, **rules: Any) -> Any:
     return field(default=default, metadata=rules)
 
 
+NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
+
+
 def finite(value: Any) -> bool:
     """No NaN or infinity anywhere in `value` (a mapping sent as JSON, which has neither)."""
     if isinstance(value, dict):
