@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST, NotAFile, check_value, out_of_range, read_head, unsplit, whole_number
+from hippocampus.config.loader import NotAFile, check_value, out_of_range, read_head, unsplit, whole_number
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
 from hippocampus.words import yes_no
@@ -42,13 +42,22 @@ def _typed(convert: Callable, what: str) -> Callable:
     return parse
 
 
+def _seconds(value: str) -> float:
+    """A number of seconds by the yaml's rule (no NaN; check_value: no inf, nothing past LONGEST), in its words."""
+    why = ""
+    with contextlib.suppress(ValueError):
+        if (number := float(value)) == number:      # NaN is no number at all, as the yaml says
+            try:
+                return check_value(number, {})[0]
+            except ValueError as exc:
+                why = f": it {exc}"
+    raise argparse.ArgumentTypeError(f"expected a number of seconds, not {value!r}{why}")
+
+
 _on_off = _typed(yes_no, "on or off")
-_seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
-                  "a number of seconds")
 _any_seconds = _typed(float, "a number of seconds")      # replay's: POST /replay's rule then says why it is refused
 _whole = _typed(whole_number, "a whole number")     # as the yaml and the environment read one (no "2_000")
-_indent = _typed(lambda v: n if (n := whole_number(v)) is not None and 0 <= n <= 64 else None,
-                 "a number of spaces, 0 to 64")
+_indent = _typed(lambda v: whole_number(v) if whole_number(v) in range(65) else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
 
@@ -294,6 +303,7 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
 
 
 TOKEN_FLAGS = ("ripple_token", "ripple_token_env", "ripple_token_file")
+TOKEN_FILE_BYTES = 16 * 1024      # of --ripple-token-file only this much is read: a bearer is one short line
 SHOWN_IN_PS = ("warning: --ripple-token puts the ripple's bearer on the command line, where any account on this "
                "box can read it in the process list (ps, /proc); use --ripple-token-env NAME (the variable holding "
                "it) or --ripple-token-file PATH instead")
@@ -328,9 +338,6 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
     put("ripple.bearer_token", token)
     put("ripple.bearer_token_env", env)
     put("ripple.bearer_token_keyring", "")
-
-
-TOKEN_FILE_BYTES = 16 * 1024      # of --ripple-token-file only this much is read: a bearer is one short line
 
 
 def _token_from_file(path: str, say: Callable[[str], None]) -> str:
