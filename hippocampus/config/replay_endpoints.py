@@ -168,8 +168,8 @@ def _parse(cfg: Any) -> tuple:
             warnings.append(f"'{where}.extra_body' is not a mapping of finite numbers and text (no .nan or .inf, "
                             "which JSON cannot carry); using model.extra_body")
             extra = cfg.model.extra_body
-        model = entry.get("model")
-        model = model.strip() if isinstance(model, str) else model
+        model = entry.get("model")          # a number is read as its text, as model.name reads one (loader)
+        model = model if model is None or isinstance(model, (dict, list)) else str(model).strip()
         if model and not is_name(model):        # the name sent, held to the rule a replay's caller is held to
             warnings.append(f"'{where}.model' = {model!r} is not {NAME_RULE}; the candidate's name {name!r} is sent "
                             "instead")

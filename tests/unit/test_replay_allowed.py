@@ -233,3 +233,14 @@ def test_a_timeout_that_is_no_number_is_refused_in_the_words_of_the_other_second
             build_parser().parse_args(argv)
         assert stopped.value.code == 2
         assert "--timeout: expected a number of seconds, not 'soon'" in capsys.readouterr().err
+
+
+def test_a_candidate_model_written_as_a_number_is_read_as_text_as_model_name_is(tmp_path):
+    """Found: `model.name: 2024` is the model name '2024' (a text setting reads a number as its text), but
+    `replay.candidates.X.model: 2024` was 'not a name' and the candidate's own name was sent instead."""
+    assert cm.build({"model": {"name": 2024}}, environ={}).model.name == "2024"      # the yaml's rule
+    cfg = build(tmp_path, candidates={"a": {"url": "http://127.0.0.1:8091/v1", "model": 2024},
+                                      "b": {"url": "http://127.0.0.1:8092/v1", "model": ["x"]}})
+    assert cfg.warnings == ["'replay.candidates.b.model' = ['x'] is not a name (text on one line, at most 200 "
+                            "characters); the candidate's name 'b' is sent instead"]
+    assert choose(cfg, "a").name == "2024" and choose(cfg, "b").name == "b"
