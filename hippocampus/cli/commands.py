@@ -82,13 +82,6 @@ def _lifecycle_probe(cfg) -> tuple:
             warnings.append(f"model.lifecycle.model_path {lc.model_path} {what}: the server would have "
                             "no model to load; download the model file (.gguf) there, or set "
                             "model.lifecycle.model_path to where it is")
-    for setting, line in (("start", lc.start if lc.manage else ""),
-                          ("server_args", lc.server_args if lc.built else "")):
-        try:
-            split_command(line)         # as the start reads it (model/lifecycle.py _launch_command)
-        except ValueError as exc:
-            warnings.append(f"model.lifecycle.{setting} cannot be read as a command line ({exc}): close its quotes; "
-                            "until then the model cannot be started at bedtime")
     if lc.start and lc.manage:
         first = _first_word(lc.start)
         if first and not program(first):

@@ -14,10 +14,10 @@ from typing import Callable, Optional
 
 from hippocampus import cmdline
 from hippocampus.config import Config
-from hippocampus.config.loader import LONGEST, check_value, out_of_range, unsplit
+from hippocampus.config.loader import NotAFile, check_value, out_of_range, read_head, unsplit, whole_number
 from hippocampus.config.replay_endpoints import TIMEOUT_CAP
 from hippocampus.config.schema import _LEVEL_ALIASES as LEVEL_ALIASES, _block_type
-from hippocampus.words import whole, yes_no
+from hippocampus.words import yes_no
 
 # The Seren installers' rule for --tend-every (family conventions): a person's flag; the yaml's
 # sleep.tend_interval_seconds takes down to the schema's least, which the tests use.
@@ -42,11 +42,22 @@ def _typed(convert: Callable, what: str) -> Callable:
     return parse
 
 
+def _seconds(value: str) -> float:
+    """A number of seconds by the yaml's rule (no NaN; check_value: no inf, nothing past LONGEST), in its words."""
+    why = ""
+    with contextlib.suppress(ValueError):
+        if (number := float(value)) == number:      # NaN is no number at all, as the yaml says
+            try:
+                return check_value(number, {})[0]
+            except ValueError as exc:
+                why = f": it {exc}"
+    raise argparse.ArgumentTypeError(f"expected a number of seconds, not {value!r}{why}")
+
+
 _on_off = _typed(yes_no, "on or off")
-_seconds = _typed(lambda v: float(v) if abs(float(v)) <= LONGEST else None,     # as the yaml: no NaN, no inf
-                  "a number of seconds")
-_whole = _typed(whole, "a whole number")        # as the yaml and the environment read one (no "2_000")
-_indent = _typed(lambda v: int(v) if 0 <= int(v) <= 64 else None, "a number of spaces, 0 to 64")
+_any_seconds = _typed(float, "a number of seconds")      # replay's: POST /replay's rule then says why it is refused
+_whole = _typed(whole_number, "a whole number")     # as the yaml and the environment read one (no "2_000")
+_indent = _typed(lambda v: whole_number(v) if whole_number(v) in range(65) else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
 
@@ -186,7 +197,7 @@ def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
                        description=REPLAY_DESCRIPTION)
     p.add_argument("draft_id", nargs="?",
                    help="the draft to replay (its id, as in Memory's list_drafts); or use --last N")
-    p.add_argument("--last", type=int, metavar="N",
+    p.add_argument("--last", type=_whole, metavar="N",
                    help="replay the newest N drafts that have a packet and print one table with a total line")
     p.add_argument("--candidate", metavar="NAME", help="the candidate to replay on: a name listed in the config's "
                                                         "replay.candidates (default: the configured model, model.url)")
@@ -194,7 +205,7 @@ def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
                    help="no longer taken: list the candidate's URL in replay.candidates and name it with --candidate")
     p.add_argument("--model-name", metavar="NAME",
                    help="the model name sent to the candidate (default: the candidate's model, or model.name)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
+    p.add_argument("--timeout", type=_any_seconds, metavar="SECONDS",
                    help="seconds each candidate call may take (default: the candidate's timeout_seconds or "
                         f"model.timeout_seconds; at most {TIMEOUT_CAP:g}); a call that takes longer is a failed "
                         "call in the result")
@@ -292,6 +303,7 @@ def _apply_ripple(ripple, given: dict, put, say: Callable[[str], None]) -> None:
 
 
 TOKEN_FLAGS = ("ripple_token", "ripple_token_env", "ripple_token_file")
+TOKEN_FILE_BYTES = 16 * 1024      # of --ripple-token-file only this much is read: a bearer is one short line
 SHOWN_IN_PS = ("warning: --ripple-token puts the ripple's bearer on the command line, where any account on this "
                "box can read it in the process list (ps, /proc); use --ripple-token-env NAME (the variable holding "
                "it) or --ripple-token-file PATH instead")
@@ -329,15 +341,22 @@ def _ripple_token(given: dict, put, say: Callable[[str], None]) -> None:
 
 
 def _token_from_file(path: str, say: Callable[[str], None]) -> str:
-    """The file's first line, stripped; a file others may read is named (it holds a secret)."""
+    """The file's first line, stripped, read within TOKEN_FILE_BYTES by the config file's rule (a FIFO, device or
+    folder is refused unopened: loader.read_head); a file others may read is named (it holds a secret)."""
+    fix = "name a file holding the ripple's bearer on its first line"
     try:
-        with open(os.path.expanduser(path), encoding="utf-8") as fh:
-            token = fh.readline().strip()
-            mode = os.fstat(fh.fileno()).st_mode
+        head = read_head(os.path.expanduser(path), TOKEN_FILE_BYTES)
+        mode = os.stat(os.path.expanduser(path)).st_mode
+        first, newline, _ = head.partition(b"\n")
+        if not newline and len(head) > TOKEN_FILE_BYTES:
+            raise FlagError(f"--ripple-token-file {path} has no line break within its first {TOKEN_FILE_BYTES} bytes:"
+                            f" a bearer is one short line; {fix}")
+        token = first.decode("utf-8-sig").strip()      # a BOM off, as the config file is read
+    except NotAFile as exc:
+        raise FlagError(f"--ripple-token-file {path} {exc}: {fix}") from None
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise FlagError(f"--ripple-token-file {path} could not be read ({why}): name a file holding the ripple's "
-                        "bearer on its first line") from None
+        raise FlagError(f"--ripple-token-file {path} could not be read ({why}): {fix}") from None
     if not token:
         raise FlagError(f"--ripple-token-file {path} is empty: put the ripple's bearer on its first line")
     if os.name != "nt" and mode & 0o077:
@@ -347,10 +366,13 @@ def _token_from_file(path: str, say: Callable[[str], None]) -> str:
 
 
 def _copy(given: dict, put, pairs: tuple) -> None:
-    """Each given flag's text onto its setting, stripped."""
+    """Each given flag's text onto its setting, stripped and held to the setting's rules (the yaml's words)."""
     for flag, path in pairs:
         if flag in given:
-            put(path, str(given[flag]).strip())
+            try:
+                put(path, check_value(str(given[flag]).strip(), _rules(path))[0])
+            except ValueError as exc:
+                raise FlagError(f"--{flag.replace('_', '-')} {exc}") from None
 
 
 def _ripple_claude(ripple, given: dict, put, say: Callable[[str], None]) -> None:

@@ -9,12 +9,12 @@ import logging
 import math
 import os
 import re
-from pathlib import Path
+import stat
 from typing import Any, Optional
 
 from hippocampus import cmdline
-from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, SECRET_KEYS, Config,
-                                       MemoryConfig, _all_paths, _block_type, _settings)
+from hippocampus.config.schema import (DEFAULT_PATH, ENV_PREFIX, MEMORY_ALIASES, NOT_SETTINGS, NUL, SECRET_KEYS,
+                                       Config, MemoryConfig, _all_paths, _block_type, _settings)
 from hippocampus.config import aliases as yaml_aliases
 from hippocampus.config import names, replay_endpoints
 from hippocampus.config.hosts import entry_problems
@@ -59,15 +59,37 @@ class Sources:
 def resolve_path(cli_path: Optional[str] = None, environ: Optional[dict] = None) -> Optional[str]:
     """--config, then $SEREN_HIPPOCAMPUS_CONFIG, then the home default if it exists."""
     env = os.environ if environ is None else environ
-    if cli_path or env.get(CONFIG_ENV):
-        return os.path.expanduser(cli_path or env[CONFIG_ENV])
+    named = cli_path or (env.get(CONFIG_ENV) or "").strip()     # a blank variable is unset, as every one is
+    if named:
+        return os.path.expanduser(named)
     home = os.path.expanduser(DEFAULT_PATH)
     return home if os.path.exists(home) else None
 
 
 def path_from(cli_path: Optional[str] = None) -> str:
     """Where resolve_path found the file: "flag", "environment" or "default"."""
-    return FROM_FLAG if cli_path else FROM_ENV if os.environ.get(CONFIG_ENV) else FROM_DEFAULT
+    return FROM_FLAG if cli_path else FROM_ENV if (os.environ.get(CONFIG_ENV) or "").strip() else FROM_DEFAULT
+
+
+CONFIG_BYTES = 1 << 20       # of a config file only this much is read: a real one is a few KiB
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+class NotAFile(OSError):
+    """A path a person gave (--config, a token file) that names no regular file, or one past its bound."""
+
+
+def read_head(path: str, most: int) -> bytes:
+    """Up to `most` + 1 bytes of the regular file at `path`; NotAFile for a FIFO, device, socket or folder, refused
+    before it is opened (no wait for a writer, no endless read). Opened O_NONBLOCK: a FIFO swapped in since the
+    stat waits for nobody, and is read as empty."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = next((what for test, what in _KINDS if test(mode)), "not a file")
+        raise NotAFile(f"is not a regular file ({kind})")
+    with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)), "rb") as fh:
+        return fh.read(most + 1) if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else b""
 
 
 def _read_yaml(path: str, warnings: list) -> dict:
@@ -75,13 +97,18 @@ def _read_yaml(path: str, warnings: list) -> dict:
 
     text = None
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        head = read_head(path, CONFIG_BYTES)
+        if len(head) > CONFIG_BYTES:
+            raise NotAFile(f"is larger than {CONFIG_BYTES >> 20} MiB, more than any config needs")
+        text = head.decode("utf-8-sig")
         yaml_aliases.check(YAML(typ="safe", pure=True).compose(text), KNOWN_BLOCKS)   # before anything walks it
         data = YAML(typ="safe", pure=True).load(text)
     except Exception as exc:  # noqa: BLE001 - no text: it could not be read; else any parser error is "malformed"
         if isinstance(exc, UnicodeDecodeError):
             problem = (f"is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position {exc.start}): save it "
                        "as UTF-8")
+        elif isinstance(exc, NotAFile):
+            problem = f"{exc}: name the yaml file itself"
         elif text is None:
             problem = "does not exist" if isinstance(exc, FileNotFoundError) else f"could not be read ({exc})"
         elif isinstance(exc, yaml_aliases.AliasBomb):
@@ -123,12 +150,21 @@ def _tab_indented_line(text: str, upto: int, tab_at_mark: bool) -> Optional[int]
     return upto if tab_at_mark else None
 
 
-NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
-
-
 def unsplit(exc: ValueError) -> str:
     """Why a command line (the yaml's, a flag's) could not be split, and what to do."""
     return f"cannot be read as a command line ({str(exc).lower()}): close its quotes"
+
+
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")    # as the yaml reads a number written bare
+
+
+def whole_number(value: Any) -> Optional[int]:
+    """A whole number (words.whole), text written as the yaml writes a number bare included: the yaml takes
+    `2000.0` and `2e3` as 2000, so the environment, a flag and a quoted yaml value take "2000.0" too. None for
+    anything else ("2000.5", "nan", "2_000"): the caller says "is not a whole number" in its own words."""
+    if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
+        value = float(value) if whole(value) is None else value
+    return whole(value)
 
 
 def _coerce(value: Any, default: Any) -> Any:
@@ -141,9 +177,9 @@ def _coerce(value: Any, default: Any) -> Any:
             raise ValueError("is not true or false")
         return yes_no(value)
     if isinstance(default, int):
-        if whole(value) is None:
+        if whole_number(value) is None:
             raise ValueError("is not a whole number")
-        return whole(value)
+        return whole_number(value)
     if isinstance(default, float):
         if isinstance(value, (int, float, str)) and not isinstance(value, bool):
             with contextlib.suppress(ValueError):
@@ -194,6 +230,11 @@ def check_value(value: Any, rules: dict) -> tuple:
         value = [aliases.get(v, v) for v in value]
     if "choices" in rules and value not in rules["choices"]:
         raise ValueError("must be one of " + ", ".join(repr(c) for c in rules["choices"]))
+    if rules.get("command") and isinstance(value, str):      # as the start and the stop split it
+        try:
+            cmdline.split(value, windows=os.name == "nt")
+        except ValueError as exc:
+            raise ValueError(unsplit(exc)) from None
     clamped = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         lo, hi = rules.get("min"), rules.get("max")

@@ -5,13 +5,14 @@ told by where the address resolves (reach.py: every spelling of this host at Mem
 the replay asks again at connect."""
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import math
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
 from hippocampus.config import reach
-from hippocampus.config.schema import finite
+from hippocampus.config.schema import NUL, finite
 from hippocampus.words import ONE_LINE
 
 TIMEOUT_CAP = 300.0                 # the most one replay call may take, whatever is asked
@@ -108,17 +109,23 @@ def seconds_above_zero(value: Any) -> bool:
 
 
 def _timeout(value: Any, where: str, warnings: list) -> Optional[float]:
+    """The yaml's timeout_seconds, read by the yaml's rule for seconds (text holding a number is that number, as
+    model.timeout_seconds: "30" is); a request's body stays JSON numbers only (seconds_above_zero as it is)."""
     if value is None:
         return None
-    if not seconds_above_zero(value):
+    number = value
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value)       # "nan" stays refused below, as every seconds setting refuses it
+    if not seconds_above_zero(number):
         warnings.append(f"'{where}.timeout_seconds' = {value!r} is not a number of seconds above 0; "
                         "using model.timeout_seconds")
         return None
-    if value > TIMEOUT_CAP:
-        warnings.append(f"'{where}.timeout_seconds' = {float(value):g} is above {TIMEOUT_CAP:g}, the most one "
+    if number > TIMEOUT_CAP:
+        warnings.append(f"'{where}.timeout_seconds' = {float(number):g} is above {TIMEOUT_CAP:g}, the most one "
                         f"replay call may take; using {TIMEOUT_CAP:g}")
         return TIMEOUT_CAP
-    return float(value)
+    return float(number)
 
 
 def _parse(cfg: Any) -> tuple:
@@ -145,6 +152,9 @@ def _parse(cfg: Any) -> tuple:
         warnings += [f"'{where}.{k}' is not a candidate setting (they are {', '.join(ENTRY_KEYS)}); it is ignored"
                      for k in entry if k not in ENTRY_KEYS]
         url = str(entry.get("url") or "").strip().rstrip("/")
+        if "\0" in url:                 # model.url's rule (the loader's), in its words
+            warnings.append(f"'{where}.url' = {url!r} {NUL}; the candidate is left out")
+            continue
         if not url.lower().startswith(("http://", "https://")) or _where(url) is None:
             warnings.append(f"'{where}.url' = {entry.get('url')!r} is not an http:// or https:// base URL "
                             "(like http://127.0.0.1:8091/v1); the candidate is left out")
@@ -158,8 +168,8 @@ def _parse(cfg: Any) -> tuple:
             warnings.append(f"'{where}.extra_body' is not a mapping of finite numbers and text (no .nan or .inf, "
                             "which JSON cannot carry); using model.extra_body")
             extra = cfg.model.extra_body
-        model = entry.get("model")
-        model = model.strip() if isinstance(model, str) else model
+        model = entry.get("model")          # a number is read as its text, as model.name reads one (loader)
+        model = model if model is None or isinstance(model, (dict, list)) else str(model).strip()
         if model and not is_name(model):        # the name sent, held to the rule a replay's caller is held to
             warnings.append(f"'{where}.model' = {model!r} is not {NAME_RULE}; the candidate's name {name!r} is sent "
                             "instead")

@@ -20,10 +20,14 @@ _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 def _field(default: Any, **rules: Any) -> Any:
     """A field with its rules: min / max (out of range: the default, or clamped with clamp=True), choices,
-    check (a callable, `form` naming it), aliases, commas (a list's entries split at commas too)."""
+    check (a callable, `form` naming it), aliases, commas (a list's entries split at commas too), command
+    (a one-string command line: its quotes must close, as cmdline.split reads it)."""
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=rules)
     return field(default=default, metadata=rules)
+
+
+NUL = "holds a NUL character (\\0), which no path, URL, command or name can hold"
 
 
 def finite(value: Any) -> bool:
@@ -95,9 +99,9 @@ class LifecycleConfig:
     manage: bool = _field(False)
     server: str = _field("")
     model_path: str = _field("")
-    server_args: str = _field("-ngl 99 -c 8192")
-    start: str = _field("")
-    stop: str = _field("")
+    server_args: str = _field("-ngl 99 -c 8192", command=True)
+    start: str = _field("", command=True)
+    stop: str = _field("", command=True)
     cwd: str = _field("")
     observatory_url: str = _field("")
     observatory_service: str = _field("")

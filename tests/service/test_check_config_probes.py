@@ -141,7 +141,8 @@ def test_a_model_path_that_is_a_folder_is_a_warning(tmp_path):
 def test_a_command_line_with_an_unclosed_quote_is_a_warning(tmp_path):
     """Found: model.lifecycle.server_args or model.lifecycle.start with an unclosed quote passed check-config
     without a word; at bedtime the start refused it ('... cannot be read as a command line (No closing
-    quotation): close its quotes') and every sleep failed."""
+    quotation): close its quotes') and every sleep failed. The loader now says it (as it says ripple.command's),
+    with the default kept, so --offline says it too."""
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     server = str(Path(sys.executable).resolve())
@@ -151,7 +152,7 @@ def test_a_command_line_with_an_unclosed_quote_is_a_warning(tmp_path):
             "model": {"url": f"http://127.0.0.1:{free_port()}/v1", "lifecycle": lifecycle},
             "sleep": {"state_path": str(tmp_path / "s" / "state.json")}})
         r = _check_config("--config", cfg)
-        w = [x for x in _warnings(r) if x.startswith(f"model.lifecycle.{setting} ")]
+        w = [x for x in _warnings(r) if x.startswith(f"'model.lifecycle.{setting}' = ")]
         assert r.returncode == 1 and len(w) == 1, r.stdout[-1500:]
         assert "cannot be read as a command line" in w[0] and "close its quotes" in w[0], w
 

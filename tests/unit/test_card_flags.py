@@ -40,3 +40,19 @@ def test_a_blank_config_path_is_refused_not_read_as_no_flag(capsys, where, given
         build_parser().parse_args(args)
     assert stopped.value.code == 2
     assert "--config is blank: give the path of the yaml file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, given, why", [
+    ("--budget-seconds", "2e9", "it is past 1e+09, longer than any clock here waits (about 31 years)"),
+    ("--tend-every", "inf", "it is not a finite number")])
+def test_a_seconds_flag_past_any_clock_says_why_in_the_yamls_words(capsys, flag, given, why):
+    """Found: --budget-seconds 2e9 said only 'expected a number of seconds, not '2e9'' (it is one), where the yaml
+    says why: 'is past 1e+09, longer than any clock here waits (about 31 years)'."""
+    from hippocampus import config as cm
+    from hippocampus.__main__ import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["check-config", flag, given])
+    assert f"{flag}: expected a number of seconds, not {given!r}: {why}" in capsys.readouterr().err
+    yaml = cm.build({"sleep": {"budget": {"wall_seconds": float(given)}}}, environ={}).warnings
+    assert yaml == [f"'sleep.budget.wall_seconds' = {float(given)!r} {why[len('it '):]}; using the default 3600.0"]

@@ -49,3 +49,18 @@ def test_the_candidate_and_model_names_are_held_to_post_replays_rule(tmp_path, c
             assert main(["replay", "--config", str(path), "d1", flag, given]) == 2
             assert capsys.readouterr().err == (f"seren-hippocampus replay: {flag} is a name (text on one line, at "
                                                "most 200 characters)\n")
+
+
+def test_last_is_read_by_the_whole_number_rule_of_the_other_flags(capsys):
+    """Found: --last read N with int(), which takes "1_0" as 10 (and said "invalid int value" for others), where
+    every whole-number flag refuses it in the same words."""
+    import pytest
+
+    from hippocampus.__main__ import build_parser
+
+    for given in ("1_0", "two", "2.5"):
+        with pytest.raises(SystemExit) as stopped:
+            build_parser().parse_args(["replay", "--last", given])
+        assert stopped.value.code == 2
+        assert f"--last: expected a whole number, not {given!r}" in capsys.readouterr().err
+    assert build_parser().parse_args(["replay", "--last", " 3.0 "]).last == 3

@@ -20,3 +20,14 @@ def test_an_indent_in_range_is_taken(given):
     from hippocampus.__main__ import build_parser
 
     assert build_parser().parse_args(["ripple-claude", "/tmp", "--yaml", given]).yaml == int(given)
+
+
+@pytest.mark.parametrize("given", ["1_0", "0x8"])
+def test_an_indent_is_read_by_the_whole_number_rule_of_the_other_flags(capsys, given):
+    """Found: --yaml read N with int(), which takes "1_0" as 10, where every whole-number flag refuses it."""
+    from hippocampus.__main__ import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["ripple-claude", "/tmp", "--yaml", given])
+    assert f"--yaml: expected a number of spaces, 0 to 64, not {given!r}" in capsys.readouterr().err
+    assert build_parser().parse_args(["ripple-claude", "/tmp", "--yaml", "8.0"]).yaml == 8

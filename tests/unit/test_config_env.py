@@ -103,3 +103,23 @@ def test_a_text_setting_with_spaces_around_it_is_read_alike_from_the_yaml_and_th
         assert cfg.warnings == []
         assert (cfg.sleep.at, cfg.sleep.state_path, cfg.server.host, cfg.ripple.url) == \
             ("03:30", f"{tmp_path}/state.json", "0.0.0.0", "http://box:7430/ripple")
+
+
+def test_a_blank_config_variable_counts_as_unset_as_every_other_variable_does(tmp_path, monkeypatch):
+    """Found: SEREN_HIPPOCAMPUS_CONFIG=' ' (a blank left by a unit file or a shell) was taken as the path ' ':
+    'config file   does not exist; running on defaults', where every setting's blank variable counts as unset."""
+    from hippocampus import config
+    from hippocampus.config import loader
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    monkeypatch.setenv("SEREN_HIPPOCAMPUS_CONFIG", "  ")
+    home_file = home / "seren-hippocampus" / "seren-hippocampus.yaml"
+    home_file.parent.mkdir(parents=True)
+    home_file.write_text("server: {port: 7003}\n", encoding="utf-8")
+    cfg = config.load(None, announce=False)
+    assert (cfg.warnings, cfg.path, cfg.server.port) == ([], str(home_file), 7003)
+    assert loader.path_from(None) == loader.FROM_DEFAULT
+    monkeypatch.setenv("SEREN_HIPPOCAMPUS_CONFIG", f" {home_file} ")       # spaces around a path: as any value
+    assert config.load(None, announce=False).path == str(home_file)

@@ -292,3 +292,49 @@ def test_a_file_that_is_not_utf8_says_to_save_it_as_utf8(tmp_path, data, where):
     p.write_bytes(data)
     cfg = config.load(str(p), environ={}, announce=False)
     assert cfg.warnings == [f"config file {p} is not UTF-8 text ({where}): save it as UTF-8; running on defaults"]
+
+
+def _load_in_a_fenced_child(path: str) -> list:
+    """config.load(path)'s warnings, from a child held to 1 GiB and 30 s (an endless read must not take the box)."""
+    import json
+    import resource
+    import subprocess
+    import sys
+
+    def fence() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    code = ("import json, sys; from hippocampus import config; "
+            "print(json.dumps(config.load(sys.argv[1], environ={}, announce=False).warnings))")
+    try:
+        done = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, timeout=30,
+                              preexec_fn=fence)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"loading the config {path} did not finish in 30 s")
+    assert done.returncode == 0, done.stderr[-600:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs or /dev/zero here")
+def test_a_config_path_that_is_no_file_is_refused_in_words_not_read_for_ever(tmp_path):
+    """Found: --config /dev/zero (or $SEREN_HIPPOCAMPUS_CONFIG naming it) read until memory ran out, and a FIFO
+    with no writer hung the start for good."""
+    import os
+
+    fifo = tmp_path / "h.fifo"
+    os.mkfifo(fifo)
+    assert _load_in_a_fenced_child("/dev/zero") == [
+        "config file /dev/zero is not a regular file (a character device): name the yaml file itself; running on "
+        "defaults"]
+    assert _load_in_a_fenced_child(str(fifo)) == [
+        f"config file {fifo} is not a regular file (a FIFO): name the yaml file itself; running on defaults"]
+
+
+def test_a_config_file_past_the_bound_is_refused_unread(tmp_path):
+    from hippocampus.config.loader import CONFIG_BYTES
+
+    p = tmp_path / "h.yaml"
+    p.write_bytes(b"# padding\n" * (CONFIG_BYTES // 10 + 1))
+    cfg = config.load(str(p), environ={}, announce=False)
+    assert cfg.warnings == [f"config file {p} is larger than {CONFIG_BYTES // (1 << 20)} MiB, more than any config "
+                            "needs: name the yaml file itself; running on defaults"]

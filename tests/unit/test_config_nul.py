@@ -30,3 +30,14 @@ def test_check_config_says_it_and_prints_no_traceback(tmp_path, capsys):
     assert main(["check-config", "--config", str(path)]) == 1
     out = capsys.readouterr().out
     assert out.count(NUL_WORDS) == 3, out
+
+
+def test_a_nul_in_a_replay_candidates_url_leaves_it_out_in_the_same_words_as_model_url():
+    """Found: model.url with a NUL is refused at load, but replay.candidates.X.url with one was listed: a replay
+    asked for it failed at the call instead."""
+    from hippocampus.config.replay_endpoints import listed
+
+    url = "http://127.0.0.1:8091/v\x001"
+    cfg = cm.build({"replay": {"candidates": {"a": {"url": url}}}}, environ={})
+    assert cfg.warnings == [f"'replay.candidates.a.url' = {url!r} {NUL_WORDS}; the candidate is left out"]
+    assert listed(cfg) == {}

@@ -144,3 +144,51 @@ def test_a_ripple_command_flag_that_is_no_command_is_refused_in_the_yamls_words_
     cfg = cm.build({"ripple": {"command": 'claude -p "{message}'}}, environ={})
     assert cfg.warnings == ["'ripple.command' = 'claude -p \"{message}' cannot be read as a command line (no closing "
                             "quotation): close its quotes; using the default ['claude', '-p', '{message}']"]
+
+
+@pytest.mark.parametrize("given", ["2000.0", "2e3", " 2000.00 "])
+def test_a_whole_number_written_with_a_zero_fraction_is_taken_at_every_door(given):
+    """Found: the yaml takes `model.max_tokens: 2000.0` (and 2e3), a whole number however written, while the same
+    text from the environment, a flag or the yaml quoted was 'not a whole number'."""
+    from ruamel.yaml import YAML
+
+    bare = YAML(typ="safe", pure=True).load(f"model: {{max_tokens: {given.strip()}}}")
+    assert cm.build(bare, environ={}).model.max_tokens == 2000            # the yaml's rule, written bare
+    quoted = cm.build({"model": {"max_tokens": given}}, environ={})
+    env = cm.build({}, environ={"SEREN_HIPPOCAMPUS_MODEL_MAX_TOKENS": given})
+    assert (quoted.warnings, quoted.model.max_tokens) == ([], 2000)
+    assert (env.warnings, env.model.max_tokens) == ([], 2000)
+    assert _flag("--model-max-tokens", given).model.max_tokens == 2000
+    assert _flag("--budget-calls", given).sleep.budget.calls == 2000
+
+
+@pytest.mark.parametrize("given", ["2000.5", "nan", "inf", "1e400", "2_000.0", "0x10", "."])
+def test_a_number_with_a_fraction_or_no_number_is_still_no_whole_number_at_any_door(capsys, given):
+    from hippocampus.__main__ import build_parser
+
+    env = cm.build({}, environ={"SEREN_HIPPOCAMPUS_MODEL_MAX_TOKENS": given})
+    assert env.warnings == [f"SEREN_HIPPOCAMPUS_MODEL_MAX_TOKENS={given!r} is not a whole number; keeping 2000"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["check-config", "--model-max-tokens", given])
+    assert f"--model-max-tokens: expected a whole number, not {given!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("setting", ["server_args", "start", "stop"])
+def test_a_lifecycle_command_line_with_an_open_quote_is_refused_at_load_as_ripple_command_is(setting):
+    """Found: ripple.command with an open quote is refused at load (the yaml, the environment, the flag), but
+    model.lifecycle.server_args, start and stop were taken silently (check-config --offline: 'no warnings',
+    --model-args: exit 0) and failed only when the model was started or stopped."""
+    given = '-ngl "99'
+    default = repr(getattr(cm.Config().model.lifecycle, setting))
+    why = "cannot be read as a command line (no closing quotation): close its quotes"
+    cfg = cm.build({"model": {"lifecycle": {setting: given}}}, environ={})
+    assert cfg.warnings == [f"'model.lifecycle.{setting}' = {given!r} {why}; using the default {default}"]
+    variable = f"SEREN_HIPPOCAMPUS_MODEL_LIFECYCLE_{setting.upper()}"
+    env = cm.build({}, environ={variable: given})
+    assert env.warnings == [f"{variable}={given!r} {why}; keeping {default}"]
+    if setting == "server_args":
+        with pytest.raises(FlagError) as refused:
+            _flag("--model-server", "/bin/true", "--model-path", "/tmp/m.gguf", "--model-args", given)
+        assert str(refused.value) == f"--model-args {why}"
+        assert _flag("--model-server", "/bin/true", "--model-path", "/tmp/m.gguf", "--model-args",
+                     '-ngl 99 --alias "a b"').model.lifecycle.server_args == '-ngl 99 --alias "a b"'

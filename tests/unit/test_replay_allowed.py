@@ -203,3 +203,44 @@ def test_a_candidates_name_and_model_are_held_to_the_name_rule_a_replays_caller_
 
 
 NAME_RULE = "a name (text on one line, at most 200 characters)"
+
+
+def test_a_candidate_timeout_written_as_text_is_read_as_every_seconds_setting_in_the_yaml_reads_one(tmp_path):
+    """Found: `timeout_seconds: "30"` (quoted) left the candidate on model.timeout_seconds with 'is not a number of
+    seconds above 0', while every other seconds setting of the yaml (model.timeout_seconds: "30") takes it."""
+    from hippocampus.config.replay_endpoints import seconds_above_zero
+
+    cfg = build(tmp_path, candidates={"q": {"url": "http://127.0.0.1:8091/v1", "timeout_seconds": " 30 "},
+                                      "big": {"url": "http://127.0.0.1:8092/v1", "timeout_seconds": "900"},
+                                      "word": {"url": "http://127.0.0.1:8093/v1", "timeout_seconds": "soon"},
+                                      "nan": {"url": "http://127.0.0.1:8094/v1", "timeout_seconds": "nan"}})
+    assert cm.build({"model": {"timeout_seconds": "30"}}, environ={}).model.timeout_seconds == 30.0   # the yaml's rule
+    assert cfg.warnings == [
+        "'replay.candidates.big.timeout_seconds' = 900 is above 300, the most one replay call may take; using 300",
+        "'replay.candidates.word.timeout_seconds' = 'soon' is not a number of seconds above 0; using "
+        "model.timeout_seconds",
+        "'replay.candidates.nan.timeout_seconds' = 'nan' is not a number of seconds above 0; using "
+        "model.timeout_seconds"]
+    assert choose(cfg, "q").timeout_seconds == 30.0 and choose(cfg, "big").timeout_seconds == 300.0
+    assert not seconds_above_zero("30")         # a request's body stays JSON numbers only (POST /replay's rule)
+
+
+def test_a_timeout_that_is_no_number_is_refused_in_the_words_of_the_other_seconds_flags(capsys):
+    """Found: `replay --timeout soon` said argparse's "invalid float value: 'soon'", where every other seconds flag
+    (check-ripple --timeout, --tend-every, --budget-seconds) says "expected a number of seconds"."""
+    for argv in (["replay", "--last", "1", "--timeout", "soon"], ["check-ripple", "--timeout", "soon"]):
+        with pytest.raises(SystemExit) as stopped:
+            build_parser().parse_args(argv)
+        assert stopped.value.code == 2
+        assert "--timeout: expected a number of seconds, not 'soon'" in capsys.readouterr().err
+
+
+def test_a_candidate_model_written_as_a_number_is_read_as_text_as_model_name_is(tmp_path):
+    """Found: `model.name: 2024` is the model name '2024' (a text setting reads a number as its text), but
+    `replay.candidates.X.model: 2024` was 'not a name' and the candidate's own name was sent instead."""
+    assert cm.build({"model": {"name": 2024}}, environ={}).model.name == "2024"      # the yaml's rule
+    cfg = build(tmp_path, candidates={"a": {"url": "http://127.0.0.1:8091/v1", "model": 2024},
+                                      "b": {"url": "http://127.0.0.1:8092/v1", "model": ["x"]}})
+    assert cfg.warnings == ["'replay.candidates.b.model' = ['x'] is not a name (text on one line, at most 200 "
+                            "characters); the candidate's name 'b' is sent instead"]
+    assert choose(cfg, "a").name == "2024" and choose(cfg, "b").name == "b"

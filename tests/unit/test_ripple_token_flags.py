@@ -129,3 +129,57 @@ def test_a_variables_name_written_with_its_dollar_is_read_alike_by_the_flag_the_
     if block == "ripple":
         cfg, _, _ = applied(URL + ["--ripple-token-env", "$HIPPO_TOKEN_FOR_TEST"])
         assert cfg.ripple.bearer_token_env == "HIPPO_TOKEN_FOR_TEST" and cfg.ripple.resolve_bearer() == "tok"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no /dev/zero")
+def test_the_file_flag_refuses_a_device_in_words_instead_of_reading_it_for_ever():
+    with pytest.raises(FlagError, match=r"--ripple-token-file /dev/zero is not a regular file \(a character "
+                                        r"device\): name a file holding the ripple's bearer on its first line"):
+        applied(URL + ["--ripple-token-file", "/dev/zero"])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_the_file_flag_refuses_a_fifo_without_waiting_for_a_writer(tmp_path):
+    import threading
+
+    fifo = tmp_path / "token.fifo"
+    os.mkfifo(fifo)
+    seen: list = []
+
+    def run() -> None:
+        try:
+            applied(URL + ["--ripple-token-file", str(fifo)])
+        except FlagError as exc:
+            seen.append(str(exc))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(5)
+    if t.is_alive():        # release the open() that waits for a writer, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        t.join(5)
+        pytest.fail("--ripple-token-file waited for a writer on a FIFO")
+    assert seen == [f"--ripple-token-file {fifo} is not a regular file (a FIFO): name a file holding the ripple's "
+                    "bearer on its first line"]
+
+
+def test_the_file_flag_reads_a_bounded_first_line(tmp_path):
+    from hippocampus.cli.flags import TOKEN_FILE_BYTES
+
+    big = tmp_path / "big.token"
+    big.write_bytes(b"a" * (TOKEN_FILE_BYTES + 1) + b"\n")
+    os.chmod(big, 0o600)
+    with pytest.raises(FlagError, match=rf"--ripple-token-file {big} has no line break within its first "
+                                        rf"{TOKEN_FILE_BYTES} bytes: a bearer is one short line"):
+        applied(URL + ["--ripple-token-file", str(big)])
+    big.write_bytes(b"tok\n" + b"b" * (4 * TOKEN_FILE_BYTES))      # a long rest after the first line is not read
+    assert applied(URL + ["--ripple-token-file", str(big)])[0].ripple.resolve_bearer() == "tok"
+
+
+def test_the_file_flag_reads_a_file_saved_with_a_byte_order_mark_as_the_config_is_read(tmp_path):
+    """Found: a token file saved as UTF-8 with a BOM (Notepad's way) gave the bearer '\\ufefftok', which no HTTP
+    header carries, where the config file itself is read without its BOM (utf-8-sig)."""
+    secret = tmp_path / "ripple.token"
+    secret.write_bytes(b"\xef\xbb\xbftok-from-file\r\n")
+    os.chmod(secret, 0o600)
+    assert applied(URL + ["--ripple-token-file", str(secret)])[0].ripple.resolve_bearer() == "tok-from-file"
