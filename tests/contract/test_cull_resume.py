@@ -27,7 +27,9 @@ class CountingMemory(MemoryClient):
         return super().request(method, path, **kw)
 
 
-def test_killed_between_close_and_consume_finishes_without_a_second_close_or_consume(make_config, make_ctx, hand):
+def _killed_between_close_and_consume(make_config, make_ctx, hand) -> tuple:
+    """A chain slept on and approved whole, then a tend killed after its draft's close and before the brief's
+    consume: (cfg, brief, draft_id)."""
     cfg = make_config()
     ctx = make_ctx(cfg)
     for i in range(3):
@@ -35,12 +37,16 @@ def test_killed_between_close_and_consume_finishes_without_a_second_close_or_con
     brief = hand.brief("the owl")
     draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
     hand.approve_all(draft_id)
-
     dying = make_ctx(cfg)
     dying.memory = CountingMemory(cfg.memory.url, die_on="/consume")
     with pytest.raises(Killed):
         executor.tend(dying)
     assert any(c.endswith(f"/drafts/{draft_id}/close") for c in dying.memory.calls)
+    return cfg, brief, draft_id
+
+
+def test_killed_between_close_and_consume_finishes_without_a_second_close_or_consume(make_config, make_ctx, hand):
+    cfg, brief, draft_id = _killed_between_close_and_consume(make_config, make_ctx, hand)
     assert [b["id"] for b in hand.open_briefs()] == [brief]          # not consumed yet
 
     restarted = make_ctx(cfg)                                          # a new process reads the state file
@@ -84,17 +90,7 @@ def test_hand_edited_cull_records_are_dropped_and_named_and_the_sound_one_closes
     dropped and named (the chain and what was wrong), the file as it was kept beside it; the sound record closes."""
     import json
 
-    cfg = make_config()
-    ctx = make_ctx(cfg)
-    for i in range(3):
-        hand.short(f"the owl called at midnight, night {i}", topic="owl")
-    brief = hand.brief("the owl")
-    draft_id = executor.check(ctx).to_dict()["sleep"]["draft_id"]
-    hand.approve_all(draft_id)
-    dying = make_ctx(cfg)
-    dying.memory = CountingMemory(cfg.memory.url, die_on="/consume")
-    with pytest.raises(Killed):
-        executor.tend(dying)
+    cfg, brief, draft_id = _killed_between_close_and_consume(make_config, make_ctx, hand)
     path = cfg.sleep.resolved_state_path()
     data = json.loads(path.read_text(encoding="utf-8"))
     sound = data["closing"][draft_id]
