@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 import threading
 from pathlib import Path
 from typing import Any, Optional
@@ -104,7 +105,7 @@ class State:
                 wrong = [k for k, v in loaded.items() if k in KINDS and v is not None and not _is(v, KINDS[k])]
                 self._data.update((k, v) for k, v in loaded.items()
                                   if k in DEFAULTS and k not in wrong and v is not None)
-                said = [f"{k!r} holds {_TYPE_WORDS.get(type(loaded[k]), 'a value')} where {_TYPE_WORDS[KINDS[k]]} "
+                said = [f"{k!r} holds {_kind_of(loaded[k])} where {_TYPE_WORDS[KINDS[k]]} "
                         "belongs, read as absent" for k in wrong]
                 for k, (kind, words) in ENTRIES.items():
                     said += self._entries_only(k, kind, words)
@@ -232,12 +233,21 @@ class State:
 
 
 def _is(value: Any, kind) -> bool:
-    return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+    """`value` is of `kind` (true/false is no number; NaN and Infinity, which json reads, are no time or count)."""
+    return (isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+            and not (isinstance(value, float) and not math.isfinite(value)))
+
+
+def _kind_of(value: Any) -> str:
+    """What `value` is, in words."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"a number that is not finite ({value})"
+    return _TYPE_WORDS.get(type(value), "a value")
 
 
 def _odd_parts(report: dict) -> list:
     """The parts of a report (or history row) of another kind than _report_part says, in words."""
-    return [f"{k} is {_TYPE_WORDS.get(type(v), 'a value')} where {belongs}"
+    return [f"{k} is {_kind_of(v)} where {belongs}"
             for k, v in report.items() if v is not None and (belongs := _report_part(k, v))]
 
 
@@ -257,7 +267,7 @@ def _unsound(record: Optional[dict], needs: dict, may: dict) -> Optional[str]:
     if not record:
         return None
     bad = [f"{k} is missing" for k in needs if k not in record]
-    bad += [f"{k} is {_TYPE_WORDS.get(type(record[k]), 'a value')} where {words} belongs"
+    bad += [f"{k} is {_kind_of(record[k])} where {words} belongs"
             for k, (ok, words) in {**needs, **may}.items() if k in record and not ok(record[k])]
     return ", ".join(bad[:3]) or None
 
