@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--once", action="store_true", help="run one whole cycle end to end, then exit")
     demo.add_argument("--scripted-model", action="store_true",
                       help="draft with a scripted stand-in for the small model (else mechanical mode)")
-    demo.add_argument("--port", type=int, default=7424, help="the hippocampus port (default 7424; 0 = any)")
+    demo.add_argument("--port", type=flags_mod.whole_arg, default=7424,
+                      help="the hippocampus port (default 7424; 0 = any)")
     return p
 
 

@@ -56,7 +56,7 @@ def _seconds(value: str) -> float:
 
 _on_off = _typed(yes_no, "on or off")
 _any_seconds = _typed(float, "a number of seconds")      # replay's: POST /replay's rule then says why it is refused
-_whole = _typed(whole_number, "a whole number")     # as the yaml and the environment read one (no "2_000")
+whole_arg = _typed(whole_number, "a whole number")     # as the yaml and the environment read one (no "2_000")
 _indent = _typed(lambda v: whole_number(v) if whole_number(v) in range(65) else None, "a number of spaces, 0 to 64")
 log_level = _typed(lambda v: LEVEL_ALIASES.get(v.strip().lower()), "DEBUG, INFO, WARNING or ERROR")
 
@@ -88,19 +88,19 @@ _FLAGS = (   # (flag, its type: a converter or SWITCH, its metavar, its help)
     ("--tend-cycle", _on_off, "on|off", "tend reviewed drafts between sleeps (sleep.tend_cycle)"),
     ("--tend-every", _seconds, "SECONDS", f"seconds between tends, at least {TEND_EVERY_LEAST:g} "
                                           "(sleep.tend_interval_seconds)"),
-    ("--budget-calls", _whole, "N", "model calls one night may make, 0 for no limit (sleep.budget.calls)"),
-    ("--budget-answer-tokens", _whole, "N", "answer tokens one night may spend, 0 for no limit "
+    ("--budget-calls", whole_arg, "N", "model calls one night may make, 0 for no limit (sleep.budget.calls)"),
+    ("--budget-answer-tokens", whole_arg, "N", "answer tokens one night may spend, 0 for no limit "
                                             "(sleep.budget.answer_tokens)"),
     ("--budget-seconds", _seconds, "SECONDS", "seconds one night may run, 0 for no limit (sleep.budget.wall_seconds)"),
-    ("--budget-cut-in-a-row", _whole, "N", "the breaker: the night stops after this many answers in a row cut at "
+    ("--budget-cut-in-a-row", whole_arg, "N", "the breaker: the night stops after this many answers in a row cut at "
                                            "model.max_tokens, 0 for never (sleep.budget.cut_in_a_row)"),
     ("--model-server", None, "PATH", "llama-server this service starts and stops (model.lifecycle.server)"),
     ("--model-path", None, "PATH", "the .gguf the started server loads (model.lifecycle.model_path)"),
     ("--model-args", None, "ARGS",
      'extra llama-server arguments, e.g. --model-args="-ngl 99 -c 4096" (model.lifecycle.server_args)'),
-    ("--model-max-tokens", _whole, "N",
+    ("--model-max-tokens", whole_arg, "N",
      "the answer budget of one drafting call, %d to %d (model.max_tokens)" % setting_range("model.max_tokens")),
-    ("--model-parallel", _whole, "N", "piles drafted at once, %d to %d (model.parallel): start llama-server with as "
+    ("--model-parallel", whole_arg, "N", "piles drafted at once, %d to %d (model.parallel): start llama-server with as "
                                       "many slots (-np N); for a box that can afford it, 1 on a Jetson"
                                       % setting_range("model.parallel")),
     ("--model-handover", SWITCH, None,
@@ -197,7 +197,7 @@ def add_replay_command(sub, after: argparse.ArgumentParser) -> None:
                        description=REPLAY_DESCRIPTION)
     p.add_argument("draft_id", nargs="?",
                    help="the draft to replay (its id, as in Memory's list_drafts); or use --last N")
-    p.add_argument("--last", type=_whole, metavar="N",
+    p.add_argument("--last", type=whole_arg, metavar="N",
                    help="replay the newest N drafts that have a packet and print one table with a total line")
     p.add_argument("--candidate", metavar="NAME", help="the candidate to replay on: a name listed in the config's "
                                                         "replay.candidates (default: the configured model, model.url)")
@@ -240,7 +240,7 @@ def apply_flags(cfg: Config, args: argparse.Namespace, say: Optional[Callable[[s
 def _apply_sleep(given: dict, put) -> None:
     if "tend_cycle" in given:
         put("sleep.tend_cycle", bool(given["tend_cycle"]))
-    if "tend_every" in given:       # argparse has made it a float (_seconds), as it makes the others ints (_whole)
+    if "tend_every" in given:       # argparse has made it a float (_seconds), as it makes the others ints (whole_arg)
         if given.get("tend_cycle") is False:
             raise FlagError("--tend-every makes no sense with --tend-cycle off: give one or the other")
         if given["tend_every"] < TEND_EVERY_LEAST:
