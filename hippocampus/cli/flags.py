@@ -250,8 +250,8 @@ def _apply_sleep(given: dict, put) -> None:
     for flag, key in (("budget_calls", "calls"), ("budget_answer_tokens", "answer_tokens"),
                       ("budget_seconds", "wall_seconds"), ("budget_cut_in_a_row", "cut_in_a_row")):
         if flag in given:
-            if given[flag] < 0:
-                raise FlagError(f"--{flag.replace('_', '-')} must be 0 (no limit) or more, not {given[flag]:g}")
+            if problem := out_of_range(given[flag], *setting_range(f"sleep.budget.{key}")):   # the yaml's words
+                raise FlagError(f"--{flag.replace('_', '-')} {problem}, not {given[flag]:g}")
             put(f"sleep.budget.{key}", given[flag])
 
 

@@ -119,7 +119,7 @@ def test_the_budget_flags_lay_over_the_yaml_and_help_names_each_setting():
     assert (cfg.sleep.budget.calls, cfg.sleep.budget.cut_in_a_row, cfg.sleep.budget.wall_seconds,
             cfg.sleep.budget.answer_tokens) == (30, 0, 900.0, 5000)
     assert set(changed) == {f"sleep.budget.{k}" for k in ("calls", "cut_in_a_row", "wall_seconds", "answer_tokens")}
-    with pytest.raises(FlagError, match="--budget-calls must be 0"):
+    with pytest.raises(FlagError, match="--budget-calls must be at least 0, not -1"):
         apply_flags(build({}, environ={}), p.parse_args(["serve", "--budget-calls", "-1"]), say=lambda line: None)
     help_text = " ".join(p.format_help().split())
     for setting in ("sleep.budget.calls", "sleep.budget.answer_tokens", "sleep.budget.wall_seconds",

@@ -56,3 +56,19 @@ def test_a_seconds_flag_past_any_clock_says_why_in_the_yamls_words(capsys, flag,
     assert f"{flag}: expected a number of seconds, not {given!r}: {why}" in capsys.readouterr().err
     yaml = cm.build({"sleep": {"budget": {"wall_seconds": float(given)}}}, environ={}).warnings
     assert yaml == [f"'sleep.budget.wall_seconds' = {float(given)!r} {why[len('it '):]}; using the default 3600.0"]
+
+
+@pytest.mark.parametrize("flag, key", [("--budget-calls", "calls"), ("--budget-answer-tokens", "answer_tokens"),
+                                       ("--budget-seconds", "wall_seconds"), ("--budget-cut-in-a-row", "cut_in_a_row")])
+def test_a_negative_budget_is_refused_in_the_yamls_words(flag, key):
+    """Found: the budget flags said "must be 0 (no limit) or more" where the yaml says "must be at least 0" of
+    the same setting: one setting, one rule, one set of words (the schema's least)."""
+    from hippocampus import config as cm
+    from hippocampus.__main__ import build_parser
+    from hippocampus.cli.flags import FlagError, apply_flags
+
+    with pytest.raises(FlagError) as refused:
+        apply_flags(cm.build({}, environ={}), build_parser().parse_args(["serve", flag, "-5"]), say=lambda line: None)
+    assert str(refused.value) == f"{flag} must be at least 0, not -5"
+    yaml = cm.build({"sleep": {"budget": {key: -5}}}, environ={}).warnings
+    assert yaml and "must be at least 0" in yaml[0], yaml
