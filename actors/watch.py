@@ -95,7 +95,7 @@ class MemoryWatch(WatchActor):
         if self.rt.stopping:        # the stop cuts Memory calls: a read it cut says nothing of Memory
             return view if self.view is None else self.view
         self.say(self.reach.seen(bool(view["reachable"]), view["error"], view["checked_at"]))
-        if view["reachable"] and not self.rt.ctx.copies_announced and not self.rt.stopping:
+        if view["reachable"] and not self.rt.ctx.copies_announced:
             copies.announce(self.rt.ctx)     # at start (the first read), so other copies know of this one at once
         return view
 

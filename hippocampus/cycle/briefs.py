@@ -10,7 +10,7 @@ from hippocampus.cycle.bedtime import bedtime
 from hippocampus.cycle.context import Context
 from hippocampus.cycle.drafter import call_model
 from hippocampus.cycle.reports import CheckReport
-from hippocampus.cycle.snapshot import Snapshot, _created
+from hippocampus.cycle.snapshot import Snapshot, brief_created
 from hippocampus.drafting import pull as pulling
 from hippocampus import transport_words
 from hippocampus.memory import MemoryRefused
@@ -139,7 +139,7 @@ def retire_older(ctx: Context, brief: dict, snap: Snapshot) -> None:
     rec = ctx.state.get("retiring_briefs") or {}
     if rec.get("brief_id") != brief["id"]:
         skip = snap.briefs_in_chains | {brief["id"]}
-        rec = {"brief_id": brief["id"], "ids": written_before(snap.briefs, _created(brief), skip)}
+        rec = {"brief_id": brief["id"], "ids": written_before(snap.briefs, brief_created(brief), skip)}
         ctx.state.set(retiring_briefs=rec)
     consume_superseded(ctx, rec["ids"], brief["id"])
 
@@ -148,7 +148,8 @@ def written_before(open_briefs, at: Optional[float], skip: set) -> list:
     """The ids of the open briefs written before `at` (none when it is None), but those of skip."""
     if at is None:
         return []
-    return [b["id"] for b in open_briefs if b.get("id") not in skip and (made := _created(b)) is not None and made < at]
+    return [b["id"] for b in open_briefs
+            if b.get("id") not in skip and (made := brief_created(b)) is not None and made < at]
 
 
 def consume_superseded(ctx: Context, ids: list, used_id: str) -> None:

@@ -48,11 +48,11 @@ class Snapshot:
         """The newest open brief that is neither parked, nor a live chain's, nor older than that one (a chain
         that lands consumes the briefs written before its own)."""
         used = self.briefs_in_chains
-        times = {**dict(self.brief_times), **{b.get("id"): _created(b) for b in self.briefs}}
+        times = {**dict(self.brief_times), **{b.get("id"): brief_created(b) for b in self.briefs}}
         cutoff = max((times[i] for i in used if times.get(i) is not None), default=None)
         skip = self.parked | used
         return next((b for b in self.briefs if b.get("id") not in skip
-                     and (cutoff is None or _created(b) is None or _created(b) >= cutoff)), None)
+                     and (cutoff is None or brief_created(b) is None or brief_created(b) >= cutoff)), None)
 
     def held_short_ids(self) -> set:
         """Short-terms a pending operation of a pending draft cites: a sleep leaves them alone."""
@@ -85,7 +85,8 @@ def time_of(at) -> Optional[float]:
         return None
 
 
-def _created(brief: dict) -> Optional[float]:
+def brief_created(brief: dict) -> Optional[float]:
+    """When the brief was written (its created_at), as a number; None for none or one that is no number."""
     return time_of((brief.get("metadata") or {}).get("created_at"))
 
 

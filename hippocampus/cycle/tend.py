@@ -13,7 +13,7 @@ from hippocampus.cycle.redraft import redraft_chain
 from hippocampus.drafting import guard
 from hippocampus.cycle.reports import TendReport
 from hippocampus.cycle.sleep import CHAIN_FLAGS, review_note_id
-from hippocampus.cycle.snapshot import Snapshot, _created, time_of
+from hippocampus.cycle.snapshot import Snapshot, brief_created, time_of
 from hippocampus.memory import MemoryError_, MemoryRefused, gone_ok
 from hippocampus.words import whole
 
@@ -242,7 +242,7 @@ def _retire_older_briefs(ctx: Context, record: dict, open_briefs: tuple) -> None
     if "retiring" not in record:
         used = next((b for b in open_briefs if b.get("id") == used_id), {})
         # or, slept on by another copy (this state never saw it), as the tick's snapshot read it open
-        used_at = time_of((ctx.state.get("brief_times") or {}).get(used_id)) or _created(used)
+        used_at = time_of((ctx.state.get("brief_times") or {}).get(used_id)) or brief_created(used)
         record["retiring"] = written_before(open_briefs, used_at, {used_id})
         _save(ctx, record)
     consume_superseded(ctx, record["retiring"], used_id)

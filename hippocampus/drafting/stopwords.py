@@ -30,18 +30,17 @@ sent caught brought lost chose spoke broke woke""".split())
 # "Recently moved...", "Although busy, ..."): capitalised there, they name no one. Base forms; an ending (plans,
 # visited, enjoying) is taken off before the look-up. Words that are also names (mark, bill, hope, grace, cook) are
 # not here.
-COMMON = frozenset("""like love enjoy prefer want need plan hate dislike visit go went gone come came attend start
-began begin stop finish keep kept try work live move buy bought sell sold pay paid use make made take took give
-gave find found feel felt think thought know knew see saw meet met call read write wrote run ran walk eat ate
-drink drank sleep slept play watch study learn teach taught travel fly flew drive drove ride rode stay spend
-spent leave left return book schedule organise organize join host celebrate remember forget forgot mention said
-say tell told ask wish expect decide agree intend usually often always never sometimes rarely recently currently
-today tonight tomorrow yesterday later soon still already once twice every many several another new old next
-last first doesn didn isn wasn hasn hadn haven aren weren wouldn couldn shouldn user person speaker people
-family friend partner kid child children favorite favourite daily weekly monthly regular morning evening weekend
-afternoon night although though since despite whether neither either meanwhile together early instead however
-maybe perhaps overall whenever unless now nowadays otherwise anyway afterwards besides somehow elsewhere everywhere
-yet almost earlier thus hence rather quite around ago outside inside upstairs downstairs abroad""".split()) | PAST
+COMMON = frozenset("""like love enjoy prefer want need plan hate dislike visit go gone come attend start begin stop
+finish keep try work live move buy sell pay use make take give find feel think know see meet call read write run
+walk eat drink sleep play watch study learn teach travel fly drive ride stay spend leave return book schedule
+organise organize join host celebrate remember forget mention say tell ask wish expect decide agree intend usually
+often always never sometimes rarely recently currently today tonight tomorrow yesterday later soon still already
+once twice every many several another new old next last first doesn didn isn wasn hasn hadn haven aren weren wouldn
+couldn shouldn user person speaker people family friend partner kid child children favorite favourite daily weekly
+monthly regular morning evening weekend afternoon night although though since despite whether neither either
+meanwhile together early instead however maybe perhaps overall whenever unless now nowadays otherwise anyway
+afterwards besides somehow elsewhere everywhere yet almost earlier thus hence rather quite around ago outside inside
+upstairs downstairs abroad""".split()) | PAST       # and the pasts
 NAMES_TOO = frozenset("will ella al les del".split())     # stopwords that, capitalised, are names (Will, Ella)
 # What follows a sentence's subject: a name before it is no verb ("Thomas is", "Fred and Anna", "Lars went").
 SUBJECT_NEXT = frozenset("is was were are has had have will would can could should does did do and or".split())
